@@ -1,0 +1,235 @@
+/*
+ * crew.h -- the public interface of crew, a thread pool for C11 and POSIX threads.
+ *
+ * crew keeps a set of worker threads and runs tasks on them: a task is a function pointer, an
+ * argument and a priority (0 is highest, first-in-first-out among equals). Tasks may be gathered
+ * in groups; a caller waits for a group, or for the whole pool, and runs queued tasks itself while
+ * it waits, so waiting inside a task (nested parallelism) never deadlocks.
+ *
+ * This header is plain C11 and compiles unchanged as C++. Every function that can fail returns
+ * CREW_OK (0) or a negative CREW_E* code; crew_strerror() explains a code in words.
+ *
+ * Who may call what, concurrently:
+ *   - crew_submit, crew_enqueue_*, crew_wait, crew_wait_all, crew_size and crew_resize may be
+ *     called from any thread, including from inside a running task, at the same time.
+ *   - crew_shutdown may run concurrently with all of the above (they then fail with
+ *     CREW_ESHUTDOWN or report cancellation); it must not be called from a task of the same pool.
+ *   - crew_destroy must be the last call on a pool: no other call on it may be in progress or
+ *     follow it.
+ *
+ * Memory of a task: a crew_task passed to crew_enqueue_task(s) belongs to the caller, but the pool
+ * uses it (its private fields) from the moment it is accepted until its function starts. The
+ * caller must keep it alive and untouched until then; once the function has started, the pool no
+ * longer reads or writes the struct, so the function itself may free or reuse it.
+ */
+#ifndef CREW_H
+#define CREW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Marks the functions the shared library exports (everything else in it is hidden). */
+#if defined(__GNUC__) || defined(__clang__)
+#define CREW_EXPORT __attribute__((visibility("default")))
+#else
+#define CREW_EXPORT
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Errors. One list generates the codes, crew_strerror() and crew_err_name().
+ * ------------------------------------------------------------------------------------------- */
+#define CREW_ERRNO_MAP(X)                                                                        \
+    X(EINVAL, -1, "invalid argument (a NULL pointer, a zero count, a thread count out of range, "  \
+                  "or a handle this pool never issued)")                                         \
+    X(ENOMEM, -2, "out of memory")                                                               \
+    X(ESHUTDOWN, -3, "the pool is shutting down or shut down and accepts no more tasks")         \
+    X(ESTALE, -4, "the group has already finished; its handle can no longer take tasks")         \
+    X(ECANCELED, -5, "some tasks were cancelled (dropped without running) by a shutdown")        \
+    X(EDEADLK, -6, "the call would wait for the calling task itself and could never return")     \
+    X(EAGAIN, -7, "the system refused to create a worker thread")                                \
+    X(ERANGE, -8, "too many tasks: a group holds at most 4294967295 unfinished tasks")
+
+/* Success. */
+#define CREW_OK 0
+#define CREW_ERRNO_ENUM_(name, value, text) CREW_##name = (value),
+enum crew_errno { CREW_ERRNO_MAP(CREW_ERRNO_ENUM_) CREW_ERRNO_LAST_ = -9 };
+#undef CREW_ERRNO_ENUM_
+
+/* A sentence explaining err ("success" for CREW_OK, "unknown error" for anything else). */
+CREW_EXPORT const char *crew_strerror(int err);
+/* The code's name without prefix: "EINVAL", "OK", or "UNKNOWN". */
+CREW_EXPORT const char *crew_err_name(int err);
+
+/* ---------------------------------------------------------------------------------------------
+ * Types.
+ * ------------------------------------------------------------------------------------------- */
+
+/* A pool. Opaque; created by crew_create, freed by crew_destroy. */
+typedef struct crew_pool crew_pool;
+
+/* The function a task runs. */
+typedef void (*crew_fn)(void *arg);
+
+/*
+ * A group of tasks, by value. slot names an entry of the pool's slot map, gen the generation of
+ * that entry, so a handle to a finished group never aliases a later group that reuses the slot
+ * (within 2^32 reuses of one slot).
+ */
+typedef struct crew_handle {
+    uint32_t slot; /* slot map index; 0 = no group */
+    uint32_t gen;  /* generation of the slot when the group opened */
+} crew_handle;
+
+/* "No group yet": passing a handle with this value opens a new group and stores its handle. */
+#ifdef __cplusplus
+#define CREW_HANDLE_NONE (crew_handle{0, 0})
+#else
+#define CREW_HANDLE_NONE ((crew_handle){0, 0})
+#endif
+
+/*
+ * A task. The caller fills fn, arg and priority; the rest is the pool's bookkeeping while the
+ * task is queued (no allocation per task). See "Memory of a task" above.
+ */
+typedef struct crew_task {
+    crew_fn fn;        /* the function to run; must not be NULL */
+    void *arg;         /* passed to fn as is */
+    uint32_t priority; /* 0 = highest; equal priorities run first-in-first-out */
+    uint32_t crew_flags_; /* private */
+    struct crew_task_private_ { /* private: do not read or write */
+        struct crew_task *next; /* private: group list link */
+        struct crew_task *prev; /* private: group list link */
+        uint64_t seq;           /* private: submission order */
+        uint64_t spare64[2];    /* private: reserved */
+        uint32_t slot;          /* private: group slot */
+        uint32_t index;         /* private: queue position */
+    } crew_private_;
+} crew_task;
+
+/* Largest thread count crew_create and crew_resize accept. */
+#define CREW_MAX_THREADS 4096u
+
+/* Settings for crew_create. Always start from crew_config_init(), then change fields. */
+typedef struct crew_config {
+    unsigned threads;  /* worker threads; 0 = one per online core (default 0) */
+    int monitoring;    /* collect statistics (default 0). Reserved: statistics are not yet
+                          collected; the flag is accepted and kept for the monitoring API. */
+    size_t stack_size; /* worker stack size in bytes; 0 = the system default (default 0) */
+    const char *name;  /* thread name prefix, at most 6 characters are used (default "crew"):
+                          workers are named "<name>-<pool id>-w<index>" */
+    unsigned spin;     /* how many times an idle worker polls for work before it sleeps
+                          (default 64; 0 = sleep at once) */
+    void *crew_reserved_[8]; /* private: room for later settings without changing the size */
+} crew_config;
+
+/* How crew_shutdown treats tasks that are still queued. */
+enum crew_shutdown_how {
+    CREW_DRAIN = 0, /* run every accepted task, then stop */
+    CREW_CANCEL = 1 /* drop queued tasks (reported as cancelled); running ones finish */
+};
+
+/* ---------------------------------------------------------------------------------------------
+ * Lifecycle.
+ * ------------------------------------------------------------------------------------------- */
+
+/* Fill cfg with the defaults listed in struct crew_config. */
+CREW_EXPORT void crew_config_init(crew_config *cfg);
+
+/*
+ * Create a pool and start its workers. cfg NULL means defaults.
+ * OUT: *out, the new pool (set only on success).
+ * Errors: EINVAL (out NULL, threads > CREW_MAX_THREADS), ENOMEM, EAGAIN (a thread could not be
+ * created; every thread already started is stopped again and nothing leaks).
+ */
+CREW_EXPORT int crew_create(crew_pool **out, const crew_config *cfg);
+
+/*
+ * Stop accepting tasks and stop the workers. From the moment it begins, submissions fail with
+ * CREW_ESHUTDOWN. how = CREW_DRAIN runs every accepted task first; CREW_CANCEL drops the queued
+ * ones, and each group that lost a task then reports CREW_ECANCELED (its slot is not reused
+ * before crew_destroy). Returns once no task of the pool is running and every worker has exited.
+ * Calling it again, or concurrently, is harmless; a CREW_CANCEL during a CREW_DRAIN in progress
+ * drops what is still queued. Errors: EINVAL (p NULL or how unknown), EDEADLK (called from a
+ * task of this pool).
+ */
+CREW_EXPORT int crew_shutdown(crew_pool *p, int how);
+
+/*
+ * Shut down with CREW_DRAIN if that has not happened, then free everything. NULL is a no-op.
+ * Errors: EDEADLK (called from a task of this pool; nothing is freed).
+ */
+CREW_EXPORT int crew_destroy(crew_pool *p);
+
+/*
+ * Change the number of workers (seed 000 §III-E: lazy). Shrinking marks surplus workers, which
+ * finish their current task and exit; growing revives marked workers before creating new ones.
+ * Once it returns, at most `threads` workers will start a new task. May be called from a task.
+ * Errors: EINVAL (p NULL, threads 0 or > CREW_MAX_THREADS), ESHUTDOWN, EAGAIN (a new thread could
+ * not be created: the pool keeps the workers it has, and crew_size() tells how many).
+ */
+CREW_EXPORT int crew_resize(crew_pool *p, unsigned threads);
+
+/* The number of workers last requested (by crew_create or crew_resize); 0 for NULL. */
+CREW_EXPORT unsigned crew_size(const crew_pool *p);
+
+/* ---------------------------------------------------------------------------------------------
+ * Submitting tasks.
+ *
+ * group may be NULL (no group). If *group is CREW_HANDLE_NONE, a new group opens and its handle
+ * is stored in *group; otherwise the tasks join that group, which must still have unfinished
+ * tasks: a group finishes the moment its last task does, and adding to a finished group fails
+ * with CREW_ESTALE. So a series of single submissions to one group can see CREW_ESTALE part-way
+ * through if the earlier tasks already ran: open the group with crew_enqueue_tasks, which adds
+ * all its tasks at once, or handle CREW_ESTALE by opening a new group. The handle variable
+ * belongs to the caller: do not share one *group between threads that submit at the same time.
+ *
+ * All-or-nothing: on error no task of the call was accepted.
+ * Errors: EINVAL (NULL pool, task array or fn; n 0; a handle this pool never issued),
+ * ESHUTDOWN, ESTALE, ENOMEM, ERANGE.
+ * ------------------------------------------------------------------------------------------- */
+
+/* Queue fn(arg) with a priority. The pool keeps its own copy of the task. */
+CREW_EXPORT int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group);
+
+/* Queue one caller-owned task. */
+CREW_EXPORT int crew_enqueue_task(crew_pool *p, crew_task *t, crew_handle *group);
+
+/* Queue n caller-owned tasks; with a group, all n join it atomically. */
+CREW_EXPORT int crew_enqueue_tasks(crew_pool *p, crew_task *t, size_t n, crew_handle *group);
+
+/* ---------------------------------------------------------------------------------------------
+ * Waiting. The caller helps: while it waits it runs queued tasks itself, first those of the
+ * awaited group (newest first, which keeps nested spawn-and-wait shallow), then, unless it is
+ * already nested too deep in tasks it took while waiting, any queued task (highest priority,
+ * oldest first). A successful wait happens-after everything the awaited tasks did.
+ * ------------------------------------------------------------------------------------------- */
+
+/*
+ * Queue n tasks as a new group and return once all have finished. Returns CREW_OK, or
+ * CREW_ECANCELED if a shutdown dropped some of them. Other errors as for crew_enqueue_tasks.
+ */
+CREW_EXPORT int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n);
+
+/*
+ * Wait until the group has finished. A handle to a group that finished earlier (its slot may be
+ * reused since) returns CREW_OK at once. Returns CREW_ECANCELED if the group lost tasks to a
+ * shutdown. Errors: EINVAL (p NULL, group CREW_HANDLE_NONE or a slot this pool never issued).
+ */
+CREW_EXPORT int crew_wait(crew_pool *p, crew_handle group);
+
+/*
+ * Wait until every accepted task has finished (while other threads keep submitting, this may
+ * not return). Returns CREW_ECANCELED if a shutdown ever dropped tasks of this pool.
+ * Errors: EINVAL (p NULL), EDEADLK (called from a task of this pool).
+ */
+CREW_EXPORT int crew_wait_all(crew_pool *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CREW_H */

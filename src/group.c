@@ -1,0 +1,148 @@
+/*
+ * group.c -- groups of tasks: the slot map with open-task counts and generation counters of
+ * seed 000 §III-D.
+ *
+ * A group lives in a slot. The slot's state word packs the generation (high 32 bits) and the
+ * number of open tasks (low 32 bits): a waiter holding {slot, gen} is done when the generation
+ * has moved on or the open count is 0, and one acquire load tells it both. When the count
+ * reaches 0 the generation advances (skipping 0) and the slot goes on the free list, so a later
+ * group may reuse it without an old handle ever mistaking the new group for its own. A group
+ * that lost tasks to a cancelling shutdown keeps its slot and generation until crew_destroy, so
+ * its waiters keep seeing CREW_ECANCELED.
+ *
+ * Slots sit in chunks that double in size (64, 128, 256, ... slots) and never move: the chunk
+ * table is fixed, so a reader finds a slot without the lock while writers add chunks. There is no
+ * fixed maximum number of groups. Writers hold pool->lock; crew__group_status needs nothing.
+ */
+#include <stdlib.h>
+
+#include "atomic.h"
+#include "internal.h"
+
+static unsigned chunk_of(uint32_t slot, uint64_t *offset) {
+    uint64_t v = (uint64_t)slot + CREW__SLOT_CHUNK0;
+    unsigned msb = 63u - (unsigned)__builtin_clzll(v);
+    unsigned k = msb - 6u; /* log2(CREW__SLOT_CHUNK0) == 6 */
+    *offset = v - ((uint64_t)CREW__SLOT_CHUNK0 << k);
+    return k;
+}
+
+crew__slot *crew__slot_at(crew__slotmap *m, uint32_t slot) {
+    uint64_t offset;
+    unsigned k = chunk_of(slot, &offset);
+    /* Acquire: pairs with the release in new_slot(), so the chunk's initialisation is visible. */
+    crew__slot *chunk = crew__load_acquire(&m->chunk[k]);
+    return &chunk[offset];
+}
+
+bool crew__slot_valid(crew__slotmap *m, uint32_t slot) {
+    /* Acquire: pairs with the release in new_slot(); slot < issued implies its chunk is set. */
+    return slot != 0 && slot < crew__load_acquire(&m->issued);
+}
+
+static uint32_t new_slot(crew__slotmap *m) {
+    /* Relaxed: issued only changes under the lock, which we hold. */
+    uint32_t s = crew__load_relaxed(&m->issued);
+    if (s == UINT32_MAX)
+        return 0; /* 2^32 - 1 groups open at once: report it as out of memory */
+    uint64_t offset;
+    unsigned k = chunk_of(s, &offset);
+    if (crew__load_relaxed(&m->chunk[k]) == NULL) {
+        size_t n = (size_t)CREW__SLOT_CHUNK0 << k;
+        crew__slot *c = malloc(n * sizeof *c);
+        if (!c)
+            return 0;
+        for (size_t i = 0; i < n; i++) {
+            atomic_init(&c[i].state, (uint64_t)1 << 32); /* generation 1, no open task */
+            atomic_init(&c[i].cancelled, 0u);
+            c[i].queued = NULL;
+            c[i].next_free = 0;
+            c[i].waiters = 0;
+        }
+        /* Release: publish the initialised chunk; pairs with the acquire in crew__slot_at. */
+        crew__store_release(&m->chunk[k], c);
+    }
+    /* Release: the chunk is visible before the slot counts as issued; pairs with the acquire
+     * in crew__slot_valid. */
+    crew__store_release(&m->issued, s + 1);
+    return s;
+}
+
+int crew__group_open(crew__slotmap *m, uint32_t n, crew_handle *h) {
+    uint32_t s = m->free_head;
+    crew__slot *sl;
+    if (s != 0) {
+        sl = crew__slot_at(m, s);
+        m->free_head = sl->next_free;
+    } else {
+        s = new_slot(m);
+        if (s == 0)
+            return CREW_ENOMEM;
+        sl = crew__slot_at(m, s);
+    }
+    /* Relaxed: only lock holders write the state, and the new handle reaches other threads
+     * only through the caller, after the lock is released. */
+    uint32_t gen = crew__gen_of(crew__load_relaxed(&sl->state));
+    sl->queued = NULL;
+    crew__store_relaxed(&sl->cancelled, 0u);
+    crew__store_relaxed(&sl->state, (uint64_t)gen << 32 | n);
+    h->slot = s;
+    h->gen = gen;
+    return CREW_OK;
+}
+
+int crew__group_add(crew__slotmap *m, crew_handle h, uint32_t n) {
+    crew__slot *sl = crew__slot_at(m, h.slot);
+    /* Relaxed: adding publishes nothing; a waiter that sees the larger count just waits. The
+     * compare-and-swap keeps the add atomic against decrements that do not hold the lock. */
+    uint64_t st = crew__load_relaxed(&sl->state);
+    do {
+        if (crew__gen_of(st) != h.gen || crew__open_of(st) == 0)
+            return CREW_ESTALE;
+        if ((uint64_t)crew__open_of(st) + n > UINT32_MAX)
+            return CREW_ERANGE;
+    } while (!crew__cas_relaxed(&sl->state, &st, st + n));
+    return CREW_OK;
+}
+
+bool crew__group_done(crew__slotmap *m, uint32_t slot, bool dropped) {
+    crew__slot *sl = crew__slot_at(m, slot);
+    if (dropped)
+        crew__store_relaxed(&sl->cancelled, 1u); /* ordered by the release below */
+    /* Release: everything the task did happens-before a waiter that acquires the count it
+     * leaves; acquire: the last decrement also synchronises with all earlier ones, so the
+     * generation store below carries them all. Pairs with crew__group_status. */
+    uint64_t prev = crew__fetch_sub_acq_rel(&sl->state, 1);
+    if (crew__open_of(prev) != 1)
+        return false;
+    if (!crew__load_relaxed(&sl->cancelled)) {
+        uint32_t gen = crew__gen_of(prev) + 1;
+        if (gen == 0)
+            gen = 1; /* generation 0 would look like CREW_HANDLE_NONE */
+        /* Release: a waiter that sees the new generation also sees the tasks' effects. */
+        crew__store_release(&sl->state, (uint64_t)gen << 32);
+        sl->queued = NULL;
+        sl->next_free = m->free_head;
+        m->free_head = slot;
+    }
+    return true;
+}
+
+int crew__group_status(crew__slotmap *m, crew_handle h) {
+    crew__slot *sl = crew__slot_at(m, h.slot);
+    /* Acquire: pairs with the releases in crew__group_done; a finished answer happens-after
+     * every task of the group. */
+    uint64_t st = crew__load_acquire(&sl->state);
+    if (crew__gen_of(st) != h.gen)
+        return CREW_OK;
+    if (crew__open_of(st) != 0)
+        return 1;
+    return crew__load_relaxed(&sl->cancelled) ? CREW_ECANCELED : CREW_OK;
+}
+
+void crew__slotmap_free(crew__slotmap *m) {
+    for (unsigned k = 0; k < CREW__SLOT_CHUNKS; k++) {
+        free(crew__load_relaxed(&m->chunk[k]));
+        crew__store_relaxed(&m->chunk[k], NULL);
+    }
+}

@@ -1,0 +1,208 @@
+/*
+ * internal.h -- the structures shared by crew's source files, and their crew__ functions,
+ * grouped under the name of the file that defines them.
+ *
+ * Locking, in one place:
+ *   - pool->lock (a mutex) guards the task queue, each group's list of queued tasks and its
+ *     waiter count, the slot map's free list, the counters in struct crew_pool marked "lock",
+ *     the worker states' transitions, and every sleep and wake-up (all condition variables use
+ *     it, so a check-then-sleep can never miss a wake-up).
+ *   - pool->resize_lock serialises crew_resize and the joining of workers in crew_shutdown; it
+ *     protects the workers array. Lock order: resize_lock before lock.
+ *   - Atomics exist where a value is read without the lock: a group's state (crew_wait's fast
+ *     path), the slot map's chunk table, worker states, the requested size and the queue length
+ *     an idle worker polls while it spins.
+ */
+#ifndef CREW_INTERNAL_H
+#define CREW_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "crew.h"
+
+/* A waiter runs tasks outside its own group only while fewer task frames than this are on its
+ * stack, so helping cannot nest unrelated tasks until the stack overflows. */
+#define CREW__HELP_DEPTH_MAX 8u
+
+/* crew_task.crew_flags_ bits. */
+#define CREW__TASK_NODE 1u /* the pool allocated this task (crew_submit): recycle it */
+
+#define crew__unused(x) ((void)(x))
+
+/* ---------------------------------------------------------------------------------------------
+ * heap.c: a binary min-heap of tasks keyed on (priority, seq); each task knows its position, so
+ * any queued task can be removed in O(log n).
+ * ------------------------------------------------------------------------------------------- */
+typedef struct crew__heap {
+    crew_task **a; /* a[0] is the highest-priority, oldest task */
+    size_t n;      /* tasks in the heap */
+    size_t cap;    /* allocated entries */
+} crew__heap;
+
+int crew__heap_reserve(crew__heap *h, size_t extra); /* CREW_OK or CREW_ENOMEM */
+void crew__heap_push(crew__heap *h, crew_task *t);   /* room must be reserved */
+crew_task *crew__heap_pop(crew__heap *h);            /* NULL if empty */
+void crew__heap_remove(crew__heap *h, crew_task *t);
+void crew__heap_free(crew__heap *h);
+
+/* ---------------------------------------------------------------------------------------------
+ * group.c: the slot map of groups (seed 000 §III-D). A slot holds a generation counter and the
+ * number of open (accepted, unfinished) tasks, packed in one 64-bit word so one atomic load
+ * tells a waiter both. Slots live in chunks of doubling size that never move, so a reader can
+ * find a slot without the lock; slot 0 is never issued (it is CREW_HANDLE_NONE).
+ * ------------------------------------------------------------------------------------------- */
+#define CREW__SLOT_CHUNK0 64u /* slots in chunk 0; chunk k holds CREW__SLOT_CHUNK0 << k */
+#define CREW__SLOT_CHUNKS 27u /* enough chunks for 2^32 slots */
+
+typedef struct crew__slot {
+    /* gen << 32 | open. Written under pool->lock; read without it by crew_wait (acquire): see
+     * group.c for the orders. */
+    _Atomic uint64_t state;
+    /* Set (relaxed, under the lock) before the decrement that lets open reach 0, so a reader
+     * that acquires open == 0 sees it. */
+    atomic_uint cancelled;
+    crew_task *queued;  /* lock: newest queued task of the group, linked by crew_private_.next */
+    uint32_t next_free; /* lock: free list link */
+    uint32_t waiters;   /* lock: threads sleeping in a wait for this group */
+} crew__slot;
+
+typedef struct crew__slotmap {
+    /* Chunk k; published with release after it is initialised, read with acquire. */
+    crew__slot *_Atomic chunk[CREW__SLOT_CHUNKS];
+    /* Slots issued so far plus one (slot 0). Stored with release after the chunk that holds the
+     * new slot is published; loaded with acquire by validators, so slot < issued implies the
+     * chunk pointer is visible. */
+    _Atomic uint32_t issued;
+    uint32_t free_head; /* lock: first free slot, 0 = none */
+} crew__slotmap;
+
+#define crew__gen_of(state) ((uint32_t)((state) >> 32))
+#define crew__open_of(state) ((uint32_t)(state))
+
+crew__slot *crew__slot_at(crew__slotmap *m, uint32_t slot);
+/* Is slot one this map has issued? (Lock-free.) */
+bool crew__slot_valid(crew__slotmap *m, uint32_t slot);
+/* Open a new group of n tasks. Lock held. OUT: *h. CREW_OK or CREW_ENOMEM. */
+int crew__group_open(crew__slotmap *m, uint32_t n, crew_handle *h);
+/* Add n tasks to an open group. Lock held. CREW_OK, CREW_ESTALE or CREW_ERANGE. */
+int crew__group_add(crew__slotmap *m, crew_handle h, uint32_t n);
+/* One task of slot finished or was dropped. Lock held. Returns true if the group finished
+ * (its open count reached 0). */
+bool crew__group_done(crew__slotmap *m, uint32_t slot, bool dropped);
+/* The group's status without the lock: 1 = still open, CREW_OK = finished, CREW_ECANCELED. */
+int crew__group_status(crew__slotmap *m, crew_handle h);
+void crew__slotmap_free(crew__slotmap *m);
+
+/* ---------------------------------------------------------------------------------------------
+ * pool.c: lifecycle, resize, shutdown.
+ * ------------------------------------------------------------------------------------------- */
+enum crew__pool_state { CREW__OPEN = 0, CREW__CLOSING = 1 };
+
+enum crew__worker_state {
+    CREW__W_RUNNING = 0, /* takes tasks */
+    CREW__W_MARKED = 1,  /* resize asked it to exit after its current task; may be revived */
+    CREW__W_EXITED = 2   /* left its loop; the thread is ready to be joined */
+};
+
+typedef struct crew__worker {
+    crew_pool *pool;  /* owner */
+    pthread_t thread; /* valid when started */
+    unsigned index;   /* position in pool->workers, for the thread name */
+    /* Transitions happen under pool->lock with compare-and-swap (seed 000 §III-E); relaxed
+     * suffices because the lock orders them; lock-free readers only count. */
+    _Atomic int state;
+    bool started; /* resize_lock: thread was created */
+    bool joined;  /* resize_lock: thread was joined */
+} crew__worker;
+
+struct crew_pool {
+    /* Settings, fixed after crew_create. */
+    unsigned id;        /* process-unique number, for thread names */
+    char name[8];       /* thread name prefix */
+    size_t stack_size;  /* 0 = default */
+    unsigned spin;      /* polls before sleeping */
+    int monitoring;     /* reserved */
+
+    pthread_mutex_t lock;    /* see the top of this file */
+    pthread_cond_t work_cv;  /* idle workers sleep here */
+    pthread_cond_t wait_cv;  /* waiting callers sleep here */
+    pthread_cond_t quiet_cv; /* crew_shutdown waits here for pending to reach 0 */
+
+    crew__heap heap;           /* lock: queued tasks */
+    _Atomic size_t queued;     /* heap.n, stored (relaxed) under the lock for spinning workers */
+    uint64_t next_seq;         /* lock: order of submission */
+    size_t pending;            /* lock: accepted tasks not yet finished nor dropped */
+    unsigned sleeping_workers; /* lock: workers in cond_wait on work_cv */
+    unsigned sleeping_helpers; /* lock: waiters asleep that may take any task when one comes */
+    unsigned sleeping_all;     /* lock: threads asleep in crew_wait_all */
+    unsigned closers;          /* lock: threads asleep in crew_shutdown */
+    int state;                 /* lock: enum crew__pool_state */
+    bool cancelled_any;        /* lock: a shutdown dropped tasks */
+    crew_task *free_nodes;     /* lock: recycled crew_submit tasks */
+    void *node_chunks;         /* lock: list of allocated chunks of nodes, freed on destroy */
+
+    crew__slotmap groups; /* groups (slot map) */
+
+    pthread_mutex_t resize_lock; /* see the top of this file */
+    crew__worker **workers;      /* resize_lock: every worker ever started, not yet reused */
+    unsigned nworkers;           /* resize_lock: entries used in workers */
+    unsigned cap_workers;        /* resize_lock: entries allocated in workers */
+    /* The size last requested; written under resize_lock, read anywhere (relaxed: a plain
+     * number, nothing is published through it). */
+    atomic_uint target;
+};
+
+/* ---------------------------------------------------------------------------------------------
+ * worker.c: the worker loop, running a task, completion and wake-ups.
+ * ------------------------------------------------------------------------------------------- */
+
+/* A task running on this thread; frames chain through the stack when a waiting task helps. */
+typedef struct crew__frame {
+    crew_pool *pool;         /* whose task this is */
+    struct crew__frame *up;  /* the frame below, or NULL */
+    unsigned depth;          /* frames on the stack, this one included */
+} crew__frame;
+
+/* The innermost running task on this thread, NULL outside tasks. */
+extern _Thread_local crew__frame *crew__tls_frame;
+/* The worker this thread is, NULL for other threads. */
+extern _Thread_local crew__worker *crew__tls_worker;
+
+void *crew__worker_main(void *arg);
+/* Is a task of p running on this thread (anywhere on its stack)? */
+bool crew__in_task_of(const crew_pool *p);
+/* Run a task taken from the queue with crew__queue_take*; lock held on entry and on return,
+ * released while the function runs. */
+void crew__run_locked(crew_pool *p, crew_task *t);
+/* Wake threads that can run n newly queued tasks (of group slot, 0 for none). Lock held. */
+void crew__wake_locked(crew_pool *p, size_t n, uint32_t slot);
+/* A task of group slot (0 = none) finished, or was dropped: count it, wake whoever waits for it.
+ * Lock held. */
+void crew__task_finished_locked(crew_pool *p, uint32_t slot, bool dropped);
+
+/* ---------------------------------------------------------------------------------------------
+ * wait.c: helping waits.
+ * ------------------------------------------------------------------------------------------- */
+/* Run queued tasks, or sleep, until pending is 0. Lock held. closing: called by crew_shutdown. */
+void crew__help_until_quiet_locked(crew_pool *p, bool closing);
+
+/* ---------------------------------------------------------------------------------------------
+ * queue.c: the shared priority queue with a list of queued tasks per group. Lock held for all.
+ * ------------------------------------------------------------------------------------------- */
+void crew__queue_push_locked(crew_pool *p, crew_task *t, uint32_t slot);
+crew_task *crew__queue_take_locked(crew_pool *p);                /* highest, oldest; or NULL */
+crew_task *crew__queue_take_group_locked(crew_pool *p, uint32_t slot); /* newest of the group */
+void crew__queue_cancel_all_locked(crew_pool *p);                /* drop everything queued */
+
+/* ---------------------------------------------------------------------------------------------
+ * submit.c: nodes for crew_submit.
+ * ------------------------------------------------------------------------------------------- */
+crew_task *crew__node_get_locked(crew_pool *p); /* NULL when out of memory */
+void crew__node_release_locked(crew_pool *p, crew_task *t);
+void crew__nodes_free(crew_pool *p);
+
+#endif /* CREW_INTERNAL_H */

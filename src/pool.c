@@ -1,0 +1,292 @@
+/*
+ * pool.c -- a pool's lifecycle: crew_create, crew_resize (lazy, seed 000 §III-E), crew_shutdown
+ * and crew_destroy.
+ *
+ * Workers are never killed: shrinking marks the surplus (RUNNING -> MARKED, compare-and-swap
+ * under pool->lock) and each marked worker exits after its current task; growing first revives
+ * marked workers that have not exited yet (MARKED -> RUNNING), then starts new threads, reusing
+ * the records of workers that have exited. The workers array and the joining of threads belong
+ * to resize_lock; crew_shutdown takes it only after every task has finished, so a task that
+ * calls crew_resize can never hold up the shutdown that joins its own thread.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "atomic.h"
+#include "internal.h"
+
+void crew_config_init(crew_config *cfg) {
+    if (!cfg)
+        return;
+    memset(cfg, 0, sizeof *cfg);
+    cfg->threads = 0;
+    cfg->monitoring = 0;
+    cfg->stack_size = 0;
+    cfg->name = "crew";
+    cfg->spin = 64;
+}
+
+static unsigned online_cores(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1)
+        return 1;
+    return n > (long)CREW_MAX_THREADS ? CREW_MAX_THREADS : (unsigned)n;
+}
+
+/* Start w's thread with every signal blocked (signals belong to the application's threads). */
+static int start_thread(crew_pool *p, crew__worker *w) {
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) != 0)
+        return CREW_ENOMEM;
+    if (p->stack_size != 0 && pthread_attr_setstacksize(&attr, p->stack_size) != 0) {
+        pthread_attr_destroy(&attr);
+        return CREW_EINVAL;
+    }
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    /* Relaxed: the thread does not exist yet; pthread_create orders this store before it. */
+    crew__store_relaxed(&w->state, CREW__W_RUNNING);
+    int rc = pthread_create(&w->thread, &attr, crew__worker_main, w);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        crew__store_relaxed(&w->state, CREW__W_EXITED); /* relaxed: never started */
+        return CREW_EAGAIN;
+    }
+    w->started = true;
+    w->joined = false;
+    return CREW_OK;
+}
+
+/* Join workers that have left their loop. resize_lock held. */
+static void reap_exited(crew_pool *p) {
+    for (unsigned i = 0; i < p->nworkers; i++) {
+        crew__worker *w = p->workers[i];
+        /* Acquire: the worker stored EXITED under the lock just before returning; pairs with
+         * that store so joining cannot wait on a worker still in its loop. */
+        if (w->started && !w->joined &&
+            atomic_load_explicit(&w->state, memory_order_acquire) == CREW__W_EXITED) {
+            pthread_join(w->thread, NULL);
+            w->joined = true;
+        }
+    }
+}
+
+/* A record for one more worker: an exited, joined one, or a new one. resize_lock held. */
+static crew__worker *free_record(crew_pool *p) {
+    for (unsigned i = 0; i < p->nworkers; i++) {
+        crew__worker *w = p->workers[i];
+        if (!w->started || w->joined)
+            return w;
+    }
+    if (p->nworkers == p->cap_workers) {
+        unsigned cap = p->cap_workers ? p->cap_workers * 2 : 8;
+        crew__worker **a = realloc(p->workers, cap * sizeof *a);
+        if (!a)
+            return NULL;
+        p->workers = a;
+        p->cap_workers = cap;
+    }
+    crew__worker *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->pool = p;
+    w->index = p->nworkers;
+    atomic_init(&w->state, CREW__W_EXITED);
+    p->workers[p->nworkers++] = w;
+    return w;
+}
+
+/* Count RUNNING workers; lock held. */
+static unsigned running_workers(crew_pool *p) {
+    unsigned n = 0;
+    for (unsigned i = 0; i < p->nworkers; i++)
+        n += crew__load_relaxed(&p->workers[i]->state) == CREW__W_RUNNING; /* relaxed: lock */
+    return n;
+}
+
+/* Move up to n workers from one state to another, last index first; lock held. */
+static unsigned transition(crew_pool *p, unsigned n, int from, int to) {
+    unsigned done = 0;
+    for (unsigned i = p->nworkers; i-- > 0 && done < n;) {
+        int expected = from;
+        /* Relaxed compare-and-swap: every transition happens under the lock, which orders them;
+         * the CAS states the check-then-set of seed 000 §III-E in one step. */
+        if (crew__cas_relaxed(&p->workers[i]->state, &expected, to))
+            done++;
+    }
+    return done;
+}
+
+/* Make `threads` workers RUNNING; resize_lock held, pool open. */
+static int set_workers(crew_pool *p, unsigned threads) {
+    pthread_mutex_lock(&p->lock);
+    unsigned running = running_workers(p);
+    if (threads < running) {
+        transition(p, running - threads, CREW__W_RUNNING, CREW__W_MARKED);
+        pthread_cond_broadcast(&p->work_cv); /* marked sleepers wake up and exit */
+        running = threads;
+    } else if (threads > running) {
+        running += transition(p, threads - running, CREW__W_MARKED, CREW__W_RUNNING);
+    }
+    pthread_mutex_unlock(&p->lock);
+
+    reap_exited(p);
+    int rc = CREW_OK;
+    while (running < threads) {
+        crew__worker *w = free_record(p);
+        if (!w) {
+            rc = CREW_ENOMEM;
+            break;
+        }
+        if ((rc = start_thread(p, w)) != CREW_OK)
+            break;
+        running++;
+    }
+    /* Relaxed: a plain number, see struct crew_pool. */
+    crew__store_relaxed(&p->target, running);
+    return rc;
+}
+
+static int init_sync(crew_pool *p) {
+    if (pthread_mutex_init(&p->lock, NULL) != 0)
+        return CREW_ENOMEM;
+    if (pthread_mutex_init(&p->resize_lock, NULL) != 0)
+        goto no_resize_lock;
+    if (pthread_cond_init(&p->work_cv, NULL) != 0)
+        goto no_work_cv;
+    if (pthread_cond_init(&p->wait_cv, NULL) != 0)
+        goto no_wait_cv;
+    if (pthread_cond_init(&p->quiet_cv, NULL) != 0)
+        goto no_quiet_cv;
+    return CREW_OK;
+no_quiet_cv:
+    pthread_cond_destroy(&p->wait_cv);
+no_wait_cv:
+    pthread_cond_destroy(&p->work_cv);
+no_work_cv:
+    pthread_mutex_destroy(&p->resize_lock);
+no_resize_lock:
+    pthread_mutex_destroy(&p->lock);
+    return CREW_ENOMEM;
+}
+
+static void free_pool(crew_pool *p) {
+    for (unsigned i = 0; i < p->nworkers; i++)
+        free(p->workers[i]);
+    free(p->workers);
+    crew__heap_free(&p->heap);
+    crew__nodes_free(p);
+    crew__slotmap_free(&p->groups);
+    pthread_cond_destroy(&p->quiet_cv);
+    pthread_cond_destroy(&p->wait_cv);
+    pthread_cond_destroy(&p->work_cv);
+    pthread_mutex_destroy(&p->resize_lock);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+}
+
+int crew_create(crew_pool **out, const crew_config *cfg) {
+    static atomic_uint next_id; /* numbers pools in thread names only */
+    crew_config defaults;
+    if (!out)
+        return CREW_EINVAL;
+    if (!cfg) {
+        crew_config_init(&defaults);
+        cfg = &defaults;
+    }
+    if (cfg->threads > CREW_MAX_THREADS)
+        return CREW_EINVAL;
+    unsigned threads = cfg->threads ? cfg->threads : online_cores();
+
+    crew_pool *p = calloc(1, sizeof *p);
+    if (!p)
+        return CREW_ENOMEM;
+    if (init_sync(p) != CREW_OK) {
+        free(p);
+        return CREW_ENOMEM;
+    }
+    /* Relaxed: a counter for names, nothing is ordered by it. */
+    p->id = crew__fetch_add_relaxed(&next_id, 1u) + 1;
+    const char *name = cfg->name ? cfg->name : "crew";
+    snprintf(p->name, sizeof p->name, "%.6s", name);
+    p->stack_size = cfg->stack_size;
+    p->spin = cfg->spin;
+    p->monitoring = cfg->monitoring;
+    p->state = CREW__OPEN;
+    atomic_init(&p->queued, 0);
+    atomic_init(&p->target, 0u);
+    atomic_init(&p->groups.issued, 1u); /* slot 0 is never issued */
+    for (unsigned k = 0; k < CREW__SLOT_CHUNKS; k++)
+        atomic_init(&p->groups.chunk[k], NULL);
+
+    pthread_mutex_lock(&p->resize_lock);
+    int rc = set_workers(p, threads);
+    pthread_mutex_unlock(&p->resize_lock);
+    if (rc != CREW_OK) {
+        crew_shutdown(p, CREW_CANCEL);
+        free_pool(p);
+        return rc;
+    }
+    *out = p;
+    return CREW_OK;
+}
+
+int crew_resize(crew_pool *p, unsigned threads) {
+    if (!p || threads == 0 || threads > CREW_MAX_THREADS)
+        return CREW_EINVAL;
+    pthread_mutex_lock(&p->resize_lock);
+    pthread_mutex_lock(&p->lock);
+    bool open = p->state == CREW__OPEN;
+    pthread_mutex_unlock(&p->lock);
+    int rc = open ? set_workers(p, threads) : CREW_ESHUTDOWN;
+    pthread_mutex_unlock(&p->resize_lock);
+    return rc;
+}
+
+unsigned crew_size(const crew_pool *p) {
+    /* Relaxed: see struct crew_pool. The cast drops const only to read an atomic. */
+    return p ? crew__load_relaxed(&((crew_pool *)p)->target) : 0;
+}
+
+int crew_shutdown(crew_pool *p, int how) {
+    if (!p || (how != CREW_DRAIN && how != CREW_CANCEL))
+        return CREW_EINVAL;
+    if (crew__in_task_of(p))
+        return CREW_EDEADLK;
+
+    pthread_mutex_lock(&p->lock);
+    p->state = CREW__CLOSING;
+    if (how == CREW_CANCEL)
+        crew__queue_cancel_all_locked(p);
+    pthread_cond_broadcast(&p->work_cv); /* idle workers: drain, then leave */
+    pthread_cond_broadcast(&p->wait_cv); /* waiters: recheck their groups */
+    crew__help_until_quiet_locked(p, true);
+    pthread_mutex_unlock(&p->lock);
+
+    /* No task runs any more, so none is inside crew_resize; every worker leaves its loop. */
+    pthread_mutex_lock(&p->resize_lock);
+    for (unsigned i = 0; i < p->nworkers; i++) {
+        crew__worker *w = p->workers[i];
+        if (w->started && !w->joined) {
+            pthread_join(w->thread, NULL);
+            w->joined = true;
+        }
+    }
+    pthread_mutex_unlock(&p->resize_lock);
+    return CREW_OK;
+}
+
+int crew_destroy(crew_pool *p) {
+    if (!p)
+        return CREW_OK;
+    if (crew__in_task_of(p))
+        return CREW_EDEADLK;
+    crew_shutdown(p, CREW_DRAIN);
+    free_pool(p);
+    return CREW_OK;
+}

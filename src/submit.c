@@ -1,0 +1,115 @@
+/*
+ * submit.c -- accepting tasks: crew_submit, crew_enqueue_task(s), and the recycled task nodes
+ * that crew_submit uses so it does not allocate per task.
+ *
+ * Submission is all-or-nothing: everything that can fail (closed pool, bad or finished handle,
+ * memory for the queue or the slot map) is checked or reserved before the first task is queued.
+ */
+#include <stdlib.h>
+
+#include "atomic.h"
+#include "internal.h"
+
+#define NODES_PER_CHUNK 255
+
+struct node_chunk {
+    struct node_chunk *next;           /* all chunks of the pool, for crew_destroy */
+    crew_task nodes[NODES_PER_CHUNK];  /* free ones are linked by crew_private_.next */
+};
+
+crew_task *crew__node_get_locked(crew_pool *p) {
+    if (!p->free_nodes) {
+        struct node_chunk *c = malloc(sizeof *c);
+        if (!c)
+            return NULL;
+        c->next = p->node_chunks;
+        p->node_chunks = c;
+        for (size_t i = 0; i < NODES_PER_CHUNK; i++)
+            crew__node_release_locked(p, &c->nodes[i]);
+    }
+    crew_task *t = p->free_nodes;
+    p->free_nodes = t->crew_private_.next;
+    return t;
+}
+
+void crew__node_release_locked(crew_pool *p, crew_task *t) {
+    t->crew_private_.next = p->free_nodes;
+    p->free_nodes = t;
+}
+
+void crew__nodes_free(crew_pool *p) {
+    struct node_chunk *c = p->node_chunks;
+    while (c) {
+        struct node_chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    p->node_chunks = NULL;
+    p->free_nodes = NULL;
+}
+
+/* Queue n tasks (their fn already checked) into *group. Lock held. */
+static int enqueue_locked(crew_pool *p, crew_task *t, size_t n, crew_handle *group,
+                          uint32_t flags) {
+    if (p->state != CREW__OPEN)
+        return CREW_ESHUTDOWN;
+    if (n > UINT32_MAX)
+        return CREW_ERANGE;
+    uint32_t slot = 0;
+    if (group && !(group->slot == 0 && group->gen == 0) &&
+        !crew__slot_valid(&p->groups, group->slot))
+        return CREW_EINVAL;
+    int rc = crew__heap_reserve(&p->heap, n);
+    if (rc != CREW_OK)
+        return rc;
+    if (group) {
+        if (group->slot == 0)
+            rc = crew__group_open(&p->groups, (uint32_t)n, group);
+        else
+            rc = crew__group_add(&p->groups, *group, (uint32_t)n);
+        if (rc != CREW_OK)
+            return rc;
+        slot = group->slot;
+    }
+    for (size_t i = 0; i < n; i++) {
+        t[i].crew_flags_ = flags;
+        crew__queue_push_locked(p, &t[i], slot);
+    }
+    p->pending += n;
+    crew__wake_locked(p, n, slot);
+    return CREW_OK;
+}
+
+int crew_enqueue_tasks(crew_pool *p, crew_task *t, size_t n, crew_handle *group) {
+    if (!p || !t || n == 0)
+        return CREW_EINVAL;
+    for (size_t i = 0; i < n; i++)
+        if (!t[i].fn)
+            return CREW_EINVAL;
+    pthread_mutex_lock(&p->lock);
+    int rc = enqueue_locked(p, t, n, group, 0);
+    pthread_mutex_unlock(&p->lock);
+    return rc;
+}
+
+int crew_enqueue_task(crew_pool *p, crew_task *t, crew_handle *group) {
+    return crew_enqueue_tasks(p, t, 1, group);
+}
+
+int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group) {
+    if (!p || !fn)
+        return CREW_EINVAL;
+    pthread_mutex_lock(&p->lock);
+    int rc = CREW_ENOMEM;
+    crew_task *t = crew__node_get_locked(p);
+    if (t) {
+        t->fn = fn;
+        t->arg = arg;
+        t->priority = priority;
+        rc = enqueue_locked(p, t, 1, group, CREW__TASK_NODE);
+        if (rc != CREW_OK)
+            crew__node_release_locked(p, t);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return rc;
+}

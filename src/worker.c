@@ -1,0 +1,137 @@
+/*
+ * worker.c -- the worker loop, running a task, finishing it, and waking sleepers.
+ *
+ * DESIGN. Workers find work themselves (seed 000's "first come first serve"): each loops taking
+ * the highest-priority, oldest task from the shared queue under pool->lock, runs it with the lock
+ * released, and comes back to record the completion and take the next task in the same lock
+ * hold. When the queue is empty a worker first polls the queue length a few times without the
+ * lock (crew_config.spin), then sleeps on work_cv. Sleeping is counted (sleeping_workers) and
+ * decided under the lock, and submitters signal under the same lock, so a task queued while every
+ * worker goes to sleep is never missed: either the worker sees it before it sleeps, or the
+ * submitter sees the worker counted as asleep and signals it.
+ *
+ * A worker leaves its loop when resize has marked it (checked under the lock before it takes a
+ * task, which is what makes "after crew_resize returns, at most N workers start a task" hold), or
+ * when the pool is closing and the queue is empty.
+ *
+ * The thread-local frame chain records which pools' tasks run on this thread and how deeply
+ * they are nested, for EDEADLK checks and the helping depth bound in wait.c.
+ */
+#include <stdio.h>
+
+#include "atomic.h"
+#include "internal.h"
+
+_Thread_local crew__frame *crew__tls_frame;
+_Thread_local crew__worker *crew__tls_worker;
+
+bool crew__in_task_of(const crew_pool *p) {
+    for (const crew__frame *f = crew__tls_frame; f; f = f->up)
+        if (f->pool == p)
+            return true;
+    return false;
+}
+
+void crew__task_finished_locked(crew_pool *p, uint32_t slot, bool dropped) {
+    if (slot != 0 && crew__group_done(&p->groups, slot, dropped) &&
+        crew__slot_at(&p->groups, slot)->waiters != 0)
+        pthread_cond_broadcast(&p->wait_cv);
+    if (--p->pending == 0) {
+        if (p->sleeping_all)
+            pthread_cond_broadcast(&p->wait_cv);
+        if (p->closers)
+            pthread_cond_broadcast(&p->quiet_cv);
+    }
+}
+
+void crew__run_locked(crew_pool *p, crew_task *t) {
+    /* Copy what we need: from here on the task's memory belongs to its owner again. */
+    crew_fn fn = t->fn;
+    void *arg = t->arg;
+    uint32_t slot = t->crew_private_.slot;
+    if (t->crew_flags_ & CREW__TASK_NODE)
+        crew__node_release_locked(p, t);
+    pthread_mutex_unlock(&p->lock);
+
+    crew__frame frame = {p, crew__tls_frame, crew__tls_frame ? crew__tls_frame->depth + 1 : 1};
+    crew__tls_frame = &frame;
+    fn(arg);
+    crew__tls_frame = frame.up;
+
+    pthread_mutex_lock(&p->lock);
+    crew__task_finished_locked(p, slot, false);
+}
+
+void crew__wake_locked(crew_pool *p, size_t n, uint32_t slot) {
+    if (p->sleeping_workers != 0) {
+        if (n >= p->sleeping_workers)
+            pthread_cond_broadcast(&p->work_cv);
+        else
+            for (size_t i = 0; i < n; i++)
+                pthread_cond_signal(&p->work_cv);
+    }
+    if (p->sleeping_helpers != 0 ||
+        (slot != 0 && crew__slot_at(&p->groups, slot)->waiters != 0))
+        pthread_cond_broadcast(&p->wait_cv);
+}
+
+/* Poll for work without the lock for a little while; lock released on entry, held on return. */
+static void spin_for_work(crew_pool *p, crew__worker *w) {
+    pthread_mutex_unlock(&p->lock);
+    for (unsigned i = 0; i < p->spin; i++) {
+        /* Relaxed: hints only; the caller decides under the lock. */
+        if (crew__load_relaxed(&p->queued) != 0 ||
+            crew__load_relaxed(&w->state) != CREW__W_RUNNING)
+            break;
+        for (int k = 0; k < 16; k++)
+            crew__cpu_relax();
+    }
+    pthread_mutex_lock(&p->lock);
+}
+
+static void name_thread(const crew__worker *w) {
+#if defined(__linux__)
+    char name[16];
+    snprintf(name, sizeof name, "%s-%u-w%u", w->pool->name, w->pool->id, w->index);
+    pthread_setname_np(pthread_self(), name);
+#else
+    crew__unused(w);
+#endif
+}
+
+void *crew__worker_main(void *arg) {
+    crew__worker *w = arg;
+    crew_pool *p = w->pool;
+    crew__tls_worker = w;
+    name_thread(w);
+
+    pthread_mutex_lock(&p->lock);
+    bool spun = false;
+    for (;;) {
+        /* Relaxed: transitions happen under the lock we hold. */
+        if (crew__load_relaxed(&w->state) == CREW__W_MARKED)
+            break;
+        crew_task *t = crew__queue_take_locked(p);
+        if (t) {
+            crew__run_locked(p, t);
+            spun = false;
+            continue;
+        }
+        if (p->state != CREW__OPEN)
+            break;
+        if (!spun && p->spin != 0) {
+            spin_for_work(p, w);
+            spun = true;
+            continue;
+        }
+        p->sleeping_workers++;
+        pthread_cond_wait(&p->work_cv, &p->lock);
+        p->sleeping_workers--;
+        spun = false;
+    }
+    /* Relaxed: under the lock, like every transition. Crew_resize may revive a marked worker
+     * only while it is still MARKED, so after this it no longer can. */
+    crew__store_relaxed(&w->state, CREW__W_EXITED);
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}

@@ -1,0 +1,77 @@
+// common.h -- helpers shared by crew's tests: a gate to hold workers, scaling of stress sizes
+// under sanitizers and valgrind, and the deadlock watchdog installed by common.cpp's main().
+#pragma once
+
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#include "crew.h"
+
+namespace crewtest {
+
+// A one-shot gate: tasks block in wait() until open() is called.
+class Gate {
+public:
+    void open() {
+        std::lock_guard<std::mutex> g(m_);
+        open_ = true;
+        cv_.notify_all();
+    }
+    void wait() {
+        std::unique_lock<std::mutex> g(m_);
+        cv_.wait(g, [&] { return open_; });
+    }
+    // Tasks that have reached wait() (counted whether or not they are still waiting).
+    void arrive() {
+        std::lock_guard<std::mutex> g(m_);
+        arrived_++;
+        cv_.notify_all();
+    }
+    void wait_arrivals(int n) {
+        std::unique_lock<std::mutex> g(m_);
+        cv_.wait(g, [&] { return arrived_ >= n; });
+    }
+    // A crew_fn: announce arrival, then wait for the gate. arg is the Gate.
+    static void block(void *arg) {
+        auto *g = static_cast<Gate *>(arg);
+        g->arrive();
+        g->wait();
+    }
+
+private:
+    std::mutex m_;
+    std::condition_variable cv_;
+    bool open_ = false;
+    int arrived_ = 0;
+};
+
+// Stress sizes: full in a normal build, a tenth under sanitizers, and CREW_TEST_SCALE (a factor,
+// e.g. 0.01 under valgrind) when set.
+inline long scaled(long n) {
+    double f = 1.0;
+#ifdef CREW_SANITIZED
+    f = 0.1;
+#endif
+    if (const char *s = std::getenv("CREW_TEST_SCALE"))
+        f = std::atof(s);
+    long v = static_cast<long>(n * f);
+    return v < 1 ? 1 : v;
+}
+
+inline bool under_valgrind() { return std::getenv("CREW_TEST_SCALE") != nullptr; }
+
+// Make a pool or fail the test.
+inline crew_pool *make_pool(unsigned threads) {
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = threads;
+    crew_pool *p = nullptr;
+    int rc = crew_create(&p, &cfg);
+    if (rc != CREW_OK)
+        std::abort();
+    return p;
+}
+
+} // namespace crewtest

@@ -1,0 +1,287 @@
+// test_api.cpp -- every public function, its errors and its bad inputs.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <dirent.h>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common.h"
+
+using crewtest::Gate;
+using crewtest::make_pool;
+
+namespace {
+
+void count(void *arg) { static_cast<std::atomic<int> *>(arg)->fetch_add(1); }
+void noop(void *) {}
+
+} // namespace
+
+TEST(Errors, EveryCodeHasANameAndASentence) {
+    const int codes[] = {CREW_EINVAL,    CREW_ENOMEM,  CREW_ESHUTDOWN, CREW_ESTALE,
+                         CREW_ECANCELED, CREW_EDEADLK, CREW_EAGAIN,    CREW_ERANGE};
+    std::set<std::string> texts, names;
+    for (int c : codes) {
+        EXPECT_LT(c, 0);
+        std::string t = crew_strerror(c), n = crew_err_name(c);
+        EXPECT_NE(t, "unknown error") << c;
+        EXPECT_GT(t.size(), 10u) << c;
+        EXPECT_NE(n, "UNKNOWN") << c;
+        texts.insert(t);
+        names.insert(n);
+    }
+    EXPECT_EQ(texts.size(), std::size(codes));
+    EXPECT_EQ(names.size(), std::size(codes));
+    EXPECT_STREQ(crew_err_name(CREW_ESTALE), "ESTALE");
+    EXPECT_STREQ(crew_strerror(CREW_OK), "success");
+    EXPECT_STREQ(crew_strerror(12345), "unknown error");
+    EXPECT_STREQ(crew_err_name(-999), "UNKNOWN");
+}
+
+TEST(Config, InitGivesDefaults) {
+    crew_config cfg;
+    memset(&cfg, 0x5a, sizeof cfg);
+    crew_config_init(&cfg);
+    EXPECT_EQ(cfg.threads, 0u);
+    EXPECT_EQ(cfg.monitoring, 0);
+    EXPECT_EQ(cfg.stack_size, 0u);
+    EXPECT_STREQ(cfg.name, "crew");
+    crew_config_init(nullptr); // harmless
+}
+
+TEST(Create, DefaultsToOneWorkerPerCore) {
+    crew_pool *p = nullptr;
+    ASSERT_EQ(crew_create(&p, nullptr), CREW_OK);
+    EXPECT_EQ(crew_size(p), std::thread::hardware_concurrency());
+    EXPECT_EQ(crew_destroy(p), CREW_OK);
+}
+
+TEST(Create, RejectsBadInput) {
+    crew_pool *p = nullptr;
+    EXPECT_EQ(crew_create(nullptr, nullptr), CREW_EINVAL);
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = CREW_MAX_THREADS + 1;
+    EXPECT_EQ(crew_create(&p, &cfg), CREW_EINVAL);
+    cfg.threads = 1000000000u;
+    EXPECT_EQ(crew_create(&p, &cfg), CREW_EINVAL);
+    EXPECT_EQ(p, nullptr);
+    cfg.threads = 2;
+    cfg.stack_size = 1; // below PTHREAD_STACK_MIN
+    EXPECT_EQ(crew_create(&p, &cfg), CREW_EINVAL);
+    EXPECT_EQ(p, nullptr);
+}
+
+TEST(Create, ManyPoolsCoexist) {
+    std::vector<crew_pool *> pools;
+    for (int i = 0; i < 8; i++)
+        pools.push_back(make_pool(2));
+    std::atomic<int> n{0};
+    for (auto *p : pools)
+        for (int i = 0; i < 100; i++)
+            ASSERT_EQ(crew_submit(p, count, &n, 0, nullptr), CREW_OK);
+    for (auto *p : pools)
+        EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(n.load(), 800);
+    for (auto *p : pools)
+        EXPECT_EQ(crew_destroy(p), CREW_OK);
+}
+
+static std::vector<std::string> thread_names() {
+    std::vector<std::string> names;
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return names;
+    while (struct dirent *e = readdir(d)) {
+        if (e->d_name[0] == '.')
+            continue;
+        std::ifstream f(std::string("/proc/self/task/") + e->d_name + "/comm");
+        std::string s;
+        std::getline(f, s);
+        names.push_back(s);
+    }
+    closedir(d);
+    return names;
+}
+
+TEST(Create, WorkersCarryNames) {
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 3;
+    cfg.name = "tname";
+    crew_pool *p = nullptr;
+    ASSERT_EQ(crew_create(&p, &cfg), CREW_OK);
+    Gate gate;
+    for (int i = 0; i < 3; i++)
+        crew_submit(p, Gate::block, &gate, 0, nullptr);
+    gate.wait_arrivals(3); // every worker has started and named itself
+    int named = 0;
+    for (auto &n : thread_names())
+        if (n.rfind("tname-", 0) == 0 && n.find("-w") != std::string::npos)
+            named++;
+    gate.open();
+    EXPECT_EQ(named, 3);
+    crew_destroy(p);
+}
+
+TEST(Submit, RejectsBadInputAndAcceptsNothing) {
+    crew_pool *p = make_pool(2);
+    std::atomic<int> n{0};
+    EXPECT_EQ(crew_submit(nullptr, count, &n, 0, nullptr), CREW_EINVAL);
+    EXPECT_EQ(crew_submit(p, nullptr, &n, 0, nullptr), CREW_EINVAL);
+    crew_task t[3] = {};
+    t[0].fn = count, t[0].arg = &n;
+    t[2].fn = count, t[2].arg = &n; // t[1].fn is NULL
+    EXPECT_EQ(crew_enqueue_tasks(p, t, 3, nullptr), CREW_EINVAL);
+    EXPECT_EQ(crew_enqueue_tasks(p, nullptr, 3, nullptr), CREW_EINVAL);
+    EXPECT_EQ(crew_enqueue_tasks(p, t, 0, nullptr), CREW_EINVAL);
+    EXPECT_EQ(crew_enqueue_tasks(nullptr, t, 1, nullptr), CREW_EINVAL);
+    EXPECT_EQ(crew_enqueue_task(p, &t[1], nullptr), CREW_EINVAL);
+    EXPECT_EQ(crew_enqueue_task(p, nullptr, nullptr), CREW_EINVAL);
+    EXPECT_EQ(crew_enqueue_tasks_wait(p, t, 3), CREW_EINVAL);
+    EXPECT_EQ(crew_enqueue_tasks_wait(p, t, 0), CREW_EINVAL);
+    crew_handle never = {12345, 1};
+    EXPECT_EQ(crew_submit(p, count, &n, 0, &never), CREW_EINVAL);
+    crew_handle slot0 = {0, 7};
+    EXPECT_EQ(crew_submit(p, count, &n, 0, &slot0), CREW_EINVAL);
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(n.load(), 0); // nothing of a rejected call ran
+    crew_destroy(p);
+}
+
+TEST(Submit, AllFormsRun) {
+    crew_pool *p = make_pool(2);
+    std::atomic<int> n{0};
+    crew_task one = {};
+    one.fn = count, one.arg = &n;
+    std::vector<crew_task> many(100);
+    for (auto &t : many)
+        t.fn = count, t.arg = &n, t.priority = 3;
+    std::vector<crew_task> waited(50);
+    for (auto &t : waited)
+        t.fn = count, t.arg = &n;
+    EXPECT_EQ(crew_submit(p, count, &n, 7, nullptr), CREW_OK);
+    EXPECT_EQ(crew_enqueue_task(p, &one, nullptr), CREW_OK);
+    EXPECT_EQ(crew_enqueue_tasks(p, many.data(), many.size(), nullptr), CREW_OK);
+    EXPECT_EQ(crew_enqueue_tasks_wait(p, waited.data(), waited.size()), CREW_OK);
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(n.load(), 152);
+    crew_destroy(p);
+}
+
+TEST(Submit, TaskMayFreeItselfOnceStarted) {
+    crew_pool *p = make_pool(2);
+    std::atomic<int> n{0};
+    struct Self {
+        crew_task task;
+        std::atomic<int> *n;
+    };
+    for (int i = 0; i < 1000; i++) {
+        auto *s = new Self{};
+        s->n = &n;
+        s->task.fn = [](void *a) {
+            auto *self = static_cast<Self *>(a);
+            self->n->fetch_add(1);
+            delete self; // the pool must not touch the task after this
+        };
+        s->task.arg = s;
+        crew_handle g = CREW_HANDLE_NONE;
+        ASSERT_EQ(crew_enqueue_task(p, &s->task, &g), CREW_OK);
+    }
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(n.load(), 1000);
+    crew_destroy(p);
+}
+
+TEST(Wait, RejectsBadHandles) {
+    crew_pool *p = make_pool(1);
+    EXPECT_EQ(crew_wait(p, CREW_HANDLE_NONE), CREW_EINVAL);
+    EXPECT_EQ(crew_wait(nullptr, crew_handle{1, 1}), CREW_EINVAL);
+    EXPECT_EQ(crew_wait(p, crew_handle{1, 1}), CREW_EINVAL); // no slot issued yet
+    EXPECT_EQ(crew_wait(p, crew_handle{0xffffffffu, 3}), CREW_EINVAL);
+    EXPECT_EQ(crew_wait_all(nullptr), CREW_EINVAL);
+    crew_destroy(p);
+}
+
+TEST(Wait, ForeignHandleOfAnotherPoolIsRejectedWhenNeverIssued) {
+    crew_pool *a = make_pool(1), *b = make_pool(1);
+    std::atomic<int> n{0};
+    crew_handle g = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit(a, count, &n, 0, &g), CREW_OK);
+    EXPECT_EQ(crew_wait(b, g), CREW_EINVAL); // b never issued any slot
+    EXPECT_EQ(crew_wait(a, g), CREW_OK);
+    crew_destroy(a);
+    crew_destroy(b);
+}
+
+struct InTask {
+    crew_pool *p;
+    int wait_all_rc = 1, shutdown_rc = 1, destroy_rc = 1, resize_rc = 1;
+};
+
+TEST(Wait, CallsThatWouldWaitForTheirOwnTaskReportDeadlock) {
+    crew_pool *p = make_pool(2);
+    InTask it{p};
+    ASSERT_EQ(crew_submit(
+                  p,
+                  [](void *a) {
+                      auto *it = static_cast<InTask *>(a);
+                      it->wait_all_rc = crew_wait_all(it->p);
+                      it->shutdown_rc = crew_shutdown(it->p, CREW_DRAIN);
+                      it->destroy_rc = crew_destroy(it->p);
+                      it->resize_rc = crew_resize(it->p, 3); // allowed from a task
+                  },
+                  &it, 0, nullptr),
+              CREW_OK);
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(it.wait_all_rc, CREW_EDEADLK);
+    EXPECT_EQ(it.shutdown_rc, CREW_EDEADLK);
+    EXPECT_EQ(it.destroy_rc, CREW_EDEADLK);
+    EXPECT_EQ(it.resize_rc, CREW_OK);
+    EXPECT_EQ(crew_size(p), 3u);
+    crew_destroy(p);
+}
+
+TEST(Resize, RejectsBadInput) {
+    crew_pool *p = make_pool(2);
+    EXPECT_EQ(crew_resize(p, 0), CREW_EINVAL);
+    EXPECT_EQ(crew_resize(p, CREW_MAX_THREADS + 1), CREW_EINVAL);
+    EXPECT_EQ(crew_resize(nullptr, 2), CREW_EINVAL);
+    EXPECT_EQ(crew_size(nullptr), 0u);
+    EXPECT_EQ(crew_size(p), 2u);
+    crew_destroy(p);
+}
+
+TEST(Shutdown, RejectsBadInputAndLaterCalls) {
+    crew_pool *p = make_pool(2);
+    EXPECT_EQ(crew_shutdown(nullptr, CREW_DRAIN), CREW_EINVAL);
+    EXPECT_EQ(crew_shutdown(p, 7), CREW_EINVAL);
+    EXPECT_EQ(crew_shutdown(p, CREW_DRAIN), CREW_OK);
+    EXPECT_EQ(crew_shutdown(p, CREW_CANCEL), CREW_OK); // again: harmless
+    std::atomic<int> n{0};
+    crew_task t = {};
+    t.fn = count, t.arg = &n;
+    crew_handle g = CREW_HANDLE_NONE;
+    EXPECT_EQ(crew_submit(p, count, &n, 0, nullptr), CREW_ESHUTDOWN);
+    EXPECT_EQ(crew_enqueue_task(p, &t, &g), CREW_ESHUTDOWN);
+    EXPECT_EQ(crew_enqueue_tasks_wait(p, &t, 1), CREW_ESHUTDOWN);
+    EXPECT_EQ(crew_resize(p, 4), CREW_ESHUTDOWN);
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(g.slot, 0u); // no group was opened
+    EXPECT_EQ(n.load(), 0);
+    EXPECT_EQ(crew_destroy(p), CREW_OK);
+    EXPECT_EQ(crew_destroy(nullptr), CREW_OK);
+}
+
+TEST(Shutdown, NoopTaskPoolDestroysCleanly) {
+    for (int i = 0; i < 50; i++) {
+        crew_pool *p = make_pool(3);
+        for (int k = 0; k < 10; k++)
+            crew_submit(p, noop, nullptr, 0, nullptr);
+        EXPECT_EQ(crew_destroy(p), CREW_OK);
+    }
+}

@@ -1,0 +1,203 @@
+// test_groups.cpp -- group handles on the slot map: opening, joining, finishing, stale handles,
+// slot reuse with generations, many groups at once, and the caller helping.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "common.h"
+
+using crewtest::Gate;
+using crewtest::make_pool;
+using crewtest::scaled;
+
+namespace {
+void count(void *arg) { static_cast<std::atomic<int> *>(arg)->fetch_add(1); }
+} // namespace
+
+TEST(Groups, NoneOpensAGroupAndWaitSeesEveryWrite) {
+    crew_pool *p = make_pool(2);
+    Gate gate;
+    crew_handle g = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, &g), CREW_OK); // keeps the group open
+    EXPECT_NE(g.slot, 0u);
+    EXPECT_NE(g.gen, 0u);
+    const crew_handle opened = g;
+    std::vector<long> out(1000, 0); // plain memory: the wait must make the writes visible
+    struct Arg {
+        long *cell;
+        long v;
+    };
+    std::vector<Arg> args(out.size());
+    for (size_t i = 0; i < out.size(); i++) {
+        args[i] = {&out[i], long(i) * 3 + 1};
+        ASSERT_EQ(crew_submit(
+                      p, [](void *a) { auto *x = static_cast<Arg *>(a); *x->cell = x->v; },
+                      &args[i], 0, &g),
+                  CREW_OK);
+        ASSERT_EQ(g.slot, opened.slot); // joining leaves the handle as it is
+        ASSERT_EQ(g.gen, opened.gen);
+    }
+    gate.open();
+    ASSERT_EQ(crew_wait(p, g), CREW_OK);
+    for (size_t i = 0; i < out.size(); i++)
+        ASSERT_EQ(out[i], long(i) * 3 + 1) << i;
+    crew_destroy(p);
+}
+
+TEST(Groups, ArrayJoinsOneGroupAtomicallyAndWaitSeesEveryWrite) {
+    crew_pool *p = make_pool(2);
+    const size_t n = 10000;
+    std::vector<long> out(n, 0);
+    std::vector<crew_task> t(n);
+    struct Arg {
+        long *slot;
+        long v;
+    };
+    std::vector<Arg> args(n);
+    for (size_t i = 0; i < n; i++) {
+        args[i] = {&out[i], long(i) + 1};
+        t[i].fn = [](void *a) { auto *x = static_cast<Arg *>(a); *x->slot = x->v; };
+        t[i].arg = &args[i];
+    }
+    crew_handle g = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_enqueue_tasks(p, t.data(), n, &g), CREW_OK);
+    ASSERT_EQ(crew_wait(p, g), CREW_OK);
+    for (size_t i = 0; i < n; i++)
+        ASSERT_EQ(out[i], long(i) + 1) << i;
+    crew_destroy(p);
+}
+
+TEST(Groups, AddingToAnOpenGroupWorksAndToAFinishedOneIsStale) {
+    crew_pool *p = make_pool(1);
+    Gate gate;
+    std::atomic<int> n{0};
+    crew_handle g = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, &g), CREW_OK);
+    for (int i = 0; i < 10; i++)
+        ASSERT_EQ(crew_submit(p, count, &n, 0, &g), CREW_OK); // open: the gate holds it
+    gate.open();
+    ASSERT_EQ(crew_wait(p, g), CREW_OK);
+    EXPECT_EQ(n.load(), 10);
+    crew_handle old = g;
+    EXPECT_EQ(crew_submit(p, count, &n, 0, &g), CREW_ESTALE);
+    EXPECT_EQ(crew_wait(p, old), CREW_OK); // finished: returns at once
+    EXPECT_EQ(g.slot, old.slot);           // a failed call leaves the handle alone
+    EXPECT_EQ(g.gen, old.gen);
+    crew_destroy(p);
+}
+
+TEST(Groups, SlotReuseMovesTheGenerationOnAndOldHandlesStayFinished) {
+    crew_pool *p = make_pool(2);
+    const long rounds = scaled(100000);
+    std::atomic<int> n{0};
+    crew_handle first = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit(p, count, &n, 0, &first), CREW_OK);
+    ASSERT_EQ(crew_wait(p, first), CREW_OK);
+    bool reused = false;
+    crew_handle prev = first;
+    for (long i = 0; i < rounds; i++) {
+        crew_handle g = CREW_HANDLE_NONE;
+        ASSERT_EQ(crew_submit(p, count, &n, 0, &g), CREW_OK);
+        if (g.slot == first.slot) {
+            reused = true;
+            EXPECT_NE(g.gen, first.gen);
+        }
+        ASSERT_EQ(crew_wait(p, g), CREW_OK);
+        // Every finished handle stays finished and refuses new tasks, reused slot or not.
+        ASSERT_EQ(crew_wait(p, prev), CREW_OK);
+        ASSERT_EQ(crew_submit(p, count, &n, 0, &prev), CREW_ESTALE);
+        prev = g;
+    }
+    EXPECT_TRUE(reused);
+    EXPECT_EQ(crew_wait(p, first), CREW_OK);
+    EXPECT_EQ(n.load(), rounds + 1);
+    crew_destroy(p);
+}
+
+TEST(Groups, HundredThousandGroupsOpenAtOnce) {
+    crew_pool *p = make_pool(1);
+    const long groups = scaled(100000);
+    Gate gate;
+    ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, nullptr), CREW_OK);
+    gate.wait_arrivals(1);
+    std::atomic<int> n{0};
+    std::vector<crew_handle> h(groups, CREW_HANDLE_NONE);
+    for (long i = 0; i < groups; i++)
+        ASSERT_EQ(crew_submit(p, count, &n, 0, &h[i]), CREW_OK);
+    for (long i = 1; i < groups; i++)
+        ASSERT_FALSE(h[i].slot == h[i - 1].slot) << i; // all open at once: distinct slots
+    gate.open();
+    for (long i = groups - 1; i >= 0; i--)
+        ASSERT_EQ(crew_wait(p, h[i]), CREW_OK);
+    EXPECT_EQ(n.load(), groups);
+    crew_destroy(p);
+}
+
+TEST(Groups, CallerHelpsWhenEveryWorkerIsBlocked) {
+    crew_pool *p = make_pool(2);
+    Gate gate;
+    ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, nullptr), CREW_OK);
+    ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, nullptr), CREW_OK);
+    gate.wait_arrivals(2);
+    std::atomic<int> n{0};
+    std::vector<crew_task> t(100);
+    for (auto &x : t)
+        x.fn = count, x.arg = &n;
+    EXPECT_EQ(crew_enqueue_tasks_wait(p, t.data(), t.size()), CREW_OK);
+    EXPECT_EQ(n.load(), 100);
+    crew_handle g = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_enqueue_tasks(p, t.data(), t.size(), &g), CREW_OK);
+    EXPECT_EQ(crew_wait(p, g), CREW_OK);
+    EXPECT_EQ(n.load(), 200);
+    gate.open();
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    crew_destroy(p);
+}
+
+TEST(Groups, WaitersOnManyThreadsAllReturn) {
+    crew_pool *p = make_pool(2);
+    const int waiters = 8;
+    Gate gate;
+    crew_handle g = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, &g), CREW_OK);
+    gate.wait_arrivals(1);
+    std::atomic<int> returned{0};
+    std::vector<std::thread> ts;
+    for (int i = 0; i < waiters; i++)
+        ts.emplace_back([&] {
+            EXPECT_EQ(crew_wait(p, g), CREW_OK);
+            returned++;
+        });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(returned.load(), 0);
+    gate.open();
+    for (auto &t : ts)
+        t.join();
+    EXPECT_EQ(returned.load(), waiters);
+    crew_destroy(p);
+}
+
+TEST(Groups, ConcurrentProducersEachWithTheirOwnGroups) {
+    crew_pool *p = make_pool(2);
+    const long per = scaled(20000);
+    std::atomic<long> n{0};
+    std::vector<std::thread> ts;
+    for (int k = 0; k < 4; k++)
+        ts.emplace_back([&] {
+            for (long i = 0; i < per; i += 10) {
+                crew_task t[10] = {};
+                for (auto &x : t)
+                    x.fn = [](void *a) { static_cast<std::atomic<long> *>(a)->fetch_add(1); },
+                    x.arg = &n;
+                crew_handle g = CREW_HANDLE_NONE;
+                ASSERT_EQ(crew_enqueue_tasks(p, t, 10, &g), CREW_OK);
+                ASSERT_EQ(crew_wait(p, g), CREW_OK);
+            }
+        });
+    for (auto &t : ts)
+        t.join();
+    EXPECT_EQ(n.load(), 4 * ((per + 9) / 10) * 10);
+    crew_destroy(p);
+}
