@@ -122,12 +122,12 @@ TEST(Shutdown, CancelDropsQueuedTasksAndGroupsReportIt) {
         ran += ran_here;
         // The gated first task of each group ran only if a worker or helper took it.
         bool all_ran_would_be_ok = ran_here == l.accepted[g];
-        if (rc[g] == CREW_ECANCELED)
+        if (rc[g] == CREW_ECANCELED) {
             lost_groups++;
-        else
+        } else {
             EXPECT_EQ(rc[g], CREW_OK) << g;
-        if (rc[g] == CREW_OK)
             EXPECT_TRUE(all_ran_would_be_ok) << "group " << g << " says OK but lost tasks";
+        }
     }
     EXPECT_GT(lost_groups, 0);
     EXPECT_EQ(crew_wait_all(p), CREW_ECANCELED);

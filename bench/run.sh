@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The benchmark report (README's main command runs this through `make bench`).
+# Runs each experiment, prints it as it goes, and writes
+# bench/results/<date>-<host>/report.md with the raw CSV beside it.
+#   bench/run.sh [--quick]     --quick: fewer runs and smaller work, for a smoke test (< 90 s)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=build/release/bench
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+out="bench/results/$(date +%Y-%m-%d)-$(hostname -s 2>/dev/null || echo host)"
+mkdir -p "$out"
+report="$out/report.md"
+
+if [ $quick = 1 ]; then
+    repeats=3 work=5000 empty_n=200000
+else
+    repeats=9 work=20000 empty_n=1000000
+fi
+cores=$(nproc)
+
+{
+    echo "# crew benchmark report"
+    echo
+    echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "- host: $(hostname -s 2>/dev/null || echo unknown), $cores online cores, $(uname -sr)"
+    echo "- commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    echo "- mode: $([ $quick = 1 ] && echo quick || echo full)"
+    echo
+    echo "Figures are medians of several runs with (min..max); ratios are measured side by side,"
+    echo "run by run, in one process."
+    echo
+} >"$report"
+
+step() { printf '[bench] %s\n' "$*" >&2; }
+
+step "1/2 seed 000 Fig. 7: pool vs thread-per-request ($repeats runs)"
+{
+    echo "## Seed 000 Fig. 7: pool vs thread-per-request"
+    echo
+    echo "Each call runs N tasks of work_large ($work exp() calls each): the baseline creates N-1"
+    echo "threads and runs one task itself (seed 000 Fig. 5); crew enqueues N tasks into a pool of N"
+    echo "workers created beforehand and waits with the caller helping (Fig. 6)."
+    echo
+    echo '```'
+    "$bin/fig7_pool_vs_tpr" -t 4,8,16,32 -r "$repeats" -w "$work" -c "$out/fig7.csv" | tee /dev/stderr
+    echo '```'
+    echo
+} >>"$report"
+
+step "2/2 empty-task throughput, one producer ($repeats runs)"
+{
+    echo "## Empty-task throughput"
+    echo
+    echo "$empty_n empty tasks from one producer thread into a pool of $cores workers, then"
+    echo "crew_wait_all (the caller helps)."
+    echo
+    echo '```'
+    "$bin/empty_tasks" -t "$cores" -n "$empty_n" -r "$repeats" | tee /dev/stderr
+    "$bin/empty_tasks" -t "$cores" -n "$empty_n" -r "$repeats" -m array | tee /dev/stderr
+    echo '```'
+} >>"$report"
+
+step "report written to $report"
