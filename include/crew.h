@@ -193,7 +193,8 @@ CREW_EXPORT unsigned crew_size(const crew_pool *p);
  * ------------------------------------------------------------------------------------------- */
 
 /* Queue fn(arg) with a priority. The pool keeps its own copy of the task. */
-CREW_EXPORT int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group);
+CREW_EXPORT int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority,
+                            crew_handle *group);
 
 /* Queue one caller-owned task. */
 CREW_EXPORT int crew_enqueue_task(crew_pool *p, crew_task *t, crew_handle *group);

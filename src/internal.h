@@ -37,8 +37,14 @@
  * heap.c: a binary min-heap of tasks keyed on (priority, seq); each task knows its position, so
  * any queued task can be removed in O(log n).
  * ------------------------------------------------------------------------------------------- */
+typedef struct crew__heap_entry {
+    uint64_t seq;      /* the task's submission order */
+    uint32_t priority; /* the task's priority */
+    crew_task *task;
+} crew__heap_entry;
+
 typedef struct crew__heap {
-    crew_task **a; /* a[0] is the highest-priority, oldest task */
+    crew__heap_entry *a; /* a[0] is the highest-priority, oldest task */
     size_t n;      /* tasks in the heap */
     size_t cap;    /* allocated entries */
 } crew__heap;

@@ -47,12 +47,12 @@ private:
     int arrived_ = 0;
 };
 
-// Stress sizes: full in a normal build, a tenth under sanitizers, and CREW_TEST_SCALE (a factor,
+// Stress sizes: full in a normal build, a quarter under sanitizers, and CREW_TEST_SCALE (a factor,
 // e.g. 0.01 under valgrind) when set.
 inline long scaled(long n) {
     double f = 1.0;
 #ifdef CREW_SANITIZED
-    f = 0.1;
+    f = 0.25;
 #endif
     if (const char *s = std::getenv("CREW_TEST_SCALE"))
         f = std::atof(s);

@@ -82,9 +82,9 @@ TEST(Nested, WaitAllInsideATaskOfAnotherPoolHelpsThatPool) {
                   a,
                   [](void *arg) {
                       auto *c = static_cast<Ctx *>(arg);
+                      auto inc = [](void *x) { static_cast<std::atomic<int> *>(x)->fetch_add(1); };
                       for (int i = 0; i < 100; i++)
-                          crew_submit(c->b, [](void *x) { static_cast<std::atomic<int> *>(x)->fetch_add(1); },
-                                      &c->n, 0, nullptr);
+                          crew_submit(c->b, inc, &c->n, 0, nullptr);
                       c->rc = crew_wait_all(c->b); // fine: not a task of b
                   },
                   &ctx, 0, nullptr),

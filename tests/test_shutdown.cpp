@@ -34,7 +34,8 @@ struct Load {
 void produce(crew_pool *p, Load &l, long first, long step) {
     for (long g = first; g < l.groups; g += step)
         for (long i = 0; i < l.per_group; i++) {
-            int rc = crew_submit(p, bump, &l.cells[g * l.per_group + i], uint32_t(i % 3), &l.handles[g]);
+            Cell *cell = &l.cells[g * l.per_group + i];
+            int rc = crew_submit(p, bump, cell, uint32_t(i % 3), &l.handles[g]);
             if (rc == CREW_ESHUTDOWN)
                 return;
             ASSERT_EQ(rc, CREW_OK); // a group held open by its gated task cannot be stale

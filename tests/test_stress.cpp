@@ -88,11 +88,11 @@ TEST(Stress, OneProducerManyEmptyTasks) {
     const long total = scaled(1000000);
     crew_pool *p = make_pool(2);
     std::atomic<long> n{0};
+    auto inc = [](void *a) {
+        static_cast<std::atomic<long> *>(a)->fetch_add(1, std::memory_order_relaxed);
+    };
     for (long i = 0; i < total; i++)
-        ASSERT_EQ(crew_submit(
-                      p, [](void *a) { static_cast<std::atomic<long> *>(a)->fetch_add(1, std::memory_order_relaxed); },
-                      &n, 0, nullptr),
-                  CREW_OK);
+        ASSERT_EQ(crew_submit(p, inc, &n, 0, nullptr), CREW_OK);
     EXPECT_EQ(crew_wait_all(p), CREW_OK);
     EXPECT_EQ(n.load(), total);
     crew_destroy(p);
