@@ -201,3 +201,39 @@ TEST(Groups, ConcurrentProducersEachWithTheirOwnGroups) {
     EXPECT_EQ(n.load(), 4 * ((per + 9) / 10) * 10);
     crew_destroy(p);
 }
+
+TEST(Groups, WaitersWithHandlesRacingSlotReuseNeverHangOrErr) {
+    crew_pool *p = make_pool(2);
+    const long rounds = scaled(50000);
+    std::atomic<uint64_t> published{0}; // slot << 32 | gen of the newest group
+    std::atomic<bool> stop{false};
+    std::atomic<long> waits{0};
+    std::vector<std::thread> waiters;
+    for (int w = 0; w < 3; w++)
+        waiters.emplace_back([&] {
+            while (!stop.load()) {
+                uint64_t v = published.load();
+                if (v == 0)
+                    continue;
+                crew_handle h = {uint32_t(v >> 32), uint32_t(v)};
+                ASSERT_EQ(crew_wait(p, h), CREW_OK); // finished or not, reused or not
+                waits++;
+            }
+        });
+    std::atomic<long> ran{0};
+    auto inc = [](void *a) { static_cast<std::atomic<long> *>(a)->fetch_add(1); };
+    for (long i = 0; i < rounds; i++) {
+        crew_handle g = CREW_HANDLE_NONE;
+        ASSERT_EQ(crew_submit(p, inc, &ran, 0, &g), CREW_OK);
+        published.store(uint64_t(g.slot) << 32 | g.gen);
+        if (i % 3 == 0)
+            ASSERT_EQ(crew_wait(p, g), CREW_OK);
+    }
+    stop = true;
+    for (auto &t : waiters)
+        t.join();
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(ran.load(), rounds);
+    EXPECT_GT(waits.load(), 0);
+    crew_destroy(p);
+}

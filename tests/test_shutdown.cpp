@@ -111,7 +111,7 @@ TEST(Shutdown, CancelDropsQueuedTasksAndGroupsReportIt) {
     opener.join();
     // Each task ran at most once; a group whose tasks all ran reports OK, one that lost any
     // reports ECANCELED. (Waiters help, so some groups may have run completely.)
-    long lost_groups = 0, ran = 0;
+    long lost_groups = 0;
     for (long g = 0; g < l.groups; g++) {
         long ran_here = 0;
         for (long i = 0; i < l.per_group; i++) {
@@ -120,7 +120,6 @@ TEST(Shutdown, CancelDropsQueuedTasksAndGroupsReportIt) {
             ASSERT_TRUE(i < l.accepted[g] || r == 0);
             ran_here += r;
         }
-        ran += ran_here;
         // The gated first task of each group ran only if a worker or helper took it.
         bool all_ran_would_be_ok = ran_here == l.accepted[g];
         if (rc[g] == CREW_ECANCELED) {
