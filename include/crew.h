@@ -167,7 +167,9 @@ CREW_EXPORT int crew_destroy(crew_pool *p);
 /*
  * Change the number of workers (seed 000 §III-E: lazy). Shrinking marks surplus workers, which
  * finish their current task and exit; growing revives marked workers before creating new ones.
- * Once it returns, at most `threads` workers will start a new task. May be called from a task.
+ * Once it returns, at most `threads` workers will start a new task; the one exception is a marked
+ * worker whose current task is inside crew_wait: it still runs queued tasks of the group it waits
+ * for (taking them away could deadlock), but nothing else. May be called from a task.
  * Errors: EINVAL (p NULL, threads 0 or > CREW_MAX_THREADS), ESHUTDOWN, EAGAIN (a new thread could
  * not be created: the pool keeps the workers it has, and crew_size() tells how many).
  */
@@ -218,7 +220,9 @@ CREW_EXPORT int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n);
 /*
  * Wait until the group has finished. A handle to a group that finished earlier (its slot may be
  * reused since) returns CREW_OK at once. Returns CREW_ECANCELED if the group lost tasks to a
- * shutdown. Errors: EINVAL (p NULL, group CREW_HANDLE_NONE or a slot this pool never issued).
+ * shutdown. Errors: EINVAL (p NULL, group CREW_HANDLE_NONE or a slot this pool never issued),
+ * EDEADLK (a task of the group, running on this thread, is the caller or one of its callers:
+ * the group cannot finish while it waits).
  */
 CREW_EXPORT int crew_wait(crew_pool *p, crew_handle group);
 

@@ -80,12 +80,15 @@ int crew__group_open(crew__slotmap *m, uint32_t n, crew_handle *h) {
             return CREW_ENOMEM;
         sl = crew__slot_at(m, s);
     }
-    /* Relaxed: only lock holders write the state, and the new handle reaches other threads
-     * only through the caller, after the lock is released. */
+    /* Relaxed load: only lock holders write the state. */
     uint32_t gen = crew__gen_of(crew__load_relaxed(&sl->state));
     sl->queued = NULL;
     crew__store_relaxed(&sl->cancelled, 0u);
-    crew__store_relaxed(&sl->state, (uint64_t)gen << 32 | n);
+    /* Release, not relaxed: a waiter holding the previous group's handle may read this value
+     * and return; the release (we hold the lock the finisher released) keeps that waiter
+     * ordered after the previous group's tasks, and later adds and decrements, being
+     * read-modify-writes, continue this release sequence. Pairs with crew__group_status. */
+    crew__store_release(&sl->state, (uint64_t)gen << 32 | n);
     h->slot = s;
     h->gen = gen;
     return CREW_OK;

@@ -171,6 +171,7 @@ typedef struct crew__frame {
     crew_pool *pool;         /* whose task this is */
     struct crew__frame *up;  /* the frame below, or NULL */
     unsigned depth;          /* frames on the stack, this one included */
+    crew_handle group;       /* the task's own group, {0, 0} if none */
 } crew__frame;
 
 /* The innermost running task on this thread, NULL outside tasks. */
@@ -181,6 +182,8 @@ extern _Thread_local crew__worker *crew__tls_worker;
 void *crew__worker_main(void *arg);
 /* Is a task of p running on this thread (anywhere on its stack)? */
 bool crew__in_task_of(const crew_pool *p);
+/* Is a task of group g of p running on this thread (anywhere on its stack)? */
+bool crew__in_group(const crew_pool *p, crew_handle g);
 /* Run a task taken from the queue with crew__queue_take*; lock held on entry and on return,
  * released while the function runs. */
 void crew__run_locked(crew_pool *p, crew_task *t);

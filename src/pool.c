@@ -122,16 +122,23 @@ static unsigned transition(crew_pool *p, unsigned n, int from, int to) {
     return done;
 }
 
-/* Make `threads` workers RUNNING; resize_lock held, pool open. */
+/* Make `threads` workers RUNNING; resize_lock held. */
 static int set_workers(crew_pool *p, unsigned threads) {
     pthread_mutex_lock(&p->lock);
+    if (p->state != CREW__OPEN) { /* checked under the lock: a shutdown may have begun */
+        pthread_mutex_unlock(&p->lock);
+        return CREW_ESHUTDOWN;
+    }
     unsigned running = running_workers(p);
     if (threads < running) {
         transition(p, running - threads, CREW__W_RUNNING, CREW__W_MARKED);
         pthread_cond_broadcast(&p->work_cv); /* marked sleepers wake up and exit */
         running = threads;
     } else if (threads > running) {
-        running += transition(p, threads - running, CREW__W_MARKED, CREW__W_RUNNING);
+        unsigned revived = transition(p, threads - running, CREW__W_MARKED, CREW__W_RUNNING);
+        if (revived != 0) /* a revived worker asleep in a nested wait may help generally again */
+            pthread_cond_broadcast(&p->wait_cv);
+        running += revived;
     }
     pthread_mutex_unlock(&p->lock);
 
@@ -240,10 +247,7 @@ int crew_resize(crew_pool *p, unsigned threads) {
     if (!p || threads == 0 || threads > CREW_MAX_THREADS)
         return CREW_EINVAL;
     pthread_mutex_lock(&p->resize_lock);
-    pthread_mutex_lock(&p->lock);
-    bool open = p->state == CREW__OPEN;
-    pthread_mutex_unlock(&p->lock);
-    int rc = open ? set_workers(p, threads) : CREW_ESHUTDOWN;
+    int rc = set_workers(p, threads);
     pthread_mutex_unlock(&p->resize_lock);
     return rc;
 }

@@ -33,6 +33,8 @@ int crew_wait(crew_pool *p, crew_handle group) {
     int st = crew__group_status(&p->groups, group);
     if (st != 1)
         return st; /* finished: no lock needed */
+    if (crew__in_group(p, group))
+        return CREW_EDEADLK; /* the group cannot finish while this task waits inside it */
 
     crew__slot *sl = crew__slot_at(&p->groups, group.slot);
     pthread_mutex_lock(&p->lock);

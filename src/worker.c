@@ -32,6 +32,13 @@ bool crew__in_task_of(const crew_pool *p) {
     return false;
 }
 
+bool crew__in_group(const crew_pool *p, crew_handle g) {
+    for (const crew__frame *f = crew__tls_frame; f; f = f->up)
+        if (f->pool == p && f->group.slot == g.slot && f->group.gen == g.gen)
+            return true;
+    return false;
+}
+
 void crew__task_finished_locked(crew_pool *p, uint32_t slot, bool dropped) {
     if (slot != 0 && crew__group_done(&p->groups, slot, dropped) &&
         crew__slot_at(&p->groups, slot)->waiters != 0)
@@ -49,11 +56,16 @@ void crew__run_locked(crew_pool *p, crew_task *t) {
     crew_fn fn = t->fn;
     void *arg = t->arg;
     uint32_t slot = t->crew_private_.slot;
+    crew__frame frame = {p, crew__tls_frame, crew__tls_frame ? crew__tls_frame->depth + 1 : 1,
+                         {slot, 0}};
+    /* The group is open (this task is unfinished), so its generation is current. Relaxed: we
+     * hold the lock, which orders every writer of the state. */
+    if (slot != 0)
+        frame.group.gen = crew__gen_of(crew__load_relaxed(&crew__slot_at(&p->groups, slot)->state));
     if (t->crew_flags_ & CREW__TASK_NODE)
         crew__node_release_locked(p, t);
     pthread_mutex_unlock(&p->lock);
 
-    crew__frame frame = {p, crew__tls_frame, crew__tls_frame ? crew__tls_frame->depth + 1 : 1};
     crew__tls_frame = &frame;
     fn(arg);
     crew__tls_frame = frame.up;

@@ -285,3 +285,42 @@ TEST(Shutdown, NoopTaskPoolDestroysCleanly) {
         EXPECT_EQ(crew_destroy(p), CREW_OK);
     }
 }
+
+struct SelfWait {
+    crew_pool *p;
+    crew_handle g = CREW_HANDLE_NONE;
+    int rc = 1;
+};
+
+TEST(Wait, ATaskWaitingForItsOwnGroupGetsDeadlockNotAHang) {
+    crew_pool *p = make_pool(2);
+    SelfWait sw{p};
+    Gate gate;
+    // Open the group with a gated task so sw.g is set before the self-waiting task runs.
+    ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, &sw.g), CREW_OK);
+    ASSERT_EQ(crew_submit(
+                  p,
+                  [](void *a) {
+                      auto *s = static_cast<SelfWait *>(a);
+                      s->rc = crew_wait(s->p, s->g);
+                  },
+                  &sw, 0, &sw.g),
+              CREW_OK);
+    gate.open();
+    EXPECT_EQ(crew_wait(p, sw.g), CREW_OK);
+    EXPECT_EQ(sw.rc, CREW_EDEADLK);
+    crew_destroy(p);
+}
+
+TEST(Resize, RacingAShutdownNeverReportsSuccessOnAClosedPool) {
+    for (int round = 0; round < 50; round++) {
+        crew_pool *p = make_pool(1);
+        std::atomic<int> rc{1};
+        std::thread r([&] { rc = crew_resize(p, 4); });
+        EXPECT_EQ(crew_shutdown(p, CREW_DRAIN), CREW_OK);
+        r.join();
+        EXPECT_TRUE(rc == CREW_OK || rc == CREW_ESHUTDOWN) << rc;
+        EXPECT_EQ(crew_resize(p, 2), CREW_ESHUTDOWN);
+        EXPECT_EQ(crew_destroy(p), CREW_OK);
+    }
+}

@@ -226,9 +226,12 @@ TEST(Groups, WaitersWithHandlesRacingSlotReuseNeverHangOrErr) {
         crew_handle g = CREW_HANDLE_NONE;
         ASSERT_EQ(crew_submit(p, inc, &ran, 0, &g), CREW_OK);
         published.store(uint64_t(g.slot) << 32 | g.gen);
-        if (i % 3 == 0)
+        if (i % 3 == 0) {
             ASSERT_EQ(crew_wait(p, g), CREW_OK);
+        }
     }
+    while (waits.load() == 0) // slow schedulers (valgrind) may not have run a waiter yet
+        std::this_thread::yield();
     stop = true;
     for (auto &t : waiters)
         t.join();
