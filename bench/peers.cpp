@@ -1,0 +1,765 @@
+// peers.cpp -- crew against the pools C and C++ programmers use today, side by side in one run.
+//
+// Workloads (issue "Scheduling strategies and the hot path", all with workers = cores):
+//   empty     N empty tasks from one external thread, then wait for all       -> tasks/s
+//   forkjoin  R rounds, each forking `cores` tasks of ~1 us (256 LCG steps)
+//             from the calling thread and joining them                        -> us per round
+//   fib       fib(n), every call with n >= 2 spawning fib(n-1) as a task,
+//             computing fib(n-2) itself, then waiting (only pools that can
+//             wait inside a task)                                             -> seconds
+//   matmul    M 10x10 double matrix multiplications from one producer        -> seconds
+// Peers: crew, OpenMP tasks (libgomp), oneTBB task_group, Boost.Asio thread_pool, GLib
+// GThreadPool, a textbook mutex+condvar FIFO pool, and thread-per-task (pthread_create per task,
+// on a tenth of the tasks, reported as a rate). A peer whose package was absent at build time is
+// listed as skipped.
+//
+// Each (workload, peer) pair runs -r times, interleaved round-robin so every peer sees the same
+// machine noise; the table gives the median with (min..max) and each peer's ratio to crew.
+//
+// Usage: bench_peers [-w empty,forkjoin,fib,matmul] [-p crew,omp,...] [-r repeats] [-t threads]
+//                    [-n empty_tasks] [-R rounds] [-f fib_n] [-m matmuls] [-c out.csv]
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <pthread.h>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include "crew.h"
+
+#ifdef CREW_HAVE_OPENMP
+#include <omp.h>
+#endif
+#ifdef CREW_HAVE_TBB
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/task_arena.h>
+#include <oneapi/tbb/task_group.h>
+#endif
+#ifdef CREW_HAVE_ASIO
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#endif
+#ifdef CREW_HAVE_GLIB
+#include <glib.h>
+#endif
+
+namespace {
+
+unsigned g_threads = 2;
+
+// ------------------------------------------------------------------------------------------
+// Workload kernels
+// ------------------------------------------------------------------------------------------
+void empty_fn(void *) {}
+
+struct LcgArg {
+    uint64_t seed;
+    uint64_t out;
+};
+void lcg_fn(void *a) { // ~1 us: 256 steps of a 64-bit linear congruential generator
+    auto *x = static_cast<LcgArg *>(a);
+    uint64_t v = x->seed;
+    for (int i = 0; i < 256; i++)
+        v = v * 6364136223846793005ull + 1442695040888963407ull;
+    x->out = v;
+}
+
+struct Mat {
+    double m[10][10];
+};
+std::vector<Mat> g_mats; // 64 inputs
+std::vector<double> g_mat_out;
+
+void matmul_index(size_t i) {
+    const Mat &a = g_mats[i % 64], &b = g_mats[(i * 7 + 3) % 64];
+    double trace = 0;
+    for (int r = 0; r < 10; r++)
+        for (int c = 0; c < 10; c++) {
+            double s = 0;
+            for (int k = 0; k < 10; k++)
+                s += a.m[r][k] * b.m[k][c];
+            if (r == c)
+                trace += s;
+        }
+    g_mat_out[i] = trace;
+}
+void matmul_fn(void *a) { matmul_index(reinterpret_cast<size_t>(a)); }
+
+long fib_seq(int n) { return n < 2 ? n : fib_seq(n - 1) + fib_seq(n - 2); }
+
+// A countdown the last task opens; for pools without a "wait for all".
+class Latch {
+public:
+    void reset(long n) { left_.store(n); done_ = false; }
+    void count_down() {
+        if (left_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+            std::lock_guard<std::mutex> g(m_);
+            done_ = true;
+            cv_.notify_all();
+        }
+    }
+    void wait() {
+        std::unique_lock<std::mutex> g(m_);
+        cv_.wait(g, [&] { return done_; });
+    }
+
+private:
+    std::atomic<long> left_{0};
+    std::mutex m_;
+    std::condition_variable cv_;
+    bool done_ = false;
+};
+
+// ------------------------------------------------------------------------------------------
+// Peers: each runs the four workloads and returns seconds (or < 0 when it cannot).
+// ------------------------------------------------------------------------------------------
+struct Peer {
+    virtual ~Peer() = default;
+    virtual const char *name() const = 0;
+    virtual double empty(long n) = 0;
+    virtual double forkjoin(long rounds) = 0;
+    virtual double fib(int n, long *result) = 0; // < 0: not supported
+    virtual double matmul(long m) = 0;
+    virtual double scale() const { return 1.0; } // fraction of the tasks it runs (rates scale)
+};
+
+double now() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+void check(int rc, const char *what) {
+    if (rc != CREW_OK) {
+        std::fprintf(stderr, "bench_peers: %s: %s\n", what, crew_strerror(rc));
+        std::exit(1);
+    }
+}
+
+class CrewPeer : public Peer {
+    crew_pool *p_ = nullptr;
+
+public:
+    CrewPeer() {
+        crew_config cfg;
+        crew_config_init(&cfg);
+        cfg.threads = g_threads;
+        check(crew_create(&p_, &cfg), "crew_create");
+    }
+    ~CrewPeer() override { crew_destroy(p_); }
+    const char *name() const override { return "crew"; }
+    double empty(long n) override {
+        double t = now();
+        for (long i = 0; i < n; i++)
+            check(crew_submit(p_, empty_fn, nullptr, 0, nullptr), "submit");
+        check(crew_wait_all(p_), "wait_all");
+        return now() - t;
+    }
+    double forkjoin(long rounds) override {
+        std::vector<LcgArg> args(g_threads);
+        std::vector<crew_task> t(g_threads);
+        double t0 = now();
+        for (long r = 0; r < rounds; r++) {
+            for (unsigned i = 0; i < g_threads; i++) {
+                args[i].seed = uint64_t(r * 131 + i);
+                t[i] = crew_task{};
+                t[i].fn = lcg_fn, t[i].arg = &args[i];
+            }
+            check(crew_enqueue_tasks_wait(p_, t.data(), t.size()), "tasks_wait");
+        }
+        return now() - t0;
+    }
+    struct FibArg {
+        crew_pool *p;
+        int n;
+        long r;
+    };
+    static void fib_task(void *a) {
+        auto *f = static_cast<FibArg *>(a);
+        if (f->n < 2) {
+            f->r = f->n;
+            return;
+        }
+        FibArg child{f->p, f->n - 1, 0};
+        crew_handle g = CREW_HANDLE_NONE;
+        check(crew_submit(f->p, fib_task, &child, 0, &g), "fib submit");
+        FibArg self{f->p, f->n - 2, 0};
+        fib_task(&self);
+        check(crew_wait(f->p, g), "fib wait");
+        f->r = child.r + self.r;
+    }
+    double fib(int n, long *result) override {
+        FibArg root{p_, n, 0};
+        double t = now();
+        fib_task(&root);
+        *result = root.r;
+        return now() - t;
+    }
+    double matmul(long m) override {
+        double t = now();
+        for (long i = 0; i < m; i++)
+            check(crew_submit(p_, matmul_fn, reinterpret_cast<void *>(i), 0, nullptr), "submit");
+        check(crew_wait_all(p_), "wait_all");
+        return now() - t;
+    }
+};
+
+#ifdef CREW_HAVE_OPENMP
+long fib_omp(int n) {
+    if (n < 2)
+        return n;
+    long a = 0;
+#pragma omp task shared(a)
+    a = fib_omp(n - 1);
+    long b = fib_omp(n - 2);
+#pragma omp taskwait
+    return a + b;
+}
+
+class OmpPeer : public Peer {
+public:
+    const char *name() const override { return "openmp"; }
+    double empty(long n) override {
+        double t = now();
+#pragma omp parallel num_threads(g_threads)
+#pragma omp single
+        {
+            for (long i = 0; i < n; i++) {
+#pragma omp task
+                empty_fn(nullptr);
+            }
+#pragma omp taskwait
+        }
+        return now() - t;
+    }
+    double forkjoin(long rounds) override {
+        std::vector<LcgArg> args(g_threads);
+        double t = now();
+#pragma omp parallel num_threads(g_threads)
+#pragma omp single
+        for (long r = 0; r < rounds; r++) {
+            for (unsigned i = 0; i < g_threads; i++) {
+                args[i].seed = uint64_t(r * 131 + i);
+                LcgArg *a = &args[i];
+#pragma omp task firstprivate(a)
+                lcg_fn(a);
+            }
+#pragma omp taskwait
+        }
+        return now() - t;
+    }
+    double fib(int n, long *result) override {
+        long r = 0;
+        double t = now();
+#pragma omp parallel num_threads(g_threads)
+#pragma omp single
+        r = fib_omp(n);
+        *result = r;
+        return now() - t;
+    }
+    double matmul(long m) override {
+        double t = now();
+#pragma omp parallel num_threads(g_threads)
+#pragma omp single
+        {
+            for (long i = 0; i < m; i++) {
+#pragma omp task firstprivate(i)
+                matmul_index(size_t(i));
+            }
+#pragma omp taskwait
+        }
+        return now() - t;
+    }
+};
+#endif
+
+#ifdef CREW_HAVE_TBB
+long fib_tbb(int n) {
+    if (n < 2)
+        return n;
+    long a = 0;
+    tbb::task_group g;
+    g.run([&] { a = fib_tbb(n - 1); });
+    long b = fib_tbb(n - 2);
+    g.wait();
+    return a + b;
+}
+
+class TbbPeer : public Peer {
+    tbb::global_control limit_{tbb::global_control::max_allowed_parallelism, g_threads};
+    tbb::task_arena arena_{int(g_threads)};
+
+public:
+    const char *name() const override { return "onetbb"; }
+    double empty(long n) override {
+        double t = now();
+        arena_.execute([&] {
+            tbb::task_group g;
+            for (long i = 0; i < n; i++)
+                g.run([] { empty_fn(nullptr); });
+            g.wait();
+        });
+        return now() - t;
+    }
+    double forkjoin(long rounds) override {
+        std::vector<LcgArg> args(g_threads);
+        double t = now();
+        arena_.execute([&] {
+            for (long r = 0; r < rounds; r++) {
+                tbb::task_group g;
+                for (unsigned i = 0; i < g_threads; i++) {
+                    args[i].seed = uint64_t(r * 131 + i);
+                    LcgArg *a = &args[i];
+                    g.run([a] { lcg_fn(a); });
+                }
+                g.wait();
+            }
+        });
+        return now() - t;
+    }
+    double fib(int n, long *result) override {
+        double t = now();
+        arena_.execute([&] { *result = fib_tbb(n); });
+        return now() - t;
+    }
+    double matmul(long m) override {
+        double t = now();
+        arena_.execute([&] {
+            tbb::task_group g;
+            for (long i = 0; i < m; i++)
+                g.run([i] { matmul_index(size_t(i)); });
+            g.wait();
+        });
+        return now() - t;
+    }
+};
+#endif
+
+#ifdef CREW_HAVE_ASIO
+class AsioPeer : public Peer {
+    boost::asio::thread_pool pool_{g_threads};
+    Latch latch_;
+
+public:
+    ~AsioPeer() override { pool_.join(); }
+    const char *name() const override { return "boost.asio"; }
+    double empty(long n) override {
+        latch_.reset(n);
+        double t = now();
+        for (long i = 0; i < n; i++)
+            boost::asio::post(pool_, [this] { latch_.count_down(); });
+        latch_.wait();
+        return now() - t;
+    }
+    double forkjoin(long rounds) override {
+        std::vector<LcgArg> args(g_threads);
+        double t = now();
+        for (long r = 0; r < rounds; r++) {
+            latch_.reset(g_threads);
+            for (unsigned i = 0; i < g_threads; i++) {
+                args[i].seed = uint64_t(r * 131 + i);
+                LcgArg *a = &args[i];
+                boost::asio::post(pool_, [this, a] {
+                    lcg_fn(a);
+                    latch_.count_down();
+                });
+            }
+            latch_.wait();
+        }
+        return now() - t;
+    }
+    double fib(int, long *) override { return -1; }
+    double matmul(long m) override {
+        latch_.reset(m);
+        double t = now();
+        for (long i = 0; i < m; i++)
+            boost::asio::post(pool_, [this, i] {
+                matmul_index(size_t(i));
+                latch_.count_down();
+            });
+        latch_.wait();
+        return now() - t;
+    }
+};
+#endif
+
+#ifdef CREW_HAVE_GLIB
+struct GItem {
+    void (*fn)(void *);
+    void *arg;
+};
+
+class GlibPeer : public Peer {
+    GThreadPool *pool_;
+    Latch latch_;
+    std::vector<GItem> items_;
+    static void run(gpointer data, gpointer self) {
+        auto *it = static_cast<GItem *>(data);
+        it->fn(it->arg);
+        static_cast<GlibPeer *>(self)->latch_.count_down();
+    }
+    // GThreadPool takes a non-NULL data pointer per task: the items live in items_.
+    double run_all(long n, void (*fn)(void *), std::function<void *(long)> arg) {
+        items_.assign(size_t(n), GItem{fn, nullptr});
+        for (long i = 0; i < n; i++)
+            items_[size_t(i)].arg = arg(i);
+        latch_.reset(n);
+        double t = now();
+        for (long i = 0; i < n; i++)
+            g_thread_pool_push(pool_, &items_[size_t(i)], nullptr);
+        latch_.wait();
+        return now() - t;
+    }
+
+public:
+    GlibPeer() { pool_ = g_thread_pool_new(run, this, int(g_threads), TRUE, nullptr); }
+    ~GlibPeer() override { g_thread_pool_free(pool_, FALSE, TRUE); }
+    const char *name() const override { return "glib"; }
+    double empty(long n) override {
+        return run_all(n, empty_fn, [](long) -> void * { return nullptr; });
+    }
+    double forkjoin(long rounds) override {
+        std::vector<LcgArg> args(g_threads);
+        std::vector<GItem> items(g_threads);
+        double t = now();
+        for (long r = 0; r < rounds; r++) {
+            latch_.reset(g_threads);
+            for (unsigned i = 0; i < g_threads; i++) {
+                args[i].seed = uint64_t(r * 131 + i);
+                items[i] = GItem{lcg_fn, &args[i]};
+                g_thread_pool_push(pool_, &items[i], nullptr);
+            }
+            latch_.wait();
+        }
+        return now() - t;
+    }
+    double fib(int, long *) override { return -1; }
+    double matmul(long m) override {
+        return run_all(m, matmul_fn, [](long i) { return reinterpret_cast<void *>(i); });
+    }
+};
+#endif
+
+// The textbook pool: one FIFO under one mutex, one condition variable for work.
+class TextbookPeer : public Peer {
+    struct Job {
+        void (*fn)(void *);
+        void *arg;
+    };
+    std::mutex m_;
+    std::condition_variable cv_;
+    std::deque<Job> q_;
+    bool stop_ = false;
+    std::vector<std::thread> threads_;
+    Latch latch_;
+
+    void worker() {
+        for (;;) {
+            Job j;
+            {
+                std::unique_lock<std::mutex> g(m_);
+                cv_.wait(g, [&] { return stop_ || !q_.empty(); });
+                if (q_.empty())
+                    return;
+                j = q_.front();
+                q_.pop_front();
+            }
+            j.fn(j.arg);
+            latch_.count_down();
+        }
+    }
+    void push(void (*fn)(void *), void *arg) {
+        {
+            std::lock_guard<std::mutex> g(m_);
+            q_.push_back(Job{fn, arg});
+        }
+        cv_.notify_one();
+    }
+
+public:
+    TextbookPeer() {
+        for (unsigned i = 0; i < g_threads; i++)
+            threads_.emplace_back([this] { worker(); });
+    }
+    ~TextbookPeer() override {
+        {
+            std::lock_guard<std::mutex> g(m_);
+            stop_ = true;
+        }
+        cv_.notify_all();
+        for (auto &t : threads_)
+            t.join();
+    }
+    const char *name() const override { return "textbook"; }
+    double empty(long n) override {
+        latch_.reset(n);
+        double t = now();
+        for (long i = 0; i < n; i++)
+            push(empty_fn, nullptr);
+        latch_.wait();
+        return now() - t;
+    }
+    double forkjoin(long rounds) override {
+        std::vector<LcgArg> args(g_threads);
+        double t = now();
+        for (long r = 0; r < rounds; r++) {
+            latch_.reset(g_threads);
+            for (unsigned i = 0; i < g_threads; i++) {
+                args[i].seed = uint64_t(r * 131 + i);
+                push(lcg_fn, &args[i]);
+            }
+            latch_.wait();
+        }
+        return now() - t;
+    }
+    double fib(int, long *) override { return -1; }
+    double matmul(long m) override {
+        latch_.reset(m);
+        double t = now();
+        for (long i = 0; i < m; i++)
+            push(matmul_fn, reinterpret_cast<void *>(i));
+        latch_.wait();
+        return now() - t;
+    }
+};
+
+// Thread-per-task, BOLSTER's approach (seed 000 Fig. 5): runs a tenth of the tasks.
+class ThreadPerTaskPeer : public Peer {
+    struct Arg {
+        void (*fn)(void *);
+        void *arg;
+    };
+    static void *trampoline(void *a) {
+        auto *x = static_cast<Arg *>(a);
+        x->fn(x->arg);
+        return nullptr;
+    }
+    // Runs n tasks, at most `cores` threads alive at once (so it does not exhaust the system).
+    static void run(long n, void (*fn)(void *), std::function<void *(long)> arg) {
+        std::vector<pthread_t> th(g_threads);
+        std::vector<Arg> args(g_threads);
+        for (long i = 0; i < n; i += g_threads) {
+            unsigned k = 0;
+            for (; k < g_threads && i + k < n; k++) {
+                args[k] = Arg{fn, arg(i + long(k))};
+                if (pthread_create(&th[k], nullptr, trampoline, &args[k]) != 0) {
+                    std::fprintf(stderr, "bench_peers: pthread_create failed\n");
+                    std::exit(1);
+                }
+            }
+            for (unsigned j = 0; j < k; j++)
+                pthread_join(th[j], nullptr);
+        }
+    }
+
+public:
+    const char *name() const override { return "thread/task"; }
+    double scale() const override { return 0.1; }
+    double empty(long n) override {
+        double t = now();
+        run(n / 10, empty_fn, [](long) -> void * { return nullptr; });
+        return now() - t;
+    }
+    double forkjoin(long rounds) override {
+        std::vector<LcgArg> args(g_threads);
+        double t = now();
+        for (long r = 0; r < rounds / 10; r++)
+            run(long(g_threads), lcg_fn, [&](long i) -> void * {
+                args[size_t(i)].seed = uint64_t(r * 131 + i);
+                return &args[size_t(i)];
+            });
+        return now() - t;
+    }
+    double fib(int, long *) override { return -1; }
+    double matmul(long m) override {
+        double t = now();
+        run(m / 10, matmul_fn, [](long i) { return reinterpret_cast<void *>(i); });
+        return now() - t;
+    }
+};
+
+std::unique_ptr<Peer> make_peer(const std::string &name) {
+    if (name == "crew")
+        return std::make_unique<CrewPeer>();
+#ifdef CREW_HAVE_OPENMP
+    if (name == "openmp")
+        return std::make_unique<OmpPeer>();
+#endif
+#ifdef CREW_HAVE_TBB
+    if (name == "onetbb")
+        return std::make_unique<TbbPeer>();
+#endif
+#ifdef CREW_HAVE_ASIO
+    if (name == "boost.asio")
+        return std::make_unique<AsioPeer>();
+#endif
+#ifdef CREW_HAVE_GLIB
+    if (name == "glib")
+        return std::make_unique<GlibPeer>();
+#endif
+    if (name == "textbook")
+        return std::make_unique<TextbookPeer>();
+    if (name == "thread/task")
+        return std::make_unique<ThreadPerTaskPeer>();
+    return nullptr;
+}
+
+std::vector<std::string> split(const char *s) {
+    std::vector<std::string> out;
+    std::string cur;
+    for (const char *c = s;; c++) {
+        if (*c == ',' || *c == 0) {
+            if (!cur.empty())
+                out.push_back(cur);
+            cur.clear();
+            if (*c == 0)
+                break;
+        } else {
+            cur += *c;
+        }
+    }
+    return out;
+}
+
+struct Stat {
+    double median, min, max;
+};
+Stat stat(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return {v[v.size() / 2], v.front(), v.back()};
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    std::vector<std::string> workloads = {"empty", "forkjoin", "fib", "matmul"};
+    std::vector<std::string> peers = {"crew",     "openmp",     "onetbb",     "boost.asio",
+                                      "glib",     "textbook",   "thread/task"};
+    int repeats = 5, fib_n = 30;
+    long empty_n = 1000000, rounds = 20000, matmuls = 500000;
+    const char *csv = nullptr;
+    g_threads = unsigned(sysconf(_SC_NPROCESSORS_ONLN));
+    int opt;
+    while ((opt = getopt(argc, argv, "w:p:r:t:n:R:f:m:c:h")) != -1) {
+        switch (opt) {
+        case 'w': workloads = split(optarg); break;
+        case 'p': peers = split(optarg); break;
+        case 'r': repeats = std::atoi(optarg); break;
+        case 't': g_threads = unsigned(std::atoi(optarg)); break;
+        case 'n': empty_n = std::atol(optarg); break;
+        case 'R': rounds = std::atol(optarg); break;
+        case 'f': fib_n = std::atoi(optarg); break;
+        case 'm': matmuls = std::atol(optarg); break;
+        case 'c': csv = optarg; break;
+        default:
+            std::fprintf(stderr,
+                         "usage: %s [-w empty,forkjoin,fib,matmul] [-p crew,openmp,onetbb,"
+                         "boost.asio,glib,textbook,thread/task] [-r repeats] [-t threads] "
+                         "[-n empty_tasks] [-R rounds] [-f fib_n] [-m matmuls] [-c out.csv]\n",
+                         argv[0]);
+            return opt == 'h' ? 0 : 2;
+        }
+    }
+    if (repeats < 1 || repeats > 1000 || g_threads < 1 || g_threads > 1024 || empty_n < 10 ||
+        rounds < 10 || fib_n < 2 || fib_n > 40 || matmuls < 10) {
+        std::fprintf(stderr, "bench_peers: out of range: -r 1..1000, -t 1..1024, -n/-R/-m >= 10,"
+                             " -f 2..40\n");
+        return 2;
+    }
+    g_mats.resize(64);
+    for (size_t i = 0; i < g_mats.size(); i++)
+        for (int r = 0; r < 10; r++)
+            for (int c = 0; c < 10; c++)
+                g_mats[i].m[r][c] = double((i * 31 + size_t(r) * 7 + size_t(c)) % 17) / 8.0;
+    g_mat_out.assign(size_t(matmuls), 0);
+
+    std::vector<std::unique_ptr<Peer>> live;
+    for (auto &n : peers) {
+        auto p = make_peer(n);
+        if (p)
+            live.push_back(std::move(p));
+        else
+            std::printf("note: peer %s is not available in this build (package absent?)\n",
+                        n.c_str());
+    }
+    FILE *out = csv ? std::fopen(csv, "w") : nullptr;
+    if (csv && !out) {
+        std::perror(csv);
+        return 1;
+    }
+    if (out)
+        std::fprintf(out, "workload,peer,run,seconds,metric\n");
+    std::printf("%u worker threads, %d runs each, medians with (min..max); ratio > 1 means crew "
+                "is ahead (peer time / crew time, or crew rate / peer rate)\n",
+                g_threads, repeats);
+
+    for (auto &w : workloads) {
+        std::map<std::string, std::vector<double>> metric; // tasks/s, us/round or s
+        const long expect_fib = fib_seq(fib_n);
+        for (int r = 0; r < repeats; r++)
+            for (auto &p : live) {
+                double s = -1, m = 0;
+                if (w == "empty") {
+                    s = p->empty(empty_n);
+                    m = empty_n * p->scale() / s;
+                } else if (w == "forkjoin") {
+                    s = p->forkjoin(rounds);
+                    m = s * 1e6 / (rounds * p->scale());
+                } else if (w == "fib") {
+                    long res = 0;
+                    s = p->fib(fib_n, &res);
+                    if (s >= 0 && res != expect_fib) {
+                        std::fprintf(stderr, "bench_peers: %s fib(%d) = %ld, expected %ld\n",
+                                     p->name(), fib_n, res, expect_fib);
+                        return 1;
+                    }
+                    m = s;
+                } else if (w == "matmul") {
+                    s = p->matmul(matmuls);
+                    m = s / p->scale();
+                } else {
+                    std::fprintf(stderr, "bench_peers: unknown workload %s\n", w.c_str());
+                    return 2;
+                }
+                if (s < 0)
+                    continue;
+                metric[p->name()].push_back(m);
+                if (out)
+                    std::fprintf(out, "%s,%s,%d,%.6f,%.6f\n", w.c_str(), p->name(), r, s, m);
+            }
+        const bool rate = w == "empty";
+        const char *unit = w == "empty" ? "tasks/s" : w == "forkjoin" ? "us/round" : "s";
+        std::string what = w == "empty"      ? std::to_string(empty_n) + " empty tasks"
+                           : w == "forkjoin" ? std::to_string(rounds) + " fork-join rounds"
+                           : w == "fib"      ? "fib(" + std::to_string(fib_n) + ")"
+                                             : std::to_string(matmuls) + " 10x10 matmuls";
+        std::printf("\n%s (%s)\n%-12s %14s %30s %8s\n", what.c_str(), unit, "peer", "median",
+                    "(min..max)", "ratio");
+        double crew_med = metric.count("crew") ? stat(metric["crew"]).median : 0;
+        for (auto &p : live) {
+            auto it = metric.find(p->name());
+            if (it == metric.end()) {
+                std::printf("%-12s %14s\n", p->name(), "n/a (cannot wait inside a task)");
+                continue;
+            }
+            Stat s = stat(it->second);
+            double ratio = crew_med == 0 ? 0 : rate ? crew_med / s.median : s.median / crew_med;
+            std::printf("%-12s %14.4g   (%12.4g..%12.4g) %8.2f%s\n", p->name(), s.median, s.min,
+                        s.max, ratio, p->scale() < 1 ? "  (1/10 of the tasks, scaled)" : "");
+        }
+        std::fflush(stdout);
+    }
+    if (out)
+        std::fclose(out);
+    return 0;
+}
