@@ -100,13 +100,15 @@ typedef struct crew_task {
     void *arg;         /* passed to fn as is */
     uint32_t priority; /* 0 = highest; equal priorities run first-in-first-out */
     uint32_t crew_flags_; /* private */
-    struct crew_task_private_ { /* private: do not read or write */
-        struct crew_task *next; /* private: group list link */
-        struct crew_task *prev; /* private: group list link */
-        uint64_t seq;           /* private: submission order */
-        uint64_t spare64[2];    /* private: reserved */
-        uint32_t slot;          /* private: group slot */
-        uint32_t index;         /* private: queue position */
+    struct crew_task_private_ {  /* private: do not read or write */
+        struct crew_task *gnext; /* private: group list link */
+        struct crew_task *gprev; /* private: group list link */
+        struct crew_task *qnext; /* private: queue list link */
+        struct crew_task *qprev; /* private: queue list link */
+        void *level;             /* private: queue level */
+        uint64_t reserved;       /* private: reserved */
+        uint32_t slot;           /* private: group slot */
+        uint32_t spare;          /* private: reserved */
     } crew_private_;
 } crew_task;
 

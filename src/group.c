@@ -108,6 +108,23 @@ int crew__group_add(crew__slotmap *m, crew_handle h, uint32_t n) {
     return CREW_OK;
 }
 
+void crew__group_abandon(crew__slotmap *m, uint32_t slot) {
+    crew__slot *sl = crew__slot_at(m, slot);
+    /* Relaxed: the handle never left the lock's holder, so nobody can be looking. The
+     * generation stays: {slot, gen} was never handed out. */
+    uint64_t st = crew__load_relaxed(&sl->state);
+    crew__store_relaxed(&sl->state, st & ~(uint64_t)UINT32_MAX);
+    sl->queued = NULL;
+    sl->next_free = m->free_head;
+    m->free_head = slot;
+}
+
+void crew__group_unadd(crew__slotmap *m, uint32_t slot, uint32_t n) {
+    /* Relaxed: takes back our own add (made under the lock we still hold); the group had open
+     * tasks before it, so this cannot finish the group. */
+    atomic_fetch_sub_explicit(&crew__slot_at(m, slot)->state, n, memory_order_relaxed);
+}
+
 bool crew__group_done(crew__slotmap *m, uint32_t slot, bool dropped) {
     crew__slot *sl = crew__slot_at(m, slot);
     if (dropped)

@@ -34,26 +34,30 @@
 #define crew__unused(x) ((void)(x))
 
 /* ---------------------------------------------------------------------------------------------
- * heap.c: a binary min-heap of tasks keyed on (priority, seq); each task knows its position, so
- * any queued task can be removed in O(log n).
+ * prioq.c: the priority queue, a binary min-heap of priority levels, each a FIFO of tasks.
  * ------------------------------------------------------------------------------------------- */
-typedef struct crew__heap_entry {
-    uint64_t seq;      /* the task's submission order */
-    uint32_t priority; /* the task's priority */
-    crew_task *task;
-} crew__heap_entry;
+typedef struct crew__level {
+    crew_task *head;            /* oldest task of this priority */
+    crew_task *tail;            /* newest task of this priority */
+    struct crew__level *chain;  /* next level in the same hash bucket, or in the free list */
+    uint32_t priority;          /* the key */
+    uint32_t index;             /* position in crew__prioq.heap */
+} crew__level;
 
-typedef struct crew__heap {
-    crew__heap_entry *a; /* a[0] is the highest-priority, oldest task */
-    size_t n;      /* tasks in the heap */
-    size_t cap;    /* allocated entries */
-} crew__heap;
+typedef struct crew__prioq {
+    crew__level **heap;    /* min-heap of the non-empty levels, by priority */
+    uint32_t nlevels;      /* levels in the heap */
+    uint32_t heap_cap;     /* allocated heap entries */
+    crew__level **buckets; /* hash table: priority -> level */
+    uint32_t nbuckets;     /* a power of two, or 0 before first use */
+    crew__level *free;     /* recycled levels */
+    size_t n;              /* queued tasks */
+} crew__prioq;
 
-int crew__heap_reserve(crew__heap *h, size_t extra); /* CREW_OK or CREW_ENOMEM */
-void crew__heap_push(crew__heap *h, crew_task *t);   /* room must be reserved */
-crew_task *crew__heap_pop(crew__heap *h);            /* NULL if empty */
-void crew__heap_remove(crew__heap *h, crew_task *t);
-void crew__heap_free(crew__heap *h);
+int crew__prioq_push(crew__prioq *q, crew_task *t); /* CREW_OK, or CREW_ENOMEM and no change */
+crew_task *crew__prioq_pop(crew__prioq *q);         /* highest priority, oldest; NULL if empty */
+void crew__prioq_remove(crew__prioq *q, crew_task *t); /* t must be queued */
+void crew__prioq_free(crew__prioq *q);
 
 /* ---------------------------------------------------------------------------------------------
  * group.c: the slot map of groups (seed 000 §III-D). A slot holds a generation counter and the
@@ -71,7 +75,7 @@ typedef struct crew__slot {
     /* Set (relaxed, under the lock) before the decrement that lets open reach 0, so a reader
      * that acquires open == 0 sees it. */
     atomic_uint cancelled;
-    crew_task *queued;  /* lock: newest queued task of the group, linked by crew_private_.next */
+    crew_task *queued;  /* lock: newest queued task of the group, linked by crew_private_.gnext */
     uint32_t next_free; /* lock: free list link */
     uint32_t waiters;   /* lock: threads sleeping in a wait for this group */
 } crew__slot;
@@ -96,6 +100,10 @@ bool crew__slot_valid(crew__slotmap *m, uint32_t slot);
 int crew__group_open(crew__slotmap *m, uint32_t n, crew_handle *h);
 /* Add n tasks to an open group. Lock held. CREW_OK, CREW_ESTALE or CREW_ERANGE. */
 int crew__group_add(crew__slotmap *m, crew_handle h, uint32_t n);
+/* Undo a successful crew__group_open (abandon) or crew__group_add (n tasks) whose tasks could
+ * not be queued after all. Lock held, and held since the open or add. */
+void crew__group_abandon(crew__slotmap *m, uint32_t slot);
+void crew__group_unadd(crew__slotmap *m, uint32_t slot, uint32_t n);
 /* One task of slot finished or was dropped. Lock held. Returns true if the group finished
  * (its open count reached 0). */
 bool crew__group_done(crew__slotmap *m, uint32_t slot, bool dropped);
@@ -138,9 +146,8 @@ struct crew_pool {
     pthread_cond_t wait_cv;  /* waiting callers sleep here */
     pthread_cond_t quiet_cv; /* crew_shutdown waits here for pending to reach 0 */
 
-    crew__heap heap;           /* lock: queued tasks */
-    _Atomic size_t queued;     /* heap.n, stored (relaxed) under the lock for spinning workers */
-    uint64_t next_seq;         /* lock: order of submission */
+    crew__prioq queue;         /* lock: queued tasks */
+    _Atomic size_t queued;     /* queue.n, stored (relaxed) under the lock for spinning workers */
     size_t pending;            /* lock: accepted tasks not yet finished nor dropped */
     unsigned sleeping_workers; /* lock: workers in cond_wait on work_cv */
     unsigned sleeping_helpers; /* lock: waiters asleep that may take any task when one comes */
@@ -202,7 +209,9 @@ void crew__help_until_quiet_locked(crew_pool *p, bool closing);
 /* ---------------------------------------------------------------------------------------------
  * queue.c: the shared priority queue with a list of queued tasks per group. Lock held for all.
  * ------------------------------------------------------------------------------------------- */
-void crew__queue_push_locked(crew_pool *p, crew_task *t, uint32_t slot);
+/* Queue t as a task of group slot (0 = none): CREW_OK, or CREW_ENOMEM and nothing changed. */
+int crew__queue_push_locked(crew_pool *p, crew_task *t, uint32_t slot);
+void crew__queue_remove_locked(crew_pool *p, crew_task *t);      /* take a queued task back */
 crew_task *crew__queue_take_locked(crew_pool *p);                /* highest, oldest; or NULL */
 crew_task *crew__queue_take_group_locked(crew_pool *p, uint32_t slot); /* newest of the group */
 void crew__queue_cancel_all_locked(crew_pool *p);                /* drop everything queued */

@@ -186,7 +186,7 @@ static void free_pool(crew_pool *p) {
     for (unsigned i = 0; i < p->nworkers; i++)
         free(p->workers[i]);
     free(p->workers);
-    crew__heap_free(&p->heap);
+    crew__prioq_free(&p->queue);
     crew__nodes_free(p);
     crew__slotmap_free(&p->groups);
     pthread_cond_destroy(&p->quiet_cv);

@@ -1,61 +1,64 @@
 /*
- * queue.c -- the pool's task queue: one priority queue shared by all workers (seed 000 §III-B),
- * plus, for every group, a list of its queued tasks, newest first, so that a thread waiting for
- * the group can take the group's own work (crew_wait's help order) without searching.
+ * queue.c -- the pool's task queue: one priority queue shared by all workers (seed 000 §III-B,
+ * prioq.c), plus, for every group, a list of its queued tasks, newest first, so that a thread
+ * waiting for the group can take the group's own work (crew_wait's help order) without searching.
  *
- * A queued task sits in the heap and, if it has a group, in that group's list; taking it removes
- * it from both. Every function here runs with pool->lock held.
+ * A queued task sits in the priority queue and, if it has a group, in that group's list; taking
+ * it removes it from both. Every function here runs with pool->lock held.
  */
 #include "atomic.h"
 #include "internal.h"
 
-void crew__queue_push_locked(crew_pool *p, crew_task *t, uint32_t slot) {
-    t->crew_private_.seq = p->next_seq++;
-    t->crew_private_.slot = slot;
-    t->crew_private_.prev = NULL;
-    t->crew_private_.next = NULL;
-    if (slot != 0) {
-        crew__slot *sl = crew__slot_at(&p->groups, slot);
-        t->crew_private_.next = sl->queued;
-        if (sl->queued)
-            sl->queued->crew_private_.prev = t;
-        sl->queued = t;
-    }
-    crew__heap_push(&p->heap, t);
+static inline void publish_length(crew_pool *p) {
     /* Relaxed: a hint for spinning workers, who take the lock before they trust it. */
-    crew__store_relaxed(&p->queued, p->heap.n);
+    crew__store_relaxed(&p->queued, p->queue.n);
 }
 
-/* Take t out of its group's list. */
-static void unlink_from_group(crew_pool *p, crew_task *t) {
+int crew__queue_push_locked(crew_pool *p, crew_task *t, uint32_t slot) {
+    int rc = crew__prioq_push(&p->queue, t);
+    if (rc != CREW_OK)
+        return rc;
+    t->crew_private_.slot = slot;
+    t->crew_private_.gprev = NULL;
+    t->crew_private_.gnext = NULL;
+    if (slot != 0) {
+        crew__slot *sl = crew__slot_at(&p->groups, slot);
+        t->crew_private_.gnext = sl->queued;
+        if (sl->queued)
+            sl->queued->crew_private_.gprev = t;
+        sl->queued = t;
+    }
+    publish_length(p);
+    return CREW_OK;
+}
+
+void crew__queue_remove_locked(crew_pool *p, crew_task *t) {
+    crew__prioq_remove(&p->queue, t);
     uint32_t slot = t->crew_private_.slot;
-    if (slot == 0)
-        return;
-    crew_task *prev = t->crew_private_.prev, *next = t->crew_private_.next;
-    if (prev)
-        prev->crew_private_.next = next;
-    else
-        crew__slot_at(&p->groups, slot)->queued = next;
-    if (next)
-        next->crew_private_.prev = prev;
+    if (slot != 0) {
+        crew_task *prev = t->crew_private_.gprev, *next = t->crew_private_.gnext;
+        if (prev)
+            prev->crew_private_.gnext = next;
+        else
+            crew__slot_at(&p->groups, slot)->queued = next;
+        if (next)
+            next->crew_private_.gprev = prev;
+    }
+    publish_length(p);
 }
 
 crew_task *crew__queue_take_locked(crew_pool *p) {
-    crew_task *t = crew__heap_pop(&p->heap);
-    if (t) {
-        unlink_from_group(p, t);
-        crew__store_relaxed(&p->queued, p->heap.n); /* relaxed: a hint, as above */
-    }
+    crew__level *top = p->queue.nlevels ? p->queue.heap[0] : NULL;
+    crew_task *t = top ? top->head : NULL;
+    if (t)
+        crew__queue_remove_locked(p, t);
     return t;
 }
 
 crew_task *crew__queue_take_group_locked(crew_pool *p, uint32_t slot) {
     crew_task *t = crew__slot_at(&p->groups, slot)->queued;
-    if (t) {
-        crew__heap_remove(&p->heap, t);
-        unlink_from_group(p, t);
-        crew__store_relaxed(&p->queued, p->heap.n); /* relaxed: a hint, as above */
-    }
+    if (t)
+        crew__queue_remove_locked(p, t);
     return t;
 }
 

@@ -14,7 +14,7 @@
 
 struct node_chunk {
     struct node_chunk *next;           /* all chunks of the pool, for crew_destroy */
-    crew_task nodes[NODES_PER_CHUNK];  /* free ones are linked by crew_private_.next */
+    crew_task nodes[NODES_PER_CHUNK];  /* free ones are linked by crew_private_.gnext */
 };
 
 crew_task *crew__node_get_locked(crew_pool *p) {
@@ -28,12 +28,12 @@ crew_task *crew__node_get_locked(crew_pool *p) {
             crew__node_release_locked(p, &c->nodes[i]);
     }
     crew_task *t = p->free_nodes;
-    p->free_nodes = t->crew_private_.next;
+    p->free_nodes = t->crew_private_.gnext;
     return t;
 }
 
 void crew__node_release_locked(crew_pool *p, crew_task *t) {
-    t->crew_private_.next = p->free_nodes;
+    t->crew_private_.gnext = p->free_nodes;
     p->free_nodes = t;
 }
 
@@ -48,35 +48,43 @@ void crew__nodes_free(crew_pool *p) {
     p->free_nodes = NULL;
 }
 
-/* Queue n tasks (their fn already checked) into *group. Lock held. */
+/* Queue n tasks (their fn already checked) into *group. Lock held. All or nothing: the group
+ * is opened or joined first (those can fail without side effects), then the tasks are queued;
+ * if queueing runs out of memory part-way, the queued ones are taken back and the group's open
+ * or add is undone, all under the lock, so no other thread saw any of it. */
 static int enqueue_locked(crew_pool *p, crew_task *t, size_t n, crew_handle *group,
                           uint32_t flags) {
     if (p->state != CREW__OPEN)
         return CREW_ESHUTDOWN;
     if (n > UINT32_MAX)
         return CREW_ERANGE;
-    uint32_t slot = 0;
-    if (group && !(group->slot == 0 && group->gen == 0) &&
-        !crew__slot_valid(&p->groups, group->slot))
+    bool open_new = group && group->slot == 0 && group->gen == 0;
+    if (group && !open_new && !crew__slot_valid(&p->groups, group->slot))
         return CREW_EINVAL;
-    int rc = crew__heap_reserve(&p->heap, n);
+    crew_handle h = group && !open_new ? *group : (crew_handle){0, 0};
+    int rc = CREW_OK;
+    if (open_new)
+        rc = crew__group_open(&p->groups, (uint32_t)n, &h);
+    else if (group)
+        rc = crew__group_add(&p->groups, h, (uint32_t)n);
     if (rc != CREW_OK)
         return rc;
-    if (group) {
-        if (group->slot == 0)
-            rc = crew__group_open(&p->groups, (uint32_t)n, group);
-        else
-            rc = crew__group_add(&p->groups, *group, (uint32_t)n);
-        if (rc != CREW_OK)
-            return rc;
-        slot = group->slot;
-    }
     for (size_t i = 0; i < n; i++) {
         t[i].crew_flags_ = flags;
-        crew__queue_push_locked(p, &t[i], slot);
+        if ((rc = crew__queue_push_locked(p, &t[i], h.slot)) != CREW_OK) {
+            while (i-- > 0)
+                crew__queue_remove_locked(p, &t[i]);
+            if (open_new)
+                crew__group_abandon(&p->groups, h.slot);
+            else if (group)
+                crew__group_unadd(&p->groups, h.slot, (uint32_t)n);
+            return rc;
+        }
     }
+    if (open_new)
+        *group = h;
     p->pending += n;
-    crew__wake_locked(p, n, slot);
+    crew__wake_locked(p, n, h.slot);
     return CREW_OK;
 }
 
