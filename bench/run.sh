@@ -13,9 +13,9 @@ mkdir -p "$out"
 report="$out/report.md"
 
 if [ $quick = 1 ]; then
-    repeats=3 work=5000 empty_n=200000
+    repeats=3 work=5000 empty_n=200000 peers_args="-r 3 -n 100000 -R 2000 -f 22 -m 50000"
 else
-    repeats=9 work=20000 empty_n=1000000
+    repeats=9 work=20000 empty_n=1000000 peers_args="-r 5"
 fi
 cores=$(nproc)
 
@@ -34,7 +34,7 @@ cores=$(nproc)
 
 step() { printf '[bench] %s\n' "$*" >&2; }
 
-step "1/2 seed 000 Fig. 7: pool vs thread-per-request ($repeats runs)"
+step "1/3 seed 000 Fig. 7: pool vs thread-per-request ($repeats runs)"
 {
     echo "## Seed 000 Fig. 7: pool vs thread-per-request"
     echo
@@ -48,7 +48,7 @@ step "1/2 seed 000 Fig. 7: pool vs thread-per-request ($repeats runs)"
     echo
 } >>"$report"
 
-step "2/2 empty-task throughput, one producer ($repeats runs)"
+step "2/3 empty-task throughput, one producer ($repeats runs)"
 {
     echo "## Empty-task throughput"
     echo
@@ -58,6 +58,20 @@ step "2/2 empty-task throughput, one producer ($repeats runs)"
     echo '```'
     "$bin/empty_tasks" -t "$cores" -n "$empty_n" -r "$repeats" | tee /dev/stderr
     "$bin/empty_tasks" -t "$cores" -n "$empty_n" -r "$repeats" -m array | tee /dev/stderr
+    echo '```'
+    echo
+} >>"$report"
+
+step "3/3 crew against peer pools (empty, fork-join, fib, matmul)"
+{
+    echo "## crew against the pools people use today"
+    echo
+    echo "Same workloads for every pool, workers = cores, runs interleaved round-robin. Peers that"
+    echo "cannot wait inside a task sit out fib; thread-per-task runs a tenth of the tasks."
+    echo
+    echo '```'
+    # shellcheck disable=SC2086
+    "$bin/bench_peers" $peers_args -c "$out/peers.csv" | tee /dev/stderr
     echo '```'
 } >>"$report"
 
