@@ -43,10 +43,9 @@ step "1/3 seed 000 Fig. 7: pool vs thread-per-request ($repeats runs)"
     echo "workers created beforehand and waits with the caller helping (Fig. 6)."
     echo
     echo '```'
-    "$bin/fig7_pool_vs_tpr" -t 4,8,16,32 -r "$repeats" -w "$work" -c "$out/fig7.csv" | tee /dev/stderr
-    echo '```'
-    echo
 } >>"$report"
+"$bin/fig7_pool_vs_tpr" -t 4,8,16,32 -r "$repeats" -w "$work" -c "$out/fig7.csv" | tee -a "$report"
+printf '```\n\n' >>"$report"
 
 step "2/3 empty-task throughput, one producer ($repeats runs)"
 {
@@ -56,11 +55,10 @@ step "2/3 empty-task throughput, one producer ($repeats runs)"
     echo "crew_wait_all (the caller helps)."
     echo
     echo '```'
-    "$bin/empty_tasks" -t "$cores" -n "$empty_n" -r "$repeats" | tee /dev/stderr
-    "$bin/empty_tasks" -t "$cores" -n "$empty_n" -r "$repeats" -m array | tee /dev/stderr
-    echo '```'
-    echo
 } >>"$report"
+"$bin/empty_tasks" -t "$cores" -n "$empty_n" -r "$repeats" | tee -a "$report"
+"$bin/empty_tasks" -t "$cores" -n "$empty_n" -r "$repeats" -m array | tee -a "$report"
+printf '```\n\n' >>"$report"
 
 step "3/3 crew against peer pools (empty, fork-join, fib, matmul)"
 {
@@ -70,9 +68,9 @@ step "3/3 crew against peer pools (empty, fork-join, fib, matmul)"
     echo "cannot wait inside a task sit out fib; thread-per-task runs a tenth of the tasks."
     echo
     echo '```'
-    # shellcheck disable=SC2086
-    "$bin/bench_peers" $peers_args -c "$out/peers.csv" | tee /dev/stderr
-    echo '```'
 } >>"$report"
+# shellcheck disable=SC2086
+"$bin/bench_peers" $peers_args -c "$out/peers.csv" | tee -a "$report"
+printf '```\n' >>"$report"
 
 step "report written to $report"
