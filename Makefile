@@ -15,7 +15,7 @@ all: build
 build/release/build.ninja build/release/Makefile:
 	cmake -S . -B build/release $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo
 build/tsan/build.ninja build/tsan/Makefile:
-	cmake -S . -B build/tsan $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCREW_SANITIZE=thread -DCREW_BUILD_BENCH=OFF
+	cmake -S . -B build/tsan $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCREW_SANITIZE=thread -DCREW_DEBUG_YIELD=ON -DCREW_BUILD_BENCH=OFF
 build/asan/build.ninja build/asan/Makefile:
 	cmake -S . -B build/asan $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCREW_SANITIZE=address -DCREW_BUILD_BENCH=OFF
 

@@ -33,6 +33,15 @@
 
 #define crew__unused(x) ((void)(x))
 
+/* Debug-yield (liburcu's DEBUG_YIELD): built with CREW_DEBUG_YIELD, the points marked with
+ * crew__debug_yield() give up the processor at random (one time in four), to shake out races
+ * in tests; otherwise they compile to nothing. */
+#ifdef CREW_DEBUG_YIELD
+void crew__debug_yield(void);
+#else
+#define crew__debug_yield() ((void)0)
+#endif
+
 /* ---------------------------------------------------------------------------------------------
  * prioq.c: the priority queue, a binary min-heap of priority levels, each a FIFO of tasks.
  * ------------------------------------------------------------------------------------------- */

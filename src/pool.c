@@ -141,6 +141,7 @@ static int set_workers(crew_pool *p, unsigned threads) {
         running += revived;
     }
     pthread_mutex_unlock(&p->lock);
+    crew__debug_yield();
 
     reap_exited(p);
     int rc = CREW_OK;
@@ -271,6 +272,7 @@ int crew_shutdown(crew_pool *p, int how) {
     pthread_cond_broadcast(&p->wait_cv); /* waiters: recheck their groups */
     crew__help_until_quiet_locked(p, true);
     pthread_mutex_unlock(&p->lock);
+    crew__debug_yield();
 
     /* No task runs any more, so none is inside crew_resize; every worker leaves its loop. */
     pthread_mutex_lock(&p->resize_lock);

@@ -37,6 +37,7 @@ int crew_wait(crew_pool *p, crew_handle group) {
         return CREW_EDEADLK; /* the group cannot finish while this task waits inside it */
 
     crew__slot *sl = crew__slot_at(&p->groups, group.slot);
+    crew__debug_yield(); /* between the lock-free check and the locked one */
     pthread_mutex_lock(&p->lock);
     while ((st = crew__group_status(&p->groups, group)) == 1) {
         bool general = may_help_generally(p);

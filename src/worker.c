@@ -25,6 +25,18 @@
 _Thread_local crew__frame *crew__tls_frame;
 _Thread_local crew__worker *crew__tls_worker;
 
+#ifdef CREW_DEBUG_YIELD
+#include <sched.h>
+void crew__debug_yield(void) {
+    static _Thread_local uint32_t x; /* per-thread xorshift: no shared state to perturb */
+    if (x == 0)
+        x = (uint32_t)(uintptr_t)&x | 1u;
+    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+    if ((x & 3u) == 0)
+        sched_yield();
+}
+#endif
+
 bool crew__in_task_of(const crew_pool *p) {
     for (const crew__frame *f = crew__tls_frame; f; f = f->up)
         if (f->pool == p)
@@ -65,11 +77,13 @@ void crew__run_locked(crew_pool *p, crew_task *t) {
     if (t->crew_flags_ & CREW__TASK_NODE)
         crew__node_release_locked(p, t);
     pthread_mutex_unlock(&p->lock);
+    crew__debug_yield();
 
     crew__tls_frame = &frame;
     fn(arg);
     crew__tls_frame = frame.up;
 
+    crew__debug_yield();
     pthread_mutex_lock(&p->lock);
     crew__task_finished_locked(p, slot, false);
 }
@@ -137,6 +151,7 @@ void *crew__worker_main(void *arg) {
             continue;
         }
         p->sleeping_workers++;
+        crew__debug_yield(); /* lock held: lets others pile up behind the sleeper */
         pthread_cond_wait(&p->work_cv, &p->lock);
         p->sleeping_workers--;
         spun = false;

@@ -324,3 +324,13 @@ TEST(Resize, RacingAShutdownNeverReportsSuccessOnAClosedPool) {
         EXPECT_EQ(crew_destroy(p), CREW_OK);
     }
 }
+
+TEST(Create, ThreadCreationFailureIsReportedAndLeaksNothing) {
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 3;
+    cfg.stack_size = size_t(1) << 42; // 4 TiB per stack: the system refuses to map it
+    crew_pool *p = nullptr;
+    EXPECT_EQ(crew_create(&p, &cfg), CREW_EAGAIN);
+    EXPECT_EQ(p, nullptr);
+}
