@@ -1,0 +1,286 @@
+// crew.hpp -- the C++17 interface to crew: header-only, over the C library (crew.h).
+//
+//   crew::pool p;                                  // one worker per online core
+//   auto f = p.submit([](int x) { return x * 2; }, 21);   // std::future<int>
+//   p.post([] { ... });                            // fire and forget
+//   crew::group g(p);                              // a group of tasks to wait for
+//   g.run([] { ... }); g.run([] { ... });
+//   g.wait();                                      // the caller helps; rethrows a task's exception
+//   p.wait();                                      // every task of the pool (caller helps)
+//
+// Errors from the C library become crew::error (a std::system_error-like exception carrying the
+// CREW_E* code). An exception escaping a task started with submit() reaches future::get(); one
+// escaping a task of a group is rethrown by group::wait(); one escaping post() goes to the pool's
+// error handler (by default it is printed to stderr) -- never std::terminate.
+#ifndef CREW_HPP
+#define CREW_HPP
+
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "crew.h"
+
+namespace crew {
+
+// A failed call of the C library.
+class error : public std::runtime_error {
+public:
+    error(int code, const char *where)
+        : std::runtime_error(std::string(where) + ": " + crew_strerror(code)), code_(code) {}
+    int code() const noexcept { return code_; } // a CREW_E* value
+private:
+    int code_;
+};
+
+namespace detail {
+inline void check(int rc, const char *where) {
+    if (rc != CREW_OK)
+        throw error(rc, where);
+}
+
+// A heap-allocated job: the C task runs it once and deletes it.
+struct job {
+    virtual ~job() = default;
+    virtual void run() noexcept = 0;
+    static void trampoline(void *self) {
+        std::unique_ptr<job> j(static_cast<job *>(self));
+        j->run();
+    }
+};
+
+template <class F> struct fn_job final : job {
+    F f;
+    explicit fn_job(F &&fn) : f(std::move(fn)) {}
+    void run() noexcept override { f(); }
+};
+
+template <class F> job *make_job(F &&f) {
+    return new fn_job<std::decay_t<F>>(std::forward<F>(f));
+}
+
+// Bind f to copies of args (as std::thread and std::async do).
+template <class F, class... A> auto bind(F &&f, A &&...args) {
+    return [f = std::forward<F>(f), tup = std::make_tuple(std::forward<A>(args)...)]() mutable {
+        return std::apply(std::move(f), std::move(tup));
+    };
+}
+} // namespace detail
+
+// Pool settings; the defaults are those of crew_config_init().
+struct options {
+    unsigned threads = 0;     // 0 = one per online core
+    std::size_t stack_size = 0; // 0 = system default
+    const char *name = "crew";  // thread name prefix
+    unsigned spin = 64;         // polls before an idle worker sleeps
+    bool monitoring = false;    // reserved for statistics
+};
+
+class group;
+
+class pool {
+public:
+    using error_handler = std::function<void(std::exception_ptr)>;
+
+    pool() : pool(options{}) {}
+    explicit pool(const options &o) {
+        crew_config cfg;
+        crew_config_init(&cfg);
+        cfg.threads = o.threads;
+        cfg.stack_size = o.stack_size;
+        cfg.name = o.name;
+        cfg.spin = o.spin;
+        cfg.monitoring = o.monitoring;
+        detail::check(crew_create(&p_, &cfg), "crew::pool");
+        state_ = std::make_shared<shared>();
+    }
+    // Drains: every accepted task runs before the destructor returns.
+    ~pool() { crew_destroy(p_); }
+    pool(const pool &) = delete;
+    pool &operator=(const pool &) = delete;
+
+    // Run f(args...) and get its result (or its exception) through a future.
+    template <class F, class... A, class = std::enable_if_t<std::is_invocable_v<F, A...>>>
+    auto submit(F &&f, A &&...args) {
+        return submit(std::uint32_t(0), std::forward<F>(f), std::forward<A>(args)...);
+    }
+    // The same with a priority (0 = highest).
+    template <class F, class... A, class = std::enable_if_t<std::is_invocable_v<F, A...>>>
+    auto submit(std::uint32_t priority, F &&f, A &&...args) {
+        using R = std::invoke_result_t<F, A...>;
+        auto bound = detail::bind(std::forward<F>(f), std::forward<A>(args)...);
+        std::packaged_task<R()> task(std::move(bound));
+        std::future<R> fut = task.get_future();
+        enqueue(priority, nullptr, [t = std::move(task)]() mutable { t(); });
+        return fut;
+    }
+
+    // Fire and forget. An exception escaping f goes to the error handler.
+    template <class F, class = std::enable_if_t<std::is_invocable_v<F>>> void post(F &&f) {
+        post(std::uint32_t(0), std::forward<F>(f));
+    }
+    template <class F, class = std::enable_if_t<std::is_invocable_v<F>>>
+    void post(std::uint32_t priority, F &&f) {
+        enqueue(priority, nullptr,
+                [f = std::forward<F>(f), s = state_]() mutable {
+                    try {
+                        f();
+                    } catch (...) {
+                        s->report(std::current_exception());
+                    }
+                });
+    }
+
+    // Where exceptions escaping post() go (default: a line on stderr). Thread-safe.
+    void on_error(error_handler h) { state_->set(std::move(h)); }
+
+    // Wait until every accepted task has finished; the caller helps. Throws crew::error with
+    // CREW_ECANCELED if a shutdown dropped tasks, CREW_EDEADLK from a task of this pool.
+    void wait() { detail::check(crew_wait_all(p_), "crew::pool::wait"); }
+
+    // Asio's join() and the seed-003 pool's close(): stop taking work, run what was accepted,
+    // and stop the workers. Later submissions throw crew::error (CREW_ESHUTDOWN).
+    void join() { detail::check(crew_shutdown(p_, CREW_DRAIN), "crew::pool::join"); }
+    void close() { join(); }
+    // Drop the queued tasks instead (running ones finish).
+    void cancel() { detail::check(crew_shutdown(p_, CREW_CANCEL), "crew::pool::cancel"); }
+
+    void resize(unsigned threads) { detail::check(crew_resize(p_, threads), "crew::pool::resize"); }
+    unsigned size() const noexcept { return crew_size(p_); }
+    crew_pool *native() const noexcept { return p_; }
+
+private:
+    friend class group;
+
+    struct shared { // outlives the pool while tasks hold it
+        std::mutex m;
+        error_handler h;
+        void set(error_handler nh) {
+            std::lock_guard<std::mutex> g(m);
+            h = std::move(nh);
+        }
+        void report(std::exception_ptr e) {
+            error_handler copy;
+            {
+                std::lock_guard<std::mutex> g(m);
+                copy = h;
+            }
+            if (copy) {
+                try {
+                    copy(e);
+                    return;
+                } catch (...) {
+                }
+            }
+            try {
+                std::rethrow_exception(e);
+            } catch (const std::exception &x) {
+                std::fprintf(stderr, "crew: a posted task threw: %s\n", x.what());
+            } catch (...) {
+                std::fprintf(stderr, "crew: a posted task threw a non-standard exception\n");
+            }
+        }
+    };
+
+    template <class F> void enqueue(std::uint32_t priority, crew_handle *h, F &&f) {
+        detail::job *j = detail::make_job(std::forward<F>(f));
+        int rc = crew_submit(p_, detail::job::trampoline, j, priority, h);
+        if (rc != CREW_OK) {
+            delete j;
+            throw error(rc, "crew::pool::submit");
+        }
+    }
+
+    crew_pool *p_ = nullptr;
+    std::shared_ptr<shared> state_;
+};
+
+// A group of tasks waited for together (caller helps). Like tbb::task_group: the first
+// exception a task throws is kept and rethrown by wait(); the destructor waits too. run() and
+// wait() may be called from several threads, and from the group's own tasks (nesting).
+class group {
+public:
+    explicit group(pool &p) : p_(p), state_(std::make_shared<shared>()) {}
+    ~group() {
+        try {
+            wait();
+        } catch (...) {
+        }
+    }
+    group(const group &) = delete;
+    group &operator=(const group &) = delete;
+
+    template <class F, class = std::enable_if_t<std::is_invocable_v<F>>>
+    void run(F &&f, std::uint32_t priority = 0) {
+        auto body = [f = std::forward<F>(f), s = state_]() mutable {
+            try {
+                f();
+            } catch (...) {
+                s->keep(std::current_exception());
+            }
+        };
+        detail::job *j = detail::make_job(std::move(body));
+        std::lock_guard<std::mutex> g(m_);
+        int rc = crew_submit(p_.p_, detail::job::trampoline, j, priority, &h_);
+        if (rc == CREW_ESTALE) { // the group had finished: everything before is done
+            h_ = CREW_HANDLE_NONE;
+            rc = crew_submit(p_.p_, detail::job::trampoline, j, priority, &h_);
+        }
+        if (rc != CREW_OK) {
+            delete j;
+            throw error(rc, "crew::group::run");
+        }
+    }
+
+    // Wait for every task run() so far; rethrow the first exception one of them threw.
+    void wait() {
+        // Wait without holding m_ (tasks may run() into the group meanwhile); if run() opened
+        // a new crew group in the meantime, wait for that one too.
+        for (crew_handle h = current();; h = current()) {
+            if (h.slot != 0)
+                detail::check(crew_wait(p_.p_, h), "crew::group::wait");
+            crew_handle now = current();
+            if (now.slot == h.slot && now.gen == h.gen)
+                break;
+        }
+        std::exception_ptr e = state_->take();
+        if (e)
+            std::rethrow_exception(e);
+    }
+
+private:
+    crew_handle current() {
+        std::lock_guard<std::mutex> g(m_);
+        return h_;
+    }
+    struct shared {
+        std::mutex m;
+        std::exception_ptr first;
+        void keep(std::exception_ptr e) {
+            std::lock_guard<std::mutex> g(m);
+            if (!first)
+                first = e;
+        }
+        std::exception_ptr take() {
+            std::lock_guard<std::mutex> g(m);
+            return std::exchange(first, nullptr);
+        }
+    };
+    pool &p_;
+    std::mutex m_;                     // guards h_
+    crew_handle h_ = CREW_HANDLE_NONE; // the crew group of the tasks run() so far
+    std::shared_ptr<shared> state_;
+};
+
+} // namespace crew
+
+#endif // CREW_HPP

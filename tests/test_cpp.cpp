@@ -1,0 +1,139 @@
+// test_cpp.cpp -- the C++17 interface (include/crew.hpp).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "crew.hpp"
+
+TEST(Cpp, SubmitWithArgumentsReturnsAFuture) {
+    crew::pool p(crew::options{2});
+    auto f = p.submit([](int a, const std::string &b) { return b + std::to_string(a * 2); }, 21,
+                      std::string("x"));
+    EXPECT_EQ(f.get(), "x42");
+    auto v = p.submit([] {});
+    v.get(); // std::future<void>
+    auto hi = p.submit(0u, [](int x) { return x + 1; }, 1);
+    EXPECT_EQ(hi.get(), 2);
+}
+
+TEST(Cpp, ExceptionReachesTheFuture) {
+    crew::pool p(crew::options{2});
+    auto f = p.submit([]() -> int { throw std::runtime_error("boom"); });
+    EXPECT_THROW(
+        {
+            try {
+                f.get();
+            } catch (const std::runtime_error &e) {
+                EXPECT_STREQ(e.what(), "boom");
+                throw;
+            }
+        },
+        std::runtime_error);
+}
+
+TEST(Cpp, PostedExceptionGoesToTheHandlerNotTerminate) {
+    crew::pool p(crew::options{2});
+    std::atomic<int> seen{0};
+    p.on_error([&](std::exception_ptr e) {
+        try {
+            std::rethrow_exception(e);
+        } catch (const std::logic_error &) {
+            seen++;
+        }
+    });
+    for (int i = 0; i < 10; i++)
+        p.post([] { throw std::logic_error("posted"); });
+    p.wait();
+    EXPECT_EQ(seen.load(), 10);
+    p.on_error(nullptr); // the default handler prints, and the process goes on
+    p.post([] { throw 42; });
+    p.wait();
+}
+
+TEST(Cpp, GroupRunWaitAndRethrow) {
+    crew::pool p(crew::options{2});
+    std::atomic<int> n{0};
+    {
+        crew::group g(p);
+        for (int i = 0; i < 1000; i++)
+            g.run([&] { n++; });
+        g.wait();
+        EXPECT_EQ(n.load(), 1000);
+        for (int i = 0; i < 10; i++) // the crew group finished: run() opens a new one
+            g.run([&] { n++; });
+        g.run([] { throw std::out_of_range("in group"); });
+        EXPECT_THROW(g.wait(), std::out_of_range);
+        EXPECT_EQ(n.load(), 1010);
+        g.wait(); // the exception was delivered once
+    }
+}
+
+static long fib(crew::pool &p, int n) {
+    if (n < 2)
+        return n;
+    long a = 0;
+    crew::group g(p);
+    g.run([&] { a = fib(p, n - 1); });
+    long b = fib(p, n - 2);
+    g.wait();
+    return a + b;
+}
+
+TEST(Cpp, NestedGroupsOnOneThread) {
+    crew::pool p(crew::options{1});
+#ifdef CREW_SANITIZED
+    EXPECT_EQ(fib(p, 18), 2584);
+#else
+    EXPECT_EQ(fib(p, 24), 46368);
+#endif
+}
+
+TEST(Cpp, ResizeSizeAndErrorsAsExceptions) {
+    crew::pool p(crew::options{2});
+    EXPECT_EQ(p.size(), 2u);
+    p.resize(4);
+    EXPECT_EQ(p.size(), 4u);
+    try {
+        p.resize(0);
+        FAIL() << "resize(0) must throw";
+    } catch (const crew::error &e) {
+        EXPECT_EQ(e.code(), CREW_EINVAL);
+        EXPECT_NE(std::string(e.what()).find("invalid argument"), std::string::npos);
+    }
+    p.join();
+    try {
+        p.post([] {});
+        FAIL() << "post after join must throw";
+    } catch (const crew::error &e) {
+        EXPECT_EQ(e.code(), CREW_ESHUTDOWN);
+    }
+}
+
+// Seed 003's Boost.Asio example, line by line: a pool of N threads, one lambda per target that
+// stores its result by index, then join().
+TEST(Cpp, Seed003ExampleTranslatesLineByLine) {
+    std::vector<std::string> websites = {"a.example", "b.example", "c.example", "d.example"};
+    std::vector<int> results(websites.size());
+    auto ping = [](const std::string &site) { return int(site.size()); };
+
+    crew::pool pool(crew::options{3}); // boost::asio::thread_pool pool(3);
+    for (size_t i = 0; i < websites.size(); i++)
+        pool.post([&, i] { results[i] = ping(websites[i]); }); // boost::asio::post(pool, ...)
+    pool.join();                                               // pool.join();
+
+    for (size_t i = 0; i < websites.size(); i++)
+        EXPECT_EQ(results[i], int(websites[i].size()));
+}
+
+TEST(Cpp, DestructorDrains) {
+    std::atomic<int> n{0};
+    {
+        crew::pool p(crew::options{2});
+        for (int i = 0; i < 5000; i++)
+            p.post([&] { n++; });
+    }
+    EXPECT_EQ(n.load(), 5000);
+}
