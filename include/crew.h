@@ -235,6 +235,50 @@ CREW_EXPORT int crew_wait(crew_pool *p, crew_handle group);
  */
 CREW_EXPORT int crew_wait_all(crew_pool *p);
 
+/* ---------------------------------------------------------------------------------------------
+ * Parallel primitives (seed 000: BOLSTER runs parallel loops and filters on a pool). The caller
+ * takes part, and they nest: a primitive called from a task of the same pool works, on any
+ * number of threads. grain is the smallest number of elements handed out at once; 0 picks one
+ * from the range and the pool size. All return CREW_OK or an error (EINVAL for NULL pool or
+ * functions or begin > end; ENOMEM); the functions' effects happen-before the return. On a pool
+ * that is shut down, or busy, the caller does the work itself.
+ * ------------------------------------------------------------------------------------------- */
+
+/* Called with a sub-range [begin, end) of the loop. */
+typedef void (*crew_range_fn)(size_t begin, size_t end, void *arg);
+
+/* Run fn over [begin, end) in chunks, in parallel. Chunks are handed out dynamically, so uneven
+ * costs balance; memory use does not grow with the range. */
+CREW_EXPORT int crew_parallel_for(crew_pool *p, size_t begin, size_t end, size_t grain,
+                                  crew_range_fn fn, void *arg);
+
+/* Fold [begin, end) into the accumulator acc (size bytes, as given to crew_parallel_reduce). */
+typedef void (*crew_fold_fn)(size_t begin, size_t end, void *acc, void *arg);
+/* acc = acc (+) other, for an associative (+). */
+typedef void (*crew_combine_fn)(void *acc, const void *other, void *arg);
+
+/*
+ * Reduce [begin, end). On entry *result (size bytes) holds the identity element; every chunk
+ * folds into its own copy of it, and the chunks' partial results are combined in index order,
+ * so the result is deterministic (the same split for the same range, grain and pool size):
+ * floating-point sums do not change from run to run. At most 65,536 chunks (a larger count
+ * raises the grain). Errors: also EINVAL for size 0 or NULL result.
+ */
+CREW_EXPORT int crew_parallel_reduce(crew_pool *p, size_t begin, size_t end, size_t grain,
+                                     void *result, size_t size, crew_fold_fn fold,
+                                     crew_combine_fn combine, void *arg);
+
+/* Keep an element? Non-zero keeps it. */
+typedef int (*crew_pred_fn)(const void *elem, void *arg);
+
+/*
+ * Stable parallel filter: copy the n elements of in (elem_size bytes each) for which keep()
+ * returns non-zero to out, in their input order. out must have room for n elements and must not
+ * overlap in. keep() is called exactly once per element. OUT: *out_n, the number kept.
+ */
+CREW_EXPORT int crew_parallel_filter(crew_pool *p, const void *in, size_t n, size_t elem_size,
+                                     void *out, size_t *out_n, crew_pred_fn keep, void *arg);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,210 @@
+/*
+ * parallel.c -- parallel for, reduce and filter on a pool (the primitives BOLSTER runs on its
+ * pool, seed 000 §I).
+ *
+ * One engine serves all three: a loop over chunk indices 0..nchunks-1 handed out by an atomic
+ * counter (dynamic self-scheduling, like OpenMP's schedule(dynamic)). The caller spawns one
+ * "runner" task per worker into a fresh group, runs the same loop itself, then waits for the
+ * group: crew_wait helps with the runners still queued (they find the counter exhausted and
+ * return at once), so the primitives work inside tasks and on a busy or 1-thread pool. Memory is
+ * O(workers), whatever the range: a chunk is an index, not a task.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic.h"
+#include "internal.h"
+
+#define CHUNKS_PER_THREAD 8     /* automatic grain: this many chunks per participant */
+#define MAX_REDUCE_CHUNKS 65536 /* partial results kept by crew_parallel_reduce */
+
+typedef struct loop {
+    size_t begin, end, grain, nchunks;
+    /* Next chunk to hand out. Relaxed: the counter only divides work; the chunks' effects are
+     * published to the caller by the group wait (task completion release, wait acquire). */
+    atomic_size_t next;
+    void (*chunk)(struct loop *l, size_t index, size_t begin, size_t end);
+    void *ctx; /* the primitive's own state */
+} loop;
+
+static void run_chunks(loop *l) {
+    for (;;) {
+        size_t i = crew__fetch_add_relaxed(&l->next, 1);
+        if (i >= l->nchunks)
+            return;
+        size_t b = l->begin + i * l->grain;
+        size_t e = l->end - b > l->grain ? b + l->grain : l->end;
+        l->chunk(l, i, b, e);
+    }
+}
+
+static void runner(void *arg) { run_chunks(arg); }
+
+static size_t auto_grain(crew_pool *p, size_t n) {
+    size_t parts = (size_t)(crew_size(p) + 1) * CHUNKS_PER_THREAD;
+    size_t g = (n + parts - 1) / parts;
+    return g ? g : 1;
+}
+
+/* Run l over its chunks with the pool's help; the caller takes part. */
+static int run_loop(crew_pool *p, loop *l) {
+    size_t n = l->end - l->begin;
+    l->nchunks = n / l->grain + (n % l->grain != 0);
+    atomic_init(&l->next, 0);
+    if (l->nchunks <= 1) {
+        run_chunks(l);
+        return CREW_OK;
+    }
+    unsigned workers = crew_size(p);
+    size_t helpers = l->nchunks - 1 < workers ? l->nchunks - 1 : workers;
+    crew_task tasks[64];
+    crew_task *t = helpers <= 64 ? tasks : malloc(helpers * sizeof *t);
+    if (!t)
+        return CREW_ENOMEM;
+    memset(t, 0, helpers * sizeof *t);
+    for (size_t i = 0; i < helpers; i++) {
+        t[i].fn = runner;
+        t[i].arg = l;
+    }
+    crew_handle g = CREW_HANDLE_NONE;
+    int rc = crew_enqueue_tasks(p, t, helpers, &g);
+    run_chunks(l); /* with or without helpers: the caller alone finishes the loop */
+    if (rc == CREW_OK)
+        rc = crew_wait(p, g);
+    if (t != tasks)
+        free(t);
+    /* Queueing the helpers may fail (pool shutting down, no memory); the caller has done all
+     * the chunks itself then, so the loop is complete either way. */
+    return rc == CREW_ECANCELED || rc == CREW_OK || rc == CREW_ESHUTDOWN || rc == CREW_ENOMEM
+               ? CREW_OK
+               : rc;
+}
+
+/* ---- for ---- */
+
+typedef struct {
+    crew_range_fn fn;
+    void *arg;
+} for_ctx;
+
+static void for_chunk(loop *l, size_t index, size_t b, size_t e) {
+    (void)index;
+    for_ctx *c = l->ctx;
+    c->fn(b, e, c->arg);
+}
+
+int crew_parallel_for(crew_pool *p, size_t begin, size_t end, size_t grain, crew_range_fn fn,
+                      void *arg) {
+    if (!p || !fn || begin > end)
+        return CREW_EINVAL;
+    if (begin == end)
+        return CREW_OK;
+    for_ctx c = {fn, arg};
+    loop l = {.begin = begin, .end = end, .grain = grain ? grain : auto_grain(p, end - begin),
+              .chunk = for_chunk, .ctx = &c};
+    return run_loop(p, &l);
+}
+
+/* ---- reduce ---- */
+
+typedef struct {
+    crew_fold_fn fold;
+    void *arg;
+    unsigned char *partials; /* nchunks accumulators of size bytes, each starting as identity */
+    size_t size;
+} reduce_ctx;
+
+static void reduce_chunk(loop *l, size_t index, size_t b, size_t e) {
+    reduce_ctx *c = l->ctx;
+    c->fold(b, e, c->partials + index * c->size, c->arg);
+}
+
+int crew_parallel_reduce(crew_pool *p, size_t begin, size_t end, size_t grain, void *result,
+                         size_t size, crew_fold_fn fold, crew_combine_fn combine, void *arg) {
+    if (!p || !result || size == 0 || !fold || !combine || begin > end)
+        return CREW_EINVAL;
+    if (begin == end)
+        return CREW_OK;
+    size_t n = end - begin;
+    if (grain == 0)
+        grain = auto_grain(p, n);
+    if (n / grain >= MAX_REDUCE_CHUNKS) /* keep the partials bounded: raise the grain */
+        grain = n / MAX_REDUCE_CHUNKS + 1;
+    size_t nchunks = n / grain + (n % grain != 0);
+    if (nchunks > SIZE_MAX / size)
+        return CREW_ENOMEM;
+    unsigned char *partials = malloc(nchunks * size);
+    if (!partials)
+        return CREW_ENOMEM;
+    for (size_t i = 0; i < nchunks; i++)
+        memcpy(partials + i * size, result, size);
+    reduce_ctx c = {fold, arg, partials, size};
+    loop l = {.begin = begin, .end = end, .grain = grain, .chunk = reduce_chunk, .ctx = &c};
+    int rc = run_loop(p, &l);
+    if (rc == CREW_OK)
+        for (size_t i = 0; i < nchunks; i++) /* in index order: deterministic */
+            combine(result, partials + i * size, arg);
+    free(partials);
+    return rc;
+}
+
+/* ---- filter ---- */
+
+typedef struct {
+    const unsigned char *in;
+    unsigned char *out;
+    size_t elem_size;
+    crew_pred_fn keep;
+    void *arg;
+    unsigned char *flags; /* pass 1: keep() per element */
+    size_t *counts;       /* pass 1: kept per chunk; then exclusive prefix sums */
+} filter_ctx;
+
+static void count_chunk(loop *l, size_t index, size_t b, size_t e) {
+    filter_ctx *c = l->ctx;
+    size_t kept = 0;
+    for (size_t i = b; i < e; i++)
+        kept += c->flags[i] = c->keep(c->in + i * c->elem_size, c->arg) != 0;
+    c->counts[index] = kept;
+}
+
+static void copy_chunk(loop *l, size_t index, size_t b, size_t e) {
+    filter_ctx *c = l->ctx;
+    unsigned char *dst = c->out + c->counts[index] * c->elem_size;
+    for (size_t i = b; i < e; i++)
+        if (c->flags[i]) {
+            memcpy(dst, c->in + i * c->elem_size, c->elem_size);
+            dst += c->elem_size;
+        }
+}
+
+int crew_parallel_filter(crew_pool *p, const void *in, size_t n, size_t elem_size, void *out,
+                         size_t *out_n, crew_pred_fn keep, void *arg) {
+    if (!p || (!in && n) || (!out && n) || !out_n || elem_size == 0 || !keep)
+        return CREW_EINVAL;
+    *out_n = 0;
+    if (n == 0)
+        return CREW_OK;
+    size_t grain = auto_grain(p, n);
+    size_t nchunks = n / grain + (n % grain != 0);
+    filter_ctx c = {in, out, elem_size, keep, arg, malloc(n), malloc(nchunks * sizeof(size_t))};
+    int rc = CREW_ENOMEM;
+    if (c.flags && c.counts) {
+        loop l = {.begin = 0, .end = n, .grain = grain, .chunk = count_chunk, .ctx = &c};
+        rc = run_loop(p, &l);
+        size_t total = 0;
+        for (size_t i = 0; rc == CREW_OK && i < nchunks; i++) { /* exclusive prefix sums */
+            size_t k = c.counts[i];
+            c.counts[i] = total;
+            total += k;
+        }
+        if (rc == CREW_OK) {
+            loop l2 = {.begin = 0, .end = n, .grain = grain, .chunk = copy_chunk, .ctx = &c};
+            rc = run_loop(p, &l2);
+            *out_n = total;
+        }
+    }
+    free(c.flags);
+    free(c.counts);
+    return rc;
+}
