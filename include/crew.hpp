@@ -15,6 +15,7 @@
 #ifndef CREW_HPP
 #define CREW_HPP
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -27,6 +28,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "crew.h"
 
@@ -280,6 +282,120 @@ private:
     crew_handle h_ = CREW_HANDLE_NONE; // the crew group of the tasks run() so far
     std::shared_ptr<shared> state_;
 };
+
+// ------------------------------------------------------------------------------------------
+// Parallel primitives over the C ones (crew_parallel_for/reduce/filter): the caller takes part,
+// they nest, and an exception thrown by the body is rethrown (the first one) after the loop.
+// ------------------------------------------------------------------------------------------
+namespace detail {
+struct loop_errors {
+    std::mutex m;
+    std::exception_ptr first;
+    std::atomic<bool> failed{false};
+    void keep(std::exception_ptr e) {
+        std::lock_guard<std::mutex> g(m);
+        if (!first)
+            first = e;
+        failed.store(true, std::memory_order_relaxed);
+    }
+    void rethrow() {
+        if (first)
+            std::rethrow_exception(first);
+    }
+};
+} // namespace detail
+
+// f(i) for every i in [begin, end), or f(b, e) for sub-ranges when f takes two arguments.
+template <class F>
+void parallel_for(pool &p, std::size_t begin, std::size_t end, F &&f, std::size_t grain = 0) {
+    struct ctx {
+        F &f;
+        detail::loop_errors err;
+    } c{f, {}};
+    auto body = [](std::size_t b, std::size_t e, void *a) {
+        auto *c = static_cast<ctx *>(a);
+        if (c->err.failed.load(std::memory_order_relaxed))
+            return; // after an exception, skip the remaining chunks
+        try {
+            if constexpr (std::is_invocable_v<F &, std::size_t, std::size_t>)
+                c->f(b, e);
+            else
+                for (std::size_t i = b; i < e; i++)
+                    c->f(i);
+        } catch (...) {
+            c->err.keep(std::current_exception());
+        }
+    };
+    detail::check(crew_parallel_for(p.native(), begin, end, grain, body, &c), "crew::parallel_for");
+    c.err.rethrow();
+}
+
+// Deterministic reduction: fold(b, e, acc) -> acc over chunks, combine(a, b) -> a (+) b in
+// index order. T must be trivially copyable (the C layer copies it bytewise).
+template <class T, class Fold, class Combine>
+T parallel_reduce(pool &p, std::size_t begin, std::size_t end, T identity, Fold &&fold,
+                  Combine &&combine, std::size_t grain = 0) {
+    static_assert(std::is_trivially_copyable_v<T>, "crew::parallel_reduce needs a trivially "
+                                                   "copyable T");
+    struct ctx {
+        Fold &fold;
+        Combine &combine;
+        detail::loop_errors err;
+    } c{fold, combine, {}};
+    auto f = [](std::size_t b, std::size_t e, void *acc, void *a) {
+        auto *c = static_cast<ctx *>(a);
+        if (c->err.failed.load(std::memory_order_relaxed))
+            return;
+        try {
+            *static_cast<T *>(acc) = c->fold(b, e, *static_cast<T *>(acc));
+        } catch (...) {
+            c->err.keep(std::current_exception());
+        }
+    };
+    auto comb = [](void *acc, const void *other, void *a) {
+        auto *c = static_cast<ctx *>(a);
+        try {
+            *static_cast<T *>(acc) =
+                c->combine(*static_cast<T *>(acc), *static_cast<const T *>(other));
+        } catch (...) {
+            c->err.keep(std::current_exception());
+        }
+    };
+    T result = identity;
+    detail::check(crew_parallel_reduce(p.native(), begin, end, grain, &result, sizeof(T), f, comb,
+                                       &c),
+                  "crew::parallel_reduce");
+    c.err.rethrow();
+    return result;
+}
+
+// Stable filter: the elements of in for which keep(x) is true, in their order.
+template <class T, class Pred>
+std::vector<T> parallel_filter(pool &p, const std::vector<T> &in, Pred &&keep) {
+    static_assert(std::is_trivially_copyable_v<T>, "crew::parallel_filter needs a trivially "
+                                                   "copyable T");
+    struct ctx {
+        Pred &keep;
+        detail::loop_errors err;
+    } c{keep, {}};
+    auto pred = [](const void *x, void *a) -> int {
+        auto *c = static_cast<ctx *>(a);
+        try {
+            return c->keep(*static_cast<const T *>(x)) ? 1 : 0;
+        } catch (...) {
+            c->err.keep(std::current_exception());
+            return 0;
+        }
+    };
+    std::vector<T> out(in.size());
+    std::size_t n = 0;
+    detail::check(crew_parallel_filter(p.native(), in.data(), in.size(), sizeof(T), out.data(), &n,
+                                       pred, &c),
+                  "crew::parallel_filter");
+    c.err.rethrow();
+    out.resize(n);
+    return out;
+}
 
 } // namespace crew
 

@@ -137,3 +137,39 @@ TEST(Cpp, DestructorDrains) {
     }
     EXPECT_EQ(n.load(), 5000);
 }
+
+TEST(Cpp, ParallelForReduceFilter) {
+    crew::pool p(crew::options{2});
+    std::vector<int> v(100000);
+    crew::parallel_for(p, 0, v.size(), [&](size_t i) { v[i] = int(i % 10); });
+    long s = crew::parallel_reduce(
+        p, 0, v.size(), 0L,
+        [&](size_t b, size_t e, long acc) {
+            for (size_t i = b; i < e; i++)
+                acc += v[i];
+            return acc;
+        },
+        [](long a, long b) { return a + b; });
+    EXPECT_EQ(s, 450000);
+    auto odd = crew::parallel_filter(p, v, [](int x) { return x % 2 == 1; });
+    ASSERT_EQ(odd.size(), 50000u);
+    EXPECT_EQ(odd[0], 1);
+    EXPECT_EQ(odd[1], 3);
+    EXPECT_EQ(odd.back(), 9);
+    std::atomic<long> ranges{0};
+    crew::parallel_for(p, 0, 1000, [&](size_t b, size_t e) { ranges += long(e - b); }, 10);
+    EXPECT_EQ(ranges.load(), 1000);
+}
+
+TEST(Cpp, ParallelForRethrowsTheBodysException) {
+    crew::pool p(crew::options{2});
+    EXPECT_THROW(crew::parallel_for(p, 0, 10000,
+                                    [](size_t i) {
+                                        if (i == 5000)
+                                            throw std::invalid_argument("bad element");
+                                    }),
+                 std::invalid_argument);
+    p.wait(); // the pool is still usable
+    auto f = p.submit([] { return 7; });
+    EXPECT_EQ(f.get(), 7);
+}
