@@ -168,14 +168,31 @@ static void count_chunk(loop *l, size_t index, size_t b, size_t e) {
     c->counts[index] = kept;
 }
 
+/* Copy the kept elements of [b, e) to dst; SIZE is a constant in the common cases, so memcpy
+ * becomes one load and one store. */
+#define COPY_KEPT(SIZE)                                                                          \
+    for (size_t i = b; i < e; i++)                                                               \
+        if (c->flags[i]) {                                                                       \
+            memcpy(dst, c->in + i * (SIZE), (SIZE));                                             \
+            dst += (SIZE);                                                                       \
+        }
+
 static void copy_chunk(loop *l, size_t index, size_t b, size_t e) {
     filter_ctx *c = l->ctx;
     unsigned char *dst = c->out + c->counts[index] * c->elem_size;
-    for (size_t i = b; i < e; i++)
-        if (c->flags[i]) {
-            memcpy(dst, c->in + i * c->elem_size, c->elem_size);
-            dst += c->elem_size;
-        }
+    switch (c->elem_size) {
+    case 4:
+        COPY_KEPT(4);
+        break;
+    case 8:
+        COPY_KEPT(8);
+        break;
+    case 16:
+        COPY_KEPT(16);
+        break;
+    default:
+        COPY_KEPT(c->elem_size);
+    }
 }
 
 int crew_parallel_filter(crew_pool *p, const void *in, size_t n, size_t elem_size, void *out,
