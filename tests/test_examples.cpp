@@ -1,0 +1,198 @@
+// test_examples.cpp -- runs the example programs as a user would and checks what they do.
+// http_server: every endpoint, bad input (400/405/413), keep-alive and pipelining, silent and
+// slow clients timed out, many concurrent clients on a 2-thread pool, and a clean exit; in both
+// the crew-pool mode and the thread-per-connection mode. Traffic stays on 127.0.0.1.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <netinet/in.h>
+#include <poll.h>
+#include <spawn.h>
+#include <string>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+extern char **environ;
+
+namespace {
+
+struct Server {
+    pid_t pid = -1;
+    int port = 0;
+    FILE *out = nullptr;
+
+    explicit Server(const char *mode) {
+        int pipefd[2];
+        if (pipe(pipefd) != 0)
+            return;
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
+        posix_spawn_file_actions_addclose(&fa, pipefd[0]);
+        std::string bin = std::string(CREW_EXAMPLES_DIR) + "/http_server";
+        const char *argv[] = {bin.c_str(), "-t", "2", "-m", mode, "-i", "300", nullptr};
+        if (posix_spawn(&pid, bin.c_str(), &fa, nullptr, const_cast<char **>(argv), environ) != 0)
+            pid = -1;
+        posix_spawn_file_actions_destroy(&fa);
+        close(pipefd[1]);
+        out = fdopen(pipefd[0], "r");
+        char line[256];
+        if (out && fgets(line, sizeof line, out))
+            std::sscanf(line, "listening on 127.0.0.1:%d", &port);
+    }
+    // SIGTERM, then the exit status (0 expected).
+    int stop() {
+        if (pid < 0)
+            return -1;
+        kill(pid, SIGTERM);
+        int status = 0;
+        waitpid(pid, &status, 0);
+        pid = -1;
+        if (out)
+            fclose(out);
+        out = nullptr;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    ~Server() { stop(); }
+};
+
+int connect_to(int port) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(uint16_t(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0) {
+        close(fd);
+        return -1;
+    }
+    timeval tv{10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    return fd;
+}
+
+void send_str(int fd, const std::string &s) { (void)!send(fd, s.data(), s.size(), MSG_NOSIGNAL); }
+
+// Read one response (head + Content-Length body). Empty string on EOF/time-out. Bytes of a
+// following (pipelined) response stay in `carry` for the next call.
+std::string read_response(int fd, std::string &carry) {
+    std::string buf = std::move(carry);
+    carry.clear();
+    char c[4096];
+    size_t head_end;
+    while ((head_end = buf.find("\r\n\r\n")) == std::string::npos) {
+        ssize_t r = recv(fd, c, sizeof c, 0);
+        if (r <= 0)
+            return "";
+        buf.append(c, size_t(r));
+    }
+    size_t cl = buf.find("Content-Length: ");
+    size_t len = cl == std::string::npos ? 0 : std::stoul(buf.substr(cl + 16));
+    while (buf.size() < head_end + 4 + len) {
+        ssize_t r = recv(fd, c, sizeof c, 0);
+        if (r <= 0)
+            return "";
+        buf.append(c, size_t(r));
+    }
+    carry = buf.substr(head_end + 4 + len);
+    return buf.substr(0, head_end + 4 + len);
+}
+
+std::string read_response(int fd) {
+    std::string carry;
+    return read_response(fd, carry);
+}
+
+std::string get(int port, const std::string &request) {
+    int fd = connect_to(port);
+    if (fd < 0)
+        return "";
+    send_str(fd, request);
+    std::string r = read_response(fd);
+    close(fd);
+    return r;
+}
+
+// True if the server closes fd within ms milliseconds.
+bool closed_within(int fd, int ms) {
+    pollfd p{fd, POLLIN, 0};
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    while (std::chrono::steady_clock::now() < until) {
+        if (poll(&p, 1, 50) == 1) {
+            char c;
+            if (recv(fd, &c, 1, 0) <= 0)
+                return true;
+        }
+    }
+    return false;
+}
+
+void exercise(const char *mode) {
+    Server s(mode);
+    ASSERT_GT(s.port, 0) << "server did not start";
+    const int port = s.port;
+
+    EXPECT_NE(get(port, "GET /static HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                  .find("200 OK"),
+              std::string::npos);
+    std::string cpu = get(port, "GET /cpu?n=1000 HTTP/1.1\r\n\r\n");
+    EXPECT_NE(cpu.find("200 OK"), std::string::npos) << cpu;
+    EXPECT_NE(get(port, "GET /slow?ms=10 HTTP/1.1\r\n\r\n").find("slept 10 ms"),
+              std::string::npos);
+    EXPECT_NE(get(port, "GET /nope HTTP/1.1\r\n\r\n").find("404"), std::string::npos);
+    EXPECT_NE(get(port, "garbage\r\n\r\n").find("400 Bad Request"), std::string::npos);
+    EXPECT_NE(get(port, "GET /cpu?n=abc HTTP/1.1\r\n\r\n").find("400"), std::string::npos);
+    EXPECT_NE(get(port, "POST /static HTTP/1.1\r\n\r\n").find("405"), std::string::npos);
+    EXPECT_NE(get(port, "GET /" + std::string(9000, 'a')).find("413"), std::string::npos);
+
+    // Keep-alive and pipelining: three requests on one connection, two sent at once.
+    int fd = connect_to(port);
+    std::string carry;
+    send_str(fd, "GET /static HTTP/1.1\r\n\r\n");
+    EXPECT_NE(read_response(fd, carry).find("200 OK"), std::string::npos);
+    send_str(fd, "GET /cpu?n=10 HTTP/1.1\r\n\r\nGET /nope HTTP/1.1\r\n\r\n");
+    EXPECT_NE(read_response(fd, carry).find("200 OK"), std::string::npos);
+    EXPECT_NE(read_response(fd, carry).find("404"), std::string::npos);
+    close(fd);
+
+    // A silent client and a slow one (half a request head) are closed after the idle time-out.
+    int silent = connect_to(port), slow = connect_to(port);
+    send_str(slow, "GET /sta");
+    EXPECT_TRUE(closed_within(silent, 3000));
+    EXPECT_TRUE(closed_within(slow, 3000));
+    close(silent);
+    close(slow);
+
+    // Many clients at once on 2 workers, each with several keep-alive requests.
+    std::atomic<int> ok{0};
+    std::vector<std::thread> clients;
+    for (int c = 0; c < 16; c++)
+        clients.emplace_back([&] {
+            int f = connect_to(port);
+            for (int i = 0; i < 10; i++) {
+                send_str(f, "GET /slow?ms=2 HTTP/1.1\r\n\r\n");
+                ok += read_response(f).find("slept 2 ms") != std::string::npos;
+            }
+            close(f);
+        });
+    for (auto &t : clients)
+        t.join();
+    EXPECT_EQ(ok.load(), 160);
+
+    // Still alive after all that, and exits cleanly on SIGTERM.
+    EXPECT_NE(get(port, "GET /static HTTP/1.1\r\n\r\n").find("200 OK"), std::string::npos);
+    EXPECT_EQ(s.stop(), 0);
+}
+
+} // namespace
+
+TEST(Examples, HttpServerOnACrewPool) { exercise("pool"); }
+TEST(Examples, HttpServerThreadPerConnection) { exercise("thread"); }
