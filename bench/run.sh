@@ -14,10 +14,10 @@ report="$out/report.md"
 
 if [ $quick = 1 ]; then
     repeats=3 work=5000 empty_n=200000 peers_args="-r 3 -n 100000 -R 2000 -f 22 -m 50000"
-    prim_args="-r 3 -s 10,1000,100000"
+    prim_args="-r 3 -s 10,1000,100000" http_secs=1
 else
     repeats=9 work=20000 empty_n=1000000 peers_args="-r 5"
-    prim_args="-r 5 -s 10,1000,100000,10000000,100000000"
+    prim_args="-r 5 -s 10,1000,100000,10000000,100000000" http_secs=5
 fi
 cores=$(nproc)
 
@@ -36,7 +36,7 @@ cores=$(nproc)
 
 step() { printf '[bench] %s\n' "$*" >&2; }
 
-step "1/4 seed 000 Fig. 7: pool vs thread-per-request ($repeats runs)"
+step "1/5 seed 000 Fig. 7: pool vs thread-per-request ($repeats runs)"
 {
     echo "## Seed 000 Fig. 7: pool vs thread-per-request"
     echo
@@ -49,7 +49,7 @@ step "1/4 seed 000 Fig. 7: pool vs thread-per-request ($repeats runs)"
 "$bin/fig7_pool_vs_tpr" -t 4,8,16,32 -r "$repeats" -w "$work" -c "$out/fig7.csv" | tee -a "$report"
 printf '```\n\n' >>"$report"
 
-step "2/4 empty-task throughput, one producer ($repeats runs)"
+step "2/5 empty-task throughput, one producer ($repeats runs)"
 {
     echo "## Empty-task throughput"
     echo
@@ -62,7 +62,7 @@ step "2/4 empty-task throughput, one producer ($repeats runs)"
 "$bin/empty_tasks" -t "$cores" -n "$empty_n" -r "$repeats" -m array | tee -a "$report"
 printf '```\n\n' >>"$report"
 
-step "3/4 crew against peer pools (empty, fork-join, fib, matmul)"
+step "3/5 crew against peer pools (empty, fork-join, fib, matmul)"
 {
     echo "## crew against the pools people use today"
     echo
@@ -75,7 +75,7 @@ step "3/4 crew against peer pools (empty, fork-join, fib, matmul)"
 "$bin/bench_peers" $peers_args -c "$out/peers.csv" | tee -a "$report"
 printf '```\n\n' >>"$report"
 
-step "4/4 parallel primitives: sum and filter over n doubles"
+step "4/5 parallel primitives: sum and filter over n doubles"
 {
     echo "## Parallel primitives: sum and stable filter (seed 000's BOLSTER primitives)"
     echo
@@ -86,6 +86,15 @@ step "4/4 parallel primitives: sum and filter over n doubles"
 } >>"$report"
 # shellcheck disable=SC2086
 "$bin/bench_primitives" $prim_args | tee -a "$report"
+printf '```\n\n' >>"$report"
+
+step "5/5 the HTTP example under wrk (seeds 001 and 004: a server on a pool)"
+{
+    echo "## HTTP server on a crew pool vs thread-per-connection (wrk, 64 connections, 127.0.0.1)"
+    echo
+    echo '```'
+} >>"$report"
+bench/http.sh "$http_secs" 64 | tee -a "$report"
 printf '```\n' >>"$report"
 
 step "report written to $report"
