@@ -15,6 +15,7 @@
 #include <spawn.h>
 #include <string>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -196,3 +197,104 @@ void exercise(const char *mode) {
 
 TEST(Examples, HttpServerOnACrewPool) { exercise("pool"); }
 TEST(Examples, HttpServerThreadPerConnection) { exercise("thread"); }
+
+namespace {
+
+// Run an example with arguments; returns its exit status and fills out with stdout and (unless
+// with_stderr is false) stderr.
+int run(const std::string &args, std::string &out, bool with_stderr = true) {
+    std::string cmd =
+        std::string(CREW_EXAMPLES_DIR) + "/" + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+    FILE *f = popen(cmd.c_str(), "r");
+    if (!f)
+        return -1;
+    char buf[4096];
+    size_t n;
+    out.clear();
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        out.append(buf, n);
+    int st = pclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+// The failure share printed for one pool size row ("  4   0.123   3.90   0.0%").
+double failed_percent(const std::string &out, const std::string &size) {
+    size_t pos = 0;
+    while ((pos = out.find('\n', pos)) != std::string::npos) {
+        pos++;
+        char name[32];
+        double secs, speedup, failed;
+        if (std::sscanf(out.c_str() + pos, "%31s %lf %lf %lf%%", name, &secs, &speedup,
+                        &failed) == 4 &&
+            size == name)
+            return failed;
+    }
+    return -1;
+}
+
+uint64_t fnv1a(const std::string &s) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned char c : s)
+        h = (h ^ c) * 0x100000001b3ull;
+    return h;
+}
+
+} // namespace
+
+TEST(Examples, ProberReproducesSpeedupAndFailureCurves) {
+    std::string out;
+    // Enough capacity: no probe fails, and the pool is faster than sequential.
+    ASSERT_EQ(run("prober -n 32 -s 1,4 -k 4 -l 5 -T 2000", out), 0) << out;
+    EXPECT_EQ(failed_percent(out, "sequential"), 0.0) << out;
+    EXPECT_EQ(failed_percent(out, "4"), 0.0) << out;
+    // One slow server, a short time-out and 8 probes in flight: most time out.
+    ASSERT_EQ(run("prober -n 24 -s 8 -k 1 -l 40 -T 60", out), 0) << out;
+    EXPECT_GT(failed_percent(out, "8"), 30.0) << out;
+    // Bad input is refused with a message.
+    EXPECT_EQ(run("prober -n 0", out), 2);
+    EXPECT_NE(out.find("-n 1..1000000"), std::string::npos) << out;
+    char tmpl[] = "/tmp/crew-targets-XXXXXX";
+    int fd = mkstemp(tmpl);
+    ASSERT_GE(fd, 0);
+    (void)!write(fd, "127.0.0.1:80\nnot-a-target\n", 26);
+    close(fd);
+    EXPECT_EQ(run(std::string("prober -f ") + tmpl, out), 1);
+    EXPECT_NE(out.find(":2: expected IPv4:port"), std::string::npos) << out;
+    unlink(tmpl);
+}
+
+TEST(Examples, HasherHashesEveryFileTheSameOnAnyPoolSize) {
+    char tmpl[] = "/tmp/crew-hasher-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    std::string dir = tmpl;
+    ASSERT_EQ(mkdir((dir + "/sub").c_str(), 0700), 0);
+    std::vector<std::pair<std::string, std::string>> files = {
+        {dir + "/a.txt", "hello\n"}, {dir + "/sub/b.bin", std::string(200000, 'x')},
+        {dir + "/sub/empty", ""}};
+    for (auto &f : files) {
+        FILE *fp = fopen(f.first.c_str(), "wb");
+        ASSERT_NE(fp, nullptr);
+        fwrite(f.second.data(), 1, f.second.size(), fp);
+        fclose(fp);
+    }
+    std::string want;
+    for (auto &f : files) { // already in path order
+        char line[512];
+        std::snprintf(line, sizeof line, "%016llx  %s\n", (unsigned long long)fnv1a(f.second),
+                      f.first.c_str());
+        want += line;
+    }
+    std::string one, three;
+    ASSERT_EQ(run("hasher -t 1 " + dir, one, false), 0);
+    ASSERT_EQ(run("hasher -t 3 " + dir, three, false), 0);
+    EXPECT_EQ(one, want);
+    EXPECT_EQ(three, want);
+    std::string err;
+    EXPECT_EQ(run("hasher " + dir + "/does-not-exist", err), 1);
+    EXPECT_NE(err.find("cannot walk"), std::string::npos) << err;
+    EXPECT_EQ(run("hasher", err), 2);
+    for (auto &f : files)
+        unlink(f.first.c_str());
+    rmdir((dir + "/sub").c_str());
+    rmdir(dir.c_str());
+}
