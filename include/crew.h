@@ -27,6 +27,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -51,12 +52,13 @@ extern "C" {
     X(ECANCELED, -5, "some tasks were cancelled (dropped without running) by a shutdown")        \
     X(EDEADLK, -6, "the call would wait for the calling task itself and could never return")     \
     X(EAGAIN, -7, "the system refused to create a worker thread")                                \
-    X(ERANGE, -8, "too many tasks: a group holds at most 4294967295 unfinished tasks")
+    X(ERANGE, -8, "too many tasks: a group holds at most 4294967295 unfinished tasks")        \
+    X(EIO, -9, "writing the output failed")
 
 /* Success. */
 #define CREW_OK 0
 #define CREW_ERRNO_ENUM_(name, value, text) CREW_##name = (value),
-enum crew_errno { CREW_ERRNO_MAP(CREW_ERRNO_ENUM_) CREW_ERRNO_LAST_ = -9 };
+enum crew_errno { CREW_ERRNO_MAP(CREW_ERRNO_ENUM_) CREW_ERRNO_LAST_ = -10 };
 #undef CREW_ERRNO_ENUM_
 
 /* A sentence explaining err ("success" for CREW_OK, "unknown error" for anything else). */
@@ -118,8 +120,8 @@ typedef struct crew_task {
 /* Settings for crew_create. Always start from crew_config_init(), then change fields. */
 typedef struct crew_config {
     unsigned threads;  /* worker threads; 0 = one per online core (default 0) */
-    int monitoring;    /* collect statistics (default 0). Reserved: statistics are not yet
-                          collected; the flag is accepted and kept for the monitoring API. */
+    int monitoring;    /* collect statistics from the start (default 0; see crew_stats_get and
+                          crew_set_monitoring) */
     size_t stack_size; /* worker stack size in bytes; 0 = the system default (default 0) */
     const char *name;  /* thread name prefix, at most 6 characters are used (default "crew"):
                           workers are named "<name>-<pool id>-w<index>" */
@@ -234,6 +236,71 @@ CREW_EXPORT int crew_wait(crew_pool *p, crew_handle group);
  * Errors: EINVAL (p NULL), EDEADLK (called from a task of this pool).
  */
 CREW_EXPORT int crew_wait_all(crew_pool *p);
+
+/* ---------------------------------------------------------------------------------------------
+ * Monitoring (seed 000 §III-F, seed 001 §2). Off by default, and then free: no clock is read and
+ * nothing is counted. When on, every task accepted from then on is timed:
+ *   submitted  the submitting call began        accepted  the pool queued it
+ *   started    a thread began running it        finished  its function returned
+ * giving response (submitted -> accepted), idle (accepted -> started, the time in the queue),
+ * processing (started -> finished) and turnaround (submitted -> finished) times. Counters and
+ * histograms live with each thread and are summed when read. Times are in nanoseconds;
+ * percentiles come from log-spaced buckets (within 12.5%).
+ * ------------------------------------------------------------------------------------------- */
+
+/* A latency distribution. */
+typedef struct crew_latency {
+    uint64_t count;  /* samples */
+    double mean_ns;  /* average */
+    uint64_t p50_ns; /* median */
+    uint64_t p90_ns; /* 90th percentile */
+    uint64_t p99_ns; /* 99th percentile */
+    uint64_t max_ns; /* largest sample */
+} crew_latency;
+
+/* Pool statistics (seed 000 Table IV, seed 001 Table 2). Versioned by size: set size to
+ * sizeof(crew_stats) before calling crew_stats_get; fields a later version adds go at the end. */
+typedef struct crew_stats {
+    size_t size;            /* IN: sizeof(crew_stats) as the caller compiled it */
+    int monitoring;         /* whether statistics are being collected now */
+    uint64_t uptime_ns;     /* working time: since crew_create or the last crew_stats_reset */
+    uint64_t submitted;     /* tasks accepted while monitoring was on */
+    uint64_t completed;     /* of those, finished */
+    uint64_t cancelled;     /* of those, dropped by a cancelling shutdown */
+    uint64_t rejected;      /* submissions refused (shut down, stale group, no memory, ...) */
+    uint64_t queued;        /* tasks queued now */
+    uint64_t queued_peak;   /* most tasks queued at once */
+    uint64_t running;       /* tasks running now */
+    uint32_t threads;       /* workers now (running, not marked to exit) */
+    uint32_t threads_peak;  /* most workers at once */
+    double throughput;      /* completed per second of uptime */
+    crew_latency response;  /* submitted -> accepted */
+    crew_latency idle;      /* accepted -> started: the average is seed 000's "avg wait time" */
+    crew_latency processing; /* started -> finished */
+    crew_latency turnaround; /* submitted -> finished: seed 000's "avg complete time" */
+} crew_stats;
+
+/* One worker's statistics (seed 000 Table III). */
+typedef struct crew_thread_stats {
+    unsigned index;      /* the worker's number (its thread name ends in -w<index>) */
+    int state;           /* 0 running, 1 marked by resize to exit, 2 exited */
+    uint64_t waiting_ns; /* time spent without a task (spinning or asleep) */
+    uint64_t busy_ns;    /* time spent running tasks */
+    uint64_t tasks;      /* tasks run */
+    uint64_t stolen;     /* tasks taken from another worker's queue (0 with one shared queue) */
+} crew_thread_stats;
+
+/* Turn monitoring on (1) or off (0) on a live pool; safe at any time. Tasks accepted while it
+ * was off are not counted or timed. Errors: EINVAL (p NULL). */
+CREW_EXPORT int crew_set_monitoring(crew_pool *p, int on);
+/* Fill *out (out->size set by the caller). Errors: EINVAL (p or out NULL, out->size too small). */
+CREW_EXPORT int crew_stats_get(crew_pool *p, crew_stats *out);
+/* Per-worker statistics: up to cap entries. OUT: *n, the number of workers (may exceed cap). */
+CREW_EXPORT int crew_stats_threads(crew_pool *p, crew_thread_stats *out, size_t cap, size_t *n);
+/* Zero the counters and histograms and restart the uptime clock. */
+CREW_EXPORT int crew_stats_reset(crew_pool *p);
+/* Write the pool and per-worker statistics as one JSON object, for tools and plots. */
+CREW_EXPORT int crew_stats_write_json(crew_pool *p, FILE *f);
 
 /* ---------------------------------------------------------------------------------------------
  * Parallel primitives (seed 000: BOLSTER runs parallel loops and filters on a pool). The caller

@@ -29,7 +29,9 @@
 #define CREW__HELP_DEPTH_MAX 8u
 
 /* crew_task.crew_flags_ bits. */
-#define CREW__TASK_NODE 1u /* the pool allocated this task (crew_submit): recycle it */
+#define CREW__TASK_NODE 1u    /* the pool allocated this task (crew_submit): recycle it */
+#define CREW__TASK_STAMPED 2u /* monitored: crew_private_.reserved = submitted (ns), .spare =
+                                 accepted - submitted (ns, saturated at 2^32 - 1) */
 
 #define crew__unused(x) ((void)(x))
 
@@ -121,6 +123,36 @@ int crew__group_status(crew__slotmap *m, crew_handle h);
 void crew__slotmap_free(crew__slotmap *m);
 
 /* ---------------------------------------------------------------------------------------------
+ * stats.c: monitoring. One block per recording thread; all recording happens under pool->lock.
+ * ------------------------------------------------------------------------------------------- */
+#define CREW__HIST_BUCKETS 496u /* 16 exact buckets, then 8 per power of two up to 2^63 */
+
+typedef struct crew__hist {
+    uint64_t n;                      /* samples */
+    uint64_t sum;                    /* their total, for the mean */
+    uint64_t max;                    /* the largest */
+    uint64_t b[CREW__HIST_BUCKETS];  /* counts per log-linear bucket */
+} crew__hist;
+
+typedef struct crew__tstats {
+    uint64_t submitted, completed, cancelled, rejected; /* tasks, as in crew_stats */
+    uint64_t busy_ns, waiting_ns, tasks, stolen;        /* this thread, as in crew_thread_stats */
+    crew__hist response, idle, processing, turnaround;  /* as in crew_stats */
+} crew__tstats;
+
+uint64_t crew__now_ns(void);
+void crew__hist_add(crew__hist *h, uint64_t v, uint64_t weight);
+/* The calling thread's block (allocated on first use; NULL if memory ran out). Lock held. */
+struct crew__tstats *crew__stats_block_locked(crew_pool *p);
+void crew__stats_submitted_locked(crew_pool *p, size_t n, uint64_t submitted, uint64_t accepted);
+void crew__stats_rejected_locked(crew_pool *p, size_t n);
+void crew__stats_cancelled_locked(crew_pool *p);
+void crew__stats_done_locked(crew_pool *p, uint64_t submitted, uint64_t accepted,
+                             uint64_t started, uint64_t finished);
+void crew__stats_waited_locked(crew_pool *p, uint64_t ns);
+void crew__stats_free(crew_pool *p);
+
+/* ---------------------------------------------------------------------------------------------
  * pool.c: lifecycle, resize, shutdown.
  * ------------------------------------------------------------------------------------------- */
 enum crew__pool_state { CREW__OPEN = 0, CREW__CLOSING = 1 };
@@ -140,6 +172,7 @@ typedef struct crew__worker {
     _Atomic int state;
     bool started; /* resize_lock: thread was created */
     bool joined;  /* resize_lock: thread was joined */
+    crew__tstats *stats; /* lock: monitoring block, allocated on first use */
 } crew__worker;
 
 struct crew_pool {
@@ -148,7 +181,9 @@ struct crew_pool {
     char name[8];       /* thread name prefix */
     size_t stack_size;  /* 0 = default */
     unsigned spin;      /* polls before sleeping */
-    int monitoring;     /* reserved */
+    /* Collect statistics? Written by crew_set_monitoring, read without the lock (relaxed: a
+     * task submitted while it changes is simply timed or not). */
+    atomic_int monitoring;
 
     pthread_mutex_t lock;    /* see the top of this file */
     pthread_cond_t work_cv;  /* idle workers sleep here */
@@ -168,6 +203,11 @@ struct crew_pool {
     void *node_chunks;         /* lock: list of allocated chunks of nodes, freed on destroy */
 
     crew__slotmap groups; /* groups (slot map) */
+
+    crew__tstats *outside;   /* lock: monitoring block of threads that are not workers */
+    uint64_t stats_epoch_ns; /* lock: crew_create or the last crew_stats_reset */
+    size_t queued_peak;      /* lock: most tasks queued at once (while monitoring) */
+    unsigned threads_peak;   /* lock: most running workers at once */
 
     pthread_mutex_t resize_lock; /* see the top of this file */
     crew__worker **workers;      /* resize_lock: every worker ever started, not yet reused */

@@ -157,6 +157,10 @@ static int set_workers(crew_pool *p, unsigned threads) {
     }
     /* Relaxed: a plain number, see struct crew_pool. */
     crew__store_relaxed(&p->target, running);
+    pthread_mutex_lock(&p->lock);
+    if (running > p->threads_peak)
+        p->threads_peak = running;
+    pthread_mutex_unlock(&p->lock);
     return rc;
 }
 
@@ -184,6 +188,7 @@ no_resize_lock:
 }
 
 static void free_pool(crew_pool *p) {
+    crew__stats_free(p);
     for (unsigned i = 0; i < p->nworkers; i++)
         free(p->workers[i]);
     free(p->workers);
@@ -224,7 +229,8 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     snprintf(p->name, sizeof p->name, "%.6s", name);
     p->stack_size = cfg->stack_size;
     p->spin = cfg->spin;
-    p->monitoring = cfg->monitoring;
+    atomic_init(&p->monitoring, cfg->monitoring ? 1 : 0);
+    p->stats_epoch_ns = crew__now_ns();
     p->state = CREW__OPEN;
     atomic_init(&p->queued, 0);
     atomic_init(&p->target, 0u);

@@ -48,12 +48,28 @@ void crew__nodes_free(crew_pool *p) {
     p->free_nodes = NULL;
 }
 
+/* Monitoring: mark n just-queued tasks as timed (CREW__TASK_STAMPED) with their submission
+ * time and response time, and count them. Out of line, so that a pool without monitoring runs
+ * exactly the instructions it did before. Lock held (no thread can take them meanwhile). */
+static __attribute__((noinline, cold)) void stamp_tasks_locked(crew_pool *p, crew_task *t,
+                                                               size_t n, uint64_t submitted) {
+    uint64_t accepted = crew__now_ns();
+    uint32_t response =
+        accepted - submitted > UINT32_MAX ? UINT32_MAX : (uint32_t)(accepted - submitted);
+    for (size_t i = 0; i < n; i++) {
+        t[i].crew_flags_ |= CREW__TASK_STAMPED;
+        t[i].crew_private_.reserved = submitted;
+        t[i].crew_private_.spare = response;
+    }
+    crew__stats_submitted_locked(p, n, submitted, accepted);
+}
+
 /* Queue n tasks (their fn already checked) into *group. Lock held. All or nothing: the group
  * is opened or joined first (those can fail without side effects), then the tasks are queued;
  * if queueing runs out of memory part-way, the queued ones are taken back and the group's open
  * or add is undone, all under the lock, so no other thread saw any of it. */
 static int enqueue_locked(crew_pool *p, crew_task *t, size_t n, crew_handle *group,
-                          uint32_t flags) {
+                          uint32_t flags, uint64_t submitted) {
     if (p->state != CREW__OPEN)
         return CREW_ESHUTDOWN;
     if (n > UINT32_MAX)
@@ -83,19 +99,46 @@ static int enqueue_locked(crew_pool *p, crew_task *t, size_t n, crew_handle *gro
     }
     if (open_new)
         *group = h;
+    if (submitted) /* monitoring */
+        stamp_tasks_locked(p, t, n, submitted);
     p->pending += n;
     crew__wake_locked(p, n, h.slot);
     return CREW_OK;
 }
 
+/* The submission's start time if the pool is monitoring, else 0. */
+static inline uint64_t stamp(crew_pool *p) {
+    /* Relaxed: see struct crew_pool. */
+    return crew__load_relaxed(&p->monitoring) ? crew__now_ns() : 0;
+}
+
+/* Count a refused submission (monitoring only). Lock held. */
+static int rejected_locked(crew_pool *p, int rc, size_t n, uint64_t submitted) {
+    if (rc != CREW_OK && submitted)
+        crew__stats_rejected_locked(p, n);
+    return rc;
+}
+
+static int rejected(crew_pool *p, int rc, size_t n) {
+    if (crew__load_relaxed(&p->monitoring)) { /* relaxed: see struct crew_pool */
+        pthread_mutex_lock(&p->lock);
+        crew__stats_rejected_locked(p, n);
+        pthread_mutex_unlock(&p->lock);
+    }
+    return rc;
+}
+
 int crew_enqueue_tasks(crew_pool *p, crew_task *t, size_t n, crew_handle *group) {
-    if (!p || !t || n == 0)
+    if (!p)
         return CREW_EINVAL;
+    if (!t || n == 0)
+        return rejected(p, CREW_EINVAL, n);
     for (size_t i = 0; i < n; i++)
         if (!t[i].fn)
-            return CREW_EINVAL;
+            return rejected(p, CREW_EINVAL, n);
+    uint64_t submitted = stamp(p);
     pthread_mutex_lock(&p->lock);
-    int rc = enqueue_locked(p, t, n, group, 0);
+    int rc = rejected_locked(p, enqueue_locked(p, t, n, group, 0, submitted), n, submitted);
     pthread_mutex_unlock(&p->lock);
     return rc;
 }
@@ -105,8 +148,11 @@ int crew_enqueue_task(crew_pool *p, crew_task *t, crew_handle *group) {
 }
 
 int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group) {
-    if (!p || !fn)
+    if (!p)
         return CREW_EINVAL;
+    if (!fn)
+        return rejected(p, CREW_EINVAL, 1);
+    uint64_t submitted = stamp(p);
     pthread_mutex_lock(&p->lock);
     int rc = CREW_ENOMEM;
     crew_task *t = crew__node_get_locked(p);
@@ -114,10 +160,11 @@ int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_han
         t->fn = fn;
         t->arg = arg;
         t->priority = priority;
-        rc = enqueue_locked(p, t, 1, group, CREW__TASK_NODE);
+        rc = enqueue_locked(p, t, 1, group, CREW__TASK_NODE, submitted);
         if (rc != CREW_OK)
             crew__node_release_locked(p, t);
     }
+    rejected_locked(p, rc, 1, submitted);
     pthread_mutex_unlock(&p->lock);
     return rc;
 }

@@ -63,8 +63,10 @@ void crew__task_finished_locked(crew_pool *p, uint32_t slot, bool dropped) {
     }
 }
 
-void crew__run_locked(crew_pool *p, crew_task *t) {
-    /* Copy what we need: from here on the task's memory belongs to its owner again. */
+/* What running a task needs with or without monitoring: copy what is needed from t (from here
+ * on its memory belongs to its owner again), release the lock, and run the function in a new
+ * frame. Lock held on entry, released on return; returns the task's group slot. */
+static inline uint32_t call_unlocked(crew_pool *p, crew_task *t) {
     crew_fn fn = t->fn;
     void *arg = t->arg;
     uint32_t slot = t->crew_private_.slot;
@@ -82,8 +84,29 @@ void crew__run_locked(crew_pool *p, crew_task *t) {
     crew__tls_frame = &frame;
     fn(arg);
     crew__tls_frame = frame.up;
-
     crew__debug_yield();
+    return slot;
+}
+
+/* crew__run_locked for a monitored task: the same, between two clock readings. Kept out of
+ * line so that a pool without monitoring runs exactly the instructions it did before. */
+static __attribute__((noinline, cold)) void run_timed_locked(crew_pool *p, crew_task *t) {
+    uint64_t submitted = t->crew_private_.reserved;
+    uint64_t accepted = submitted + t->crew_private_.spare;
+    uint64_t started = crew__now_ns();
+    uint32_t slot = call_unlocked(p, t);
+    uint64_t finished = crew__now_ns();
+    pthread_mutex_lock(&p->lock);
+    crew__stats_done_locked(p, submitted, accepted, started, finished);
+    crew__task_finished_locked(p, slot, false);
+}
+
+void crew__run_locked(crew_pool *p, crew_task *t) {
+    if (__builtin_expect((t->crew_flags_ & CREW__TASK_STAMPED) != 0, 0)) {
+        run_timed_locked(p, t);
+        return;
+    }
+    uint32_t slot = call_unlocked(p, t);
     pthread_mutex_lock(&p->lock);
     crew__task_finished_locked(p, slot, false);
 }
@@ -133,18 +156,25 @@ void *crew__worker_main(void *arg) {
 
     pthread_mutex_lock(&p->lock);
     bool spun = false;
+    uint64_t idle_since = 0; /* monitoring: when this worker ran out of work */
     for (;;) {
         /* Relaxed: transitions happen under the lock we hold. */
         if (crew__load_relaxed(&w->state) == CREW__W_MARKED)
             break;
         crew_task *t = crew__queue_take_locked(p);
         if (t) {
+            if (idle_since) {
+                crew__stats_waited_locked(p, crew__now_ns() - idle_since);
+                idle_since = 0;
+            }
             crew__run_locked(p, t);
             spun = false;
             continue;
         }
         if (p->state != CREW__OPEN)
             break;
+        if (!idle_since && crew__load_relaxed(&p->monitoring)) /* relaxed: see crew_pool */
+            idle_since = crew__now_ns();
         if (!spun && p->spin != 0) {
             spin_for_work(p, w);
             spun = true;

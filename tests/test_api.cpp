@@ -22,8 +22,8 @@ void noop(void *) {}
 } // namespace
 
 TEST(Errors, EveryCodeHasANameAndASentence) {
-    const int codes[] = {CREW_EINVAL,    CREW_ENOMEM,  CREW_ESHUTDOWN, CREW_ESTALE,
-                         CREW_ECANCELED, CREW_EDEADLK, CREW_EAGAIN,    CREW_ERANGE};
+    const int codes[] = {CREW_EINVAL,  CREW_ENOMEM, CREW_ESHUTDOWN, CREW_ESTALE, CREW_ECANCELED,
+                         CREW_EDEADLK, CREW_EAGAIN, CREW_ERANGE,    CREW_EIO};
     std::set<std::string> texts, names;
     for (int c : codes) {
         EXPECT_LT(c, 0);
