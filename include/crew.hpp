@@ -7,6 +7,7 @@
 //   g.run([] { ... }); g.run([] { ... });
 //   g.wait();                                      // the caller helps; rethrows a task's exception
 //   p.wait();                                      // every task of the pool (caller helps)
+//   crew_stats s = p.stats();                      // with options{.monitoring = true}
 //
 // Errors from the C library become crew::error (a std::system_error-like exception carrying the
 // CREW_E* code). An exception escaping a task started with submit() reaches future::get(); one
@@ -157,6 +158,14 @@ public:
     void cancel() { detail::check(crew_shutdown(p_, CREW_CANCEL), "crew::pool::cancel"); }
 
     void resize(unsigned threads) { detail::check(crew_resize(p_, threads), "crew::pool::resize"); }
+    // Statistics (collected while monitoring is on: options::monitoring or monitoring(true)).
+    crew_stats stats() const {
+        crew_stats s;
+        s.size = sizeof s;
+        detail::check(crew_stats_get(p_, &s), "crew::pool::stats");
+        return s;
+    }
+    void monitoring(bool on) { detail::check(crew_set_monitoring(p_, on), "crew::pool::monitoring"); }
     unsigned size() const noexcept { return crew_size(p_); }
     crew_pool *native() const noexcept { return p_; }
 

@@ -173,3 +173,20 @@ TEST(Cpp, ParallelForRethrowsTheBodysException) {
     auto f = p.submit([] { return 7; });
     EXPECT_EQ(f.get(), 7);
 }
+
+TEST(Cpp, Stats) {
+    crew::options o;
+    o.threads = 2;
+    o.monitoring = true;
+    crew::pool p(o);
+    for (int i = 0; i < 100; i++)
+        p.post([] {});
+    p.wait();
+    crew_stats s = p.stats();
+    EXPECT_EQ(s.submitted, 100u);
+    EXPECT_EQ(s.completed, 100u);
+    p.monitoring(false);
+    p.post([] {});
+    p.wait();
+    EXPECT_EQ(p.stats().completed, 100u);
+}
