@@ -127,8 +127,29 @@ typedef struct crew_config {
                           workers are named "<name>-<pool id>-w<index>" */
     unsigned spin;     /* how many times an idle worker polls for work before it sleeps
                           (default 64; 0 = sleep at once) */
-    void *crew_reserved_[8]; /* private: room for later settings without changing the size */
+    /* Automatic sizing (see enum crew_autosize): the pool stays within [min_threads,
+     * max_threads]; `threads` is the starting size (clamped into that range). */
+    unsigned autosize;       /* CREW_AUTOSIZE_OFF (default), _AIT or _BALANCE */
+    unsigned min_threads;    /* lower bound, at least 1 (default 1) */
+    unsigned max_threads;    /* upper bound; required when autosize is on (default 0) */
+    unsigned autosize_cycle; /* AIT: completed tasks per cycle, K (default 5, seed 001) */
+    unsigned autosize_stride; /* AIT: threads added or removed per step (default 2, seed 001) */
+    unsigned autosize_period_ms; /* BALANCE: how often it decides (default 100) */
+    void *crew_reserved_[5]; /* private: room for later settings without changing the size */
 } crew_config;
+
+/*
+ * Automatic pool sizing, run by a controller thread off the hot path, through the same lazy
+ * resizing as crew_resize (docs/autosize.md explains both controllers).
+ *   CREW_AUTOSIZE_AIT      seed 001's dynamicThreadPool (Fig. 9) as written: every K completed
+ *                          tasks, compare the average idle (queue) time with the two previous
+ *                          cycles' and move the size by `stride`.
+ *   CREW_AUTOSIZE_BALANCE  crew's controller: sizes for the demand (no backlog: shrink towards
+ *                          the tasks actually running), grows while there is a backlog and idle
+ *                          CPU (blocking tasks), probes downward when the CPU is saturated with
+ *                          more threads than cores, and keeps a move only if throughput rose.
+ */
+enum crew_autosize { CREW_AUTOSIZE_OFF = 0, CREW_AUTOSIZE_AIT = 1, CREW_AUTOSIZE_BALANCE = 2 };
 
 /* How crew_shutdown treats tasks that are still queued. */
 enum crew_shutdown_how {
@@ -146,8 +167,9 @@ CREW_EXPORT void crew_config_init(crew_config *cfg);
 /*
  * Create a pool and start its workers. cfg NULL means defaults.
  * OUT: *out, the new pool (set only on success).
- * Errors: EINVAL (out NULL, threads > CREW_MAX_THREADS), ENOMEM, EAGAIN (a thread could not be
- * created; every thread already started is stopped again and nothing leaks).
+ * Errors: EINVAL (out NULL, threads > CREW_MAX_THREADS; with autosize: an unknown controller,
+ * max_threads 0 or above CREW_MAX_THREADS, min_threads > max_threads), ENOMEM, EAGAIN (a thread
+ * could not be created; every thread already started is stopped again and nothing leaks).
  */
 CREW_EXPORT int crew_create(crew_pool **out, const crew_config *cfg);
 

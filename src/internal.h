@@ -30,8 +30,10 @@
 
 /* crew_task.crew_flags_ bits. */
 #define CREW__TASK_NODE 1u    /* the pool allocated this task (crew_submit): recycle it */
-#define CREW__TASK_STAMPED 2u /* monitored: crew_private_.reserved = submitted (ns), .spare =
-                                 accepted - submitted (ns, saturated at 2^32 - 1) */
+#define CREW__TASK_STAMPED 2u /* timed (monitoring or autosize): crew_private_.reserved =
+                                 submitted (ns), .spare = accepted - submitted (ns, saturated at
+                                 2^32 - 1) */
+#define CREW__TASK_COUNTED 4u /* submitted while monitoring was on: counted in the statistics */
 
 #define crew__unused(x) ((void)(x))
 
@@ -153,6 +155,64 @@ void crew__stats_waited_locked(crew_pool *p, uint64_t ns);
 void crew__stats_free(crew_pool *p);
 
 /* ---------------------------------------------------------------------------------------------
+ * autosize.c: the sizing controllers and their thread.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct crew__ait_state {
+    double pre;        /* preAIT (ns) */
+    double prepre;     /* prepreAIT (ns) */
+    unsigned pre_size; /* prePoolSize */
+} crew__ait_state;
+
+typedef struct crew__balance_in {
+    double period_s;    /* length of the measured period */
+    uint64_t completed; /* tasks finished in it */
+    double busy;        /* average number of tasks running */
+    double cpu;         /* cores' worth of CPU the process used */
+    size_t queued;      /* tasks queued at the end of it */
+    unsigned size;      /* pool size now */
+    unsigned cores;     /* online cores */
+} crew__balance_in;
+
+typedef struct crew__balance_state {
+    unsigned last_size; /* size when the previous decision was made */
+    double last_x;      /* throughput measured then */
+    int last_move;      /* +1 grew, -1 shrank (to be judged by throughput), 0 otherwise */
+    unsigned step;      /* threads per move: 1, doubling while moves pay */
+    unsigned hold;      /* periods left to hold after an undone move */
+} crew__balance_state;
+
+typedef struct crew__autosize {
+    unsigned mode, min, max;  /* settings (fixed) */
+    unsigned cycle, stride;   /* AIT settings (fixed) */
+    unsigned period_ms;       /* BALANCE setting (fixed) */
+    pthread_t thread;         /* the controller */
+    bool started, joined;     /* join_lock */
+    pthread_mutex_t join_lock; /* one crew_shutdown joins the controller */
+    pthread_cond_t cv;        /* the controller sleeps here, with pool->lock */
+    bool stop;                /* lock: the controller must exit */
+    uint64_t completed;       /* lock: timed tasks finished */
+    uint64_t busy_ns;         /* lock: their processing time */
+    uint64_t cycle_idle_ns;   /* lock: idle time summed over the current AIT cycle */
+    unsigned cycle_count;     /* lock: tasks in the current AIT cycle */
+    uint64_t cycles_done;     /* lock: AIT cycles completed */
+    double last_ait_ns;       /* lock: the last cycle's average idle time */
+    uint64_t resizes;         /* lock: resizes made */
+} crew__autosize;
+
+/* Seed 001 Fig. 9 as written: the next pool size after a cycle whose average idle time is
+ * ait (clamped into [min, max]). */
+unsigned crew__ait_step(crew__ait_state *s, double ait, unsigned size, unsigned stride,
+                        unsigned min, unsigned max);
+/* crew's controller: the next pool size after one measured period. */
+unsigned crew__balance_step(crew__balance_state *s, const crew__balance_in *in, unsigned min,
+                            unsigned max);
+int crew__autosize_check(const crew_config *cfg);             /* CREW_OK or CREW_EINVAL */
+int crew__autosize_start(crew_pool *p, const crew_config *cfg); /* starts the controller */
+void crew__autosize_sample_locked(crew_pool *p, uint64_t idle_ns, uint64_t processing_ns);
+void crew__autosize_stop(crew_pool *p); /* joins the controller; safe to call twice */
+void crew__autosize_free(crew_pool *p);
+
+/* ---------------------------------------------------------------------------------------------
  * pool.c: lifecycle, resize, shutdown.
  * ------------------------------------------------------------------------------------------- */
 enum crew__pool_state { CREW__OPEN = 0, CREW__CLOSING = 1 };
@@ -204,6 +264,7 @@ struct crew_pool {
 
     crew__slotmap groups; /* groups (slot map) */
 
+    crew__autosize *autosize; /* the sizing controller, NULL when off (fixed after create) */
     crew__tstats *outside;   /* lock: monitoring block of threads that are not workers */
     uint64_t stats_epoch_ns; /* lock: crew_create or the last crew_stats_reset */
     size_t queued_peak;      /* lock: most tasks queued at once (while monitoring) */

@@ -188,6 +188,7 @@ no_resize_lock:
 }
 
 static void free_pool(crew_pool *p) {
+    crew__autosize_free(p);
     crew__stats_free(p);
     for (unsigned i = 0; i < p->nworkers; i++)
         free(p->workers[i]);
@@ -212,9 +213,13 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
         crew_config_init(&defaults);
         cfg = &defaults;
     }
-    if (cfg->threads > CREW_MAX_THREADS)
+    if (cfg->threads > CREW_MAX_THREADS || crew__autosize_check(cfg) != CREW_OK)
         return CREW_EINVAL;
     unsigned threads = cfg->threads ? cfg->threads : online_cores();
+    if (cfg->autosize != CREW_AUTOSIZE_OFF) { /* start inside [min, max] */
+        unsigned min = cfg->min_threads ? cfg->min_threads : 1;
+        threads = threads < min ? min : threads > cfg->max_threads ? cfg->max_threads : threads;
+    }
 
     crew_pool *p = calloc(1, sizeof *p);
     if (!p)
@@ -241,6 +246,8 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     pthread_mutex_lock(&p->resize_lock);
     int rc = set_workers(p, threads);
     pthread_mutex_unlock(&p->resize_lock);
+    if (rc == CREW_OK)
+        rc = crew__autosize_start(p, cfg);
     if (rc != CREW_OK) {
         crew_shutdown(p, CREW_CANCEL);
         free_pool(p);
@@ -279,6 +286,7 @@ int crew_shutdown(crew_pool *p, int how) {
     crew__help_until_quiet_locked(p, true);
     pthread_mutex_unlock(&p->lock);
     crew__debug_yield();
+    crew__autosize_stop(p); /* before resize_lock: the controller may be inside crew_resize */
 
     /* No task runs any more, so none is inside crew_resize; every worker leaves its loop. */
     pthread_mutex_lock(&p->resize_lock);

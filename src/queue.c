@@ -66,7 +66,7 @@ void crew__queue_cancel_all_locked(crew_pool *p) {
     crew_task *t;
     while ((t = crew__queue_take_locked(p)) != NULL) {
         uint32_t slot = t->crew_private_.slot;
-        if (t->crew_flags_ & CREW__TASK_STAMPED)
+        if (t->crew_flags_ & CREW__TASK_COUNTED)
             crew__stats_cancelled_locked(p);
         if (t->crew_flags_ & CREW__TASK_NODE)
             crew__node_release_locked(p, t);

@@ -48,7 +48,7 @@ void crew__nodes_free(crew_pool *p) {
     p->free_nodes = NULL;
 }
 
-/* Monitoring: mark n just-queued tasks as timed (CREW__TASK_STAMPED) with their submission
+/* Monitoring or autosize: mark n just-queued tasks as timed (CREW__TASK_STAMPED) with their submission
  * time and response time, and count them. Out of line, so that a pool without monitoring runs
  * exactly the instructions it did before. Lock held (no thread can take them meanwhile). */
 static __attribute__((noinline, cold)) void stamp_tasks_locked(crew_pool *p, crew_task *t,
@@ -56,12 +56,16 @@ static __attribute__((noinline, cold)) void stamp_tasks_locked(crew_pool *p, cre
     uint64_t accepted = crew__now_ns();
     uint32_t response =
         accepted - submitted > UINT32_MAX ? UINT32_MAX : (uint32_t)(accepted - submitted);
+    /* Relaxed: see struct crew_pool. */
+    bool counted = crew__load_relaxed(&p->monitoring);
+    uint32_t flags = CREW__TASK_STAMPED | (counted ? CREW__TASK_COUNTED : 0u);
     for (size_t i = 0; i < n; i++) {
-        t[i].crew_flags_ |= CREW__TASK_STAMPED;
+        t[i].crew_flags_ |= flags;
         t[i].crew_private_.reserved = submitted;
         t[i].crew_private_.spare = response;
     }
-    crew__stats_submitted_locked(p, n, submitted, accepted);
+    if (counted)
+        crew__stats_submitted_locked(p, n, submitted, accepted);
 }
 
 /* Queue n tasks (their fn already checked) into *group. Lock held. All or nothing: the group
@@ -106,15 +110,16 @@ static int enqueue_locked(crew_pool *p, crew_task *t, size_t n, crew_handle *gro
     return CREW_OK;
 }
 
-/* The submission's start time if the pool is monitoring, else 0. */
+/* The submission's start time if tasks are timed (monitoring or autosize), else 0. */
 static inline uint64_t stamp(crew_pool *p) {
     /* Relaxed: see struct crew_pool. */
-    return crew__load_relaxed(&p->monitoring) ? crew__now_ns() : 0;
+    return crew__load_relaxed(&p->monitoring) || p->autosize ? crew__now_ns() : 0;
 }
 
 /* Count a refused submission (monitoring only). Lock held. */
 static int rejected_locked(crew_pool *p, int rc, size_t n, uint64_t submitted) {
-    if (rc != CREW_OK && submitted)
+    /* Relaxed: see struct crew_pool. */
+    if (rc != CREW_OK && submitted && crew__load_relaxed(&p->monitoring))
         crew__stats_rejected_locked(p, n);
     return rc;
 }

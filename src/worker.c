@@ -88,16 +88,21 @@ static inline uint32_t call_unlocked(crew_pool *p, crew_task *t) {
     return slot;
 }
 
-/* crew__run_locked for a monitored task: the same, between two clock readings. Kept out of
+/* crew__run_locked for a timed task (monitoring or autosize): the same, between two clock
+ * readings. Kept out of
  * line so that a pool without monitoring runs exactly the instructions it did before. */
 static __attribute__((noinline, cold)) void run_timed_locked(crew_pool *p, crew_task *t) {
+    uint32_t flags = t->crew_flags_;
     uint64_t submitted = t->crew_private_.reserved;
     uint64_t accepted = submitted + t->crew_private_.spare;
     uint64_t started = crew__now_ns();
     uint32_t slot = call_unlocked(p, t);
     uint64_t finished = crew__now_ns();
     pthread_mutex_lock(&p->lock);
-    crew__stats_done_locked(p, submitted, accepted, started, finished);
+    if (flags & CREW__TASK_COUNTED)
+        crew__stats_done_locked(p, submitted, accepted, started, finished);
+    if (p->autosize)
+        crew__autosize_sample_locked(p, started - accepted, finished - started);
     crew__task_finished_locked(p, slot, false);
 }
 

@@ -1,0 +1,296 @@
+/*
+ * autosize.c -- automatic pool sizing: a controller thread per pool that watches the tasks and
+ * resizes the pool through crew_resize (the lazy mechanism), off the hot path.
+ *
+ * Inputs come from the tasks themselves: with autosize on, every task is timestamped (like
+ * monitoring, see stats.c) and, when it finishes, crew__autosize_sample_locked adds its idle
+ * time (accepted -> started) and processing time to the controller's accumulators, under the
+ * pool lock. Two controllers:
+ *
+ * CREW_AUTOSIZE_AIT -- seed 001 Fig. 9 (dynamicThreadPool) as written: at the end of each cycle
+ * of K completed tasks, compare the cycle's average idle time (AIT) with the previous two cycles'
+ * and move the size by `stride`. Kept verbatim, quirks included (with no change above 1% it
+ * keeps growing, because prePoolSize always equals poolSize at the next cycle), so its published
+ * behaviour can be reproduced and compared.
+ *
+ * CREW_AUTOSIZE_BALANCE -- crew's controller, deciding every period from throughput X
+ * (completions/s), busy (average tasks running), process CPU use, and the queue:
+ *   - first it judges its previous move: a grow that did not raise X by 3%, or a shrink that
+ *     cut X by 5%, is undone, the step drops back to 1 and the size is held for a while;
+ *   - no backlog and fewer tasks running than threads: shrink towards the demand;
+ *   - a backlog and idle CPU: the tasks block, so grow (the step doubles while growing pays);
+ *   - CPU saturated with more threads than cores: probe one step down (kept if X holds);
+ *   - otherwise hold. Periods with too few completions to measure are skipped.
+ * The decision logic is a pure function (crew__balance_step), unit-tested with synthetic inputs.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "atomic.h"
+#include "internal.h"
+
+#define BALANCE_HOLD_PERIODS 10 /* after undoing a move, hold this many periods */
+#define BALANCE_MIN_SAMPLES 8   /* completions needed in a period to judge throughput */
+
+static unsigned clamp(long v, unsigned lo, unsigned hi) {
+    return v < (long)lo ? lo : v > (long)hi ? hi : (unsigned)v;
+}
+
+unsigned crew__ait_step(crew__ait_state *s, double ait, unsigned size, unsigned stride,
+                        unsigned min, unsigned max) {
+    long pool = size; /* poolSize */
+    /* if ((|currentAIT - preAIT| / preAIT) > 1%) -- with no history (preAIT 0) the quotient is
+     * not a number and the comparison false, as in C. */
+    double diff = ait > s->pre ? ait - s->pre : s->pre - ait;
+    if (s->pre > 0 && diff / s->pre > 0.01) {
+        if (ait > s->pre) {
+            if (s->pre < s->prepre)
+                pool -= stride;
+            else
+                pool += stride;
+        } else if (ait < s->pre && s->pre < s->prepre) {
+            pool += stride;
+        }
+    } else if (s->pre_size == size) {
+        pool += stride;
+    }
+    if (pool <= 0)
+        pool = 1;
+    s->prepre = s->pre;
+    s->pre = ait;
+    s->pre_size = clamp(pool, min, max);
+    return s->pre_size;
+}
+
+unsigned crew__balance_step(crew__balance_state *s, const crew__balance_in *in, unsigned min,
+                            unsigned max) {
+    unsigned size = in->size, next = size;
+    int move = 0; /* +1 grow, -1 shrink judged by throughput; 0 not judged */
+    if (s->step == 0)
+        s->step = 1;
+    if (in->completed < BALANCE_MIN_SAMPLES && in->queued == 0 && in->busy < 0.5) {
+        /* Nothing to measure and nothing to do: drift down towards min, one step at a time. */
+        next = size > min ? size - 1 : size;
+        goto done;
+    }
+    if (in->completed < BALANCE_MIN_SAMPLES)
+        return size; /* too few completions to judge: wait for a longer sample */
+    double x = (double)in->completed / in->period_s;
+    if (s->last_move > 0 && x < s->last_x * 1.03) { /* growing did not pay: undo */
+        next = s->last_size;
+        s->hold = BALANCE_HOLD_PERIODS;
+        s->step = 1;
+        goto done_measured;
+    }
+    if (s->last_move < 0 && x < s->last_x * 0.95) { /* shrinking hurt: undo */
+        next = s->last_size;
+        s->hold = BALANCE_HOLD_PERIODS;
+        s->step = 1;
+        goto done_measured;
+    }
+    if (s->hold > 0) {
+        s->hold--;
+        goto done_measured;
+    }
+    bool backlog = in->queued > 0;
+    bool saturated = in->cpu >= 0.85 * (double)in->cores;
+    if (!backlog && in->busy < (double)size - 1.0) {
+        unsigned running = (unsigned)in->busy; /* rounded up: */
+        unsigned want = running + ((double)running < in->busy) + 1;
+        unsigned cut = (size - want + 1) / 2;
+        next = size - (cut ? cut : 1); /* halfway to the demand: not judged by throughput */
+    } else if (backlog && !saturated) {
+        move = +1;
+    } else if (saturated && size > in->cores) {
+        move = -1;
+    }
+    if (move != 0) {
+        if (s->last_move == move && s->step <= size / 2)
+            s->step *= 2; /* the same move paid last time: take a bigger one */
+        else if (s->last_move != move)
+            s->step = 1;
+        next = move > 0 ? size + s->step : size > s->step ? size - s->step : 1;
+    }
+done_measured:
+    s->last_x = x;
+done:
+    next = clamp(next, min, max);
+    s->last_move = next == size ? 0 : move;
+    s->last_size = size;
+    return next;
+}
+
+/* ---- the controller thread ---- */
+
+static double process_cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static unsigned online_cores(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1u : (unsigned)n;
+}
+
+/* Sleep on the controller's condition variable for up to ms; lock held. */
+static void wait_ms(crew_pool *p, crew__autosize *as, unsigned ms) {
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += ms / 1000;
+    until.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&as->cv, &p->lock, &until);
+}
+
+static void *controller_main(void *arg) {
+    crew_pool *p = arg;
+    crew__autosize *as = p->autosize;
+    char name[16];
+    snprintf(name, sizeof name, "%s-%u-as", p->name, p->id);
+#if defined(__linux__)
+    pthread_setname_np(pthread_self(), name);
+#endif
+    crew__ait_state ait = {0};
+    crew__balance_state bal = {0};
+    uint64_t seen_cycles = 0, last_completed = 0, last_busy = 0;
+    double last_cpu = process_cpu_s(), last_t = (double)crew__now_ns() * 1e-9;
+    unsigned cores = online_cores();
+    ait.pre_size = crew_size(p);
+
+    pthread_mutex_lock(&p->lock);
+    while (!as->stop) {
+        unsigned next;
+        unsigned size = crew_size(p);
+        if (as->mode == CREW_AUTOSIZE_AIT) {
+            if (as->cycles_done == seen_cycles) {
+                wait_ms(p, as, 1000);
+                continue;
+            }
+            seen_cycles = as->cycles_done;
+            next = crew__ait_step(&ait, as->last_ait_ns, size, as->stride, as->min, as->max);
+        } else {
+            wait_ms(p, as, as->period_ms);
+            if (as->stop)
+                break;
+            double t = (double)crew__now_ns() * 1e-9, cpu = process_cpu_s();
+            crew__balance_in in = {.period_s = t - last_t,
+                                   .completed = as->completed - last_completed,
+                                   .busy = (double)(as->busy_ns - last_busy) * 1e-9 / (t - last_t),
+                                   .cpu = (cpu - last_cpu) / (t - last_t),
+                                   .queued = p->queue.n,
+                                   .size = size,
+                                   .cores = cores};
+            if (in.period_s <= 0)
+                continue;
+            next = crew__balance_step(&bal, &in, as->min, as->max);
+            if (next == size && in.completed < BALANCE_MIN_SAMPLES && in.queued != 0)
+                continue; /* keep accumulating this sample */
+            last_t = t;
+            last_cpu = cpu;
+            last_completed = as->completed;
+            last_busy = as->busy_ns;
+        }
+        if (next != size) {
+            pthread_mutex_unlock(&p->lock);
+            int rc = crew_resize(p, next); /* the lazy mechanism; fails once the pool closes */
+            pthread_mutex_lock(&p->lock);
+            if (rc == CREW_ESHUTDOWN)
+                break;
+            as->resizes++;
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+int crew__autosize_check(const crew_config *cfg) {
+    if (cfg->autosize == CREW_AUTOSIZE_OFF)
+        return CREW_OK;
+    if (cfg->autosize != CREW_AUTOSIZE_AIT && cfg->autosize != CREW_AUTOSIZE_BALANCE)
+        return CREW_EINVAL;
+    unsigned min = cfg->min_threads ? cfg->min_threads : 1;
+    if (cfg->max_threads == 0 || cfg->max_threads > CREW_MAX_THREADS || min > cfg->max_threads)
+        return CREW_EINVAL;
+    return CREW_OK;
+}
+
+int crew__autosize_start(crew_pool *p, const crew_config *cfg) {
+    if (cfg->autosize == CREW_AUTOSIZE_OFF)
+        return CREW_OK;
+    crew__autosize *as = calloc(1, sizeof *as);
+    if (!as)
+        return CREW_ENOMEM;
+    as->mode = cfg->autosize;
+    as->min = cfg->min_threads ? cfg->min_threads : 1;
+    as->max = cfg->max_threads;
+    as->cycle = cfg->autosize_cycle ? cfg->autosize_cycle : 5;
+    as->stride = cfg->autosize_stride ? cfg->autosize_stride : 2;
+    as->period_ms = cfg->autosize_period_ms ? cfg->autosize_period_ms : 100;
+    if (pthread_cond_init(&as->cv, NULL) != 0) {
+        free(as);
+        return CREW_ENOMEM;
+    }
+    if (pthread_mutex_init(&as->join_lock, NULL) != 0) {
+        pthread_cond_destroy(&as->cv);
+        free(as);
+        return CREW_ENOMEM;
+    }
+    p->autosize = as;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&as->thread, NULL, controller_main, p);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return CREW_EAGAIN; /* crew_create cleans up through crew__autosize_stop/free */
+    as->started = true;
+    return CREW_OK;
+}
+
+void crew__autosize_sample_locked(crew_pool *p, uint64_t idle_ns, uint64_t processing_ns) {
+    crew__autosize *as = p->autosize;
+    as->completed++;
+    as->busy_ns += processing_ns;
+    as->cycle_idle_ns += idle_ns;
+    if (++as->cycle_count >= as->cycle) {
+        as->last_ait_ns = (double)as->cycle_idle_ns / (double)as->cycle_count;
+        as->cycle_idle_ns = 0;
+        as->cycle_count = 0;
+        as->cycles_done++;
+        if (as->mode == CREW_AUTOSIZE_AIT)
+            pthread_cond_signal(&as->cv);
+    }
+}
+
+void crew__autosize_stop(crew_pool *p) {
+    crew__autosize *as = p->autosize;
+    if (!as)
+        return;
+    pthread_mutex_lock(&as->join_lock); /* concurrent shutdowns: one joins, the others wait */
+    if (as->started && !as->joined) {
+        pthread_mutex_lock(&p->lock);
+        as->stop = true;
+        pthread_cond_signal(&as->cv);
+        pthread_mutex_unlock(&p->lock);
+        pthread_join(as->thread, NULL);
+        as->joined = true;
+    }
+    pthread_mutex_unlock(&as->join_lock);
+}
+
+void crew__autosize_free(crew_pool *p) {
+    crew__autosize *as = p->autosize;
+    if (!as)
+        return;
+    pthread_cond_destroy(&as->cv);
+    pthread_mutex_destroy(&as->join_lock);
+    free(as);
+    p->autosize = NULL;
+}
