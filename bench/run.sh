@@ -14,10 +14,10 @@ report="$out/report.md"
 
 if [ $quick = 1 ]; then
     repeats=3 work=5000 empty_n=200000 peers_args="-r 3 -n 100000 -R 2000 -f 22 -m 50000"
-    prim_args="-r 3 -s 10,1000,100000" http_secs=1
+    prim_args="-r 3 -s 10,1000,100000" http_secs=1 sizing_args="-q"
 else
     repeats=9 work=20000 empty_n=1000000 peers_args="-r 5"
-    prim_args="-r 5 -s 10,1000,100000,10000000,100000000" http_secs=5
+    prim_args="-r 5 -s 10,1000,100000,10000000,100000000" http_secs=5 sizing_args=""
 fi
 cores=$(nproc)
 
@@ -36,7 +36,7 @@ cores=$(nproc)
 
 step() { printf '[bench] %s\n' "$*" >&2; }
 
-step "1/5 seed 000 Fig. 7: pool vs thread-per-request ($repeats runs)"
+step "1/6 seed 000 Fig. 7: pool vs thread-per-request ($repeats runs)"
 {
     echo "## Seed 000 Fig. 7: pool vs thread-per-request"
     echo
@@ -49,7 +49,7 @@ step "1/5 seed 000 Fig. 7: pool vs thread-per-request ($repeats runs)"
 "$bin/fig7_pool_vs_tpr" -t 4,8,16,32 -r "$repeats" -w "$work" -c "$out/fig7.csv" | tee -a "$report"
 printf '```\n\n' >>"$report"
 
-step "2/5 empty-task throughput, one producer ($repeats runs)"
+step "2/6 empty-task throughput, one producer ($repeats runs)"
 {
     echo "## Empty-task throughput"
     echo
@@ -62,7 +62,7 @@ step "2/5 empty-task throughput, one producer ($repeats runs)"
 "$bin/empty_tasks" -t "$cores" -n "$empty_n" -r "$repeats" -m array | tee -a "$report"
 printf '```\n\n' >>"$report"
 
-step "3/5 crew against peer pools (empty, fork-join, fib, matmul)"
+step "3/6 crew against peer pools (empty, fork-join, fib, matmul)"
 {
     echo "## crew against the pools people use today"
     echo
@@ -75,7 +75,7 @@ step "3/5 crew against peer pools (empty, fork-join, fib, matmul)"
 "$bin/bench_peers" $peers_args -c "$out/peers.csv" | tee -a "$report"
 printf '```\n\n' >>"$report"
 
-step "4/5 parallel primitives: sum and filter over n doubles"
+step "4/6 parallel primitives: sum and filter over n doubles"
 {
     echo "## Parallel primitives: sum and stable filter (seed 000's BOLSTER primitives)"
     echo
@@ -88,13 +88,27 @@ step "4/5 parallel primitives: sum and filter over n doubles"
 "$bin/bench_primitives" $prim_args | tee -a "$report"
 printf '```\n\n' >>"$report"
 
-step "5/5 the HTTP example under wrk (seeds 001 and 004: a server on a pool)"
+step "5/6 the HTTP example under wrk (seeds 001 and 004: a server on a pool)"
 {
     echo "## HTTP server on a crew pool vs thread-per-connection (wrk, 64 connections, 127.0.0.1)"
     echo
     echo '```'
 } >>"$report"
 bench/http.sh "$http_secs" 64 | tee -a "$report"
+printf '```\n\n' >>"$report"
+
+step "6/6 seed 001 sizing study: static sizes, RAIT, AIT vs BALANCE controllers"
+{
+    echo "## Seed 001 Figs. 5-7, 10, 11: pool size, idle time and automatic sizing"
+    echo
+    echo "Tasks compute 100 us and sleep free_workload x 10 us; a producer keeps 256 outstanding."
+    echo "AIT is seed 001's dynamicThreadPool as written; BALANCE is crew's controller"
+    echo "(docs/autosize.md)."
+    echo
+    echo '```'
+} >>"$report"
+# shellcheck disable=SC2086
+"$bin/bench_sizing" $sizing_args -c "$out/sizing.csv" | tee -a "$report"
 printf '```\n' >>"$report"
 
 step "report written to $report"

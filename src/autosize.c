@@ -13,14 +13,18 @@
  * keeps growing, because prePoolSize always equals poolSize at the next cycle), so its published
  * behaviour can be reproduced and compared.
  *
- * CREW_AUTOSIZE_BALANCE -- crew's controller, deciding every period from throughput X
- * (completions/s), busy (average tasks running), process CPU use, and the queue:
- *   - first it judges its previous move: a grow that did not raise X by 3%, or a shrink that
- *     cut X by 5%, is undone, the step drops back to 1 and the size is held for a while;
- *   - no backlog and fewer tasks running than threads: shrink towards the demand;
- *   - a backlog and idle CPU: the tasks block, so grow (the step doubles while growing pays);
- *   - CPU saturated with more threads than cores: probe one step down (kept if X holds);
- *   - otherwise hold. Periods with too few completions to measure are skipped.
+ * CREW_AUTOSIZE_BALANCE -- crew's controller: hill climbing on measured throughput X
+ * (completions/s) against the best size seen so far, steered by the queue, the number of tasks
+ * actually running and the process's CPU use. Every period (skipping the one right after a
+ * resize, which mixes two sizes, and periods with too few completions to measure):
+ *   - no backlog and fewer tasks running than threads: shrink halfway towards the demand;
+ *   - judge the last move against the best: keep it if X rose 5% (or, for a shrink, held within
+ *     5% with fewer threads); otherwise go back to the best size and hold for a while (and probe
+ *     down more gently next time); a drop of 20% at the best size itself means the work changed,
+ *     and the reference is reset;
+ *   - a backlog and idle CPU (the tasks block): double the size;
+ *   - the CPU saturated with more threads than cores: probe down by a quarter (then smaller);
+ *   - otherwise hold.
  * The decision logic is a pure function (crew__balance_step), unit-tested with synthetic inputs.
  */
 #include <signal.h>
@@ -68,58 +72,76 @@ unsigned crew__ait_step(crew__ait_state *s, double ait, unsigned size, unsigned 
 unsigned crew__balance_step(crew__balance_state *s, const crew__balance_in *in, unsigned min,
                             unsigned max) {
     unsigned size = in->size, next = size;
-    int move = 0; /* +1 grow, -1 shrink judged by throughput; 0 not judged */
-    if (s->step == 0)
-        s->step = 1;
-    if (in->completed < BALANCE_MIN_SAMPLES && in->queued == 0 && in->busy < 0.5) {
-        /* Nothing to measure and nothing to do: drift down towards min, one step at a time. */
-        next = size > min ? size - 1 : size;
-        goto done;
-    }
-    if (in->completed < BALANCE_MIN_SAMPLES)
-        return size; /* too few completions to judge: wait for a longer sample */
-    double x = (double)in->completed / in->period_s;
-    if (s->last_move > 0 && x < s->last_x * 1.03) { /* growing did not pay: undo */
-        next = s->last_size;
-        s->hold = BALANCE_HOLD_PERIODS;
-        s->step = 1;
-        goto done_measured;
-    }
-    if (s->last_move < 0 && x < s->last_x * 0.95) { /* shrinking hurt: undo */
-        next = s->last_size;
-        s->hold = BALANCE_HOLD_PERIODS;
-        s->step = 1;
-        goto done_measured;
-    }
-    if (s->hold > 0) {
-        s->hold--;
-        goto done_measured;
-    }
     bool backlog = in->queued > 0;
-    bool saturated = in->cpu >= 0.85 * (double)in->cores;
+    if (in->completed < BALANCE_MIN_SAMPLES) {
+        /* Too few completions to judge. With no work at all, drift down towards min. */
+        if (!backlog && in->busy < 0.5 && size > min)
+            next = size - 1;
+        goto resize;
+    }
+    double x = (double)in->completed / in->period_s;
+    if (s->settle > 0) { /* the period right after a resize mixes two sizes: skip it */
+        s->settle--;
+        return size;
+    }
     if (!backlog && in->busy < (double)size - 1.0) {
+        /* More threads than work: shrink halfway towards the demand; forget the reference,
+         * the regime has changed. */
         unsigned running = (unsigned)in->busy; /* rounded up: */
         unsigned want = running + ((double)running < in->busy) + 1;
         unsigned cut = (size - want + 1) / 2;
-        next = size - (cut ? cut : 1); /* halfway to the demand: not judged by throughput */
-    } else if (backlog && !saturated) {
-        move = +1;
-    } else if (saturated && size > in->cores) {
-        move = -1;
+        next = size - (cut ? cut : 1);
+        s->best_size = 0;
+        goto resize;
     }
-    if (move != 0) {
-        if (s->last_move == move && s->step <= size / 2)
-            s->step *= 2; /* the same move paid last time: take a bigger one */
-        else if (s->last_move != move)
-            s->step = 1;
-        next = move > 0 ? size + s->step : size > s->step ? size - s->step : 1;
+    /* Judge where we are against the best size seen. */
+    if (s->best_size == 0) {
+        s->best_size = size;
+        s->best_x = x;
+    } else if (size == s->best_size) {
+        if (x < 0.8 * s->best_x) { /* much worse at the same size: the work changed */
+            s->best_x = x;
+            s->hold = 0;
+            s->down_step = 0;
+        } else {
+            s->best_x = 0.5 * s->best_x + 0.5 * x; /* refresh the reference */
+        }
+    } else if (x > 1.05 * s->best_x) { /* the move paid */
+        s->best_size = size;
+        s->best_x = x;
+    } else if (s->dir < 0 && x >= 0.95 * s->best_x) { /* fewer threads, same throughput */
+        s->best_size = size;
+    } else { /* the move did not pay: back to the best size, and wait */
+        next = s->best_size;
+        s->hold = BALANCE_HOLD_PERIODS;
+        if (s->dir < 0)
+            s->down_step /= 2; /* probe down more gently next time */
+        s->dir = 0;
+        goto resize;
     }
-done_measured:
-    s->last_x = x;
-done:
+    if (s->hold > 0) {
+        s->hold--;
+        return size;
+    }
+    bool saturated = in->cpu >= 0.85 * (double)in->cores;
+    if (backlog && !saturated) { /* tasks block and CPU is idle: double */
+        s->dir = +1;
+        next = size * 2;
+    } else if (saturated && size > in->cores) { /* the CPU is the limit: probe fewer threads */
+        if (s->down_step == 0)
+            s->down_step = size / 4 ? size / 4 : 1;
+        s->dir = -1;
+        next = size - s->down_step;
+        if (next < in->cores)
+            next = in->cores;
+    } else {
+        s->dir = 0;
+        s->hold = BALANCE_HOLD_PERIODS;
+    }
+resize:
     next = clamp(next, min, max);
-    s->last_move = next == size ? 0 : move;
-    s->last_size = size;
+    if (next != size)
+        s->settle = 1;
     return next;
 }
 
@@ -163,6 +185,8 @@ static void *controller_main(void *arg) {
     double last_cpu = process_cpu_s(), last_t = (double)crew__now_ns() * 1e-9;
     unsigned cores = online_cores();
     ait.pre_size = crew_size(p);
+    const char *dbg = getenv("CREW_AUTOSIZE_DEBUG"); /* a trace of every decision on stderr */
+    bool debug = dbg && *dbg && *dbg != '0';
 
     pthread_mutex_lock(&p->lock);
     while (!as->stop) {
@@ -190,6 +214,13 @@ static void *controller_main(void *arg) {
             if (in.period_s <= 0)
                 continue;
             next = crew__balance_step(&bal, &in, as->min, as->max);
+            if (debug)
+                fprintf(stderr,
+                        "crew autosize: %.3fs done=%llu busy=%.2f cpu=%.2f queued=%zu size=%u "
+                        "-> %u (best %u @ %.0f/s, hold %u, settle %u)\n",
+                        in.period_s, (unsigned long long)in.completed, in.busy, in.cpu,
+                        in.queued, in.size, next, bal.best_size, bal.best_x, bal.hold,
+                        bal.settle);
             if (next == size && in.completed < BALANCE_MIN_SAMPLES && in.queued != 0)
                 continue; /* keep accumulating this sample */
             last_t = t;
@@ -233,7 +264,16 @@ int crew__autosize_start(crew_pool *p, const crew_config *cfg) {
     as->cycle = cfg->autosize_cycle ? cfg->autosize_cycle : 5;
     as->stride = cfg->autosize_stride ? cfg->autosize_stride : 2;
     as->period_ms = cfg->autosize_period_ms ? cfg->autosize_period_ms : 100;
-    if (pthread_cond_init(&as->cv, NULL) != 0) {
+    /* The controller sleeps with timeouts measured on the monotonic clock (wait_ms). */
+    pthread_condattr_t attr;
+    int rc = pthread_condattr_init(&attr);
+    if (rc == 0) {
+        rc = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+        if (rc == 0)
+            rc = pthread_cond_init(&as->cv, &attr);
+        pthread_condattr_destroy(&attr);
+    }
+    if (rc != 0) {
         free(as);
         return CREW_ENOMEM;
     }
@@ -246,7 +286,7 @@ int crew__autosize_start(crew_pool *p, const crew_config *cfg) {
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&as->thread, NULL, controller_main, p);
+    rc = pthread_create(&as->thread, NULL, controller_main, p);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)
         return CREW_EAGAIN; /* crew_create cleans up through crew__autosize_stop/free */

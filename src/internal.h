@@ -174,11 +174,12 @@ typedef struct crew__balance_in {
 } crew__balance_in;
 
 typedef struct crew__balance_state {
-    unsigned last_size; /* size when the previous decision was made */
-    double last_x;      /* throughput measured then */
-    int last_move;      /* +1 grew, -1 shrank (to be judged by throughput), 0 otherwise */
-    unsigned step;      /* threads per move: 1, doubling while moves pay */
-    unsigned hold;      /* periods left to hold after an undone move */
+    unsigned best_size; /* the size with the best throughput in this regime (0 = none yet) */
+    double best_x;      /* that throughput, refreshed while at best_size */
+    int dir;            /* the last probe: +1 grew, -1 shrank, 0 none */
+    unsigned down_step; /* threads removed per downward probe (0 = not set) */
+    unsigned hold;      /* periods left before probing again */
+    unsigned settle;    /* periods to skip after a resize */
 } crew__balance_state;
 
 typedef struct crew__autosize {

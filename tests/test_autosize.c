@@ -44,56 +44,73 @@ static void ait(void) {
     EXPECT_EQ_U(crew__ait_step(&s, 150, 3, 2, 2, 64), 2, "clamped to min");
 }
 
+/* A measured period of 0.1 s on 2 cores. */
 static crew__balance_in period(double completed, double busy, double cpu, size_t queued,
                                unsigned size) {
     crew__balance_in in = {0.1, (uint64_t)completed, busy, cpu, queued, size, 2};
     return in;
 }
 
+/* One BALANCE decision; the period after a resize is skipped, as the controller does. */
+static unsigned step(crew__balance_state *s, crew__balance_in in, unsigned min, unsigned max) {
+    unsigned next = crew__balance_step(s, &in, min, max);
+    if (next != in.size) { /* the settling period: no decision */
+        crew__balance_in settling = in;
+        settling.size = next;
+        if (crew__balance_step(s, &settling, min, max) != next) {
+            fprintf(stderr, "test_autosize: a settling period changed the size\n");
+            failures++;
+        }
+    }
+    return next;
+}
+
 static void balance(void) {
     crew__balance_state s = {0};
-    /* CPU-bound: the CPU is saturated with more threads than cores: probe one step down. */
-    crew__balance_in in = period(1000, 8, 2.0, 50, 8);
-    unsigned n = crew__balance_step(&s, &in, 1, 64);
-    EXPECT_EQ_U(n, 7, "saturated CPU with 8 threads on 2 cores probes down");
-    /* Throughput held: keep shrinking, with a doubled step. */
-    in = period(1010, 7, 2.0, 50, 7);
-    EXPECT_EQ_U(crew__balance_step(&s, &in, 1, 64), 5, "shrinking paid: bigger step");
-    /* Throughput fell by 10% after the shrink: undo and hold. */
-    in = period(900, 5, 2.0, 50, 5);
-    EXPECT_EQ_U(crew__balance_step(&s, &in, 1, 64), 7, "a shrink that hurt is undone");
-    in = period(1000, 7, 2.0, 50, 7);
-    EXPECT_EQ_U(crew__balance_step(&s, &in, 1, 64), 7, "then it holds");
+    /* CPU-bound from one thread on two cores: grow to the cores, then hold there. */
+    EXPECT_EQ_U(step(&s, period(1000, 1, 1.0, 50, 1), 1, 64), 2, "idle CPU and a backlog grow");
+    EXPECT_EQ_U(step(&s, period(1800, 2, 1.95, 50, 2), 1, 64), 2, "saturated at the cores holds");
+    EXPECT_EQ_U(step(&s, period(1800, 2, 1.95, 50, 2), 1, 64), 2, "and keeps holding");
 
-    /* Blocking tasks: a backlog and idle CPU: grow while it pays. */
+    /* CPU-bound with too many threads: probe down while throughput holds, to the cores. */
     s = (crew__balance_state){0};
-    in = period(100, 4, 0.3, 500, 4);
-    EXPECT_EQ_U(crew__balance_step(&s, &in, 1, 64), 5, "backlog with idle CPU grows");
-    in = period(125, 5, 0.4, 500, 5);
-    EXPECT_EQ_U(crew__balance_step(&s, &in, 1, 64), 7, "growing paid: bigger step");
-    in = period(126, 7, 0.4, 500, 7); /* no gain (< 3%) */
-    EXPECT_EQ_U(crew__balance_step(&s, &in, 1, 64), 5, "growing without gain is undone");
-    in = period(125, 5, 0.4, 500, 5);
-    EXPECT_EQ_U(crew__balance_step(&s, &in, 1, 64), 5, "then it holds");
+    EXPECT_EQ_U(step(&s, period(1000, 8, 2.0, 50, 8), 1, 64), 6, "saturated, 8 threads: down");
+    EXPECT_EQ_U(step(&s, period(1020, 6, 2.0, 50, 6), 1, 64), 4, "same throughput: further");
+    EXPECT_EQ_U(step(&s, period(1000, 4, 2.0, 50, 4), 1, 64), 2, "and further, to the cores");
+    EXPECT_EQ_U(step(&s, period(1000, 2, 2.0, 50, 2), 1, 64), 2, "then it holds");
+
+    /* A downward probe that costs throughput is undone. */
+    s = (crew__balance_state){0};
+    EXPECT_EQ_U(step(&s, period(1000, 8, 1.8, 50, 8), 1, 64), 6, "probe down");
+    EXPECT_EQ_U(step(&s, period(800, 6, 1.8, 50, 6), 1, 64), 8, "it hurt: back to the best");
+    EXPECT_EQ_U(step(&s, period(1000, 8, 1.8, 50, 8), 1, 64), 8, "and hold");
+
+    /* Blocking tasks: double while it pays; a doubling that does not pay is undone. */
+    s = (crew__balance_state){0};
+    EXPECT_EQ_U(step(&s, period(100, 4, 0.3, 500, 4), 1, 64), 8, "backlog, idle CPU: double");
+    EXPECT_EQ_U(step(&s, period(190, 8, 0.6, 500, 8), 1, 64), 16, "it paid: double again");
+    EXPECT_EQ_U(step(&s, period(195, 16, 1.0, 500, 16), 1, 64), 8, "no gain: back to 8");
+    EXPECT_EQ_U(step(&s, period(190, 8, 0.6, 500, 8), 1, 64), 8, "and hold");
+    /* At the best size, throughput falls by half: the work changed, explore again. */
+    s.hold = 0;
+    EXPECT_EQ_U(step(&s, period(90, 8, 0.3, 500, 8), 1, 64), 16, "a new regime is explored");
 
     /* Too many threads for the demand: no backlog, 1.2 tasks running on 10 threads. */
     s = (crew__balance_state){0};
-    in = period(1000, 1.2, 1.2, 0, 10);
-    EXPECT_EQ_U(crew__balance_step(&s, &in, 1, 64), 6, "shrinks halfway towards the demand (3)");
-    /* An idle pool drifts down to min, one step per period. */
+    EXPECT_EQ_U(step(&s, period(1000, 1.2, 1.2, 0, 10), 1, 64), 6, "halfway towards demand (3)");
+    /* An idle pool drifts down to min. */
     s = (crew__balance_state){0};
-    in = period(0, 0, 0, 0, 3);
-    EXPECT_EQ_U(crew__balance_step(&s, &in, 2, 64), 2, "idle drifts down");
-    in = period(0, 0, 0, 0, 2);
-    EXPECT_EQ_U(crew__balance_step(&s, &in, 2, 64), 2, "but not below min");
-    /* Too few completions to judge, with a backlog: keep the size, keep measuring. */
+    EXPECT_EQ_U(crew__balance_step(&s, &(crew__balance_in){0.1, 0, 0, 0, 0, 3, 2}, 2, 64), 2,
+                "idle drifts down");
     s = (crew__balance_state){0};
-    in = period(3, 4, 0.1, 10, 4);
-    EXPECT_EQ_U(crew__balance_step(&s, &in, 1, 64), 4, "too few samples: no decision");
+    EXPECT_EQ_U(crew__balance_step(&s, &(crew__balance_in){0.1, 0, 0, 0, 0, 2, 2}, 2, 64), 2,
+                "but not below min");
+    /* Too few completions to judge, with a backlog: keep the size. */
+    s = (crew__balance_state){0};
+    EXPECT_EQ_U(step(&s, period(3, 4, 0.1, 10, 4), 1, 64), 4, "too few samples: no decision");
     /* Bounds. */
     s = (crew__balance_state){0};
-    in = period(100, 16, 0.3, 500, 16);
-    EXPECT_EQ_U(crew__balance_step(&s, &in, 1, 16), 16, "never above max");
+    EXPECT_EQ_U(step(&s, period(100, 16, 0.3, 500, 16), 1, 20), 20, "never above max");
 }
 
 int main(void) {
