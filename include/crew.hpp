@@ -165,7 +165,9 @@ public:
         detail::check(crew_stats_get(p_, &s), "crew::pool::stats");
         return s;
     }
-    void monitoring(bool on) { detail::check(crew_set_monitoring(p_, on), "crew::pool::monitoring"); }
+    void monitoring(bool on) {
+        detail::check(crew_set_monitoring(p_, on), "crew::pool::monitoring");
+    }
     unsigned size() const noexcept { return crew_size(p_); }
     crew_pool *native() const noexcept { return p_; }
 

@@ -35,6 +35,10 @@
                                  2^32 - 1) */
 #define CREW__TASK_COUNTED 4u /* submitted while monitoring was on: counted in the statistics */
 
+/* crew_pool.timing bits. */
+#define CREW__TIMING_MONITOR 1u  /* monitoring is on */
+#define CREW__TIMING_AUTOSIZE 2u /* an autosize controller runs */
+
 #define crew__unused(x) ((void)(x))
 
 /* Debug-yield (liburcu's DEBUG_YIELD): built with CREW_DEBUG_YIELD, the points marked with
@@ -242,9 +246,11 @@ struct crew_pool {
     char name[8];       /* thread name prefix */
     size_t stack_size;  /* 0 = default */
     unsigned spin;      /* polls before sleeping */
-    /* Collect statistics? Written by crew_set_monitoring, read without the lock (relaxed: a
-     * task submitted while it changes is simply timed or not). */
-    atomic_int monitoring;
+    /* Are tasks timed, and why: CREW__TIMING_MONITOR (statistics, crew_set_monitoring) and
+     * CREW__TIMING_AUTOSIZE (the controller's inputs), one word so that the untimed hot path
+     * tests one value. Read without the lock (relaxed: a task submitted while it changes is
+     * simply timed or not). */
+    atomic_uint timing;
 
     pthread_mutex_t lock;    /* see the top of this file */
     pthread_cond_t work_cv;  /* idle workers sleep here */

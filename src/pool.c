@@ -234,7 +234,8 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     snprintf(p->name, sizeof p->name, "%.6s", name);
     p->stack_size = cfg->stack_size;
     p->spin = cfg->spin;
-    atomic_init(&p->monitoring, cfg->monitoring ? 1 : 0);
+    atomic_init(&p->timing, (cfg->monitoring ? CREW__TIMING_MONITOR : 0u) |
+                                (cfg->autosize ? CREW__TIMING_AUTOSIZE : 0u));
     p->stats_epoch_ns = crew__now_ns();
     p->state = CREW__OPEN;
     atomic_init(&p->queued, 0);

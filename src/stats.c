@@ -149,7 +149,10 @@ int crew_set_monitoring(crew_pool *p, int on) {
         return CREW_EINVAL;
     /* Relaxed: a hint read by submitters before they take the lock; a task submitted while it
      * changes is simply timed or not. */
-    crew__store_relaxed(&p->monitoring, on ? 1 : 0);
+    if (on)
+        atomic_fetch_or_explicit(&p->timing, CREW__TIMING_MONITOR, memory_order_relaxed);
+    else
+        atomic_fetch_and_explicit(&p->timing, ~CREW__TIMING_MONITOR, memory_order_relaxed);
     return CREW_OK;
 }
 
@@ -189,7 +192,8 @@ int crew_stats_get(crew_pool *p, crew_stats *out) {
     pthread_mutex_lock(&p->resize_lock);
     pthread_mutex_lock(&p->lock);
     sum_blocks(p, total);
-    s.monitoring = crew__load_relaxed(&p->monitoring); /* relaxed: see crew_set_monitoring */
+    /* Relaxed: see crew_set_monitoring. */
+    s.monitoring = (crew__load_relaxed(&p->timing) & CREW__TIMING_MONITOR) != 0;
     s.uptime_ns = crew__now_ns() - p->stats_epoch_ns;
     s.queued = p->queue.n;
     s.queued_peak = p->queued_peak > p->queue.n ? p->queued_peak : p->queue.n;

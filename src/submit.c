@@ -48,8 +48,8 @@ void crew__nodes_free(crew_pool *p) {
     p->free_nodes = NULL;
 }
 
-/* Monitoring or autosize: mark n just-queued tasks as timed (CREW__TASK_STAMPED) with their submission
- * time and response time, and count them. Out of line, so that a pool without monitoring runs
+/* Monitoring or autosize: mark n just-queued tasks as timed (CREW__TASK_STAMPED) with their
+ * submission time and response time, and count them. Out of line, so that a pool without monitoring runs
  * exactly the instructions it did before. Lock held (no thread can take them meanwhile). */
 static __attribute__((noinline, cold)) void stamp_tasks_locked(crew_pool *p, crew_task *t,
                                                                size_t n, uint64_t submitted) {
@@ -57,7 +57,7 @@ static __attribute__((noinline, cold)) void stamp_tasks_locked(crew_pool *p, cre
     uint32_t response =
         accepted - submitted > UINT32_MAX ? UINT32_MAX : (uint32_t)(accepted - submitted);
     /* Relaxed: see struct crew_pool. */
-    bool counted = crew__load_relaxed(&p->monitoring);
+    bool counted = crew__load_relaxed(&p->timing) & CREW__TIMING_MONITOR;
     uint32_t flags = CREW__TASK_STAMPED | (counted ? CREW__TASK_COUNTED : 0u);
     for (size_t i = 0; i < n; i++) {
         t[i].crew_flags_ |= flags;
@@ -113,19 +113,19 @@ static int enqueue_locked(crew_pool *p, crew_task *t, size_t n, crew_handle *gro
 /* The submission's start time if tasks are timed (monitoring or autosize), else 0. */
 static inline uint64_t stamp(crew_pool *p) {
     /* Relaxed: see struct crew_pool. */
-    return crew__load_relaxed(&p->monitoring) || p->autosize ? crew__now_ns() : 0;
+    return crew__load_relaxed(&p->timing) ? crew__now_ns() : 0;
 }
 
 /* Count a refused submission (monitoring only). Lock held. */
 static int rejected_locked(crew_pool *p, int rc, size_t n, uint64_t submitted) {
     /* Relaxed: see struct crew_pool. */
-    if (rc != CREW_OK && submitted && crew__load_relaxed(&p->monitoring))
+    if (rc != CREW_OK && submitted && (crew__load_relaxed(&p->timing) & CREW__TIMING_MONITOR))
         crew__stats_rejected_locked(p, n);
     return rc;
 }
 
 static int rejected(crew_pool *p, int rc, size_t n) {
-    if (crew__load_relaxed(&p->monitoring)) { /* relaxed: see struct crew_pool */
+    if (crew__load_relaxed(&p->timing) & CREW__TIMING_MONITOR) { /* relaxed: see crew_pool */
         pthread_mutex_lock(&p->lock);
         crew__stats_rejected_locked(p, n);
         pthread_mutex_unlock(&p->lock);

@@ -178,7 +178,8 @@ void *crew__worker_main(void *arg) {
         }
         if (p->state != CREW__OPEN)
             break;
-        if (!idle_since && crew__load_relaxed(&p->monitoring)) /* relaxed: see crew_pool */
+        /* Relaxed: see struct crew_pool. */
+        if (!idle_since && (crew__load_relaxed(&p->timing) & CREW__TIMING_MONITOR))
             idle_since = crew__now_ns();
         if (!spun && p->spin != 0) {
             spin_for_work(p, w);
