@@ -49,8 +49,8 @@ void crew__nodes_free(crew_pool *p) {
 }
 
 /* Monitoring or autosize: mark n just-queued tasks as timed (CREW__TASK_STAMPED) with their
- * submission time and response time, and count them. Out of line, so that a pool without monitoring runs
- * exactly the instructions it did before. Lock held (no thread can take them meanwhile). */
+ * submission time and response time, and count them. Out of line, so that a pool that times
+ * nothing pays only the test of p->timing. Lock held (no thread can take them meanwhile). */
 static __attribute__((noinline, cold)) void stamp_tasks_locked(crew_pool *p, crew_task *t,
                                                                size_t n, uint64_t submitted) {
     uint64_t accepted = crew__now_ns();
