@@ -91,7 +91,8 @@ int main(int argc, char **argv) {
         }
     }
     if (optind >= argc) {
-        fprintf(stderr, "hasher: name at least one directory (usage: hasher [-t threads] DIR...)\n");
+        fprintf(stderr,
+                "hasher: name at least one directory (usage: hasher [-t threads] DIR...)\n");
         return 2;
     }
     for (int i = optind; i < argc; i++)

@@ -113,7 +113,9 @@ static void *serve(void *arg) {
         setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
         if (recv(c, buf, sizeof buf, 0) > 0) {
             int jitter = s->latency_ms / 2;
-            int ms = s->latency_ms - jitter + (jitter ? (int)(rand_r(&s->seed) % (2u * jitter + 1)) : 0);
+            int ms = s->latency_ms - jitter;
+            if (jitter)
+                ms += (int)(rand_r(&s->seed) % (2u * (unsigned)jitter + 1));
             struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
             nanosleep(&ts, NULL);
             (void)!send(c, "pong\n", 5, MSG_NOSIGNAL);

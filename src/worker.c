@@ -89,8 +89,7 @@ static inline uint32_t call_unlocked(crew_pool *p, crew_task *t) {
 }
 
 /* crew__run_locked for a timed task (monitoring or autosize): the same, between two clock
- * readings. Kept out of
- * line so that a pool without monitoring runs exactly the instructions it did before. */
+ * readings. Kept out of line so that an untimed task pays only the test of its flag. */
 static __attribute__((noinline, cold)) void run_timed_locked(crew_pool *p, crew_task *t) {
     uint32_t flags = t->crew_flags_;
     uint64_t submitted = t->crew_private_.reserved;

@@ -1,6 +1,7 @@
 /* test_autosize.c -- the sizing controllers' decision functions, alone, with scripted inputs:
  * seed 001 Fig. 9 (crew__ait_step) branch by branch, and crew's BALANCE controller
- * (crew__balance_step) on CPU-bound, blocking, idle and noisy periods. Exits non-zero on failure. */
+ * (crew__balance_step) on CPU-bound, blocking, idle and noisy periods. Exits non-zero on
+ * failure. */
 #include <stdio.h>
 
 #include "internal.h"

@@ -35,7 +35,9 @@ void *__wrap_malloc(size_t n) { return should_fail_alloc() ? NULL : __real_mallo
 void *__wrap_calloc(size_t n, size_t size) {
     return should_fail_alloc() ? NULL : __real_calloc(n, size);
 }
-void *__wrap_realloc(void *p, size_t n) { return should_fail_alloc() ? NULL : __real_realloc(p, n); }
+void *__wrap_realloc(void *p, size_t n) {
+    return should_fail_alloc() ? NULL : __real_realloc(p, n);
+}
 int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg) {
     long j = atomic_load(&fail_thread_at);
     if (j != 0 && atomic_fetch_add(&threads_made, 1) + 1 == j)
