@@ -201,17 +201,22 @@ static long read_head(conn *c) {
     }
 }
 
-static void close_conn(conn *c) {
-    pthread_mutex_lock(&registry_lock);
+/* Take c out of the registry, close and free it. registry_lock held. */
+static void close_conn_locked(conn *c) {
     if (c->prev)
         c->prev->next = c->next;
     else
         registry = c->next;
     if (c->next)
         c->next->prev = c->prev;
-    pthread_mutex_unlock(&registry_lock);
     close(c->fd);
     free(c);
+}
+
+static void close_conn(conn *c) {
+    pthread_mutex_lock(&registry_lock);
+    close_conn_locked(c);
+    pthread_mutex_unlock(&registry_lock);
 }
 
 /* Serve the complete requests of one connection. Returns 1 when the connection stays open and
@@ -257,14 +262,7 @@ static void sweep_idle(void) {
         conn *next = c->next;
         if (c->parked && now > c->deadline_ms) {
             epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
-            if (c->prev)
-                c->prev->next = c->next;
-            else
-                registry = c->next;
-            if (c->next)
-                c->next->prev = c->prev;
-            close(c->fd);
-            free(c);
+            close_conn_locked(c);
         }
         c = next;
     }

@@ -4,8 +4,11 @@
 
 #include <condition_variable>
 #include <cstdlib>
+#include <dirent.h>
+#include <fstream>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "crew.h"
 
@@ -61,6 +64,24 @@ inline long scaled(long n) {
 }
 
 inline bool under_valgrind() { return std::getenv("CREW_TEST_SCALE") != nullptr; }
+
+// The names (comm) of this process's threads alive now.
+inline std::vector<std::string> thread_names() {
+    std::vector<std::string> names;
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return names;
+    while (struct dirent *e = readdir(d)) {
+        if (e->d_name[0] == '.')
+            continue;
+        std::ifstream f(std::string("/proc/self/task/") + e->d_name + "/comm");
+        std::string s;
+        std::getline(f, s);
+        names.push_back(s);
+    }
+    closedir(d);
+    return names;
+}
 
 // Make a pool or fail the test.
 inline crew_pool *make_pool(unsigned threads) {

@@ -91,23 +91,6 @@ TEST(Create, ManyPoolsCoexist) {
         EXPECT_EQ(crew_destroy(p), CREW_OK);
 }
 
-static std::vector<std::string> thread_names() {
-    std::vector<std::string> names;
-    DIR *d = opendir("/proc/self/task");
-    if (!d)
-        return names;
-    while (struct dirent *e = readdir(d)) {
-        if (e->d_name[0] == '.')
-            continue;
-        std::ifstream f(std::string("/proc/self/task/") + e->d_name + "/comm");
-        std::string s;
-        std::getline(f, s);
-        names.push_back(s);
-    }
-    closedir(d);
-    return names;
-}
-
 TEST(Create, WorkersCarryNames) {
     crew_config cfg;
     crew_config_init(&cfg);
@@ -120,7 +103,7 @@ TEST(Create, WorkersCarryNames) {
         crew_submit(p, Gate::block, &gate, 0, nullptr);
     gate.wait_arrivals(3); // every worker has started and named itself
     int named = 0;
-    for (auto &n : thread_names())
+    for (auto &n : crewtest::thread_names())
         if (n.rfind("tname-", 0) == 0 && n.find("-w") != std::string::npos)
             named++;
     gate.open();

@@ -18,19 +18,11 @@ using crewtest::scaled;
 
 namespace {
 
-// Worker threads of pools named "rs" alive now.
+// Threads alive now whose name starts with prefix.
 int live_workers(const char *prefix) {
     int n = 0;
-    DIR *d = opendir("/proc/self/task");
-    while (struct dirent *e = readdir(d)) {
-        if (e->d_name[0] == '.')
-            continue;
-        std::ifstream f(std::string("/proc/self/task/") + e->d_name + "/comm");
-        std::string s;
-        std::getline(f, s);
+    for (auto &s : crewtest::thread_names())
         n += s.rfind(prefix, 0) == 0;
-    }
-    closedir(d);
     return n;
 }
 
