@@ -18,6 +18,7 @@
 //
 // Usage: bench_peers [-w empty,forkjoin,fib,matmul] [-p crew,omp,...] [-r repeats] [-t threads]
 //                    [-n empty_tasks] [-R rounds] [-f fib_n] [-m matmuls] [-c out.csv]
+//                    [-S summary.md]   (a markdown table: crew against the best peer per workload)
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -647,10 +648,10 @@ int main(int argc, char **argv) {
                                       "glib",     "textbook",   "thread/task"};
     int repeats = 5, fib_n = 30;
     long empty_n = 1000000, rounds = 20000, matmuls = 500000;
-    const char *csv = nullptr;
+    const char *csv = nullptr, *summary = nullptr;
     g_threads = unsigned(sysconf(_SC_NPROCESSORS_ONLN));
     int opt;
-    while ((opt = getopt(argc, argv, "w:p:r:t:n:R:f:m:c:h")) != -1) {
+    while ((opt = getopt(argc, argv, "w:p:r:t:n:R:f:m:c:S:h")) != -1) {
         switch (opt) {
         case 'w': workloads = split(optarg); break;
         case 'p': peers = split(optarg); break;
@@ -661,6 +662,7 @@ int main(int argc, char **argv) {
         case 'f': fib_n = std::atoi(optarg); break;
         case 'm': matmuls = std::atol(optarg); break;
         case 'c': csv = optarg; break;
+        case 'S': summary = optarg; break;
         default:
             std::fprintf(stderr,
                          "usage: %s [-w empty,forkjoin,fib,matmul] [-p crew,openmp,onetbb,"
@@ -699,6 +701,14 @@ int main(int argc, char **argv) {
     }
     if (out)
         std::fprintf(out, "workload,peer,run,seconds,metric\n");
+    FILE *sum = summary ? std::fopen(summary, "w") : nullptr;
+    if (summary && !sum) {
+        std::perror(summary);
+        return 1;
+    }
+    if (sum)
+        std::fprintf(sum, "| workload | crew | best peer | its figure | crew / best |\n"
+                          "|---|---|---|---|---|\n");
     std::printf("%u worker threads, %d runs each, medians with (min..max); ratio > 1 means crew "
                 "is ahead (peer time / crew time, or crew rate / peer rate)\n",
                 g_threads, repeats);
@@ -746,6 +756,23 @@ int main(int argc, char **argv) {
         std::printf("\n%s (%s)\n%-12s %14s %30s %8s\n", what.c_str(), unit, "peer", "median",
                     "(min..max)", "ratio");
         double crew_med = metric.count("crew") ? stat(metric["crew"]).median : 0;
+        if (sum && crew_med > 0) { /* the best peer other than crew, and where crew stands */
+            std::string best_name;
+            double best = 0;
+            for (auto &kv : metric) {
+                double m = stat(kv.second).median;
+                if (kv.first != "crew" && (best_name.empty() || (rate ? m > best : m < best))) {
+                    best = m;
+                    best_name = kv.first;
+                }
+            }
+            if (!best_name.empty()) {
+                double r = rate ? crew_med / best : best / crew_med;
+                std::fprintf(sum, "| %s | %.4g %s | %s | %.4g | %.2f (%s) |\n", what.c_str(),
+                             crew_med, unit, best_name.c_str(), best, r,
+                             r >= 1 ? "crew ahead" : "crew behind");
+            }
+        }
         for (auto &p : live) {
             auto it = metric.find(p->name());
             if (it == metric.end()) {
@@ -761,5 +788,7 @@ int main(int argc, char **argv) {
     }
     if (out)
         std::fclose(out);
+    if (sum)
+        std::fclose(sum);
     return 0;
 }
