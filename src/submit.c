@@ -2,8 +2,9 @@
  * submit.c -- accepting tasks: crew_submit, crew_enqueue_task(s), and the recycled task nodes
  * that crew_submit uses so it does not allocate per task.
  *
- * Submission is all-or-nothing: everything that can fail (closed pool, bad or finished handle,
- * memory for the queue or the slot map) is checked or reserved before the first task is queued.
+ * Submission is all-or-nothing: a call that fails (closed pool, bad or finished handle, no
+ * memory for the queue or the slot map) leaves no task queued and no group opened or changed;
+ * see enqueue_locked for how.
  */
 #include <stdlib.h>
 
@@ -103,7 +104,7 @@ static int enqueue_locked(crew_pool *p, crew_task *t, size_t n, crew_handle *gro
     }
     if (open_new)
         *group = h;
-    if (submitted) /* monitoring */
+    if (submitted) /* timed: monitoring or autosize */
         stamp_tasks_locked(p, t, n, submitted);
     p->pending += n;
     crew__wake_locked(p, n, h.slot);
