@@ -346,99 +346,52 @@ public:
 };
 #endif
 
-#ifdef CREW_HAVE_ASIO
-class AsioPeer : public Peer {
-    boost::asio::thread_pool pool_{g_threads};
-    Latch latch_;
-
-public:
-    ~AsioPeer() override { pool_.join(); }
-    const char *name() const override { return "boost.asio"; }
-    double empty(long n) override {
-        latch_.reset(n);
-        double t = now();
-        for (long i = 0; i < n; i++)
-            boost::asio::post(pool_, [this] { latch_.count_down(); });
-        latch_.wait();
-        return now() - t;
-    }
-    double forkjoin(long rounds) override {
-        std::vector<LcgArg> args(g_threads);
-        double t = now();
-        for (long r = 0; r < rounds; r++) {
-            latch_.reset(g_threads);
-            for (unsigned i = 0; i < g_threads; i++) {
-                args[i].seed = uint64_t(r * 131 + i);
-                LcgArg *a = &args[i];
-                boost::asio::post(pool_, [this, a] {
-                    lcg_fn(a);
-                    latch_.count_down();
-                });
-            }
-            latch_.wait();
-        }
-        return now() - t;
-    }
-    double fib(int, long *) override { return -1; }
-    double matmul(long m) override {
-        latch_.reset(m);
-        double t = now();
-        for (long i = 0; i < m; i++)
-            boost::asio::post(pool_, [this, i] {
-                matmul_index(size_t(i));
-                latch_.count_down();
-            });
-        latch_.wait();
-        return now() - t;
-    }
-};
-#endif
-
-#ifdef CREW_HAVE_GLIB
-struct GItem {
+// A job for the pools without a "wait for all": it runs fn(arg), then counts down the latch.
+struct Job {
     void (*fn)(void *);
     void *arg;
+    Latch *latch;
+    void run() {
+        fn(arg);
+        latch->count_down();
+    }
 };
 
-class GlibPeer : public Peer {
-    GThreadPool *pool_;
+// The peers that only take fire-and-forget jobs (Boost.Asio, GLib, the textbook pool): the
+// workloads are written once, over post(); completion is a latch. None can wait inside a task.
+class LatchedPeer : public Peer {
+protected:
     Latch latch_;
-    std::vector<GItem> items_;
-    static void run(gpointer data, gpointer self) {
-        auto *it = static_cast<GItem *>(data);
-        it->fn(it->arg);
-        static_cast<GlibPeer *>(self)->latch_.count_down();
-    }
-    // GThreadPool takes a non-NULL data pointer per task: the items live in items_.
-    double run_all(long n, void (*fn)(void *), std::function<void *(long)> arg) {
-        items_.assign(size_t(n), GItem{fn, nullptr});
+    std::vector<Job> jobs_;
+    virtual void post(Job *j) = 0; // run j->run() on the pool
+
+    // Post n jobs fn(arg(i)) and wait for all; the jobs are built before the clock starts.
+    double run_all(long n, void (*fn)(void *), const std::function<void *(long)> &arg) {
+        jobs_.assign(size_t(n), Job{fn, nullptr, &latch_});
         for (long i = 0; i < n; i++)
-            items_[size_t(i)].arg = arg(i);
+            jobs_[size_t(i)].arg = arg(i);
         latch_.reset(n);
         double t = now();
         for (long i = 0; i < n; i++)
-            g_thread_pool_push(pool_, &items_[size_t(i)], nullptr);
+            post(&jobs_[size_t(i)]);
         latch_.wait();
         return now() - t;
     }
 
 public:
-    GlibPeer() { pool_ = g_thread_pool_new(run, this, int(g_threads), TRUE, nullptr); }
-    ~GlibPeer() override { g_thread_pool_free(pool_, FALSE, TRUE); }
-    const char *name() const override { return "glib"; }
     double empty(long n) override {
         return run_all(n, empty_fn, [](long) -> void * { return nullptr; });
     }
     double forkjoin(long rounds) override {
         std::vector<LcgArg> args(g_threads);
-        std::vector<GItem> items(g_threads);
+        std::vector<Job> jobs(g_threads);
         double t = now();
         for (long r = 0; r < rounds; r++) {
             latch_.reset(g_threads);
             for (unsigned i = 0; i < g_threads; i++) {
                 args[i].seed = uint64_t(r * 131 + i);
-                items[i] = GItem{lcg_fn, &args[i]};
-                g_thread_pool_push(pool_, &items[i], nullptr);
+                jobs[i] = Job{lcg_fn, &args[i], &latch_};
+                post(&jobs[i]);
             }
             latch_.wait();
         }
@@ -449,24 +402,42 @@ public:
         return run_all(m, matmul_fn, [](long i) { return reinterpret_cast<void *>(i); });
     }
 };
+
+#ifdef CREW_HAVE_ASIO
+class AsioPeer final : public LatchedPeer {
+    boost::asio::thread_pool pool_{g_threads};
+    void post(Job *j) override { boost::asio::post(pool_, [j] { j->run(); }); }
+
+public:
+    ~AsioPeer() override { pool_.join(); }
+    const char *name() const override { return "boost.asio"; }
+};
+#endif
+
+#ifdef CREW_HAVE_GLIB
+class GlibPeer final : public LatchedPeer {
+    GThreadPool *pool_;
+    static void run(gpointer data, gpointer) { static_cast<Job *>(data)->run(); }
+    void post(Job *j) override { g_thread_pool_push(pool_, j, nullptr); }
+
+public:
+    GlibPeer() { pool_ = g_thread_pool_new(run, nullptr, int(g_threads), TRUE, nullptr); }
+    ~GlibPeer() override { g_thread_pool_free(pool_, FALSE, TRUE); }
+    const char *name() const override { return "glib"; }
+};
 #endif
 
 // The textbook pool: one FIFO under one mutex, one condition variable for work.
-class TextbookPeer : public Peer {
-    struct Job {
-        void (*fn)(void *);
-        void *arg;
-    };
+class TextbookPeer final : public LatchedPeer {
     std::mutex m_;
     std::condition_variable cv_;
-    std::deque<Job> q_;
+    std::deque<Job *> q_;
     bool stop_ = false;
     std::vector<std::thread> threads_;
-    Latch latch_;
 
     void worker() {
         for (;;) {
-            Job j;
+            Job *j;
             {
                 std::unique_lock<std::mutex> g(m_);
                 cv_.wait(g, [&] { return stop_ || !q_.empty(); });
@@ -475,14 +446,13 @@ class TextbookPeer : public Peer {
                 j = q_.front();
                 q_.pop_front();
             }
-            j.fn(j.arg);
-            latch_.count_down();
+            j->run();
         }
     }
-    void push(void (*fn)(void *), void *arg) {
+    void post(Job *j) override {
         {
             std::lock_guard<std::mutex> g(m_);
-            q_.push_back(Job{fn, arg});
+            q_.push_back(j);
         }
         cv_.notify_one();
     }
@@ -502,36 +472,6 @@ public:
             t.join();
     }
     const char *name() const override { return "textbook"; }
-    double empty(long n) override {
-        latch_.reset(n);
-        double t = now();
-        for (long i = 0; i < n; i++)
-            push(empty_fn, nullptr);
-        latch_.wait();
-        return now() - t;
-    }
-    double forkjoin(long rounds) override {
-        std::vector<LcgArg> args(g_threads);
-        double t = now();
-        for (long r = 0; r < rounds; r++) {
-            latch_.reset(g_threads);
-            for (unsigned i = 0; i < g_threads; i++) {
-                args[i].seed = uint64_t(r * 131 + i);
-                push(lcg_fn, &args[i]);
-            }
-            latch_.wait();
-        }
-        return now() - t;
-    }
-    double fib(int, long *) override { return -1; }
-    double matmul(long m) override {
-        latch_.reset(m);
-        double t = now();
-        for (long i = 0; i < m; i++)
-            push(matmul_fn, reinterpret_cast<void *>(i));
-        latch_.wait();
-        return now() - t;
-    }
 };
 
 // Thread-per-task, BOLSTER's approach (seed 000 Fig. 5): runs a tenth of the tasks.
