@@ -8,6 +8,10 @@
  * group: crew_wait helps with the runners still queued (they find the counter exhausted and
  * return at once), so the primitives work inside tasks and on a busy or 1-thread pool. Memory is
  * O(workers), whatever the range: a chunk is an index, not a task.
+ *
+ * Small loops stay on the caller: it runs the first chunk before involving anyone, and if the
+ * whole loop at that rate would take less than INLINE_NS, it finishes alone, so a loop over ten
+ * elements costs what a plain loop does, not a wake-up.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +20,8 @@
 #include "internal.h"
 
 #define CHUNKS_PER_THREAD 8     /* automatic grain: this many chunks per participant */
+#define INLINE_NS 20000         /* loops estimated shorter than this run on the caller alone: about
+                                   what waking a sleeping worker costs (tens of microseconds) */
 #define MAX_REDUCE_CHUNKS 65536 /* partial results kept by crew_parallel_reduce */
 
 typedef struct loop {
@@ -27,15 +33,20 @@ typedef struct loop {
     void *ctx; /* the primitive's own state */
 } loop;
 
+/* Claim and run one chunk; false when none is left. */
+static bool run_one(loop *l) {
+    size_t i = crew__fetch_add_relaxed(&l->next, 1);
+    if (i >= l->nchunks)
+        return false;
+    size_t b = l->begin + i * l->grain;
+    size_t e = l->end - b > l->grain ? b + l->grain : l->end;
+    l->chunk(l, i, b, e);
+    return true;
+}
+
 static void run_chunks(loop *l) {
-    for (;;) {
-        size_t i = crew__fetch_add_relaxed(&l->next, 1);
-        if (i >= l->nchunks)
-            return;
-        size_t b = l->begin + i * l->grain;
-        size_t e = l->end - b > l->grain ? b + l->grain : l->end;
-        l->chunk(l, i, b, e);
-    }
+    while (run_one(l))
+        ;
 }
 
 static void runner(void *arg) { run_chunks(arg); }
@@ -51,12 +62,19 @@ static int run_loop(crew_pool *p, loop *l) {
     size_t n = l->end - l->begin;
     l->nchunks = n / l->grain + (n % l->grain != 0);
     atomic_init(&l->next, 0);
-    if (l->nchunks <= 1) {
-        run_chunks(l);
+    uint64_t t0 = crew__now_ns();
+    run_one(l); /* the first chunk, timed, before anyone else is involved */
+    uint64_t first = crew__now_ns() - t0;
+    if (l->nchunks <= 1 || first * (l->nchunks - 1) < INLINE_NS) {
+        run_chunks(l); /* too little work to be worth a wake-up */
         return CREW_OK;
     }
     unsigned workers = crew_size(p);
-    size_t helpers = l->nchunks - 1 < workers ? l->nchunks - 1 : workers;
+    size_t helpers = l->nchunks - 2 < workers ? l->nchunks - 2 : workers; /* one chunk is done */
+    if (helpers == 0) {
+        run_chunks(l);
+        return CREW_OK;
+    }
     crew_task tasks[64];
     crew_task *t = helpers <= 64 ? tasks : malloc(helpers * sizeof *t);
     if (!t)
