@@ -128,6 +128,14 @@ step "7/7 seed 001 sizing study: static sizes, RAIT, AIT vs BALANCE controllers"
 "$bin/bench_sizing" $sizing_args -c "$out/sizing.csv" | tee -a "$report"
 printf '```\n' >>"$report"
 
+step "plots"
+{
+    echo
+    echo "## Plots"
+    echo
+    bench/plot.sh "$out"
+} >>"$report"
+
 # The summary table goes where the header left its marker.
 if grep -q "crew behind" "$out/summary.md"; then
     {

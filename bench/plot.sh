@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Plots for a results folder (PNG, gnuplot from Debian, as seed 000 used), from its CSV files:
+#   fig7.png            seed 000 Fig. 7: thread-per-request vs pool time per call (medians)
+#   sizing_static.png   seed 001 Figs. 5/7: throughput vs pool size per workload
+#   sizing_rait.png     seed 001 Fig. 6: reciprocal average idle time vs pool size
+#   sizing_dynamic.png  seed 001 Fig. 10: pool size over time, AIT vs BALANCE, free_workload 100
+# Prints the markdown lines that embed the plots that were made. Without gnuplot, prints a note.
+#   bench/plot.sh RESULTS_DIR
+set -euo pipefail
+dir=$1
+if ! command -v gnuplot >/dev/null; then
+    echo "_(plots skipped: gnuplot is not installed; Debian package gnuplot-nox)_"
+    exit 0
+fi
+term='set terminal pngcairo size 900,520 noenhanced font ",10"'
+gnuplot -e 'set terminal pngcairo' 2>/dev/null || term='set terminal png size 900,520 noenhanced'
+
+# "key value" lines on stdin -> "key median" per key.
+medians() {
+    sort -k1,1n -k2,2g | awk '
+        function flush() {
+            if (n) print key, (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+        }
+        $1 != key { flush(); key = $1; n = 0 }
+        { v[++n] = $2 }
+        END { flush() }'
+}
+
+if [ -f "$dir/fig7.csv" ]; then
+    tail -n +2 "$dir/fig7.csv" | awk -F, '{print $1, $3}' | medians >"$dir/fig7_tpr.dat"
+    tail -n +2 "$dir/fig7.csv" | awk -F, '{print $1, $4}' | medians >"$dir/fig7_pool.dat"
+    gnuplot <<EOF
+$term
+set output "$dir/fig7.png"
+set title "Seed 000 Fig. 7: time per call, N tasks of work_large (median)"
+set xlabel "tasks per call (pool size)"; set ylabel "microseconds"; set logscale x 2
+set key left top; set grid
+plot "$dir/fig7_tpr.dat" using 1:(\$2/1000) with linespoints title "thread-per-request", \
+     "$dir/fig7_pool.dat" using 1:(\$2/1000) with linespoints title "crew pool"
+EOF
+    echo "![seed 000 Fig. 7](fig7.png)"
+fi
+
+if [ -f "$dir/sizing.csv" ]; then
+    workloads=$(awk -F, '$1 == "static" {print $2}' "$dir/sizing.csv" | awk '!seen[$0]++')
+    plots="" rplots=""
+    for w in $workloads; do
+        f="$dir/sizing_static_${w//[^a-z0-9]/_}.dat"
+        awk -F, -v w="$w" '$1 == "static" && $2 == w {print $5, $7, $8}' "$dir/sizing.csv" >"$f"
+        plots="$plots \"$f\" using 1:2 with linespoints title \"$w\","
+        rplots="$rplots \"$f\" using 1:3 with linespoints title \"$w\","
+    done
+    gnuplot <<EOF
+$term
+set output "$dir/sizing_static.png"
+set title "Seed 001 Figs. 5/7: throughput vs pool size"
+set xlabel "pool size"; set ylabel "tasks per second"; set logscale y; set grid; set key outside
+plot ${plots%,}
+EOF
+    gnuplot <<EOF
+$term
+set output "$dir/sizing_rait.png"
+set title "Seed 001 Fig. 6: reciprocal average idle time (AIT_1 / AIT_n) vs pool size"
+set xlabel "pool size"; set ylabel "RAIT"; set grid; set key outside
+plot ${rplots%,}
+EOF
+    dplots=""
+    for c in AIT BALANCE; do
+        for s in 1 4 16; do
+            f="$dir/sizing_dyn_${c}_$s.dat"
+            awk -F, -v c="$c" -v s="$s" '$1 == "dynamic" && $2 == "fw=100" && $3 == c && $4 == s {print $6, $5}' \
+                "$dir/sizing.csv" >"$f"
+            [ -s "$f" ] && dplots="$dplots \"$f\" using 1:2 with steps title \"$c from $s\","
+        done
+    done
+    if [ -n "$dplots" ]; then
+        gnuplot <<EOF
+$term
+set output "$dir/sizing_dynamic.png"
+set title "Seed 001 Fig. 10: pool size over time, free_workload = 100"
+set xlabel "seconds"; set ylabel "pool size"; set grid; set key outside
+plot ${dplots%,}
+EOF
+    fi
+    echo "![seed 001 Figs. 5/7](sizing_static.png)"
+    echo "![seed 001 Fig. 6](sizing_rait.png)"
+    [ -n "$dplots" ] && echo "![seed 001 Fig. 10](sizing_dynamic.png)"
+fi
+rm -f "$dir"/*.dat
