@@ -409,10 +409,6 @@ int main(int argc, char **argv) {
     long last_sweep = now_ms();
     while (!stop) {
         int n = epoll_wait(epfd, evs, 256, 100);
-        if (now_ms() - last_sweep >= 100) {
-            sweep_idle();
-            last_sweep = now_ms();
-        }
         for (int i = 0; i < n; i++) {
             if (evs[i].data.ptr == NULL) { /* new connections */
                 int fd;
@@ -439,6 +435,12 @@ int main(int argc, char **argv) {
             unpark(c);
             if (crew_submit(pool, conn_task, c, 0, NULL) != CREW_OK)
                 close_conn(c);
+        }
+        /* Only after the events are dispatched: a connection with data waiting in this batch
+         * has been unparked above, so the sweep can never free one that is about to be served. */
+        if (now_ms() - last_sweep >= 100) {
+            sweep_idle();
+            last_sweep = now_ms();
         }
     }
     if (pool) {
