@@ -96,9 +96,13 @@ TEST_P(AutosizeBounds, StaysWithinMinAndMaxAndMoves) {
         EXPECT_GE(r.first, 2u);
         EXPECT_LE(r.second, 6u);
     }
-    if (!crewtest::under_valgrind()) { // blocked workers and a backlog: both controllers grow
+#ifndef CREW_SANITIZED
+    // Blocked workers and a backlog: both controllers grow. Not asserted under sanitizers or
+    // valgrind, whose own CPU use makes the process look CPU-bound to BALANCE.
+    if (!crewtest::under_valgrind()) {
         EXPECT_GT(blocking.second, 2u);
     }
+#endif
     EXPECT_EQ(crew_shutdown(p, CREW_DRAIN), CREW_OK); // stops the controller too
     EXPECT_EQ(crew_destroy(p), CREW_OK);
 }
