@@ -8,6 +8,8 @@
 //             computing fib(n-2) itself, then waiting (only pools that can
 //             wait inside a task)                                             -> seconds
 //   matmul    M 10x10 double matrix multiplications from one producer        -> seconds
+//   wakeup    one task handed to an idle pool (workers asleep for 2 ms) until it
+//             starts; the median of 100 trials                               -> microseconds
 // Peers: crew, OpenMP tasks (libgomp), oneTBB task_group, Boost.Asio thread_pool, GLib
 // GThreadPool, a textbook mutex+condvar FIFO pool, and thread-per-task (pthread_create per task,
 // on a tenth of the tasks, reported as a rate). A peer whose package was absent at build time is
@@ -132,8 +134,42 @@ struct Peer {
     virtual double forkjoin(long rounds) = 0;
     virtual double fib(int n, long *result) = 0; // < 0: not supported
     virtual double matmul(long m) = 0;
+    // Median seconds from handing one task to an idle pool until it starts (< 0: not measured).
+    virtual double wakeup(int trials) {
+        (void)trials;
+        return -1;
+    }
     virtual double scale() const { return 1.0; } // fraction of the tasks it runs (rates scale)
 };
+
+// Wake-up latency: the pool is idle (its workers had 2 ms to go to sleep), one task is handed
+// over, and the task records when it starts; the caller spins on that without helping.
+std::atomic<int64_t> g_started{0};
+int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+void mark_start(void *) { g_started.store(now_ns(), std::memory_order_release); }
+
+double measure_wakeup(int trials, const std::function<void()> &hand_over,
+                      const std::function<void()> &after = nullptr) {
+    std::vector<double> lat;
+    for (int i = 0; i < trials; i++) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        g_started.store(0);
+        int64_t t0 = now_ns();
+        hand_over();
+        int64_t s;
+        while ((s = g_started.load(std::memory_order_acquire)) == 0)
+            std::this_thread::yield();
+        lat.push_back(double(s - t0) * 1e-9);
+        if (after)
+            after();
+    }
+    std::sort(lat.begin(), lat.end());
+    return lat[lat.size() / 2];
+}
 
 double now() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
@@ -212,6 +248,11 @@ public:
             check(crew_submit(p_, matmul_fn, reinterpret_cast<void *>(i), 0, nullptr), "submit");
         check(crew_wait_all(p_), "wait_all");
         return now() - t;
+    }
+    double wakeup(int trials) override {
+        return measure_wakeup(trials, [this] {
+            check(crew_submit(p_, mark_start, nullptr, 0, nullptr), "submit");
+        });
     }
 };
 
@@ -333,6 +374,9 @@ public:
         arena_.execute([&] { *result = fib_tbb(n); });
         return now() - t;
     }
+    double wakeup(int trials) override {
+        return measure_wakeup(trials, [this] { arena_.enqueue([] { mark_start(nullptr); }); });
+    }
     double matmul(long m) override {
         double t = now();
         arena_.execute([&] {
@@ -400,6 +444,16 @@ public:
     double fib(int, long *) override { return -1; }
     double matmul(long m) override {
         return run_all(m, matmul_fn, [](long i) { return reinterpret_cast<void *>(i); });
+    }
+    double wakeup(int trials) override {
+        Job j{mark_start, nullptr, &latch_};
+        return measure_wakeup(
+            trials,
+            [&] {
+                latch_.reset(1);
+                post(&j);
+            },
+            [&] { latch_.wait(); });
     }
 };
 
@@ -527,6 +581,13 @@ public:
         run(m / 10, matmul_fn, [](long i) { return reinterpret_cast<void *>(i); });
         return now() - t;
     }
+    double wakeup(int trials) override { // thread creation to start
+        pthread_t th;
+        Arg a{mark_start, nullptr};
+        return measure_wakeup(
+            trials, [&] { pthread_create(&th, nullptr, trampoline, &a); },
+            [&] { pthread_join(th, nullptr); });
+    }
 };
 
 std::unique_ptr<Peer> make_peer(const std::string &name) {
@@ -583,10 +644,10 @@ Stat stat(std::vector<double> v) {
 } // namespace
 
 int main(int argc, char **argv) {
-    std::vector<std::string> workloads = {"empty", "forkjoin", "fib", "matmul"};
+    std::vector<std::string> workloads = {"empty", "forkjoin", "fib", "matmul", "wakeup"};
     std::vector<std::string> peers = {"crew",     "openmp",     "onetbb",     "boost.asio",
                                       "glib",     "textbook",   "thread/task"};
-    int repeats = 5, fib_n = 30;
+    int repeats = 5, fib_n = 30, wake_trials = 100;
     long empty_n = 1000000, rounds = 20000, matmuls = 500000;
     const char *csv = nullptr, *summary = nullptr;
     g_threads = unsigned(sysconf(_SC_NPROCESSORS_ONLN));
@@ -677,6 +738,9 @@ int main(int argc, char **argv) {
                 } else if (w == "matmul") {
                     s = p->matmul(matmuls);
                     m = s / p->scale();
+                } else if (w == "wakeup") {
+                    s = p->wakeup(wake_trials);
+                    m = s * 1e6;
                 } else {
                     std::fprintf(stderr, "bench_peers: unknown workload %s\n", w.c_str());
                     return 2;
@@ -688,10 +752,14 @@ int main(int argc, char **argv) {
                     std::fprintf(out, "%s,%s,%d,%.6f,%.6f\n", w.c_str(), p->name(), r, s, m);
             }
         const bool rate = w == "empty";
-        const char *unit = w == "empty" ? "tasks/s" : w == "forkjoin" ? "us/round" : "s";
+        const char *unit = w == "empty"      ? "tasks/s"
+                           : w == "forkjoin" ? "us/round"
+                           : w == "wakeup"   ? "us, median"
+                                             : "s";
         std::string what = w == "empty"      ? std::to_string(empty_n) + " empty tasks"
                            : w == "forkjoin" ? std::to_string(rounds) + " fork-join rounds"
                            : w == "fib"      ? "fib(" + std::to_string(fib_n) + ")"
+                           : w == "wakeup"   ? "wake-up latency of one task into an idle pool"
                                              : std::to_string(matmuls) + " 10x10 matmuls";
         std::printf("\n%s (%s)\n%-12s %14s %30s %8s\n", what.c_str(), unit, "peer", "median",
                     "(min..max)", "ratio");
@@ -716,13 +784,15 @@ int main(int argc, char **argv) {
         for (auto &p : live) {
             auto it = metric.find(p->name());
             if (it == metric.end()) {
-                std::printf("%-12s %14s\n", p->name(), "n/a (cannot wait inside a task)");
+                std::printf("%-12s %14s\n", p->name(),
+                            w == "wakeup" ? "n/a (no way to hand over one task from outside)"
+                                          : "n/a (cannot wait inside a task)");
                 continue;
             }
             Stat s = stat(it->second);
             double ratio = crew_med == 0 ? 0 : rate ? crew_med / s.median : s.median / crew_med;
             std::printf("%-12s %14.4g   (%12.4g..%12.4g) %8.2f%s\n", p->name(), s.median, s.min,
-                        s.max, ratio, p->scale() < 1 ? "  (1/10 of the tasks, scaled)" : "");
+                        s.max, ratio, p->scale() < 1 && w != "wakeup" ? "  (1/10 of the tasks, scaled)" : "");
         }
         std::fflush(stdout);
     }
