@@ -791,8 +791,9 @@ int main(int argc, char **argv) {
             }
             Stat s = stat(it->second);
             double ratio = crew_med == 0 ? 0 : rate ? crew_med / s.median : s.median / crew_med;
+            bool scaled = p->scale() < 1 && w != "wakeup";
             std::printf("%-12s %14.4g   (%12.4g..%12.4g) %8.2f%s\n", p->name(), s.median, s.min,
-                        s.max, ratio, p->scale() < 1 && w != "wakeup" ? "  (1/10 of the tasks, scaled)" : "");
+                        s.max, ratio, scaled ? "  (1/10 of the tasks, scaled)" : "");
         }
         std::fflush(stdout);
     }
