@@ -27,7 +27,6 @@
  *   - otherwise hold.
  * The decision logic is a pure function (crew__balance_step), unit-tested with synthetic inputs.
  */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -153,11 +152,6 @@ static double process_cpu_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static unsigned online_cores(void) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1u : (unsigned)n;
-}
-
 /* Sleep on the controller's condition variable for up to ms; lock held. */
 static void wait_ms(crew_pool *p, crew__autosize *as, unsigned ms) {
     struct timespec until;
@@ -174,16 +168,12 @@ static void wait_ms(crew_pool *p, crew__autosize *as, unsigned ms) {
 static void *controller_main(void *arg) {
     crew_pool *p = arg;
     crew__autosize *as = p->autosize;
-    char name[16];
-    snprintf(name, sizeof name, "%s-%u-as", p->name, p->id);
-#if defined(__linux__)
-    pthread_setname_np(pthread_self(), name);
-#endif
+    crew__name_thread(p, "as");
     crew__ait_state ait = {0};
     crew__balance_state bal = {0};
     uint64_t seen_cycles = 0, last_completed = 0, last_busy = 0;
     double last_cpu = process_cpu_s(), last_t = (double)crew__now_ns() * 1e-9;
-    unsigned cores = online_cores();
+    unsigned cores = crew__online_cores();
     ait.pre_size = crew_size(p);
     const char *dbg = getenv("CREW_AUTOSIZE_DEBUG"); /* a trace of every decision on stderr */
     bool debug = dbg && *dbg && *dbg != '0';
@@ -283,12 +273,7 @@ int crew__autosize_start(crew_pool *p, const crew_config *cfg) {
         return CREW_ENOMEM;
     }
     p->autosize = as;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    rc = pthread_create(&as->thread, NULL, controller_main, p);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0)
+    if (crew__spawn(&as->thread, NULL, controller_main, p) != 0)
         return CREW_EAGAIN; /* crew_create cleans up through crew__autosize_stop/free */
     as->started = true;
     return CREW_OK;

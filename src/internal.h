@@ -286,6 +286,13 @@ struct crew_pool {
     atomic_uint target;
 };
 
+/* pool.c helpers shared with the other subsystems. */
+unsigned crew__online_cores(void); /* at least 1, at most CREW_MAX_THREADS */
+/* pthread_create with every signal blocked in the new thread (signals belong to the
+ * application's own threads). Returns pthread_create's result. */
+int crew__spawn(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
+unsigned crew__running_workers_locked(crew_pool *p); /* workers RUNNING now; lock held */
+
 /* ---------------------------------------------------------------------------------------------
  * worker.c: the worker loop, running a task, completion and wake-ups.
  * ------------------------------------------------------------------------------------------- */
@@ -304,6 +311,8 @@ extern _Thread_local crew__frame *crew__tls_frame;
 extern _Thread_local crew__worker *crew__tls_worker;
 
 void *crew__worker_main(void *arg);
+/* Name the calling thread "<pool name>-<pool id>-<role>" (cut to what the system keeps). */
+void crew__name_thread(const crew_pool *p, const char *role);
 /* Is a task of p running on this thread (anywhere on its stack)? */
 bool crew__in_task_of(const crew_pool *p);
 /* Is a task of group g of p running on this thread (anywhere on its stack)? */

@@ -29,14 +29,23 @@ void crew_config_init(crew_config *cfg) {
     cfg->spin = 64;
 }
 
-static unsigned online_cores(void) {
+unsigned crew__online_cores(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     if (n < 1)
         return 1;
     return n > (long)CREW_MAX_THREADS ? CREW_MAX_THREADS : (unsigned)n;
 }
 
-/* Start w's thread with every signal blocked (signals belong to the application's threads). */
+int crew__spawn(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* the new thread inherits this mask */
+    int rc = pthread_create(t, attr, fn, arg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+/* Start w's thread (with every signal blocked: crew__spawn). */
 static int start_thread(crew_pool *p, crew__worker *w) {
     pthread_attr_t attr;
     if (pthread_attr_init(&attr) != 0)
@@ -45,13 +54,9 @@ static int start_thread(crew_pool *p, crew__worker *w) {
         pthread_attr_destroy(&attr);
         return CREW_EINVAL;
     }
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
     /* Relaxed: the thread does not exist yet; pthread_create orders this store before it. */
     crew__store_relaxed(&w->state, CREW__W_RUNNING);
-    int rc = pthread_create(&w->thread, &attr, crew__worker_main, w);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = crew__spawn(&w->thread, &attr, crew__worker_main, w);
     pthread_attr_destroy(&attr);
     if (rc != 0) {
         crew__store_relaxed(&w->state, CREW__W_EXITED); /* relaxed: never started */
@@ -101,8 +106,7 @@ static crew__worker *free_record(crew_pool *p) {
     return w;
 }
 
-/* Count RUNNING workers; lock held. */
-static unsigned running_workers(crew_pool *p) {
+unsigned crew__running_workers_locked(crew_pool *p) {
     unsigned n = 0;
     for (unsigned i = 0; i < p->nworkers; i++)
         n += crew__load_relaxed(&p->workers[i]->state) == CREW__W_RUNNING; /* relaxed: lock */
@@ -129,7 +133,7 @@ static int set_workers(crew_pool *p, unsigned threads) {
         pthread_mutex_unlock(&p->lock);
         return CREW_ESHUTDOWN;
     }
-    unsigned running = running_workers(p);
+    unsigned running = crew__running_workers_locked(p);
     if (threads < running) {
         transition(p, running - threads, CREW__W_RUNNING, CREW__W_MARKED);
         pthread_cond_broadcast(&p->work_cv); /* marked sleepers wake up and exit */
@@ -215,7 +219,7 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     }
     if (cfg->threads > CREW_MAX_THREADS || crew__autosize_check(cfg) != CREW_OK)
         return CREW_EINVAL;
-    unsigned threads = cfg->threads ? cfg->threads : online_cores();
+    unsigned threads = cfg->threads ? cfg->threads : crew__online_cores();
     if (cfg->autosize != CREW_AUTOSIZE_OFF) { /* start inside [min, max] */
         unsigned min = cfg->min_threads ? cfg->min_threads : 1;
         threads = threads < min ? min : threads > cfg->max_threads ? cfg->max_threads : threads;

@@ -174,13 +174,6 @@ static void sum_blocks(crew_pool *p, crew__tstats *total) {
     }
 }
 
-static unsigned running_workers_locked(crew_pool *p) {
-    unsigned n = 0;
-    for (unsigned i = 0; i < p->nworkers; i++) /* relaxed: transitions happen under the lock */
-        n += crew__load_relaxed(&p->workers[i]->state) == CREW__W_RUNNING;
-    return n;
-}
-
 int crew_stats_get(crew_pool *p, crew_stats *out) {
     if (!p || !out || out->size < offsetof(crew_stats, response))
         return CREW_EINVAL;
@@ -198,7 +191,7 @@ int crew_stats_get(crew_pool *p, crew_stats *out) {
     s.queued = p->queue.n;
     s.queued_peak = p->queued_peak > p->queue.n ? p->queued_peak : p->queue.n;
     s.running = p->pending - p->queue.n;
-    s.threads = running_workers_locked(p);
+    s.threads = crew__running_workers_locked(p);
     s.threads_peak = p->threads_peak;
     pthread_mutex_unlock(&p->lock);
     pthread_mutex_unlock(&p->resize_lock);
@@ -255,7 +248,7 @@ int crew_stats_reset(crew_pool *p) {
     }
     p->stats_epoch_ns = crew__now_ns();
     p->queued_peak = p->queue.n;
-    p->threads_peak = running_workers_locked(p);
+    p->threads_peak = crew__running_workers_locked(p);
     pthread_mutex_unlock(&p->lock);
     pthread_mutex_unlock(&p->resize_lock);
     return CREW_OK;

@@ -142,13 +142,15 @@ static void spin_for_work(crew_pool *p, crew__worker *w) {
     pthread_mutex_lock(&p->lock);
 }
 
-static void name_thread(const crew__worker *w) {
+void crew__name_thread(const crew_pool *p, const char *role) {
 #if defined(__linux__)
-    char name[16];
-    snprintf(name, sizeof name, "%s-%u-w%u", w->pool->name, w->pool->id, w->index);
+    char name[16]; /* Linux keeps 15 characters */
+    if (snprintf(name, sizeof name, "%s-%u-%s", p->name, p->id, role) < 0)
+        return; /* a longer name is cut short, on purpose */
     pthread_setname_np(pthread_self(), name);
 #else
-    crew__unused(w);
+    crew__unused(p);
+    crew__unused(role);
 #endif
 }
 
@@ -156,7 +158,9 @@ void *crew__worker_main(void *arg) {
     crew__worker *w = arg;
     crew_pool *p = w->pool;
     crew__tls_worker = w;
-    name_thread(w);
+    char role[16];
+    snprintf(role, sizeof role, "w%u", w->index);
+    crew__name_thread(p, role);
 
     pthread_mutex_lock(&p->lock);
     bool spun = false;
