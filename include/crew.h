@@ -135,8 +135,37 @@ typedef struct crew_config {
     unsigned autosize_cycle; /* AIT: completed tasks per cycle, K (default 5, seed 001) */
     unsigned autosize_stride; /* AIT: threads added or removed per step (default 2, seed 001) */
     unsigned autosize_period_ms; /* BALANCE: how often it decides (default 100) */
-    void *crew_reserved_[5]; /* private: room for later settings without changing the size */
+    unsigned scheduler; /* enum crew_scheduler (default CREW_SCHED_DEFAULT: work stealing) */
+    unsigned lock;      /* enum crew_lock: the lock of the shared queues (default mutex) */
+    void *crew_reserved_[4]; /* private: room for later settings without changing the size */
 } crew_config;
+
+/*
+ * How tasks reach threads (docs/design.md compares them; every one runs the whole test suite).
+ *   CREW_SCHED_DEFAULT         CREW_SCHED_STEAL, unless the environment variable CREW_SCHEDULER
+ *                              names another (steal, shared, lockfree, per-worker): a switch for
+ *                              experiments and tests without recompiling.
+ *   CREW_SCHED_STEAL           a work-stealing deque per worker (Chase-Lev) and a priority
+ *                              injection queue for submissions from outside the pool's tasks.
+ *                              Priorities order the injection queue; a worker takes a queued
+ *                              task of strictly higher priority before its own next task.
+ *   CREW_SCHED_SHARED          one priority queue under one lock (crew_config.lock): strict
+ *                              priority order, FIFO among equal priorities.
+ *   CREW_SCHED_SHARED_LOCKFREE a MultiQueue (relaxed priority queue of Rihani et al., SPAA 2015):
+ *                              no thread waits on a lock; priority order is approximate.
+ *   CREW_SCHED_PER_WORKER      one priority queue per worker, fed round-robin, no stealing.
+ */
+enum crew_scheduler {
+    CREW_SCHED_DEFAULT = 0,
+    CREW_SCHED_STEAL = 1,
+    CREW_SCHED_SHARED = 2,
+    CREW_SCHED_SHARED_LOCKFREE = 3,
+    CREW_SCHED_PER_WORKER = 4
+};
+
+/* The lock of the shared queues: a pthread mutex, or a spinlock that yields after a short spin
+ * (seed 002's option; better when queue operations are short and threads <= cores). */
+enum crew_lock { CREW_LOCK_MUTEX = 0, CREW_LOCK_SPIN = 1 };
 
 /*
  * Automatic pool sizing, run by a controller thread off the hot path, through the same lazy
@@ -167,7 +196,8 @@ CREW_EXPORT void crew_config_init(crew_config *cfg);
 /*
  * Create a pool and start its workers. cfg NULL means defaults.
  * OUT: *out, the new pool (set only on success).
- * Errors: EINVAL (out NULL, threads > CREW_MAX_THREADS; with autosize: an unknown controller,
+ * Errors: EINVAL (out NULL, threads > CREW_MAX_THREADS, an unknown scheduler or lock, or
+ * CREW_SCHEDULER naming an unknown scheduler; with autosize: an unknown controller,
  * max_threads 0 or above CREW_MAX_THREADS, min_threads > max_threads), ENOMEM, EAGAIN (a thread
  * could not be created; every thread already started is stopped again and nothing leaks).
  */

@@ -198,7 +198,7 @@ static void *controller_main(void *arg) {
                                    .completed = as->completed - last_completed,
                                    .busy = (double)(as->busy_ns - last_busy) * 1e-9 / (t - last_t),
                                    .cpu = (cpu - last_cpu) / (t - last_t),
-                                   .queued = p->queue.n,
+                                   .queued = crew__sched_queued(p),
                                    .size = size,
                                    .cores = cores};
             if (in.period_s <= 0)

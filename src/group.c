@@ -12,7 +12,11 @@
  *
  * Slots sit in chunks that double in size (64, 128, 256, ... slots) and never move: the chunk
  * table is fixed, so a reader finds a slot without the lock while writers add chunks. There is no
- * fixed maximum number of groups. Writers hold pool->lock; crew__group_status needs nothing.
+ * fixed maximum number of groups.
+ *
+ * No lock on the way: opening pops a free slot from a tagged Treiber stack, adding and finishing
+ * are read-modify-writes on the state word, and the thread whose decrement reaches 0 advances
+ * the generation and pushes the slot back. Only making new slots takes grow_lock.
  */
 #include <stdlib.h>
 
@@ -40,8 +44,9 @@ bool crew__slot_valid(crew__slotmap *m, uint32_t slot) {
     return slot != 0 && slot < crew__load_acquire(&m->issued);
 }
 
+/* A slot never issued before. grow_lock held. */
 static uint32_t new_slot(crew__slotmap *m) {
-    /* Relaxed: issued only changes under the lock, which we hold. */
+    /* Relaxed: issued only changes under grow_lock, which we hold. */
     uint32_t s = crew__load_relaxed(&m->issued);
     if (s == UINT32_MAX)
         return 0; /* 2^32 - 1 groups open at once: report it as out of memory */
@@ -56,8 +61,8 @@ static uint32_t new_slot(crew__slotmap *m) {
             atomic_init(&c[i].state, (uint64_t)1 << 32); /* generation 1, no open task */
             atomic_init(&c[i].cancelled, 0u);
             c[i].queued = NULL;
-            c[i].next_free = 0;
-            c[i].waiters = 0;
+            atomic_init(&c[i].next_free, 0u);
+            atomic_init(&c[i].waiters, 0u);
         }
         /* Release: publish the initialised chunk; pairs with the acquire in crew__slot_at. */
         crew__store_release(&m->chunk[k], c);
@@ -68,26 +73,53 @@ static uint32_t new_slot(crew__slotmap *m) {
     return s;
 }
 
+/* Pop a free slot, 0 if none. */
+static uint32_t pop_free(crew__slotmap *m) {
+    /* Acquire (here and on a failed CAS): pairs with push_free's release, so the popped slot's
+     * next_free and state are those its last finisher left. */
+    uint64_t head = crew__load_acquire(&m->free_head);
+    for (;;) {
+        uint32_t s = (uint32_t)head;
+        if (s == 0)
+            return 0;
+        /* Relaxed: a slot popped meanwhile makes the CAS below fail (the tag moved on). */
+        uint32_t next = crew__load_relaxed(&crew__slot_at(m, s)->next_free);
+        uint64_t tag = (head >> 32) + 1;
+        if (crew__cas_acq_rel(&m->free_head, &head, tag << 32 | next))
+            return s;
+    }
+}
+
+static void push_free(crew__slotmap *m, uint32_t s) {
+    crew__slot *sl = crew__slot_at(m, s);
+    uint64_t head = crew__load_relaxed(&m->free_head); /* relaxed: the CAS re-checks it */
+    do {
+        /* Relaxed: published by the release CAS below. */
+        crew__store_relaxed(&sl->next_free, (uint32_t)head);
+        /* Release: the slot's final state (new generation) and link reach the next popper. */
+    } while (!atomic_compare_exchange_weak_explicit(&m->free_head, &head,
+                                                    (head & ~(uint64_t)UINT32_MAX) | s,
+                                                    memory_order_release, memory_order_relaxed));
+}
+
 int crew__group_open(crew__slotmap *m, uint32_t n, crew_handle *h) {
-    uint32_t s = m->free_head;
-    crew__slot *sl;
-    if (s != 0) {
-        sl = crew__slot_at(m, s);
-        m->free_head = sl->next_free;
-    } else {
+    uint32_t s = pop_free(m);
+    if (s == 0) {
+        pthread_mutex_lock(&m->grow_lock);
         s = new_slot(m);
+        pthread_mutex_unlock(&m->grow_lock);
         if (s == 0)
             return CREW_ENOMEM;
-        sl = crew__slot_at(m, s);
     }
-    /* Relaxed load: only lock holders write the state. */
+    crew__slot *sl = crew__slot_at(m, s);
+    /* Relaxed load: the slot is ours (popped, or new) and nobody else writes its state now. */
     uint32_t gen = crew__gen_of(crew__load_relaxed(&sl->state));
-    sl->queued = NULL;
     crew__store_relaxed(&sl->cancelled, 0u);
     /* Release, not relaxed: a waiter holding the previous group's handle may read this value
-     * and return; the release (we hold the lock the finisher released) keeps that waiter
-     * ordered after the previous group's tasks, and later adds and decrements, being
-     * read-modify-writes, continue this release sequence. Pairs with crew__group_status. */
+     * and return; the release (after our acquire of the slot from the free list, which the
+     * finisher released) keeps that waiter ordered after the previous group's tasks, and later
+     * adds and decrements, being read-modify-writes, continue this release sequence. Pairs with
+     * crew__group_status. */
     crew__store_release(&sl->state, (uint64_t)gen << 32 | n);
     h->slot = s;
     h->gen = gen;
@@ -97,7 +129,8 @@ int crew__group_open(crew__slotmap *m, uint32_t n, crew_handle *h) {
 int crew__group_add(crew__slotmap *m, crew_handle h, uint32_t n) {
     crew__slot *sl = crew__slot_at(m, h.slot);
     /* Relaxed: adding publishes nothing; a waiter that sees the larger count just waits. The
-     * compare-and-swap keeps the add atomic against decrements that do not hold the lock. */
+     * compare-and-swap keeps the add atomic against concurrent decrements, and refuses a group
+     * that finished (its count is 0 or its generation moved on). */
     uint64_t st = crew__load_relaxed(&sl->state);
     do {
         if (crew__gen_of(st) != h.gen || crew__open_of(st) == 0)
@@ -110,30 +143,22 @@ int crew__group_add(crew__slotmap *m, crew_handle h, uint32_t n) {
 
 void crew__group_abandon(crew__slotmap *m, uint32_t slot) {
     crew__slot *sl = crew__slot_at(m, slot);
-    /* Relaxed: the handle never left the lock's holder, so nobody can be looking. The
-     * generation stays: {slot, gen} was never handed out. */
+    /* Relaxed: the handle never left this thread, so nobody can be looking. The generation
+     * stays: {slot, gen} was never handed out. */
     uint64_t st = crew__load_relaxed(&sl->state);
     crew__store_relaxed(&sl->state, st & ~(uint64_t)UINT32_MAX);
-    sl->queued = NULL;
-    sl->next_free = m->free_head;
-    m->free_head = slot;
+    push_free(m, slot);
 }
 
-void crew__group_unadd(crew__slotmap *m, uint32_t slot, uint32_t n) {
-    /* Relaxed: takes back our own add (made under the lock we still hold); the group had open
-     * tasks before it, so this cannot finish the group. */
-    atomic_fetch_sub_explicit(&crew__slot_at(m, slot)->state, n, memory_order_relaxed);
-}
-
-bool crew__group_done(crew__slotmap *m, uint32_t slot, bool dropped) {
+bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, bool dropped) {
     crew__slot *sl = crew__slot_at(m, slot);
     if (dropped)
         crew__store_relaxed(&sl->cancelled, 1u); /* ordered by the release below */
     /* Release: everything the task did happens-before a waiter that acquires the count it
      * leaves; acquire: the last decrement also synchronises with all earlier ones, so the
      * generation store below carries them all. Pairs with crew__group_status. */
-    uint64_t prev = crew__fetch_sub_acq_rel(&sl->state, 1);
-    if (crew__open_of(prev) != 1)
+    uint64_t prev = crew__fetch_sub_acq_rel(&sl->state, (uint64_t)n);
+    if (crew__open_of(prev) != n)
         return false;
     if (!crew__load_relaxed(&sl->cancelled)) {
         uint32_t gen = crew__gen_of(prev) + 1;
@@ -141,13 +166,10 @@ bool crew__group_done(crew__slotmap *m, uint32_t slot, bool dropped) {
             gen = 1; /* generation 0 would look like CREW_HANDLE_NONE */
         /* Release: a waiter that sees the new generation also sees the tasks' effects. */
         crew__store_release(&sl->state, (uint64_t)gen << 32);
-        sl->queued = NULL;
-        sl->next_free = m->free_head;
-        m->free_head = slot;
+        push_free(m, slot);
     }
     return true;
 }
-
 int crew__group_status(crew__slotmap *m, crew_handle h) {
     crew__slot *sl = crew__slot_at(m, h.slot);
     /* Acquire: pairs with the releases in crew__group_done; a finished answer happens-after
@@ -160,7 +182,16 @@ int crew__group_status(crew__slotmap *m, crew_handle h) {
     return crew__load_relaxed(&sl->cancelled) ? CREW_ECANCELED : CREW_OK;
 }
 
+int crew__slotmap_init(crew__slotmap *m) {
+    atomic_init(&m->issued, 1u); /* slot 0 is never issued */
+    atomic_init(&m->free_head, 0u);
+    for (unsigned k = 0; k < CREW__SLOT_CHUNKS; k++)
+        atomic_init(&m->chunk[k], NULL);
+    return pthread_mutex_init(&m->grow_lock, NULL) == 0 ? CREW_OK : CREW_ENOMEM;
+}
+
 void crew__slotmap_free(crew__slotmap *m) {
+    pthread_mutex_destroy(&m->grow_lock);
     for (unsigned k = 0; k < CREW__SLOT_CHUNKS; k++) {
         free(crew__load_relaxed(&m->chunk[k]));
         crew__store_relaxed(&m->chunk[k], NULL);

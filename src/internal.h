@@ -2,16 +2,19 @@
  * internal.h -- the structures shared by crew's source files, and their crew__ functions,
  * grouped under the name of the file that defines them.
  *
- * Locking, in one place:
- *   - pool->lock (a mutex) guards the task queue, each group's list of queued tasks and its
- *     waiter count, the slot map's free list, the counters in struct crew_pool marked "lock",
- *     the worker states' transitions, and every sleep and wake-up (all condition variables use
- *     it, so a check-then-sleep can never miss a wake-up).
+ * Locking, in one place. The hot path (submit, take, run, finish) takes no pool-wide lock:
+ *   - Each queue has its own lock (sched.c: crew__lq, a mutex or a spinlock per
+ *     crew_config.lock); STEAL's deques take none (deque.c). Lock order: pool->lock, then a
+ *     queue lock; several queue locks only in address order (sched.c, push_spread).
+ *   - Groups finish with atomics alone (group.c); pending work is an atomic count.
+ *   - pool->lock (a mutex) guards sleeping and waking (every condition variable uses it), the
+ *     worker states' transitions, the counters marked "lock" below, and monitoring's records.
+ *     A thread that is about to sleep counts itself in an atomic first and then looks for work
+ *     once more; a thread that makes work available (or finishes a group, or the last pending
+ *     task) checks those counts after a seq_cst fence and takes the lock only if someone sleeps
+ *     (worker.c). So no wake-up is lost, and a busy pool makes no system call.
  *   - pool->resize_lock serialises crew_resize and the joining of workers in crew_shutdown; it
- *     protects the workers array. Lock order: resize_lock before lock.
- *   - Atomics exist where a value is read without the lock: a group's state (crew_wait's fast
- *     path), the slot map's chunk table, worker states, the requested size and the queue length
- *     an idle worker polls while it spins.
+ *     protects the worker records' thread fields. Lock order: resize_lock before lock.
  */
 #ifndef CREW_INTERNAL_H
 #define CREW_INTERNAL_H
@@ -23,6 +26,7 @@
 #include <stdint.h>
 
 #include "crew.h"
+#include "lock.h"
 
 /* A waiter runs tasks outside its own group only while fewer task frames than this are on its
  * stack, so helping cannot nest unrelated tasks until the stack overflows. */
@@ -73,6 +77,10 @@ typedef struct crew__prioq {
 
 int crew__prioq_push(crew__prioq *q, crew_task *t); /* CREW_OK, or CREW_ENOMEM and no change */
 crew_task *crew__prioq_pop(crew__prioq *q);         /* highest priority, oldest; NULL if empty */
+int crew__prioq_push_front(crew__prioq *q, crew_task *t); /* first of its priority */
+/* The newest queued task of group slot (a search of every level), or NULL. */
+crew_task *crew__prioq_find_newest(const crew__prioq *q, uint32_t slot);
+uint32_t crew__prioq_top(const crew__prioq *q); /* best priority queued, UINT32_MAX if empty */
 void crew__prioq_remove(crew__prioq *q, crew_task *t); /* t must be queued */
 void crew__prioq_free(crew__prioq *q);
 
@@ -86,15 +94,19 @@ void crew__prioq_free(crew__prioq *q);
 #define CREW__SLOT_CHUNKS 27u /* enough chunks for 2^32 slots */
 
 typedef struct crew__slot {
-    /* gen << 32 | open. Written under pool->lock; read without it by crew_wait (acquire): see
-     * group.c for the orders. */
+    /* gen << 32 | open, changed with atomic read-modify-writes; see group.c for the orders. */
     _Atomic uint64_t state;
-    /* Set (relaxed, under the lock) before the decrement that lets open reach 0, so a reader
-     * that acquires open == 0 sees it. */
+    /* Set (relaxed) before the decrement that lets open reach 0, so a reader that acquires
+     * open == 0 sees it. */
     atomic_uint cancelled;
-    crew_task *queued;  /* lock: newest queued task of the group, linked by crew_private_.gnext */
-    uint32_t next_free; /* lock: free list link */
-    uint32_t waiters;   /* lock: threads sleeping in a wait for this group */
+    /* Central queue's lock: newest task of the group queued there, linked by
+     * crew_private_.gnext (sched.c). */
+    crew_task *queued;
+    /* Free list link (relaxed: ordered by the free list head's CAS, group.c). */
+    _Atomic uint32_t next_free;
+    /* Threads asleep in a wait for this group: incremented before their last check, read by a
+     * finisher after a seq_cst fence (worker.c's sleep protocol). */
+    atomic_uint waiters;
 } crew__slot;
 
 typedef struct crew__slotmap {
@@ -104,7 +116,10 @@ typedef struct crew__slotmap {
      * new slot is published; loaded with acquire by validators, so slot < issued implies the
      * chunk pointer is visible. */
     _Atomic uint32_t issued;
-    uint32_t free_head; /* lock: first free slot, 0 = none */
+    /* Free slots, a Treiber stack: tag << 32 | first slot (0 = none); the tag counts pops, so a
+     * slot popped and pushed back between another thread's read and its CAS cannot fool it. */
+    _Atomic uint64_t free_head;
+    pthread_mutex_t grow_lock; /* new slots and chunks */
 } crew__slotmap;
 
 #define crew__gen_of(state) ((uint32_t)((state) >> 32))
@@ -113,19 +128,19 @@ typedef struct crew__slotmap {
 crew__slot *crew__slot_at(crew__slotmap *m, uint32_t slot);
 /* Is slot one this map has issued? (Lock-free.) */
 bool crew__slot_valid(crew__slotmap *m, uint32_t slot);
-/* Open a new group of n tasks. Lock held. OUT: *h. CREW_OK or CREW_ENOMEM. */
+/* Open a new group of n tasks. OUT: *h. CREW_OK or CREW_ENOMEM. */
 int crew__group_open(crew__slotmap *m, uint32_t n, crew_handle *h);
-/* Add n tasks to an open group. Lock held. CREW_OK, CREW_ESTALE or CREW_ERANGE. */
+/* Add n tasks to an open group. CREW_OK, CREW_ESTALE or CREW_ERANGE. */
 int crew__group_add(crew__slotmap *m, crew_handle h, uint32_t n);
-/* Undo a successful crew__group_open (abandon) or crew__group_add (n tasks) whose tasks could
- * not be queued after all. Lock held, and held since the open or add. */
+/* Undo a successful crew__group_open whose tasks could not be queued (the handle was never
+ * handed out). */
 void crew__group_abandon(crew__slotmap *m, uint32_t slot);
-void crew__group_unadd(crew__slotmap *m, uint32_t slot, uint32_t n);
-/* One task of slot finished or was dropped. Lock held. Returns true if the group finished
- * (its open count reached 0). */
-bool crew__group_done(crew__slotmap *m, uint32_t slot, bool dropped);
+/* n tasks of slot finished, were dropped, or (crew__group_done with n added earlier) were never
+ * queued after all. Returns true if the group finished (its open count reached 0). */
+bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, bool dropped);
 /* The group's status without the lock: 1 = still open, CREW_OK = finished, CREW_ECANCELED. */
 int crew__group_status(crew__slotmap *m, crew_handle h);
+int crew__slotmap_init(crew__slotmap *m); /* CREW_OK or CREW_ENOMEM */
 void crew__slotmap_free(crew__slotmap *m);
 
 /* ---------------------------------------------------------------------------------------------
@@ -142,7 +157,7 @@ typedef struct crew__hist {
 
 typedef struct crew__tstats {
     uint64_t submitted, completed, cancelled, rejected; /* tasks, as in crew_stats */
-    uint64_t busy_ns, waiting_ns, tasks, stolen;        /* this thread, as in crew_thread_stats */
+    uint64_t busy_ns, waiting_ns, tasks;                /* this thread, as in crew_thread_stats */
     crew__hist response, idle, processing, turnaround;  /* as in crew_stats */
 } crew__tstats;
 
@@ -228,17 +243,83 @@ enum crew__worker_state {
     CREW__W_EXITED = 2   /* left its loop; the thread is ready to be joined */
 };
 
+/* deque.c: the Chase-Lev work-stealing deque (STEAL). */
+typedef struct crew__deque_array {
+    size_t mask;                       /* slots - 1; slots is a power of two */
+    struct crew__deque_array *older;   /* the array this one replaced (freed with the deque) */
+    crew_task *_Atomic slot[];         /* relaxed: published through bottom (see deque.c) */
+} crew__deque_array;
+
+typedef struct crew__deque {
+    /* The next task to steal; thieves advance it with seq_cst CAS (deque.c). */
+    _Alignas(64) _Atomic int64_t top;
+    /* One past the newest task; written only by the owner, with release stores (deque.c). */
+    _Alignas(64) _Atomic int64_t bottom;
+    /* The current array; release-published by the owner when it grows, acquired by thieves. */
+    crew__deque_array *_Atomic array;
+} crew__deque;
+
+int crew__deque_init(crew__deque *d);
+void crew__deque_free(crew__deque *d);
+/* Owner: push t[0..n) (all or nothing: CREW_OK or CREW_ENOMEM). */
+int crew__deque_push(crew__deque *d, crew_task *t, size_t n);
+crew_task *crew__deque_take(crew__deque *d); /* owner: the newest task, or NULL */
+/* Anyone: the oldest task, or NULL; *contended is set when a race was lost. */
+crew_task *crew__deque_steal(crew__deque *d, bool *contended);
+size_t crew__deque_size(crew__deque *d); /* an estimate (relaxed loads) */
+
+/* sched.c: a priority queue under a lock. */
+typedef struct crew__lq {
+    _Alignas(64) crew__lock lock;
+    crew__prioq q; /* lock */
+    /* q.n and the best queued priority (UINT32_MAX if none), stored under the lock and read
+     * without it (relaxed): hints, except where a sleeper orders its read with a fence. */
+    _Atomic size_t n;
+    _Atomic uint32_t top;
+    bool groups; /* fixed: keeps each group's list of queued tasks (the central queue) */
+    bool closed; /* lock: a PER_WORKER queue whose worker exited takes no pushes */
+} crew__lq;
+
 typedef struct crew__worker {
     crew_pool *pool;  /* owner */
     pthread_t thread; /* valid when started */
     unsigned index;   /* position in pool->workers, for the thread name */
     /* Transitions happen under pool->lock with compare-and-swap (seed 000 §III-E); relaxed
-     * suffices because the lock orders them; lock-free readers only count. */
+     * suffices because the lock orders them; lock-free readers take it as a hint, and a worker
+     * re-checks its own state after taking a task (worker.c). */
     _Atomic int state;
     bool started; /* resize_lock: thread was created */
     bool joined;  /* resize_lock: thread was joined */
+    bool sleeping; /* lock: asleep on cv */
+    pthread_cond_t cv; /* the worker sleeps here, with pool->lock */
     crew__tstats *stats; /* lock: monitoring block, allocated on first use */
+    /* Tasks this worker stole; written by the worker only, read by statistics (relaxed). */
+    _Atomic uint64_t stolen;
+    crew_task *nodes; /* owner: free crew_submit nodes cached by this worker */
+    unsigned nnodes;  /* owner: how many */
+    crew__deque deque; /* STEAL: this worker's tasks */
+    crew__lq *queue;   /* PER_WORKER: this worker's queue */
 } crew__worker;
+
+/* The scheduling strategy's interface (sched.c). "Take" functions return NULL when they found
+ * nothing; *retry is set when a lost race may have hidden a task. */
+int crew__sched_init(crew_pool *p, const crew_config *cfg, unsigned threads);
+void crew__sched_free(crew_pool *p);
+int crew__sched_worker_init(crew_pool *p, crew__worker *w);
+void crew__sched_worker_free(crew_pool *p, crew__worker *w);
+void crew__sched_worker_open(crew__worker *w); /* a (re)started worker's queue takes pushes */
+/* Queue t[0..n) (crew_private_.slot set), all or nothing: CREW_OK, CREW_ENOMEM, or
+ * CREW_ESHUTDOWN when no queue takes pushes. */
+int crew__sched_push(crew_pool *p, crew_task *t, size_t n);
+crew_task *crew__sched_take(crew_pool *p, bool *retry); /* any task, for this thread */
+/* A task of group slot, newest first (or, for STEAL, a task this thread pushed after mark). */
+crew_task *crew__sched_take_group(crew_pool *p, uint32_t slot, int64_t mark);
+int64_t crew__sched_mark(crew_pool *p); /* this thread's mark for crew__sched_take_group */
+void crew__sched_requeue(crew_pool *p, crew_task *t); /* put a taken task back, in front */
+/* w leaves: move its queued tasks where others find them. Returns how many moved. */
+size_t crew__sched_worker_exit(crew_pool *p, crew__worker *w);
+size_t crew__sched_queued(crew_pool *p);     /* tasks queued (an estimate while busy) */
+size_t crew__sched_cancel_all(crew_pool *p); /* drop every queued task; returns how many */
 
 struct crew_pool {
     /* Settings, fixed after crew_create. */
@@ -246,28 +327,41 @@ struct crew_pool {
     char name[8];       /* thread name prefix */
     size_t stack_size;  /* 0 = default */
     unsigned spin;      /* polls before sleeping */
+    int sched;          /* enum crew_scheduler, resolved (never CREW_SCHED_DEFAULT) */
+    bool lock_spin;     /* queue locks are spinlocks */
     /* Are tasks timed, and why: CREW__TIMING_MONITOR (statistics, crew_set_monitoring) and
      * CREW__TIMING_AUTOSIZE (the controller's inputs), one word so that the untimed hot path
      * tests one value. Read without the lock (relaxed: a task submitted while it changes is
      * simply timed or not). */
     atomic_uint timing;
 
-    pthread_mutex_t lock;    /* see the top of this file */
-    pthread_cond_t work_cv;  /* idle workers sleep here */
-    pthread_cond_t wait_cv;  /* waiting callers sleep here */
-    pthread_cond_t quiet_cv; /* crew_shutdown waits here for pending to reach 0 */
+    /* The scheduler's queues (sched.c). */
+    crew__lq *central;  /* SHARED's queue, STEAL's injection queue; else NULL */
+    crew__lq *mq;       /* SHARED_LOCKFREE: the MultiQueue's queues */
+    unsigned nmq;       /* how many */
+    atomic_uint rr;     /* PER_WORKER: round-robin position (relaxed: spreads, orders nothing) */
 
-    crew__prioq queue;         /* lock: queued tasks */
-    _Atomic size_t queued;     /* queue.n, stored (relaxed) under the lock for spinning workers */
-    size_t pending;            /* lock: accepted tasks not yet finished nor dropped */
-    unsigned sleeping_workers; /* lock: workers in cond_wait on work_cv */
+    /* Accepted tasks not yet finished nor dropped. Seq_cst read-modify-writes: the decrement
+     * to 0 is followed by a fence and a read of quiet_sleepers (worker.c's sleep protocol). */
+    _Atomic size_t pending;
+    /* CREW__OPEN or CREW__CLOSING; written under lock (seq_cst), read anywhere: submitters
+     * re-check it after counting themselves in pending (submit.c). */
+    atomic_int state;
+    /* Threads asleep or about to sleep: workers and waiters that would take any task (sleepers),
+     * and threads waiting for pending to reach 0 (quiet_sleepers). Incremented under lock before
+     * the sleeper's last look; read after a seq_cst fence by whoever could end the sleep. */
+    atomic_uint sleepers;
+    atomic_uint quiet_sleepers;
+    atomic_bool cancelled_any; /* a shutdown dropped tasks (relaxed: read after joining) */
+
+    pthread_mutex_t lock;    /* see the top of this file */
+    pthread_cond_t wait_cv;  /* waiting callers sleep here */
+    unsigned sleeping_workers; /* lock: workers asleep on their cv */
     unsigned sleeping_helpers; /* lock: waiters asleep that may take any task when one comes */
-    unsigned sleeping_all;     /* lock: threads asleep in crew_wait_all */
-    unsigned closers;          /* lock: threads asleep in crew_shutdown */
-    int state;                 /* lock: enum crew__pool_state */
-    bool cancelled_any;        /* lock: a shutdown dropped tasks */
-    crew_task *free_nodes;     /* lock: recycled crew_submit tasks */
-    void *node_chunks;         /* lock: list of allocated chunks of nodes, freed on destroy */
+
+    crew__lock node_lock;  /* free_nodes and node_chunks */
+    crew_task *free_nodes; /* node_lock: recycled crew_submit tasks */
+    void *node_chunks;     /* node_lock: list of allocated chunks of nodes, freed on destroy */
 
     crew__slotmap groups; /* groups (slot map) */
 
@@ -278,13 +372,25 @@ struct crew_pool {
     unsigned threads_peak;   /* lock: most running workers at once */
 
     pthread_mutex_t resize_lock; /* see the top of this file */
-    crew__worker **workers;      /* resize_lock: every worker ever started, not yet reused */
-    unsigned nworkers;           /* resize_lock: entries used in workers */
-    unsigned cap_workers;        /* resize_lock: entries allocated in workers */
+    /* Every worker record ever made (CREW_MAX_THREADS entries), never freed before the pool:
+     * entries below nworkers are set, and thieves and round-robin read them without a lock.
+     * Relaxed entries, published by nworkers' release store (made under resize_lock). */
+    crew__worker *_Atomic *workers;
+    _Atomic unsigned nworkers;
     /* The size last requested; written under resize_lock, read anywhere (relaxed: a plain
      * number, nothing is published through it). */
     atomic_uint target;
 };
+
+/* Worker records, lock-free: how many exist (acquire: pairs with the release in pool.c's
+ * free_record, so every record below the count is initialised), and record i. */
+static inline unsigned crew__nworkers(crew_pool *p) {
+    return atomic_load_explicit(&p->nworkers, memory_order_acquire);
+}
+static inline crew__worker *crew__worker_at(crew_pool *p, unsigned i) {
+    /* Relaxed: published by nworkers' release store. */
+    return atomic_load_explicit(&p->workers[i], memory_order_relaxed);
+}
 
 /* pool.c helpers shared with the other subsystems. */
 unsigned crew__online_cores(void); /* at least 1, at most CREW_MAX_THREADS */
@@ -303,6 +409,7 @@ typedef struct crew__frame {
     struct crew__frame *up;  /* the frame below, or NULL */
     unsigned depth;          /* frames on the stack, this one included */
     crew_handle group;       /* the task's own group, {0, 0} if none */
+    int64_t mark;            /* crew__sched_mark when the task started */
 } crew__frame;
 
 /* The innermost running task on this thread, NULL outside tasks. */
@@ -317,36 +424,32 @@ void crew__name_thread(const crew_pool *p, const char *role);
 bool crew__in_task_of(const crew_pool *p);
 /* Is a task of group g of p running on this thread (anywhere on its stack)? */
 bool crew__in_group(const crew_pool *p, crew_handle g);
-/* Run a task taken from the queue with crew__queue_take*; lock held on entry and on return,
- * released while the function runs. */
-void crew__run_locked(crew_pool *p, crew_task *t);
-/* Wake threads that can run n newly queued tasks (of group slot, 0 for none). Lock held. */
+/* Run a task taken with crew__sched_take*, then count it finished. */
+void crew__run(crew_pool *p, crew_task *t);
+/* n tasks of group slot (0 = none) were just queued: wake whoever can run them. */
+void crew__notify_work(crew_pool *p, size_t n, uint32_t slot);
+/* Wake every sleeper of p (state changes: resize, shutdown). */
+void crew__notify_all(crew_pool *p);
+/* A queued task is dropped (cancellation): count and report it, never run it. */
+void crew__task_dropped(crew_pool *p, crew_task *t);
+/* n tasks of group slot (0 = none) finished, were dropped or were never queued after all:
+ * count them and wake whoever waits for them. */
+void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, bool dropped);
+/* pool->lock held: wake up to n sleeping workers that can run newly queued work, and the
+ * waiters that could help (or whose group slot got work). */
 void crew__wake_locked(crew_pool *p, size_t n, uint32_t slot);
-/* A task of group slot (0 = none) finished, or was dropped: count it, wake whoever waits for it.
- * Lock held. */
-void crew__task_finished_locked(crew_pool *p, uint32_t slot, bool dropped);
 
 /* ---------------------------------------------------------------------------------------------
  * wait.c: helping waits.
  * ------------------------------------------------------------------------------------------- */
-/* Run queued tasks, or sleep, until pending is 0. Lock held. closing: called by crew_shutdown. */
-void crew__help_until_quiet_locked(crew_pool *p, bool closing);
-
-/* ---------------------------------------------------------------------------------------------
- * queue.c: the shared priority queue with a list of queued tasks per group. Lock held for all.
- * ------------------------------------------------------------------------------------------- */
-/* Queue t as a task of group slot (0 = none): CREW_OK, or CREW_ENOMEM and nothing changed. */
-int crew__queue_push_locked(crew_pool *p, crew_task *t, uint32_t slot);
-void crew__queue_remove_locked(crew_pool *p, crew_task *t);      /* take a queued task back */
-crew_task *crew__queue_take_locked(crew_pool *p);                /* highest, oldest; or NULL */
-crew_task *crew__queue_take_group_locked(crew_pool *p, uint32_t slot); /* newest of the group */
-void crew__queue_cancel_all_locked(crew_pool *p);                /* drop everything queued */
+/* Run queued tasks, or sleep, until pending is 0. */
+void crew__help_until_quiet(crew_pool *p);
 
 /* ---------------------------------------------------------------------------------------------
  * submit.c: nodes for crew_submit.
  * ------------------------------------------------------------------------------------------- */
-crew_task *crew__node_get_locked(crew_pool *p); /* NULL when out of memory */
-void crew__node_release_locked(crew_pool *p, crew_task *t);
+crew_task *crew__node_get(crew_pool *p); /* NULL when out of memory */
+void crew__node_release(crew_pool *p, crew_task *t);
 void crew__nodes_free(crew_pool *p);
 
 #endif /* CREW_INTERNAL_H */

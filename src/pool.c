@@ -27,6 +27,31 @@ void crew_config_init(crew_config *cfg) {
     cfg->stack_size = 0;
     cfg->name = "crew";
     cfg->spin = 64;
+    cfg->scheduler = CREW_SCHED_DEFAULT;
+    cfg->lock = CREW_LOCK_MUTEX;
+}
+
+/* The scheduler a configuration asks for, CREW_SCHED_DEFAULT resolved through the environment
+ * variable CREW_SCHEDULER. -1 if unknown. */
+static int resolve_scheduler(unsigned sched) {
+    static const struct {
+        const char *name;
+        int sched;
+    } names[] = {{"steal", CREW_SCHED_STEAL},
+                 {"shared", CREW_SCHED_SHARED},
+                 {"lockfree", CREW_SCHED_SHARED_LOCKFREE},
+                 {"per-worker", CREW_SCHED_PER_WORKER}};
+    if (sched > CREW_SCHED_PER_WORKER)
+        return -1;
+    if (sched != CREW_SCHED_DEFAULT)
+        return (int)sched;
+    const char *env = getenv("CREW_SCHEDULER");
+    if (!env || !*env)
+        return CREW_SCHED_STEAL;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(env, names[i].name) == 0)
+            return names[i].sched;
+    return -1;
 }
 
 unsigned crew__online_cores(void) {
@@ -54,6 +79,7 @@ static int start_thread(crew_pool *p, crew__worker *w) {
         pthread_attr_destroy(&attr);
         return CREW_EINVAL;
     }
+    crew__sched_worker_open(w);
     /* Relaxed: the thread does not exist yet; pthread_create orders this store before it. */
     crew__store_relaxed(&w->state, CREW__W_RUNNING);
     int rc = crew__spawn(&w->thread, &attr, crew__worker_main, w);
@@ -69,8 +95,8 @@ static int start_thread(crew_pool *p, crew__worker *w) {
 
 /* Join workers that have left their loop. resize_lock held. */
 static void reap_exited(crew_pool *p) {
-    for (unsigned i = 0; i < p->nworkers; i++) {
-        crew__worker *w = p->workers[i];
+    for (unsigned i = 0; i < crew__nworkers(p); i++) {
+        crew__worker *w = crew__worker_at(p, i);
         /* Acquire: the worker stored EXITED under the lock just before returning; pairs with
          * that store so joining cannot wait on a worker still in its loop. */
         if (w->started && !w->joined &&
@@ -81,46 +107,58 @@ static void reap_exited(crew_pool *p) {
     }
 }
 
+static void free_worker(crew_pool *p, crew__worker *w) {
+    crew__sched_worker_free(p, w);
+    pthread_cond_destroy(&w->cv);
+    free(w);
+}
+
 /* A record for one more worker: an exited, joined one, or a new one. resize_lock held. */
 static crew__worker *free_record(crew_pool *p) {
-    for (unsigned i = 0; i < p->nworkers; i++) {
-        crew__worker *w = p->workers[i];
+    unsigned n = crew__nworkers(p);
+    for (unsigned i = 0; i < n; i++) {
+        crew__worker *w = crew__worker_at(p, i);
         if (!w->started || w->joined)
             return w;
     }
-    if (p->nworkers == p->cap_workers) {
-        unsigned cap = p->cap_workers ? p->cap_workers * 2 : 8;
-        crew__worker **a = realloc(p->workers, cap * sizeof *a);
-        if (!a)
-            return NULL;
-        p->workers = a;
-        p->cap_workers = cap;
-    }
+    if (n == CREW_MAX_THREADS)
+        return NULL;
     crew__worker *w = calloc(1, sizeof *w);
     if (!w)
         return NULL;
+    if (pthread_cond_init(&w->cv, NULL) != 0) {
+        free(w);
+        return NULL;
+    }
     w->pool = p;
-    w->index = p->nworkers;
+    w->index = n;
     atomic_init(&w->state, CREW__W_EXITED);
-    p->workers[p->nworkers++] = w;
+    atomic_init(&w->stolen, 0u);
+    if (crew__sched_worker_init(p, w) != CREW_OK) {
+        free_worker(p, w);
+        return NULL;
+    }
+    crew__store_relaxed(&p->workers[n], w); /* relaxed: published by the release below */
+    /* Release: the record is initialised before thieves and round-robin see it (acquire). */
+    crew__store_release(&p->nworkers, n + 1);
     return w;
 }
 
 unsigned crew__running_workers_locked(crew_pool *p) {
-    unsigned n = 0;
-    for (unsigned i = 0; i < p->nworkers; i++)
-        n += crew__load_relaxed(&p->workers[i]->state) == CREW__W_RUNNING; /* relaxed: lock */
+    unsigned n = 0, nw = crew__nworkers(p); /* acquire: see free_record */
+    for (unsigned i = 0; i < nw; i++)
+        n += crew__load_relaxed(&crew__worker_at(p, i)->state) == CREW__W_RUNNING; /* relaxed: lock */
     return n;
 }
 
 /* Move up to n workers from one state to another, last index first; lock held. */
 static unsigned transition(crew_pool *p, unsigned n, int from, int to) {
     unsigned done = 0;
-    for (unsigned i = p->nworkers; i-- > 0 && done < n;) {
+    for (unsigned i = crew__nworkers(p); i-- > 0 && done < n;) {
         int expected = from;
         /* Relaxed compare-and-swap: every transition happens under the lock, which orders them;
          * the CAS states the check-then-set of seed 000 §III-E in one step. */
-        if (crew__cas_relaxed(&p->workers[i]->state, &expected, to))
+        if (crew__cas_relaxed(&crew__worker_at(p, i)->state, &expected, to))
             done++;
     }
     return done;
@@ -129,22 +167,23 @@ static unsigned transition(crew_pool *p, unsigned n, int from, int to) {
 /* Make `threads` workers RUNNING; resize_lock held. */
 static int set_workers(crew_pool *p, unsigned threads) {
     pthread_mutex_lock(&p->lock);
-    if (p->state != CREW__OPEN) { /* checked under the lock: a shutdown may have begun */
+    if (atomic_load(&p->state) != CREW__OPEN) { /* seq_cst; under the lock: a shutdown may have begun */
         pthread_mutex_unlock(&p->lock);
         return CREW_ESHUTDOWN;
     }
     unsigned running = crew__running_workers_locked(p);
+    bool changed = false;
     if (threads < running) {
-        transition(p, running - threads, CREW__W_RUNNING, CREW__W_MARKED);
-        pthread_cond_broadcast(&p->work_cv); /* marked sleepers wake up and exit */
+        changed = transition(p, running - threads, CREW__W_RUNNING, CREW__W_MARKED) != 0;
         running = threads;
     } else if (threads > running) {
         unsigned revived = transition(p, threads - running, CREW__W_MARKED, CREW__W_RUNNING);
-        if (revived != 0) /* a revived worker asleep in a nested wait may help generally again */
-            pthread_cond_broadcast(&p->wait_cv);
+        changed = revived != 0; /* a revived worker asleep in a nested wait may help again */
         running += revived;
     }
     pthread_mutex_unlock(&p->lock);
+    if (changed) /* marked sleepers wake up and exit */
+        crew__notify_all(p);
     crew__debug_yield();
 
     reap_exited(p);
@@ -173,18 +212,18 @@ static int init_sync(crew_pool *p) {
         return CREW_ENOMEM;
     if (pthread_mutex_init(&p->resize_lock, NULL) != 0)
         goto no_resize_lock;
-    if (pthread_cond_init(&p->work_cv, NULL) != 0)
-        goto no_work_cv;
     if (pthread_cond_init(&p->wait_cv, NULL) != 0)
         goto no_wait_cv;
-    if (pthread_cond_init(&p->quiet_cv, NULL) != 0)
-        goto no_quiet_cv;
+    if (crew__lock_init(&p->node_lock, false) != 0)
+        goto no_node_lock;
+    if (crew__slotmap_init(&p->groups) != CREW_OK)
+        goto no_slotmap;
     return CREW_OK;
-no_quiet_cv:
+no_slotmap:
+    crew__lock_destroy(&p->node_lock);
+no_node_lock:
     pthread_cond_destroy(&p->wait_cv);
 no_wait_cv:
-    pthread_cond_destroy(&p->work_cv);
-no_work_cv:
     pthread_mutex_destroy(&p->resize_lock);
 no_resize_lock:
     pthread_mutex_destroy(&p->lock);
@@ -194,15 +233,14 @@ no_resize_lock:
 static void free_pool(crew_pool *p) {
     crew__autosize_free(p);
     crew__stats_free(p);
-    for (unsigned i = 0; i < p->nworkers; i++)
-        free(p->workers[i]);
+    for (unsigned i = 0; i < crew__nworkers(p); i++)
+        free_worker(p, crew__worker_at(p, i));
     free(p->workers);
-    crew__prioq_free(&p->queue);
+    crew__sched_free(p);
     crew__nodes_free(p);
     crew__slotmap_free(&p->groups);
-    pthread_cond_destroy(&p->quiet_cv);
+    crew__lock_destroy(&p->node_lock);
     pthread_cond_destroy(&p->wait_cv);
-    pthread_cond_destroy(&p->work_cv);
     pthread_mutex_destroy(&p->resize_lock);
     pthread_mutex_destroy(&p->lock);
     free(p);
@@ -217,7 +255,9 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
         crew_config_init(&defaults);
         cfg = &defaults;
     }
-    if (cfg->threads > CREW_MAX_THREADS || crew__autosize_check(cfg) != CREW_OK)
+    int sched = resolve_scheduler(cfg->scheduler);
+    if (cfg->threads > CREW_MAX_THREADS || crew__autosize_check(cfg) != CREW_OK || sched < 0 ||
+        cfg->lock > CREW_LOCK_SPIN)
         return CREW_EINVAL;
     unsigned threads = cfg->threads ? cfg->threads : crew__online_cores();
     if (cfg->autosize != CREW_AUTOSIZE_OFF) { /* start inside [min, max] */
@@ -228,7 +268,9 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     crew_pool *p = calloc(1, sizeof *p);
     if (!p)
         return CREW_ENOMEM;
-    if (init_sync(p) != CREW_OK) {
+    p->workers = calloc(CREW_MAX_THREADS, sizeof *p->workers);
+    if (!p->workers || init_sync(p) != CREW_OK) {
+        free(p->workers);
         free(p);
         return CREW_ENOMEM;
     }
@@ -241,12 +283,19 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     atomic_init(&p->timing, (cfg->monitoring ? CREW__TIMING_MONITOR : 0u) |
                                 (cfg->autosize ? CREW__TIMING_AUTOSIZE : 0u));
     p->stats_epoch_ns = crew__now_ns();
-    p->state = CREW__OPEN;
-    atomic_init(&p->queued, 0);
+    p->sched = sched;
+    atomic_init(&p->state, CREW__OPEN);
+    atomic_init(&p->pending, 0);
+    atomic_init(&p->sleepers, 0u);
+    atomic_init(&p->quiet_sleepers, 0u);
+    atomic_init(&p->cancelled_any, false);
+    atomic_init(&p->rr, 0u);
+    atomic_init(&p->nworkers, 0u);
     atomic_init(&p->target, 0u);
-    atomic_init(&p->groups.issued, 1u); /* slot 0 is never issued */
-    for (unsigned k = 0; k < CREW__SLOT_CHUNKS; k++)
-        atomic_init(&p->groups.chunk[k], NULL);
+    if (crew__sched_init(p, cfg, threads) != CREW_OK) {
+        free_pool(p);
+        return CREW_ENOMEM;
+    }
 
     pthread_mutex_lock(&p->resize_lock);
     int rc = set_workers(p, threads);
@@ -283,20 +332,20 @@ int crew_shutdown(crew_pool *p, int how) {
         return CREW_EDEADLK;
 
     pthread_mutex_lock(&p->lock);
-    p->state = CREW__CLOSING;
-    if (how == CREW_CANCEL)
-        crew__queue_cancel_all_locked(p);
-    pthread_cond_broadcast(&p->work_cv); /* idle workers: drain, then leave */
-    pthread_cond_broadcast(&p->wait_cv); /* waiters: recheck their groups */
-    crew__help_until_quiet_locked(p, true);
+    /* Seq_cst: pairs with the submitters' pending increment and state load (submit.c). */
+    atomic_store(&p->state, CREW__CLOSING);
     pthread_mutex_unlock(&p->lock);
+    if (how == CREW_CANCEL)
+        crew__sched_cancel_all(p);
+    crew__notify_all(p); /* idle workers: drain, then leave; waiters: recheck their groups */
+    crew__help_until_quiet(p);
     crew__debug_yield();
     crew__autosize_stop(p); /* before resize_lock: the controller may be inside crew_resize */
 
     /* No task runs any more, so none is inside crew_resize; every worker leaves its loop. */
     pthread_mutex_lock(&p->resize_lock);
-    for (unsigned i = 0; i < p->nworkers; i++) {
-        crew__worker *w = p->workers[i];
+    for (unsigned i = 0; i < crew__nworkers(p); i++) {
+        crew__worker *w = crew__worker_at(p, i);
         if (w->started && !w->joined) {
             pthread_join(w->thread, NULL);
             w->joined = true;

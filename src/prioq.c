@@ -151,6 +151,34 @@ int crew__prioq_push(crew__prioq *q, crew_task *t) {
     return CREW_OK;
 }
 
+int crew__prioq_push_front(crew__prioq *q, crew_task *t) {
+    crew__level *l = find(q, t->priority);
+    if (!l && !(l = add_level(q, t->priority)))
+        return CREW_ENOMEM;
+    t->crew_private_.level = l;
+    t->crew_private_.qprev = NULL;
+    t->crew_private_.qnext = l->head;
+    if (l->head)
+        l->head->crew_private_.qprev = t;
+    else
+        l->tail = t;
+    l->head = t;
+    q->n++;
+    return CREW_OK;
+}
+
+crew_task *crew__prioq_find_newest(const crew__prioq *q, uint32_t slot) {
+    for (uint32_t i = 0; i < q->nlevels; i++)
+        for (crew_task *t = q->heap[i]->tail; t; t = t->crew_private_.qprev)
+            if (t->crew_private_.slot == slot)
+                return t;
+    return NULL;
+}
+
+uint32_t crew__prioq_top(const crew__prioq *q) {
+    return q->nlevels ? q->heap[0]->priority : UINT32_MAX;
+}
+
 void crew__prioq_remove(crew__prioq *q, crew_task *t) {
     crew__level *l = level_of(t);
     crew_task *prev = t->crew_private_.qprev, *next = t->crew_private_.qnext;

@@ -98,8 +98,9 @@ void crew__stats_submitted_locked(crew_pool *p, size_t n, uint64_t submitted, ui
         return;
     s->submitted += n;
     crew__hist_add(&s->response, accepted - submitted, n);
-    if (p->queue.n > p->queued_peak)
-        p->queued_peak = p->queue.n;
+    size_t queued = crew__sched_queued(p);
+    if (queued > p->queued_peak)
+        p->queued_peak = queued;
 }
 
 void crew__stats_rejected_locked(crew_pool *p, size_t n) {
@@ -136,9 +137,9 @@ void crew__stats_waited_locked(crew_pool *p, uint64_t ns) {
 void crew__stats_free(crew_pool *p) {
     free(p->outside);
     p->outside = NULL;
-    for (unsigned i = 0; i < p->nworkers; i++) {
-        free(p->workers[i]->stats);
-        p->workers[i]->stats = NULL;
+    for (unsigned i = 0; i < crew__nworkers(p); i++) {
+        free(crew__worker_at(p, i)->stats);
+        crew__worker_at(p, i)->stats = NULL;
     }
 }
 
@@ -159,8 +160,9 @@ int crew_set_monitoring(crew_pool *p, int on) {
 /* Sum every block into *total. resize_lock and lock held. */
 static void sum_blocks(crew_pool *p, crew__tstats *total) {
     memset(total, 0, sizeof *total);
-    for (unsigned i = 0; i <= p->nworkers; i++) {
-        const crew__tstats *s = i < p->nworkers ? p->workers[i]->stats : p->outside;
+    unsigned nw = crew__nworkers(p);
+    for (unsigned i = 0; i <= nw; i++) {
+        const crew__tstats *s = i < nw ? crew__worker_at(p, i)->stats : p->outside;
         if (!s)
             continue;
         total->submitted += s->submitted;
@@ -188,9 +190,10 @@ int crew_stats_get(crew_pool *p, crew_stats *out) {
     /* Relaxed: see crew_set_monitoring. */
     s.monitoring = (crew__load_relaxed(&p->timing) & CREW__TIMING_MONITOR) != 0;
     s.uptime_ns = crew__now_ns() - p->stats_epoch_ns;
-    s.queued = p->queue.n;
-    s.queued_peak = p->queued_peak > p->queue.n ? p->queued_peak : p->queue.n;
-    s.running = p->pending - p->queue.n;
+    size_t queued = crew__sched_queued(p), pending = atomic_load(&p->pending); /* seq_cst */
+    s.queued = queued;
+    s.queued_peak = p->queued_peak > queued ? p->queued_peak : queued;
+    s.running = pending > queued ? pending - queued : 0; /* both move while tasks run */
     s.threads = crew__running_workers_locked(p);
     s.threads_peak = p->threads_peak;
     pthread_mutex_unlock(&p->lock);
@@ -217,9 +220,10 @@ int crew_stats_threads(crew_pool *p, crew_thread_stats *out, size_t cap, size_t 
         return CREW_EINVAL;
     pthread_mutex_lock(&p->resize_lock);
     pthread_mutex_lock(&p->lock);
-    *n = p->nworkers;
-    for (unsigned i = 0; i < p->nworkers && i < cap; i++) {
-        const crew__worker *w = p->workers[i];
+    unsigned nw = crew__nworkers(p);
+    *n = nw;
+    for (unsigned i = 0; i < nw && i < cap; i++) {
+        crew__worker *w = crew__worker_at(p, i);
         crew_thread_stats t = {0};
         t.index = w->index;
         t.state = crew__load_relaxed(&w->state); /* relaxed: transitions happen under the lock */
@@ -227,8 +231,8 @@ int crew_stats_threads(crew_pool *p, crew_thread_stats *out, size_t cap, size_t 
             t.waiting_ns = w->stats->waiting_ns;
             t.busy_ns = w->stats->busy_ns;
             t.tasks = w->stats->tasks;
-            t.stolen = w->stats->stolen;
         }
+        t.stolen = crew__load_relaxed(&w->stolen); /* relaxed: a counter, see crew__worker */
         out[i] = t;
     }
     pthread_mutex_unlock(&p->lock);
@@ -241,13 +245,16 @@ int crew_stats_reset(crew_pool *p) {
         return CREW_EINVAL;
     pthread_mutex_lock(&p->resize_lock);
     pthread_mutex_lock(&p->lock);
-    for (unsigned i = 0; i <= p->nworkers; i++) {
-        crew__tstats *s = i < p->nworkers ? p->workers[i]->stats : p->outside;
+    unsigned nw = crew__nworkers(p);
+    for (unsigned i = 0; i <= nw; i++) {
+        crew__tstats *s = i < nw ? crew__worker_at(p, i)->stats : p->outside;
         if (s)
             memset(s, 0, sizeof *s);
+        if (i < nw) /* relaxed: a counter; an increment racing the reset may survive it */
+            crew__store_relaxed(&crew__worker_at(p, i)->stolen, 0u);
     }
     p->stats_epoch_ns = crew__now_ns();
-    p->queued_peak = p->queue.n;
+    p->queued_peak = crew__sched_queued(p);
     p->threads_peak = crew__running_workers_locked(p);
     pthread_mutex_unlock(&p->lock);
     pthread_mutex_unlock(&p->resize_lock);

@@ -12,30 +12,83 @@
 #include "internal.h"
 
 #define NODES_PER_CHUNK 255
+#define NODE_CACHE_MAX 256u /* a worker keeps at most this many free nodes of its own */
+#define NODE_BATCH 64u      /* nodes moved between a worker's cache and the pool at a time */
 
 struct node_chunk {
     struct node_chunk *next;           /* all chunks of the pool, for crew_destroy */
     crew_task nodes[NODES_PER_CHUNK];  /* free ones are linked by crew_private_.gnext */
 };
 
-crew_task *crew__node_get_locked(crew_pool *p) {
+/* A free node from the pool's list, allocating a chunk if it is empty. node_lock held. */
+static crew_task *pool_node_locked(crew_pool *p) {
     if (!p->free_nodes) {
         struct node_chunk *c = malloc(sizeof *c);
         if (!c)
             return NULL;
         c->next = p->node_chunks;
         p->node_chunks = c;
-        for (size_t i = 0; i < NODES_PER_CHUNK; i++)
-            crew__node_release_locked(p, &c->nodes[i]);
+        for (size_t i = 0; i < NODES_PER_CHUNK; i++) {
+            c->nodes[i].crew_private_.gnext = p->free_nodes;
+            p->free_nodes = &c->nodes[i];
+        }
     }
     crew_task *t = p->free_nodes;
     p->free_nodes = t->crew_private_.gnext;
     return t;
 }
 
-void crew__node_release_locked(crew_pool *p, crew_task *t) {
+/* The calling thread's worker record if it is a worker of p. */
+static inline crew__worker *own_worker(crew_pool *p) {
+    crew__worker *w = crew__tls_worker;
+    return w && w->pool == p ? w : NULL;
+}
+
+crew_task *crew__node_get(crew_pool *p) {
+    crew__worker *w = own_worker(p);
+    crew_task *t;
+    if (w && w->nodes) { /* a worker's own cache: no lock */
+        t = w->nodes;
+        w->nodes = t->crew_private_.gnext;
+        w->nnodes--;
+        return t;
+    }
+    crew__lock_acquire(&p->node_lock);
+    t = pool_node_locked(p);
+    if (w && t) /* refill the cache while we hold the lock */
+        for (crew_task *u; w->nnodes < NODE_BATCH && (u = pool_node_locked(p)) != NULL;) {
+            u->crew_private_.gnext = w->nodes;
+            w->nodes = u;
+            w->nnodes++;
+        }
+    crew__lock_release(&p->node_lock);
+    return t;
+}
+
+void crew__node_release(crew_pool *p, crew_task *t) {
+    crew__worker *w = own_worker(p);
+    if (w) {
+        t->crew_private_.gnext = w->nodes;
+        w->nodes = t;
+        if (++w->nnodes <= NODE_CACHE_MAX)
+            return;
+        /* Too many: give a batch back, so nodes flow from the workers that run tasks to the
+         * threads that submit them. */
+        crew__lock_acquire(&p->node_lock);
+        while (w->nnodes > NODE_CACHE_MAX - NODE_BATCH) {
+            crew_task *u = w->nodes;
+            w->nodes = u->crew_private_.gnext;
+            w->nnodes--;
+            u->crew_private_.gnext = p->free_nodes;
+            p->free_nodes = u;
+        }
+        crew__lock_release(&p->node_lock);
+        return;
+    }
+    crew__lock_acquire(&p->node_lock);
     t->crew_private_.gnext = p->free_nodes;
     p->free_nodes = t;
+    crew__lock_release(&p->node_lock);
 }
 
 void crew__nodes_free(crew_pool *p) {
@@ -49,11 +102,11 @@ void crew__nodes_free(crew_pool *p) {
     p->free_nodes = NULL;
 }
 
-/* Monitoring or autosize: mark n just-queued tasks as timed (CREW__TASK_STAMPED) with their
- * submission time and response time, and count them. Out of line, so that a pool that times
- * nothing pays only the test of p->timing. Lock held (no thread can take them meanwhile). */
-static __attribute__((noinline, cold)) void stamp_tasks_locked(crew_pool *p, crew_task *t,
-                                                               size_t n, uint64_t submitted) {
+/* Monitoring or autosize: mark n tasks about to be queued as timed (CREW__TASK_STAMPED) with
+ * their submission time and response time. Out of line, so that a pool that times nothing pays
+ * only the test of p->timing. Returns the acceptance time. */
+static __attribute__((noinline, cold)) uint64_t stamp_tasks(crew_pool *p, crew_task *t, size_t n,
+                                                            uint64_t submitted) {
     uint64_t accepted = crew__now_ns();
     uint32_t response =
         accepted - submitted > UINT32_MAX ? UINT32_MAX : (uint32_t)(accepted - submitted);
@@ -65,23 +118,35 @@ static __attribute__((noinline, cold)) void stamp_tasks_locked(crew_pool *p, cre
         t[i].crew_private_.reserved = submitted;
         t[i].crew_private_.spare = response;
     }
-    if (counted)
-        crew__stats_submitted_locked(p, n, submitted, accepted);
+    return accepted;
 }
 
-/* Queue n tasks (their fn already checked) into *group. Lock held. All or nothing: the group
- * is opened or joined first (those can fail without side effects), then the tasks are queued;
- * if queueing runs out of memory part-way, the queued ones are taken back and the group's open
- * or add is undone, all under the lock, so no other thread saw any of it. */
-static int enqueue_locked(crew_pool *p, crew_task *t, size_t n, crew_handle *group,
-                          uint32_t flags, uint64_t submitted) {
-    if (p->state != CREW__OPEN)
-        return CREW_ESHUTDOWN;
+/* Count n accepted timed tasks (monitoring only). */
+static __attribute__((noinline, cold)) void count_submitted(crew_pool *p, crew_task *t, size_t n,
+                                                            uint64_t submitted,
+                                                            uint64_t accepted) {
+    if (!(t->crew_flags_ & CREW__TASK_COUNTED))
+        return;
+    pthread_mutex_lock(&p->lock);
+    crew__stats_submitted_locked(p, n, submitted, accepted);
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* Queue n tasks (their fn already checked) into *group. All or nothing: the group is opened or
+ * joined first (those can fail without side effects), the tasks are counted in pending, and the
+ * pool's state is checked after that count (crew_shutdown sets the state, then waits for pending
+ * to reach 0: one of the two sees the other); then the tasks are pushed, and if that fails
+ * (memory) the count and the group are taken back before anyone could have seen the tasks. */
+static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uint32_t flags,
+                   uint64_t submitted) {
     if (n > UINT32_MAX)
         return CREW_ERANGE;
     bool open_new = group && group->slot == 0 && group->gen == 0;
     if (group && !open_new && !crew__slot_valid(&p->groups, group->slot))
         return CREW_EINVAL;
+    /* Seq_cst: an early answer for a closed pool; the check that counts is below. */
+    if (atomic_load(&p->state) != CREW__OPEN)
+        return CREW_ESHUTDOWN;
     crew_handle h = group && !open_new ? *group : (crew_handle){0, 0};
     int rc = CREW_OK;
     if (open_new)
@@ -92,22 +157,26 @@ static int enqueue_locked(crew_pool *p, crew_task *t, size_t n, crew_handle *gro
         return rc;
     for (size_t i = 0; i < n; i++) {
         t[i].crew_flags_ = flags;
-        if ((rc = crew__queue_push_locked(p, &t[i], h.slot)) != CREW_OK) {
-            while (i-- > 0)
-                crew__queue_remove_locked(p, &t[i]);
-            if (open_new)
-                crew__group_abandon(&p->groups, h.slot);
-            else if (group)
-                crew__group_unadd(&p->groups, h.slot, (uint32_t)n);
-            return rc;
+        t[i].crew_private_.slot = h.slot;
+    }
+    uint64_t accepted = submitted ? stamp_tasks(p, t, n, submitted) : 0;
+    /* Seq_cst increment, then the seq_cst load of the state: see above. */
+    atomic_fetch_add(&p->pending, n);
+    rc = atomic_load(&p->state) == CREW__OPEN ? crew__sched_push(p, t, n) : CREW_ESHUTDOWN;
+    if (rc != CREW_OK) {
+        if (open_new) {
+            crew__group_abandon(&p->groups, h.slot);
+            crew__tasks_finished(p, 0, n, false);
+        } else {
+            crew__tasks_finished(p, h.slot, n, false);
         }
+        return rc;
     }
     if (open_new)
         *group = h;
-    if (submitted) /* timed: monitoring or autosize */
-        stamp_tasks_locked(p, t, n, submitted);
-    p->pending += n;
-    crew__wake_locked(p, n, h.slot);
+    if (submitted)
+        count_submitted(p, t, n, submitted, accepted);
+    crew__notify_work(p, n, h.slot);
     return CREW_OK;
 }
 
@@ -117,17 +186,10 @@ static inline uint64_t stamp(crew_pool *p) {
     return crew__load_relaxed(&p->timing) ? crew__now_ns() : 0;
 }
 
-/* Count a refused submission (monitoring only). Lock held. */
-static int rejected_locked(crew_pool *p, int rc, size_t n, uint64_t submitted) {
-    /* Relaxed: see struct crew_pool. */
-    if (rc != CREW_OK && submitted && (crew__load_relaxed(&p->timing) & CREW__TIMING_MONITOR))
-        crew__stats_rejected_locked(p, n);
-    return rc;
-}
-
+/* Count a refused submission (monitoring only). */
 static int rejected(crew_pool *p, int rc, size_t n) {
-    if (crew__load_relaxed(&p->timing) & CREW__TIMING_MONITOR) { /* relaxed: see crew_pool */
-        pthread_mutex_lock(&p->lock);
+    if (rc != CREW_OK && (crew__load_relaxed(&p->timing) & CREW__TIMING_MONITOR)) {
+        pthread_mutex_lock(&p->lock); /* relaxed above: see struct crew_pool */
         crew__stats_rejected_locked(p, n);
         pthread_mutex_unlock(&p->lock);
     }
@@ -142,11 +204,7 @@ int crew_enqueue_tasks(crew_pool *p, crew_task *t, size_t n, crew_handle *group)
     for (size_t i = 0; i < n; i++)
         if (!t[i].fn)
             return rejected(p, CREW_EINVAL, n);
-    uint64_t submitted = stamp(p);
-    pthread_mutex_lock(&p->lock);
-    int rc = rejected_locked(p, enqueue_locked(p, t, n, group, 0, submitted), n, submitted);
-    pthread_mutex_unlock(&p->lock);
-    return rc;
+    return rejected(p, enqueue(p, t, n, group, 0, stamp(p)), n);
 }
 
 int crew_enqueue_task(crew_pool *p, crew_task *t, crew_handle *group) {
@@ -159,18 +217,14 @@ int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_han
     if (!fn)
         return rejected(p, CREW_EINVAL, 1);
     uint64_t submitted = stamp(p);
-    pthread_mutex_lock(&p->lock);
-    int rc = CREW_ENOMEM;
-    crew_task *t = crew__node_get_locked(p);
-    if (t) {
-        t->fn = fn;
-        t->arg = arg;
-        t->priority = priority;
-        rc = enqueue_locked(p, t, 1, group, CREW__TASK_NODE, submitted);
-        if (rc != CREW_OK)
-            crew__node_release_locked(p, t);
-    }
-    rejected_locked(p, rc, 1, submitted);
-    pthread_mutex_unlock(&p->lock);
-    return rc;
+    crew_task *t = crew__node_get(p);
+    if (!t)
+        return rejected(p, CREW_ENOMEM, 1);
+    t->fn = fn;
+    t->arg = arg;
+    t->priority = priority;
+    int rc = enqueue(p, t, 1, group, CREW__TASK_NODE, submitted);
+    if (rc != CREW_OK)
+        crew__node_release(p, t);
+    return rejected(p, rc, 1);
 }

@@ -22,9 +22,67 @@ static bool may_help_generally(const crew_pool *p) {
     unsigned depth = crew__tls_frame ? crew__tls_frame->depth : 0;
     if (depth >= CREW__HELP_DEPTH_MAX)
         return false;
-    /* A worker that resize marked starts no new general task. Relaxed: read under the lock. */
+    /* A worker that resize marked starts no new general task. Relaxed: its own state. */
     const crew__worker *w = crew__tls_worker;
     return !(w && w->pool == p && crew__load_relaxed(&w->state) == CREW__W_MARKED);
+}
+
+/* This thread's deque mark for p: that of its innermost task of p (see crew__sched_take_group). */
+static int64_t mark_of(const crew_pool *p) {
+    for (const crew__frame *f = crew__tls_frame; f; f = f->up)
+        if (f->pool == p)
+            return f->mark;
+    return 0;
+}
+
+/* Spin a little between looks for work: polls before a waiter sleeps. */
+static bool spin_once(const crew_pool *p, unsigned *spins) {
+    if (*spins >= p->spin)
+        return false;
+    ++*spins;
+    for (int k = 0; k < 16; k++)
+        crew__cpu_relax();
+    return true;
+}
+
+/* The waiter's half of the sleep protocol (worker.c): count itself, fence, look once more,
+ * then sleep on wait_cv. slot: the group waited for (0: waits for a quiet pool). Returns a task
+ * found on the last look, or NULL after waking up. */
+static crew_task *sleep_waiting(crew_pool *p, crew_handle group, bool general, int64_t mark) {
+    crew_task *t = NULL;
+    bool retry = false;
+    crew__slot *sl = group.slot ? crew__slot_at(&p->groups, group.slot) : NULL;
+    pthread_mutex_lock(&p->lock);
+    /* Seq_cst increments and fence: the sleeper's half of the protocol. */
+    if (sl)
+        atomic_fetch_add(&sl->waiters, 1u);
+    else
+        atomic_fetch_add(&p->quiet_sleepers, 1u);
+    if (general) {
+        atomic_fetch_add(&p->sleepers, 1u);
+        p->sleeping_helpers++;
+    }
+    atomic_thread_fence(memory_order_seq_cst);
+    bool done = sl ? crew__group_status(&p->groups, group) != 1
+                   : crew__load_relaxed(&p->pending) == 0; /* relaxed: after the fence */
+    if (!done) {
+        if (sl)
+            t = crew__sched_take_group(p, group.slot, mark);
+        if (!t && general)
+            t = crew__sched_take(p, &retry);
+        if (!t && !retry)
+            pthread_cond_wait(&p->wait_cv, &p->lock);
+    }
+    if (general) {
+        p->sleeping_helpers--;
+        atomic_fetch_sub(&p->sleepers, 1u); /* seq_cst: pairs with the increment */
+    }
+    if (sl)
+        atomic_fetch_sub(&sl->waiters, 1u);
+    else
+        atomic_fetch_sub(&p->quiet_sleepers, 1u);
+    pthread_mutex_unlock(&p->lock);
+    return t;
 }
 
 int crew_wait(crew_pool *p, crew_handle group) {
@@ -32,54 +90,48 @@ int crew_wait(crew_pool *p, crew_handle group) {
         return CREW_EINVAL;
     int st = crew__group_status(&p->groups, group);
     if (st != 1)
-        return st; /* finished: no lock needed */
+        return st; /* finished */
     if (crew__in_group(p, group))
         return CREW_EDEADLK; /* the group cannot finish while this task waits inside it */
 
-    crew__slot *sl = crew__slot_at(&p->groups, group.slot);
-    crew__debug_yield(); /* between the lock-free check and the locked one */
-    pthread_mutex_lock(&p->lock);
+    int64_t mark = mark_of(p);
+    unsigned spins = 0;
+    crew__debug_yield();
     while ((st = crew__group_status(&p->groups, group)) == 1) {
-        bool general = may_help_generally(p);
-        /* The group is open, so the slot still belongs to it and its list is its own. */
-        crew_task *t = crew__queue_take_group_locked(p, group.slot);
+        bool general = may_help_generally(p), retry = false;
+        /* The group is open, so the slot still belongs to it. */
+        crew_task *t = crew__sched_take_group(p, group.slot, mark);
         if (!t && general)
-            t = crew__queue_take_locked(p);
-        if (t) {
-            crew__run_locked(p, t);
+            t = crew__sched_take(p, &retry);
+        if (!t && (retry || spin_once(p, &spins)))
             continue;
+        if (!t) {
+            spins = 0;
+            t = sleep_waiting(p, group, general, mark);
         }
-        sl->waiters++;
-        p->sleeping_helpers += general;
-        pthread_cond_wait(&p->wait_cv, &p->lock);
-        p->sleeping_helpers -= general;
-        sl->waiters--;
+        if (t) {
+            crew__run(p, t);
+            spins = 0;
+        }
     }
-    pthread_mutex_unlock(&p->lock);
     return st;
 }
 
-/* Run queued tasks until no accepted task is unfinished; lock held (released while tasks run
- * and while sleeping). crew_wait_all sleeps on wait_cv and is woken by new work as well; a closing
- * crew_shutdown sleeps on quiet_cv, since no new work can arrive once the pool is closing. */
-void crew__help_until_quiet_locked(crew_pool *p, bool closing) {
-    while (p->pending != 0) {
-        bool general = may_help_generally(p);
-        crew_task *t = general ? crew__queue_take_locked(p) : NULL;
-        if (t) {
-            crew__run_locked(p, t);
+/* Run queued tasks until no accepted task is unfinished (crew_wait_all, crew_shutdown). */
+void crew__help_until_quiet(crew_pool *p) {
+    unsigned spins = 0;
+    while (atomic_load(&p->pending) != 0) { /* seq_cst: see struct crew_pool */
+        bool general = may_help_generally(p), retry = false;
+        crew_task *t = general ? crew__sched_take(p, &retry) : NULL;
+        if (!t && (retry || spin_once(p, &spins)))
             continue;
+        if (!t) {
+            spins = 0;
+            t = sleep_waiting(p, CREW_HANDLE_NONE, general, 0);
         }
-        if (closing) {
-            p->closers++;
-            pthread_cond_wait(&p->quiet_cv, &p->lock);
-            p->closers--;
-        } else {
-            p->sleeping_all++;
-            p->sleeping_helpers += general;
-            pthread_cond_wait(&p->wait_cv, &p->lock);
-            p->sleeping_helpers -= general;
-            p->sleeping_all--;
+        if (t) {
+            crew__run(p, t);
+            spins = 0;
         }
     }
 }
@@ -89,11 +141,9 @@ int crew_wait_all(crew_pool *p) {
         return CREW_EINVAL;
     if (crew__in_task_of(p))
         return CREW_EDEADLK;
-    pthread_mutex_lock(&p->lock);
-    crew__help_until_quiet_locked(p, false);
-    int rc = p->cancelled_any ? CREW_ECANCELED : CREW_OK;
-    pthread_mutex_unlock(&p->lock);
-    return rc;
+    crew__help_until_quiet(p);
+    /* Relaxed: see struct crew_pool. */
+    return crew__load_relaxed(&p->cancelled_any) ? CREW_ECANCELED : CREW_OK;
 }
 
 int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n) {

@@ -1,18 +1,27 @@
 /*
- * worker.c -- the worker loop, running a task, finishing it, and waking sleepers.
+ * worker.c -- the worker loop, running and finishing a task, and the sleep protocol.
  *
- * DESIGN. Workers find work themselves (seed 000's "first come first serve"): each loops taking
- * the highest-priority, oldest task from the shared queue under pool->lock, runs it with the lock
- * released, and comes back to record the completion and take the next task in the same lock
- * hold. When the queue is empty a worker first polls the queue length a few times without the
- * lock (crew_config.spin), then sleeps on work_cv. Sleeping is counted (sleeping_workers) and
- * decided under the lock, and submitters signal under the same lock, so a task queued while every
- * worker goes to sleep is never missed: either the worker sees it before it sleeps, or the
- * submitter sees the worker counted as asleep and signals it.
+ * DESIGN. Workers find work themselves: each loops taking a task from the scheduler (sched.c),
+ * running it, and counting it finished, with no pool-wide lock on the way. A worker that finds
+ * nothing polls a while (crew_config.spin), then sleeps on its own condition variable.
  *
- * A worker leaves its loop when resize has marked it (checked under the lock before it takes a
- * task, which is what makes "after crew_resize returns, at most N workers start a task" hold), or
- * when the pool is closing and the queue is empty.
+ * Sleeping without losing a wake-up, and without a system call while the pool is busy (Dekker's
+ * pattern, as in an eventcount):
+ *   sleeper: lock pool->lock; count itself (sleepers++, seq_cst); seq_cst fence; look for work
+ *            once more (and at the pool's state); only if there is none, wait on its cv, which
+ *            releases the lock atomically.
+ *   waker:   make work visible (a queue's length, a deque's bottom); seq_cst fence; read
+ *            sleepers; only if it is not 0, lock pool->lock and signal.
+ * Either the sleeper's last look sees the work or the waker sees the count; and a waker that
+ * sees the count signals under the lock the sleeper holds until it waits, so the signal cannot
+ * fall between the sleeper's look and its wait. Waiters in crew_wait (a group's waiters count),
+ * crew_wait_all and crew_shutdown (quiet_sleepers, woken when pending reaches 0) follow the
+ * same pattern against a finishing task (wait.c). A busy pool reads the counts and finds 0.
+ *
+ * A worker leaves its loop when resize has marked it, or when the pool is closing and it finds
+ * no task. A worker re-checks its state after each take and puts the task back if resize marked
+ * it meanwhile, so "after crew_resize returns, at most N workers start a task" holds without a
+ * lock on the hot path. On leaving it hands its queued tasks to the others (sched.c).
  *
  * The thread-local frame chain records which pools' tasks run on this thread and how deeply
  * they are nested, for EDEADLK checks and the helping depth bound in wait.c.
@@ -51,34 +60,68 @@ bool crew__in_group(const crew_pool *p, crew_handle g) {
     return false;
 }
 
-void crew__task_finished_locked(crew_pool *p, uint32_t slot, bool dropped) {
-    if (slot != 0 && crew__group_done(&p->groups, slot, dropped) &&
-        crew__slot_at(&p->groups, slot)->waiters != 0)
+/* The count of pending tasks dropped by n; the thread that takes it to 0 wakes whoever waits
+ * for a quiet pool. */
+static void pending_sub(crew_pool *p, size_t n) {
+    /* Seq_cst: the decrement, the fence and the read of quiet_sleepers form the waker's half of
+     * the sleep protocol (see the top of this file). */
+    if (atomic_fetch_sub(&p->pending, n) != n)
+        return;
+    atomic_thread_fence(memory_order_seq_cst);
+    if (crew__load_relaxed(&p->quiet_sleepers) != 0) { /* relaxed: ordered by the fence */
+        pthread_mutex_lock(&p->lock);
         pthread_cond_broadcast(&p->wait_cv);
-    if (--p->pending == 0) {
-        if (p->sleeping_all)
-            pthread_cond_broadcast(&p->wait_cv);
-        if (p->closers)
-            pthread_cond_broadcast(&p->quiet_cv);
+        pthread_mutex_unlock(&p->lock);
     }
 }
 
+void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, bool dropped) {
+    if (slot != 0 && crew__group_done(&p->groups, slot, (uint32_t)n, dropped)) {
+        /* Seq_cst fence: the group's final state before the read of its waiters (the waker's
+         * half of the sleep protocol). A slot reused meanwhile only costs a spurious wake-up. */
+        atomic_thread_fence(memory_order_seq_cst);
+        if (crew__load_relaxed(&crew__slot_at(&p->groups, slot)->waiters) != 0) {
+            pthread_mutex_lock(&p->lock);
+            pthread_cond_broadcast(&p->wait_cv);
+            pthread_mutex_unlock(&p->lock);
+        }
+    }
+    pending_sub(p, n);
+}
+
+void crew__task_dropped(crew_pool *p, crew_task *t) {
+    uint32_t slot = t->crew_private_.slot;
+    if (t->crew_flags_ & CREW__TASK_COUNTED) {
+        pthread_mutex_lock(&p->lock);
+        crew__stats_cancelled_locked(p);
+        pthread_mutex_unlock(&p->lock);
+    }
+    if (t->crew_flags_ & CREW__TASK_NODE)
+        crew__node_release(p, t);
+    crew__store_relaxed(&p->cancelled_any, true); /* relaxed: see struct crew_pool */
+    crew__tasks_finished(p, slot, 1, true);
+}
+
+/* The mark (crew__sched_mark) of the innermost task of p on this thread. */
+static int64_t mark_now(crew_pool *p) {
+    return p->sched == CREW_SCHED_STEAL ? crew__sched_mark(p) : 0;
+}
+
 /* What running a task needs with or without monitoring: copy what is needed from t (from here
- * on its memory belongs to its owner again), release the lock, and run the function in a new
- * frame. Lock held on entry, released on return; returns the task's group slot. */
-static inline uint32_t call_unlocked(crew_pool *p, crew_task *t) {
+ * on its memory belongs to its owner again), and run the function in a new frame. Returns the
+ * task's group slot. */
+static inline uint32_t call(crew_pool *p, crew_task *t) {
     crew_fn fn = t->fn;
     void *arg = t->arg;
     uint32_t slot = t->crew_private_.slot;
     crew__frame frame = {p, crew__tls_frame, crew__tls_frame ? crew__tls_frame->depth + 1 : 1,
-                         {slot, 0}};
-    /* The group is open (this task is unfinished), so its generation is current. Relaxed: we
-     * hold the lock, which orders every writer of the state. */
+                         {slot, 0}, mark_now(p)};
+    /* The group is open (this task is unfinished), so its generation is current. Relaxed: the
+     * queue that handed us the task ordered the group's opening before it. */
     if (slot != 0)
         frame.group.gen = crew__gen_of(crew__load_relaxed(&crew__slot_at(&p->groups, slot)->state));
     if (t->crew_flags_ & CREW__TASK_NODE)
-        crew__node_release_locked(p, t);
-    pthread_mutex_unlock(&p->lock);
+        crew__node_release(p, t);
     crew__debug_yield();
 
     crew__tls_frame = &frame;
@@ -88,58 +131,75 @@ static inline uint32_t call_unlocked(crew_pool *p, crew_task *t) {
     return slot;
 }
 
-/* crew__run_locked for a timed task (monitoring or autosize): the same, between two clock
- * readings. Kept out of line so that an untimed task pays only the test of its flag. */
-static __attribute__((noinline, cold)) void run_timed_locked(crew_pool *p, crew_task *t) {
+/* crew__run for a timed task (monitoring or autosize): the same, between two clock readings.
+ * Kept out of line so that an untimed task pays only the test of its flag. */
+static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t) {
     uint32_t flags = t->crew_flags_;
     uint64_t submitted = t->crew_private_.reserved;
     uint64_t accepted = submitted + t->crew_private_.spare;
     uint64_t started = crew__now_ns();
-    uint32_t slot = call_unlocked(p, t);
+    uint32_t slot = call(p, t);
     uint64_t finished = crew__now_ns();
     pthread_mutex_lock(&p->lock);
     if (flags & CREW__TASK_COUNTED)
         crew__stats_done_locked(p, submitted, accepted, started, finished);
     if (p->autosize)
         crew__autosize_sample_locked(p, started - accepted, finished - started);
-    crew__task_finished_locked(p, slot, false);
+    pthread_mutex_unlock(&p->lock);
+    crew__tasks_finished(p, slot, 1, false);
 }
 
-void crew__run_locked(crew_pool *p, crew_task *t) {
+void crew__run(crew_pool *p, crew_task *t) {
     if (__builtin_expect((t->crew_flags_ & CREW__TASK_STAMPED) != 0, 0)) {
-        run_timed_locked(p, t);
+        run_timed(p, t);
         return;
     }
-    uint32_t slot = call_unlocked(p, t);
-    pthread_mutex_lock(&p->lock);
-    crew__task_finished_locked(p, slot, false);
+    uint32_t slot = call(p, t);
+    crew__tasks_finished(p, slot, 1, false);
 }
 
 void crew__wake_locked(crew_pool *p, size_t n, uint32_t slot) {
     if (p->sleeping_workers != 0) {
-        if (n >= p->sleeping_workers)
-            pthread_cond_broadcast(&p->work_cv);
-        else
-            for (size_t i = 0; i < n; i++)
-                pthread_cond_signal(&p->work_cv);
+        unsigned nw = crew__nworkers(p);
+        for (unsigned i = 0; i < nw && n != 0; i++) {
+            crew__worker *w = crew__worker_at(p, i);
+            /* PER_WORKER: only a worker whose own queue has work can run it. */
+            if (!w->sleeping || (w->queue && crew__load_relaxed(&w->queue->n) == 0))
+                continue;
+            w->sleeping = false; /* signalled once */
+            pthread_cond_signal(&w->cv);
+            n--;
+        }
     }
     if (p->sleeping_helpers != 0 ||
-        (slot != 0 && crew__slot_at(&p->groups, slot)->waiters != 0))
+        (slot != 0 && crew__load_relaxed(&crew__slot_at(&p->groups, slot)->waiters) != 0))
         pthread_cond_broadcast(&p->wait_cv);
 }
 
-/* Poll for work without the lock for a little while; lock released on entry, held on return. */
-static void spin_for_work(crew_pool *p, crew__worker *w) {
-    pthread_mutex_unlock(&p->lock);
-    for (unsigned i = 0; i < p->spin; i++) {
-        /* Relaxed: hints only; the caller decides under the lock. */
-        if (crew__load_relaxed(&p->queued) != 0 ||
-            crew__load_relaxed(&w->state) != CREW__W_RUNNING)
-            break;
-        for (int k = 0; k < 16; k++)
-            crew__cpu_relax();
-    }
+void crew__notify_work(crew_pool *p, size_t n, uint32_t slot) {
+    /* Seq_cst fence: the push before it against the reads of the sleeper counts after it (the
+     * waker's half of the sleep protocol). The reads are relaxed: ordered by the fence. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (crew__load_relaxed(&p->sleepers) == 0 &&
+        (slot == 0 || crew__load_relaxed(&crew__slot_at(&p->groups, slot)->waiters) == 0))
+        return;
     pthread_mutex_lock(&p->lock);
+    crew__wake_locked(p, n, slot);
+    pthread_mutex_unlock(&p->lock);
+}
+
+void crew__notify_all(crew_pool *p) {
+    pthread_mutex_lock(&p->lock);
+    unsigned nw = crew__nworkers(p);
+    for (unsigned i = 0; i < nw; i++) {
+        crew__worker *w = crew__worker_at(p, i);
+        if (w->sleeping) {
+            w->sleeping = false;
+            pthread_cond_signal(&w->cv);
+        }
+    }
+    pthread_cond_broadcast(&p->wait_cv);
+    pthread_mutex_unlock(&p->lock);
 }
 
 void crew__name_thread(const crew_pool *p, const char *role) {
@@ -154,6 +214,54 @@ void crew__name_thread(const crew_pool *p, const char *role) {
 #endif
 }
 
+/* The worker's half of the sleep protocol (see the top of this file): a last look for work,
+ * then sleep. Returns a task found on the last look, or NULL after waking up. */
+static crew_task *sleep_for_work(crew_pool *p, crew__worker *w) {
+    crew_task *t = NULL;
+    bool retry = false;
+    pthread_mutex_lock(&p->lock);
+    w->sleeping = true;
+    p->sleeping_workers++;
+    /* Seq_cst increment and fence: the sleeper's half of the protocol. */
+    atomic_fetch_add(&p->sleepers, 1u);
+    atomic_thread_fence(memory_order_seq_cst);
+    /* Relaxed state: transitions happen under the lock we hold. Seq_cst pool state: written
+     * under the lock too. */
+    if (crew__load_relaxed(&w->state) == CREW__W_RUNNING && atomic_load(&p->state) == CREW__OPEN) {
+        t = crew__sched_take(p, &retry);
+        if (!t && !retry) {
+            crew__debug_yield(); /* lock held: lets others pile up behind the sleeper */
+            pthread_cond_wait(&w->cv, &p->lock);
+        }
+    }
+    atomic_fetch_sub(&p->sleepers, 1u); /* seq_cst: pairs with the increment */
+    p->sleeping_workers--;
+    w->sleeping = false;
+    pthread_mutex_unlock(&p->lock);
+    return t;
+}
+
+/* A marked worker, or one of a closing pool that found no work, leaves: under the lock (where
+ * resize revives workers) it checks that it was not revived, hands over its queued tasks and
+ * becomes EXITED. Returns false if it must go on working. */
+static bool try_exit(crew_pool *p, crew__worker *w) {
+    pthread_mutex_lock(&p->lock);
+    /* Relaxed: transitions happen under the lock we hold. */
+    int st = crew__load_relaxed(&w->state);
+    if (st == CREW__W_RUNNING && atomic_load(&p->state) == CREW__OPEN) {
+        pthread_mutex_unlock(&p->lock);
+        return false;
+    }
+    size_t moved = crew__sched_worker_exit(p, w);
+    if (moved != 0)
+        crew__wake_locked(p, moved, 0);
+    /* Relaxed: under the lock, like every transition. Crew_resize may revive a marked worker
+     * only while it is still MARKED, so after this it no longer can. */
+    crew__store_relaxed(&w->state, CREW__W_EXITED);
+    pthread_mutex_unlock(&p->lock);
+    return true;
+}
+
 void *crew__worker_main(void *arg) {
     crew__worker *w = arg;
     crew_pool *p = w->pool;
@@ -162,42 +270,47 @@ void *crew__worker_main(void *arg) {
     snprintf(role, sizeof role, "w%u", w->index);
     crew__name_thread(p, role);
 
-    pthread_mutex_lock(&p->lock);
-    bool spun = false;
+    unsigned spins = 0;
     uint64_t idle_since = 0; /* monitoring: when this worker ran out of work */
     for (;;) {
-        /* Relaxed: transitions happen under the lock we hold. */
-        if (crew__load_relaxed(&w->state) == CREW__W_MARKED)
+        /* Relaxed: the worker's own state; try_exit decides under the lock. */
+        if (crew__load_relaxed(&w->state) != CREW__W_RUNNING && try_exit(p, w))
             break;
-        crew_task *t = crew__queue_take_locked(p);
-        if (t) {
-            if (idle_since) {
-                crew__stats_waited_locked(p, crew__now_ns() - idle_since);
-                idle_since = 0;
+        bool retry = false;
+        crew_task *t = crew__sched_take(p, &retry);
+        if (!t) {
+            /* Seq_cst: pairs with crew_shutdown's store; a closing pool's worker leaves once
+             * it finds nothing. */
+            if (!retry && atomic_load(&p->state) != CREW__OPEN && try_exit(p, w))
+                break;
+            /* Relaxed: see struct crew_pool. */
+            if (!idle_since && (crew__load_relaxed(&p->timing) & CREW__TIMING_MONITOR))
+                idle_since = crew__now_ns();
+            if (retry || spins < p->spin) {
+                spins++;
+                for (int k = 0; k < 16; k++)
+                    crew__cpu_relax();
+                continue;
             }
-            crew__run_locked(p, t);
-            spun = false;
+            spins = 0;
+            if (!(t = sleep_for_work(p, w)))
+                continue;
+        }
+        /* Relaxed: resize marks under the lock; re-checking after the take is what bounds the
+         * workers that start tasks once crew_resize has returned. */
+        if (crew__load_relaxed(&w->state) != CREW__W_RUNNING) {
+            crew__sched_requeue(p, t);
+            crew__notify_work(p, 1, 0);
             continue;
         }
-        if (p->state != CREW__OPEN)
-            break;
-        /* Relaxed: see struct crew_pool. */
-        if (!idle_since && (crew__load_relaxed(&p->timing) & CREW__TIMING_MONITOR))
-            idle_since = crew__now_ns();
-        if (!spun && p->spin != 0) {
-            spin_for_work(p, w);
-            spun = true;
-            continue;
+        if (idle_since) {
+            pthread_mutex_lock(&p->lock);
+            crew__stats_waited_locked(p, crew__now_ns() - idle_since);
+            pthread_mutex_unlock(&p->lock);
+            idle_since = 0;
         }
-        p->sleeping_workers++;
-        crew__debug_yield(); /* lock held: lets others pile up behind the sleeper */
-        pthread_cond_wait(&p->work_cv, &p->lock);
-        p->sleeping_workers--;
-        spun = false;
+        crew__run(p, t);
+        spins = 0;
     }
-    /* Relaxed: under the lock, like every transition. Crew_resize may revive a marked worker
-     * only while it is still MARKED, so after this it no longer can. */
-    crew__store_relaxed(&w->state, CREW__W_EXITED);
-    pthread_mutex_unlock(&p->lock);
     return NULL;
 }

@@ -83,6 +83,14 @@ inline std::vector<std::string> thread_names() {
     return names;
 }
 
+// The scheduler the tests run under (CREW_SCHEDULER, as crew_create resolves it), and whether it
+// keeps strict priority order (all but the MultiQueue, whose order is relaxed by design).
+inline std::string scheduler() {
+    const char *s = std::getenv("CREW_SCHEDULER");
+    return s && *s ? s : "steal";
+}
+inline bool strict_priority() { return scheduler() != "lockfree"; }
+
 // Make a pool or fail the test.
 inline crew_pool *make_pool(unsigned threads) {
     crew_config cfg;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -59,6 +60,8 @@ std::vector<int> queue_random(crew_pool *p, std::vector<Item> &items, std::vecto
 } // namespace
 
 TEST(Priority, OneWorkerRunsStrictlyByPriorityThenFifo) {
+    if (!crewtest::strict_priority())
+        GTEST_SKIP() << "relaxed priority order by design: see Priority.RelaxedOrderStaysClose";
     crew_pool *p = make_pool(1);
     Gate gate;
     ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, nullptr), CREW_OK);
@@ -83,6 +86,8 @@ TEST(Priority, OneWorkerRunsStrictlyByPriorityThenFifo) {
 }
 
 TEST(Priority, HelpingCallerTakesHighestPriorityOldestFirst) {
+    if (!crewtest::strict_priority())
+        GTEST_SKIP() << "relaxed priority order by design: see Priority.RelaxedOrderStaysClose";
     crew_pool *p = make_pool(1);
     Gate gate;
     ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, nullptr), CREW_OK);
@@ -124,6 +129,37 @@ TEST(Priority, HighPriorityOvertakesABacklog) {
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    EXPECT_EQ(log.order.front(), 10000);
+    if (crewtest::strict_priority()) {
+        EXPECT_EQ(log.order.front(), 10000);
+    } else { // the MultiQueue: among the first few (each take sees it with probability >= 1/4)
+        auto at = std::find(log.order.begin(), log.order.end(), 10000) - log.order.begin();
+        EXPECT_LT(at, 64);
+    }
+    crew_destroy(p);
+}
+
+// The MultiQueue's relaxed order: one worker runs 2000 tasks of random priorities 0..7; the
+// order is not strict, but the mean rank error stays small against the 2000 tasks (a FIFO run
+// would have a mean error near 600, a strict one 0).
+TEST(Priority, RelaxedOrderStaysClose) {
+    crew_pool *p = make_pool(1);
+    Gate gate;
+    ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, nullptr), CREW_OK);
+    gate.wait_arrivals(1);
+    const int n = 2000;
+    Log log;
+    std::vector<Item> items(n);
+    std::vector<uint32_t> prio(n);
+    std::vector<int> expect = queue_random(p, items, prio, log, false);
+    gate.open();
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    ASSERT_EQ(int(log.order.size()), n);
+    std::vector<int> rank(n);
+    for (int i = 0; i < n; i++)
+        rank[expect[i]] = i;
+    double err = 0;
+    for (int i = 0; i < n; i++)
+        err += std::abs(rank[log.order[i]] - i);
+    EXPECT_LT(err / n, 100.0);
     crew_destroy(p);
 }

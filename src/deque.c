@@ -1,0 +1,147 @@
+/*
+ * deque.c -- the work-stealing deque of Chase and Lev (SPAA 2005), with the C11 memory orders
+ * of Lê, Pop, Cohen and Zappa Nardelli, "Correct and Efficient Work-Stealing for Weak Memory
+ * Models" (PPoPP 2013, Fig. 1).
+ *
+ * The owner pushes and takes at the bottom (LIFO: the newest task, still warm in its cache);
+ * thieves steal at the top (FIFO: the oldest, usually the biggest piece of a divide-and-conquer
+ * tree). The only contention is on the last task, settled by a compare-and-swap on top.
+ *
+ * Two changes to the paper, both strengthening it:
+ *   - every store to bottom is a release store (the paper uses a release fence before push's
+ *     relaxed store and relaxed stores in take). A thief that reads bottom then synchronises
+ *     with the owner's latest store whichever operation made it, so the task's fields, written
+ *     before the push by the owner, are visible; and ThreadSanitizer, which does not model
+ *     fences, sees the same happens-before edge. On x86 and with ARMv8's stlr this costs nothing
+ *     over the paper's version.
+ *   - the array grows before a batch push rather than one slot at a time, so a push of n tasks
+ *     either fits or fails with nothing pushed (submission is all-or-nothing).
+ * Arrays that a grow replaces stay allocated until the deque is freed, because a thief may
+ * still be reading from one (the paper leaves reclamation open; the waste is at most the size of
+ * the live array, since sizes double).
+ */
+#include <stdlib.h>
+
+#include "atomic.h"
+#include "internal.h"
+
+#define DEQUE_MIN_LOG 8 /* 256 tasks to start */
+
+static crew__deque_array *array_new(unsigned log) {
+    size_t n = (size_t)1 << log;
+    crew__deque_array *a = malloc(sizeof *a + n * sizeof a->slot[0]);
+    if (!a)
+        return NULL;
+    a->mask = n - 1;
+    a->older = NULL;
+    for (size_t i = 0; i < n; i++)
+        atomic_init(&a->slot[i], NULL);
+    return a;
+}
+
+int crew__deque_init(crew__deque *d) {
+    crew__deque_array *a = array_new(DEQUE_MIN_LOG);
+    if (!a)
+        return CREW_ENOMEM;
+    atomic_init(&d->top, 0);
+    atomic_init(&d->bottom, 0);
+    atomic_init(&d->array, a);
+    return CREW_OK;
+}
+
+void crew__deque_free(crew__deque *d) {
+    crew__deque_array *a = crew__load_relaxed(&d->array);
+    while (a) {
+        crew__deque_array *older = a->older;
+        free(a);
+        a = older;
+    }
+    crew__store_relaxed(&d->array, NULL);
+}
+
+/* Owner only: make room for n more tasks (top is t, bottom b). */
+static crew__deque_array *reserve(crew__deque *d, crew__deque_array *a, int64_t t, int64_t b,
+                                  size_t n) {
+    size_t need = (size_t)(b - t) + n;
+    if (need <= a->mask + 1)
+        return a;
+    unsigned log = DEQUE_MIN_LOG;
+    while (((size_t)1 << log) < need)
+        log++;
+    crew__deque_array *g = array_new(log);
+    if (!g)
+        return NULL;
+    for (int64_t i = t; i < b; i++) /* relaxed: the owner copies its own, published, slots */
+        crew__store_relaxed(&g->slot[(size_t)i & g->mask],
+                            crew__load_relaxed(&a->slot[(size_t)i & a->mask]));
+    g->older = a;
+    /* Release: a thief that loads the new array (acquire, in steal) sees the copied slots. */
+    crew__store_release(&d->array, g);
+    return g;
+}
+
+int crew__deque_push(crew__deque *d, crew_task *t, size_t n) {
+    /* Relaxed: bottom is written only by the owner (this thread). */
+    int64_t b = crew__load_relaxed(&d->bottom);
+    /* Acquire: pairs with the thieves' CAS on top, so slots they freed are ours to reuse. */
+    int64_t top = crew__load_acquire(&d->top);
+    crew__deque_array *a = reserve(d, crew__load_relaxed(&d->array), top, b, n);
+    if (!a)
+        return CREW_ENOMEM;
+    for (size_t i = 0; i < n; i++) /* relaxed: published by the release store of bottom */
+        crew__store_relaxed(&a->slot[(size_t)(b + (int64_t)i) & a->mask], &t[i]);
+    /* Release: the tasks (and their slots) are visible to a thief that reads the new bottom. */
+    crew__store_release(&d->bottom, b + (int64_t)n);
+    return CREW_OK;
+}
+
+crew_task *crew__deque_take(crew__deque *d) {
+    /* Relaxed: the owner's own bottom and array. */
+    int64_t b = crew__load_relaxed(&d->bottom) - 1;
+    crew__deque_array *a = crew__load_relaxed(&d->array);
+    /* Release, then a full fence: the claim on slot b must be globally ordered before we read
+     * top, or a thief and the owner could both take the last task (the paper's seq_cst fence). */
+    crew__store_release(&d->bottom, b);
+    atomic_thread_fence(memory_order_seq_cst);
+    int64_t t = crew__load_relaxed(&d->top); /* relaxed: ordered by the fence */
+    if (t > b) {                             /* empty: undo the claim */
+        crew__store_release(&d->bottom, b + 1); /* release: see the file comment */
+        return NULL;
+    }
+    crew_task *x = crew__load_relaxed(&a->slot[(size_t)b & a->mask]);
+    if (t == b) {
+        /* The last task: race the thieves for it. Seq_cst on success (the paper's order);
+         * relaxed on failure, since we then return nothing. */
+        if (!atomic_compare_exchange_strong_explicit(&d->top, &t, t + 1, memory_order_seq_cst,
+                                                     memory_order_relaxed))
+            x = NULL;
+        crew__store_release(&d->bottom, b + 1); /* release: see the file comment */
+    }
+    return x;
+}
+
+crew_task *crew__deque_steal(crew__deque *d, bool *contended) {
+    /* Acquire, full fence, acquire: the paper's orders for reading top before bottom. */
+    int64_t t = crew__load_acquire(&d->top);
+    atomic_thread_fence(memory_order_seq_cst);
+    int64_t b = crew__load_acquire(&d->bottom);
+    if (t >= b)
+        return NULL;
+    /* Acquire (the paper's consume): the array and its slots as the owner published them. */
+    crew__deque_array *a = crew__load_acquire(&d->array);
+    crew_task *x = crew__load_relaxed(&a->slot[(size_t)t & a->mask]);
+    /* Seq_cst on success (the paper's order); a failed race means another thread took it. */
+    if (!atomic_compare_exchange_strong_explicit(&d->top, &t, t + 1, memory_order_seq_cst,
+                                                 memory_order_relaxed)) {
+        *contended = true;
+        return NULL;
+    }
+    return x;
+}
+
+size_t crew__deque_size(crew__deque *d) {
+    /* Relaxed: an estimate; callers that must not miss a task order it with a fence first. */
+    int64_t b = crew__load_relaxed(&d->bottom);
+    int64_t t = crew__load_relaxed(&d->top);
+    return b > t ? (size_t)(b - t) : 0;
+}

@@ -1,0 +1,65 @@
+/*
+ * lock.h -- the lock that guards a queue: a pthread mutex or a test-and-test-and-set spinlock,
+ * chosen per pool (crew_config.lock, seed 002's option).
+ *
+ * The spinlock yields the processor after a short spin, so an oversubscribed machine (more
+ * runnable threads than cores, where the holder may be preempted) degrades to sched_yield
+ * instead of burning whole time slices.
+ */
+#ifndef CREW_LOCK_H
+#define CREW_LOCK_H
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+
+#include "atomic.h"
+
+typedef struct crew__lock {
+    int spin;          /* fixed at init: true = spinlock, false = mutex */
+    atomic_int held;   /* spinlock word */
+    pthread_mutex_t m; /* the mutex */
+} crew__lock;
+
+static inline int crew__lock_init(crew__lock *l, bool spin) {
+    l->spin = spin;
+    atomic_init(&l->held, 0);
+    return pthread_mutex_init(&l->m, NULL) == 0 ? 0 : -1;
+}
+
+static inline void crew__lock_destroy(crew__lock *l) { pthread_mutex_destroy(&l->m); }
+
+static inline bool crew__lock_try(crew__lock *l) {
+    if (!l->spin)
+        return pthread_mutex_trylock(&l->m) == 0;
+    int expected = 0;
+    /* Relaxed load first (test-and-test-and-set); acquire on success: the critical section
+     * happens-after the previous holder's release in crew__lock_release. */
+    return crew__load_relaxed(&l->held) == 0 &&
+           atomic_compare_exchange_strong_explicit(&l->held, &expected, 1, memory_order_acquire,
+                                                   memory_order_relaxed);
+}
+
+static inline void crew__lock_acquire(crew__lock *l) {
+    if (!l->spin) {
+        pthread_mutex_lock(&l->m);
+        return;
+    }
+    for (unsigned i = 0; !crew__lock_try(l); i++) {
+        if (i < 64)
+            crew__cpu_relax();
+        else
+            sched_yield(); /* the holder may be preempted: let it run */
+    }
+}
+
+static inline void crew__lock_release(crew__lock *l) {
+    if (!l->spin) {
+        pthread_mutex_unlock(&l->m);
+        return;
+    }
+    /* Release: publishes the critical section to the next acquirer (crew__lock_try). */
+    crew__store_release(&l->held, 0);
+}
+
+#endif /* CREW_LOCK_H */

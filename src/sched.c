@@ -1,0 +1,611 @@
+/*
+ * sched.c -- the scheduling strategies behind one small interface (crew_config.scheduler):
+ * where a submitted task is queued, and where a thread looking for work takes one.
+ *
+ *   SHARED            one priority queue (prioq.c) under one lock, mutex or spinlock (seed 000
+ *                     §III-B; seed 002's lock option). Strict order: highest priority first,
+ *                     FIFO among equals.
+ *   SHARED_LOCKFREE   a MultiQueue (Rihani, Sanders and Dementiev, "MultiQueues: Simple Relaxed
+ *                     Concurrent Priority Queues", SPAA 2015): 2 x max(threads, cores) priority
+ *                     queues, each under its own try-lock. A push goes to a random queue; a take
+ *                     looks at two random queues and pops from the one whose best task has the
+ *                     higher priority. No thread ever waits for a lock held by another (try-locks
+ *                     only on the fast path), and the order is relaxed: the task taken is among
+ *                     the best O(queues) queued ones, in expectation (the paper's rank bound);
+ *                     FIFO among equals holds within each queue.
+ *   PER_WORKER        one priority queue per worker, no stealing (seed 004's second design).
+ *                     Submissions from outside are spread round-robin over the running workers,
+ *                     an array in as many contiguous batches as there are workers (seed 002 §V-A);
+ *                     a task submitted by a task goes to its own worker's queue. Priority order
+ *                     holds within each worker's queue.
+ *   STEAL (default)   a Chase-Lev deque per worker (deque.c) and one injection queue, a priority
+ *                     queue like SHARED's. A task submitted by a task goes to its worker's deque
+ *                     (LIFO for the owner, FIFO for thieves); other submissions go to the
+ *                     injection queue. A worker takes from its deque, except that when the
+ *                     injection queue holds a strictly higher priority than the task it popped it
+ *                     takes that one first (so a priority-0 task never waits behind a backlog of
+ *                     lower-priority local work); then the injection queue; then it steals from
+ *                     the other workers, starting at a random one.
+ *
+ * Every queue is a crew__lq: a prioq.c heap under a crew__lock, with its length and best
+ * priority mirrored in relaxed atomics so that empty queues are skipped without the lock. The
+ * pool's central queue (SHARED's, STEAL's injection queue) also keeps each group's queued tasks
+ * in a list, so a waiter takes its own group's newest task in O(1); the many small queues of
+ * PER_WORKER and SHARED_LOCKFREE search their levels instead (only waiters that may not help
+ * generally do that, see wait.c).
+ *
+ * A thread that finds nothing may sleep (worker.c). It can miss no task because every push
+ * stores the queue's new length (or the deque's bottom) before a seq_cst fence and then reads
+ * the sleeper count, while a sleeper increments that count, fences, and then tries every queue
+ * once more (Dekker's pattern): one of the two sees the other.
+ */
+#include <stdlib.h>
+
+#include "atomic.h"
+#include "internal.h"
+
+/* ---------------------------------------------------------------------------------------------
+ * Random numbers for victim and queue choice: a per-thread xorshift (no shared state).
+ * ------------------------------------------------------------------------------------------- */
+static _Thread_local uint32_t tls_rng;
+
+static inline uint32_t rnd(void) {
+    uint32_t x = tls_rng;
+    if (x == 0)
+        x = (uint32_t)(uintptr_t)&tls_rng | 1u;
+    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+    tls_rng = x;
+    return x;
+}
+
+static inline uint32_t rnd_below(uint32_t n) { return (uint32_t)(((uint64_t)rnd() * n) >> 32); }
+
+/* ---------------------------------------------------------------------------------------------
+ * crew__lq: a priority queue under a lock.
+ * ------------------------------------------------------------------------------------------- */
+static int lq_init(crew__lq *q, bool spin, bool groups) {
+    q->q = (crew__prioq){0};
+    atomic_init(&q->n, 0);
+    atomic_init(&q->top, UINT32_MAX);
+    q->groups = groups;
+    q->closed = false;
+    return crew__lock_init(&q->lock, spin) == 0 ? CREW_OK : CREW_ENOMEM;
+}
+
+static void lq_free(crew__lq *q) {
+    crew__prioq_free(&q->q);
+    crew__lock_destroy(&q->lock);
+}
+
+/* Mirror the length and best priority for lock-free readers. Lock held. */
+static inline void lq_publish(crew__lq *q) {
+    /* Relaxed: hints read without the lock; a reader that must not miss a task (a thread about
+     * to sleep) orders its read with a seq_cst fence against the pusher's (see above). */
+    crew__store_relaxed(&q->n, q->q.n);
+    crew__store_relaxed(&q->top, crew__prioq_top(&q->q));
+}
+
+static inline size_t lq_len(crew__lq *q) { return crew__load_relaxed(&q->n); } /* hint */
+
+/* Link t into its group's list of queued tasks (central queue only). Lock held. */
+static void group_link(crew_pool *p, crew_task *t) {
+    uint32_t slot = t->crew_private_.slot;
+    t->crew_private_.gprev = NULL;
+    t->crew_private_.gnext = NULL;
+    if (slot == 0)
+        return;
+    crew__slot *sl = crew__slot_at(&p->groups, slot);
+    t->crew_private_.gnext = sl->queued;
+    if (sl->queued)
+        sl->queued->crew_private_.gprev = t;
+    sl->queued = t;
+}
+
+static void group_unlink(crew_pool *p, crew_task *t) {
+    uint32_t slot = t->crew_private_.slot;
+    if (slot == 0)
+        return;
+    crew_task *prev = t->crew_private_.gprev, *next = t->crew_private_.gnext;
+    if (prev)
+        prev->crew_private_.gnext = next;
+    else
+        crew__slot_at(&p->groups, slot)->queued = next;
+    if (next)
+        next->crew_private_.gprev = prev;
+}
+
+static void lq_remove_locked(crew_pool *p, crew__lq *q, crew_task *t) {
+    crew__prioq_remove(&q->q, t);
+    if (q->groups)
+        group_unlink(p, t);
+}
+
+static crew_task *lq_pop_locked(crew_pool *p, crew__lq *q) {
+    crew_task *t = q->q.nlevels ? q->q.heap[0]->head : NULL;
+    if (t)
+        lq_remove_locked(p, q, t);
+    return t;
+}
+
+/* Push n tasks, all or nothing. CREW_OK, CREW_ENOMEM, or CREW_ESHUTDOWN if q is closed. */
+static int lq_push_n(crew_pool *p, crew__lq *q, crew_task *t, size_t n) {
+    crew__lock_acquire(&q->lock);
+    if (q->closed) {
+        crew__lock_release(&q->lock);
+        return CREW_ESHUTDOWN;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (crew__prioq_push(&q->q, &t[i]) != CREW_OK) {
+            while (i-- > 0)
+                lq_remove_locked(p, q, &t[i]);
+            crew__lock_release(&q->lock);
+            return CREW_ENOMEM;
+        }
+        if (q->groups)
+            group_link(p, &t[i]);
+    }
+    lq_publish(q);
+    crew__lock_release(&q->lock);
+    return CREW_OK;
+}
+
+static crew_task *lq_take(crew_pool *p, crew__lq *q) {
+    if (lq_len(q) == 0)
+        return NULL;
+    crew__lock_acquire(&q->lock);
+    crew_task *t = lq_pop_locked(p, q);
+    if (t)
+        lq_publish(q);
+    crew__lock_release(&q->lock);
+    return t;
+}
+
+static crew_task *lq_try_take(crew_pool *p, crew__lq *q) {
+    if (lq_len(q) == 0 || !crew__lock_try(&q->lock))
+        return NULL;
+    crew_task *t = lq_pop_locked(p, q);
+    if (t)
+        lq_publish(q);
+    crew__lock_release(&q->lock);
+    return t;
+}
+
+/* The newest queued task of group slot in q, or NULL. */
+static crew_task *lq_take_group(crew_pool *p, crew__lq *q, uint32_t slot) {
+    if (lq_len(q) == 0)
+        return NULL;
+    crew__lock_acquire(&q->lock);
+    crew_task *t = q->groups ? crew__slot_at(&p->groups, slot)->queued
+                             : crew__prioq_find_newest(&q->q, slot);
+    if (t) {
+        lq_remove_locked(p, q, t);
+        lq_publish(q);
+    }
+    crew__lock_release(&q->lock);
+    return t;
+}
+
+/* Put back a task taken from q's kind of queue at the front of its level. */
+static void lq_requeue(crew_pool *p, crew__lq *q, crew_task *t) {
+    crew__lock_acquire(&q->lock);
+    /* The level of t's priority may have been dropped meanwhile, and re-adding it can fail for
+     * lack of memory; then t goes to the back, which needs no new memory either... except that
+     * it does too. So retry until memory is found: this path runs only when resize marks a
+     * worker between its take and its check, and losing the task is never an option. */
+    while (crew__prioq_push_front(&q->q, t) != CREW_OK) {
+        crew__lock_release(&q->lock);
+        sched_yield();
+        crew__lock_acquire(&q->lock);
+    }
+    if (q->groups)
+        group_link(p, t);
+    lq_publish(q);
+    crew__lock_release(&q->lock);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The interface.
+ * ------------------------------------------------------------------------------------------- */
+int crew__sched_init(crew_pool *p, const crew_config *cfg, unsigned threads) {
+    bool spin = cfg->lock == CREW_LOCK_SPIN;
+    if (p->sched == CREW_SCHED_SHARED || p->sched == CREW_SCHED_STEAL) {
+        p->central = aligned_alloc(64, sizeof *p->central);
+        if (!p->central)
+            return CREW_ENOMEM;
+        if (lq_init(p->central, spin, true) != CREW_OK) {
+            free(p->central);
+            p->central = NULL;
+            return CREW_ENOMEM;
+        }
+    } else if (p->sched == CREW_SCHED_SHARED_LOCKFREE) {
+        unsigned cores = crew__online_cores();
+        unsigned n = 2 * (threads > cores ? threads : cores);
+        if (cfg->autosize && cfg->max_threads > threads)
+            n = 2 * cfg->max_threads;
+        p->mq = aligned_alloc(64, n * sizeof *p->mq);
+        if (!p->mq)
+            return CREW_ENOMEM;
+        for (p->nmq = 0; p->nmq < n; p->nmq++)
+            if (lq_init(&p->mq[p->nmq], spin, false) != CREW_OK)
+                return CREW_ENOMEM; /* crew__sched_free frees the ones made */
+    }
+    p->lock_spin = spin;
+    return CREW_OK;
+}
+
+void crew__sched_free(crew_pool *p) {
+    if (p->central) {
+        lq_free(p->central);
+        free(p->central);
+        p->central = NULL;
+    }
+    for (unsigned i = 0; i < p->nmq; i++)
+        lq_free(&p->mq[i]);
+    free(p->mq);
+    p->mq = NULL;
+    p->nmq = 0;
+}
+
+int crew__sched_worker_init(crew_pool *p, crew__worker *w) {
+    if (p->sched == CREW_SCHED_STEAL)
+        return crew__deque_init(&w->deque);
+    if (p->sched == CREW_SCHED_PER_WORKER) {
+        w->queue = aligned_alloc(64, sizeof *w->queue);
+        if (!w->queue)
+            return CREW_ENOMEM;
+        if (lq_init(w->queue, p->lock_spin, false) != CREW_OK) {
+            free(w->queue);
+            w->queue = NULL;
+            return CREW_ENOMEM;
+        }
+    }
+    return CREW_OK;
+}
+
+void crew__sched_worker_free(crew_pool *p, crew__worker *w) {
+    if (p->sched == CREW_SCHED_STEAL)
+        crew__deque_free(&w->deque);
+    if (w->queue) {
+        lq_free(w->queue);
+        free(w->queue);
+        w->queue = NULL;
+    }
+}
+
+void crew__sched_worker_open(crew__worker *w) {
+    if (w->queue) {
+        crew__lock_acquire(&w->queue->lock);
+        w->queue->closed = false;
+        crew__lock_release(&w->queue->lock);
+    }
+}
+
+/* The calling thread's worker record if it is a RUNNING-or-MARKED worker of p, else NULL. */
+static inline crew__worker *self_of(crew_pool *p) {
+    crew__worker *w = crew__tls_worker;
+    return w && w->pool == p ? w : NULL;
+}
+
+/* A push that spans several queues (arrays under PER_WORKER and SHARED_LOCKFREE) is made
+ * all-or-nothing by holding every target's lock at once, taken in address order (so two such
+ * pushes cannot deadlock, and single-queue operations take one lock at a time): no other thread
+ * sees any of the tasks until all are in, so a failure part-way can take them all back. */
+#define PUSH_TARGETS_MAX 64u
+
+static int cmp_lq(const void *a, const void *b) {
+    const crew__lq *x = *(crew__lq *const *)a, *y = *(crew__lq *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Push t[0..n) spread in contiguous slices over the m distinct queues q[] (1 <= m <=
+ * PUSH_TARGETS_MAX); closed queues are skipped. CREW_OK, CREW_ENOMEM or CREW_ESHUTDOWN (every
+ * target closed). */
+static int push_spread(crew_pool *p, crew__lq **q, unsigned m, crew_task *t, size_t n) {
+    crew__unused(p);
+    size_t pushed[PUSH_TARGETS_MAX] = {0}; /* tasks queued in q[i], from t + first[i] */
+    size_t first[PUSH_TARGETS_MAX] = {0};
+    qsort(q, m, sizeof *q, cmp_lq);
+    for (unsigned i = 0; i < m; i++)
+        crew__lock_acquire(&q[i]->lock);
+    unsigned open = 0;
+    for (unsigned i = 0; i < m; i++)
+        open += !q[i]->closed;
+    int rc = open ? CREW_OK : CREW_ESHUTDOWN;
+    size_t done = 0, slices = open < n ? open : n;
+    for (unsigned i = 0, s = 0; i < m && rc == CREW_OK && done < n; i++) {
+        if (q[i]->closed)
+            continue;
+        size_t len = n / slices + (s++ < n % slices);
+        first[i] = done;
+        for (; pushed[i] < len; pushed[i]++)
+            if (crew__prioq_push(&q[i]->q, &t[done + pushed[i]]) != CREW_OK) {
+                rc = CREW_ENOMEM;
+                break;
+            }
+        done += pushed[i];
+    }
+    for (unsigned i = m; i-- > 0;) {
+        if (rc != CREW_OK) /* nobody saw them: take them all back */
+            for (size_t k = 0; k < pushed[i]; k++)
+                crew__prioq_remove(&q[i]->q, &t[first[i] + k]);
+        lq_publish(q[i]);
+        crew__lock_release(&q[i]->lock);
+    }
+    return rc;
+}
+
+int crew__sched_push(crew_pool *p, crew_task *t, size_t n) {
+    crew__lq *q[PUSH_TARGETS_MAX];
+    unsigned m = 0;
+    crew__worker *w = self_of(p);
+    switch (p->sched) {
+    case CREW_SCHED_STEAL:
+        /* Relaxed: the owner's own state. A marked worker still pushes locally: it drains its
+         * deque into the injection queue before it exits. */
+        if (w && crew__load_relaxed(&w->state) != CREW__W_EXITED)
+            return crew__deque_push(&w->deque, t, n);
+        return lq_push_n(p, p->central, t, n);
+    case CREW_SCHED_SHARED:
+        return lq_push_n(p, p->central, t, n);
+    case CREW_SCHED_SHARED_LOCKFREE:
+        if (n == 1) { /* the common case: a random queue that is free right now */
+            crew__lq *one = &p->mq[rnd_below(p->nmq)];
+            for (unsigned k = 0; k < 4 && crew__load_relaxed(&one->lock.held); k++)
+                one = &p->mq[rnd_below(p->nmq)]; /* relaxed: a hint (spinlocks only) */
+            return lq_push_n(p, one, t, 1);
+        }
+        for (unsigned start = rnd_below(p->nmq); m < p->nmq && m < n && m < 4; m++)
+            q[m] = &p->mq[(start + m) % p->nmq];
+        return push_spread(p, q, m, t, n);
+    case CREW_SCHED_PER_WORKER:
+    default:
+        if (w && crew__load_relaxed(&w->state) == CREW__W_RUNNING && /* relaxed: own state */
+            lq_push_n(p, w->queue, t, n) == CREW_OK)
+            return CREW_OK;
+        for (unsigned round = 0;; round++) {
+            unsigned nw = crew__nworkers(p);
+            /* Relaxed: spreads submissions, orders nothing. */
+            unsigned start = crew__fetch_add_relaxed(&p->rr, 1u);
+            m = 0;
+            for (unsigned i = 0; i < nw && m < PUSH_TARGETS_MAX && m < n; i++) {
+                crew__worker *v = crew__worker_at(p, (start + i) % nw);
+                /* Relaxed: a hint; a closed queue refuses the push under its lock. */
+                if (crew__load_relaxed(&v->state) == CREW__W_RUNNING)
+                    q[m++] = v->queue;
+            }
+            if (m == 0)
+                return CREW_ESHUTDOWN;
+            int rc = m == 1 ? lq_push_n(p, q[0], t, n) : push_spread(p, q, m, t, n);
+            /* A target closed between the hint and the push (its worker was leaving): try the
+             * others, a bounded number of times (each round sees one fewer running worker). */
+            if (rc != CREW_ESHUTDOWN || round >= CREW_MAX_THREADS)
+                return rc;
+        }
+    }
+}
+
+/* STEAL: steal one task from another worker's deque, starting at a random one. *retry is set
+ * if a race was lost (a task may remain). */
+static crew_task *steal_any(crew_pool *p, crew__worker *self, bool *retry) {
+    unsigned nw = crew__nworkers(p);
+    if (nw == 0)
+        return NULL;
+    unsigned start = rnd_below(nw);
+    for (unsigned i = 0; i < nw; i++) {
+        crew__worker *v = crew__worker_at(p, (start + i) % nw);
+        if (v == self || crew__deque_size(&v->deque) == 0)
+            continue;
+        crew_task *t = crew__deque_steal(&v->deque, retry);
+        if (t) {
+            if (self) /* relaxed: only this worker writes it; statistics read it */
+                crew__store_relaxed(&self->stolen, crew__load_relaxed(&self->stolen) + 1);
+            return t;
+        }
+    }
+    return NULL;
+}
+
+/* STEAL, a worker: its own deque, unless the injection queue has better. */
+static crew_task *take_steal(crew_pool *p, crew__worker *w, bool *retry) {
+    if (w) {
+        crew_task *t = crew__deque_take(&w->deque);
+        if (t) {
+            /* Relaxed: a hint; the worst a stale value does is one task's order. */
+            if (crew__load_relaxed(&p->central->top) < t->priority) {
+                crew_task *u = lq_take(p, p->central);
+                if (u) { /* cannot fail: the slot t left is free again */
+                    crew__deque_push(&w->deque, t, 1);
+                    return u;
+                }
+            }
+            return t;
+        }
+    }
+    crew_task *t = lq_take(p, p->central);
+    return t ? t : steal_any(p, w, retry);
+}
+
+/* SHARED_LOCKFREE: the better of two random queues' best tasks (the MultiQueue delete-min),
+ * a few times; then every queue in turn, so that "nothing found" means nothing was there. */
+static crew_task *take_mq(crew_pool *p) {
+    for (unsigned attempt = 0; attempt < 4; attempt++) {
+        crew__lq *a = &p->mq[rnd_below(p->nmq)], *b = &p->mq[rnd_below(p->nmq)];
+        /* Relaxed: hints; the pop under the lock is what counts. */
+        uint32_t ta = crew__load_relaxed(&a->top), tb = crew__load_relaxed(&b->top);
+        crew__lq *best = tb < ta ? b : a;
+        if ((tb < ta ? tb : ta) == UINT32_MAX)
+            continue;
+        crew_task *t = lq_try_take(p, best);
+        if (t)
+            return t;
+    }
+    unsigned start = rnd_below(p->nmq);
+    for (unsigned i = 0; i < p->nmq; i++) {
+        crew_task *t = lq_take(p, &p->mq[(start + i) % p->nmq]);
+        if (t)
+            return t;
+    }
+    return NULL;
+}
+
+/* Every queue of every worker in turn, from a random one (PER_WORKER, for helpers). */
+static crew_task *take_any_worker_queue(crew_pool *p) {
+    unsigned nw = crew__nworkers(p);
+    unsigned start = nw ? rnd_below(nw) : 0;
+    for (unsigned i = 0; i < nw; i++) {
+        crew_task *t = lq_take(p, crew__worker_at(p, (start + i) % nw)->queue);
+        if (t)
+            return t;
+    }
+    return NULL;
+}
+
+crew_task *crew__sched_take(crew_pool *p, bool *retry) {
+    crew__worker *w = self_of(p);
+    switch (p->sched) {
+    case CREW_SCHED_STEAL:
+        return take_steal(p, w, retry);
+    case CREW_SCHED_SHARED:
+        return lq_take(p, p->central);
+    case CREW_SCHED_SHARED_LOCKFREE:
+        return take_mq(p);
+    case CREW_SCHED_PER_WORKER:
+    default:
+        if (w) { /* its own queue; a marked worker may also help with the others' */
+            crew_task *t = lq_take(p, w->queue);
+            if (t || crew__load_relaxed(&w->state) == CREW__W_RUNNING) /* relaxed: own */
+                return t;
+        }
+        return take_any_worker_queue(p);
+    }
+}
+
+crew_task *crew__sched_take_group(crew_pool *p, uint32_t slot, int64_t mark) {
+    crew__worker *w = self_of(p);
+    crew_task *t = NULL;
+    switch (p->sched) {
+    case CREW_SCHED_STEAL:
+        /* The tasks this task (and tasks it helped with) pushed sit above mark in our deque:
+         * our own descendants, newest first. Relaxed: the owner's own bottom. */
+        if (w && crew__load_relaxed(&w->deque.bottom) > mark)
+            t = crew__deque_take(&w->deque);
+        return t ? t : lq_take_group(p, p->central, slot);
+    case CREW_SCHED_SHARED:
+        return lq_take_group(p, p->central, slot);
+    case CREW_SCHED_SHARED_LOCKFREE:
+        /* Highest address first: an array's last slice, its newest tasks, went to the
+         * highest-addressed of its queues (push_spread). */
+        for (unsigned i = p->nmq; i-- > 0 && !t;)
+            t = lq_take_group(p, &p->mq[i], slot);
+        return t;
+    case CREW_SCHED_PER_WORKER:
+    default:
+        if (w)
+            t = lq_take_group(p, w->queue, slot);
+        for (unsigned i = 0, nw = crew__nworkers(p); i < nw && !t; i++)
+            t = lq_take_group(p, crew__worker_at(p, i)->queue, slot);
+        return t;
+    }
+}
+
+int64_t crew__sched_mark(crew_pool *p) {
+    crew__worker *w = self_of(p);
+    /* Relaxed: the owner reads its own bottom. */
+    return p->sched == CREW_SCHED_STEAL && w ? crew__load_relaxed(&w->deque.bottom) : 0;
+}
+
+void crew__sched_requeue(crew_pool *p, crew_task *t) {
+    crew__worker *w = self_of(p);
+    switch (p->sched) {
+    case CREW_SCHED_STEAL:
+        lq_requeue(p, p->central, t);
+        break;
+    case CREW_SCHED_SHARED:
+        lq_requeue(p, p->central, t);
+        break;
+    case CREW_SCHED_SHARED_LOCKFREE:
+        lq_requeue(p, &p->mq[rnd_below(p->nmq)], t);
+        break;
+    case CREW_SCHED_PER_WORKER:
+    default:
+        lq_requeue(p, w ? w->queue : crew__worker_at(p, 0)->queue, t);
+        break;
+    }
+}
+
+size_t crew__sched_worker_exit(crew_pool *p, crew__worker *w) {
+    size_t moved = 0;
+    crew_task *t;
+    if (p->sched == CREW_SCHED_STEAL) {
+        while ((t = crew__deque_take(&w->deque)) != NULL) {
+            lq_requeue(p, p->central, t);
+            moved++;
+        }
+    } else if (p->sched == CREW_SCHED_PER_WORKER) {
+        /* Close first, so no push lands after the move; then hand each task to a running
+         * worker's queue (or leave it here for helpers if none is open). */
+        crew__lock_acquire(&w->queue->lock);
+        w->queue->closed = true;
+        crew__lock_release(&w->queue->lock);
+        while ((t = lq_take(p, w->queue)) != NULL) {
+            int rc = crew__sched_push(p, t, 1);
+            if (rc != CREW_OK) { /* nowhere to go: stays visible to helpers */
+                lq_requeue(p, w->queue, t);
+                break;
+            }
+            moved++;
+        }
+    }
+    return moved;
+}
+
+size_t crew__sched_queued(crew_pool *p) {
+    size_t n = p->central ? lq_len(p->central) : 0;
+    for (unsigned i = 0; i < p->nmq; i++)
+        n += lq_len(&p->mq[i]);
+    if (p->sched == CREW_SCHED_STEAL || p->sched == CREW_SCHED_PER_WORKER) {
+        unsigned nw = crew__nworkers(p);
+        for (unsigned i = 0; i < nw; i++) {
+            crew__worker *v = crew__worker_at(p, i);
+            n += p->sched == CREW_SCHED_STEAL ? crew__deque_size(&v->deque) : lq_len(v->queue);
+        }
+    }
+    return n;
+}
+
+/* Take any queued task at all, as a helper would (cancellation). */
+static crew_task *take_anything(crew_pool *p) {
+    bool retry;
+    crew_task *t;
+    do {
+        retry = false;
+        switch (p->sched) {
+        case CREW_SCHED_STEAL:
+            t = lq_take(p, p->central);
+            if (!t)
+                t = steal_any(p, NULL, &retry);
+            break;
+        case CREW_SCHED_SHARED:
+            t = lq_take(p, p->central);
+            break;
+        case CREW_SCHED_SHARED_LOCKFREE:
+            t = take_mq(p);
+            break;
+        case CREW_SCHED_PER_WORKER:
+        default:
+            t = take_any_worker_queue(p);
+            break;
+        }
+    } while (!t && retry);
+    return t;
+}
+
+size_t crew__sched_cancel_all(crew_pool *p) {
+    size_t n = 0;
+    crew_task *t;
+    while ((t = take_anything(p)) != NULL) {
+        crew__task_dropped(p, t);
+        n++;
+    }
+    return n;
+}
