@@ -315,9 +315,11 @@ crew_task *crew__sched_take(crew_pool *p, bool *retry); /* any task, for this th
 /* A task of group slot, newest first (or, for STEAL, a task this thread pushed after mark). */
 crew_task *crew__sched_take_group(crew_pool *p, uint32_t slot, int64_t mark);
 int64_t crew__sched_mark(crew_pool *p); /* this thread's mark for crew__sched_take_group */
-void crew__sched_requeue(crew_pool *p, crew_task *t); /* put a taken task back, in front */
-/* w leaves: move its queued tasks where others find them. Returns how many moved. */
-size_t crew__sched_worker_exit(crew_pool *p, crew__worker *w);
+/* Put a taken task back, in front: CREW_OK, or CREW_ENOMEM (then the caller runs it). */
+int crew__sched_requeue(crew_pool *p, crew_task *t);
+/* w leaves: move its queued tasks where others find them (*moved: how many). CREW_OK, or
+ * CREW_ENOMEM: w must stay and work, and must run *orphan (if set) itself. */
+int crew__sched_worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_task **orphan);
 size_t crew__sched_queued(crew_pool *p);     /* tasks queued (an estimate while busy) */
 size_t crew__sched_cancel_all(crew_pool *p); /* drop every queued task; returns how many */
 

@@ -339,6 +339,7 @@ int crew_shutdown(crew_pool *p, int how) {
         crew__sched_cancel_all(p);
     crew__notify_all(p); /* idle workers: drain, then leave; waiters: recheck their groups */
     crew__help_until_quiet(p);
+    crew__notify_all(p); /* pending is 0: sleeping workers wake up and leave */
     crew__debug_yield();
     crew__autosize_stop(p); /* before resize_lock: the controller may be inside crew_resize */
 

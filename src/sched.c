@@ -185,22 +185,18 @@ static crew_task *lq_take_group(crew_pool *p, crew__lq *q, uint32_t slot) {
     return t;
 }
 
-/* Put back a task taken from q's kind of queue at the front of its level. */
-static void lq_requeue(crew_pool *p, crew__lq *q, crew_task *t) {
+/* Put back a task taken from a queue, at the front of its level. CREW_OK, or CREW_ENOMEM if
+ * the level had gone and could not be made again (the caller then runs the task instead). */
+static int lq_requeue(crew_pool *p, crew__lq *q, crew_task *t) {
     crew__lock_acquire(&q->lock);
-    /* The level of t's priority may have been dropped meanwhile, and re-adding it can fail for
-     * lack of memory; then t goes to the back, which needs no new memory either... except that
-     * it does too. So retry until memory is found: this path runs only when resize marks a
-     * worker between its take and its check, and losing the task is never an option. */
-    while (crew__prioq_push_front(&q->q, t) != CREW_OK) {
-        crew__lock_release(&q->lock);
-        sched_yield();
-        crew__lock_acquire(&q->lock);
+    int rc = crew__prioq_push_front(&q->q, t);
+    if (rc == CREW_OK) {
+        if (q->groups)
+            group_link(p, t);
+        lq_publish(q);
     }
-    if (q->groups)
-        group_link(p, t);
-    lq_publish(q);
     crew__lock_release(&q->lock);
+    return rc;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -514,49 +510,55 @@ int64_t crew__sched_mark(crew_pool *p) {
     return p->sched == CREW_SCHED_STEAL && w ? crew__load_relaxed(&w->deque.bottom) : 0;
 }
 
-void crew__sched_requeue(crew_pool *p, crew_task *t) {
+int crew__sched_requeue(crew_pool *p, crew_task *t) {
     crew__worker *w = self_of(p);
     switch (p->sched) {
     case CREW_SCHED_STEAL:
-        lq_requeue(p, p->central, t);
-        break;
     case CREW_SCHED_SHARED:
-        lq_requeue(p, p->central, t);
-        break;
+        return lq_requeue(p, p->central, t);
     case CREW_SCHED_SHARED_LOCKFREE:
-        lq_requeue(p, &p->mq[rnd_below(p->nmq)], t);
-        break;
+        return lq_requeue(p, &p->mq[rnd_below(p->nmq)], t);
     case CREW_SCHED_PER_WORKER:
     default:
-        lq_requeue(p, w ? w->queue : crew__worker_at(p, 0)->queue, t);
-        break;
+        return lq_requeue(p, w ? w->queue : crew__worker_at(p, 0)->queue, t);
     }
 }
 
-size_t crew__sched_worker_exit(crew_pool *p, crew__worker *w) {
-    size_t moved = 0;
+int crew__sched_worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_task **orphan) {
     crew_task *t;
+    *moved = 0;
+    *orphan = NULL;
     if (p->sched == CREW_SCHED_STEAL) {
         while ((t = crew__deque_take(&w->deque)) != NULL) {
-            lq_requeue(p, p->central, t);
-            moved++;
+            if (lq_requeue(p, p->central, t) != CREW_OK) {
+                *orphan = t;
+                return CREW_ENOMEM;
+            }
+            ++*moved;
         }
     } else if (p->sched == CREW_SCHED_PER_WORKER) {
         /* Close first, so no push lands after the move; then hand each task to a running
-         * worker's queue (or leave it here for helpers if none is open). */
+         * worker's queue, or leave the rest here, visible to helpers, if none takes pushes. */
         crew__lock_acquire(&w->queue->lock);
         w->queue->closed = true;
         crew__lock_release(&w->queue->lock);
         while ((t = lq_take(p, w->queue)) != NULL) {
             int rc = crew__sched_push(p, t, 1);
-            if (rc != CREW_OK) { /* nowhere to go: stays visible to helpers */
-                lq_requeue(p, w->queue, t);
-                break;
+            if (rc == CREW_OK) {
+                ++*moved;
+                continue;
             }
-            moved++;
+            if (lq_requeue(p, w->queue, t) != CREW_OK)
+                *orphan = t;
+            if (rc == CREW_ESHUTDOWN && !*orphan)
+                break;
+            crew__lock_acquire(&w->queue->lock); /* out of memory: stay and work */
+            w->queue->closed = false;
+            crew__lock_release(&w->queue->lock);
+            return CREW_ENOMEM;
         }
     }
-    return moved;
+    return CREW_OK;
 }
 
 size_t crew__sched_queued(crew_pool *p) {

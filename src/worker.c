@@ -18,8 +18,8 @@
  * crew_wait_all and crew_shutdown (quiet_sleepers, woken when pending reaches 0) follow the
  * same pattern against a finishing task (wait.c). A busy pool reads the counts and finds 0.
  *
- * A worker leaves its loop when resize has marked it, or when the pool is closing and it finds
- * no task. A worker re-checks its state after each take and puts the task back if resize marked
+ * A worker leaves its loop when resize has marked it, or when the pool is closing and no
+ * accepted task is left anywhere (so every worker helps drain a closing pool). A worker re-checks its state after each take and puts the task back if resize marked
  * it meanwhile, so "after crew_resize returns, at most N workers start a task" holds without a
  * lock on the hot path. On leaving it hands its queued tasks to the others (sched.c).
  *
@@ -214,6 +214,15 @@ void crew__name_thread(const crew_pool *p, const char *role) {
 #endif
 }
 
+/* Should w leave its loop? When resize marked it, or when the pool is closing and no accepted
+ * task is left (until then it helps drain, and sleeps between tasks like any worker).
+ * Seq_cst loads: the pool's state and pending count (see struct crew_pool). */
+static inline bool must_leave(crew_pool *p, crew__worker *w) {
+    /* Relaxed: the worker's own state; transitions happen under the lock. */
+    return crew__load_relaxed(&w->state) != CREW__W_RUNNING ||
+           (atomic_load(&p->state) != CREW__OPEN && atomic_load(&p->pending) == 0);
+}
+
 /* The worker's half of the sleep protocol (see the top of this file): a last look for work,
  * then sleep. Returns a task found on the last look, or NULL after waking up. */
 static crew_task *sleep_for_work(crew_pool *p, crew__worker *w) {
@@ -225,9 +234,7 @@ static crew_task *sleep_for_work(crew_pool *p, crew__worker *w) {
     /* Seq_cst increment and fence: the sleeper's half of the protocol. */
     atomic_fetch_add(&p->sleepers, 1u);
     atomic_thread_fence(memory_order_seq_cst);
-    /* Relaxed state: transitions happen under the lock we hold. Seq_cst pool state: written
-     * under the lock too. */
-    if (crew__load_relaxed(&w->state) == CREW__W_RUNNING && atomic_load(&p->state) == CREW__OPEN) {
+    if (!must_leave(p, w)) {
         t = crew__sched_take(p, &retry);
         if (!t && !retry) {
             crew__debug_yield(); /* lock held: lets others pile up behind the sleeper */
@@ -241,25 +248,23 @@ static crew_task *sleep_for_work(crew_pool *p, crew__worker *w) {
     return t;
 }
 
-/* A marked worker, or one of a closing pool that found no work, leaves: under the lock (where
- * resize revives workers) it checks that it was not revived, hands over its queued tasks and
- * becomes EXITED. Returns false if it must go on working. */
+/* Leave the loop if must_leave still holds under the lock (where resize revives workers):
+ * hand over the queued tasks and become EXITED. Returns false if w must go on working. */
 static bool try_exit(crew_pool *p, crew__worker *w) {
+    crew_task *orphan = NULL;
+    size_t moved = 0;
     pthread_mutex_lock(&p->lock);
-    /* Relaxed: transitions happen under the lock we hold. */
-    int st = crew__load_relaxed(&w->state);
-    if (st == CREW__W_RUNNING && atomic_load(&p->state) == CREW__OPEN) {
-        pthread_mutex_unlock(&p->lock);
-        return false;
-    }
-    size_t moved = crew__sched_worker_exit(p, w);
+    bool leave = must_leave(p, w) && crew__sched_worker_exit(p, w, &moved, &orphan) == CREW_OK;
     if (moved != 0)
         crew__wake_locked(p, moved, 0);
     /* Relaxed: under the lock, like every transition. Crew_resize may revive a marked worker
      * only while it is still MARKED, so after this it no longer can. */
-    crew__store_relaxed(&w->state, CREW__W_EXITED);
+    if (leave)
+        crew__store_relaxed(&w->state, CREW__W_EXITED);
     pthread_mutex_unlock(&p->lock);
-    return true;
+    if (orphan) /* its tasks had nowhere to go (out of memory): run this one, try again later */
+        crew__run(p, orphan);
+    return leave;
 }
 
 void *crew__worker_main(void *arg) {
@@ -273,16 +278,11 @@ void *crew__worker_main(void *arg) {
     unsigned spins = 0;
     uint64_t idle_since = 0; /* monitoring: when this worker ran out of work */
     for (;;) {
-        /* Relaxed: the worker's own state; try_exit decides under the lock. */
-        if (crew__load_relaxed(&w->state) != CREW__W_RUNNING && try_exit(p, w))
+        if (must_leave(p, w) && try_exit(p, w))
             break;
         bool retry = false;
         crew_task *t = crew__sched_take(p, &retry);
         if (!t) {
-            /* Seq_cst: pairs with crew_shutdown's store; a closing pool's worker leaves once
-             * it finds nothing. */
-            if (!retry && atomic_load(&p->state) != CREW__OPEN && try_exit(p, w))
-                break;
             /* Relaxed: see struct crew_pool. */
             if (!idle_since && (crew__load_relaxed(&p->timing) & CREW__TIMING_MONITOR))
                 idle_since = crew__now_ns();
@@ -298,8 +298,8 @@ void *crew__worker_main(void *arg) {
         }
         /* Relaxed: resize marks under the lock; re-checking after the take is what bounds the
          * workers that start tasks once crew_resize has returned. */
-        if (crew__load_relaxed(&w->state) != CREW__W_RUNNING) {
-            crew__sched_requeue(p, t);
+        if (crew__load_relaxed(&w->state) != CREW__W_RUNNING &&
+            crew__sched_requeue(p, t) == CREW_OK) {
             crew__notify_work(p, 1, 0);
             continue;
         }
