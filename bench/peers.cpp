@@ -719,6 +719,10 @@ int main(int argc, char **argv) {
         const long expect_fib = fib_seq(fib_n);
         for (int r = 0; r < repeats; r++)
             for (auto &p : live) {
+                // Let the previous peer's threads finish spinning and go to sleep (libgomp
+                // spins for a while after a region, oneTBB's workers too): on a small machine
+                // they would otherwise steal the cores from the peer being measured.
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
                 double s = -1, m = 0;
                 if (w == "empty") {
                     s = p->empty(empty_n);

@@ -60,11 +60,17 @@ void crew__deque_free(crew__deque *d) {
 }
 
 /* Owner only: make room for n more tasks (top is t, bottom b). */
-static crew__deque_array *reserve(crew__deque *d, crew__deque_array *a, int64_t t, int64_t b,
-                                  size_t n) {
+static crew__deque_array *grow(crew__deque *d, crew__deque_array *a, int64_t t, int64_t b,
+                               size_t need);
+
+static inline crew__deque_array *reserve(crew__deque *d, crew__deque_array *a, int64_t t,
+                                         int64_t b, size_t n) {
     size_t need = (size_t)(b - t) + n;
-    if (need <= a->mask + 1)
-        return a;
+    return need <= a->mask + 1 ? a : grow(d, a, t, b, need);
+}
+
+static __attribute__((noinline)) crew__deque_array *grow(crew__deque *d, crew__deque_array *a,
+                                                         int64_t t, int64_t b, size_t need) {
     unsigned log = DEQUE_MIN_LOG;
     while (((size_t)1 << log) < need)
         log++;
@@ -80,7 +86,8 @@ static crew__deque_array *reserve(crew__deque *d, crew__deque_array *a, int64_t 
     return g;
 }
 
-int crew__deque_push(crew__deque *d, crew_task *t, size_t n) {
+/* Owner: push n tasks, t[i] or *v[i] (one of t and v is NULL), all or nothing. */
+static int push(crew__deque *d, crew_task *t, crew_task *const *v, size_t n) {
     /* Relaxed: bottom is written only by the owner (this thread). */
     int64_t b = crew__load_relaxed(&d->bottom);
     /* Acquire: pairs with the thieves' CAS on top, so slots they freed are ours to reuse. */
@@ -89,10 +96,24 @@ int crew__deque_push(crew__deque *d, crew_task *t, size_t n) {
     if (!a)
         return CREW_ENOMEM;
     for (size_t i = 0; i < n; i++) /* relaxed: published by the release store of bottom */
-        crew__store_relaxed(&a->slot[(size_t)(b + (int64_t)i) & a->mask], &t[i]);
+        crew__store_relaxed(&a->slot[(size_t)(b + (int64_t)i) & a->mask], t ? &t[i] : v[i]);
     /* Release: the tasks (and their slots) are visible to a thief that reads the new bottom. */
     crew__store_release(&d->bottom, b + (int64_t)n);
     return CREW_OK;
+}
+
+int crew__deque_push(crew__deque *d, crew_task *t, size_t n) { return push(d, t, NULL, n); }
+
+int crew__deque_reserve(crew__deque *d, size_t n) {
+    /* Relaxed bottom: the owner's own; acquire top: as in push. */
+    return reserve(d, crew__load_relaxed(&d->array), crew__load_acquire(&d->top),
+                   crew__load_relaxed(&d->bottom), n)
+               ? CREW_OK
+               : CREW_ENOMEM;
+}
+
+int crew__deque_push_ptrs(crew__deque *d, crew_task *const *v, size_t n) {
+    return push(d, NULL, v, n);
 }
 
 crew_task *crew__deque_take(crew__deque *d) {

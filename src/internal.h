@@ -45,6 +45,15 @@
 
 #define crew__unused(x) ((void)(x))
 
+/* Thread-local variables of the library: the initial-exec model, so that reading one is a single
+ * %fs-relative load rather than a call to __tls_get_addr (the default for code compiled as
+ * position-independent). crew's few words fit in the static TLS that the C library reserves
+ * for libraries loaded later with dlopen. */
+#define CREW__TLS _Thread_local __attribute__((tls_model("initial-exec")))
+
+/* A worker subtracts finished tasks from pool->pending at least this often (worker.c). */
+#define CREW__FLUSH_EVERY 64u
+
 /* Debug-yield (liburcu's DEBUG_YIELD): built with CREW_DEBUG_YIELD, the points marked with
  * crew__debug_yield() give up the processor at random (one time in four), to shake out races
  * in tests; otherwise they compile to nothing. */
@@ -263,6 +272,9 @@ int crew__deque_init(crew__deque *d);
 void crew__deque_free(crew__deque *d);
 /* Owner: push t[0..n) (all or nothing: CREW_OK or CREW_ENOMEM). */
 int crew__deque_push(crew__deque *d, crew_task *t, size_t n);
+int crew__deque_push_ptrs(crew__deque *d, crew_task *const *v, size_t n); /* *v[0..n) */
+/* Owner: make room for n more tasks now, so a later push of at most n cannot fail. */
+int crew__deque_reserve(crew__deque *d, size_t n);
 crew_task *crew__deque_take(crew__deque *d); /* owner: the newest task, or NULL */
 /* Anyone: the oldest task, or NULL; *contended is set when a race was lost. */
 crew_task *crew__deque_steal(crew__deque *d, bool *contended);
@@ -279,6 +291,13 @@ typedef struct crew__lq {
     bool groups; /* fixed: keeps each group's list of queued tasks (the central queue) */
     bool closed; /* lock: a PER_WORKER queue whose worker exited takes no pushes */
 } crew__lq;
+
+/* sched.c: an external submission slot (STEAL): a deque whose owner side is locked. */
+#define CREW__EXT_SLOTS 8u
+typedef struct crew__ext {
+    crew__lock lock;    /* serialises push and pop (the owner side) */
+    crew__deque deque;  /* thieves steal without the lock */
+} crew__ext;
 
 typedef struct crew__worker {
     crew_pool *pool;  /* owner */
@@ -297,6 +316,10 @@ typedef struct crew__worker {
     _Atomic uint64_t stolen;
     crew_task *nodes; /* owner: free crew_submit nodes cached by this worker */
     unsigned nnodes;  /* owner: how many */
+    /* Owner: tasks finished on this thread but not yet subtracted from pool->pending; the
+     * worker subtracts them in one step every CREW__FLUSH_EVERY tasks and whenever it runs out
+     * of work, so the shared count's cache line does not bounce on every task (worker.c). */
+    size_t unflushed;
     crew__deque deque; /* STEAL: this worker's tasks */
     crew__lq *queue;   /* PER_WORKER: this worker's queue */
 } crew__worker;
@@ -339,6 +362,8 @@ struct crew_pool {
 
     /* The scheduler's queues (sched.c). */
     crew__lq *central;  /* SHARED's queue, STEAL's injection queue; else NULL */
+    crew__ext *ext;     /* STEAL: external submission slots (CREW__EXT_SLOTS), else NULL */
+    unsigned next;      /* external slots initialised */
     crew__lq *mq;       /* SHARED_LOCKFREE: the MultiQueue's queues */
     unsigned nmq;       /* how many */
     atomic_uint rr;     /* PER_WORKER: round-robin position (relaxed: spreads, orders nothing) */
@@ -415,9 +440,9 @@ typedef struct crew__frame {
 } crew__frame;
 
 /* The innermost running task on this thread, NULL outside tasks. */
-extern _Thread_local crew__frame *crew__tls_frame;
+extern CREW__TLS crew__frame *crew__tls_frame;
 /* The worker this thread is, NULL for other threads. */
-extern _Thread_local crew__worker *crew__tls_worker;
+extern CREW__TLS crew__worker *crew__tls_worker;
 
 void *crew__worker_main(void *arg);
 /* Name the calling thread "<pool name>-<pool id>-<role>" (cut to what the system keeps). */
@@ -437,6 +462,8 @@ void crew__task_dropped(crew_pool *p, crew_task *t);
 /* n tasks of group slot (0 = none) finished, were dropped or were never queued after all:
  * count them and wake whoever waits for them. */
 void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, bool dropped);
+/* Subtract the calling worker's finished tasks from pending now (see crew__worker). */
+void crew__flush_finished(crew_pool *p, crew__worker *w);
 /* pool->lock held: wake up to n sleeping workers that can run newly queued work, and the
  * waiters that could help (or whose group slot got work). */
 void crew__wake_locked(crew_pool *p, size_t n, uint32_t slot);

@@ -214,7 +214,7 @@ static int init_sync(crew_pool *p) {
         goto no_resize_lock;
     if (pthread_cond_init(&p->wait_cv, NULL) != 0)
         goto no_wait_cv;
-    if (crew__lock_init(&p->node_lock, false) != 0)
+    if (crew__lock_init(&p->node_lock, true) != 0) /* short sections: a spinlock */
         goto no_node_lock;
     if (crew__slotmap_init(&p->groups) != CREW_OK)
         goto no_slotmap;

@@ -47,7 +47,7 @@
 /* ---------------------------------------------------------------------------------------------
  * Random numbers for victim and queue choice: a per-thread xorshift (no shared state).
  * ------------------------------------------------------------------------------------------- */
-static _Thread_local uint32_t tls_rng;
+static CREW__TLS uint32_t tls_rng;
 
 static inline uint32_t rnd(void) {
     uint32_t x = tls_rng;
@@ -213,6 +213,20 @@ int crew__sched_init(crew_pool *p, const crew_config *cfg, unsigned threads) {
             p->central = NULL;
             return CREW_ENOMEM;
         }
+        if (p->sched == CREW_SCHED_STEAL) {
+            p->ext = aligned_alloc(64, CREW__EXT_SLOTS * sizeof *p->ext);
+            if (!p->ext)
+                return CREW_ENOMEM;
+            for (p->next = 0; p->next < CREW__EXT_SLOTS; p->next++) {
+                crew__ext *x = &p->ext[p->next];
+                if (crew__lock_init(&x->lock, true) != 0)
+                    return CREW_ENOMEM;
+                if (crew__deque_init(&x->deque) != CREW_OK) {
+                    crew__lock_destroy(&x->lock);
+                    return CREW_ENOMEM;
+                }
+            }
+        }
     } else if (p->sched == CREW_SCHED_SHARED_LOCKFREE) {
         unsigned cores = crew__online_cores();
         unsigned n = 2 * (threads > cores ? threads : cores);
@@ -230,6 +244,13 @@ int crew__sched_init(crew_pool *p, const crew_config *cfg, unsigned threads) {
 }
 
 void crew__sched_free(crew_pool *p) {
+    for (unsigned i = 0; i < p->next; i++) {
+        crew__deque_free(&p->ext[i].deque);
+        crew__lock_destroy(&p->ext[i].lock);
+    }
+    free(p->ext);
+    p->ext = NULL;
+    p->next = 0;
     if (p->central) {
         lq_free(p->central);
         free(p->central);
@@ -330,6 +351,74 @@ static int push_spread(crew_pool *p, crew__lq **q, unsigned m, crew_task *t, siz
     return rc;
 }
 
+/* ---- STEAL: external submission slots ----
+ * A thread that is not a worker pushes priority-0 tasks (the highest priority, and the default)
+ * into one of CREW__EXT_SLOTS Chase-Lev deques, chosen per thread, whose owner side (push, and
+ * the pop of a waiting submitter) is serialised by a spinlock that one submitting thread keeps
+ * in its cache; workers steal from the top without a lock, oldest first. So one thread's
+ * priority-0 submissions run in FIFO order, as from the injection queue, but a submission costs
+ * no shared lock and no heap operation (oneTBB gives external threads a slot of their own in
+ * the same spirit). Other priorities go to the injection queue; workers look at the slots
+ * before it, which keeps priority 0 first. */
+static inline crew__ext *ext_of_thread(crew_pool *p) {
+    static atomic_uint next_thread; /* numbers submitting threads (relaxed: a spreader) */
+    static CREW__TLS unsigned tls_index;
+    if (tls_index == 0)
+        tls_index = crew__fetch_add_relaxed(&next_thread, 1u) + 1;
+    return &p->ext[(tls_index - 1) % CREW__EXT_SLOTS];
+}
+
+static int push_external(crew_pool *p, crew_task *t, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (t[i].priority != 0)
+            return lq_push_n(p, p->central, t, n);
+    crew__ext *x = ext_of_thread(p);
+    crew__lock_acquire(&x->lock);
+    int rc = crew__deque_push(&x->deque, t, n);
+    crew__lock_release(&x->lock);
+    return rc;
+}
+
+/* Steal the oldest task of any slot, starting with the one that last had work for this thread
+ * (usually the only busy one: one submitting thread). */
+static crew_task *steal_external(crew_pool *p, bool *retry) {
+    static CREW__TLS unsigned last;
+    for (unsigned i = 0; i < CREW__EXT_SLOTS; i++) {
+        unsigned k = (last + i) % CREW__EXT_SLOTS;
+        crew__ext *x = &p->ext[k];
+        if (crew__deque_size(&x->deque) != 0) {
+            crew_task *t = crew__deque_steal(&x->deque, retry);
+            if (t) {
+                last = k;
+                return t;
+            }
+        }
+    }
+    return NULL;
+}
+
+static bool external_queued(crew_pool *p) {
+    for (unsigned i = 0; i < CREW__EXT_SLOTS; i++)
+        if (crew__deque_size(&p->ext[i].deque) != 0)
+            return true;
+    return false;
+}
+
+/* A waiting submitter: the newest task of its own slot if it is of group slot. */
+static crew_task *take_external_group(crew_pool *p, uint32_t slot) {
+    crew__ext *x = ext_of_thread(p);
+    if (crew__deque_size(&x->deque) == 0)
+        return NULL;
+    crew__lock_acquire(&x->lock);
+    crew_task *t = crew__deque_take(&x->deque);
+    if (t && t->crew_private_.slot != slot) {
+        crew__deque_push(&x->deque, t, 1); /* cannot fail: its place is free */
+        t = NULL;
+    }
+    crew__lock_release(&x->lock);
+    return t;
+}
+
 int crew__sched_push(crew_pool *p, crew_task *t, size_t n) {
     crew__lq *q[PUSH_TARGETS_MAX];
     unsigned m = 0;
@@ -340,7 +429,7 @@ int crew__sched_push(crew_pool *p, crew_task *t, size_t n) {
          * deque into the injection queue before it exits. */
         if (w && crew__load_relaxed(&w->state) != CREW__W_EXITED)
             return crew__deque_push(&w->deque, t, n);
-        return lq_push_n(p, p->central, t, n);
+        return push_external(p, t, n);
     case CREW_SCHED_SHARED:
         return lq_push_n(p, p->central, t, n);
     case CREW_SCHED_SHARED_LOCKFREE:
@@ -401,24 +490,61 @@ static crew_task *steal_any(crew_pool *p, crew__worker *self, bool *retry) {
     return NULL;
 }
 
+#define INJECT_BATCH 32u /* most tasks a worker moves from the injection queue at a time */
+
+/* STEAL, a worker: take a batch of the injection queue's best tasks (all of one priority, at
+ * most INJECT_BATCH and at most half of what is queued), run the oldest, and push the rest into
+ * its deque, oldest at the bottom, so that it runs them in FIFO order and thieves take the
+ * newest. One lock hold serves many tasks: the lock no longer bounces between the workers and
+ * the submitting thread on every task. */
+static crew_task *take_injected(crew_pool *p, crew__worker *w) {
+    crew__lq *q = p->central;
+    if (lq_len(q) == 0)
+        return NULL;
+    crew_task *batch[INJECT_BATCH];
+    size_t n = 0;
+    /* Room for the batch first, so the push below cannot fail (else: one task, no batch). */
+    size_t room = crew__deque_reserve(&w->deque, INJECT_BATCH) == CREW_OK ? INJECT_BATCH : 1;
+    crew__lock_acquire(&q->lock);
+    size_t max = q->q.n / 2 < room ? q->q.n / 2 : room;
+    uint32_t prio = crew__prioq_top(&q->q);
+    do {
+        batch[n++] = lq_pop_locked(p, q);
+    } while (n < max && q->q.nlevels && crew__prioq_top(&q->q) == prio);
+    lq_publish(q);
+    crew__lock_release(&q->lock);
+    if (n > 1) { /* newest first, so the oldest ends at the bottom (room was reserved) */
+        crew_task *rev[INJECT_BATCH];
+        for (size_t i = 1; i < n; i++)
+            rev[i - 1] = batch[n - i];
+        crew__deque_push_ptrs(&w->deque, rev, n - 1);
+    }
+    return batch[0];
+}
+
 /* STEAL, a worker: its own deque, unless the injection queue has better. */
 static crew_task *take_steal(crew_pool *p, crew__worker *w, bool *retry) {
-    if (w) {
-        crew_task *t = crew__deque_take(&w->deque);
-        if (t) {
+    crew_task *t;
+    if (w && (t = crew__deque_take(&w->deque)) != NULL) {
+        if (t->priority != 0) { /* anything better queued from outside? */
+            crew_task *u = NULL;
+            if (external_queued(p))
+                u = steal_external(p, retry);
             /* Relaxed: a hint; the worst a stale value does is one task's order. */
-            if (crew__load_relaxed(&p->central->top) < t->priority) {
-                crew_task *u = lq_take(p, p->central);
-                if (u) { /* cannot fail: the slot t left is free again */
-                    crew__deque_push(&w->deque, t, 1);
-                    return u;
-                }
+            if (!u && crew__load_relaxed(&p->central->top) < t->priority)
+                u = lq_take(p, p->central);
+            if (u) { /* cannot fail: the place t left is free again */
+                crew__deque_push(&w->deque, t, 1);
+                return u;
             }
-            return t;
         }
+        return t;
     }
-    crew_task *t = lq_take(p, p->central);
-    return t ? t : steal_any(p, w, retry);
+    if ((t = steal_external(p, retry)) != NULL)
+        return t;
+    if ((t = w ? take_injected(p, w) : lq_take(p, p->central)) != NULL)
+        return t;
+    return steal_any(p, w, retry);
 }
 
 /* SHARED_LOCKFREE: the better of two random queues' best tasks (the MultiQueue delete-min),
@@ -485,6 +611,8 @@ crew_task *crew__sched_take_group(crew_pool *p, uint32_t slot, int64_t mark) {
          * our own descendants, newest first. Relaxed: the owner's own bottom. */
         if (w && crew__load_relaxed(&w->deque.bottom) > mark)
             t = crew__deque_take(&w->deque);
+        else if (!w)
+            t = take_external_group(p, slot);
         return t ? t : lq_take_group(p, p->central, slot);
     case CREW_SCHED_SHARED:
         return lq_take_group(p, p->central, slot);
@@ -563,6 +691,9 @@ int crew__sched_worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_t
 
 size_t crew__sched_queued(crew_pool *p) {
     size_t n = p->central ? lq_len(p->central) : 0;
+    if (p->ext)
+        for (unsigned i = 0; i < CREW__EXT_SLOTS; i++)
+            n += crew__deque_size(&p->ext[i].deque);
     for (unsigned i = 0; i < p->nmq; i++)
         n += lq_len(&p->mq[i]);
     if (p->sched == CREW_SCHED_STEAL || p->sched == CREW_SCHED_PER_WORKER) {
@@ -583,7 +714,9 @@ static crew_task *take_anything(crew_pool *p) {
         retry = false;
         switch (p->sched) {
         case CREW_SCHED_STEAL:
-            t = lq_take(p, p->central);
+            t = steal_external(p, &retry);
+            if (!t)
+                t = lq_take(p, p->central);
             if (!t)
                 t = steal_any(p, NULL, &retry);
             break;

@@ -31,13 +31,13 @@
 #include "atomic.h"
 #include "internal.h"
 
-_Thread_local crew__frame *crew__tls_frame;
-_Thread_local crew__worker *crew__tls_worker;
+CREW__TLS crew__frame *crew__tls_frame;
+CREW__TLS crew__worker *crew__tls_worker;
 
 #ifdef CREW_DEBUG_YIELD
 #include <sched.h>
 void crew__debug_yield(void) {
-    static _Thread_local uint32_t x; /* per-thread xorshift: no shared state to perturb */
+    static CREW__TLS uint32_t x; /* per-thread xorshift: no shared state to perturb */
     if (x == 0)
         x = (uint32_t)(uintptr_t)&x | 1u;
     x ^= x << 13, x ^= x >> 17, x ^= x << 5;
@@ -86,7 +86,22 @@ void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, bool dropped) {
             pthread_mutex_unlock(&p->lock);
         }
     }
+    crew__worker *w = crew__tls_worker;
+    if (w && w->pool == p) { /* a worker: batch the shared decrement (see crew__worker) */
+        w->unflushed += n;
+        if (w->unflushed >= CREW__FLUSH_EVERY)
+            crew__flush_finished(p, w);
+        return;
+    }
     pending_sub(p, n);
+}
+
+void crew__flush_finished(crew_pool *p, crew__worker *w) {
+    size_t n = w->unflushed;
+    if (n != 0) {
+        w->unflushed = 0;
+        pending_sub(p, n);
+    }
 }
 
 void crew__task_dropped(crew_pool *p, crew_task *t) {
@@ -158,6 +173,16 @@ void crew__run(crew_pool *p, crew_task *t) {
     crew__tasks_finished(p, slot, 1, false);
 }
 
+/* Wake sleeping worker w (lock held). The waker takes it off the sleeper counts itself, so
+ * that the submissions that follow, before w has even run, see no sleeper and stay on the
+ * fast path instead of each taking the lock to wake it again. */
+static void wake_worker_locked(crew_pool *p, crew__worker *w) {
+    w->sleeping = false;
+    p->sleeping_workers--;
+    atomic_fetch_sub(&p->sleepers, 1u); /* seq_cst: see sleep_for_work */
+    pthread_cond_signal(&w->cv);
+}
+
 void crew__wake_locked(crew_pool *p, size_t n, uint32_t slot) {
     if (p->sleeping_workers != 0) {
         unsigned nw = crew__nworkers(p);
@@ -166,8 +191,7 @@ void crew__wake_locked(crew_pool *p, size_t n, uint32_t slot) {
             /* PER_WORKER: only a worker whose own queue has work can run it. */
             if (!w->sleeping || (w->queue && crew__load_relaxed(&w->queue->n) == 0))
                 continue;
-            w->sleeping = false; /* signalled once */
-            pthread_cond_signal(&w->cv);
+            wake_worker_locked(p, w);
             n--;
         }
     }
@@ -193,10 +217,8 @@ void crew__notify_all(crew_pool *p) {
     unsigned nw = crew__nworkers(p);
     for (unsigned i = 0; i < nw; i++) {
         crew__worker *w = crew__worker_at(p, i);
-        if (w->sleeping) {
-            w->sleeping = false;
-            pthread_cond_signal(&w->cv);
-        }
+        if (w->sleeping)
+            wake_worker_locked(p, w);
     }
     pthread_cond_broadcast(&p->wait_cv);
     pthread_mutex_unlock(&p->lock);
@@ -241,9 +263,11 @@ static crew_task *sleep_for_work(crew_pool *p, crew__worker *w) {
             pthread_cond_wait(&w->cv, &p->lock);
         }
     }
-    atomic_fetch_sub(&p->sleepers, 1u); /* seq_cst: pairs with the increment */
-    p->sleeping_workers--;
-    w->sleeping = false;
+    if (w->sleeping) { /* not woken by wake_worker_locked: take itself off the counts */
+        w->sleeping = false;
+        p->sleeping_workers--;
+        atomic_fetch_sub(&p->sleepers, 1u); /* seq_cst: pairs with the increment */
+    }
     pthread_mutex_unlock(&p->lock);
     return t;
 }
@@ -278,11 +302,12 @@ void *crew__worker_main(void *arg) {
     unsigned spins = 0;
     uint64_t idle_since = 0; /* monitoring: when this worker ran out of work */
     for (;;) {
-        if (must_leave(p, w) && try_exit(p, w))
-            break;
         bool retry = false;
         crew_task *t = crew__sched_take(p, &retry);
         if (!t) {
+            crew__flush_finished(p, w); /* out of work: pending must be exact now */
+            if (must_leave(p, w) && try_exit(p, w))
+                break;
             /* Relaxed: see struct crew_pool. */
             if (!idle_since && (crew__load_relaxed(&p->timing) & CREW__TIMING_MONITOR))
                 idle_since = crew__now_ns();
@@ -301,6 +326,9 @@ void *crew__worker_main(void *arg) {
         if (crew__load_relaxed(&w->state) != CREW__W_RUNNING &&
             crew__sched_requeue(p, t) == CREW_OK) {
             crew__notify_work(p, 1, 0);
+            crew__flush_finished(p, w);
+            if (try_exit(p, w))
+                break;
             continue;
         }
         if (idle_since) {
