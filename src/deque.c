@@ -122,9 +122,14 @@ crew_task *crew__deque_take(crew__deque *d) {
     crew__deque_array *a = crew__load_relaxed(&d->array);
     /* Release, then a full fence: the claim on slot b must be globally ordered before we read
      * top, or a thief and the owner could both take the last task (the paper's seq_cst fence). */
+#ifdef CREW__TSAN /* the same order without a fence, which TSan does not model (atomic.h) */
+    atomic_exchange(&d->bottom, b);
+    int64_t t = atomic_load(&d->top);
+#else
     crew__store_release(&d->bottom, b);
     atomic_thread_fence(memory_order_seq_cst);
     int64_t t = crew__load_relaxed(&d->top); /* relaxed: ordered by the fence */
+#endif
     if (t > b) {                             /* empty: undo the claim */
         crew__store_release(&d->bottom, b + 1); /* release: see the file comment */
         return NULL;
@@ -143,9 +148,14 @@ crew_task *crew__deque_take(crew__deque *d) {
 
 crew_task *crew__deque_steal(crew__deque *d, bool *contended) {
     /* Acquire, full fence, acquire: the paper's orders for reading top before bottom. */
+#ifdef CREW__TSAN /* the same order without a fence, which TSan does not model (atomic.h) */
+    int64_t t = atomic_load(&d->top);
+    int64_t b = atomic_load(&d->bottom);
+#else
     int64_t t = crew__load_acquire(&d->top);
     atomic_thread_fence(memory_order_seq_cst);
     int64_t b = crew__load_acquire(&d->bottom);
+#endif
     if (t >= b)
         return NULL;
     /* Acquire (the paper's consume): the array and its slots as the owner published them. */

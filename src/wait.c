@@ -62,9 +62,9 @@ static crew_task *sleep_waiting(crew_pool *p, crew_handle group, bool general, i
         atomic_fetch_add(&p->sleepers, 1u);
         p->sleeping_helpers++;
     }
-    atomic_thread_fence(memory_order_seq_cst);
+    crew__sleeper_fence();
     bool done = sl ? crew__group_status(&p->groups, group) != 1
-                   : crew__load_relaxed(&p->pending) == 0; /* relaxed: after the fence */
+                   : atomic_load(&p->pending) == 0; /* seq_cst: see struct crew_pool */
     if (!done) {
         if (sl)
             t = crew__sched_take_group(p, group.slot, mark);

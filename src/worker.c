@@ -67,8 +67,7 @@ static void pending_sub(crew_pool *p, size_t n) {
      * the sleep protocol (see the top of this file). */
     if (atomic_fetch_sub(&p->pending, n) != n)
         return;
-    atomic_thread_fence(memory_order_seq_cst);
-    if (crew__load_relaxed(&p->quiet_sleepers) != 0) { /* relaxed: ordered by the fence */
+    if (crew__waker_load(&p->quiet_sleepers) != 0) {
         pthread_mutex_lock(&p->lock);
         pthread_cond_broadcast(&p->wait_cv);
         pthread_mutex_unlock(&p->lock);
@@ -77,10 +76,9 @@ static void pending_sub(crew_pool *p, size_t n) {
 
 void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, bool dropped) {
     if (slot != 0 && crew__group_done(&p->groups, slot, (uint32_t)n, dropped)) {
-        /* Seq_cst fence: the group's final state before the read of its waiters (the waker's
-         * half of the sleep protocol). A slot reused meanwhile only costs a spurious wake-up. */
-        atomic_thread_fence(memory_order_seq_cst);
-        if (crew__load_relaxed(&crew__slot_at(&p->groups, slot)->waiters) != 0) {
+        /* The group's final state before the read of its waiters (the waker's half of the
+         * sleep protocol). A slot reused meanwhile only costs a spurious wake-up. */
+        if (crew__waker_load(&crew__slot_at(&p->groups, slot)->waiters) != 0) {
             pthread_mutex_lock(&p->lock);
             pthread_cond_broadcast(&p->wait_cv);
             pthread_mutex_unlock(&p->lock);
@@ -201,11 +199,10 @@ void crew__wake_locked(crew_pool *p, size_t n, uint32_t slot) {
 }
 
 void crew__notify_work(crew_pool *p, size_t n, uint32_t slot) {
-    /* Seq_cst fence: the push before it against the reads of the sleeper counts after it (the
-     * waker's half of the sleep protocol). The reads are relaxed: ordered by the fence. */
-    atomic_thread_fence(memory_order_seq_cst);
-    if (crew__load_relaxed(&p->sleepers) == 0 &&
-        (slot == 0 || crew__load_relaxed(&crew__slot_at(&p->groups, slot)->waiters) == 0))
+    /* The push before it against the reads of the sleeper counts (the waker's half of the
+     * sleep protocol). */
+    if (crew__waker_load(&p->sleepers) == 0 &&
+        (slot == 0 || crew__waker_load(&crew__slot_at(&p->groups, slot)->waiters) == 0))
         return;
     pthread_mutex_lock(&p->lock);
     crew__wake_locked(p, n, slot);
@@ -255,7 +252,7 @@ static crew_task *sleep_for_work(crew_pool *p, crew__worker *w) {
     p->sleeping_workers++;
     /* Seq_cst increment and fence: the sleeper's half of the protocol. */
     atomic_fetch_add(&p->sleepers, 1u);
-    atomic_thread_fence(memory_order_seq_cst);
+    crew__sleeper_fence();
     if (!must_leave(p, w)) {
         t = crew__sched_take(p, &retry);
         if (!t && !retry) {
