@@ -53,12 +53,15 @@ extern "C" {
     X(EDEADLK, -6, "the call would wait for the calling task itself and could never return")     \
     X(EAGAIN, -7, "the system refused to create a worker thread")                                \
     X(ERANGE, -8, "too many tasks: a group holds at most 4294967295 unfinished tasks")        \
-    X(EIO, -9, "writing the output failed")
+    X(EIO, -9, "writing the output failed")                                                     \
+    X(EFULL, -10, "the pool's queue is full (crew_config.queue_capacity) and the full-queue "     \
+                  "policy or the call does not wait for room")                                  \
+    X(ETIMEDOUT, -11, "the time limit passed before the queue had room for the tasks")
 
 /* Success. */
 #define CREW_OK 0
 #define CREW_ERRNO_ENUM_(name, value, text) CREW_##name = (value),
-enum crew_errno { CREW_ERRNO_MAP(CREW_ERRNO_ENUM_) CREW_ERRNO_LAST_ = -10 };
+enum crew_errno { CREW_ERRNO_MAP(CREW_ERRNO_ENUM_) CREW_ERRNO_LAST_ = -12 };
 #undef CREW_ERRNO_ENUM_
 
 /* A sentence explaining err ("success" for CREW_OK, "unknown error" for anything else). */
@@ -137,7 +140,16 @@ typedef struct crew_config {
     unsigned autosize_period_ms; /* BALANCE: how often it decides (default 100) */
     unsigned scheduler; /* enum crew_scheduler (default CREW_SCHED_DEFAULT: work stealing) */
     unsigned lock;      /* enum crew_lock: the lock of the shared queues (default mutex) */
-    void *crew_reserved_[4]; /* private: room for later settings without changing the size */
+    /* Blocking tasks (CREW_TASK_BLOCKING) run on extra threads, made when needed, never on the
+     * workers: at most max_blocking at once (default 64, at most CREW_MAX_THREADS); one that
+     * has been idle for blocking_idle_ms (default 10000) exits. */
+    unsigned max_blocking;
+    unsigned blocking_idle_ms;
+    /* The bounded queue: at most queue_capacity tasks wait to start (default 0: unbounded);
+     * what a submission that finds it full does: enum crew_full_policy (default block). */
+    unsigned queue_capacity;
+    unsigned full_policy;
+    void *crew_reserved_[2]; /* private: room for later settings without changing the size */
 } crew_config;
 
 /*
@@ -161,6 +173,27 @@ enum crew_scheduler {
     CREW_SCHED_SHARED = 2,
     CREW_SCHED_SHARED_LOCKFREE = 3,
     CREW_SCHED_PER_WORKER = 4
+};
+
+/*
+ * What a submission does when the bounded queue (crew_config.queue_capacity) is full:
+ *   CREW_FULL_BLOCK        wait for room (the default; crew_submit_timed bounds the wait,
+ *                          crew_try_submit never waits); a shutdown ends the wait with
+ *                          CREW_ESHUTDOWN.
+ *   CREW_FULL_FAIL         return CREW_EFULL at once.
+ *   CREW_FULL_CALLER_RUNS  run the tasks in the submitting thread, now (back-pressure that
+ *                          slows the producer by exactly the work it adds).
+ *   CREW_FULL_DROP_OLDEST  drop the task that would start next to make room; it is reported
+ *                          as cancelled (its group's crew_wait returns CREW_ECANCELED) and
+ *                          counted in crew_stats.cancelled.
+ * A call with more tasks than the capacity fails with CREW_EFULL under every policy.
+ * Blocking tasks (CREW_TASK_BLOCKING) are not counted: they wait in their own queue.
+ */
+enum crew_full_policy {
+    CREW_FULL_BLOCK = 0,
+    CREW_FULL_FAIL = 1,
+    CREW_FULL_CALLER_RUNS = 2,
+    CREW_FULL_DROP_OLDEST = 3
 };
 
 /* The lock of the shared queues: a pthread mutex, or a spinlock that yields after a short spin
@@ -246,8 +279,8 @@ CREW_EXPORT unsigned crew_size(const crew_pool *p);
  * belongs to the caller: do not share one *group between threads that submit at the same time.
  *
  * All-or-nothing: on error no task of the call was accepted.
- * Errors: EINVAL (NULL pool, task array or fn; n 0; a handle this pool never issued),
- * ESHUTDOWN, ESTALE, ENOMEM, ERANGE.
+ * Errors: EINVAL (NULL pool, task array or fn; n 0; a handle this pool never issued; unknown
+ * flags), ESHUTDOWN, ESTALE, ENOMEM, ERANGE; with a bounded queue also EFULL and ETIMEDOUT.
  * ------------------------------------------------------------------------------------------- */
 
 /* Queue fn(arg) with a priority. The pool keeps its own copy of the task. */
@@ -259,6 +292,31 @@ CREW_EXPORT int crew_enqueue_task(crew_pool *p, crew_task *t, crew_handle *group
 
 /* Queue n caller-owned tasks; with a group, all n join it atomically. */
 CREW_EXPORT int crew_enqueue_tasks(crew_pool *p, crew_task *t, size_t n, crew_handle *group);
+
+/*
+ * Task flags for the _ex variants (crew_task's layout is fixed, so flags travel with the call).
+ *   CREW_TASK_BLOCKING  the task blocks (I/O, sleeps, locks held long): it runs on one of the
+ *                       pool's blocking threads (crew_config.max_blocking), never on a worker,
+ *                       so it cannot hold up short tasks (seed 002 §V-B). Blocking tasks start
+ *                       in priority order among themselves; waiters do not run them.
+ */
+#define CREW_TASK_BLOCKING 1u
+
+/* crew_submit and crew_enqueue_tasks with flags (0 or CREW_TASK_BLOCKING). */
+CREW_EXPORT int crew_submit_ex(crew_pool *p, crew_fn fn, void *arg, uint32_t priority,
+                               unsigned flags, crew_handle *group);
+CREW_EXPORT int crew_enqueue_tasks_ex(crew_pool *p, crew_task *t, size_t n, crew_handle *group,
+                                      unsigned flags);
+
+/* crew_submit that never waits for room in a full bounded queue: CREW_EFULL instead (whatever
+ * the full-queue policy). Without a bounded queue it is crew_submit. */
+CREW_EXPORT int crew_try_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority,
+                                crew_handle *group);
+
+/* crew_submit that waits at most timeout_ms for room in a full bounded queue (policy
+ * CREW_FULL_BLOCK), then gives up with CREW_ETIMEDOUT. Other policies act as in crew_submit. */
+CREW_EXPORT int crew_submit_timed(crew_pool *p, crew_fn fn, void *arg, uint32_t priority,
+                                  crew_handle *group, unsigned timeout_ms);
 
 /* ---------------------------------------------------------------------------------------------
  * Waiting. The caller helps: while it waits it runs queued tasks itself, first those of the

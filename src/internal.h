@@ -38,6 +38,7 @@
                                  submitted (ns), .spare = accepted - submitted (ns, saturated at
                                  2^32 - 1) */
 #define CREW__TASK_COUNTED 4u /* submitted while monitoring was on: counted in the statistics */
+#define CREW__TASK_BOUNDED 8u /* counted in pool->admitted (the bounded queue) until it starts */
 
 /* crew_pool.timing bits. */
 #define CREW__TIMING_MONITOR 1u  /* monitoring is on */
@@ -324,6 +325,34 @@ typedef struct crew__worker {
     crew__lq *queue;   /* PER_WORKER: this worker's queue */
 } crew__worker;
 
+/* sched.c: a crew__lq by itself. */
+int crew__lq_init(crew__lq *q, bool spin, bool groups);
+void crew__lq_free(crew__lq *q);
+int crew__lq_push_n(crew_pool *p, crew__lq *q, crew_task *t, size_t n); /* all or nothing */
+crew_task *crew__lq_take(crew_pool *p, crew__lq *q);
+
+/* blocking.c: the blocking tasks' queue and threads. */
+struct crew__bthread;
+typedef struct crew__blocking {
+    crew__lq *queue;     /* blocking tasks waiting for a thread */
+    unsigned max;        /* fixed: crew_config.max_blocking */
+    unsigned idle_ms;    /* fixed: crew_config.blocking_idle_ms */
+    unsigned running;    /* lock: blocking threads alive */
+    unsigned idle;       /* lock: of those, asleep waiting for a task */
+    unsigned peak;       /* lock: most alive at once */
+    bool stop;           /* lock: crew_shutdown: exit */
+    struct crew__bthread **threads; /* lock: thread records, reused after their thread exits */
+    unsigned nthreads, cap;         /* lock */
+} crew__blocking;
+
+int crew__blocking_init(crew_pool *p, const crew_config *cfg);
+void crew__blocking_free(crew_pool *p);
+/* Queue t[0..n) as blocking tasks: CREW_OK, CREW_ENOMEM, or CREW_EAGAIN (no thread at all). */
+int crew__blocking_push(crew_pool *p, crew_task *t, size_t n);
+size_t crew__blocking_cancel_all(crew_pool *p);
+size_t crew__blocking_queued(crew_pool *p);
+void crew__blocking_stop(crew_pool *p); /* every accepted task finished: stop and join */
+
 /* The scheduling strategy's interface (sched.c). "Take" functions return NULL when they found
  * nothing; *retry is set when a lost race may have hidden a task. */
 int crew__sched_init(crew_pool *p, const crew_config *cfg, unsigned threads);
@@ -345,6 +374,7 @@ int crew__sched_requeue(crew_pool *p, crew_task *t);
 int crew__sched_worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_task **orphan);
 size_t crew__sched_queued(crew_pool *p);     /* tasks queued (an estimate while busy) */
 size_t crew__sched_cancel_all(crew_pool *p); /* drop every queued task; returns how many */
+crew_task *crew__sched_take_any(crew_pool *p); /* the task a helper would take next, or NULL */
 
 struct crew_pool {
     /* Settings, fixed after crew_create. */
@@ -385,6 +415,17 @@ struct crew_pool {
     pthread_cond_t wait_cv;  /* waiting callers sleep here */
     unsigned sleeping_workers; /* lock: workers asleep on their cv */
     unsigned sleeping_helpers; /* lock: waiters asleep that may take any task when one comes */
+
+    /* The bounded queue (crew_config.queue_capacity, 0 = none; fixed). admitted counts the
+     * queued tasks that hold a place (CREW__TASK_BOUNDED); seq_cst read-modify-writes, since a
+     * task that starts frees a place and then reads space_sleepers (the sleep protocol). */
+    size_t capacity;
+    unsigned full_policy;
+    _Atomic size_t admitted;
+    atomic_uint space_sleepers; /* submitters asleep waiting for room (the sleep protocol) */
+    pthread_cond_t space_cv;    /* they sleep here, with lock (CLOCK_MONOTONIC) */
+
+    crew__blocking *blocking; /* blocking tasks (fixed after create) */
 
     crew__lock node_lock;  /* free_nodes and node_chunks */
     crew_task *free_nodes; /* node_lock: recycled crew_submit tasks */
@@ -462,6 +503,8 @@ void crew__task_dropped(crew_pool *p, crew_task *t);
 /* n tasks of group slot (0 = none) finished, were dropped or were never queued after all:
  * count them and wake whoever waits for them. */
 void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, bool dropped);
+/* A task that held a place in the bounded queue started or was dropped: free the place. */
+void crew__admit_release(crew_pool *p);
 /* Subtract the calling worker's finished tasks from pending now (see crew__worker). */
 void crew__flush_finished(crew_pool *p, crew__worker *w);
 /* pool->lock held: wake up to n sleeping workers that can run newly queued work, and the

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "atomic.h"
@@ -29,6 +30,10 @@ void crew_config_init(crew_config *cfg) {
     cfg->spin = 64;
     cfg->scheduler = CREW_SCHED_DEFAULT;
     cfg->lock = CREW_LOCK_MUTEX;
+    cfg->max_blocking = 64;
+    cfg->blocking_idle_ms = 10000;
+    cfg->queue_capacity = 0;
+    cfg->full_policy = CREW_FULL_BLOCK;
 }
 
 /* The scheduler a configuration asks for, CREW_SCHED_DEFAULT resolved through the environment
@@ -218,7 +223,17 @@ static int init_sync(crew_pool *p) {
         goto no_node_lock;
     if (crew__slotmap_init(&p->groups) != CREW_OK)
         goto no_slotmap;
+    pthread_condattr_t ca;
+    if (pthread_condattr_init(&ca) != 0)
+        goto no_space_cv;
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* crew_submit_timed's deadlines */
+    int rc = pthread_cond_init(&p->space_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if (rc != 0)
+        goto no_space_cv;
     return CREW_OK;
+no_space_cv:
+    crew__slotmap_free(&p->groups);
 no_slotmap:
     crew__lock_destroy(&p->node_lock);
 no_node_lock:
@@ -232,6 +247,7 @@ no_resize_lock:
 
 static void free_pool(crew_pool *p) {
     crew__autosize_free(p);
+    crew__blocking_free(p);
     crew__stats_free(p);
     for (unsigned i = 0; i < crew__nworkers(p); i++)
         free_worker(p, crew__worker_at(p, i));
@@ -240,6 +256,7 @@ static void free_pool(crew_pool *p) {
     crew__nodes_free(p);
     crew__slotmap_free(&p->groups);
     crew__lock_destroy(&p->node_lock);
+    pthread_cond_destroy(&p->space_cv);
     pthread_cond_destroy(&p->wait_cv);
     pthread_mutex_destroy(&p->resize_lock);
     pthread_mutex_destroy(&p->lock);
@@ -257,7 +274,8 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     }
     int sched = resolve_scheduler(cfg->scheduler);
     if (cfg->threads > CREW_MAX_THREADS || crew__autosize_check(cfg) != CREW_OK || sched < 0 ||
-        cfg->lock > CREW_LOCK_SPIN)
+        cfg->lock > CREW_LOCK_SPIN || cfg->max_blocking > CREW_MAX_THREADS ||
+        cfg->full_policy > CREW_FULL_DROP_OLDEST)
         return CREW_EINVAL;
     unsigned threads = cfg->threads ? cfg->threads : crew__online_cores();
     if (cfg->autosize != CREW_AUTOSIZE_OFF) { /* start inside [min, max] */
@@ -292,7 +310,11 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     atomic_init(&p->rr, 0u);
     atomic_init(&p->nworkers, 0u);
     atomic_init(&p->target, 0u);
-    if (crew__sched_init(p, cfg, threads) != CREW_OK) {
+    p->capacity = cfg->queue_capacity;
+    p->full_policy = cfg->full_policy;
+    atomic_init(&p->admitted, 0);
+    atomic_init(&p->space_sleepers, 0u);
+    if (crew__sched_init(p, cfg, threads) != CREW_OK || crew__blocking_init(p, cfg) != CREW_OK) {
         free_pool(p);
         return CREW_ENOMEM;
     }
@@ -335,11 +357,14 @@ int crew_shutdown(crew_pool *p, int how) {
     /* Seq_cst: pairs with the submitters' pending increment and state load (submit.c). */
     atomic_store(&p->state, CREW__CLOSING);
     pthread_mutex_unlock(&p->lock);
-    if (how == CREW_CANCEL)
+    if (how == CREW_CANCEL) {
         crew__sched_cancel_all(p);
+        crew__blocking_cancel_all(p);
+    }
     crew__notify_all(p); /* idle workers: drain, then leave; waiters: recheck their groups */
     crew__help_until_quiet(p);
     crew__notify_all(p); /* pending is 0: sleeping workers wake up and leave */
+    crew__blocking_stop(p);
     crew__debug_yield();
     crew__autosize_stop(p); /* before resize_lock: the controller may be inside crew_resize */
 

@@ -199,6 +199,14 @@ static int lq_requeue(crew_pool *p, crew__lq *q, crew_task *t) {
     return rc;
 }
 
+/* The queue operations other subsystems use (blocking.c). */
+int crew__lq_init(crew__lq *q, bool spin, bool groups) { return lq_init(q, spin, groups); }
+void crew__lq_free(crew__lq *q) { lq_free(q); }
+int crew__lq_push_n(crew_pool *p, crew__lq *q, crew_task *t, size_t n) {
+    return lq_push_n(p, q, t, n);
+}
+crew_task *crew__lq_take(crew_pool *p, crew__lq *q) { return lq_take(p, q); }
+
 /* ---------------------------------------------------------------------------------------------
  * The interface.
  * ------------------------------------------------------------------------------------------- */
@@ -691,6 +699,8 @@ int crew__sched_worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_t
 
 size_t crew__sched_queued(crew_pool *p) {
     size_t n = p->central ? lq_len(p->central) : 0;
+    if (p->blocking)
+        n += lq_len(p->blocking->queue);
     if (p->ext)
         for (unsigned i = 0; i < CREW__EXT_SLOTS; i++)
             n += crew__deque_size(&p->ext[i].deque);
@@ -734,6 +744,8 @@ static crew_task *take_anything(crew_pool *p) {
     } while (!t && retry);
     return t;
 }
+
+crew_task *crew__sched_take_any(crew_pool *p) { return take_anything(p); }
 
 size_t crew__sched_cancel_all(crew_pool *p) {
     size_t n = 0;

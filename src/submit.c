@@ -4,9 +4,13 @@
  *
  * Submission is all-or-nothing: a call that fails (closed pool, bad or finished handle, no
  * memory for the queue or the slot map) leaves no task queued and no group opened or changed;
- * see enqueue_locked for how.
+ * see enqueue for how. A bounded queue (crew_config.queue_capacity) admits tasks first, by its
+ * full-queue policy.
  */
+#include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "atomic.h"
 #include "internal.h"
@@ -132,13 +136,81 @@ static __attribute__((noinline, cold)) void count_submitted(crew_pool *p, crew_t
     pthread_mutex_unlock(&p->lock);
 }
 
-/* Queue n tasks (their fn already checked) into *group. All or nothing: the group is opened or
- * joined first (those can fail without side effects), the tasks are counted in pending, and the
- * pool's state is checked after that count (crew_shutdown sets the state, then waits for pending
- * to reach 0: one of the two sees the other); then the tasks are pushed, and if that fails
- * (memory) the count and the group are taken back before anyone could have seen the tasks. */
+/* How a submission that finds the bounded queue full behaves (crew_try_submit, crew_submit_timed). */
+typedef struct admit_how {
+    bool try_only;             /* never wait: CREW_EFULL */
+    bool timed;                /* wait until deadline at most */
+    struct timespec deadline;  /* CLOCK_MONOTONIC */
+} admit_how;
+
+static const admit_how admit_default = {false, false, {0, 0}};
+
+/* Wait for room in the bounded queue (the sleeper's half of the sleep protocol, against
+ * crew__admit_release). Returns CREW_OK to try again, CREW_ESHUTDOWN or CREW_ETIMEDOUT. */
+static int wait_for_room(crew_pool *p, size_t n, const admit_how *how) {
+    int rc = CREW_OK;
+    pthread_mutex_lock(&p->lock);
+    atomic_fetch_add(&p->space_sleepers, 1u); /* seq_cst: see struct crew_pool */
+    crew__sleeper_fence();
+    if (atomic_load(&p->state) != CREW__OPEN)
+        rc = CREW_ESHUTDOWN;
+    else if (atomic_load(&p->admitted) + n > p->capacity) { /* seq_cst: see crew_pool */
+        if (!how->timed)
+            pthread_cond_wait(&p->space_cv, &p->lock);
+        else if (pthread_cond_timedwait(&p->space_cv, &p->lock, &how->deadline) == ETIMEDOUT)
+            rc = CREW_ETIMEDOUT;
+    }
+    atomic_fetch_sub(&p->space_sleepers, 1u); /* seq_cst: pairs with the increment */
+    pthread_mutex_unlock(&p->lock);
+    if (rc == CREW_OK && atomic_load(&p->state) != CREW__OPEN)
+        rc = CREW_ESHUTDOWN;
+    return rc;
+}
+
+/* Take n places in the bounded queue, acting on the full-queue policy. CREW_OK with *caller_runs
+ * set means: accept the tasks but run them in this thread (no place taken). */
+static int admit(crew_pool *p, size_t n, const admit_how *how, bool *caller_runs) {
+    *caller_runs = false;
+    if (n > p->capacity)
+        return CREW_EFULL;
+    unsigned policy = p->full_policy;
+    /* A task of this pool that waited for room could wait for itself (every worker blocked in
+     * a submission, nobody freeing a place): it runs the new tasks itself instead. */
+    if (policy == CREW_FULL_BLOCK && !how->try_only && crew__in_task_of(p))
+        policy = CREW_FULL_CALLER_RUNS;
+    for (;;) {
+        size_t cur = atomic_load(&p->admitted); /* seq_cst: see struct crew_pool */
+        while (cur + n <= p->capacity)
+            if (atomic_compare_exchange_weak(&p->admitted, &cur, cur + n))
+                return CREW_OK;
+        if (how->try_only || policy == CREW_FULL_FAIL)
+            return CREW_EFULL;
+        if (policy == CREW_FULL_CALLER_RUNS) {
+            *caller_runs = true;
+            return CREW_OK;
+        }
+        if (policy == CREW_FULL_DROP_OLDEST) {
+            crew_task *old = crew__sched_take_any(p);
+            if (old)
+                crew__task_dropped(p, old); /* frees its place */
+            else if (atomic_load(&p->admitted) + n > p->capacity)
+                sched_yield(); /* the places are held by tasks being taken right now */
+            continue;
+        }
+        int rc = wait_for_room(p, n, how);
+        if (rc != CREW_OK)
+            return rc;
+    }
+}
+
+/* Queue n tasks (their fn already checked) into *group. All or nothing: room in a bounded
+ * queue is taken first, then the group is opened or joined (those can fail without side
+ * effects, or are given back), the tasks are counted in pending, and the pool's state is
+ * checked after that count (crew_shutdown sets the state, then waits for pending to reach 0:
+ * one of the two sees the other); then the tasks are pushed, and if that fails (memory) the
+ * count, the group and the room are taken back before anyone could have seen the tasks. */
 static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uint32_t flags,
-                   uint64_t submitted) {
+                   uint64_t submitted, unsigned user_flags, const admit_how *how) {
     if (n > UINT32_MAX)
         return CREW_ERANGE;
     bool open_new = group && group->slot == 0 && group->gen == 0;
@@ -147,22 +219,36 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
     /* Seq_cst: an early answer for a closed pool; the check that counts is below. */
     if (atomic_load(&p->state) != CREW__OPEN)
         return CREW_ESHUTDOWN;
-    crew_handle h = group && !open_new ? *group : (crew_handle){0, 0};
+    bool blocking = user_flags & CREW_TASK_BLOCKING, caller_runs = false, bounded = false;
     int rc = CREW_OK;
+    if (p->capacity && !blocking) {
+        if ((rc = admit(p, n, how, &caller_runs)) != CREW_OK)
+            return rc;
+        bounded = !caller_runs;
+    }
+    crew_handle h = group && !open_new ? *group : (crew_handle){0, 0};
     if (open_new)
         rc = crew__group_open(&p->groups, (uint32_t)n, &h);
     else if (group)
         rc = crew__group_add(&p->groups, h, (uint32_t)n);
-    if (rc != CREW_OK)
+    if (rc != CREW_OK) {
+        for (size_t i = 0; bounded && i < n; i++)
+            crew__admit_release(p);
         return rc;
+    }
     for (size_t i = 0; i < n; i++) {
-        t[i].crew_flags_ = flags;
+        t[i].crew_flags_ = flags | (bounded ? CREW__TASK_BOUNDED : 0u);
         t[i].crew_private_.slot = h.slot;
     }
     uint64_t accepted = submitted ? stamp_tasks(p, t, n, submitted) : 0;
     /* Seq_cst increment, then the seq_cst load of the state: see above. */
     atomic_fetch_add(&p->pending, n);
-    rc = atomic_load(&p->state) == CREW__OPEN ? crew__sched_push(p, t, n) : CREW_ESHUTDOWN;
+    if (atomic_load(&p->state) != CREW__OPEN)
+        rc = CREW_ESHUTDOWN;
+    else if (caller_runs)
+        rc = CREW_OK;
+    else
+        rc = blocking ? crew__blocking_push(p, t, n) : crew__sched_push(p, t, n);
     if (rc != CREW_OK) {
         if (open_new) {
             crew__group_abandon(&p->groups, h.slot);
@@ -170,13 +256,21 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
         } else {
             crew__tasks_finished(p, h.slot, n, false);
         }
+        for (size_t i = 0; bounded && i < n; i++)
+            crew__admit_release(p);
         return rc;
     }
     if (open_new)
         *group = h;
     if (submitted)
         count_submitted(p, t, n, submitted, accepted);
-    crew__notify_work(p, n, h.slot);
+    if (caller_runs) { /* back-pressure: the producer does the work it adds */
+        for (size_t i = 0; i < n; i++)
+            crew__run(p, &t[i]);
+        return CREW_OK;
+    }
+    if (!blocking)
+        crew__notify_work(p, n, h.slot);
     return CREW_OK;
 }
 
@@ -196,25 +290,31 @@ static int rejected(crew_pool *p, int rc, size_t n) {
     return rc;
 }
 
-int crew_enqueue_tasks(crew_pool *p, crew_task *t, size_t n, crew_handle *group) {
+int crew_enqueue_tasks_ex(crew_pool *p, crew_task *t, size_t n, crew_handle *group,
+                          unsigned flags) {
     if (!p)
         return CREW_EINVAL;
-    if (!t || n == 0)
+    if (!t || n == 0 || (flags & ~CREW_TASK_BLOCKING))
         return rejected(p, CREW_EINVAL, n);
     for (size_t i = 0; i < n; i++)
         if (!t[i].fn)
             return rejected(p, CREW_EINVAL, n);
-    return rejected(p, enqueue(p, t, n, group, 0, stamp(p)), n);
+    return rejected(p, enqueue(p, t, n, group, 0, stamp(p), flags, &admit_default), n);
+}
+
+int crew_enqueue_tasks(crew_pool *p, crew_task *t, size_t n, crew_handle *group) {
+    return crew_enqueue_tasks_ex(p, t, n, group, 0);
 }
 
 int crew_enqueue_task(crew_pool *p, crew_task *t, crew_handle *group) {
-    return crew_enqueue_tasks(p, t, 1, group);
+    return crew_enqueue_tasks_ex(p, t, 1, group, 0);
 }
 
-int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group) {
+static int submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, unsigned flags,
+                  crew_handle *group, const admit_how *how) {
     if (!p)
         return CREW_EINVAL;
-    if (!fn)
+    if (!fn || (flags & ~CREW_TASK_BLOCKING))
         return rejected(p, CREW_EINVAL, 1);
     uint64_t submitted = stamp(p);
     crew_task *t = crew__node_get(p);
@@ -223,8 +323,35 @@ int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_han
     t->fn = fn;
     t->arg = arg;
     t->priority = priority;
-    int rc = enqueue(p, t, 1, group, CREW__TASK_NODE, submitted);
+    int rc = enqueue(p, t, 1, group, CREW__TASK_NODE, submitted, flags, how);
     if (rc != CREW_OK)
         crew__node_release(p, t);
     return rejected(p, rc, 1);
+}
+
+int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group) {
+    return submit(p, fn, arg, priority, 0, group, &admit_default);
+}
+
+int crew_submit_ex(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, unsigned flags,
+                   crew_handle *group) {
+    return submit(p, fn, arg, priority, flags, group, &admit_default);
+}
+
+int crew_try_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group) {
+    static const admit_how how = {true, false, {0, 0}};
+    return submit(p, fn, arg, priority, 0, group, &how);
+}
+
+int crew_submit_timed(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group,
+                      unsigned timeout_ms) {
+    admit_how how = {false, true, {0, 0}};
+    clock_gettime(CLOCK_MONOTONIC, &how.deadline);
+    how.deadline.tv_sec += timeout_ms / 1000;
+    how.deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (how.deadline.tv_nsec >= 1000000000L) {
+        how.deadline.tv_sec++;
+        how.deadline.tv_nsec -= 1000000000L;
+    }
+    return submit(p, fn, arg, priority, 0, group, &how);
 }

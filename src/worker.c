@@ -102,8 +102,21 @@ void crew__flush_finished(crew_pool *p, crew__worker *w) {
     }
 }
 
+void crew__admit_release(crew_pool *p) {
+    /* Seq_cst: the freed place, then the read of space_sleepers (the waker's half of the sleep
+     * protocol, against a submitter that waits for room). */
+    atomic_fetch_sub(&p->admitted, 1);
+    if (crew__waker_load(&p->space_sleepers) != 0) {
+        pthread_mutex_lock(&p->lock);
+        pthread_cond_signal(&p->space_cv);
+        pthread_mutex_unlock(&p->lock);
+    }
+}
+
 void crew__task_dropped(crew_pool *p, crew_task *t) {
     uint32_t slot = t->crew_private_.slot;
+    if (t->crew_flags_ & CREW__TASK_BOUNDED)
+        crew__admit_release(p);
     if (t->crew_flags_ & CREW__TASK_COUNTED) {
         pthread_mutex_lock(&p->lock);
         crew__stats_cancelled_locked(p);
@@ -144,10 +157,17 @@ static inline uint32_t call(crew_pool *p, crew_task *t) {
     return slot;
 }
 
-/* crew__run for a timed task (monitoring or autosize): the same, between two clock readings.
- * Kept out of line so that an untimed task pays only the test of its flag. */
+/* crew__run for a timed task (monitoring or autosize) or one that held a place in the bounded
+ * queue: the same, between two clock readings. Kept out of line so that other tasks pay only
+ * the test of their flags. */
 static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t) {
     uint32_t flags = t->crew_flags_;
+    if (flags & CREW__TASK_BOUNDED)
+        crew__admit_release(p); /* it starts: its place is free */
+    if (!(flags & CREW__TASK_STAMPED)) {
+        crew__tasks_finished(p, call(p, t), 1, false);
+        return;
+    }
     uint64_t submitted = t->crew_private_.reserved;
     uint64_t accepted = submitted + t->crew_private_.spare;
     uint64_t started = crew__now_ns();
@@ -163,7 +183,7 @@ static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t
 }
 
 void crew__run(crew_pool *p, crew_task *t) {
-    if (__builtin_expect((t->crew_flags_ & CREW__TASK_STAMPED) != 0, 0)) {
+    if (__builtin_expect((t->crew_flags_ & (CREW__TASK_STAMPED | CREW__TASK_BOUNDED)) != 0, 0)) {
         run_timed(p, t);
         return;
     }
@@ -218,6 +238,7 @@ void crew__notify_all(crew_pool *p) {
             wake_worker_locked(p, w);
     }
     pthread_cond_broadcast(&p->wait_cv);
+    pthread_cond_broadcast(&p->space_cv); /* submitters waiting for room: recheck the state */
     pthread_mutex_unlock(&p->lock);
 }
 

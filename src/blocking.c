@@ -1,0 +1,224 @@
+/*
+ * blocking.c -- blocking tasks (CREW_TASK_BLOCKING, seed 002 §V-B): a task that sleeps, waits
+ * for I/O or holds a lock for long runs on an extra thread, so it never occupies a worker and
+ * short tasks keep flowing however many blocking tasks are in progress.
+ *
+ * Blocking tasks wait in their own priority queue (a crew__lq). Threads are made when a task
+ * arrives and no blocking thread is idle, up to crew_config.max_blocking; a thread that finds no
+ * task sleeps on its own condition variable and exits after blocking_idle_ms without work.
+ * Waking follows the workers' rule: the submitter pushes, then takes pool->lock and signals an
+ * idle thread (taking it off the idle count itself) or starts a new one; a thread decides to
+ * sleep under pool->lock after one more look at the queue, so no task is left behind.
+ * crew_shutdown waits for every accepted task (blocking ones included), then stops the threads
+ * and joins them.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "atomic.h"
+#include "internal.h"
+
+struct crew__bthread {
+    crew_pool *pool;
+    pthread_t thread;
+    pthread_cond_t cv; /* the thread sleeps here, with pool->lock */
+    unsigned index;    /* for the thread name */
+    bool started;      /* lock: a thread was created for this record */
+    bool sleeping;     /* lock: idle, waiting on cv */
+    bool exited;       /* lock: the thread left its loop; join it */
+};
+
+int crew__blocking_init(crew_pool *p, const crew_config *cfg) {
+    crew__blocking *b = calloc(1, sizeof *b);
+    if (!b)
+        return CREW_ENOMEM;
+    b->max = cfg->max_blocking ? cfg->max_blocking : 64;
+    b->idle_ms = cfg->blocking_idle_ms ? cfg->blocking_idle_ms : 10000;
+    b->queue = aligned_alloc(64, sizeof *b->queue);
+    if (!b->queue || crew__lq_init(b->queue, false, false) != CREW_OK) {
+        free(b->queue);
+        free(b);
+        return CREW_ENOMEM;
+    }
+    p->blocking = b;
+    return CREW_OK;
+}
+
+void crew__blocking_free(crew_pool *p) {
+    crew__blocking *b = p->blocking;
+    if (!b)
+        return;
+    for (unsigned i = 0; i < b->nthreads; i++) {
+        pthread_cond_destroy(&b->threads[i]->cv);
+        free(b->threads[i]);
+    }
+    free(b->threads);
+    crew__lq_free(b->queue);
+    free(b->queue);
+    free(b);
+    p->blocking = NULL;
+}
+
+/* Sleep until signalled or idle_ms passed; lock held. Returns false on a timeout. */
+static bool idle_wait(crew_pool *p, struct crew__bthread *t) {
+    crew__blocking *b = p->blocking;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += b->idle_ms / 1000;
+    until.tv_nsec += (long)(b->idle_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    t->sleeping = true;
+    b->idle++;
+    int rc = 0;
+    while (t->sleeping && rc != ETIMEDOUT && !b->stop)
+        rc = pthread_cond_timedwait(&t->cv, &p->lock, &until);
+    if (t->sleeping) { /* not taken by a waker: take itself off the idle count */
+        t->sleeping = false;
+        b->idle--;
+        return rc != ETIMEDOUT;
+    }
+    return true;
+}
+
+static void *bthread_main(void *arg) {
+    struct crew__bthread *t = arg;
+    crew_pool *p = t->pool;
+    crew__blocking *b = p->blocking;
+    char role[16];
+    snprintf(role, sizeof role, "b%u", t->index);
+    crew__name_thread(p, role);
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        crew_task *task = crew__lq_take(p, b->queue); /* lock order: pool->lock, then queue */
+        if (task) {
+            pthread_mutex_unlock(&p->lock);
+            crew__run(p, task);
+            pthread_mutex_lock(&p->lock);
+            continue;
+        }
+        /* The queue was empty under the lock: a submitter that pushes after this sees us idle
+         * (or starts a thread) when it takes the lock. */
+        if (b->stop || !idle_wait(p, t)) {
+            if (crew__load_relaxed(&b->queue->n) != 0 && !b->stop)
+                continue; /* a task arrived as the idle time ran out */
+            break;
+        }
+    }
+    b->running--;
+    t->exited = true;
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+/* Start a blocking thread, reusing an exited record. Lock held. */
+static void start_bthread(crew_pool *p) {
+    crew__blocking *b = p->blocking;
+    struct crew__bthread *t = NULL;
+    for (unsigned i = 0; i < b->nthreads && !t; i++)
+        if (!b->threads[i]->started || b->threads[i]->exited)
+            t = b->threads[i];
+    if (t && t->started) { /* it has left its loop: this join does not wait for long */
+        pthread_join(t->thread, NULL);
+        t->started = false;
+    }
+    if (!t) {
+        if (b->nthreads == b->cap) {
+            unsigned cap = b->cap ? 2 * b->cap : 8;
+            struct crew__bthread **a = realloc(b->threads, cap * sizeof *a);
+            if (!a)
+                return; /* no thread now; the running ones (or the next submission) carry on */
+            b->threads = a;
+            b->cap = cap;
+        }
+        if (!(t = calloc(1, sizeof *t)))
+            return;
+        if (pthread_cond_init(&t->cv, NULL) != 0) {
+            free(t);
+            return;
+        }
+        t->pool = p;
+        t->index = b->nthreads;
+        b->threads[b->nthreads++] = t;
+    }
+    t->exited = false;
+    t->sleeping = false;
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) != 0)
+        return;
+    if (p->stack_size != 0)
+        pthread_attr_setstacksize(&attr, p->stack_size);
+    if (crew__spawn(&t->thread, &attr, bthread_main, t) == 0) {
+        t->started = true;
+        b->running++;
+        if (b->running > b->peak)
+            b->peak = b->running;
+    }
+    pthread_attr_destroy(&attr);
+}
+
+int crew__blocking_push(crew_pool *p, crew_task *t, size_t n) {
+    crew__blocking *b = p->blocking;
+    /* Under pool->lock throughout: no thread can decide to exit (it looks at the queue under
+     * this lock) between our check that one runs and our push. */
+    pthread_mutex_lock(&p->lock);
+    if (b->running == 0)
+        start_bthread(p);
+    if (b->running == 0) { /* none could be started: refuse rather than strand the tasks */
+        pthread_mutex_unlock(&p->lock);
+        return CREW_EAGAIN;
+    }
+    int rc = crew__lq_push_n(p, b->queue, t, n);
+    for (size_t i = 0; i < n && rc == CREW_OK; i++) {
+        struct crew__bthread *idle = NULL;
+        for (unsigned k = 0; k < b->nthreads && b->idle && !idle; k++)
+            if (b->threads[k]->sleeping)
+                idle = b->threads[k];
+        if (idle) {
+            idle->sleeping = false;
+            b->idle--;
+            pthread_cond_signal(&idle->cv);
+        } else if (b->running < b->max) {
+            start_bthread(p); /* if it fails, the running threads take the task later */
+        } else {
+            break; /* every thread is busy: they take the rest as they finish */
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
+    return rc;
+}
+
+size_t crew__blocking_cancel_all(crew_pool *p) {
+    size_t n = 0;
+    crew_task *t;
+    while ((t = crew__lq_take(p, p->blocking->queue)) != NULL) {
+        crew__task_dropped(p, t);
+        n++;
+    }
+    return n;
+}
+
+size_t crew__blocking_queued(crew_pool *p) { return crew__load_relaxed(&p->blocking->queue->n); }
+
+void crew__blocking_stop(crew_pool *p) {
+    crew__blocking *b = p->blocking;
+    pthread_mutex_lock(&p->lock);
+    b->stop = true;
+    for (unsigned i = 0; i < b->nthreads; i++)
+        if (b->threads[i]->sleeping) {
+            b->threads[i]->sleeping = false;
+            b->idle--;
+            pthread_cond_signal(&b->threads[i]->cv);
+        }
+    pthread_mutex_unlock(&p->lock);
+    for (unsigned i = 0; i < b->nthreads; i++) { /* no new thread starts once stop is set */
+        if (b->threads[i]->started) {
+            pthread_join(b->threads[i]->thread, NULL);
+            b->threads[i]->started = false;
+        }
+    }
+}
