@@ -379,6 +379,7 @@ crew_task *crew__sched_take_any(crew_pool *p); /* the task a helper would take n
 struct crew_pool {
     /* Settings, fixed after crew_create. */
     unsigned id;        /* process-unique number, for thread names */
+    uint64_t serial;    /* never reused within the process (submit.c's node caches) */
     char name[8];       /* thread name prefix */
     size_t stack_size;  /* 0 = default */
     unsigned spin;      /* polls before sleeping */
@@ -523,5 +524,7 @@ void crew__help_until_quiet(crew_pool *p);
 crew_task *crew__node_get(crew_pool *p); /* NULL when out of memory */
 void crew__node_release(crew_pool *p, crew_task *t);
 void crew__nodes_free(crew_pool *p);
+int crew__nodes_register(crew_pool *p);  /* list p as alive (for threads' node caches) */
+void crew__nodes_unregister(crew_pool *p); /* before its nodes are freed */
 
 #endif /* CREW_INTERNAL_H */

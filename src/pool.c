@@ -253,6 +253,7 @@ static void free_pool(crew_pool *p) {
         free_worker(p, crew__worker_at(p, i));
     free(p->workers);
     crew__sched_free(p);
+    crew__nodes_unregister(p); /* no thread gives nodes back to it from here on */
     crew__nodes_free(p);
     crew__slotmap_free(&p->groups);
     crew__lock_destroy(&p->node_lock);
@@ -314,7 +315,8 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     p->full_policy = cfg->full_policy;
     atomic_init(&p->admitted, 0);
     atomic_init(&p->space_sleepers, 0u);
-    if (crew__sched_init(p, cfg, threads) != CREW_OK || crew__blocking_init(p, cfg) != CREW_OK) {
+    if (crew__nodes_register(p) != CREW_OK || crew__sched_init(p, cfg, threads) != CREW_OK ||
+        crew__blocking_init(p, cfg) != CREW_OK) {
         free_pool(p);
         return CREW_ENOMEM;
     }

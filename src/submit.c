@@ -48,51 +48,163 @@ static inline crew__worker *own_worker(crew_pool *p) {
     return w && w->pool == p ? w : NULL;
 }
 
+/*
+ * Threads that are not workers (the application's producers) keep a small cache of free nodes
+ * too, for the pool they last used, so a submission takes no lock. A cache may outlive its pool:
+ * it is then never touched again, only forgotten, since every use checks the pool's serial
+ * number (never reused) and gives nodes back only to a pool the registry of live pools still
+ * lists. The registry lock is taken only when a thread switches pools or exits, and when pools
+ * are created and destroyed.
+ */
+typedef struct node_cache {
+    crew_pool *pool; /* the pool the nodes belong to (compared, never dereferenced, if stale) */
+    uint64_t serial; /* its serial number */
+    crew_task *nodes;
+    unsigned n;
+} node_cache;
+
+static CREW__TLS node_cache tls_cache;
+static pthread_key_t cache_key; /* its destructor gives the nodes back when the thread exits */
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static crew_pool **registry; /* registry_lock: live pools */
+static size_t nregistry, cap_registry;
+static uint64_t next_serial; /* registry_lock */
+
+/* Give c's nodes back to their pool if it is still alive; forget them otherwise. */
+static void cache_flush(node_cache *c) {
+    if (c->n != 0) {
+        pthread_mutex_lock(&registry_lock);
+        for (size_t i = 0; i < nregistry; i++) {
+            crew_pool *p = registry[i];
+            if (p == c->pool && p->serial == c->serial) {
+                crew__lock_acquire(&p->node_lock);
+                while (c->nodes) {
+                    crew_task *t = c->nodes;
+                    c->nodes = t->crew_private_.gnext;
+                    t->crew_private_.gnext = p->free_nodes;
+                    p->free_nodes = t;
+                }
+                crew__lock_release(&p->node_lock);
+                break;
+            }
+        }
+        pthread_mutex_unlock(&registry_lock);
+    }
+    *c = (node_cache){0};
+}
+
+static void cache_destructor(void *arg) { cache_flush(arg); }
+static void cache_key_init(void) { pthread_key_create(&cache_key, cache_destructor); }
+
+int crew__nodes_register(crew_pool *p) {
+    pthread_once(&cache_once, cache_key_init);
+    pthread_mutex_lock(&registry_lock);
+    if (nregistry == cap_registry) {
+        size_t cap = cap_registry ? 2 * cap_registry : 16;
+        crew_pool **r = realloc(registry, cap * sizeof *r);
+        if (!r) {
+            pthread_mutex_unlock(&registry_lock);
+            return CREW_ENOMEM;
+        }
+        registry = r;
+        cap_registry = cap;
+    }
+    p->serial = ++next_serial;
+    registry[nregistry++] = p;
+    pthread_mutex_unlock(&registry_lock);
+    return CREW_OK;
+}
+
+void crew__nodes_unregister(crew_pool *p) {
+    pthread_mutex_lock(&registry_lock);
+    for (size_t i = 0; i < nregistry; i++)
+        if (registry[i] == p) {
+            registry[i] = registry[--nregistry];
+            break;
+        }
+    if (nregistry == 0) { /* the last pool: leave nothing allocated behind */
+        free(registry);
+        registry = NULL;
+        cap_registry = 0;
+    }
+    pthread_mutex_unlock(&registry_lock);
+}
+
+/* This thread's cache, made to belong to p (flushing another pool's nodes). */
+static node_cache *cache_for(crew_pool *p) {
+    node_cache *c = &tls_cache;
+    if (c->pool != p || c->serial != p->serial) {
+        cache_flush(c);
+        c->pool = p;
+        c->serial = p->serial;
+        pthread_setspecific(cache_key, c); /* so that thread exit flushes it */
+    }
+    return c;
+}
+
+/* Move up to `want` free nodes from the pool's list (allocating if it runs dry) onto *list.
+ * node_lock held. */
+static void refill_locked(crew_pool *p, crew_task **list, unsigned *n, unsigned want) {
+    for (crew_task *u; *n < want && (u = pool_node_locked(p)) != NULL;) {
+        u->crew_private_.gnext = *list;
+        *list = u;
+        ++*n;
+    }
+}
+
+/* Move nodes from *list back to the pool's list until *n is keep. */
+static void spill(crew_pool *p, crew_task **list, unsigned *n, unsigned keep) {
+    crew__lock_acquire(&p->node_lock);
+    while (*n > keep) {
+        crew_task *u = *list;
+        *list = u->crew_private_.gnext;
+        --*n;
+        u->crew_private_.gnext = p->free_nodes;
+        p->free_nodes = u;
+    }
+    crew__lock_release(&p->node_lock);
+}
+
 crew_task *crew__node_get(crew_pool *p) {
     crew__worker *w = own_worker(p);
-    crew_task *t;
-    if (w && w->nodes) { /* a worker's own cache: no lock */
-        t = w->nodes;
-        w->nodes = t->crew_private_.gnext;
-        w->nnodes--;
-        return t;
+    crew_task **list;
+    unsigned *n;
+    if (w) {
+        list = &w->nodes, n = &w->nnodes;
+    } else {
+        node_cache *c = cache_for(p);
+        list = &c->nodes, n = &c->n;
     }
-    crew__lock_acquire(&p->node_lock);
-    t = pool_node_locked(p);
-    if (w && t) /* refill the cache while we hold the lock */
-        for (crew_task *u; w->nnodes < NODE_BATCH && (u = pool_node_locked(p)) != NULL;) {
-            u->crew_private_.gnext = w->nodes;
-            w->nodes = u;
-            w->nnodes++;
-        }
-    crew__lock_release(&p->node_lock);
+    if (!*list) { /* refill while we hold the lock */
+        crew__lock_acquire(&p->node_lock);
+        refill_locked(p, list, n, NODE_BATCH);
+        crew__lock_release(&p->node_lock);
+        if (!*list)
+            return NULL;
+    }
+    crew_task *t = *list;
+    *list = t->crew_private_.gnext;
+    --*n;
     return t;
 }
 
 void crew__node_release(crew_pool *p, crew_task *t) {
     crew__worker *w = own_worker(p);
+    crew_task **list;
+    unsigned *n;
     if (w) {
-        t->crew_private_.gnext = w->nodes;
-        w->nodes = t;
-        if (++w->nnodes <= NODE_CACHE_MAX)
-            return;
-        /* Too many: give a batch back, so nodes flow from the workers that run tasks to the
-         * threads that submit them. */
-        crew__lock_acquire(&p->node_lock);
-        while (w->nnodes > NODE_CACHE_MAX - NODE_BATCH) {
-            crew_task *u = w->nodes;
-            w->nodes = u->crew_private_.gnext;
-            w->nnodes--;
-            u->crew_private_.gnext = p->free_nodes;
-            p->free_nodes = u;
-        }
-        crew__lock_release(&p->node_lock);
-        return;
+        list = &w->nodes, n = &w->nnodes;
+    } else {
+        node_cache *c = cache_for(p);
+        list = &c->nodes, n = &c->n;
     }
-    crew__lock_acquire(&p->node_lock);
-    t->crew_private_.gnext = p->free_nodes;
-    p->free_nodes = t;
-    crew__lock_release(&p->node_lock);
+    t->crew_private_.gnext = *list;
+    *list = t;
+    /* Too many: give a batch back, so nodes flow from the threads that run tasks to the
+     * threads that submit them. */
+    if (++*n > NODE_CACHE_MAX)
+        spill(p, list, n, NODE_CACHE_MAX - NODE_BATCH);
 }
 
 void crew__nodes_free(crew_pool *p) {
@@ -330,7 +442,28 @@ static int submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, unsign
 }
 
 int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group) {
-    return submit(p, fn, arg, priority, 0, group, &admit_default);
+    /* The common case on its own: no group, nothing timed, no bounded queue. The same steps as
+     * enqueue (see there), minus the ones that do not apply. */
+    if (__builtin_expect(!p || !fn || group || p->capacity, 0) ||
+        crew__load_relaxed(&p->timing) != 0) /* relaxed: see struct crew_pool */
+        return submit(p, fn, arg, priority, 0, group, &admit_default);
+    crew_task *t = crew__node_get(p);
+    if (!t)
+        return CREW_ENOMEM;
+    t->fn = fn;
+    t->arg = arg;
+    t->priority = priority;
+    t->crew_flags_ = CREW__TASK_NODE;
+    t->crew_private_.slot = 0;
+    atomic_fetch_add(&p->pending, 1); /* seq_cst, then the seq_cst load of the state */
+    int rc = atomic_load(&p->state) == CREW__OPEN ? crew__sched_push(p, t, 1) : CREW_ESHUTDOWN;
+    if (__builtin_expect(rc != CREW_OK, 0)) {
+        crew__tasks_finished(p, 0, 1, false);
+        crew__node_release(p, t);
+        return rc;
+    }
+    crew__notify_work(p, 1, 0);
+    return CREW_OK;
 }
 
 int crew_submit_ex(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, unsigned flags,

@@ -65,6 +65,16 @@ inline long scaled(long n) {
 
 inline bool under_valgrind() { return std::getenv("CREW_TEST_SCALE") != nullptr; }
 
+// A build that runs code several times slower (sanitizers, valgrind): tests whose property
+// depends on one thing happening before a deadline give the deadline more room there.
+inline bool slow_build() {
+#ifdef CREW_SANITIZED
+    return true;
+#else
+    return under_valgrind();
+#endif
+}
+
 // The names (comm) of this process's threads alive now.
 inline std::vector<std::string> thread_names() {
     std::vector<std::string> names;

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Instructions per empty task, counted by callgrind (repeatable where timings are not): one worker
+# thread, N empty tasks submitted one by one from outside and waited for, minus the same run with
+# a few tasks, divided by the difference (start-up and teardown cancel out). Polling by idle
+# threads counts too, as it does on the machine. One run each: counts vary by a few percent
+# with thread interleaving, not by the machine's load.
+#   bench/instr.sh [--quick] [peer ...]      (default: crew's strategies and the peers)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=build/release/bench/bench_peers
+small=2000 big=102000
+if [ "${1:-}" = "--quick" ]; then
+    small=1000 big=11000
+    shift
+fi
+peers=("$@")
+[ ${#peers[@]} -gt 0 ] || peers=(crew crew-shared crew-shared-spin crew-lockfree crew-per-worker
+    openmp onetbb boost.asio glib textbook)
+command -v valgrind >/dev/null || {
+    echo "valgrind is not installed: instruction counts skipped"
+    exit 0
+}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+count() { # peer n -> total instructions, or nothing if the peer is absent
+    "$bin" -p "$1" -w empty -t 1 -r 1 -n "$2" 2>/dev/null | grep -q "^$1 " || return 0
+    valgrind --tool=callgrind --callgrind-out-file="$tmp/out" "$bin" -p "$1" -w empty -t 1 -r 1 \
+        -n "$2" >/dev/null 2>&1
+    awk '/^(summary|totals):/ {print $2; exit}' "$tmp/out"
+}
+printf '%-18s %12s\n' peer "instr/task"
+for p in "${peers[@]}"; do
+    a=$(count "$p" "$small")
+    b=$(count "$p" "$big")
+    if [ -z "$a" ] || [ -z "$b" ]; then
+        printf '%-18s %12s\n' "$p" "n/a (not built)"
+        continue
+    fi
+    awk -v p="$p" -v a="$a" -v b="$b" -v n=$((big - small)) \
+        'BEGIN { printf "%-18s %12.0f\n", p, (b - a) / n }'
+done
