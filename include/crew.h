@@ -336,7 +336,8 @@ CREW_EXPORT int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n);
  * reused since) returns CREW_OK at once. Returns CREW_ECANCELED if the group lost tasks to a
  * shutdown. Errors: EINVAL (p NULL, group CREW_HANDLE_NONE or a slot this pool never issued),
  * EDEADLK (a task of the group, running on this thread, is the caller or one of its callers:
- * the group cannot finish while it waits).
+ * the group cannot finish while it waits; found when the wait would otherwise sleep, so the
+ * caller may first have helped with other queued tasks of the group).
  */
 CREW_EXPORT int crew_wait(crew_pool *p, crew_handle group);
 

@@ -16,7 +16,9 @@
  *
  * No lock on the way: opening pops a free slot from a tagged Treiber stack, adding and finishing
  * are read-modify-writes on the state word, and the thread whose decrement reaches 0 advances
- * the generation and pushes the slot back. Only making new slots takes grow_lock.
+ * the generation and pushes the slot back. Workers keep up to 64 free slots of their own, so
+ * spawn-and-wait on a worker touches no shared line for its groups. Only making new slots takes
+ * grow_lock.
  */
 #include <stdlib.h>
 
@@ -90,6 +92,16 @@ static uint32_t pop_free(crew__slotmap *m) {
     }
 }
 
+static void push_free(crew__slotmap *m, uint32_t s);
+
+/* Free slot s: into the caller's cache if it has room, else onto the shared stack. */
+static void release_slot(crew__slotmap *m, uint32_t s, crew__slot_cache *cache) {
+    if (cache && cache->n < CREW__SLOT_CACHE)
+        cache->slot[cache->n++] = s;
+    else
+        push_free(m, s);
+}
+
 static void push_free(crew__slotmap *m, uint32_t s) {
     crew__slot *sl = crew__slot_at(m, s);
     uint64_t head = crew__load_relaxed(&m->free_head); /* relaxed: the CAS re-checks it */
@@ -102,8 +114,9 @@ static void push_free(crew__slotmap *m, uint32_t s) {
                                                     memory_order_release, memory_order_relaxed));
 }
 
-int crew__group_open(crew__slotmap *m, uint32_t n, crew_handle *h) {
-    uint32_t s = pop_free(m);
+int crew__group_open(crew__slotmap *m, uint32_t n, crew_handle *h, crew__slot_cache *cache) {
+    /* A cached slot was freed by this thread (its final state is ours in program order). */
+    uint32_t s = cache && cache->n ? cache->slot[--cache->n] : pop_free(m);
     if (s == 0) {
         pthread_mutex_lock(&m->grow_lock);
         s = new_slot(m);
@@ -141,16 +154,17 @@ int crew__group_add(crew__slotmap *m, crew_handle h, uint32_t n) {
     return CREW_OK;
 }
 
-void crew__group_abandon(crew__slotmap *m, uint32_t slot) {
+void crew__group_abandon(crew__slotmap *m, uint32_t slot, crew__slot_cache *cache) {
     crew__slot *sl = crew__slot_at(m, slot);
     /* Relaxed: the handle never left this thread, so nobody can be looking. The generation
      * stays: {slot, gen} was never handed out. */
     uint64_t st = crew__load_relaxed(&sl->state);
     crew__store_relaxed(&sl->state, st & ~(uint64_t)UINT32_MAX);
-    push_free(m, slot);
+    release_slot(m, slot, cache);
 }
 
-bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, bool dropped) {
+bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, bool dropped,
+                      crew__slot_cache *cache) {
     crew__slot *sl = crew__slot_at(m, slot);
     if (dropped)
         crew__store_relaxed(&sl->cancelled, 1u); /* ordered by the release below */
@@ -166,20 +180,12 @@ bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, bool dropped)
             gen = 1; /* generation 0 would look like CREW_HANDLE_NONE */
         /* Release: a waiter that sees the new generation also sees the tasks' effects. */
         crew__store_release(&sl->state, (uint64_t)gen << 32);
-        push_free(m, slot);
+        release_slot(m, slot, cache);
     }
     return true;
 }
 int crew__group_status(crew__slotmap *m, crew_handle h) {
-    crew__slot *sl = crew__slot_at(m, h.slot);
-    /* Acquire: pairs with the releases in crew__group_done; a finished answer happens-after
-     * every task of the group. */
-    uint64_t st = crew__load_acquire(&sl->state);
-    if (crew__gen_of(st) != h.gen)
-        return CREW_OK;
-    if (crew__open_of(st) != 0)
-        return 1;
-    return crew__load_relaxed(&sl->cancelled) ? CREW_ECANCELED : CREW_OK;
+    return crew__slot_status(crew__slot_at(m, h.slot), h.gen);
 }
 
 int crew__slotmap_init(crew__slotmap *m) {

@@ -52,8 +52,8 @@
  * for libraries loaded later with dlopen. */
 #define CREW__TLS _Thread_local __attribute__((tls_model("initial-exec")))
 
-/* A worker subtracts finished tasks from pool->pending at least this often (worker.c). */
-#define CREW__FLUSH_EVERY 64u
+/* A worker takes this many units of pool->pending at a time as credit (worker.c). */
+#define CREW__CREDIT_BATCH 64u
 
 /* Debug-yield (liburcu's DEBUG_YIELD): built with CREW_DEBUG_YIELD, the points marked with
  * crew__debug_yield() give up the processor at random (one time in four), to shake out races
@@ -138,18 +138,38 @@ typedef struct crew__slotmap {
 crew__slot *crew__slot_at(crew__slotmap *m, uint32_t slot);
 /* Is slot one this map has issued? (Lock-free.) */
 bool crew__slot_valid(crew__slotmap *m, uint32_t slot);
-/* Open a new group of n tasks. OUT: *h. CREW_OK or CREW_ENOMEM. */
-int crew__group_open(crew__slotmap *m, uint32_t n, crew_handle *h);
+/* Free slots kept by one worker (no shared line touched to open and free its groups). */
+#define CREW__SLOT_CACHE 64u
+typedef struct crew__slot_cache {
+    unsigned n;
+    uint32_t slot[CREW__SLOT_CACHE];
+} crew__slot_cache;
+
+/* Open a new group of n tasks, taking the slot from cache if it has one (cache: the calling
+ * worker's, or NULL). OUT: *h. CREW_OK or CREW_ENOMEM. */
+int crew__group_open(crew__slotmap *m, uint32_t n, crew_handle *h, crew__slot_cache *cache);
 /* Add n tasks to an open group. CREW_OK, CREW_ESTALE or CREW_ERANGE. */
 int crew__group_add(crew__slotmap *m, crew_handle h, uint32_t n);
 /* Undo a successful crew__group_open whose tasks could not be queued (the handle was never
  * handed out). */
-void crew__group_abandon(crew__slotmap *m, uint32_t slot);
+void crew__group_abandon(crew__slotmap *m, uint32_t slot, crew__slot_cache *cache);
 /* n tasks of slot finished, were dropped, or (crew__group_done with n added earlier) were never
  * queued after all. Returns true if the group finished (its open count reached 0). */
-bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, bool dropped);
+bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, bool dropped,
+                      crew__slot_cache *cache);
 /* The group's status without the lock: 1 = still open, CREW_OK = finished, CREW_ECANCELED. */
 int crew__group_status(crew__slotmap *m, crew_handle h);
+/* The same, given the slot (a waiter looks it up once). */
+static inline int crew__slot_status(crew__slot *sl, uint32_t gen) {
+    /* Acquire: pairs with the releases in crew__group_done; a finished answer happens-after
+     * every task of the group. */
+    uint64_t st = atomic_load_explicit(&sl->state, memory_order_acquire);
+    if (crew__gen_of(st) != gen)
+        return CREW_OK;
+    if (crew__open_of(st) != 0)
+        return 1;
+    return atomic_load_explicit(&sl->cancelled, memory_order_relaxed) ? CREW_ECANCELED : CREW_OK;
+}
 int crew__slotmap_init(crew__slotmap *m); /* CREW_OK or CREW_ENOMEM */
 void crew__slotmap_free(crew__slotmap *m);
 
@@ -315,12 +335,17 @@ typedef struct crew__worker {
     crew__tstats *stats; /* lock: monitoring block, allocated on first use */
     /* Tasks this worker stole; written by the worker only, read by statistics (relaxed). */
     _Atomic uint64_t stolen;
+    crew__slot_cache slots; /* owner: free group slots cached by this worker */
     crew_task *nodes; /* owner: free crew_submit nodes cached by this worker */
     unsigned nnodes;  /* owner: how many */
-    /* Owner: tasks finished on this thread but not yet subtracted from pool->pending; the
-     * worker subtracts them in one step every CREW__FLUSH_EVERY tasks and whenever it runs out
-     * of work, so the shared count's cache line does not bounce on every task (worker.c). */
-    size_t unflushed;
+    /* Owner: units of pool->pending this worker holds but no task uses (always >= 0). A task
+     * the worker submits takes a unit from here (taking CREW__CREDIT_BATCH more from pending
+     * when none is left), a task it finishes gives its unit back here, and the worker returns
+     * the surplus above 2 x CREW__CREDIT_BATCH, and everything whenever it runs out of work.
+     * So pending never reads 0 while a task is unfinished (it counts every task plus the
+     * credit), it is exact when every worker is idle, and spawn-and-wait on a worker touches
+     * the shared count once per CREW__CREDIT_BATCH tasks at most (worker.c). */
+    size_t credit;
     crew__deque deque; /* STEAL: this worker's tasks */
     crew__lq *queue;   /* PER_WORKER: this worker's queue */
 } crew__worker;
@@ -506,7 +531,9 @@ void crew__task_dropped(crew_pool *p, crew_task *t);
 void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, bool dropped);
 /* A task that held a place in the bounded queue started or was dropped: free the place. */
 void crew__admit_release(crew_pool *p);
-/* Subtract the calling worker's finished tasks from pending now (see crew__worker). */
+/* Count n newly accepted tasks in pending (from the calling worker's credit if it is one). */
+void crew__pending_add(crew_pool *p, size_t n);
+/* Return the calling worker's credit to pending now (see crew__worker). */
 void crew__flush_finished(crew_pool *p, crew__worker *w);
 /* pool->lock held: wake up to n sleeping workers that can run newly queued work, and the
  * waiters that could help (or whose group slot got work). */

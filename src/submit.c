@@ -166,6 +166,12 @@ static void spill(crew_pool *p, crew_task **list, unsigned *n, unsigned keep) {
     crew__lock_release(&p->node_lock);
 }
 
+/* The calling worker's slot cache (group.c), or NULL for other threads. */
+static inline crew__slot_cache *own_slots(crew_pool *p) {
+    crew__worker *w = own_worker(p);
+    return w ? &w->slots : NULL;
+}
+
 crew_task *crew__node_get(crew_pool *p) {
     crew__worker *w = own_worker(p);
     crew_task **list;
@@ -340,7 +346,7 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
     }
     crew_handle h = group && !open_new ? *group : (crew_handle){0, 0};
     if (open_new)
-        rc = crew__group_open(&p->groups, (uint32_t)n, &h);
+        rc = crew__group_open(&p->groups, (uint32_t)n, &h, own_slots(p));
     else if (group)
         rc = crew__group_add(&p->groups, h, (uint32_t)n);
     if (rc != CREW_OK) {
@@ -353,8 +359,10 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
         t[i].crew_private_.slot = h.slot;
     }
     uint64_t accepted = submitted ? stamp_tasks(p, t, n, submitted) : 0;
-    /* Seq_cst increment, then the seq_cst load of the state: see above. */
-    atomic_fetch_add(&p->pending, n);
+    /* Count them (a worker uses its credit; any thread's count is in pending before the state
+     * is read: a worker's credit was added to pending earlier), then the seq_cst load of the
+     * state: see above. */
+    crew__pending_add(p, n);
     if (atomic_load(&p->state) != CREW__OPEN)
         rc = CREW_ESHUTDOWN;
     else if (caller_runs)
@@ -363,7 +371,7 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
         rc = blocking ? crew__blocking_push(p, t, n) : crew__sched_push(p, t, n);
     if (rc != CREW_OK) {
         if (open_new) {
-            crew__group_abandon(&p->groups, h.slot);
+            crew__group_abandon(&p->groups, h.slot, own_slots(p));
             crew__tasks_finished(p, 0, n, false);
         } else {
             crew__tasks_finished(p, h.slot, n, false);
@@ -455,7 +463,7 @@ int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_han
     t->priority = priority;
     t->crew_flags_ = CREW__TASK_NODE;
     t->crew_private_.slot = 0;
-    atomic_fetch_add(&p->pending, 1); /* seq_cst, then the seq_cst load of the state */
+    crew__pending_add(p, 1); /* then the seq_cst load of the state: see enqueue */
     int rc = atomic_load(&p->state) == CREW__OPEN ? crew__sched_push(p, t, 1) : CREW_ESHUTDOWN;
     if (__builtin_expect(rc != CREW_OK, 0)) {
         crew__tasks_finished(p, 0, 1, false);

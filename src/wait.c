@@ -88,16 +88,16 @@ static crew_task *sleep_waiting(crew_pool *p, crew_handle group, bool general, i
 int crew_wait(crew_pool *p, crew_handle group) {
     if (!p || group.slot == 0 || !crew__slot_valid(&p->groups, group.slot))
         return CREW_EINVAL;
-    int st = crew__group_status(&p->groups, group);
+    crew__slot *sl = crew__slot_at(&p->groups, group.slot);
+    int st = crew__slot_status(sl, group.gen);
     if (st != 1)
         return st; /* finished */
-    if (crew__in_group(p, group))
-        return CREW_EDEADLK; /* the group cannot finish while this task waits inside it */
 
     int64_t mark = mark_of(p);
     unsigned spins = 0;
+    bool checked = false;
     crew__debug_yield();
-    while ((st = crew__group_status(&p->groups, group)) == 1) {
+    while ((st = crew__slot_status(sl, group.gen)) == 1) {
         bool general = may_help_generally(p), retry = false;
         /* The group is open, so the slot still belongs to it. */
         crew_task *t = crew__sched_take_group(p, group.slot, mark);
@@ -106,6 +106,11 @@ int crew_wait(crew_pool *p, crew_handle group) {
         if (!t && (retry || spin_once(p, &spins)))
             continue;
         if (!t) {
+            /* Before the first sleep (not on every wait: it walks the frames), the check that
+             * this thread is not inside a task of the group: it could never finish. */
+            if (!checked && crew__in_group(p, group))
+                return CREW_EDEADLK;
+            checked = true;
             spins = 0;
             t = sleep_waiting(p, group, general, mark);
         }

@@ -75,7 +75,10 @@ static void pending_sub(crew_pool *p, size_t n) {
 }
 
 void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, bool dropped) {
-    if (slot != 0 && crew__group_done(&p->groups, slot, (uint32_t)n, dropped)) {
+    crew__worker *w = crew__tls_worker;
+    if (w && w->pool != p)
+        w = NULL;
+    if (slot != 0 && crew__group_done(&p->groups, slot, (uint32_t)n, dropped, w ? &w->slots : NULL)) {
         /* The group's final state before the read of its waiters (the waker's half of the
          * sleep protocol). A slot reused meanwhile only costs a spurious wake-up. */
         if (crew__waker_load(&crew__slot_at(&p->groups, slot)->waiters) != 0) {
@@ -84,22 +87,38 @@ void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, bool dropped) {
             pthread_mutex_unlock(&p->lock);
         }
     }
-    crew__worker *w = crew__tls_worker;
-    if (w && w->pool == p) { /* a worker: batch the shared decrement (see crew__worker) */
-        w->unflushed += n;
-        if (w->unflushed >= CREW__FLUSH_EVERY)
-            crew__flush_finished(p, w);
+    if (w) { /* a worker: batch the shared decrement (see crew__worker) */
+        w->credit += n;
+        if (w->credit > 2 * CREW__CREDIT_BATCH) {
+            size_t surplus = w->credit - CREW__CREDIT_BATCH;
+            w->credit = CREW__CREDIT_BATCH;
+            pending_sub(p, surplus); /* cannot reach 0: the credit kept is still counted */
+        }
         return;
     }
     pending_sub(p, n);
 }
 
 void crew__flush_finished(crew_pool *p, crew__worker *w) {
-    size_t n = w->unflushed;
+    size_t n = w->credit;
     if (n != 0) {
-        w->unflushed = 0;
+        w->credit = 0;
         pending_sub(p, n);
     }
+}
+
+void crew__pending_add(crew_pool *p, size_t n) {
+    crew__worker *w = crew__tls_worker;
+    if (w && w->pool == p) {
+        if (w->credit < n) {
+            size_t get = n - w->credit + CREW__CREDIT_BATCH;
+            atomic_fetch_add(&p->pending, get); /* seq_cst: see struct crew_pool */
+            w->credit += get;
+        }
+        w->credit -= n;
+        return;
+    }
+    atomic_fetch_add(&p->pending, n); /* seq_cst: see struct crew_pool */
 }
 
 void crew__admit_release(crew_pool *p) {
@@ -323,7 +342,7 @@ void *crew__worker_main(void *arg) {
         bool retry = false;
         crew_task *t = crew__sched_take(p, &retry);
         if (!t) {
-            crew__flush_finished(p, w); /* out of work: pending must be exact now */
+            crew__flush_finished(p, w); /* out of work: give the credit back */
             if (must_leave(p, w) && try_exit(p, w))
                 break;
             /* Relaxed: see struct crew_pool. */
