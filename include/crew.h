@@ -128,8 +128,9 @@ typedef struct crew_config {
     size_t stack_size; /* worker stack size in bytes; 0 = the system default (default 0) */
     const char *name;  /* thread name prefix, at most 6 characters are used (default "crew"):
                           workers are named "<name>-<pool id>-w<index>" */
-    unsigned spin;     /* how many times an idle worker polls for work before it sleeps
-                          (default 64; 0 = sleep at once) */
+    unsigned spin;     /* how many times an idle worker (or a waiter) polls for work before
+                          it sleeps, 16 pause instructions apart (default 64; 0 = sleep at
+                          once) */
     /* Automatic sizing (see enum crew_autosize): the pool stays within [min_threads,
      * max_threads]; `threads` is the starting size (clamped into that range). */
     unsigned autosize;       /* CREW_AUTOSIZE_OFF (default), _AIT or _BALANCE */

@@ -40,8 +40,7 @@ static bool spin_once(const crew_pool *p, unsigned *spins) {
     if (*spins >= p->spin)
         return false;
     ++*spins;
-    for (int k = 0; k < 16; k++)
-        crew__cpu_relax();
+    crew__spin_pause();
     return true;
 }
 

@@ -350,8 +350,7 @@ void *crew__worker_main(void *arg) {
                 idle_since = crew__now_ns();
             if (retry || spins < p->spin) {
                 spins++;
-                for (int k = 0; k < 16; k++)
-                    crew__cpu_relax();
+                crew__spin_pause();
                 continue;
             }
             spins = 0;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <map>
 #include <thread>
 #include <vector>
 
@@ -97,13 +98,16 @@ TEST(Groups, SlotReuseMovesTheGenerationOnAndOldHandlesStayFinished) {
     ASSERT_EQ(crew_wait(p, first), CREW_OK);
     bool reused = false;
     crew_handle prev = first;
+    std::map<uint32_t, uint32_t> last_gen{{first.slot, first.gen}}; // slot -> latest generation
     for (long i = 0; i < rounds; i++) {
         crew_handle g = CREW_HANDLE_NONE;
         ASSERT_EQ(crew_submit(p, count, &n, 0, &g), CREW_OK);
-        if (g.slot == first.slot) {
+        auto it = last_gen.find(g.slot);
+        if (it != last_gen.end()) { // a reused slot: its generation has moved on
             reused = true;
-            EXPECT_NE(g.gen, first.gen);
+            EXPECT_NE(g.gen, it->second);
         }
+        last_gen[g.slot] = g.gen;
         ASSERT_EQ(crew_wait(p, g), CREW_OK);
         // Every finished handle stays finished and refuses new tasks, reused slot or not.
         ASSERT_EQ(crew_wait(p, prev), CREW_OK);
