@@ -85,7 +85,12 @@ struct options {
     std::size_t stack_size = 0; // 0 = system default
     const char *name = "crew";  // thread name prefix
     unsigned spin = 64;         // polls before an idle worker sleeps
-    bool monitoring = false;    // reserved for statistics
+    bool monitoring = false;    // collect statistics from the start
+    unsigned scheduler = CREW_SCHED_DEFAULT; // crew_scheduler: work stealing by default
+    unsigned lock = CREW_LOCK_MUTEX;         // crew_lock: the shared queues' lock
+    unsigned max_blocking = 64;              // threads for submit_blocking tasks, at most
+    unsigned queue_capacity = 0;             // 0 = unbounded
+    unsigned full_policy = CREW_FULL_BLOCK;  // crew_full_policy: what a full queue does
 };
 
 class group;
@@ -103,6 +108,11 @@ public:
         cfg.name = o.name;
         cfg.spin = o.spin;
         cfg.monitoring = o.monitoring;
+        cfg.scheduler = o.scheduler;
+        cfg.lock = o.lock;
+        cfg.max_blocking = o.max_blocking;
+        cfg.queue_capacity = o.queue_capacity;
+        cfg.full_policy = o.full_policy;
         detail::check(crew_create(&p_, &cfg), "crew::pool");
         state_ = std::make_shared<shared>();
     }
@@ -124,6 +134,18 @@ public:
         std::packaged_task<R()> task(std::move(bound));
         std::future<R> fut = task.get_future();
         enqueue(priority, nullptr, [t = std::move(task)]() mutable { t(); });
+        return fut;
+    }
+
+    // Run f(args...), which blocks (I/O, sleeps), on the pool's blocking threads, never on a
+    // worker (CREW_TASK_BLOCKING); its result or exception comes through the future.
+    template <class F, class... A, class = std::enable_if_t<std::is_invocable_v<F, A...>>>
+    auto submit_blocking(F &&f, A &&...args) {
+        using R = std::invoke_result_t<F, A...>;
+        auto bound = detail::bind(std::forward<F>(f), std::forward<A>(args)...);
+        std::packaged_task<R()> task(std::move(bound));
+        std::future<R> fut = task.get_future();
+        enqueue(0, nullptr, [t = std::move(task)]() mutable { t(); }, CREW_TASK_BLOCKING);
         return fut;
     }
 
@@ -204,9 +226,10 @@ private:
         }
     };
 
-    template <class F> void enqueue(std::uint32_t priority, crew_handle *h, F &&f) {
+    template <class F>
+    void enqueue(std::uint32_t priority, crew_handle *h, F &&f, unsigned flags = 0) {
         detail::job *j = detail::make_job(std::forward<F>(f));
-        int rc = crew_submit(p_, detail::job::trampoline, j, priority, h);
+        int rc = crew_submit_ex(p_, detail::job::trampoline, j, priority, flags, h);
         if (rc != CREW_OK) {
             delete j;
             throw error(rc, "crew::pool::submit");

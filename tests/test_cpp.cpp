@@ -2,8 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <future>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "crew.hpp"
@@ -192,4 +195,26 @@ TEST(Cpp, Stats) {
     p.post([] {});
     p.wait();
     EXPECT_EQ(p.stats().completed, 100u);
+}
+
+TEST(Cpp, BlockingTasksAndStrategyOptions) {
+    crew::options o;
+    o.threads = 1;
+    o.scheduler = CREW_SCHED_SHARED;
+    o.lock = CREW_LOCK_SPIN;
+    o.queue_capacity = 16;
+    o.full_policy = CREW_FULL_CALLER_RUNS;
+    crew::pool p(o);
+    auto b = p.submit_blocking([] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        return 7;
+    });
+    std::vector<std::future<int>> fs;
+    for (int i = 0; i < 100; i++) // more than the capacity: the overflow runs here
+        fs.push_back(p.submit([i] { return i; }));
+    int sum = 0;
+    for (auto &f : fs)
+        sum += f.get();
+    EXPECT_EQ(sum, 4950);
+    EXPECT_EQ(b.get(), 7);
 }
