@@ -207,18 +207,24 @@ size_t crew__blocking_queued(crew_pool *p) { return crew__load_relaxed(&p->block
 void crew__blocking_stop(crew_pool *p) {
     crew__blocking *b = p->blocking;
     pthread_mutex_lock(&p->lock);
-    b->stop = true;
+    b->stop = true; /* no thread starts from here on */
     for (unsigned i = 0; i < b->nthreads; i++)
         if (b->threads[i]->sleeping) {
             b->threads[i]->sleeping = false;
             b->idle--;
             pthread_cond_signal(&b->threads[i]->cv);
         }
-    pthread_mutex_unlock(&p->lock);
-    for (unsigned i = 0; i < b->nthreads; i++) { /* no new thread starts once stop is set */
-        if (b->threads[i]->started) {
-            pthread_join(b->threads[i]->thread, NULL);
-            b->threads[i]->started = false;
-        }
+    /* Join each thread once, even when several crew_shutdown calls run at once: a caller
+     * claims a record (started -> false) under the lock, then joins it without the lock. */
+    for (unsigned i = 0; i < b->nthreads; i++) {
+        struct crew__bthread *t = b->threads[i];
+        if (!t->started)
+            continue;
+        t->started = false;
+        pthread_t th = t->thread;
+        pthread_mutex_unlock(&p->lock);
+        pthread_join(th, NULL);
+        pthread_mutex_lock(&p->lock);
     }
+    pthread_mutex_unlock(&p->lock);
 }

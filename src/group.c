@@ -65,6 +65,7 @@ static uint32_t new_slot(crew__slotmap *m) {
             c[i].queued = NULL;
             atomic_init(&c[i].next_free, 0u);
             atomic_init(&c[i].waiters, 0u);
+            atomic_init(&c[i].scattered, 0u);
         }
         /* Release: publish the initialised chunk; pairs with the acquire in crew__slot_at. */
         crew__store_release(&m->chunk[k], c);
@@ -156,10 +157,11 @@ int crew__group_add(crew__slotmap *m, crew_handle h, uint32_t n) {
 
 void crew__group_abandon(crew__slotmap *m, uint32_t slot, crew__slot_cache *cache) {
     crew__slot *sl = crew__slot_at(m, slot);
-    /* Relaxed: the handle never left this thread, so nobody can be looking. The generation
-     * stays: {slot, gen} was never handed out. */
-    uint64_t st = crew__load_relaxed(&sl->state);
-    crew__store_relaxed(&sl->state, st & ~(uint64_t)UINT32_MAX);
+    /* The generation stays: {slot, gen} was never handed out. Release, not relaxed: a waiter
+     * holding the previous group's handle may read this value and return, and must still
+     * happen-after that group's tasks (the release sequence of crew__group_open's store). */
+    uint64_t st = crew__load_relaxed(&sl->state); /* relaxed: this thread wrote it last */
+    crew__store_release(&sl->state, st & ~(uint64_t)UINT32_MAX);
     release_slot(m, slot, cache);
 }
 

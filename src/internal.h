@@ -125,6 +125,9 @@ typedef struct crew__slot {
     /* Threads asleep in a wait for this group: incremented before their last check, read by a
      * finisher after a seq_cst fence (worker.c's sleep protocol). */
     atomic_uint waiters;
+    /* Tasks of the group queued in queues that keep no group lists (PER_WORKER, the MultiQueue);
+     * relaxed, changed under those queues' locks (sched.c). */
+    atomic_uint scattered;
 } crew__slot;
 
 typedef struct crew__slotmap {
@@ -397,8 +400,10 @@ void crew__sched_worker_open(crew__worker *w); /* a (re)started worker's queue t
  * CREW_ESHUTDOWN when no queue takes pushes. */
 int crew__sched_push(crew_pool *p, crew_task *t, size_t n);
 crew_task *crew__sched_take(crew_pool *p, bool *retry); /* any task, for this thread */
-/* A task of group slot, newest first (or, for STEAL, a task this thread pushed after mark). */
-crew_task *crew__sched_take_group(crew_pool *p, uint32_t slot, int64_t mark);
+/* A task of group slot, newest first (or, for STEAL, a task this thread pushed after mark).
+ * general: the caller may take any task anyway; strategies without per-group lists then skip
+ * their search, which costs the length of every queue. */
+crew_task *crew__sched_take_group(crew_pool *p, uint32_t slot, int64_t mark, bool general);
 int64_t crew__sched_mark(crew_pool *p); /* this thread's mark for crew__sched_take_group */
 /* Put a taken task back, in front: CREW_OK, or CREW_ENOMEM (then the caller runs it). */
 int crew__sched_requeue(crew_pool *p, crew_task *t);
@@ -537,6 +542,10 @@ void crew__task_dropped(crew_pool *p, crew_task *t);
 /* n tasks of group slot (0 = none) finished, were dropped or were never queued after all:
  * count them and wake whoever waits for them. */
 void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, bool dropped);
+/* Tasks this thread pushed back into a queue while taking one (sched.c); its caller wakes
+ * sleepers for them with crew__notify_pushed_back once it holds no lock. */
+extern CREW__TLS size_t crew__tls_pushed_back;
+void crew__notify_pushed_back(crew_pool *p);
 /* A task that held a place in the bounded queue started or was dropped: free the place. */
 void crew__admit_release(crew_pool *p);
 /* Count n newly accepted tasks in pending (from the calling worker's credit if it is one). */

@@ -90,7 +90,22 @@ static int start_thread(crew_pool *p, crew__worker *w) {
     int rc = crew__spawn(&w->thread, &attr, crew__worker_main, w);
     pthread_attr_destroy(&attr);
     if (rc != 0) {
-        crew__store_relaxed(&w->state, CREW__W_EXITED); /* relaxed: never started */
+        /* No thread: hand over what submitters already put in its queue (PER_WORKER saw it
+         * RUNNING), as a leaving worker does, and mark it EXITED under the lock. */
+        crew_task *orphan = NULL;
+        size_t moved = 0;
+        pthread_mutex_lock(&p->lock);
+        if (crew__sched_worker_exit(p, w, &moved, &orphan) != CREW_OK && w->queue) {
+            crew__lock_acquire(&w->queue->lock); /* what could not move stays for helpers */
+            w->queue->closed = true;
+            crew__lock_release(&w->queue->lock);
+        }
+        if (moved != 0)
+            crew__wake_locked(p, moved, 0);
+        crew__store_relaxed(&w->state, CREW__W_EXITED); /* relaxed: under the lock */
+        pthread_mutex_unlock(&p->lock);
+        if (orphan) /* nowhere to put it: run it here rather than lose it */
+            crew__run(p, orphan);
         return CREW_EAGAIN;
     }
     w->started = true;

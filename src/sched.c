@@ -114,10 +114,25 @@ static void group_unlink(crew_pool *p, crew_task *t) {
         next->crew_private_.gprev = prev;
 }
 
+/* Queues without group lists count, per group, the tasks they hold (crew__slot.scattered), so
+ * a waiter searches them only when its group has a task queued there. */
+static inline void scatter(crew_pool *p, const crew_task *t, int d) {
+    uint32_t slot = t->crew_private_.slot;
+    if (slot != 0) /* relaxed: a count ordered by the queue's lock and the sleep protocol */
+        atomic_fetch_add_explicit(&crew__slot_at(&p->groups, slot)->scattered, (unsigned)d,
+                                  memory_order_relaxed);
+}
+
+static inline bool scattered(crew_pool *p, uint32_t slot) {
+    return crew__load_relaxed(&crew__slot_at(&p->groups, slot)->scattered) != 0; /* a hint */
+}
+
 static void lq_remove_locked(crew_pool *p, crew__lq *q, crew_task *t) {
     crew__prioq_remove(&q->q, t);
     if (q->groups)
         group_unlink(p, t);
+    else
+        scatter(p, t, -1);
 }
 
 static crew_task *lq_pop_locked(crew_pool *p, crew__lq *q) {
@@ -143,6 +158,8 @@ static int lq_push_n(crew_pool *p, crew__lq *q, crew_task *t, size_t n) {
         }
         if (q->groups)
             group_link(p, &t[i]);
+        else
+            scatter(p, &t[i], 1);
     }
     lq_publish(q);
     crew__lock_release(&q->lock);
@@ -193,6 +210,8 @@ static int lq_requeue(crew_pool *p, crew__lq *q, crew_task *t) {
     if (rc == CREW_OK) {
         if (q->groups)
             group_link(p, t);
+        else
+            scatter(p, t, 1);
         lq_publish(q);
     }
     crew__lock_release(&q->lock);
@@ -326,7 +345,6 @@ static int cmp_lq(const void *a, const void *b) {
  * PUSH_TARGETS_MAX); closed queues are skipped. CREW_OK, CREW_ENOMEM or CREW_ESHUTDOWN (every
  * target closed). */
 static int push_spread(crew_pool *p, crew__lq **q, unsigned m, crew_task *t, size_t n) {
-    crew__unused(p);
     size_t pushed[PUSH_TARGETS_MAX] = {0}; /* tasks queued in q[i], from t + first[i] */
     size_t first[PUSH_TARGETS_MAX] = {0};
     qsort(q, m, sizeof *q, cmp_lq);
@@ -342,17 +360,19 @@ static int push_spread(crew_pool *p, crew__lq **q, unsigned m, crew_task *t, siz
             continue;
         size_t len = n / slices + (s++ < n % slices);
         first[i] = done;
-        for (; pushed[i] < len; pushed[i]++)
+        for (; pushed[i] < len; pushed[i]++) {
             if (crew__prioq_push(&q[i]->q, &t[done + pushed[i]]) != CREW_OK) {
                 rc = CREW_ENOMEM;
                 break;
             }
+            scatter(p, &t[done + pushed[i]], 1); /* these queues keep no group lists */
+        }
         done += pushed[i];
     }
     for (unsigned i = m; i-- > 0;) {
         if (rc != CREW_OK) /* nobody saw them: take them all back */
             for (size_t k = 0; k < pushed[i]; k++)
-                crew__prioq_remove(&q[i]->q, &t[first[i] + k]);
+                lq_remove_locked(p, q[i], &t[first[i] + k]);
         lq_publish(q[i]);
         crew__lock_release(&q[i]->lock);
     }
@@ -421,6 +441,7 @@ static crew_task *take_external_group(crew_pool *p, uint32_t slot) {
     crew_task *t = crew__deque_take(&x->deque);
     if (t && t->crew_private_.slot != slot) {
         crew__deque_push(&x->deque, t, 1); /* cannot fail: its place is free */
+        crew__tls_pushed_back++;
         t = NULL;
     }
     crew__lock_release(&x->lock);
@@ -526,6 +547,7 @@ static crew_task *take_injected(crew_pool *p, crew__worker *w) {
         for (size_t i = 1; i < n; i++)
             rev[i - 1] = batch[n - i];
         crew__deque_push_ptrs(&w->deque, rev, n - 1);
+        crew__tls_pushed_back += n - 1; /* others may steal them: wake a sleeper */
     }
     return batch[0];
 }
@@ -543,6 +565,7 @@ static crew_task *take_steal(crew_pool *p, crew__worker *w, bool *retry) {
                 u = lq_take(p, p->central);
             if (u) { /* cannot fail: the place t left is free again */
                 crew__deque_push(&w->deque, t, 1);
+                crew__tls_pushed_back++;
                 return u;
             }
         }
@@ -610,7 +633,8 @@ crew_task *crew__sched_take(crew_pool *p, bool *retry) {
     }
 }
 
-crew_task *crew__sched_take_group(crew_pool *p, uint32_t slot, int64_t mark) {
+crew_task *crew__sched_take_group(crew_pool *p, uint32_t slot, int64_t mark, bool general) {
+    crew__unused(general);
     crew__worker *w = self_of(p);
     crew_task *t = NULL;
     switch (p->sched) {
@@ -625,6 +649,8 @@ crew_task *crew__sched_take_group(crew_pool *p, uint32_t slot, int64_t mark) {
     case CREW_SCHED_SHARED:
         return lq_take_group(p, p->central, slot);
     case CREW_SCHED_SHARED_LOCKFREE:
+        if (!scattered(p, slot))
+            return NULL;
         /* Highest address first: an array's last slice, its newest tasks, went to the
          * highest-addressed of its queues (push_spread). */
         for (unsigned i = p->nmq; i-- > 0 && !t;)
@@ -632,6 +658,8 @@ crew_task *crew__sched_take_group(crew_pool *p, uint32_t slot, int64_t mark) {
         return t;
     case CREW_SCHED_PER_WORKER:
     default:
+        if (!scattered(p, slot))
+            return NULL;
         if (w)
             t = lq_take_group(p, w->queue, slot);
         for (unsigned i = 0, nw = crew__nworkers(p); i < nw && !t; i++)
@@ -678,8 +706,21 @@ int crew__sched_worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_t
         crew__lock_acquire(&w->queue->lock);
         w->queue->closed = true;
         crew__lock_release(&w->queue->lock);
+        /* One target queue at a time (the next running worker's), not a round-robin push per
+         * task: a long backlog moves in two lock operations a task. */
+        unsigned nw = crew__nworkers(p), k = crew__fetch_add_relaxed(&p->rr, 1u), tries = 0;
+        crew__lq *target = NULL;
         while ((t = lq_take(p, w->queue)) != NULL) {
-            int rc = crew__sched_push(p, t, 1);
+            int rc = target ? lq_push_n(p, target, t, 1) : CREW_ESHUTDOWN;
+            while (rc == CREW_ESHUTDOWN && tries < nw) { /* no target yet, or it closed */
+                crew__worker *v = crew__worker_at(p, k++ % nw);
+                tries++;
+                /* Relaxed: a hint; a closed queue refuses the push under its lock. */
+                if (v != w && crew__load_relaxed(&v->state) == CREW__W_RUNNING) {
+                    target = v->queue;
+                    rc = lq_push_n(p, target, t, 1);
+                }
+            }
             if (rc == CREW_OK) {
                 ++*moved;
                 continue;
@@ -687,7 +728,7 @@ int crew__sched_worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_t
             if (lq_requeue(p, w->queue, t) != CREW_OK)
                 *orphan = t;
             if (rc == CREW_ESHUTDOWN && !*orphan)
-                break;
+                break; /* no running worker: the rest stay here, visible to helpers */
             crew__lock_acquire(&w->queue->lock); /* out of memory: stay and work */
             w->queue->closed = false;
             crew__lock_release(&w->queue->lock);

@@ -66,7 +66,7 @@ static crew_task *sleep_waiting(crew_pool *p, crew_handle group, bool general, i
                    : atomic_load(&p->pending) == 0; /* seq_cst: see struct crew_pool */
     if (!done) {
         if (sl)
-            t = crew__sched_take_group(p, group.slot, mark);
+            t = crew__sched_take_group(p, group.slot, mark, general);
         if (!t && general)
             t = crew__sched_take(p, &retry);
         if (!t && !retry)
@@ -81,6 +81,8 @@ static crew_task *sleep_waiting(crew_pool *p, crew_handle group, bool general, i
     else
         atomic_fetch_sub(&p->quiet_sleepers, 1u);
     pthread_mutex_unlock(&p->lock);
+    if (crew__tls_pushed_back) /* the last look put a task back: wake someone for it */
+        crew__notify_pushed_back(p);
     return t;
 }
 
@@ -99,7 +101,7 @@ int crew_wait(crew_pool *p, crew_handle group) {
     while ((st = crew__slot_status(sl, group.gen)) == 1) {
         bool general = may_help_generally(p), retry = false;
         /* The group is open, so the slot still belongs to it. */
-        crew_task *t = crew__sched_take_group(p, group.slot, mark);
+        crew_task *t = crew__sched_take_group(p, group.slot, mark, general);
         if (!t && general)
             t = crew__sched_take(p, &retry);
         if (!t && (retry || spin_once(p, &spins)))
@@ -111,9 +113,13 @@ int crew_wait(crew_pool *p, crew_handle group) {
                 return CREW_EDEADLK;
             checked = true;
             spins = 0;
+            if (crew__tls_pushed_back)
+                crew__notify_pushed_back(p);
             t = sleep_waiting(p, group, general, mark);
         }
         if (t) {
+            if (crew__tls_pushed_back)
+                crew__notify_pushed_back(p);
             crew__run(p, t);
             spins = 0;
         }
@@ -134,6 +140,8 @@ void crew__help_until_quiet(crew_pool *p) {
             t = sleep_waiting(p, CREW_HANDLE_NONE, general, 0);
         }
         if (t) {
+            if (crew__tls_pushed_back)
+                crew__notify_pushed_back(p);
             crew__run(p, t);
             spins = 0;
         }

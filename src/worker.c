@@ -72,6 +72,11 @@ static void pending_sub(crew_pool *p, size_t n) {
         pthread_cond_broadcast(&p->wait_cv);
         pthread_mutex_unlock(&p->lock);
     }
+    /* A closing pool's workers sleep until nothing is pending, then leave (must_leave); a
+     * submission that raced with crew_shutdown can be what brings pending back to 0, after
+     * shutdown's last wake-up, so this thread wakes them. Seq_cst load: see crew_pool. */
+    if (atomic_load(&p->state) != CREW__OPEN && crew__waker_load(&p->sleepers) != 0)
+        crew__notify_all(p);
 }
 
 void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, bool dropped) {
@@ -121,13 +126,23 @@ void crew__pending_add(crew_pool *p, size_t n) {
     atomic_fetch_add(&p->pending, n); /* seq_cst: see struct crew_pool */
 }
 
+CREW__TLS size_t crew__tls_pushed_back;
+
+void crew__notify_pushed_back(crew_pool *p) {
+    size_t n = crew__tls_pushed_back;
+    crew__tls_pushed_back = 0;
+    crew__notify_work(p, n, 0);
+}
+
 void crew__admit_release(crew_pool *p) {
     /* Seq_cst: the freed place, then the read of space_sleepers (the waker's half of the sleep
      * protocol, against a submitter that waits for room). */
     atomic_fetch_sub(&p->admitted, 1);
     if (crew__waker_load(&p->space_sleepers) != 0) {
         pthread_mutex_lock(&p->lock);
-        pthread_cond_signal(&p->space_cv);
+        /* Broadcast: waiters need different amounts of room, and one that times out or cannot
+         * use the room would otherwise swallow the wake-up. */
+        pthread_cond_broadcast(&p->space_cv);
         pthread_mutex_unlock(&p->lock);
     }
 }
@@ -306,6 +321,8 @@ static crew_task *sleep_for_work(crew_pool *p, crew__worker *w) {
         atomic_fetch_sub(&p->sleepers, 1u); /* seq_cst: pairs with the increment */
     }
     pthread_mutex_unlock(&p->lock);
+    if (crew__tls_pushed_back) /* the last look put a task back: wake someone for it */
+        crew__notify_pushed_back(p);
     return t;
 }
 
@@ -357,6 +374,8 @@ void *crew__worker_main(void *arg) {
             if (!(t = sleep_for_work(p, w)))
                 continue;
         }
+        if (crew__tls_pushed_back)
+            crew__notify_pushed_back(p);
         /* Relaxed: resize marks under the lock; re-checking after the take is what bounds the
          * workers that start tasks once crew_resize has returned. */
         if (crew__load_relaxed(&w->state) != CREW__W_RUNNING &&

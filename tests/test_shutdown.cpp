@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -198,4 +199,55 @@ TEST(Shutdown, DestroyWithQueuedWorkDrainsIt) {
     EXPECT_EQ(crew_destroy(p), CREW_OK);
     for (auto &c : cells)
         ASSERT_EQ(c.runs.load(), 1);
+}
+
+// Submissions racing a shutdown (they raise pending for a moment after it reached 0, then see
+// the pool closing and take it back): the shutdown still ends, every time (a lost wake-up of
+// sleeping workers once made it wait forever in the join).
+TEST(Shutdown, SubmittersRacingShutdownNeverHangIt) {
+    const long rounds = crewtest::scaled(300);
+    for (long r = 0; r < rounds; r++) {
+        crew_config cfg;
+        crew_config_init(&cfg);
+        cfg.threads = 3;
+        cfg.spin = 0; // sleep at once: the racy path
+        crew_pool *p = nullptr;
+        ASSERT_EQ(crew_create(&p, &cfg), CREW_OK);
+        std::atomic<bool> stop{false};
+        std::vector<std::thread> subs;
+        for (int k = 0; k < 2; k++)
+            subs.emplace_back([&] {
+                while (!stop) { // on through the shutdown: refused submissions still count
+                    int rc = crew_submit(p, [](void *) {}, nullptr, 0, nullptr);
+                    EXPECT_TRUE(rc == CREW_OK || rc == CREW_ESHUTDOWN) << crew_strerror(rc);
+                }
+            });
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        EXPECT_EQ(crew_shutdown(p, r % 2 ? CREW_CANCEL : CREW_DRAIN), CREW_OK);
+        stop = true;
+        for (auto &t : subs)
+            t.join();
+        crew_destroy(p);
+    }
+}
+
+// Two shutdowns at once on a pool with blocking threads: each thread is joined once.
+TEST(Shutdown, ConcurrentShutdownsJoinBlockingThreadsOnce) {
+    const long rounds = crewtest::scaled(100);
+    for (long r = 0; r < rounds; r++) {
+        crew_config cfg;
+        crew_config_init(&cfg);
+        cfg.threads = 2;
+        crew_pool *p = nullptr;
+        ASSERT_EQ(crew_create(&p, &cfg), CREW_OK);
+        for (int k = 0; k < 8; k++)
+            ASSERT_EQ(crew_submit_ex(p, [](void *) {}, nullptr, 0, CREW_TASK_BLOCKING, nullptr),
+                      CREW_OK);
+        ASSERT_EQ(crew_wait_all(p), CREW_OK);
+        std::thread a([&] { EXPECT_EQ(crew_shutdown(p, CREW_DRAIN), CREW_OK); });
+        std::thread b([&] { EXPECT_EQ(crew_shutdown(p, CREW_CANCEL), CREW_OK); });
+        a.join();
+        b.join();
+        crew_destroy(p);
+    }
 }
