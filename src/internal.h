@@ -324,6 +324,12 @@ typedef struct crew__lq {
     bool closed; /* lock: a PER_WORKER queue whose worker exited takes no pushes */
 } crew__lq;
 
+/* submit.c: free crew_submit nodes cached by one thread (a worker's, or a producer's). */
+typedef struct crew__node_list {
+    crew_task *head; /* linked by crew_private_.gnext */
+    unsigned n;
+} crew__node_list;
+
 /* sched.c: an external submission slot (STEAL): a deque whose owner side is locked. */
 #define CREW__EXT_SLOTS 8u
 typedef struct crew__ext {
@@ -347,8 +353,7 @@ typedef struct crew__worker {
     /* Tasks this worker stole; written by the worker only, read by statistics (relaxed). */
     _Atomic uint64_t stolen;
     crew__slot_cache slots; /* owner: free group slots cached by this worker */
-    crew_task *nodes; /* owner: free crew_submit nodes cached by this worker */
-    unsigned nnodes;  /* owner: how many */
+    crew__node_list nodes; /* owner: free crew_submit nodes cached by this worker */
     /* Owner: units of pool->pending this worker holds but no task uses (always >= 0). A task
      * the worker submits takes a unit from here (taking CREW__CREDIT_BATCH more from pending
      * when none is left), a task it finishes gives its unit back here, and the worker returns
@@ -542,8 +547,9 @@ void crew__task_dropped(crew_pool *p, crew_task *t);
 /* n tasks of group slot (0 = none) finished, were dropped or were never queued after all:
  * count them and wake whoever waits for them. */
 void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, bool dropped);
-/* Tasks this thread pushed back into a queue while taking one (sched.c); its caller wakes
- * sleepers for them with crew__notify_pushed_back once it holds no lock. */
+/* Tasks this thread pushed back into a queue while taking one (sched.c). crew__run wakes a
+ * sleeper for them before it runs the task taken; a taker that ends up sleeping instead calls
+ * crew__notify_pushed_back itself once it holds no lock. */
 extern CREW__TLS size_t crew__tls_pushed_back;
 void crew__notify_pushed_back(crew_pool *p);
 /* A task that held a place in the bounded queue started or was dropped: free the place. */

@@ -135,11 +135,20 @@ static void drop_level(crew__prioq *q, crew__level *l) {
 
 /* ---- tasks ---- */
 
-int crew__prioq_push(crew__prioq *q, crew_task *t) {
+/* Count t into the level of its priority (made if needed); NULL if out of memory. */
+static crew__level *enter(crew__prioq *q, crew_task *t) {
     crew__level *l = find(q, t->priority);
     if (!l && !(l = add_level(q, t->priority)))
-        return CREW_ENOMEM;
+        return NULL;
     t->crew_private_.level = l;
+    q->n++;
+    return l;
+}
+
+int crew__prioq_push(crew__prioq *q, crew_task *t) {
+    crew__level *l = enter(q, t);
+    if (!l)
+        return CREW_ENOMEM;
     t->crew_private_.qnext = NULL;
     t->crew_private_.qprev = l->tail;
     if (l->tail)
@@ -147,15 +156,13 @@ int crew__prioq_push(crew__prioq *q, crew_task *t) {
     else
         l->head = t;
     l->tail = t;
-    q->n++;
     return CREW_OK;
 }
 
 int crew__prioq_push_front(crew__prioq *q, crew_task *t) {
-    crew__level *l = find(q, t->priority);
-    if (!l && !(l = add_level(q, t->priority)))
+    crew__level *l = enter(q, t);
+    if (!l)
         return CREW_ENOMEM;
-    t->crew_private_.level = l;
     t->crew_private_.qprev = NULL;
     t->crew_private_.qnext = l->head;
     if (l->head)
@@ -163,7 +170,6 @@ int crew__prioq_push_front(crew__prioq *q, crew_task *t) {
     else
         l->tail = t;
     l->head = t;
-    q->n++;
     return CREW_OK;
 }
 

@@ -59,8 +59,7 @@ static inline crew__worker *own_worker(crew_pool *p) {
 typedef struct node_cache {
     crew_pool *pool; /* the pool the nodes belong to (compared, never dereferenced, if stale) */
     uint64_t serial; /* its serial number */
-    crew_task *nodes;
-    unsigned n;
+    crew__node_list nodes;
 } node_cache;
 
 static CREW__TLS node_cache tls_cache;
@@ -71,24 +70,28 @@ static crew_pool **registry; /* registry_lock: live pools */
 static size_t nregistry, cap_registry;
 static uint64_t next_serial; /* registry_lock */
 
+/* Move nodes from l back to the pool's free list until l holds keep. */
+static void spill(crew_pool *p, crew__node_list *l, unsigned keep) {
+    crew__lock_acquire(&p->node_lock);
+    while (l->n > keep) {
+        crew_task *u = l->head;
+        l->head = u->crew_private_.gnext;
+        l->n--;
+        u->crew_private_.gnext = p->free_nodes;
+        p->free_nodes = u;
+    }
+    crew__lock_release(&p->node_lock);
+}
+
 /* Give c's nodes back to their pool if it is still alive; forget them otherwise. */
 static void cache_flush(node_cache *c) {
-    if (c->n != 0) {
+    if (c->nodes.n != 0) {
         pthread_mutex_lock(&registry_lock);
-        for (size_t i = 0; i < nregistry; i++) {
-            crew_pool *p = registry[i];
-            if (p == c->pool && p->serial == c->serial) {
-                crew__lock_acquire(&p->node_lock);
-                while (c->nodes) {
-                    crew_task *t = c->nodes;
-                    c->nodes = t->crew_private_.gnext;
-                    t->crew_private_.gnext = p->free_nodes;
-                    p->free_nodes = t;
-                }
-                crew__lock_release(&p->node_lock);
+        for (size_t i = 0; i < nregistry; i++)
+            if (registry[i] == c->pool && registry[i]->serial == c->serial) {
+                spill(registry[i], &c->nodes, 0);
                 break;
             }
-        }
         pthread_mutex_unlock(&registry_lock);
     }
     *c = (node_cache){0};
@@ -143,27 +146,10 @@ static node_cache *cache_for(crew_pool *p) {
     return c;
 }
 
-/* Move up to `want` free nodes from the pool's list (allocating if it runs dry) onto *list.
- * node_lock held. */
-static void refill_locked(crew_pool *p, crew_task **list, unsigned *n, unsigned want) {
-    for (crew_task *u; *n < want && (u = pool_node_locked(p)) != NULL;) {
-        u->crew_private_.gnext = *list;
-        *list = u;
-        ++*n;
-    }
-}
-
-/* Move nodes from *list back to the pool's list until *n is keep. */
-static void spill(crew_pool *p, crew_task **list, unsigned *n, unsigned keep) {
-    crew__lock_acquire(&p->node_lock);
-    while (*n > keep) {
-        crew_task *u = *list;
-        *list = u->crew_private_.gnext;
-        --*n;
-        u->crew_private_.gnext = p->free_nodes;
-        p->free_nodes = u;
-    }
-    crew__lock_release(&p->node_lock);
+/* The calling thread's node list for p: its worker's, or its producer cache (made p's). */
+static crew__node_list *node_list(crew_pool *p) {
+    crew__worker *w = own_worker(p);
+    return w ? &w->nodes : &cache_for(p)->nodes;
 }
 
 /* The calling worker's slot cache (group.c), or NULL for other threads. */
@@ -173,44 +159,32 @@ static inline crew__slot_cache *own_slots(crew_pool *p) {
 }
 
 crew_task *crew__node_get(crew_pool *p) {
-    crew__worker *w = own_worker(p);
-    crew_task **list;
-    unsigned *n;
-    if (w) {
-        list = &w->nodes, n = &w->nnodes;
-    } else {
-        node_cache *c = cache_for(p);
-        list = &c->nodes, n = &c->n;
-    }
-    if (!*list) { /* refill while we hold the lock */
+    crew__node_list *l = node_list(p);
+    if (!l->head) { /* refill a batch while we hold the lock */
         crew__lock_acquire(&p->node_lock);
-        refill_locked(p, list, n, NODE_BATCH);
+        for (crew_task *u; l->n < NODE_BATCH && (u = pool_node_locked(p)) != NULL;) {
+            u->crew_private_.gnext = l->head;
+            l->head = u;
+            l->n++;
+        }
         crew__lock_release(&p->node_lock);
-        if (!*list)
+        if (!l->head)
             return NULL;
     }
-    crew_task *t = *list;
-    *list = t->crew_private_.gnext;
-    --*n;
+    crew_task *t = l->head;
+    l->head = t->crew_private_.gnext;
+    l->n--;
     return t;
 }
 
 void crew__node_release(crew_pool *p, crew_task *t) {
-    crew__worker *w = own_worker(p);
-    crew_task **list;
-    unsigned *n;
-    if (w) {
-        list = &w->nodes, n = &w->nnodes;
-    } else {
-        node_cache *c = cache_for(p);
-        list = &c->nodes, n = &c->n;
-    }
-    t->crew_private_.gnext = *list;
-    *list = t;
+    crew__node_list *l = node_list(p);
+    t->crew_private_.gnext = l->head;
+    l->head = t;
     /* Too many: give a batch back, so nodes flow from the threads that run tasks to the
      * threads that submit them. */
-    if (++*n > NODE_CACHE_MAX)
-        spill(p, list, n, NODE_CACHE_MAX - NODE_BATCH);
+    if (++l->n > NODE_CACHE_MAX)
+        spill(p, l, NODE_CACHE_MAX - NODE_BATCH);
 }
 
 void crew__nodes_free(crew_pool *p) {

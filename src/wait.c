@@ -109,8 +109,10 @@ int crew_wait(crew_pool *p, crew_handle group) {
         if (!t) {
             /* Before the first sleep (not on every wait: it walks the frames), the check that
              * this thread is not inside a task of the group: it could never finish. */
-            if (!checked && crew__in_group(p, group))
-                return CREW_EDEADLK;
+            if (!checked && crew__in_group(p, group)) {
+                st = CREW_EDEADLK;
+                break;
+            }
             checked = true;
             spins = 0;
             if (crew__tls_pushed_back)
@@ -118,12 +120,12 @@ int crew_wait(crew_pool *p, crew_handle group) {
             t = sleep_waiting(p, group, general, mark);
         }
         if (t) {
-            if (crew__tls_pushed_back)
-                crew__notify_pushed_back(p);
             crew__run(p, t);
             spins = 0;
         }
     }
+    if (crew__tls_pushed_back) /* put back by the last look, and not run or slept on */
+        crew__notify_pushed_back(p);
     return st;
 }
 
@@ -140,8 +142,6 @@ void crew__help_until_quiet(crew_pool *p) {
             t = sleep_waiting(p, CREW_HANDLE_NONE, general, 0);
         }
         if (t) {
-            if (crew__tls_pushed_back)
-                crew__notify_pushed_back(p);
             crew__run(p, t);
             spins = 0;
         }

@@ -217,6 +217,10 @@ static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t
 }
 
 void crew__run(crew_pool *p, crew_task *t) {
+    /* Whoever runs a task first wakes a sleeper for tasks it put back while taking this one
+     * (sched.c); here no lock is held. */
+    if (__builtin_expect(crew__tls_pushed_back != 0, 0))
+        crew__notify_pushed_back(p);
     if (__builtin_expect((t->crew_flags_ & (CREW__TASK_STAMPED | CREW__TASK_BOUNDED)) != 0, 0)) {
         run_timed(p, t);
         return;
@@ -374,13 +378,12 @@ void *crew__worker_main(void *arg) {
             if (!(t = sleep_for_work(p, w)))
                 continue;
         }
-        if (crew__tls_pushed_back)
-            crew__notify_pushed_back(p);
         /* Relaxed: resize marks under the lock; re-checking after the take is what bounds the
          * workers that start tasks once crew_resize has returned. */
         if (crew__load_relaxed(&w->state) != CREW__W_RUNNING &&
             crew__sched_requeue(p, t) == CREW_OK) {
-            crew__notify_work(p, 1, 0);
+            crew__tls_pushed_back++; /* t itself, and whatever the take put back */
+            crew__notify_pushed_back(p);
             crew__flush_finished(p, w);
             if (try_exit(p, w))
                 break;

@@ -101,16 +101,20 @@ inline std::string scheduler() {
 }
 inline bool strict_priority() { return scheduler() != "lockfree"; }
 
-// Make a pool or fail the test.
+// Make a pool from cfg (start from crew_config_init), or abort the test.
+inline crew_pool *make_pool(const crew_config &cfg) {
+    crew_pool *p = nullptr;
+    if (crew_create(&p, &cfg) != CREW_OK)
+        std::abort();
+    return p;
+}
+
+// Make a pool of `threads` workers with the default settings, or abort the test.
 inline crew_pool *make_pool(unsigned threads) {
     crew_config cfg;
     crew_config_init(&cfg);
     cfg.threads = threads;
-    crew_pool *p = nullptr;
-    int rc = crew_create(&p, &cfg);
-    if (rc != CREW_OK)
-        std::abort();
-    return p;
+    return make_pool(cfg);
 }
 
 } // namespace crewtest

@@ -21,10 +21,7 @@ crew_pool *make_blocking_pool(unsigned threads, unsigned max_blocking, unsigned 
     cfg.threads = threads;
     cfg.max_blocking = max_blocking;
     cfg.blocking_idle_ms = idle_ms;
-    crew_pool *p = nullptr;
-    if (crew_create(&p, &cfg) != CREW_OK)
-        std::abort();
-    return p;
+    return crewtest::make_pool(cfg);
 }
 
 struct Timeline {
