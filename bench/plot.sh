@@ -86,4 +86,8 @@ EOF
     echo "![seed 001 Fig. 6](sizing_rait.png)"
     [ -n "$dplots" ] && echo "![seed 001 Fig. 10](sizing_dynamic.png)"
 fi
+# Plots of the other sections: one script each in bench/plots/, sourced with $dir and $term set.
+for extra in "$(dirname "$0")"/plots/*.sh; do
+    [ -f "$extra" ] && . "$extra"
+done
 rm -f "$dir"/*.dat

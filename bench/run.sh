@@ -38,9 +38,10 @@ cores=$(nproc)
     echo
 } >"$report"
 
-step() { printf '[bench] %s\n' "$*" >&2; }
+nstep=0
+step() { nstep=$((nstep + 1)); printf '[bench] %d. %s\n' "$nstep" "$*" >&2; }
 
-step "1/9 seed 000 Fig. 7: pool vs thread-per-request ($repeats runs)"
+step "seed 000 Fig. 7: pool vs thread-per-request ($repeats runs)"
 {
     echo "## Seed 000 Fig. 7: pool vs thread-per-request"
     echo
@@ -53,7 +54,7 @@ step "1/9 seed 000 Fig. 7: pool vs thread-per-request ($repeats runs)"
 "$bin/fig7_pool_vs_tpr" -t 4,8,16,32 -r "$repeats" -w "$work" -c "$out/fig7.csv" | tee -a "$report"
 printf '```\n\n' >>"$report"
 
-step "2/9 seed 000 Fig. 8: waiting vs completion time"
+step "seed 000 Fig. 8: waiting vs completion time"
 {
     echo "## Seed 000 Fig. 8: average waiting vs completion time, 10,000 tasks"
     echo
@@ -66,7 +67,7 @@ step "2/9 seed 000 Fig. 8: waiting vs completion time"
 "$bin/fig8_wait_vs_complete" -t 4,8,16,32 -r "$repeats" | tee -a "$report"
 printf '```\n\n' >>"$report"
 
-step "3/9 empty-task throughput, one producer ($repeats runs)"
+step "empty-task throughput, one producer ($repeats runs)"
 {
     echo "## Empty-task throughput"
     echo
@@ -79,7 +80,7 @@ step "3/9 empty-task throughput, one producer ($repeats runs)"
 "$bin/empty_tasks" -t "$cores" -n "$empty_n" -r "$repeats" -m array | tee -a "$report"
 printf '```\n\n' >>"$report"
 
-step "4/9 crew against peer pools (empty, fork-join, fib, matmul)"
+step "crew against peer pools (empty, fork-join, fib, matmul)"
 {
     echo "## crew against the pools people use today"
     echo
@@ -92,7 +93,7 @@ step "4/9 crew against peer pools (empty, fork-join, fib, matmul)"
 "$bin/bench_peers" $peers_args -c "$out/peers.csv" -S "$out/summary.md" | tee -a "$report"
 printf '```\n\n' >>"$report"
 
-step "5/9 scheduling strategies side by side (seed 000 Fig. 10, seed 004 Fig. 5)"
+step "scheduling strategies side by side (seed 000 Fig. 10, seed 004 Fig. 5)"
 {
     echo "## Scheduling strategies: seed 000 Fig. 10 (mutex vs lock-free queue), seed 004 Fig. 5"
     echo
@@ -110,7 +111,7 @@ step "5/9 scheduling strategies side by side (seed 000 Fig. 10, seed 004 Fig. 5)
     -c "$out/strategies.csv" | tee -a "$report"
 printf '```\n\n' >>"$report"
 
-step "6/9 instructions per empty task (callgrind)"
+step "instructions per empty task (callgrind)"
 {
     echo "## Instructions per empty task (callgrind, one worker, start-up subtracted)"
     echo
@@ -125,7 +126,7 @@ else
 fi
 printf '```\n\n' >>"$report"
 
-step "7/9 parallel primitives: sum and filter over n doubles"
+step "parallel primitives: sum and filter over n doubles"
 {
     echo "## Parallel primitives: sum and stable filter (seed 000's BOLSTER primitives)"
     echo
@@ -138,7 +139,7 @@ step "7/9 parallel primitives: sum and filter over n doubles"
 "$bin/bench_primitives" $prim_args | tee -a "$report"
 printf '```\n\n' >>"$report"
 
-step "8/9 the HTTP example under wrk (seeds 001 and 004: a server on a pool)"
+step "the HTTP example under wrk (seeds 001 and 004: a server on a pool)"
 {
     echo "## HTTP server on a crew pool vs thread-per-connection (wrk, 64 connections, 127.0.0.1)"
     echo
@@ -147,7 +148,7 @@ step "8/9 the HTTP example under wrk (seeds 001 and 004: a server on a pool)"
 bench/http.sh "$http_secs" 64 | tee -a "$report"
 printf '```\n\n' >>"$report"
 
-step "9/9 seed 001 sizing study: static sizes, RAIT, AIT vs BALANCE controllers"
+step "seed 001 sizing study: static sizes, RAIT, AIT vs BALANCE controllers"
 {
     echo "## Seed 001 Figs. 5-7, 10, 11: pool size, idle time and automatic sizing"
     echo
@@ -160,6 +161,12 @@ step "9/9 seed 001 sizing study: static sizes, RAIT, AIT vs BALANCE controllers"
 # shellcheck disable=SC2086
 "$bin/bench_sizing" $sizing_args -c "$out/sizing.csv" | tee -a "$report"
 printf '```\n' >>"$report"
+
+# @@seed002-mix@@
+
+# @@seed003-io@@
+
+# @@fig9-slots@@
 
 step "plots"
 {
