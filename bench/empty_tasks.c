@@ -3,7 +3,8 @@
  * crew_wait_all. Reports tasks per second (median, min, max of -r runs). Run under
  * `valgrind --tool=callgrind` with -r 1 to count instructions per task.
  *
- * Usage: empty_tasks [-t threads] [-n tasks] [-r repeats] [-m submit|array]
+ * Usage: empty_tasks [-t threads] [-n tasks] [-r repeats] [-m submit|array] [-M]
+ *   -M  with monitoring on (crew_config.monitoring)
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -30,8 +31,8 @@ static int cmp_double(const void *a, const void *b) {
 int main(int argc, char **argv) {
     unsigned threads = 2;
     long n = 1000000;
-    int repeats = 5, array = 0, opt;
-    while ((opt = getopt(argc, argv, "t:n:r:m:h")) != -1) {
+    int repeats = 5, array = 0, monitoring = 0, opt;
+    while ((opt = getopt(argc, argv, "t:n:r:m:Mh")) != -1) {
         switch (opt) {
         case 't':
             threads = (unsigned)atoi(optarg);
@@ -45,8 +46,12 @@ int main(int argc, char **argv) {
         case 'm':
             array = strcmp(optarg, "array") == 0;
             break;
+        case 'M':
+            monitoring = 1;
+            break;
         default:
-            fprintf(stderr, "usage: %s [-t threads] [-n tasks] [-r repeats] [-m submit|array]\n",
+            fprintf(stderr,
+                    "usage: %s [-t threads] [-n tasks] [-r repeats] [-m submit|array] [-M]\n",
                     argv[0]);
             return opt == 'h' ? 0 : 2;
         }
@@ -58,6 +63,7 @@ int main(int argc, char **argv) {
     crew_config cfg;
     crew_config_init(&cfg);
     cfg.threads = threads;
+    cfg.monitoring = monitoring;
     crew_pool *p;
     int rc = crew_create(&p, &cfg);
     if (rc != CREW_OK) {
@@ -85,9 +91,10 @@ int main(int argc, char **argv) {
         rate[r] = n / (now_s() - t0);
     }
     qsort(rate, (size_t)repeats, sizeof *rate, cmp_double);
-    printf("empty tasks (%s, %u threads, %ld tasks, %d runs): %.0f tasks/s median "
+    printf("empty tasks (%s%s, %u threads, %ld tasks, %d runs): %.0f tasks/s median "
            "(min %.0f, max %.0f)\n",
-           array ? "crew_enqueue_tasks" : "crew_submit", threads, n, repeats,
+           array ? "crew_enqueue_tasks" : "crew_submit", monitoring ? ", monitoring on" : "",
+           threads, n, repeats,
            rate[repeats / 2], rate[0], rate[repeats - 1]);
     crew_destroy(p);
     free(tasks);

@@ -8,9 +8,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=build/release/bench/bench_peers
-small=2000 big=102000
+small=2000 big=102000 quick=0
 if [ "${1:-}" = "--quick" ]; then
-    small=1000 big=11000
+    small=1000 big=11000 quick=1
     shift
 fi
 peers=("$@")
@@ -38,4 +38,32 @@ for p in "${peers[@]}"; do
     fi
     awk -v p="$p" -v a="$a" -v b="$b" -v n=$((big - small)) \
         'BEGIN { printf "%-18s %12.0f\n", p, (b - a) / n }'
+done
+
+# What monitoring costs (issue: "when off it costs nothing measurable"): crew_submit of empty
+# tasks on one worker, in a build without monitoring (CREW_MONITORING=OFF, built here into
+# build/nomon when cmake is there, except in --quick mode), and in the normal build with
+# monitoring off and on.
+et=build/release/bench/empty_tasks
+nomon=build/nomon/bench/empty_tasks
+if [ ! -x "$nomon" ] && [ $quick = 0 ] && command -v cmake >/dev/null; then
+    { cmake -S . -B build/nomon -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCREW_BUILD_TESTS=OFF \
+        -DCREW_MONITORING=OFF && cmake --build build/nomon --target empty_tasks; } >/dev/null 2>&1 || true
+fi
+count_et() { # binary extra-args n -> total instructions
+    # shellcheck disable=SC2086 # extra-args: zero or more words
+    valgrind --tool=callgrind --callgrind-out-file="$tmp/out" "$1" -t 1 -r 1 -n "$3" $2 \
+        >/dev/null 2>&1 || return 0
+    awk '/^(summary|totals):/ {print $2; exit}' "$tmp/out"
+}
+echo
+printf '%-34s %12s\n' "crew_submit, one worker" "instr/task"
+for row in "built without monitoring|$nomon|" "monitoring off (the default)|$et|" \
+    "monitoring on|$et|-M"; do
+    IFS='|' read -r label binary extra <<<"$row"
+    [ -x "$binary" ] || { printf '%-34s %12s\n' "$label" "n/a (not built)"; continue; }
+    a=$(count_et "$binary" "$extra" "$small")
+    b=$(count_et "$binary" "$extra" "$big")
+    awk -v l="$label" -v a="$a" -v b="$b" -v n=$((big - small)) \
+        'BEGIN { printf "%-34s %12.0f\n", l, (b - a) / n }'
 done

@@ -56,12 +56,14 @@ extern "C" {
     X(EIO, -9, "writing the output failed")                                                     \
     X(EFULL, -10, "the pool's queue is full (crew_config.queue_capacity) and the full-queue "     \
                   "policy or the call does not wait for room")                                  \
-    X(ETIMEDOUT, -11, "the time limit passed before the queue had room for the tasks")
+    X(ETIMEDOUT, -11, "the time limit passed before the queue had room for the tasks")          \
+    X(ENOTSUP, -12, "this build of crew leaves the feature out (monitoring and automatic sizing: " \
+                    "built with CREW_MONITORING=OFF)")
 
 /* Success. */
 #define CREW_OK 0
 #define CREW_ERRNO_ENUM_(name, value, text) CREW_##name = (value),
-enum crew_errno { CREW_ERRNO_MAP(CREW_ERRNO_ENUM_) CREW_ERRNO_LAST_ = -12 };
+enum crew_errno { CREW_ERRNO_MAP(CREW_ERRNO_ENUM_) CREW_ERRNO_LAST_ = -13 };
 #undef CREW_ERRNO_ENUM_
 
 /* A sentence explaining err ("success" for CREW_OK, "unknown error" for anything else). */
@@ -233,7 +235,8 @@ CREW_EXPORT void crew_config_init(crew_config *cfg);
  * Errors: EINVAL (out NULL, threads > CREW_MAX_THREADS, an unknown scheduler or lock, or
  * CREW_SCHEDULER naming an unknown scheduler; with autosize: an unknown controller,
  * max_threads 0 or above CREW_MAX_THREADS, min_threads > max_threads), ENOMEM, EAGAIN (a thread
- * could not be created; every thread already started is stopped again and nothing leaks).
+ * could not be created; every thread already started is stopped again and nothing leaks),
+ * ENOTSUP (monitoring or autosize asked of a build made with CREW_MONITORING=OFF).
  */
 CREW_EXPORT int crew_create(crew_pool **out, const crew_config *cfg);
 
@@ -403,7 +406,8 @@ typedef struct crew_thread_stats {
 } crew_thread_stats;
 
 /* Turn monitoring on (1) or off (0) on a live pool; safe at any time. Tasks accepted while it
- * was off are not counted or timed. Errors: EINVAL (p NULL). */
+ * was off are not counted or timed. Errors: EINVAL (p NULL), ENOTSUP (turning it on in a build
+ * made with CREW_MONITORING=OFF). */
 CREW_EXPORT int crew_set_monitoring(crew_pool *p, int on);
 /* Fill *out (out->size set by the caller). Errors: EINVAL (p or out NULL, out->size too small). */
 CREW_EXPORT int crew_stats_get(crew_pool *p, crew_stats *out);

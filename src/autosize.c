@@ -3,9 +3,10 @@
  * resizes the pool through crew_resize (the lazy mechanism), off the hot path.
  *
  * Inputs come from the tasks themselves: with autosize on, every task is timestamped (like
- * monitoring, see stats.c) and, when it finishes, crew__autosize_sample_locked adds its idle
- * time (accepted -> started) and processing time to the controller's accumulators, under the
- * pool lock. Two controllers:
+ * monitoring, see stats.c). When one finishes, its thread counts it and its processing time in
+ * its own statistics block (stats.c, no lock), which BALANCE sums once per period; for AIT,
+ * crew__autosize_sample also adds its idle time (accepted -> started) to the current cycle,
+ * under the controller's own lock, since a cycle is K tasks of the whole pool. Two controllers:
  *
  * CREW_AUTOSIZE_AIT -- seed 001 Fig. 9 (dynamicThreadPool) as written: at the end of each cycle
  * of K completed tasks, compare the cycle's average idle time (AIT) with the previous two cycles'
@@ -152,8 +153,8 @@ static double process_cpu_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Sleep on the controller's condition variable for up to ms; lock held. */
-static void wait_ms(crew_pool *p, crew__autosize *as, unsigned ms) {
+/* Sleep on the controller's condition variable for up to ms; as->lock held. */
+static void wait_ms(crew__autosize *as, unsigned ms) {
     struct timespec until;
     clock_gettime(CLOCK_MONOTONIC, &until);
     until.tv_sec += ms / 1000;
@@ -162,7 +163,7 @@ static void wait_ms(crew_pool *p, crew__autosize *as, unsigned ms) {
         until.tv_sec++;
         until.tv_nsec -= 1000000000L;
     }
-    pthread_cond_timedwait(&as->cv, &p->lock, &until);
+    pthread_cond_timedwait(&as->cv, &as->lock, &until);
 }
 
 static void *controller_main(void *arg) {
@@ -178,25 +179,27 @@ static void *controller_main(void *arg) {
     const char *dbg = getenv("CREW_AUTOSIZE_DEBUG"); /* a trace of every decision on stderr */
     bool debug = dbg && *dbg && *dbg != '0';
 
-    pthread_mutex_lock(&p->lock);
+    pthread_mutex_lock(&as->lock);
     while (!as->stop) {
         unsigned next;
         unsigned size = crew_size(p);
         if (as->mode == CREW_AUTOSIZE_AIT) {
             if (as->cycles_done == seen_cycles) {
-                wait_ms(p, as, 1000);
+                wait_ms(as, 1000);
                 continue;
             }
             seen_cycles = as->cycles_done;
             next = crew__ait_step(&ait, as->last_ait_ns, size, as->stride, as->min, as->max);
         } else {
-            wait_ms(p, as, as->period_ms);
+            wait_ms(as, as->period_ms);
             if (as->stop)
                 break;
             double t = (double)crew__now_ns() * 1e-9, cpu = process_cpu_s();
+            uint64_t completed, busy_ns;
+            crew__stats_timed_sum(p, &completed, &busy_ns);
             crew__balance_in in = {.period_s = t - last_t,
-                                   .completed = as->completed - last_completed,
-                                   .busy = (double)(as->busy_ns - last_busy) * 1e-9 / (t - last_t),
+                                   .completed = completed - last_completed,
+                                   .busy = (double)(busy_ns - last_busy) * 1e-9 / (t - last_t),
                                    .cpu = (cpu - last_cpu) / (t - last_t),
                                    .queued = crew__sched_queued(p),
                                    .size = size,
@@ -215,19 +218,19 @@ static void *controller_main(void *arg) {
                 continue; /* keep accumulating this sample */
             last_t = t;
             last_cpu = cpu;
-            last_completed = as->completed;
-            last_busy = as->busy_ns;
+            last_completed = completed;
+            last_busy = busy_ns;
         }
         if (next != size) {
-            pthread_mutex_unlock(&p->lock);
+            pthread_mutex_unlock(&as->lock);
             int rc = crew_resize(p, next); /* the lazy mechanism; fails once the pool closes */
-            pthread_mutex_lock(&p->lock);
+            pthread_mutex_lock(&as->lock);
             if (rc == CREW_ESHUTDOWN)
                 break;
             as->resizes++;
         }
     }
-    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_unlock(&as->lock);
     return NULL;
 }
 
@@ -272,6 +275,12 @@ int crew__autosize_start(crew_pool *p, const crew_config *cfg) {
         free(as);
         return CREW_ENOMEM;
     }
+    if (pthread_mutex_init(&as->lock, NULL) != 0) {
+        pthread_mutex_destroy(&as->join_lock);
+        pthread_cond_destroy(&as->cv);
+        free(as);
+        return CREW_ENOMEM;
+    }
     p->autosize = as;
     if (crew__spawn(&as->thread, NULL, controller_main, p) != 0)
         return CREW_EAGAIN; /* crew_create cleans up through crew__autosize_stop/free */
@@ -279,19 +288,20 @@ int crew__autosize_start(crew_pool *p, const crew_config *cfg) {
     return CREW_OK;
 }
 
-void crew__autosize_sample_locked(crew_pool *p, uint64_t idle_ns, uint64_t processing_ns) {
+void crew__autosize_sample(crew_pool *p, uint64_t idle_ns) {
     crew__autosize *as = p->autosize;
-    as->completed++;
-    as->busy_ns += processing_ns;
+    if (as->mode != CREW_AUTOSIZE_AIT)
+        return;
+    pthread_mutex_lock(&as->lock);
     as->cycle_idle_ns += idle_ns;
     if (++as->cycle_count >= as->cycle) {
         as->last_ait_ns = (double)as->cycle_idle_ns / (double)as->cycle_count;
         as->cycle_idle_ns = 0;
         as->cycle_count = 0;
         as->cycles_done++;
-        if (as->mode == CREW_AUTOSIZE_AIT)
-            pthread_cond_signal(&as->cv);
+        pthread_cond_signal(&as->cv);
     }
+    pthread_mutex_unlock(&as->lock);
 }
 
 void crew__autosize_stop(crew_pool *p) {
@@ -300,10 +310,10 @@ void crew__autosize_stop(crew_pool *p) {
         return;
     pthread_mutex_lock(&as->join_lock); /* concurrent shutdowns: one joins, the others wait */
     if (as->started && !as->joined) {
-        pthread_mutex_lock(&p->lock);
+        pthread_mutex_lock(&as->lock);
         as->stop = true;
         pthread_cond_signal(&as->cv);
-        pthread_mutex_unlock(&p->lock);
+        pthread_mutex_unlock(&as->lock);
         pthread_join(as->thread, NULL);
         as->joined = true;
     }
@@ -315,6 +325,7 @@ void crew__autosize_free(crew_pool *p) {
     if (!as)
         return;
     pthread_cond_destroy(&as->cv);
+    pthread_mutex_destroy(&as->lock);
     pthread_mutex_destroy(&as->join_lock);
     free(as);
     p->autosize = NULL;

@@ -185,34 +185,49 @@ int crew__slotmap_init(crew__slotmap *m); /* CREW_OK or CREW_ENOMEM */
 void crew__slotmap_free(crew__slotmap *m);
 
 /* ---------------------------------------------------------------------------------------------
- * stats.c: monitoring. One block per recording thread; all recording happens under pool->lock.
+ * stats.c: monitoring. One block per recording thread (a worker's own, or a stripe shared by
+ * the threads that are not workers); no lock on the recording path.
  * ------------------------------------------------------------------------------------------- */
 #define CREW__HIST_BUCKETS 496u /* 16 exact buckets, then 8 per power of two up to 2^63 */
+#define CREW__STATS_STRIPES 8u  /* blocks shared by threads that are not workers */
+#define CREW__PEAK_SAMPLE 8u    /* the queue's peak is measured at one submission in this many */
 
+/* Every counter below is relaxed (stats.c says why). */
 typedef struct crew__hist {
-    uint64_t n;                      /* samples */
-    uint64_t sum;                    /* their total, for the mean */
-    uint64_t max;                    /* the largest */
-    uint64_t b[CREW__HIST_BUCKETS];  /* counts per log-linear bucket */
+    _Atomic uint64_t n;                     /* samples */
+    _Atomic uint64_t sum;                   /* their total, for the mean */
+    _Atomic uint64_t max;                   /* the largest */
+    _Atomic uint64_t b[CREW__HIST_BUCKETS]; /* counts per log-linear bucket */
 } crew__hist;
 
 typedef struct crew__tstats {
-    uint64_t submitted, completed, cancelled, rejected; /* tasks, as in crew_stats */
-    uint64_t busy_ns, waiting_ns, tasks;                /* this thread, as in crew_thread_stats */
-    crew__hist response, idle, processing, turnaround;  /* as in crew_stats */
+    bool shared; /* written by several threads (read-modify-writes), else by its owner only */
+    /* Owned blocks: the reset epoch the block counts for (release/acquire, stats.c). */
+    _Atomic uint64_t epoch;
+    /* The controller's inputs (autosize), never reset: timed tasks finished, their run time. */
+    _Atomic uint64_t timed, timed_busy_ns;
+    /* From here to the end, what crew_stats_reset clears. */
+    _Atomic uint64_t submitted, completed, cancelled, rejected; /* tasks, as in crew_stats */
+    _Atomic uint64_t busy_ns, waiting_ns, tasks; /* this thread, as in crew_thread_stats */
+    crew__hist response, idle, processing, turnaround; /* as in crew_stats */
 } crew__tstats;
 
 uint64_t crew__now_ns(void);
-void crew__hist_add(crew__hist *h, uint64_t v, uint64_t weight);
-/* The calling thread's block (allocated on first use; NULL if memory ran out). Lock held. */
-struct crew__tstats *crew__stats_block_locked(crew_pool *p);
-void crew__stats_submitted_locked(crew_pool *p, size_t n, uint64_t submitted, uint64_t accepted);
-void crew__stats_rejected_locked(crew_pool *p, size_t n);
-void crew__stats_cancelled_locked(crew_pool *p);
-void crew__stats_done_locked(crew_pool *p, uint64_t submitted, uint64_t accepted,
-                             uint64_t started, uint64_t finished);
-void crew__stats_waited_locked(crew_pool *p, uint64_t ns);
+/* The calling thread's block (allocated on first use; NULL if memory ran out). */
+struct crew__tstats *crew__stats_block(crew_pool *p);
+void crew__stats_submitted(crew_pool *p, size_t n, uint64_t submitted, uint64_t accepted);
+void crew__stats_rejected(crew_pool *p, size_t n);
+void crew__stats_cancelled(crew_pool *p);
+void crew__stats_done(struct crew__tstats *s, uint64_t submitted, uint64_t accepted,
+                      uint64_t started, uint64_t finished);
+void crew__stats_timed(struct crew__tstats *s, uint64_t processing_ns);
+void crew__stats_waited(crew_pool *p, uint64_t ns);
+/* The controller's inputs summed over every block. */
+void crew__stats_timed_sum(crew_pool *p, uint64_t *tasks, uint64_t *busy_ns);
 void crew__stats_free(crew_pool *p);
+/* A small number for the calling thread, the same in every pool (spreads threads over
+ * stripes and external slots). */
+unsigned crew__thread_number(void);
 
 /* ---------------------------------------------------------------------------------------------
  * autosize.c: the sizing controllers and their thread.
@@ -249,10 +264,9 @@ typedef struct crew__autosize {
     pthread_t thread;         /* the controller */
     bool started, joined;     /* join_lock */
     pthread_mutex_t join_lock; /* one crew_shutdown joins the controller */
-    pthread_cond_t cv;        /* the controller sleeps here, with pool->lock */
+    pthread_mutex_t lock;     /* the fields marked "lock" below */
+    pthread_cond_t cv;        /* the controller sleeps here, with lock */
     bool stop;                /* lock: the controller must exit */
-    uint64_t completed;       /* lock: timed tasks finished */
-    uint64_t busy_ns;         /* lock: their processing time */
     uint64_t cycle_idle_ns;   /* lock: idle time summed over the current AIT cycle */
     unsigned cycle_count;     /* lock: tasks in the current AIT cycle */
     uint64_t cycles_done;     /* lock: AIT cycles completed */
@@ -269,7 +283,8 @@ unsigned crew__balance_step(crew__balance_state *s, const crew__balance_in *in, 
                             unsigned max);
 int crew__autosize_check(const crew_config *cfg);             /* CREW_OK or CREW_EINVAL */
 int crew__autosize_start(crew_pool *p, const crew_config *cfg); /* starts the controller */
-void crew__autosize_sample_locked(crew_pool *p, uint64_t idle_ns, uint64_t processing_ns);
+/* A timed task finished after waiting idle_ns in the queue (AIT's cycle; no-op for BALANCE). */
+void crew__autosize_sample(crew_pool *p, uint64_t idle_ns);
 void crew__autosize_stop(crew_pool *p); /* joins the controller; safe to call twice */
 void crew__autosize_free(crew_pool *p);
 
@@ -349,9 +364,11 @@ typedef struct crew__worker {
     bool joined;  /* resize_lock: thread was joined */
     bool sleeping; /* lock: asleep on cv */
     pthread_cond_t cv; /* the worker sleeps here, with pool->lock */
-    crew__tstats *stats; /* lock: monitoring block, allocated on first use */
+    /* Monitoring block, allocated by the worker on first use (release: stats.c). */
+    crew__tstats *_Atomic stats;
     /* Tasks this worker stole; written by the worker only, read by statistics (relaxed). */
     _Atomic uint64_t stolen;
+    uint64_t stolen_base; /* stats_lock: stolen at the last crew_stats_reset */
     crew__slot_cache slots; /* owner: free group slots cached by this worker */
     crew__node_list nodes; /* owner: free crew_submit nodes cached by this worker */
     /* Owner: units of pool->pending this worker holds but no task uses (always >= 0). A task
@@ -478,9 +495,13 @@ struct crew_pool {
     crew__slotmap groups; /* groups (slot map) */
 
     crew__autosize *autosize; /* the sizing controller, NULL when off (fixed after create) */
-    crew__tstats *outside;   /* lock: monitoring block of threads that are not workers */
-    uint64_t stats_epoch_ns; /* lock: crew_create or the last crew_stats_reset */
-    size_t queued_peak;      /* lock: most tasks queued at once (while monitoring) */
+    /* Monitoring (stats.c). Blocks of the threads that are not workers, allocated on first
+     * use (published by compare-and-swap). */
+    crew__tstats *_Atomic outside[CREW__STATS_STRIPES];
+    pthread_mutex_t stats_lock; /* serialises readers and resets */
+    _Atomic uint64_t stats_epoch; /* bumped by crew_stats_reset (relaxed: see stats.c) */
+    uint64_t stats_epoch_ns;      /* stats_lock: crew_create or the last crew_stats_reset */
+    _Atomic size_t queued_peak; /* most tasks queued at once, sampled (relaxed: a statistic) */
     unsigned threads_peak;   /* lock: most running workers at once */
 
     pthread_mutex_t resize_lock; /* see the top of this file */

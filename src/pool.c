@@ -154,6 +154,7 @@ static crew__worker *free_record(crew_pool *p) {
     w->index = n;
     atomic_init(&w->state, CREW__W_EXITED);
     atomic_init(&w->stolen, 0u);
+    atomic_init(&w->stats, NULL);
     if (crew__sched_worker_init(p, w) != CREW_OK) {
         free_worker(p, w);
         return NULL;
@@ -232,6 +233,8 @@ static int init_sync(crew_pool *p) {
         return CREW_ENOMEM;
     if (pthread_mutex_init(&p->resize_lock, NULL) != 0)
         goto no_resize_lock;
+    if (pthread_mutex_init(&p->stats_lock, NULL) != 0)
+        goto no_stats_lock;
     if (pthread_cond_init(&p->wait_cv, NULL) != 0)
         goto no_wait_cv;
     if (crew__lock_init(&p->node_lock, true) != 0) /* short sections: a spinlock */
@@ -254,6 +257,8 @@ no_slotmap:
 no_node_lock:
     pthread_cond_destroy(&p->wait_cv);
 no_wait_cv:
+    pthread_mutex_destroy(&p->stats_lock);
+no_stats_lock:
     pthread_mutex_destroy(&p->resize_lock);
 no_resize_lock:
     pthread_mutex_destroy(&p->lock);
@@ -274,6 +279,7 @@ static void free_pool(crew_pool *p) {
     crew__lock_destroy(&p->node_lock);
     pthread_cond_destroy(&p->space_cv);
     pthread_cond_destroy(&p->wait_cv);
+    pthread_mutex_destroy(&p->stats_lock);
     pthread_mutex_destroy(&p->resize_lock);
     pthread_mutex_destroy(&p->lock);
     free(p);
@@ -293,6 +299,10 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
         cfg->lock > CREW_LOCK_SPIN || cfg->max_blocking > CREW_MAX_THREADS ||
         cfg->full_policy > CREW_FULL_DROP_OLDEST)
         return CREW_EINVAL;
+#ifdef CREW_NO_MONITORING
+    if (cfg->monitoring || cfg->autosize != CREW_AUTOSIZE_OFF)
+        return CREW_ENOTSUP;
+#endif
     unsigned threads = cfg->threads ? cfg->threads : crew__online_cores();
     if (cfg->autosize != CREW_AUTOSIZE_OFF) { /* start inside [min, max] */
         unsigned min = cfg->min_threads ? cfg->min_threads : 1;
@@ -317,6 +327,10 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     atomic_init(&p->timing, (cfg->monitoring ? CREW__TIMING_MONITOR : 0u) |
                                 (cfg->autosize ? CREW__TIMING_AUTOSIZE : 0u));
     p->stats_epoch_ns = crew__now_ns();
+    atomic_init(&p->stats_epoch, 1u);
+    atomic_init(&p->queued_peak, 0u);
+    for (unsigned i = 0; i < CREW__STATS_STRIPES; i++)
+        atomic_init(&p->outside[i], NULL);
     p->sched = sched;
     atomic_init(&p->state, CREW__OPEN);
     atomic_init(&p->pending, 0);

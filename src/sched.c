@@ -388,12 +388,20 @@ static int push_spread(crew_pool *p, crew__lq **q, unsigned m, crew_task *t, siz
  * no shared lock and no heap operation (oneTBB gives external threads a slot of their own in
  * the same spirit). Other priorities go to the injection queue; workers look at the slots
  * before it, which keeps priority 0 first. */
+static CREW__TLS unsigned tls_number; /* crew__thread_number() + 1, or 0 before the first */
+
+static __attribute__((noinline)) unsigned first_number(void) {
+    static atomic_uint next_thread; /* relaxed: numbers threads, orders nothing */
+    tls_number = crew__fetch_add_relaxed(&next_thread, 1u) + 1;
+    return tls_number - 1;
+}
+
+unsigned crew__thread_number(void) {
+    return __builtin_expect(tls_number != 0, 1) ? tls_number - 1 : first_number();
+}
+
 static inline crew__ext *ext_of_thread(crew_pool *p) {
-    static atomic_uint next_thread; /* numbers submitting threads (relaxed: a spreader) */
-    static CREW__TLS unsigned tls_index;
-    if (tls_index == 0)
-        tls_index = crew__fetch_add_relaxed(&next_thread, 1u) + 1;
-    return &p->ext[(tls_index - 1) % CREW__EXT_SLOTS];
+    return &p->ext[crew__thread_number() % CREW__EXT_SLOTS];
 }
 
 static int push_external(crew_pool *p, crew_task *t, size_t n) {

@@ -3,15 +3,26 @@
  * turned into response, idle, processing and turnaround distributions, per-worker waiting and
  * busy time and task counts, and pool totals.
  *
- * Each thread records into its own block (a worker into its record's block, any other thread --
- * a submitter, a helping waiter -- into the pool's shared "outside" block); readers sum the
- * blocks. With one shared queue every recording point already holds pool->lock, so blocks are
- * plain memory written and read under that lock. Blocks are allocated the first time a thread
- * records, so a pool that never monitors pays nothing, not even memory.
+ * No lock and no shared cache line on the recording path: each thread records into a block
+ * (crew__tstats) and readers sum the blocks.
+ *   - A worker owns its record's block: one writer, so a counter is a relaxed load and store
+ *     (no read-modify-write). crew_stats_reset cannot zero such a block under its owner's feet,
+ *     so it starts a new epoch instead, and the owner zeroes its block when it next records and
+ *     sees the epoch change; readers count a block only once its epoch is current.
+ *   - Other threads (submitters, waiters that help, blocking threads) share CREW__STATS_STRIPES
+ *     blocks, one chosen per thread, with relaxed read-modify-writes; a reset zeroes those.
+ * Blocks are allocated the first time a thread records, so a pool that never monitors pays
+ * nothing, not even memory. Readers and resets are serialised by pool->stats_lock. Counts read
+ * while tasks run may be a few tasks apart from each other (each is exact once the pool is
+ * quiet); a task recorded at the moment of a reset may count on either side of it.
  *
  * Histograms are log-linear: values below 16 ns have a bucket each; above, every power of two
  * is split into 8 buckets, so a bucket's width is at most 1/8 of its value (percentiles are
  * reported at the bucket's midpoint, within 12.5%).
+ *
+ * Every atomic in a block is relaxed: the values are statistics, published to no one; readers
+ * that need a task's record (tests once the pool is quiet) get it through the task's completion
+ * (crew__tasks_finished's release, the waiter's acquire). The two exceptions are commented.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -42,27 +53,193 @@ static uint64_t bucket_value(unsigned i) {
     return lo + width / 2;
 }
 
-void crew__hist_add(crew__hist *h, uint64_t v, uint64_t weight) {
-    h->b[bucket_of(v)] += weight;
-    h->n += weight;
-    h->sum += v * weight;
-    if (v > h->max)
-        h->max = v;
+/* ---- recording ---- */
+
+/* c += v: a relaxed read-modify-write in a shared block, a load and a store in an owned one. */
+static inline void add(const crew__tstats *s, _Atomic uint64_t *c, uint64_t v) {
+    if (s->shared)
+        crew__fetch_add_relaxed(c, v);
+    else
+        crew__store_relaxed(c, crew__load_relaxed(c) + v);
 }
 
-static void hist_merge(crew__hist *into, const crew__hist *from) {
+/* c = max(c, v). */
+static inline void raise_to(const crew__tstats *s, _Atomic uint64_t *c, uint64_t v) {
+    uint64_t m = crew__load_relaxed(c);
+    if (!s->shared) {
+        if (v > m)
+            crew__store_relaxed(c, v);
+        return;
+    }
+    while (v > m && !crew__cas_relaxed(c, &m, v)) {
+    }
+}
+
+static void hist_add(const crew__tstats *s, crew__hist *h, uint64_t v, uint64_t weight) {
+    add(s, &h->b[bucket_of(v)], weight);
+    add(s, &h->n, weight);
+    add(s, &h->sum, v * weight);
+    raise_to(s, &h->max, v);
+}
+
+/* The statistics a reset clears: everything from `submitted` to the end of the block. */
+#define RESETTABLE(s) ((char *)&(s)->submitted)
+#define RESETTABLE_SIZE (sizeof(crew__tstats) - offsetof(crew__tstats, submitted))
+
+static void zero_block(crew__tstats *s) {
+    _Atomic uint64_t *c = (_Atomic uint64_t *)(void *)RESETTABLE(s);
+    for (size_t i = 0; i < RESETTABLE_SIZE / sizeof *c; i++)
+        crew__store_relaxed(&c[i], 0);
+}
+
+static crew__tstats *new_block(bool shared, uint64_t epoch) {
+    crew__tstats *s = calloc(1, sizeof *s);
+    if (s) {
+        s->shared = shared;
+        atomic_init(&s->epoch, epoch);
+    }
+    return s;
+}
+
+crew__tstats *crew__stats_block(crew_pool *p) {
+    crew__worker *w = crew__tls_worker;
+    /* Relaxed: the epoch is a number; a record made while it changes lands on either side. */
+    uint64_t epoch = crew__load_relaxed(&p->stats_epoch);
+    if (w && w->pool == p) {
+        crew__tstats *s = crew__load_relaxed(&w->stats); /* relaxed: written by this thread */
+        if (!s) {
+            if (!(s = new_block(false, epoch)))
+                return NULL; /* out of memory: this sample is skipped */
+            crew__store_release(&w->stats, s); /* release: readers see the block initialised */
+        }
+        if (crew__load_relaxed(&s->epoch) != epoch) { /* a reset: start over */
+            zero_block(s);
+            /* Release: a reader that sees the new epoch (acquire) sees the zeroes. */
+            crew__store_release(&s->epoch, epoch);
+        }
+        return s;
+    }
+    _Atomic(crew__tstats *) *slot = &p->outside[crew__thread_number() % CREW__STATS_STRIPES];
+    crew__tstats *s = crew__load_acquire(slot); /* acquire: pairs with the publishing CAS */
+    if (!s) {
+        crew__tstats *mine = new_block(true, 0);
+        if (!mine)
+            return NULL;
+        /* Acq_rel: publishes our block, or (failing) acquires the one another thread put. */
+        if (crew__cas_acq_rel(slot, &s, mine))
+            s = mine;
+        else
+            free(mine);
+    }
+    return s;
+}
+
+void crew__stats_submitted(crew_pool *p, size_t n, uint64_t submitted, uint64_t accepted) {
+    crew__tstats *s = crew__stats_block(p);
+    if (!s)
+        return;
+    add(s, &s->submitted, n);
+    hist_add(s, &s->response, accepted - submitted, n);
+    /* The queue's length reads every worker's queue, so the peak is sampled: at every array
+     * and at one single submission in CREW__PEAK_SAMPLE of each thread. */
+    static CREW__TLS unsigned tick;
+    if (n > 1 || ++tick % CREW__PEAK_SAMPLE == 0) {
+        size_t queued = crew__sched_queued(p);
+        size_t peak = crew__load_relaxed(&p->queued_peak); /* relaxed: a statistic */
+        while (queued > peak && !crew__cas_relaxed(&p->queued_peak, &peak, queued)) {
+        }
+    }
+}
+
+void crew__stats_rejected(crew_pool *p, size_t n) {
+    crew__tstats *s = crew__stats_block(p);
+    if (s)
+        add(s, &s->rejected, n);
+}
+
+void crew__stats_cancelled(crew_pool *p) {
+    crew__tstats *s = crew__stats_block(p);
+    if (s)
+        add(s, &s->cancelled, 1);
+}
+
+void crew__stats_done(crew__tstats *s, uint64_t submitted, uint64_t accepted, uint64_t started,
+                      uint64_t finished) {
+    add(s, &s->completed, 1);
+    add(s, &s->tasks, 1);
+    add(s, &s->busy_ns, finished - started);
+    hist_add(s, &s->idle, started - accepted, 1);
+    hist_add(s, &s->processing, finished - started, 1);
+    hist_add(s, &s->turnaround, finished - submitted, 1);
+}
+
+void crew__stats_timed(crew__tstats *s, uint64_t processing_ns) {
+    add(s, &s->timed, 1);
+    add(s, &s->timed_busy_ns, processing_ns);
+}
+
+void crew__stats_waited(crew_pool *p, uint64_t ns) {
+    crew__tstats *s = crew__stats_block(p);
+    if (s)
+        add(s, &s->waiting_ns, ns);
+}
+
+/* Every block of p, in turn: workers' (index < nworkers) then the shared ones. */
+static crew__tstats *block_at(crew_pool *p, unsigned i, unsigned nw) {
+    /* Acquire: pairs with the release that published the block. */
+    return i < nw ? crew__load_acquire(&crew__worker_at(p, i)->stats)
+                  : crew__load_acquire(&p->outside[i - nw]);
+}
+
+void crew__stats_timed_sum(crew_pool *p, uint64_t *tasks, uint64_t *busy_ns) {
+    *tasks = *busy_ns = 0;
+    unsigned nw = crew__nworkers(p);
+    for (unsigned i = 0; i < nw + CREW__STATS_STRIPES; i++) {
+        crew__tstats *s = block_at(p, i, nw);
+        if (s) {
+            *tasks += crew__load_relaxed(&s->timed);
+            *busy_ns += crew__load_relaxed(&s->timed_busy_ns);
+        }
+    }
+}
+
+void crew__stats_free(crew_pool *p) {
+    unsigned nw = crew__nworkers(p);
+    for (unsigned i = 0; i < nw + CREW__STATS_STRIPES; i++)
+        free(block_at(p, i, nw));
+}
+
+/* ---- reading ---- */
+
+/* A histogram summed from blocks (plain numbers: the reader's own copy). */
+typedef struct hist_sum {
+    uint64_t n, sum, max, b[CREW__HIST_BUCKETS];
+} hist_sum;
+
+typedef struct totals {
+    uint64_t submitted, completed, cancelled, rejected;
+    hist_sum response, idle, processing, turnaround;
+} totals;
+
+static void hist_merge(hist_sum *into, const crew__hist *from) {
     for (unsigned i = 0; i < CREW__HIST_BUCKETS; i++)
-        into->b[i] += from->b[i];
-    into->n += from->n;
-    into->sum += from->sum;
-    if (from->max > into->max)
-        into->max = from->max;
+        into->b[i] += crew__load_relaxed(&from->b[i]);
+    into->n += crew__load_relaxed(&from->n);
+    into->sum += crew__load_relaxed(&from->sum);
+    uint64_t m = crew__load_relaxed(&from->max);
+    if (m > into->max)
+        into->max = m;
 }
 
-static uint64_t percentile(const crew__hist *h, double q) {
-    if (h->n == 0)
+static uint64_t percentile(const hist_sum *h, double q) {
+    /* Rank within the buckets' own total: n and the buckets are read at slightly different
+     * moments while tasks run. */
+    uint64_t total = 0;
+    for (unsigned i = 0; i < CREW__HIST_BUCKETS; i++)
+        total += h->b[i];
+    if (total == 0)
         return 0;
-    uint64_t rank = (uint64_t)(q * (double)(h->n - 1)) + 1, seen = 0;
+    uint64_t rank = (uint64_t)(q * (double)(total - 1)) + 1, seen = 0;
     for (unsigned i = 0; i < CREW__HIST_BUCKETS; i++) {
         seen += h->b[i];
         if (seen >= rank) {
@@ -73,7 +250,7 @@ static uint64_t percentile(const crew__hist *h, double q) {
     return h->max;
 }
 
-static crew_latency summarize(const crew__hist *h) {
+static crew_latency summarize(const hist_sum *h) {
     crew_latency l = {0};
     l.count = h->n;
     l.mean_ns = h->n ? (double)h->sum / (double)h->n : 0.0;
@@ -84,62 +261,28 @@ static crew_latency summarize(const crew__hist *h) {
     return l;
 }
 
-crew__tstats *crew__stats_block_locked(crew_pool *p) {
-    crew__worker *w = crew__tls_worker;
-    crew__tstats **slot = w && w->pool == p ? &w->stats : &p->outside;
-    if (!*slot)
-        *slot = calloc(1, sizeof **slot); /* NULL: out of memory, this sample is skipped */
-    return *slot;
+/* Is block s counted in the current epoch? stats_lock held. */
+static bool current(crew_pool *p, const crew__tstats *s) {
+    /* Acquire: pairs with the owner's release after it zeroed the block for this epoch. */
+    return s && (s->shared || crew__load_acquire(&s->epoch) == crew__load_relaxed(&p->stats_epoch));
 }
 
-void crew__stats_submitted_locked(crew_pool *p, size_t n, uint64_t submitted, uint64_t accepted) {
-    crew__tstats *s = crew__stats_block_locked(p);
-    if (!s)
-        return;
-    s->submitted += n;
-    crew__hist_add(&s->response, accepted - submitted, n);
-    size_t queued = crew__sched_queued(p);
-    if (queued > p->queued_peak)
-        p->queued_peak = queued;
-}
-
-void crew__stats_rejected_locked(crew_pool *p, size_t n) {
-    crew__tstats *s = crew__stats_block_locked(p);
-    if (s)
-        s->rejected += n;
-}
-
-void crew__stats_cancelled_locked(crew_pool *p) {
-    crew__tstats *s = crew__stats_block_locked(p);
-    if (s)
-        s->cancelled++;
-}
-
-void crew__stats_done_locked(crew_pool *p, uint64_t submitted, uint64_t accepted,
-                             uint64_t started, uint64_t finished) {
-    crew__tstats *s = crew__stats_block_locked(p);
-    if (!s)
-        return;
-    s->completed++;
-    s->tasks++;
-    s->busy_ns += finished - started;
-    crew__hist_add(&s->idle, started - accepted, 1);
-    crew__hist_add(&s->processing, finished - started, 1);
-    crew__hist_add(&s->turnaround, finished - submitted, 1);
-}
-
-void crew__stats_waited_locked(crew_pool *p, uint64_t ns) {
-    crew__tstats *s = crew__stats_block_locked(p);
-    if (s)
-        s->waiting_ns += ns;
-}
-
-void crew__stats_free(crew_pool *p) {
-    free(p->outside);
-    p->outside = NULL;
-    for (unsigned i = 0; i < crew__nworkers(p); i++) {
-        free(crew__worker_at(p, i)->stats);
-        crew__worker_at(p, i)->stats = NULL;
+/* Sum every current block into *t. stats_lock held. */
+static void sum_blocks(crew_pool *p, totals *t) {
+    memset(t, 0, sizeof *t);
+    unsigned nw = crew__nworkers(p);
+    for (unsigned i = 0; i < nw + CREW__STATS_STRIPES; i++) {
+        crew__tstats *s = block_at(p, i, nw);
+        if (!current(p, s))
+            continue;
+        t->submitted += crew__load_relaxed(&s->submitted);
+        t->completed += crew__load_relaxed(&s->completed);
+        t->cancelled += crew__load_relaxed(&s->cancelled);
+        t->rejected += crew__load_relaxed(&s->rejected);
+        hist_merge(&t->response, &s->response);
+        hist_merge(&t->idle, &s->idle);
+        hist_merge(&t->processing, &s->processing);
+        hist_merge(&t->turnaround, &s->turnaround);
     }
 }
 
@@ -148,6 +291,10 @@ void crew__stats_free(crew_pool *p) {
 int crew_set_monitoring(crew_pool *p, int on) {
     if (!p)
         return CREW_EINVAL;
+#ifdef CREW_NO_MONITORING
+    if (on)
+        return CREW_ENOTSUP;
+#endif
     /* Relaxed: a hint read by submitters before they take the lock; a task submitted while it
      * changes is simply timed or not. */
     if (on)
@@ -157,58 +304,40 @@ int crew_set_monitoring(crew_pool *p, int on) {
     return CREW_OK;
 }
 
-/* Sum every block into *total. resize_lock and lock held. */
-static void sum_blocks(crew_pool *p, crew__tstats *total) {
-    memset(total, 0, sizeof *total);
-    unsigned nw = crew__nworkers(p);
-    for (unsigned i = 0; i <= nw; i++) {
-        const crew__tstats *s = i < nw ? crew__worker_at(p, i)->stats : p->outside;
-        if (!s)
-            continue;
-        total->submitted += s->submitted;
-        total->completed += s->completed;
-        total->cancelled += s->cancelled;
-        total->rejected += s->rejected;
-        hist_merge(&total->response, &s->response);
-        hist_merge(&total->idle, &s->idle);
-        hist_merge(&total->processing, &s->processing);
-        hist_merge(&total->turnaround, &s->turnaround);
-    }
-}
-
 int crew_stats_get(crew_pool *p, crew_stats *out) {
     if (!p || !out || out->size < offsetof(crew_stats, response))
         return CREW_EINVAL;
-    crew__tstats *total = malloc(sizeof *total);
-    if (!total)
+    totals *t = malloc(sizeof *t);
+    if (!t)
         return CREW_ENOMEM;
     crew_stats s;
     memset(&s, 0, sizeof s);
-    pthread_mutex_lock(&p->resize_lock);
-    pthread_mutex_lock(&p->lock);
-    sum_blocks(p, total);
+    pthread_mutex_lock(&p->stats_lock);
+    sum_blocks(p, t);
     /* Relaxed: see crew_set_monitoring. */
     s.monitoring = (crew__load_relaxed(&p->timing) & CREW__TIMING_MONITOR) != 0;
     s.uptime_ns = crew__now_ns() - p->stats_epoch_ns;
     size_t queued = crew__sched_queued(p), pending = atomic_load(&p->pending); /* seq_cst */
+    size_t peak = crew__load_relaxed(&p->queued_peak); /* relaxed: a statistic */
     s.queued = queued;
-    s.queued_peak = p->queued_peak > queued ? p->queued_peak : queued;
+    s.queued_peak = peak > queued ? peak : queued;
     s.running = pending > queued ? pending - queued : 0; /* both move while tasks run */
+    pthread_mutex_lock(&p->lock);
     s.threads = crew__running_workers_locked(p);
     s.threads_peak = p->threads_peak;
     pthread_mutex_unlock(&p->lock);
-    pthread_mutex_unlock(&p->resize_lock);
+    pthread_mutex_unlock(&p->stats_lock);
 
-    s.submitted = total->submitted;
-    s.completed = total->completed;
-    s.cancelled = total->cancelled;
-    s.rejected = total->rejected;
+    s.submitted = t->submitted;
+    s.completed = t->completed;
+    s.cancelled = t->cancelled;
+    s.rejected = t->rejected;
     s.throughput = s.uptime_ns ? (double)s.completed * 1e9 / (double)s.uptime_ns : 0.0;
-    s.response = summarize(&total->response);
-    s.idle = summarize(&total->idle);
-    s.processing = summarize(&total->processing);
-    s.turnaround = summarize(&total->turnaround);
-    free(total);
+    s.response = summarize(&t->response);
+    s.idle = summarize(&t->idle);
+    s.processing = summarize(&t->processing);
+    s.turnaround = summarize(&t->turnaround);
+    free(t);
     size_t n = out->size < sizeof s ? out->size : sizeof s;
     s.size = out->size;
     memcpy(out, &s, n);
@@ -218,46 +347,52 @@ int crew_stats_get(crew_pool *p, crew_stats *out) {
 int crew_stats_threads(crew_pool *p, crew_thread_stats *out, size_t cap, size_t *n) {
     if (!p || !n || (!out && cap))
         return CREW_EINVAL;
-    pthread_mutex_lock(&p->resize_lock);
-    pthread_mutex_lock(&p->lock);
+    pthread_mutex_lock(&p->stats_lock);
     unsigned nw = crew__nworkers(p);
     *n = nw;
     for (unsigned i = 0; i < nw && i < cap; i++) {
         crew__worker *w = crew__worker_at(p, i);
         crew_thread_stats t = {0};
         t.index = w->index;
-        t.state = crew__load_relaxed(&w->state); /* relaxed: transitions happen under the lock */
-        if (w->stats) {
-            t.waiting_ns = w->stats->waiting_ns;
-            t.busy_ns = w->stats->busy_ns;
-            t.tasks = w->stats->tasks;
+        t.state = crew__load_relaxed(&w->state); /* relaxed: a snapshot of a moving value */
+        crew__tstats *s = block_at(p, i, nw);
+        if (current(p, s)) {
+            t.waiting_ns = crew__load_relaxed(&s->waiting_ns);
+            t.busy_ns = crew__load_relaxed(&s->busy_ns);
+            t.tasks = crew__load_relaxed(&s->tasks);
         }
-        t.stolen = crew__load_relaxed(&w->stolen); /* relaxed: a counter, see crew__worker */
+        /* Relaxed: a counter (see crew__worker); the reset keeps a base instead of zeroing a
+         * value that only its owner writes. */
+        t.stolen = crew__load_relaxed(&w->stolen) - w->stolen_base;
         out[i] = t;
     }
-    pthread_mutex_unlock(&p->lock);
-    pthread_mutex_unlock(&p->resize_lock);
+    pthread_mutex_unlock(&p->stats_lock);
     return CREW_OK;
 }
 
 int crew_stats_reset(crew_pool *p) {
     if (!p)
         return CREW_EINVAL;
-    pthread_mutex_lock(&p->resize_lock);
-    pthread_mutex_lock(&p->lock);
+    pthread_mutex_lock(&p->stats_lock);
+    /* Relaxed: workers zero their own blocks when they see the new epoch (crew__stats_block);
+     * readers hold stats_lock, which orders this store before their loads. */
+    crew__store_relaxed(&p->stats_epoch, crew__load_relaxed(&p->stats_epoch) + 1);
     unsigned nw = crew__nworkers(p);
-    for (unsigned i = 0; i <= nw; i++) {
-        crew__tstats *s = i < nw ? crew__worker_at(p, i)->stats : p->outside;
+    for (unsigned i = 0; i < nw; i++) {
+        crew__worker *w = crew__worker_at(p, i);
+        w->stolen_base = crew__load_relaxed(&w->stolen); /* relaxed: a counter */
+    }
+    for (unsigned i = 0; i < CREW__STATS_STRIPES; i++) {
+        crew__tstats *s = block_at(p, nw + i, nw);
         if (s)
-            memset(s, 0, sizeof *s);
-        if (i < nw) /* relaxed: a counter; an increment racing the reset may survive it */
-            crew__store_relaxed(&crew__worker_at(p, i)->stolen, 0u);
+            zero_block(s); /* shared blocks: every write is a read-modify-write */
     }
     p->stats_epoch_ns = crew__now_ns();
-    p->queued_peak = crew__sched_queued(p);
+    crew__store_relaxed(&p->queued_peak, crew__sched_queued(p)); /* relaxed: a statistic */
+    pthread_mutex_lock(&p->lock);
     p->threads_peak = crew__running_workers_locked(p);
     pthread_mutex_unlock(&p->lock);
-    pthread_mutex_unlock(&p->resize_lock);
+    pthread_mutex_unlock(&p->stats_lock);
     return CREW_OK;
 }
 

@@ -151,11 +151,8 @@ void crew__task_dropped(crew_pool *p, crew_task *t) {
     uint32_t slot = t->crew_private_.slot;
     if (t->crew_flags_ & CREW__TASK_BOUNDED)
         crew__admit_release(p);
-    if (t->crew_flags_ & CREW__TASK_COUNTED) {
-        pthread_mutex_lock(&p->lock);
-        crew__stats_cancelled_locked(p);
-        pthread_mutex_unlock(&p->lock);
-    }
+    if (t->crew_flags_ & CREW__TASK_COUNTED)
+        crew__stats_cancelled(p);
     if (t->crew_flags_ & CREW__TASK_NODE)
         crew__node_release(p, t);
     crew__store_relaxed(&p->cancelled_any, true); /* relaxed: see struct crew_pool */
@@ -207,12 +204,13 @@ static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t
     uint64_t started = crew__now_ns();
     uint32_t slot = call(p, t);
     uint64_t finished = crew__now_ns();
-    pthread_mutex_lock(&p->lock);
-    if (flags & CREW__TASK_COUNTED)
-        crew__stats_done_locked(p, submitted, accepted, started, finished);
+    crew__tstats *s = crew__stats_block(p); /* NULL if out of memory: the sample is lost */
+    if (s && (flags & CREW__TASK_COUNTED))
+        crew__stats_done(s, submitted, accepted, started, finished);
+    if (s && p->autosize)
+        crew__stats_timed(s, finished - started);
     if (p->autosize)
-        crew__autosize_sample_locked(p, started - accepted, finished - started);
-    pthread_mutex_unlock(&p->lock);
+        crew__autosize_sample(p, started - accepted);
     crew__tasks_finished(p, slot, 1, false);
 }
 
@@ -390,9 +388,7 @@ void *crew__worker_main(void *arg) {
             continue;
         }
         if (idle_since) {
-            pthread_mutex_lock(&p->lock);
-            crew__stats_waited_locked(p, crew__now_ns() - idle_since);
-            pthread_mutex_unlock(&p->lock);
+            crew__stats_waited(p, crew__now_ns() - idle_since);
             idle_since = 0;
         }
         crew__run(p, t);

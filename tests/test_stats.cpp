@@ -272,6 +272,68 @@ TEST(Stats, ResetZeroes) {
     crew_destroy(p);
 }
 
+// Recording takes no lock: workers write their own blocks and other threads share a few
+// striped ones. More submitting threads than stripes, readers and resets racing them: once the
+// pool is quiet and reset, the counts of a known batch are exact, whoever recorded them.
+TEST(Stats, ExactAcrossThreadsAfterRacingReadsAndResets) {
+    crew_pool *p = monitored_pool(2);
+    std::atomic<bool> stop{false};
+    std::thread reader([&] {
+        for (int i = 0; !stop; i++) {
+            crew_stats s = get(p);
+            EXPECT_LE(s.completed, s.submitted + 1000000); // sane while moving
+            size_t n = 0;
+            crew_thread_stats ts[4];
+            crew_stats_threads(p, ts, 4, &n);
+            if (i % 8 == 0)
+                crew_stats_reset(p);
+            std::this_thread::yield();
+        }
+    });
+    const unsigned producers = 12; // more than the shared blocks
+    const long each = scaled(20000);
+    std::vector<std::thread> prod;
+    for (unsigned i = 0; i < producers; i++)
+        prod.emplace_back([&] {
+            for (long k = 0; k < each; k++)
+                ASSERT_EQ(crew_submit(p, noop, nullptr, 0, nullptr), CREW_OK);
+        });
+    for (auto &t : prod)
+        t.join();
+    stop = true;
+    reader.join();
+    ASSERT_EQ(crew_wait_all(p), CREW_OK);
+
+    ASSERT_EQ(crew_stats_reset(p), CREW_OK);
+    crew_stats s = get(p);
+    EXPECT_EQ(s.submitted, 0u);
+    EXPECT_EQ(s.completed, 0u);
+    EXPECT_EQ(s.response.count, 0u);
+    std::vector<std::thread> batch;
+    for (unsigned i = 0; i < producers; i++)
+        batch.emplace_back([&] {
+            for (int k = 0; k < 100; k++)
+                ASSERT_EQ(crew_submit(p, noop, nullptr, 0, nullptr), CREW_OK);
+        });
+    for (auto &t : batch)
+        t.join();
+    ASSERT_EQ(crew_wait_all(p), CREW_OK);
+    s = get(p);
+    EXPECT_EQ(s.submitted, producers * 100u);
+    EXPECT_EQ(s.completed, producers * 100u);
+    EXPECT_EQ(s.response.count, producers * 100u);
+    EXPECT_EQ(s.turnaround.count, producers * 100u);
+    size_t n = 0;
+    crew_thread_stats ts[2];
+    ASSERT_EQ(crew_stats_threads(p, ts, 2, &n), CREW_OK);
+    ASSERT_EQ(n, 2u);
+    // Workers ran some of the batch (the waiting caller may have run the rest), none more.
+    EXPECT_LE(ts[0].tasks + ts[1].tasks, producers * 100u);
+    EXPECT_LE(ts[0].stolen, ts[0].tasks);
+    EXPECT_LE(ts[1].stolen, ts[1].tasks);
+    crew_destroy(p);
+}
+
 TEST(Stats, VersionedStructAndBadArguments) {
     crew_pool *p = monitored_pool(1);
     crew_submit(p, noop, nullptr, 0, nullptr);
