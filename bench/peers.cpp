@@ -8,6 +8,10 @@
 //             computing fib(n-2) itself, then waiting (only pools that can
 //             wait inside a task)                                             -> seconds
 //   matmul    M 10x10 double matrix multiplications from one producer        -> seconds
+//   skynet    the classic "skynet": a 10-ary tree of tasks D levels deep (D = 6: 1,111,111
+//             tasks); a leaf returns its number, an inner task spawns its 10 children,
+//             waits and sums them; the root's sum must be 10^D (10^D - 1) / 2
+//             (499999500000 for D = 6) (only pools that can wait inside a task)  -> seconds
 //   wakeup    one task handed to an idle pool (workers asleep for 2 ms) until it
 //             starts; the median of 100 trials                               -> microseconds
 // Peers: crew, OpenMP tasks (libgomp), oneTBB task_group, Boost.Asio thread_pool, GLib
@@ -18,8 +22,9 @@
 // Each (workload, peer) pair runs -r times, interleaved round-robin so every peer sees the same
 // machine noise; the table gives the median with (min..max) and each peer's ratio to crew.
 //
-// Usage: bench_peers [-w empty,forkjoin,fib,matmul] [-p crew,omp,...] [-r repeats] [-t threads]
-//                    [-n empty_tasks] [-R rounds] [-f fib_n] [-m matmuls] [-c out.csv]
+// Usage: bench_peers [-w empty,forkjoin,fib,matmul,wakeup,skynet] [-p crew,omp,...] [-r repeats]
+//                    [-t threads] [-n empty_tasks] [-R rounds] [-f fib_n] [-m matmuls]
+//                    [-D skynet_depth] [-c out.csv]
 //                    [-S summary.md]   (a markdown table: crew against the best peer per workload)
 #include <algorithm>
 #include <atomic>
@@ -101,6 +106,13 @@ void matmul_fn(void *a) { matmul_index(reinterpret_cast<size_t>(a)); }
 
 long fib_seq(int n) { return n < 2 ? n : fib_seq(n - 1) + fib_seq(n - 2); }
 
+long skynet_leaves(int depth) { // 10^depth
+    long n = 1;
+    for (int i = 0; i < depth; i++)
+        n *= 10;
+    return n;
+}
+
 // A countdown the last task opens; for pools without a "wait for all".
 class Latch {
 public:
@@ -134,6 +146,11 @@ struct Peer {
     virtual double forkjoin(long rounds) = 0;
     virtual double fib(int n, long *result) = 0; // < 0: not supported
     virtual double matmul(long m) = 0;
+    // Skynet with 10^depth leaves; < 0: not supported (the pool cannot wait inside a task).
+    virtual double skynet(int depth, long *result) {
+        (void)depth, (void)result;
+        return -1;
+    }
     // Median seconds from handing one task to an idle pool until it starts (< 0: not measured).
     virtual double wakeup(int trials) {
         (void)trials;
@@ -249,6 +266,41 @@ public:
         *result = root.r;
         return now() - t;
     }
+    struct SkyArg {
+        crew_pool *p;
+        long num, size; // first leaf number and leaves below
+        long r;
+    };
+    // All ten children are tasks (the classic skynet), queued as one group in one call.
+    static void skynet_task(void *a) {
+        auto *s = static_cast<SkyArg *>(a);
+        if (s->size == 1) {
+            s->r = s->num;
+            return;
+        }
+        long sub = s->size / 10;
+        SkyArg child[10];
+        crew_task t[10];
+        for (int i = 0; i < 10; i++) {
+            child[i] = SkyArg{s->p, s->num + i * sub, sub, 0};
+            t[i] = crew_task{};
+            t[i].fn = skynet_task, t[i].arg = &child[i];
+        }
+        crew_handle g = CREW_HANDLE_NONE;
+        check(crew_enqueue_tasks(s->p, t, 10, &g), "skynet enqueue");
+        check(crew_wait(s->p, g), "skynet wait");
+        long sum = 0;
+        for (int i = 0; i < 10; i++)
+            sum += child[i].r;
+        s->r = sum;
+    }
+    double skynet(int depth, long *result) override {
+        SkyArg root{p_, 0, skynet_leaves(depth), 0};
+        double t = now();
+        skynet_task(&root);
+        *result = root.r;
+        return now() - t;
+    }
     double matmul(long m) override {
         double t = now();
         for (long i = 0; i < m; i++)
@@ -273,6 +325,21 @@ long fib_omp(int n) {
     long b = fib_omp(n - 2);
 #pragma omp taskwait
     return a + b;
+}
+
+long skynet_omp(long num, long size) {
+    if (size == 1)
+        return num;
+    long r[10], sub = size / 10;
+    for (int i = 0; i < 10; i++) {
+#pragma omp task shared(r) firstprivate(i)
+        r[i] = skynet_omp(num + i * sub, sub);
+    }
+#pragma omp taskwait
+    long sum = 0;
+    for (int i = 0; i < 10; i++)
+        sum += r[i];
+    return sum;
 }
 
 class OmpPeer : public Peer {
@@ -316,6 +383,15 @@ public:
         *result = r;
         return now() - t;
     }
+    double skynet(int depth, long *result) override {
+        long r = 0;
+        double t = now();
+#pragma omp parallel num_threads(g_threads)
+#pragma omp single
+        r = skynet_omp(0, skynet_leaves(depth));
+        *result = r;
+        return now() - t;
+    }
     double matmul(long m) override {
         double t = now();
 #pragma omp parallel num_threads(g_threads)
@@ -342,6 +418,20 @@ long fib_tbb(int n) {
     long b = fib_tbb(n - 2);
     g.wait();
     return a + b;
+}
+
+long skynet_tbb(long num, long size) {
+    if (size == 1)
+        return num;
+    long r[10], sub = size / 10;
+    tbb::task_group g;
+    for (int i = 0; i < 10; i++)
+        g.run([&r, i, num, sub] { r[i] = skynet_tbb(num + i * sub, sub); });
+    g.wait();
+    long sum = 0;
+    for (int i = 0; i < 10; i++)
+        sum += r[i];
+    return sum;
 }
 
 class TbbPeer : public Peer {
@@ -379,6 +469,11 @@ public:
     double fib(int n, long *result) override {
         double t = now();
         arena_.execute([&] { *result = fib_tbb(n); });
+        return now() - t;
+    }
+    double skynet(int depth, long *result) override {
+        double t = now();
+        arena_.execute([&] { *result = skynet_tbb(0, skynet_leaves(depth)); });
         return now() - t;
     }
     double wakeup(int trials) override {
@@ -661,15 +756,16 @@ Stat stat(std::vector<double> v) {
 } // namespace
 
 int main(int argc, char **argv) {
-    std::vector<std::string> workloads = {"empty", "forkjoin", "fib", "matmul", "wakeup"};
+    std::vector<std::string> workloads = {"empty", "forkjoin", "fib", "matmul", "wakeup",
+                                          "skynet"};
     std::vector<std::string> peers = {"crew",     "openmp",     "onetbb",     "boost.asio",
                                       "glib",     "textbook",   "thread/task"};
-    int repeats = 5, fib_n = 30, wake_trials = 100;
+    int repeats = 5, fib_n = 30, wake_trials = 100, sky_depth = 6;
     long empty_n = 1000000, rounds = 20000, matmuls = 500000;
     const char *csv = nullptr, *summary = nullptr;
     g_threads = unsigned(sysconf(_SC_NPROCESSORS_ONLN));
     int opt;
-    while ((opt = getopt(argc, argv, "w:p:r:t:n:R:f:m:c:S:h")) != -1) {
+    while ((opt = getopt(argc, argv, "w:p:r:t:n:R:f:m:D:c:S:h")) != -1) {
         switch (opt) {
         case 'w': workloads = split(optarg); break;
         case 'p': peers = split(optarg); break;
@@ -679,22 +775,25 @@ int main(int argc, char **argv) {
         case 'R': rounds = std::atol(optarg); break;
         case 'f': fib_n = std::atoi(optarg); break;
         case 'm': matmuls = std::atol(optarg); break;
+        case 'D': sky_depth = std::atoi(optarg); break;
         case 'c': csv = optarg; break;
         case 'S': summary = optarg; break;
         default:
             std::fprintf(stderr,
-                         "usage: %s [-w empty,forkjoin,fib,matmul] [-p crew,openmp,onetbb,"
-                         "boost.asio,glib,textbook,thread/task,crew-steal,crew-shared,"
+                         "usage: %s [-w empty,forkjoin,fib,matmul,wakeup,skynet] [-p crew,openmp,"
+                         "onetbb,boost.asio,glib,textbook,thread/task,crew-steal,crew-shared,"
                          "crew-shared-spin,crew-lockfree,crew-per-worker] [-r repeats] [-t threads] "
-                         "[-n empty_tasks] [-R rounds] [-f fib_n] [-m matmuls] [-c out.csv]\n",
+                         "[-n empty_tasks] [-R rounds] [-f fib_n] [-m matmuls] "
+                         "[-D skynet_depth: 10^D leaves, 6] [-c out.csv] [-S summary.md]\n",
                          argv[0]);
             return opt == 'h' ? 0 : 2;
         }
     }
     if (repeats < 1 || repeats > 1000 || g_threads < 1 || g_threads > 1024 || empty_n < 10 ||
-        rounds < 10 || fib_n < 2 || fib_n > 40 || matmuls < 10) {
+        rounds < 10 || fib_n < 2 || fib_n > 40 || matmuls < 10 || sky_depth < 1 ||
+        sky_depth > 8) {
         std::fprintf(stderr, "bench_peers: out of range: -r 1..1000, -t 1..1024, -n/-R/-m >= 10,"
-                             " -f 2..40\n");
+                             " -f 2..40, -D 1..8\n");
         return 2;
     }
     g_mats.resize(64);
@@ -733,6 +832,9 @@ int main(int argc, char **argv) {
                 "/ peer rate)\n",
                 g_threads, repeats);
 
+    long sky_tasks = 0; // 1 + 10 + ... + 10^D
+    for (int i = 0; i <= sky_depth; i++)
+        sky_tasks += skynet_leaves(i);
     for (auto &w : workloads) {
         std::map<std::string, std::vector<double>> metric; // tasks/s, us/round or s
         const long expect_fib = fib_seq(fib_n);
@@ -755,6 +857,17 @@ int main(int argc, char **argv) {
                     if (s >= 0 && res != expect_fib) {
                         std::fprintf(stderr, "bench_peers: %s fib(%d) = %ld, expected %ld\n",
                                      p->name(), fib_n, res, expect_fib);
+                        return 1;
+                    }
+                    m = s;
+                } else if (w == "skynet") {
+                    long res = 0;
+                    const long leaves = skynet_leaves(sky_depth);
+                    s = p->skynet(sky_depth, &res);
+                    if (s >= 0 && res != leaves * (leaves - 1) / 2) {
+                        std::fprintf(stderr,
+                                     "bench_peers: %s skynet(depth %d) = %ld, expected %ld\n",
+                                     p->name(), sky_depth, res, leaves * (leaves - 1) / 2);
                         return 1;
                     }
                     m = s;
@@ -782,6 +895,7 @@ int main(int argc, char **argv) {
         std::string what = w == "empty"      ? std::to_string(empty_n) + " empty tasks"
                            : w == "forkjoin" ? std::to_string(rounds) + " fork-join rounds"
                            : w == "fib"      ? "fib(" + std::to_string(fib_n) + ")"
+                           : w == "skynet"   ? "skynet, " + std::to_string(sky_tasks) + " tasks"
                            : w == "wakeup"   ? "wake-up latency of one task into an idle pool"
                                              : std::to_string(matmuls) + " 10x10 matmuls";
         std::printf("\n%s (%s)\n%-16s %14s %30s %8s\n", what.c_str(), unit, "peer", "median",

@@ -13,7 +13,7 @@ mkdir -p "$out"
 report="$out/report.md"
 
 if [ $quick = 1 ]; then
-    repeats=3 work=5000 empty_n=200000 peers_args="-r 3 -n 100000 -R 2000 -f 22 -m 50000"
+    repeats=3 work=5000 empty_n=200000 peers_args="-r 3 -n 100000 -R 2000 -f 22 -m 50000 -D 5"
     prim_args="-r 3 -s 10,1000,100000" http_secs=1 sizing_args="-q"
 else
     repeats=9 work=20000 empty_n=1000000 peers_args="-r 5"
@@ -39,7 +39,7 @@ cores=$(nproc)
 } >"$report"
 
 nstep=0
-step() { nstep=$((nstep + 1)); printf '[bench] %d. %s\n' "$nstep" "$*" >&2; }
+step() { nstep=$((nstep + 1)); printf '[bench] %d. %s (at %ds)\n' "$nstep" "$*" "$SECONDS" >&2; }
 
 step "seed 000 Fig. 7: pool vs thread-per-request ($repeats runs)"
 {
@@ -120,11 +120,23 @@ step "instructions per empty task (callgrind)"
     echo '```'
 } >>"$report"
 if [ $quick = 1 ]; then
-    bench/instr.sh --quick crew crew-shared openmp onetbb textbook | tee -a "$report"
+    bench/instr.sh --quick crew crew-shared openmp onetbb textbook | tee "$out/instr.txt"
 else
-    bench/instr.sh | tee -a "$report"
+    bench/instr.sh | tee "$out/instr.txt"
 fi
+cat "$out/instr.txt" >>"$report"
 printf '```\n\n' >>"$report"
+# A summary row: crew (the default strategy) against the peer with the fewest instructions.
+awk '$2 ~ /^[0-9]+$/ && NR > 1 && $1 !~ /^crew-/ && NF == 2 { v[$1] = $2 }
+     /^$/ { exit }
+     END {
+         if (!("crew" in v)) exit
+         best = ""; for (k in v) if (k != "crew" && (best == "" || v[k] < v[best])) best = k
+         if (best == "") exit
+         r = v[best] / v["crew"]
+         printf "| instructions per empty task (callgrind) | %d | %s | %d | %.2f (crew %s) |\n", \
+             v["crew"], best, v[best], r, r < 1 ? "behind" : "ahead"
+     }' "$out/instr.txt" >>"$out/summary.md"
 
 step "parallel primitives: sum and filter over n doubles"
 {
@@ -162,11 +174,81 @@ step "seed 001 sizing study: static sizes, RAIT, AIT vs BALANCE controllers"
 "$bin/bench_sizing" $sizing_args -c "$out/sizing.csv" | tee -a "$report"
 printf '```\n' >>"$report"
 
-# @@seed002-mix@@
+step "seed 002 Figs. 1-3: blocking file I/O mixed with short tasks, and scalability"
+# The goroutine peer is built here from bench/go/seed002 when Go is installed; nothing is
+# downloaded (no dependencies, GOPROXY=off, the local toolchain only).
+seed002_args="" seed002_go_note="" seed002_gobin="$PWD/$bin/seed002_go"
+[ $quick = 1 ] && seed002_args="-q"
+seed002_gocmd=$(command -v go || true)
+[ -z "$seed002_gocmd" ] && [ -x /usr/local/go/bin/go ] && seed002_gocmd=/usr/local/go/bin/go
+if [ -z "$seed002_gocmd" ]; then
+    seed002_go_note="Go is not installed (no go on PATH or in /usr/local/go/bin): goroutines skipped."
+elif (cd bench/go/seed002 && GOTOOLCHAIN=local GOPROXY=off GOFLAGS= \
+    "$seed002_gocmd" build -o "$seed002_gobin" .) >&2; then
+    seed002_args="$seed002_args -g $seed002_gobin"
+else
+    seed002_go_note="go build of bench/go/seed002 failed: goroutines skipped."
+fi
+{
+    echo
+    echo "## Seed 002 Figs. 1-3: blocking file I/O mixed with short tasks"
+    echo
+    echo "Blocking tasks read 4 KiB with O_DIRECT from a temp file (a trip to the device), compute"
+    echo "tasks run a 5 us loop, empty tasks nothing; 25/50/75% of the tasks block (a fixed shuffle)."
+    echo "thread-per-task: pthread_create per task, join all. crew: blocking tasks submitted with"
+    echo "CREW_TASK_BLOCKING (they run on crew's extra blocking threads, at most 64), the rest"
+    echo "plainly, then crew_wait_all; crew-noblock: the same pool, every task plain. per-core: T"
+    echo "threads, task i on thread i mod T. goroutines: a go statement per task, GOMAXPROCS = T."
+    echo "Runs interleave round-robin; x crew is other/crew per run (> 1: crew ahead). Fig. 3 runs"
+    echo "10,000 tasks, half blocking, half compute, with T = 1..16 threads."
+    [ -n "$seed002_go_note" ] && { echo; echo "$seed002_go_note"; }
+    echo
+    echo '```'
+} >>"$report"
+# shellcheck disable=SC2086
+"$bin/seed002_mix" $seed002_args -c "$out/seed002.csv" | tee -a "$report"
+printf '```\n' >>"$report"
 
-# @@seed003-io@@
+step "seed 003: I/O-bound tasks with time-outs, crew vs Boost.Asio"
+{
+    echo
+    echo "## Seed 003: I/O-bound tasks with time-outs against local servers with injected latency"
+    echo
+    echo "Each task connects to a TCP server the benchmark runs on 127.0.0.1 (epoll threads, several"
+    echo "ports), sends a request and waits for the reply, which comes after an injected delay"
+    echo "(seeded: mostly 1-20 ms, a tail up to 120 ms); a reply later than the 40 ms time-out is a"
+    echo "failure. Speedup is over the same task list run in one thread, in the same round."
+    echo "crew-workers submits ordinary tasks to N workers, crew-blocking submits them with"
+    echo "CREW_TASK_BLOCKING to a pool with max_blocking = N, boost.asio posts to thread_pool(N)."
+    echo "The last line gives how late the server's replies left: that is what a loaded machine"
+    echo "adds to the injected delays."
+    echo
+    echo '```'
+} >>"$report"
+seed003_args=""
+[ $quick = 1 ] && seed003_args="-q"
+# shellcheck disable=SC2086
+"$bin/seed003_io" $seed003_args -c "$out/seed003.csv" | tee -a "$report"
+printf '```\n' >>"$report"
 
-# @@fig9-slots@@
+step "seed 000 Fig. 9: slot search for group handles vs crew's groups"
+{
+    echo
+    echo "## Seed 000 Fig. 9: finding a slot for a group handle"
+    echo
+    echo "Seed 000 searches its slot array for a free slot linearly from the start, or in steps of"
+    echo "8 slots so that groups open at once sit on different cache lines (it measured 0.1% between"
+    echo "them). crew does not search: a free slot comes off a Treiber stack, or a worker's own cache."
+    echo "T threads (more than the cores, as in the seed) each keep G groups open and cycle them; one"
+    echo "op is one group's whole life (claim, count K tasks in, count down, wait, release)."
+    echo
+    echo '```'
+} >>"$report"
+fig9_args=""
+[ $quick = 1 ] && fig9_args="-q"
+# shellcheck disable=SC2086
+"$bin/fig9_slots" $fig9_args -c "$out/fig9.csv" | tee -a "$report"
+printf '```\n\n' >>"$report"
 
 step "plots"
 {

@@ -167,9 +167,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "sizing: -m 16..%u, -d and -s > 0\n", CREW_MAX_THREADS);
         return 2;
     }
-    if (quick) {
-        dyn_s = 2.0;
-        static_s = 0.15;
+    if (quick) { /* a smoke test: too short for the controllers to settle */
+        dyn_s = 1.2;
+        static_s = 0.1;
     }
     calibrate();
     FILE *out = csv ? fopen(csv, "w") : NULL;
@@ -190,6 +190,7 @@ int main(int argc, char **argv) {
     unsigned *sizes = quick ? sizes_quick : sizes_full;
     int nsizes = quick ? 6 : 11;
     double best[6] = {0}, static_at[6][64] = {{0}};
+    unsigned best_size[6] = {0};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
 
     printf("sizing study: task = %d us compute + free_workload x %d us sleep, backlog %d, "
@@ -213,8 +214,10 @@ int main(int argc, char **argv) {
                 ait1[w] = st.idle.mean_ns;
             double rait = st.idle.mean_ns > 0 ? ait1[w] / st.idle.mean_ns : 0;
             static_at[w][i] = x;
-            if (x > best[w])
+            if (x > best[w]) {
                 best[w] = x;
+                best_size[w] = sizes[i];
+            }
             printf(" %12.0f %6.2f", x, rait);
             if (out)
                 fprintf(out, "static,%s,none,%u,%u,%.2f,%.1f,%.4f\n", wl[w].name, sizes[i],
@@ -223,8 +226,10 @@ int main(int argc, char **argv) {
         }
         printf("\n");
     }
-    if (nwl > nstatic)
-        best[nwl - 1] = best[cpu_w]; /* phase: judged against the pure-CPU phase it ends in */
+    if (nwl > nstatic) { /* phase: judged against the pure-CPU phase it ends in */
+        best[nwl - 1] = best[cpu_w];
+        best_size[nwl - 1] = best_size[cpu_w];
+    }
     printf("%-8s", "stable");
     for (int w = 0; w < nstatic; w++) {
         int stable = -1, degr = -1;
@@ -245,47 +250,65 @@ int main(int argc, char **argv) {
             printf(" %12s %6s", "none", "");
     }
     printf("\n\n2. dynamic pools (min 1, max %u), %.1f s each: steady throughput (last half) / "
-           "best static, time to reach 90%% of best static, final size\n",
+           "best static of the sweep (/best) and / a static pool of that size run between the "
+           "two controllers (/ref: side by side, so the machine's load changes less), time to "
+           "reach 90%% of best static, final size\n",
            max, dyn_s);
-    printf("%-8s %-8s %5s %10s %8s %10s %6s   size every 0.1 s (Fig. 10)\n", "workload",
-           "control", "start", "tasks/s", "/best", "t90 (s)", "final");
+    printf("%-8s %-9s %5s %10s %6s %6s %8s %6s   size every 0.1 s (Fig. 10)\n", "workload",
+           "control", "start", "tasks/s", "/best", "/ref", "t90 (s)", "final");
     unsigned starts_full[] = {1, 4, 16}, starts_quick[] = {1, 16};
     unsigned *starts = quick ? starts_quick : starts_full;
     const int nstarts = quick ? 2 : 3;
     double dyn_at[2][6][3];
     for (int w = 0; w < nwl; w++)
-        for (int c = 0; c < 2; c++)
-            for (int s = 0; s < nstarts; s++) {
-                atomic_store(&compute_us, wl[w].compute_us);
+        for (int s = 0; s < nstarts; s++) {
+            /* AIT, then the static reference, then BALANCE; printed once all three ran. */
+            static unsigned sizes_log[2][1000];
+            static double rates[2][1000];
+            int n[2] = {0, 0};
+            double ref = 0;
+            atomic_store(&compute_us, wl[w].compute_us);
+            for (int c = 0; c < 2; c++) {
+                if (c == 1) {
+                    crew_pool *p = make(best_size[w], CREW_AUTOSIZE_OFF, 0, 0);
+                    int fw = wl[w].fw_after >= 0 ? wl[w].fw_after : wl[w].fw;
+                    ref = run(p, dyn_s * 0.5, fw, -1, 1.0, NULL, NULL, NULL);
+                    crew_destroy(p);
+                }
                 unsigned mode = c == 0 ? CREW_AUTOSIZE_AIT : CREW_AUTOSIZE_BALANCE;
                 crew_pool *p = make(starts[s], mode, max, 0);
-                unsigned sizes_log[1000];
-                double rates[1000];
-                int n = 0;
-                double x = run(p, dyn_s, wl[w].fw, wl[w].fw_after, 0.5, sizes_log, rates, &n);
+                dyn_at[c][w][s] =
+                    run(p, dyn_s, wl[w].fw, wl[w].fw_after, 0.5, sizes_log[c], rates[c], &n[c]);
                 crew_destroy(p);
-                dyn_at[c][w][s] = x;
-                double t90 = -1;
-                int from = wl[w].fw_after >= 0 ? n / 2 : 0; /* phase: after the change */
-                for (int i = from; i < n && t90 < 0; i++)
-                    if (rates[i] >= 0.9 * best[w])
+            }
+            printf("%-8s static@%-2u %5s %10.0f %6.2f\n", wl[w].name, best_size[w], "", ref,
+                   ref / best[w]);
+            for (int c = 0; c < 2; c++) {
+                double x = dyn_at[c][w][s], t90 = -1;
+                int from = wl[w].fw_after >= 0 ? n[c] / 2 : 0; /* phase: after the change */
+                for (int i = from; i < n[c] && t90 < 0; i++)
+                    if (rates[c][i] >= 0.9 * best[w])
                         t90 = (i + 1 - from) * 0.1;
                 char t90s[16] = "never";
                 if (t90 >= 0)
                     snprintf(t90s, sizeof t90s, "%.1f", t90);
-                printf("%-8s %-8s %5u %10.0f %8.2f %10s %6u   ", wl[w].name,
-                       c == 0 ? "AIT" : "BALANCE", starts[s], x, x / best[w], t90s,
-                       n ? sizes_log[n - 1] : 0);
-                for (int i = 0; i < n; i++)
-                    printf("%s%u", i ? "," : "", sizes_log[i]);
+                const char *name = c == 0 ? "AIT" : "BALANCE";
+                printf("%-8s %-9s %5u %10.0f %6.2f %6.2f %8s %6u   ", wl[w].name, name,
+                       starts[s], x, x / best[w], ref > 0 ? x / ref : 0, t90s,
+                       n[c] ? sizes_log[c][n[c] - 1] : 0);
+                for (int i = 0; i < n[c]; i++)
+                    printf("%s%u", i ? "," : "", sizes_log[c][i]);
                 printf("\n");
-                if (out)
-                    for (int i = 0; i < n; i++)
-                        fprintf(out, "dynamic,%s,%s,%u,%u,%.1f,%.1f,\n", wl[w].name,
-                                c == 0 ? "AIT" : "BALANCE", starts[s], sizes_log[i],
-                                (i + 1) * 0.1, rates[i]);
-                fflush(stdout);
+                if (out) {
+                    for (int i = 0; i < n[c]; i++)
+                        fprintf(out, "dynamic,%s,%s,%u,%u,%.1f,%.1f,\n", wl[w].name, name,
+                                starts[s], sizes_log[c][i], (i + 1) * 0.1, rates[c][i]);
+                    fprintf(out, "ratio,%s,%s,%u,%u,%.1f,%.4f,\n", wl[w].name, name, starts[s],
+                            best_size[w], dyn_s, ref > 0 ? x / ref : 0);
+                }
             }
+            fflush(stdout);
+        }
     const int fw100 = quick ? 0 : 2;
     printf("\n3. dynamic / static throughput at the same start size (Fig. 11), fw=100\n");
     printf("%-8s %10s %10s %10s\n", "start", "static", "AIT", "BALANCE");

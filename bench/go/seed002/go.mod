@@ -1,0 +1,3 @@
+module crew/bench/seed002
+
+go 1.18
