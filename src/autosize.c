@@ -38,6 +38,8 @@
 
 #define BALANCE_HOLD_PERIODS 10 /* after undoing a move, hold this many periods */
 #define BALANCE_MIN_SAMPLES 8   /* completions needed in a period to judge throughput */
+#define BALANCE_MIN_SWITCHES 16 /* context switches needed in a period to judge their kind */
+#define BALANCE_JUDGE_PERIODS 2 /* periods measured together to judge a move */
 
 static unsigned clamp(long v, unsigned lo, unsigned hi) {
     return v < (long)lo ? lo : v > (long)hi ? hi : (unsigned)v;
@@ -69,6 +71,14 @@ unsigned crew__ait_step(crew__ait_state *s, double ait, unsigned size, unsigned 
     return s->pre_size;
 }
 
+/* The throughput gain (a factor) a move from best to size must show to be kept: 4% for a
+ * doubling, proportionally less for a smaller step but at least 2% (the noise), at most 5%. */
+static double grow_gain(unsigned size, unsigned best) {
+    double step = best ? ((double)size - (double)best) / (double)best : 1.0;
+    double need = 0.04 * step;
+    return 1.0 + (need < 0.02 ? 0.02 : need > 0.05 ? 0.05 : need);
+}
+
 unsigned crew__balance_step(crew__balance_state *s, const crew__balance_in *in, unsigned min,
                             unsigned max) {
     unsigned size = in->size, next = size;
@@ -84,6 +94,16 @@ unsigned crew__balance_step(crew__balance_state *s, const crew__balance_in *in, 
         s->settle--;
         return size;
     }
+    if (s->judge_left > 0) {
+        /* A move is judged on BALANCE_JUDGE_PERIODS periods together: one period's noise on
+         * a shared machine is as large as the effects being measured. */
+        s->acc_done += (double)in->completed;
+        s->acc_s += in->period_s;
+        if (--s->judge_left > 0)
+            return size;
+        x = s->acc_done / s->acc_s;
+        s->acc_done = s->acc_s = 0;
+    }
     if (!backlog && in->busy < (double)size - 1.0) {
         /* More threads than work: shrink halfway towards the demand; forget the reference,
          * the regime has changed. */
@@ -92,6 +112,8 @@ unsigned crew__balance_step(crew__balance_state *s, const crew__balance_in *in, 
         unsigned cut = (size - want + 1) / 2;
         next = size - (cut ? cut : 1);
         s->best_size = 0;
+        s->fails = 0;
+        s->probed_one = false;
         goto resize;
     }
     /* Judge where we are against the best size seen. */
@@ -103,18 +125,27 @@ unsigned crew__balance_step(crew__balance_state *s, const crew__balance_in *in, 
             s->best_x = x;
             s->hold = 0;
             s->down_step = 0;
+            s->fails = 0;
+            s->probed_one = false;
         } else {
-            s->best_x = 0.5 * s->best_x + 0.5 * x; /* refresh the reference */
+            s->best_x = 0.75 * s->best_x + 0.25 * x; /* refresh the reference, smoothly */
         }
-    } else if (x > 1.05 * s->best_x) { /* the move paid */
+    } else if (x > grow_gain(size, s->best_size) * s->best_x) { /* the move paid */
+        if (size == in->cores + 1 && s->best_size == in->cores)
+            s->hold = BALANCE_HOLD_PERIODS; /* one over the cores paid: do not probe it away */
         s->best_size = size;
         s->best_x = x;
-    } else if (s->dir < 0 && x >= 0.95 * s->best_x) { /* fewer threads, same throughput */
+        s->fails = 0;
+    } else if (s->dir < 0 && x >= 0.98 * s->best_x) { /* fewer threads, same throughput */
         s->best_size = size;
+        s->fails = 0;
     } else { /* the move did not pay: back to the best size, and wait */
         next = s->best_size;
-        s->hold = BALANCE_HOLD_PERIODS;
-        if (s->dir < 0)
+        /* Each failed probe in a row doubles the wait (up to 8x): in steady state the probes
+         * that keep failing cost less and less. */
+        s->hold = BALANCE_HOLD_PERIODS << (s->fails < 3 ? s->fails : 3);
+        s->fails++;
+        if (s->dir < 0 && s->down_step > 1)
             s->down_step /= 2; /* probe down more gently next time */
         s->dir = 0;
         goto resize;
@@ -123,11 +154,30 @@ unsigned crew__balance_step(crew__balance_state *s, const crew__balance_in *in, 
         s->hold--;
         return size;
     }
+    /* Probe. The workers' context switches tell why the CPU is used as it is: mostly
+     * preemptions mean they want more CPU than there is (CPU-bound, more threads only queue
+     * for it); mostly waits mean the tasks block. Without that signal, "saturated and more
+     * threads than cores" stands for CPU-bound. */
     bool saturated = in->cpu >= 0.85 * (double)in->cores;
-    if (backlog && !saturated) { /* tasks block and CPU is idle: double */
+    bool full = in->cpu >= 0.95 * (double)in->cores;
+    bool cpu_bound = in->preempted >= 0 ? in->preempted >= 0.5 : saturated;
+    /* Growing helps only if the threads are all inside tasks: when many wait for work, the
+     * queue is fed too slowly (or they fight over it) and more threads would only wait too. */
+    bool occupied = in->busy >= 0.75 * (double)size;
+    if (backlog && occupied && !saturated) { /* tasks block and CPU is idle: double */
         s->dir = +1;
         next = size * 2;
-    } else if (saturated && size > in->cores) { /* the CPU is the limit: probe fewer threads */
+    } else if (backlog && occupied && !full && !cpu_bound) { /* nearly saturated: a quarter */
+        s->dir = +1;
+        next = size + (size / 4 ? size / 4 : 1);
+    } else if (backlog && cpu_bound && size <= in->cores && !s->probed_one) {
+        /* CPU-bound at the cores: try one thread more, once per regime. It pays where a
+         * thread of the pool is often preempted or stalls (a shared machine, page faults);
+         * where it does not pay, it is undone. */
+        s->probed_one = true;
+        s->dir = +1;
+        next = size + 1;
+    } else if (cpu_bound && saturated && size > in->cores) { /* probe fewer threads */
         if (s->down_step == 0)
             s->down_step = size / 4 ? size / 4 : 1;
         s->dir = -1;
@@ -140,8 +190,11 @@ unsigned crew__balance_step(crew__balance_state *s, const crew__balance_in *in, 
     }
 resize:
     next = clamp(next, min, max);
-    if (next != size)
+    if (next != size) {
         s->settle = 1;
+        s->judge_left = BALANCE_JUDGE_PERIODS;
+        s->acc_done = s->acc_s = 0;
+    }
     return next;
 }
 
@@ -172,7 +225,8 @@ static void *controller_main(void *arg) {
     crew__name_thread(p, "as");
     crew__ait_state ait = {0};
     crew__balance_state bal = {0};
-    uint64_t seen_cycles = 0, last_completed = 0, last_busy = 0;
+    uint64_t seen_cycles = 0;
+    crew__timed_sum last = {0};
     double last_cpu = process_cpu_s(), last_t = (double)crew__now_ns() * 1e-9;
     unsigned cores = crew__online_cores();
     ait.pre_size = crew_size(p);
@@ -195,31 +249,36 @@ static void *controller_main(void *arg) {
             if (as->stop)
                 break;
             double t = (double)crew__now_ns() * 1e-9, cpu = process_cpu_s();
-            uint64_t completed, busy_ns;
-            crew__stats_timed_sum(p, &completed, &busy_ns);
-            crew__balance_in in = {.period_s = t - last_t,
-                                   .completed = completed - last_completed,
-                                   .busy = (double)(busy_ns - last_busy) * 1e-9 / (t - last_t),
-                                   .cpu = (cpu - last_cpu) / (t - last_t),
+            crew__timed_sum sum;
+            crew__stats_timed_sum(p, &sum);
+            double dt = t - last_t;
+            uint64_t waits = sum.waits - last.waits;
+            uint64_t preemptions = sum.preemptions - last.preemptions;
+            crew__balance_in in = {.period_s = dt,
+                                   .completed = sum.tasks - last.tasks,
+                                   .busy = (double)(sum.busy_ns - last.busy_ns) * 1e-9 / dt,
+                                   .cpu = (cpu - last_cpu) / dt,
                                    .queued = crew__sched_queued(p),
                                    .size = size,
-                                   .cores = cores};
+                                   .cores = cores,
+                                   .preempted = -1.0};
+            if (waits + preemptions >= BALANCE_MIN_SWITCHES)
+                in.preempted = (double)preemptions / (double)(waits + preemptions);
             if (in.period_s <= 0)
                 continue;
             next = crew__balance_step(&bal, &in, as->min, as->max);
             if (debug)
                 fprintf(stderr,
-                        "crew autosize: %.3fs done=%llu busy=%.2f cpu=%.2f queued=%zu size=%u "
-                        "-> %u (best %u @ %.0f/s, hold %u, settle %u)\n",
+                        "crew autosize: %.3fs done=%llu busy=%.2f cpu=%.2f preempted=%.2f "
+                        "queued=%zu size=%u -> %u (best %u @ %.0f/s, hold %u, settle %u)\n",
                         in.period_s, (unsigned long long)in.completed, in.busy, in.cpu,
-                        in.queued, in.size, next, bal.best_size, bal.best_x, bal.hold,
-                        bal.settle);
+                        in.preempted, in.queued, in.size, next, bal.best_size, bal.best_x,
+                        bal.hold, bal.settle);
             if (next == size && in.completed < BALANCE_MIN_SAMPLES && in.queued != 0)
                 continue; /* keep accumulating this sample */
             last_t = t;
             last_cpu = cpu;
-            last_completed = completed;
-            last_busy = busy_ns;
+            last = sum;
         }
         if (next != size) {
             pthread_mutex_unlock(&as->lock);

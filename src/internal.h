@@ -204,8 +204,9 @@ typedef struct crew__tstats {
     bool shared; /* written by several threads (read-modify-writes), else by its owner only */
     /* Owned blocks: the reset epoch the block counts for (release/acquire, stats.c). */
     _Atomic uint64_t epoch;
-    /* The controller's inputs (autosize), never reset: timed tasks finished, their run time. */
-    _Atomic uint64_t timed, timed_busy_ns;
+    /* The controller's inputs (autosize), never reset: timed tasks finished, their run time,
+     * and (workers' blocks) the thread's context switches: waits and preemptions. */
+    _Atomic uint64_t timed, timed_busy_ns, waits, preemptions;
     /* From here to the end, what crew_stats_reset clears. */
     _Atomic uint64_t submitted, completed, cancelled, rejected; /* tasks, as in crew_stats */
     _Atomic uint64_t busy_ns, waiting_ns, tasks; /* this thread, as in crew_thread_stats */
@@ -220,10 +221,15 @@ void crew__stats_rejected(crew_pool *p, size_t n);
 void crew__stats_cancelled(crew_pool *p);
 void crew__stats_done(struct crew__tstats *s, uint64_t submitted, uint64_t accepted,
                       uint64_t started, uint64_t finished);
-void crew__stats_timed(struct crew__tstats *s, uint64_t processing_ns);
+/* A timed task ran for processing_ns and finished at now (autosize's inputs). */
+void crew__stats_timed(crew_pool *p, struct crew__tstats *s, uint64_t processing_ns,
+                       uint64_t now);
 void crew__stats_waited(crew_pool *p, uint64_t ns);
 /* The controller's inputs summed over every block. */
-void crew__stats_timed_sum(crew_pool *p, uint64_t *tasks, uint64_t *busy_ns);
+typedef struct crew__timed_sum {
+    uint64_t tasks, busy_ns, waits, preemptions;
+} crew__timed_sum;
+void crew__stats_timed_sum(crew_pool *p, crew__timed_sum *sum);
 void crew__stats_free(crew_pool *p);
 /* A small number for the calling thread, the same in every pool (spreads threads over
  * stripes and external slots). */
@@ -246,6 +252,10 @@ typedef struct crew__balance_in {
     size_t queued;      /* tasks queued at the end of it */
     unsigned size;      /* pool size now */
     unsigned cores;     /* online cores */
+    /* Of the workers' context switches in the period, the share that were preemptions (the
+     * thread wanted the CPU) rather than waits (it blocked): near 1 when the tasks are
+     * CPU-bound and threads outnumber cores; negative when not measured. */
+    double preempted;
 } crew__balance_in;
 
 typedef struct crew__balance_state {
@@ -254,7 +264,11 @@ typedef struct crew__balance_state {
     int dir;            /* the last probe: +1 grew, -1 shrank, 0 none */
     unsigned down_step; /* threads removed per downward probe (0 = not set) */
     unsigned hold;      /* periods left before probing again */
+    unsigned fails;     /* probes undone in a row in this regime (each doubles the hold) */
+    bool probed_one;    /* this regime tried one thread more than the cores */
     unsigned settle;    /* periods to skip after a resize */
+    unsigned judge_left; /* periods still to measure before judging the last move */
+    double acc_done, acc_s; /* completions and seconds measured so far for that judgement */
 } crew__balance_state;
 
 typedef struct crew__autosize {

@@ -26,6 +26,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "atomic.h"
@@ -173,9 +174,29 @@ void crew__stats_done(crew__tstats *s, uint64_t submitted, uint64_t accepted, ui
     hist_add(s, &s->turnaround, finished - submitted, 1);
 }
 
-void crew__stats_timed(crew__tstats *s, uint64_t processing_ns) {
+#define SWITCH_SAMPLE_NS 20000000u /* a worker reads its context switches at most every 20 ms */
+
+void crew__stats_timed(crew_pool *p, crew__tstats *s, uint64_t processing_ns, uint64_t now) {
     add(s, &s->timed, 1);
     add(s, &s->timed_busy_ns, processing_ns);
+    /* A worker's context switches, read now and then (a system call), as deltas from its last
+     * reading: the counts are the thread's own, and a record may be reused by a new thread. */
+    static CREW__TLS struct {
+        uint64_t at_ns;
+        long waits, preemptions;
+    } last;
+    crew__worker *w = crew__tls_worker;
+    struct rusage ru;
+    if (s->shared || !w || w->pool != p || now - last.at_ns < SWITCH_SAMPLE_NS ||
+        getrusage(RUSAGE_THREAD, &ru) != 0)
+        return;
+    if (last.at_ns != 0) {
+        add(s, &s->waits, (uint64_t)(ru.ru_nvcsw - last.waits));
+        add(s, &s->preemptions, (uint64_t)(ru.ru_nivcsw - last.preemptions));
+    }
+    last.at_ns = now;
+    last.waits = ru.ru_nvcsw;
+    last.preemptions = ru.ru_nivcsw;
 }
 
 void crew__stats_waited(crew_pool *p, uint64_t ns) {
@@ -191,14 +212,16 @@ static crew__tstats *block_at(crew_pool *p, unsigned i, unsigned nw) {
                   : crew__load_acquire(&p->outside[i - nw]);
 }
 
-void crew__stats_timed_sum(crew_pool *p, uint64_t *tasks, uint64_t *busy_ns) {
-    *tasks = *busy_ns = 0;
+void crew__stats_timed_sum(crew_pool *p, crew__timed_sum *sum) {
+    *sum = (crew__timed_sum){0};
     unsigned nw = crew__nworkers(p);
     for (unsigned i = 0; i < nw + CREW__STATS_STRIPES; i++) {
         crew__tstats *s = block_at(p, i, nw);
         if (s) {
-            *tasks += crew__load_relaxed(&s->timed);
-            *busy_ns += crew__load_relaxed(&s->timed_busy_ns);
+            sum->tasks += crew__load_relaxed(&s->timed);
+            sum->busy_ns += crew__load_relaxed(&s->timed_busy_ns);
+            sum->waits += crew__load_relaxed(&s->waits);
+            sum->preemptions += crew__load_relaxed(&s->preemptions);
         }
     }
 }

@@ -48,20 +48,37 @@ static void ait(void) {
 /* A measured period of 0.1 s on 2 cores. */
 static crew__balance_in period(double completed, double busy, double cpu, size_t queued,
                                unsigned size) {
-    crew__balance_in in = {0.1, (uint64_t)completed, busy, cpu, queued, size, 2};
+    crew__balance_in in = {0.1, (uint64_t)completed, busy, cpu, queued, size, 2, -1.0};
     return in;
 }
 
-/* One BALANCE decision; the period after a resize is skipped, as the controller does. */
+/* The same, with the share of the workers' context switches that were preemptions. */
+static crew__balance_in period_p(double completed, double busy, double cpu, size_t queued,
+                                 unsigned size, double preempted) {
+    crew__balance_in in = period(completed, busy, cpu, queued, size);
+    in.preempted = preempted;
+    return in;
+}
+
+/* One BALANCE decision on a period's measurements. After a resize the controller skips a
+ * settling period (consumed here, right after the resize), then measures BALANCE_JUDGE_PERIODS
+ * periods before it judges: the caller's next step stands for all of them (same figures each),
+ * and none of them but the last may change the size. */
 static unsigned step(crew__balance_state *s, crew__balance_in in, unsigned min, unsigned max) {
-    unsigned next = crew__balance_step(s, &in, min, max);
-    if (next != in.size) { /* the settling period: no decision */
-        crew__balance_in settling = in;
-        settling.size = next;
-        if (crew__balance_step(s, &settling, min, max) != next) {
-            fprintf(stderr, "test_autosize: a settling period changed the size\n");
+    while (s->judge_left > 1)
+        if (crew__balance_step(s, &in, min, max) != in.size) {
+            fprintf(stderr, "test_autosize: a measuring period changed the size\n");
             failures++;
         }
+    unsigned next = crew__balance_step(s, &in, min, max);
+    if (next != in.size) {
+        crew__balance_in later = in;
+        later.size = next;
+        while (s->settle > 0)
+            if (crew__balance_step(s, &later, min, max) != next) {
+                fprintf(stderr, "test_autosize: a settling period changed the size\n");
+                failures++;
+            }
     }
     return next;
 }
@@ -70,21 +87,75 @@ static void balance(void) {
     crew__balance_state s = {0};
     /* CPU-bound from one thread on two cores: grow to the cores, then hold there. */
     EXPECT_EQ_U(step(&s, period(1000, 1, 1.0, 50, 1), 1, 64), 2, "idle CPU and a backlog grow");
-    EXPECT_EQ_U(step(&s, period(1800, 2, 1.95, 50, 2), 1, 64), 2, "saturated at the cores holds");
-    EXPECT_EQ_U(step(&s, period(1800, 2, 1.95, 50, 2), 1, 64), 2, "and keeps holding");
+    EXPECT_EQ_U(step(&s, period(1800, 2, 1.95, 50, 2), 1, 64), 3,
+                "saturated at the cores: one more thread, once");
+    EXPECT_EQ_U(step(&s, period(1810, 3, 1.95, 50, 3), 1, 64), 2, "it did not pay: back");
+    for (int i = 0; i < 40; i++)
+        EXPECT_EQ_U(step(&s, period(1800, 2, 1.95, 50, 2), 1, 64), 2, "and keeps holding");
+    /* Where one more thread pays (a shared machine), it is kept. */
+    s = (crew__balance_state){0};
+    EXPECT_EQ_U(step(&s, period(1800, 2, 1.95, 50, 2), 1, 64), 3, "one more thread");
+    EXPECT_EQ_U(step(&s, period(1880, 3, 1.97, 50, 3), 1, 64), 3, "4% more: kept");
+    for (int i = 0; i < 9; i++)
+        EXPECT_EQ_U(step(&s, period(1880, 3, 1.97, 50, 3), 1, 64), 3, "and held a while");
 
     /* CPU-bound with too many threads: probe down while throughput holds, to the cores. */
     s = (crew__balance_state){0};
     EXPECT_EQ_U(step(&s, period(1000, 8, 2.0, 50, 8), 1, 64), 6, "saturated, 8 threads: down");
     EXPECT_EQ_U(step(&s, period(1020, 6, 2.0, 50, 6), 1, 64), 4, "same throughput: further");
     EXPECT_EQ_U(step(&s, period(1000, 4, 2.0, 50, 4), 1, 64), 2, "and further, to the cores");
-    EXPECT_EQ_U(step(&s, period(1000, 2, 2.0, 50, 2), 1, 64), 2, "then it holds");
+    EXPECT_EQ_U(step(&s, period(1000, 2, 2.0, 50, 2), 1, 64), 3, "one more, once");
+    EXPECT_EQ_U(step(&s, period(1000, 3, 2.0, 50, 3), 1, 64), 2, "no gain: back");
+    for (int i = 0; i < 40; i++)
+        EXPECT_EQ_U(step(&s, period(1000, 2, 2.0, 50, 2), 1, 64), 2, "then it holds");
 
     /* A downward probe that costs throughput is undone. */
     s = (crew__balance_state){0};
     EXPECT_EQ_U(step(&s, period(1000, 8, 1.8, 50, 8), 1, 64), 6, "probe down");
     EXPECT_EQ_U(step(&s, period(800, 6, 1.8, 50, 6), 1, 64), 8, "it hurt: back to the best");
     EXPECT_EQ_U(step(&s, period(1000, 8, 1.8, 50, 8), 1, 64), 8, "and hold");
+
+    /* A probe that keeps failing waits longer each time (10, then 20 periods), and keeps
+     * probing by one thread (the step never halves to nothing). */
+    s = (crew__balance_state){0};
+    EXPECT_EQ_U(step(&s, period(1000, 6, 2.0, 50, 6), 1, 64), 5, "saturated at 6: one down");
+    EXPECT_EQ_U(step(&s, period(800, 5, 2.0, 50, 5), 1, 64), 6, "it hurt: back");
+    for (unsigned k = 0, want = 10; k < 2; k++, want *= 2) {
+        unsigned held = 0, next;
+        while ((next = step(&s, period(1000, 6, 2.0, 50, 6), 1, 64)) == 6 && held < 1000)
+            held++;
+        EXPECT_EQ_U(held, want, "periods held before probing again");
+        EXPECT_EQ_U(next, 5, "the next probe is one thread down");
+        EXPECT_EQ_U(step(&s, period(800, 5, 2.0, 50, 5), 1, 64), 6, "it hurt again: back");
+    }
+
+    /* Context switches. Saturated with more threads than cores, but the workers mostly wait
+     * (the tasks block): no downward probe; nearly saturated: grow by a quarter. */
+    s = (crew__balance_state){0};
+    EXPECT_EQ_U(step(&s, period_p(1000, 16, 1.95, 50, 16, 0.1), 1, 64), 16,
+                "saturated, tasks block: hold");
+    s = (crew__balance_state){0};
+    EXPECT_EQ_U(step(&s, period_p(1000, 16, 1.8, 50, 16, 0.1), 1, 64), 20,
+                "nearly saturated, tasks block: a quarter more");
+    EXPECT_EQ_U(step(&s, period_p(1030, 20, 1.9, 50, 20, 0.1), 1, 64), 20,
+                "3% more for 25% more threads: kept");
+    s = (crew__balance_state){0};
+    EXPECT_EQ_U(step(&s, period_p(1000, 16, 1.8, 50, 16, 0.1), 1, 64), 20, "a quarter more");
+    EXPECT_EQ_U(step(&s, period_p(1010, 20, 1.9, 50, 20, 0.1), 1, 64), 16, "1%: undone");
+    /* Mostly preemptions: CPU-bound, probe down even below "saturated". */
+    s = (crew__balance_state){0};
+    EXPECT_EQ_U(step(&s, period_p(1000, 16, 1.9, 50, 16, 0.9), 1, 64), 12,
+                "preempted: fewer threads");
+    EXPECT_EQ_U(step(&s, period_p(1000, 12, 1.9, 50, 12, 0.9), 1, 64), 8, "held: further");
+    /* With CPU to spare and a backlog, double whatever the switches say. */
+    s = (crew__balance_state){0};
+    EXPECT_EQ_U(step(&s, period_p(1000, 2, 1.5, 50, 2, 0.9), 1, 64), 4,
+                "idle CPU and a backlog still double");
+
+    /* A backlog but most threads without a task (the queue is fed too slowly): never grow. */
+    s = (crew__balance_state){0};
+    EXPECT_EQ_U(step(&s, period_p(1000, 4, 1.0, 50, 16, 0.1), 1, 64), 16,
+                "threads waiting for work: no growth");
 
     /* Blocking tasks: double while it pays; a doubling that does not pay is undone. */
     s = (crew__balance_state){0};
@@ -101,10 +172,10 @@ static void balance(void) {
     EXPECT_EQ_U(step(&s, period(1000, 1.2, 1.2, 0, 10), 1, 64), 6, "halfway towards demand (3)");
     /* An idle pool drifts down to min. */
     s = (crew__balance_state){0};
-    EXPECT_EQ_U(crew__balance_step(&s, &(crew__balance_in){0.1, 0, 0, 0, 0, 3, 2}, 2, 64), 2,
+    EXPECT_EQ_U(crew__balance_step(&s, &(crew__balance_in){0.1, 0, 0, 0, 0, 3, 2, -1.0}, 2, 64), 2,
                 "idle drifts down");
     s = (crew__balance_state){0};
-    EXPECT_EQ_U(crew__balance_step(&s, &(crew__balance_in){0.1, 0, 0, 0, 0, 2, 2}, 2, 64), 2,
+    EXPECT_EQ_U(crew__balance_step(&s, &(crew__balance_in){0.1, 0, 0, 0, 0, 2, 2, -1.0}, 2, 64), 2,
                 "but not below min");
     /* Too few completions to judge, with a backlog: keep the size. */
     s = (crew__balance_state){0};
