@@ -271,6 +271,22 @@ CREW_EXPORT int crew_resize(crew_pool *p, unsigned threads);
 /* The number of workers last requested (by crew_create or crew_resize); 0 for NULL. */
 CREW_EXPORT unsigned crew_size(const crew_pool *p);
 
+/*
+ * Pause the pool: its threads (workers, blocking threads, and callers helping in crew_wait)
+ * finish the task they are running and take no new one until crew_resume. Submissions still
+ * queue. It takes effect promptly, not at the instant of return: a thread that took a task just
+ * as the pause began still runs it. crew_wait and crew_wait_all on a paused pool wait for the
+ * resume (so calling them from the only thread that would resume it never returns).
+ * crew_shutdown resumes a paused pool (draining needs its threads). Pausing twice is the same as
+ * once. Safe with concurrent resize, submissions and shutdown. Errors: EINVAL (p NULL),
+ * ESHUTDOWN (the pool is shutting down).
+ */
+CREW_EXPORT int crew_pause(crew_pool *p);
+/* Resume a paused pool (a pool that is not paused is left as it is). Errors: EINVAL (p NULL). */
+CREW_EXPORT int crew_resume(crew_pool *p);
+/* 1 if the pool is paused, else 0 (also for NULL). */
+CREW_EXPORT int crew_paused(const crew_pool *p);
+
 /* ---------------------------------------------------------------------------------------------
  * Submitting tasks.
  *

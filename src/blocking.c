@@ -94,7 +94,8 @@ static void *bthread_main(void *arg) {
     crew__name_thread(p, role);
     pthread_mutex_lock(&p->lock);
     for (;;) {
-        crew_task *task = crew__lq_take(p, b->queue); /* lock order: pool->lock, then queue */
+        /* Lock order: pool->lock, then the queue. Paused: no task (crew_resume wakes us). */
+        crew_task *task = crew__load_relaxed(&p->paused) ? NULL : crew__lq_take(p, b->queue);
         if (task) {
             pthread_mutex_unlock(&p->lock);
             crew__run(p, task);
@@ -202,18 +203,23 @@ size_t crew__blocking_cancel_all(crew_pool *p) {
     return n;
 }
 
-size_t crew__blocking_queued(crew_pool *p) { return crew__load_relaxed(&p->blocking->queue->n); }
-
-void crew__blocking_stop(crew_pool *p) {
+void crew__blocking_wake_all_locked(crew_pool *p) {
     crew__blocking *b = p->blocking;
-    pthread_mutex_lock(&p->lock);
-    b->stop = true; /* no thread starts from here on */
     for (unsigned i = 0; i < b->nthreads; i++)
         if (b->threads[i]->sleeping) {
             b->threads[i]->sleeping = false;
             b->idle--;
             pthread_cond_signal(&b->threads[i]->cv);
         }
+}
+
+size_t crew__blocking_queued(crew_pool *p) { return crew__load_relaxed(&p->blocking->queue->n); }
+
+void crew__blocking_stop(crew_pool *p) {
+    crew__blocking *b = p->blocking;
+    pthread_mutex_lock(&p->lock);
+    b->stop = true; /* no thread starts from here on */
+    crew__blocking_wake_all_locked(p);
     /* Join each thread once, even when several crew_shutdown calls run at once: a caller
      * claims a record (started -> false) under the lock, then joins it without the lock. */
     for (unsigned i = 0; i < b->nthreads; i++) {

@@ -423,6 +423,7 @@ void crew__blocking_free(crew_pool *p);
 int crew__blocking_push(crew_pool *p, crew_task *t, size_t n);
 size_t crew__blocking_cancel_all(crew_pool *p);
 size_t crew__blocking_queued(crew_pool *p);
+void crew__blocking_wake_all_locked(crew_pool *p); /* idle blocking threads look again */
 void crew__blocking_stop(crew_pool *p); /* every accepted task finished: stop and join */
 
 /* The scheduling strategy's interface (sched.c). "Take" functions return NULL when they found
@@ -485,6 +486,10 @@ struct crew_pool {
     atomic_uint sleepers;
     atomic_uint quiet_sleepers;
     atomic_bool cancelled_any; /* a shutdown dropped tasks (relaxed: read after joining) */
+    /* crew_pause: every taker (worker, helping waiter, blocking thread) finds no work. Written
+     * under lock; read relaxed by takers, since a sleeper's last look and crew_resume's wake-up
+     * both happen under lock, and a spinning taker only needs to see it eventually. */
+    atomic_bool paused;
 
     pthread_mutex_t lock;    /* see the top of this file */
     pthread_cond_t wait_cv;  /* waiting callers sleep here */
@@ -577,6 +582,8 @@ void crew__run(crew_pool *p, crew_task *t);
 void crew__notify_work(crew_pool *p, size_t n, uint32_t slot);
 /* Wake every sleeper of p (state changes: resize, shutdown). */
 void crew__notify_all(crew_pool *p);
+/* Wake every sleeping worker and waiter (lock held). */
+void crew__wake_all_locked(crew_pool *p);
 /* A queued task is dropped (cancellation): count and report it, never run it. */
 void crew__task_dropped(crew_pool *p, crew_task *t);
 /* n tasks of group slot (0 = none) finished, were dropped or were never queued after all:

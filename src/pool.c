@@ -337,6 +337,7 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     atomic_init(&p->sleepers, 0u);
     atomic_init(&p->quiet_sleepers, 0u);
     atomic_init(&p->cancelled_any, false);
+    atomic_init(&p->paused, false);
     atomic_init(&p->rr, 0u);
     atomic_init(&p->nworkers, 0u);
     atomic_init(&p->target, 0u);
@@ -387,6 +388,11 @@ int crew_shutdown(crew_pool *p, int how) {
     pthread_mutex_lock(&p->lock);
     /* Seq_cst: pairs with the submitters' pending increment and state load (submit.c). */
     atomic_store(&p->state, CREW__CLOSING);
+    /* A paused pool resumes: draining needs its workers, and cancelling its waiters. Relaxed:
+     * the wake-ups below take the lock (see crew_pool). */
+    crew__store_relaxed(&p->paused, false);
+    if (p->blocking)
+        crew__blocking_wake_all_locked(p);
     pthread_mutex_unlock(&p->lock);
     if (how == CREW_CANCEL) {
         crew__sched_cancel_all(p);
@@ -410,6 +416,36 @@ int crew_shutdown(crew_pool *p, int how) {
     }
     pthread_mutex_unlock(&p->resize_lock);
     return CREW_OK;
+}
+
+int crew_pause(crew_pool *p) {
+    if (!p)
+        return CREW_EINVAL;
+    pthread_mutex_lock(&p->lock);
+    int rc = CREW_ESHUTDOWN;
+    if (atomic_load(&p->state) == CREW__OPEN) { /* seq_cst: see crew_pool */
+        crew__store_relaxed(&p->paused, true); /* relaxed: see crew_pool */
+        rc = CREW_OK;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return rc;
+}
+
+int crew_resume(crew_pool *p) {
+    if (!p)
+        return CREW_EINVAL;
+    pthread_mutex_lock(&p->lock);
+    /* Relaxed: every sleeper looks for work under this lock, and is woken under it here. */
+    crew__store_relaxed(&p->paused, false);
+    crew__wake_all_locked(p);
+    if (p->blocking)
+        crew__blocking_wake_all_locked(p);
+    pthread_mutex_unlock(&p->lock);
+    return CREW_OK;
+}
+
+int crew_paused(const crew_pool *p) {
+    return p && crew__load_relaxed(&((crew_pool *)p)->paused); /* relaxed: a snapshot */
 }
 
 int crew_destroy(crew_pool *p) {

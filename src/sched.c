@@ -622,6 +622,8 @@ static crew_task *take_any_worker_queue(crew_pool *p) {
 }
 
 crew_task *crew__sched_take(crew_pool *p, bool *retry) {
+    if (__builtin_expect(crew__load_relaxed(&p->paused), 0)) /* relaxed: see crew_pool */
+        return NULL;
     crew__worker *w = self_of(p);
     switch (p->sched) {
     case CREW_SCHED_STEAL:
@@ -643,6 +645,8 @@ crew_task *crew__sched_take(crew_pool *p, bool *retry) {
 
 crew_task *crew__sched_take_group(crew_pool *p, uint32_t slot, int64_t mark, bool general) {
     crew__unused(general);
+    if (crew__load_relaxed(&p->paused)) /* relaxed: see crew_pool */
+        return NULL;
     crew__worker *w = self_of(p);
     crew_task *t = NULL;
     switch (p->sched) {

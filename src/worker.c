@@ -265,8 +265,7 @@ void crew__notify_work(crew_pool *p, size_t n, uint32_t slot) {
     pthread_mutex_unlock(&p->lock);
 }
 
-void crew__notify_all(crew_pool *p) {
-    pthread_mutex_lock(&p->lock);
+void crew__wake_all_locked(crew_pool *p) {
     unsigned nw = crew__nworkers(p);
     for (unsigned i = 0; i < nw; i++) {
         crew__worker *w = crew__worker_at(p, i);
@@ -274,6 +273,11 @@ void crew__notify_all(crew_pool *p) {
             wake_worker_locked(p, w);
     }
     pthread_cond_broadcast(&p->wait_cv);
+}
+
+void crew__notify_all(crew_pool *p) {
+    pthread_mutex_lock(&p->lock);
+    crew__wake_all_locked(p);
     pthread_cond_broadcast(&p->space_cv); /* submitters waiting for room: recheck the state */
     pthread_mutex_unlock(&p->lock);
 }
