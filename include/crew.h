@@ -49,7 +49,8 @@ extern "C" {
     X(ENOMEM, -2, "out of memory")                                                               \
     X(ESHUTDOWN, -3, "the pool is shutting down or shut down and accepts no more tasks")         \
     X(ESTALE, -4, "the group has already finished; its handle can no longer take tasks")         \
-    X(ECANCELED, -5, "some tasks were cancelled (dropped without running) by a shutdown")        \
+    X(ECANCELED, -5, "some tasks were cancelled (dropped without running) by crew_cancel or a "   \
+                     "shutdown")                                                                  \
     X(EDEADLK, -6, "the call would wait for the calling task itself and could never return")     \
     X(EAGAIN, -7, "the system refused to create a worker thread")                                \
     X(ERANGE, -8, "too many tasks: a group holds at most 4294967295 unfinished tasks")        \
@@ -300,7 +301,8 @@ CREW_EXPORT int crew_paused(const crew_pool *p);
  *
  * All-or-nothing: on error no task of the call was accepted.
  * Errors: EINVAL (NULL pool, task array or fn; n 0; a handle this pool never issued; unknown
- * flags), ESHUTDOWN, ESTALE, ENOMEM, ERANGE; with a bounded queue also EFULL and ETIMEDOUT.
+ * flags), ESHUTDOWN, ESTALE, ECANCELED (the group was cancelled), ENOMEM, ERANGE; with a
+ * bounded queue also EFULL and ETIMEDOUT.
  * ------------------------------------------------------------------------------------------- */
 
 /* Queue fn(arg) with a priority. The pool keeps its own copy of the task. */
@@ -353,8 +355,9 @@ CREW_EXPORT int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n);
 
 /*
  * Wait until the group has finished. A handle to a group that finished earlier (its slot may be
- * reused since) returns CREW_OK at once. Returns CREW_ECANCELED if the group lost tasks to a
- * shutdown. Errors: EINVAL (p NULL, group CREW_HANDLE_NONE or a slot this pool never issued),
+ * reused since) returns CREW_OK at once. Returns CREW_ECANCELED if the group was cancelled
+ * (crew_cancel) or lost tasks to a shutdown; a finished group keeps reporting it until its slot
+ * is taken by another group that is cancelled too. Errors: EINVAL (p NULL, group CREW_HANDLE_NONE or a slot this pool never issued),
  * EDEADLK (a task of the group, running on this thread, is the caller or one of its callers:
  * the group cannot finish while it waits; found when the wait would otherwise sleep, so the
  * caller may first have helped with other queued tasks of the group).
@@ -367,6 +370,21 @@ CREW_EXPORT int crew_wait(crew_pool *p, crew_handle group);
  * Errors: EINVAL (p NULL), EDEADLK (called from a task of this pool).
  */
 CREW_EXPORT int crew_wait_all(crew_pool *p);
+
+/*
+ * Cancel a group: its tasks that have not started are dropped, never run, wherever they are
+ * queued (those in a worker's deque when the worker comes to them), and counted in
+ * crew_stats.cancelled; tasks already running finish (they can poll crew_cancelled() to stop
+ * early). crew_wait on the group then returns CREW_ECANCELED once its running tasks end, and
+ * adding tasks to it fails with CREW_ECANCELED. Promptly, not instantly: a task a thread took
+ * just as crew_cancel ran may still start. Other groups, and crew_wait_all, are unaffected.
+ * Errors: EINVAL (p NULL, group CREW_HANDLE_NONE or never issued), ESTALE (the group has
+ * already finished: nothing to cancel).
+ */
+CREW_EXPORT int crew_cancel(crew_pool *p, crew_handle group);
+/* From inside a task: 1 if its group was cancelled or its pool is shutting down with
+ * CREW_CANCEL (stop early if you can), else 0 (also outside any task). */
+CREW_EXPORT int crew_cancelled(void);
 
 /* ---------------------------------------------------------------------------------------------
  * Monitoring (seed 000 §III-F, seed 001 §2). Off by default, and then free: no clock is read and

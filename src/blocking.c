@@ -197,7 +197,7 @@ size_t crew__blocking_cancel_all(crew_pool *p) {
     size_t n = 0;
     crew_task *t;
     while ((t = crew__lq_take(p, p->blocking->queue)) != NULL) {
-        crew__task_dropped(p, t);
+        crew__task_dropped(p, t, true);
         n++;
     }
     return n;

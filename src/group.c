@@ -61,7 +61,7 @@ static uint32_t new_slot(crew__slotmap *m) {
             return 0;
         for (size_t i = 0; i < n; i++) {
             atomic_init(&c[i].state, (uint64_t)1 << 32); /* generation 1, no open task */
-            atomic_init(&c[i].cancelled, 0u);
+            atomic_init(&c[i].cancelled_gen, 0u);
             c[i].queued = NULL;
             atomic_init(&c[i].next_free, 0u);
             atomic_init(&c[i].waiters, 0u);
@@ -128,7 +128,6 @@ int crew__group_open(crew__slotmap *m, uint32_t n, crew_handle *h, crew__slot_ca
     crew__slot *sl = crew__slot_at(m, s);
     /* Relaxed load: the slot is ours (popped, or new) and nobody else writes its state now. */
     uint32_t gen = crew__gen_of(crew__load_relaxed(&sl->state));
-    crew__store_relaxed(&sl->cancelled, 0u);
     /* Release, not relaxed: a waiter holding the previous group's handle may read this value
      * and return; the release (after our acquire of the slot from the free list, which the
      * finisher released) keeps that waiter ordered after the previous group's tasks, and later
@@ -149,6 +148,8 @@ int crew__group_add(crew__slotmap *m, crew_handle h, uint32_t n) {
     do {
         if (crew__gen_of(st) != h.gen || crew__open_of(st) == 0)
             return CREW_ESTALE;
+        if (crew__slot_cancelled(sl, h.gen))
+            return CREW_ECANCELED;
         if ((uint64_t)crew__open_of(st) + n > UINT32_MAX)
             return CREW_ERANGE;
     } while (!crew__cas_relaxed(&sl->state, &st, st + n));
@@ -168,24 +169,33 @@ void crew__group_abandon(crew__slotmap *m, uint32_t slot, crew__slot_cache *cach
 bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, bool dropped,
                       crew__slot_cache *cache) {
     crew__slot *sl = crew__slot_at(m, slot);
-    if (dropped)
-        crew__store_relaxed(&sl->cancelled, 1u); /* ordered by the release below */
+    if (dropped) /* relaxed: ordered by the release below; the group is open, gen is its own */
+        crew__store_relaxed(&sl->cancelled_gen, crew__gen_of(crew__load_relaxed(&sl->state)));
     /* Release: everything the task did happens-before a waiter that acquires the count it
      * leaves; acquire: the last decrement also synchronises with all earlier ones, so the
      * generation store below carries them all. Pairs with crew__group_status. */
     uint64_t prev = crew__fetch_sub_acq_rel(&sl->state, (uint64_t)n);
     if (crew__open_of(prev) != n)
         return false;
-    if (!crew__load_relaxed(&sl->cancelled)) {
-        uint32_t gen = crew__gen_of(prev) + 1;
-        if (gen == 0)
-            gen = 1; /* generation 0 would look like CREW_HANDLE_NONE */
-        /* Release: a waiter that sees the new generation also sees the tasks' effects. */
-        crew__store_release(&sl->state, (uint64_t)gen << 32);
-        release_slot(m, slot, cache);
-    }
+    uint32_t gen = crew__gen_of(prev) + 1;
+    if (gen == 0)
+        gen = 1; /* generation 0 would look like CREW_HANDLE_NONE */
+    /* Release: a waiter that sees the new generation also sees the tasks' effects. */
+    crew__store_release(&sl->state, (uint64_t)gen << 32);
+    release_slot(m, slot, cache);
     return true;
 }
+int crew__group_cancel(crew__slotmap *m, crew_handle h) {
+    crew__slot *sl = crew__slot_at(m, h.slot);
+    /* Relaxed: a snapshot; if the group ends right after it, the generation stored below names
+     * the finished group only, never the slot's next one. */
+    uint64_t st = crew__load_relaxed(&sl->state);
+    if (crew__gen_of(st) != h.gen || crew__open_of(st) == 0)
+        return CREW_ESTALE;
+    crew__store_relaxed(&sl->cancelled_gen, h.gen); /* relaxed: see crew__slot */
+    return CREW_OK;
+}
+
 int crew__group_status(crew__slotmap *m, crew_handle h) {
     return crew__slot_status(crew__slot_at(m, h.slot), h.gen);
 }

@@ -114,9 +114,13 @@ void crew__prioq_free(crew__prioq *q);
 typedef struct crew__slot {
     /* gen << 32 | open, changed with atomic read-modify-writes; see group.c for the orders. */
     _Atomic uint64_t state;
-    /* Set (relaxed) before the decrement that lets open reach 0, so a reader that acquires
-     * open == 0 sees it. */
-    atomic_uint cancelled;
+    /* The generation of the last group of this slot that was cancelled (crew_cancel, or a
+     * shutdown that dropped its tasks); 0 = none (0 is never a group's generation). Relaxed:
+     * set before the decrement that lets open reach 0, so a waiter that acquires the group's
+     * end sees it; workers read it before running a task of the group (promptly, not at the
+     * instant crew_cancel returns). Naming the generation, not just "cancelled", keeps a late
+     * crew_cancel from touching a later group that reuses the slot. */
+    _Atomic uint32_t cancelled_gen;
     /* Central queue's lock: newest task of the group queued there, linked by
      * crew_private_.gnext (sched.c). */
     crew_task *queued;
@@ -168,18 +172,25 @@ void crew__group_abandon(crew__slotmap *m, uint32_t slot, crew__slot_cache *cach
  * queued after all. Returns true if the group finished (its open count reached 0). */
 bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, bool dropped,
                       crew__slot_cache *cache);
+/* Cancel an open group: its tasks not yet started will be dropped. CREW_OK or CREW_ESTALE. */
+int crew__group_cancel(crew__slotmap *m, crew_handle h);
 /* The group's status without the lock: 1 = still open, CREW_OK = finished, CREW_ECANCELED. */
 int crew__group_status(crew__slotmap *m, crew_handle h);
-/* The same, given the slot (a waiter looks it up once). */
+/* The same, given the slot (a waiter looks it up once). A cancelled group that finished stays
+ * CREW_ECANCELED until its slot is reused by another cancelled group. */
 static inline int crew__slot_status(crew__slot *sl, uint32_t gen) {
     /* Acquire: pairs with the releases in crew__group_done; a finished answer happens-after
      * every task of the group. */
     uint64_t st = atomic_load_explicit(&sl->state, memory_order_acquire);
-    if (crew__gen_of(st) != gen)
-        return CREW_OK;
-    if (crew__open_of(st) != 0)
+    if (crew__gen_of(st) == gen && crew__open_of(st) != 0)
         return 1;
-    return atomic_load_explicit(&sl->cancelled, memory_order_relaxed) ? CREW_ECANCELED : CREW_OK;
+    /* Relaxed: written before the release that ended the group (see crew__slot). */
+    return atomic_load_explicit(&sl->cancelled_gen, memory_order_relaxed) == gen ? CREW_ECANCELED
+                                                                                 : CREW_OK;
+}
+/* Is the open group of slot, generation gen, cancelled? */
+static inline bool crew__slot_cancelled(crew__slot *sl, uint32_t gen) {
+    return atomic_load_explicit(&sl->cancelled_gen, memory_order_relaxed) == gen; /* see above */
 }
 int crew__slotmap_init(crew__slotmap *m); /* CREW_OK or CREW_ENOMEM */
 void crew__slotmap_free(crew__slotmap *m);
@@ -448,6 +459,9 @@ int crew__sched_requeue(crew_pool *p, crew_task *t);
  * CREW_ENOMEM: w must stay and work, and must run *orphan (if set) itself. */
 int crew__sched_worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_task **orphan);
 size_t crew__sched_queued(crew_pool *p);     /* tasks queued (an estimate while busy) */
+/* Drop the queued tasks of group {slot, gen} from the queues that can give them up (under
+ * their locks); the rest are dropped by crew__run when they come up. Returns how many. */
+size_t crew__sched_cancel_group(crew_pool *p, uint32_t slot, uint32_t gen);
 size_t crew__sched_cancel_all(crew_pool *p); /* drop every queued task; returns how many */
 crew_task *crew__sched_take_any(crew_pool *p); /* the task a helper would take next, or NULL */
 
@@ -490,6 +504,9 @@ struct crew_pool {
      * under lock; read relaxed by takers, since a sleeper's last look and crew_resume's wake-up
      * both happen under lock, and a spinning taker only needs to see it eventually. */
     atomic_bool paused;
+    /* crew_shutdown(CREW_CANCEL) began: crew_cancelled() tells running tasks (relaxed: a hint
+     * they poll). */
+    atomic_bool cancelling;
 
     pthread_mutex_t lock;    /* see the top of this file */
     pthread_cond_t wait_cv;  /* waiting callers sleep here */
@@ -584,8 +601,10 @@ void crew__notify_work(crew_pool *p, size_t n, uint32_t slot);
 void crew__notify_all(crew_pool *p);
 /* Wake every sleeping worker and waiter (lock held). */
 void crew__wake_all_locked(crew_pool *p);
-/* A queued task is dropped (cancellation): count and report it, never run it. */
-void crew__task_dropped(crew_pool *p, crew_task *t);
+/* A queued task is dropped: count and report it, never run it. by_pool: a shutdown that
+ * cancels or a full queue that drops its oldest (crew_wait_all reports those); else its group
+ * was cancelled. */
+void crew__task_dropped(crew_pool *p, crew_task *t, bool by_pool);
 /* n tasks of group slot (0 = none) finished, were dropped or were never queued after all:
  * count them and wake whoever waits for them. */
 void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, bool dropped);

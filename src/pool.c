@@ -338,6 +338,7 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     atomic_init(&p->quiet_sleepers, 0u);
     atomic_init(&p->cancelled_any, false);
     atomic_init(&p->paused, false);
+    atomic_init(&p->cancelling, false);
     atomic_init(&p->rr, 0u);
     atomic_init(&p->nworkers, 0u);
     atomic_init(&p->target, 0u);
@@ -391,6 +392,8 @@ int crew_shutdown(crew_pool *p, int how) {
     /* A paused pool resumes: draining needs its workers, and cancelling its waiters. Relaxed:
      * the wake-ups below take the lock (see crew_pool). */
     crew__store_relaxed(&p->paused, false);
+    if (how == CREW_CANCEL) /* relaxed: see crew_pool */
+        crew__store_relaxed(&p->cancelling, true);
     if (p->blocking)
         crew__blocking_wake_all_locked(p);
     pthread_mutex_unlock(&p->lock);

@@ -800,11 +800,57 @@ static crew_task *take_anything(crew_pool *p) {
 
 crew_task *crew__sched_take_any(crew_pool *p) { return take_anything(p); }
 
+/* A queued task of group slot from the queues under locks (not the deques: crew__run drops
+ * those when they come up), or NULL. */
+static crew_task *take_locked_group(crew_pool *p, uint32_t slot) {
+    crew_task *t = NULL;
+    /* Blocking tasks: their queue keeps no group lists, so it counts them as scattered. */
+    if (p->blocking && scattered(p, slot) &&
+        (t = lq_take_group(p, p->blocking->queue, slot)) != NULL)
+        return t;
+    switch (p->sched) {
+    case CREW_SCHED_STEAL:
+    case CREW_SCHED_SHARED:
+        return lq_take_group(p, p->central, slot);
+    case CREW_SCHED_SHARED_LOCKFREE:
+        for (unsigned i = 0; i < p->nmq && !t && scattered(p, slot); i++)
+            t = lq_take_group(p, &p->mq[i], slot);
+        return t;
+    case CREW_SCHED_PER_WORKER:
+    default:
+        for (unsigned i = 0, nw = crew__nworkers(p); i < nw && !t && scattered(p, slot); i++)
+            t = lq_take_group(p, crew__worker_at(p, i)->queue, slot);
+        return t;
+    }
+}
+
+size_t crew__sched_cancel_group(crew_pool *p, uint32_t slot, uint32_t gen) {
+    size_t n = 0;
+    crew_task *t;
+    while ((t = take_locked_group(p, slot)) != NULL) {
+        /* A queued task's group is open, so the slot's generation is its group's: if it moved
+         * on, the cancelled group has ended and this task belongs to the slot's next group.
+         * Relaxed: the queue's lock ordered the task's group opening before our take. */
+        if (crew__gen_of(crew__load_relaxed(&crew__slot_at(&p->groups, slot)->state)) != gen) {
+            if (crew__sched_requeue(p, t) == CREW_OK)
+                crew__tls_pushed_back++;
+            else
+                crew__run(p, t); /* no memory to put it back: run it here */
+            break;
+        }
+        crew__task_dropped(p, t, false);
+        n++;
+    }
+    if (crew__tls_pushed_back)
+        crew__notify_pushed_back(p);
+    return n;
+}
+
 size_t crew__sched_cancel_all(crew_pool *p) {
     size_t n = 0;
     crew_task *t;
     while ((t = take_anything(p)) != NULL) {
-        crew__task_dropped(p, t);
+        crew__task_dropped(p, t, true);
         n++;
     }
     return n;

@@ -281,7 +281,7 @@ static int admit(crew_pool *p, size_t n, const admit_how *how, bool *caller_runs
         if (policy == CREW_FULL_DROP_OLDEST) {
             crew_task *old = crew__sched_take_any(p);
             if (old)
-                crew__task_dropped(p, old); /* frees its place */
+                crew__task_dropped(p, old, true); /* frees its place */
             else if (atomic_load(&p->admitted) + n > p->capacity)
                 sched_yield(); /* the places are held by tasks being taken right now */
             continue;

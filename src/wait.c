@@ -165,3 +165,25 @@ int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n) {
         return rc;
     return crew_wait(p, h);
 }
+
+int crew_cancel(crew_pool *p, crew_handle group) {
+    if (!p || group.slot == 0 || !crew__slot_valid(&p->groups, group.slot))
+        return CREW_EINVAL;
+    int rc = crew__group_cancel(&p->groups, group);
+    if (rc != CREW_OK)
+        return rc; /* CREW_ESTALE: it finished */
+    /* Queued tasks that queues can give up go now; those in deques when they come up. */
+    crew__sched_cancel_group(p, group.slot, group.gen);
+    return CREW_OK;
+}
+
+int crew_cancelled(void) {
+    const crew__frame *f = crew__tls_frame;
+    if (!f)
+        return 0;
+    crew_pool *p = f->pool;
+    if (crew__load_relaxed(&p->cancelling)) /* relaxed: see crew_pool */
+        return 1;
+    return f->group.slot != 0 &&
+           crew__slot_cancelled(crew__slot_at(&p->groups, f->group.slot), f->group.gen);
+}

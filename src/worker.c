@@ -147,7 +147,7 @@ void crew__admit_release(crew_pool *p) {
     }
 }
 
-void crew__task_dropped(crew_pool *p, crew_task *t) {
+void crew__task_dropped(crew_pool *p, crew_task *t, bool by_pool) {
     uint32_t slot = t->crew_private_.slot;
     if (t->crew_flags_ & CREW__TASK_BOUNDED)
         crew__admit_release(p);
@@ -155,8 +155,16 @@ void crew__task_dropped(crew_pool *p, crew_task *t) {
         crew__stats_cancelled(p);
     if (t->crew_flags_ & CREW__TASK_NODE)
         crew__node_release(p, t);
-    crew__store_relaxed(&p->cancelled_any, true); /* relaxed: see struct crew_pool */
+    if (by_pool) /* relaxed: see struct crew_pool */
+        crew__store_relaxed(&p->cancelled_any, true);
     crew__tasks_finished(p, slot, 1, true);
+}
+
+/* A task of a cancelled group reached a thread: it is dropped instead of run, wherever it was
+ * queued (a deque cannot give up a task from its middle, so crew_cancel leaves those for here).
+ * Out of line: cancelling is rare. */
+static __attribute__((noinline, cold)) void drop_cancelled(crew_pool *p, crew_task *t) {
+    crew__task_dropped(p, t, false);
 }
 
 /* The mark (crew__sched_mark) of the innermost task of p on this thread. */
@@ -165,18 +173,23 @@ static int64_t mark_now(crew_pool *p) {
 }
 
 /* What running a task needs with or without monitoring: copy what is needed from t (from here
- * on its memory belongs to its owner again), and run the function in a new frame. Returns the
- * task's group slot. */
-static inline uint32_t call(crew_pool *p, crew_task *t) {
+ * on its memory belongs to its owner again), and run the function in a new frame. OUT: the
+ * task's group slot. Returns false, running nothing and keeping t, if its group was cancelled. */
+static inline bool call(crew_pool *p, crew_task *t, uint32_t *slot_out) {
     crew_fn fn = t->fn;
     void *arg = t->arg;
     uint32_t slot = t->crew_private_.slot;
+    *slot_out = slot;
     crew__frame frame = {p, crew__tls_frame, crew__tls_frame ? crew__tls_frame->depth + 1 : 1,
                          {slot, 0}, mark_now(p)};
-    /* The group is open (this task is unfinished), so its generation is current. Relaxed: the
-     * queue that handed us the task ordered the group's opening before it. */
-    if (slot != 0)
-        frame.group.gen = crew__gen_of(crew__load_relaxed(&crew__slot_at(&p->groups, slot)->state));
+    if (slot != 0) {
+        /* The group is open (this task is unfinished), so its generation is current. Relaxed:
+         * the queue that handed us the task ordered the group's opening before it. */
+        crew__slot *sl = crew__slot_at(&p->groups, slot);
+        frame.group.gen = crew__gen_of(crew__load_relaxed(&sl->state));
+        if (__builtin_expect(crew__slot_cancelled(sl, frame.group.gen), 0))
+            return false; /* its group was cancelled: the caller drops it */
+    }
     if (t->crew_flags_ & CREW__TASK_NODE)
         crew__node_release(p, t);
     crew__debug_yield();
@@ -185,7 +198,14 @@ static inline uint32_t call(crew_pool *p, crew_task *t) {
     fn(arg);
     crew__tls_frame = frame.up;
     crew__debug_yield();
-    return slot;
+    return true;
+}
+
+/* A task of run_timed's whose group was cancelled: its place in the bounded queue is already
+ * given back. */
+static void drop_timed(crew_pool *p, crew_task *t) {
+    t->crew_flags_ &= ~CREW__TASK_BOUNDED;
+    drop_cancelled(p, t);
 }
 
 /* crew__run for a timed task (monitoring or autosize) or one that held a place in the bounded
@@ -195,14 +215,21 @@ static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t
     uint32_t flags = t->crew_flags_;
     if (flags & CREW__TASK_BOUNDED)
         crew__admit_release(p); /* it starts: its place is free */
+    uint32_t slot;
     if (!(flags & CREW__TASK_STAMPED)) {
-        crew__tasks_finished(p, call(p, t), 1, false);
+        if (call(p, t, &slot))
+            crew__tasks_finished(p, slot, 1, false);
+        else
+            drop_timed(p, t);
         return;
     }
     uint64_t submitted = t->crew_private_.reserved;
     uint64_t accepted = submitted + t->crew_private_.spare;
     uint64_t started = crew__now_ns();
-    uint32_t slot = call(p, t);
+    if (!call(p, t, &slot)) {
+        drop_timed(p, t);
+        return;
+    }
     uint64_t finished = crew__now_ns();
     crew__tstats *s = crew__stats_block(p); /* NULL if out of memory: the sample is lost */
     if (s && (flags & CREW__TASK_COUNTED))
@@ -223,7 +250,11 @@ void crew__run(crew_pool *p, crew_task *t) {
         run_timed(p, t);
         return;
     }
-    uint32_t slot = call(p, t);
+    uint32_t slot;
+    if (__builtin_expect(!call(p, t, &slot), 0)) {
+        drop_cancelled(p, t);
+        return;
+    }
     crew__tasks_finished(p, slot, 1, false);
 }
 
