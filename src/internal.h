@@ -402,8 +402,10 @@ typedef struct crew__worker {
      * the surplus above 2 x CREW__CREDIT_BATCH, and everything whenever it runs out of work.
      * So pending never reads 0 while a task is unfinished (it counts every task plus the
      * credit), it is exact when every worker is idle, and spawn-and-wait on a worker touches
-     * the shared count once per CREW__CREDIT_BATCH tasks at most (worker.c). */
-    size_t credit;
+     * the shared count once per CREW__CREDIT_BATCH tasks at most (worker.c). Written by the
+     * owner only (relaxed load and store, no read-modify-write); crew_stats_get reads it
+     * (relaxed) to tell running tasks from credit. */
+    _Atomic size_t credit;
     crew__deque deque; /* STEAL: this worker's tasks */
     crew__lq *queue;   /* PER_WORKER: this worker's queue */
 } crew__worker;

@@ -154,6 +154,7 @@ static crew__worker *free_record(crew_pool *p) {
     w->index = n;
     atomic_init(&w->state, CREW__W_EXITED);
     atomic_init(&w->stolen, 0u);
+    atomic_init(&w->credit, 0u);
     atomic_init(&w->stats, NULL);
     if (crew__sched_worker_init(p, w) != CREW_OK) {
         free_worker(p, w);

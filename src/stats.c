@@ -342,9 +342,14 @@ int crew_stats_get(crew_pool *p, crew_stats *out) {
     s.uptime_ns = crew__now_ns() - p->stats_epoch_ns;
     size_t queued = crew__sched_queued(p), pending = atomic_load(&p->pending); /* seq_cst */
     size_t peak = crew__load_relaxed(&p->queued_peak); /* relaxed: a statistic */
+    /* pending counts every unfinished task plus the credit workers hold (crew__worker). */
+    size_t credit = 0;
+    for (unsigned i = 0, nw = crew__nworkers(p); i < nw; i++)
+        credit += crew__load_relaxed(&crew__worker_at(p, i)->credit); /* relaxed: a snapshot */
     s.queued = queued;
     s.queued_peak = peak > queued ? peak : queued;
-    s.running = pending > queued ? pending - queued : 0; /* both move while tasks run */
+    /* All three move while tasks run: a snapshot, exact once the pool is quiet. */
+    s.running = pending > queued + credit ? pending - queued - credit : 0;
     pthread_mutex_lock(&p->lock);
     s.threads = crew__running_workers_locked(p);
     s.threads_peak = p->threads_peak;

@@ -93,21 +93,22 @@ void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, bool dropped) {
         }
     }
     if (w) { /* a worker: batch the shared decrement (see crew__worker) */
-        w->credit += n;
-        if (w->credit > 2 * CREW__CREDIT_BATCH) {
-            size_t surplus = w->credit - CREW__CREDIT_BATCH;
-            w->credit = CREW__CREDIT_BATCH;
-            pending_sub(p, surplus); /* cannot reach 0: the credit kept is still counted */
+        size_t credit = crew__load_relaxed(&w->credit) + n; /* relaxed: the owner's own */
+        if (credit > 2 * CREW__CREDIT_BATCH) {
+            pending_sub(p, credit - CREW__CREDIT_BATCH); /* cannot reach 0: the credit kept
+                                                          * is still counted */
+            credit = CREW__CREDIT_BATCH;
         }
+        crew__store_relaxed(&w->credit, credit);
         return;
     }
     pending_sub(p, n);
 }
 
 void crew__flush_finished(crew_pool *p, crew__worker *w) {
-    size_t n = w->credit;
+    size_t n = crew__load_relaxed(&w->credit); /* relaxed: the owner's own */
     if (n != 0) {
-        w->credit = 0;
+        crew__store_relaxed(&w->credit, 0);
         pending_sub(p, n);
     }
 }
@@ -115,12 +116,13 @@ void crew__flush_finished(crew_pool *p, crew__worker *w) {
 void crew__pending_add(crew_pool *p, size_t n) {
     crew__worker *w = crew__tls_worker;
     if (w && w->pool == p) {
-        if (w->credit < n) {
-            size_t get = n - w->credit + CREW__CREDIT_BATCH;
+        size_t credit = crew__load_relaxed(&w->credit); /* relaxed: the owner's own */
+        if (credit < n) {
+            size_t get = n - credit + CREW__CREDIT_BATCH;
             atomic_fetch_add(&p->pending, get); /* seq_cst: see struct crew_pool */
-            w->credit += get;
+            credit += get;
         }
-        w->credit -= n;
+        crew__store_relaxed(&w->credit, credit - n);
         return;
     }
     atomic_fetch_add(&p->pending, n); /* seq_cst: see struct crew_pool */

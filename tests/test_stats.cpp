@@ -334,6 +334,41 @@ TEST(Stats, ExactAcrossThreadsAfterRacingReadsAndResets) {
     crew_destroy(p);
 }
 
+// running counts tasks being run, not the units of the pending count that workers hold as
+// credit (it once read 37 with 2 workers): a task that spawns children takes credit, then
+// blocks while holding it.
+struct SpawnAndBlock {
+    crew_pool *p;
+    Gate *gate;
+};
+
+void spawn_and_block(void *arg) {
+    auto *s = static_cast<SpawnAndBlock *>(arg);
+    for (int i = 0; i < 10; i++)
+        crew_submit(s->p, noop, nullptr, 0, nullptr);
+    Gate::block(s->gate);
+}
+
+TEST(Stats, RunningCountsTheTasksBeingRun) {
+    crew_pool *p = monitored_pool(2);
+    Gate gate;
+    SpawnAndBlock sb{p, &gate};
+    ASSERT_EQ(crew_submit(p, spawn_and_block, &sb, 0, nullptr), CREW_OK);
+    gate.wait_arrivals(1);
+    // The children run on the other worker (with a queue per worker and no stealing they wait
+    // for the blocked one instead); either way, wait until they stop moving.
+    crew_stats s = get(p);
+    for (int i = 0; i < 500 && s.completed < 10; i++) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        s = get(p);
+    }
+    EXPECT_EQ(s.completed + s.queued, 10u);
+    EXPECT_EQ(s.running, 1u);
+    gate.open();
+    ASSERT_EQ(crew_wait_all(p), CREW_OK);
+    crew_destroy(p);
+}
+
 TEST(Stats, VersionedStructAndBadArguments) {
     crew_pool *p = monitored_pool(1);
     crew_submit(p, noop, nullptr, 0, nullptr);
