@@ -40,6 +40,9 @@
 #define BALANCE_MIN_SAMPLES 8   /* completions needed in a period to judge throughput */
 #define BALANCE_MIN_SWITCHES 16 /* context switches needed in a period to judge their kind */
 #define BALANCE_JUDGE_PERIODS 2 /* periods measured together to judge a move */
+#define BALANCE_WAIT_HIGH 1.0   /* tasks wait longer than they run: grow for them */
+#define BALANCE_WAIT_LOW 0.1    /* tasks hardly wait: the pool may shrink to the demand */
+#define BALANCE_CALM_PERIODS 10 /* ...after this many such periods in a row */
 
 static unsigned clamp(long v, unsigned lo, unsigned hi) {
     return v < (long)lo ? lo : v > (long)hi ? hi : (unsigned)v;
@@ -104,9 +107,33 @@ unsigned crew__balance_step(crew__balance_state *s, const crew__balance_in *in, 
         x = s->acc_done / s->acc_s;
         s->acc_done = s->acc_s = 0;
     }
-    if (!backlog && in->busy < (double)size - 1.0) {
-        /* More threads than work: shrink halfway towards the demand; forget the reference,
-         * the regime has changed. */
+    /* Tasks waiting for a thread, while the pool looks idle on average (bursts, or arrivals
+     * the pool keeps up with only late), are judged on their waiting, not on throughput: an
+     * open system's throughput is its arrival rate whatever the size. */
+    bool waiting = in->wait_ratio > BALANCE_WAIT_HIGH;
+    bool calm = in->wait_ratio < BALANCE_WAIT_LOW; /* or not measured (negative) */
+    if (s->probe_wait > 0) { /* judge a move made for waiting tasks */
+        double before = s->probe_wait;
+        s->probe_wait = 0;
+        if (in->wait_ratio >= 0 && in->wait_ratio <= 0.75 * before) {
+            s->best_size = size; /* it paid: this is the reference now */
+            s->best_x = x;
+            s->fails = 0;
+            return size;
+        }
+        next = s->probe_from; /* it did not: back, and wait longer each time */
+        s->hold = BALANCE_HOLD_PERIODS << (s->fails < 3 ? s->fails : 3);
+        s->fails++;
+        s->dir = 0;
+        goto resize;
+    }
+    /* Periods in a row without tasks waiting: threads kept for bursts retire only after a
+     * calm second, as idle threads do after a keep-alive time in other pools. */
+    s->calm = calm ? s->calm + 1 : 0;
+    if (!backlog && in->busy < (double)size - 1.0 && calm &&
+        (s->calm >= BALANCE_CALM_PERIODS || in->wait_ratio < 0)) {
+        /* More threads than work, and tasks do not wait: shrink halfway towards the demand;
+         * forget the reference, the regime has changed. */
         unsigned running = (unsigned)in->busy; /* rounded up: */
         unsigned want = running + ((double)running < in->busy) + 1;
         unsigned cut = (size - want + 1) / 2;
@@ -150,10 +177,14 @@ unsigned crew__balance_step(crew__balance_state *s, const crew__balance_in *in, 
         s->dir = 0;
         goto resize;
     }
-    if (s->hold > 0) {
+    /* A hold waits out noise after an undone move; tasks queueing for many times their run
+     * time while the CPU has room are not noise, and end it. */
+    bool severe = in->wait_ratio > 4 * BALANCE_WAIT_HIGH && in->cpu < 0.85 * (double)in->cores;
+    if (s->hold > 0 && !severe) {
         s->hold--;
         return size;
     }
+    s->hold = 0;
     /* Probe. The workers' context switches tell why the CPU is used as it is: mostly
      * preemptions mean they want more CPU than there is (CPU-bound, more threads only queue
      * for it); mostly waits mean the tasks block. Without that signal, "saturated and more
@@ -170,6 +201,12 @@ unsigned crew__balance_step(crew__balance_state *s, const crew__balance_in *in, 
     } else if (backlog && occupied && !full && !cpu_bound) { /* nearly saturated: a quarter */
         s->dir = +1;
         next = size + (size / 4 ? size / 4 : 1);
+    } else if (waiting && !saturated && !(in->preempted >= 0.5)) {
+        /* Tasks wait for a thread and the CPU has room: more threads, judged on the waiting. */
+        s->probe_wait = in->wait_ratio;
+        s->probe_from = size;
+        s->dir = +1;
+        next = size * 2;
     } else if (backlog && cpu_bound && size <= in->cores && !s->probed_one) {
         /* CPU-bound at the cores: try one thread more, once per regime. It pays where a
          * thread of the pool is often preempted or stalls (a shared machine, page faults);
@@ -264,16 +301,19 @@ static void *controller_main(void *arg) {
                                    .preempted = -1.0};
             if (waits + preemptions >= BALANCE_MIN_SWITCHES)
                 in.preempted = (double)preemptions / (double)(waits + preemptions);
+            uint64_t busy_ns = sum.busy_ns - last.busy_ns;
+            in.wait_ratio = busy_ns ? (double)(sum.wait_ns - last.wait_ns) / (double)busy_ns : -1.0;
             if (in.period_s <= 0)
                 continue;
             next = crew__balance_step(&bal, &in, as->min, as->max);
             if (debug)
                 fprintf(stderr,
                         "crew autosize: %.3fs done=%llu busy=%.2f cpu=%.2f preempted=%.2f "
-                        "queued=%zu size=%u -> %u (best %u @ %.0f/s, hold %u, settle %u)\n",
+                        "wait=%.2f queued=%zu size=%u -> %u (best %u @ %.0f/s, hold %u, "
+                        "settle %u)\n",
                         in.period_s, (unsigned long long)in.completed, in.busy, in.cpu,
-                        in.preempted, in.queued, in.size, next, bal.best_size, bal.best_x,
-                        bal.hold, bal.settle);
+                        in.preempted, in.wait_ratio, in.queued, in.size, next, bal.best_size,
+                        bal.best_x, bal.hold, bal.settle);
             if (next == size && in.completed < BALANCE_MIN_SAMPLES && in.queued != 0)
                 continue; /* keep accumulating this sample */
             last_t = t;

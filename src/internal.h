@@ -215,9 +215,10 @@ typedef struct crew__tstats {
     bool shared; /* written by several threads (read-modify-writes), else by its owner only */
     /* Owned blocks: the reset epoch the block counts for (release/acquire, stats.c). */
     _Atomic uint64_t epoch;
-    /* The controller's inputs (autosize), never reset: timed tasks finished, their run time,
-     * and (workers' blocks) the thread's context switches: waits and preemptions. */
-    _Atomic uint64_t timed, timed_busy_ns, waits, preemptions;
+    /* The controller's inputs (autosize), never reset: timed tasks finished, their run time
+     * and queue time, and (workers' blocks) the thread's context switches: waits and
+     * preemptions. */
+    _Atomic uint64_t timed, timed_busy_ns, timed_wait_ns, waits, preemptions;
     /* From here to the end, what crew_stats_reset clears. */
     _Atomic uint64_t submitted, completed, cancelled, rejected; /* tasks, as in crew_stats */
     _Atomic uint64_t busy_ns, waiting_ns, tasks; /* this thread, as in crew_thread_stats */
@@ -232,13 +233,14 @@ void crew__stats_rejected(crew_pool *p, size_t n);
 void crew__stats_cancelled(crew_pool *p);
 void crew__stats_done(struct crew__tstats *s, uint64_t submitted, uint64_t accepted,
                       uint64_t started, uint64_t finished);
-/* A timed task ran for processing_ns and finished at now (autosize's inputs). */
-void crew__stats_timed(crew_pool *p, struct crew__tstats *s, uint64_t processing_ns,
-                       uint64_t now);
+/* A timed task waited wait_ns in the queue, ran for processing_ns and finished at now
+ * (autosize's inputs). */
+void crew__stats_timed(crew_pool *p, struct crew__tstats *s, uint64_t wait_ns,
+                       uint64_t processing_ns, uint64_t now);
 void crew__stats_waited(crew_pool *p, uint64_t ns);
 /* The controller's inputs summed over every block. */
 typedef struct crew__timed_sum {
-    uint64_t tasks, busy_ns, waits, preemptions;
+    uint64_t tasks, busy_ns, wait_ns, waits, preemptions;
 } crew__timed_sum;
 void crew__stats_timed_sum(crew_pool *p, crew__timed_sum *sum);
 void crew__stats_free(crew_pool *p);
@@ -267,6 +269,10 @@ typedef struct crew__balance_in {
      * thread wanted the CPU) rather than waits (it blocked): near 1 when the tasks are
      * CPU-bound and threads outnumber cores; negative when not measured. */
     double preempted;
+    /* The tasks' average time in the queue over their average run time (negative: not
+     * measured). Large when tasks wait for a thread, as bursts do in a pool that looks idle on
+     * average. */
+    double wait_ratio;
 } crew__balance_in;
 
 typedef struct crew__balance_state {
@@ -277,6 +283,9 @@ typedef struct crew__balance_state {
     unsigned hold;      /* periods left before probing again */
     unsigned fails;     /* probes undone in a row in this regime (each doubles the hold) */
     bool probed_one;    /* this regime tried one thread more than the cores */
+    double probe_wait;  /* > 0: the last move grew the pool for waiting tasks, at this ratio */
+    unsigned probe_from; /* the size before that move */
+    unsigned calm;       /* periods in a row in which tasks hardly waited */
     unsigned settle;    /* periods to skip after a resize */
     unsigned judge_left; /* periods still to measure before judging the last move */
     double acc_done, acc_s; /* completions and seconds measured so far for that judgement */

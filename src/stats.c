@@ -176,9 +176,11 @@ void crew__stats_done(crew__tstats *s, uint64_t submitted, uint64_t accepted, ui
 
 #define SWITCH_SAMPLE_NS 20000000u /* a worker reads its context switches at most every 20 ms */
 
-void crew__stats_timed(crew_pool *p, crew__tstats *s, uint64_t processing_ns, uint64_t now) {
+void crew__stats_timed(crew_pool *p, crew__tstats *s, uint64_t wait_ns, uint64_t processing_ns,
+                       uint64_t now) {
     add(s, &s->timed, 1);
     add(s, &s->timed_busy_ns, processing_ns);
+    add(s, &s->timed_wait_ns, wait_ns);
     /* A worker's context switches, read now and then (a system call), as deltas from its last
      * reading: the counts are the thread's own, and a record may be reused by a new thread. */
     static CREW__TLS struct {
@@ -220,6 +222,7 @@ void crew__stats_timed_sum(crew_pool *p, crew__timed_sum *sum) {
         if (s) {
             sum->tasks += crew__load_relaxed(&s->timed);
             sum->busy_ns += crew__load_relaxed(&s->timed_busy_ns);
+            sum->wait_ns += crew__load_relaxed(&s->timed_wait_ns);
             sum->waits += crew__load_relaxed(&s->waits);
             sum->preemptions += crew__load_relaxed(&s->preemptions);
         }

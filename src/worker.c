@@ -237,7 +237,7 @@ static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t
     if (s && (flags & CREW__TASK_COUNTED))
         crew__stats_done(s, submitted, accepted, started, finished);
     if (s && p->autosize)
-        crew__stats_timed(p, s, finished - started, finished);
+        crew__stats_timed(p, s, started - accepted, finished - started, finished);
     if (p->autosize)
         crew__autosize_sample(p, started - accepted);
     crew__tasks_finished(p, slot, 1, false);

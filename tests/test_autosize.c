@@ -48,7 +48,7 @@ static void ait(void) {
 /* A measured period of 0.1 s on 2 cores. */
 static crew__balance_in period(double completed, double busy, double cpu, size_t queued,
                                unsigned size) {
-    crew__balance_in in = {0.1, (uint64_t)completed, busy, cpu, queued, size, 2, -1.0};
+    crew__balance_in in = {0.1, (uint64_t)completed, busy, cpu, queued, size, 2, -1.0, -1.0};
     return in;
 }
 
@@ -157,6 +157,37 @@ static void balance(void) {
     EXPECT_EQ_U(step(&s, period_p(1000, 4, 1.0, 50, 16, 0.1), 1, 64), 16,
                 "threads waiting for work: no growth");
 
+    /* Waiting tasks in a pool idle on average (bursts): the demand rule shrinks only when
+     * tasks hardly wait; when they wait longer than they run, grow, judged on the waiting. */
+    s = (crew__balance_state){0};
+    crew__balance_in calm = period(1000, 0.6, 0.3, 0, 4);
+    calm.wait_ratio = 0.05;
+    for (int i = 0; i < 9; i++)
+        EXPECT_EQ_U(step(&s, calm, 1, 64), 4, "no waiting: keep the threads a while");
+    EXPECT_EQ_U(step(&s, calm, 1, 64), 3, "a calm second: shrink towards the demand");
+    s = (crew__balance_state){0};
+    crew__balance_in some = period(1000, 0.6, 0.3, 0, 4);
+    some.wait_ratio = 0.5;
+    EXPECT_EQ_U(step(&s, some, 1, 64), 4, "tasks wait a little: keep the threads");
+    s = (crew__balance_state){0};
+    crew__balance_in burst = period(1000, 0.6, 0.3, 0, 1);
+    burst.wait_ratio = 3.0;
+    EXPECT_EQ_U(step(&s, burst, 1, 64), 2, "tasks wait 3x their run time: grow");
+    burst.size = 2;
+    burst.wait_ratio = 1.0;
+    EXPECT_EQ_U(step(&s, burst, 1, 64), 2, "waiting fell by two thirds: kept");
+    s = (crew__balance_state){0};
+    burst.size = 2;
+    burst.wait_ratio = 3.0;
+    EXPECT_EQ_U(step(&s, burst, 1, 64), 4, "grow for waiting tasks");
+    burst.size = 4;
+    burst.wait_ratio = 2.9;
+    EXPECT_EQ_U(step(&s, burst, 1, 64), 2, "the waiting did not fall: back");
+    for (int i = 0; i < 10; i++) {
+        burst.size = 2;
+        EXPECT_EQ_U(step(&s, burst, 1, 64), 2, "and hold");
+    }
+
     /* Blocking tasks: double while it pays; a doubling that does not pay is undone. */
     s = (crew__balance_state){0};
     EXPECT_EQ_U(step(&s, period(100, 4, 0.3, 500, 4), 1, 64), 8, "backlog, idle CPU: double");
@@ -172,10 +203,10 @@ static void balance(void) {
     EXPECT_EQ_U(step(&s, period(1000, 1.2, 1.2, 0, 10), 1, 64), 6, "halfway towards demand (3)");
     /* An idle pool drifts down to min. */
     s = (crew__balance_state){0};
-    EXPECT_EQ_U(crew__balance_step(&s, &(crew__balance_in){0.1, 0, 0, 0, 0, 3, 2, -1.0}, 2, 64), 2,
+    EXPECT_EQ_U(crew__balance_step(&s, &(crew__balance_in){0.1, 0, 0, 0, 0, 3, 2, -1.0, -1.0}, 2, 64), 2,
                 "idle drifts down");
     s = (crew__balance_state){0};
-    EXPECT_EQ_U(crew__balance_step(&s, &(crew__balance_in){0.1, 0, 0, 0, 0, 2, 2, -1.0}, 2, 64), 2,
+    EXPECT_EQ_U(crew__balance_step(&s, &(crew__balance_in){0.1, 0, 0, 0, 0, 2, 2, -1.0, -1.0}, 2, 64), 2,
                 "but not below min");
     /* Too few completions to judge, with a backlog: keep the size. */
     s = (crew__balance_state){0};
