@@ -356,8 +356,8 @@ CREW_EXPORT int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n);
 /*
  * Wait until the group has finished. A handle to a group that finished earlier (its slot may be
  * reused since) returns CREW_OK at once. Returns CREW_ECANCELED if the group was cancelled
- * (crew_cancel) or lost tasks to a shutdown; a finished group keeps reporting it until its slot
- * is taken by another group that is cancelled too. Errors: EINVAL (p NULL, group CREW_HANDLE_NONE or a slot this pool never issued),
+ * (crew_cancel) or lost tasks to a shutdown or a full queue; it keeps reporting that for as long
+ * as the pool lives (the group's slot is retired: about 48 bytes per cancelled group). Errors: EINVAL (p NULL, group CREW_HANDLE_NONE or a slot this pool never issued),
  * EDEADLK (a task of the group, running on this thread, is the caller or one of its callers:
  * the group cannot finish while it waits; found when the wait would otherwise sleep, so the
  * caller may first have helped with other queued tasks of the group).

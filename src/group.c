@@ -177,6 +177,12 @@ bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, bool dropped,
     uint64_t prev = crew__fetch_sub_acq_rel(&sl->state, (uint64_t)n);
     if (crew__open_of(prev) != n)
         return false;
+    /* A group that lost tasks keeps its slot, at its generation with no task open, so its
+     * handle reports CREW_ECANCELED for as long as the pool lives, to waiters however late
+     * (handles are plain values: there is no telling when the last one is dropped). This
+     * retires one slot per cancelled group. Relaxed: ordered by our own decrement. */
+    if (crew__load_relaxed(&sl->cancelled_gen) == crew__gen_of(prev))
+        return true;
     uint32_t gen = crew__gen_of(prev) + 1;
     if (gen == 0)
         gen = 1; /* generation 0 would look like CREW_HANDLE_NONE */

@@ -119,7 +119,8 @@ typedef struct crew__slot {
      * set before the decrement that lets open reach 0, so a waiter that acquires the group's
      * end sees it; workers read it before running a task of the group (promptly, not at the
      * instant crew_cancel returns). Naming the generation, not just "cancelled", keeps a late
-     * crew_cancel from touching a later group that reuses the slot. */
+     * crew_cancel from touching a later group that reuses the slot (a cancelled group's own slot
+     * is never reused: crew__group_done). */
     _Atomic uint32_t cancelled_gen;
     /* Central queue's lock: newest task of the group queued there, linked by
      * crew_private_.gnext (sched.c). */
@@ -176,8 +177,8 @@ bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, bool dropped,
 int crew__group_cancel(crew__slotmap *m, crew_handle h);
 /* The group's status without the lock: 1 = still open, CREW_OK = finished, CREW_ECANCELED. */
 int crew__group_status(crew__slotmap *m, crew_handle h);
-/* The same, given the slot (a waiter looks it up once). A cancelled group that finished stays
- * CREW_ECANCELED until its slot is reused by another cancelled group. */
+/* The same, given the slot (a waiter looks it up once). A group that lost tasks keeps its slot
+ * (crew__group_done), so it stays CREW_ECANCELED. */
 static inline int crew__slot_status(crew__slot *sl, uint32_t gen) {
     /* Acquire: pairs with the releases in crew__group_done; a finished answer happens-after
      * every task of the group. */

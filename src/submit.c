@@ -217,14 +217,6 @@ static __attribute__((noinline, cold)) uint64_t stamp_tasks(crew_pool *p, crew_t
     return accepted;
 }
 
-/* Count n accepted timed tasks (monitoring only). */
-static __attribute__((noinline, cold)) void count_submitted(crew_pool *p, crew_task *t, size_t n,
-                                                            uint64_t submitted,
-                                                            uint64_t accepted) {
-    if (t->crew_flags_ & CREW__TASK_COUNTED)
-        crew__stats_submitted(p, n, submitted, accepted);
-}
-
 /* How a submission that finds the bounded queue full behaves (crew_try_submit, crew_submit_timed). */
 typedef struct admit_how {
     bool try_only;             /* never wait: CREW_EFULL */
@@ -330,6 +322,8 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
         t[i].crew_private_.slot = h.slot;
     }
     uint64_t accepted = submitted ? stamp_tasks(p, t, n, submitted) : 0;
+    /* Read now: once pushed, a task may run and its memory be freed or reused (crew.h). */
+    bool counted = submitted && (t[0].crew_flags_ & CREW__TASK_COUNTED);
     /* Count them (a worker uses its credit; any thread's count is in pending before the state
      * is read: a worker's credit was added to pending earlier), then the seq_cst load of the
      * state: see above. */
@@ -353,8 +347,8 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
     }
     if (open_new)
         *group = h;
-    if (submitted)
-        count_submitted(p, t, n, submitted, accepted);
+    if (counted)
+        crew__stats_submitted(p, n, submitted, accepted);
     if (caller_runs) { /* back-pressure: the producer does the work it adds */
         for (size_t i = 0; i < n; i++)
             crew__run(p, &t[i]);
