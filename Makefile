@@ -8,7 +8,7 @@ JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 GENERATOR = $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
 CTEST     = ctest --output-on-failure -j $(JOBS)
 
-.PHONY: all build test test-release test-tsan test-asan test-valgrind bench bench-quick clean
+.PHONY: all build test test-release test-tsan test-asan test-valgrind bench bench-quick clean models fuzz soak reliability-ci
 
 all: build
 
@@ -48,3 +48,24 @@ bench-quick: build
 
 clean:
 	rm -rf build
+
+# Reliability (docs/reliability.md): Spin models of the sleep/wake protocol and the group slot
+# map, the libFuzzer API fuzzer (60 s), and the soak run (SOAK_SECONDS, default 300).
+# reliability-ci: all three with a 60-second soak. models and fuzz skip without spin / clang.
+SOAK_SECONDS ?= 300
+
+models:
+	models/check.sh build/models
+
+fuzz:
+	fuzz/run.sh 60
+
+build/soak/build.ninja build/soak/Makefile:
+	cmake -S . -B build/soak $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCREW_BUILD_BENCH=OFF -DCREW_BUILD_SIM=OFF
+
+soak: | build/soak/$(if $(GENERATOR),build.ninja,Makefile)
+	cmake --build build/soak -j $(JOBS) --target soak
+	build/soak/tests/soak -s $(SOAK_SECONDS)
+
+reliability-ci: models fuzz
+	$(MAKE) soak SOAK_SECONDS=60

@@ -1,0 +1,366 @@
+/*
+ * test_threadpool.c -- mbrossard's threadpool API (compat/threadpool/threadpool.h) on crew: every
+ * behaviour its header promises, and the choices it documents. A plain C program: prints each
+ * failed check and exits non-zero if there was one. Waits poll a state with a deadline; the few
+ * sleeps only give a wrong implementation the chance to show itself.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "threadpool.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+static atomic_int failures; /* atomic: producer threads report too */
+
+#define CHECK(cond)                                                                              \
+    do {                                                                                         \
+        if (!(cond)) {                                                                           \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);             \
+            failures++;                                                                          \
+        }                                                                                        \
+    } while (0)
+
+/* A pthread call that must not fail in a test: stop at once if it does. */
+#define MUST(call)                                                                               \
+    do {                                                                                         \
+        int must_rc_ = (call);                                                                   \
+        if (must_rc_ != 0) {                                                                     \
+            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, must_rc_);       \
+            exit(2);                                                                             \
+        }                                                                                        \
+    } while (0)
+
+static void sleep_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Poll until *v >= want, for at most 10 s (sanitizers and a shared 2-core machine are slow). */
+static int wait_for(atomic_int *v, int want) {
+    double end = now_s() + 10.0;
+    while (atomic_load(v) < want) {
+        if (now_s() > end)
+            return 0;
+        sleep_ms(1);
+    }
+    return 1;
+}
+
+/* ---- a gate: tasks block in it until the test opens it ------------------------------------ */
+struct gate {
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    int open;
+    atomic_int entered;
+    atomic_int finished;
+};
+
+static void gate_init(struct gate *g) {
+    MUST(pthread_mutex_init(&g->lock, NULL));
+    MUST(pthread_cond_init(&g->cv, NULL));
+    g->open = 0;
+    atomic_init(&g->entered, 0);
+    atomic_init(&g->finished, 0);
+}
+
+static void gate_open(struct gate *g) {
+    MUST(pthread_mutex_lock(&g->lock));
+    g->open = 1;
+    MUST(pthread_cond_broadcast(&g->cv));
+    MUST(pthread_mutex_unlock(&g->lock));
+}
+
+static void gate_pass(struct gate *g) {
+    atomic_fetch_add(&g->entered, 1);
+    MUST(pthread_mutex_lock(&g->lock));
+    while (!g->open)
+        MUST(pthread_cond_wait(&g->cv, &g->lock));
+    MUST(pthread_mutex_unlock(&g->lock));
+}
+
+static void gate_destroy(struct gate *g) {
+    MUST(pthread_cond_destroy(&g->cv));
+    MUST(pthread_mutex_destroy(&g->lock));
+}
+
+static void gated_task(void *arg) {
+    struct gate *g = arg;
+    gate_pass(g);
+    atomic_fetch_add(&g->finished, 1);
+}
+
+static void count_task(void *arg) { atomic_fetch_add((atomic_int *)arg, 1); }
+
+static void noop_task(void *arg) { (void)arg; }
+
+/* ---- invalid arguments and limits ----------------------------------------------------------- */
+static void test_invalid(void) {
+    CHECK(threadpool_create(0, 8, 0) == NULL);
+    CHECK(threadpool_create(-1, 8, 0) == NULL);
+    CHECK(threadpool_create(MAX_THREADS + 1, 8, 0) == NULL);
+    CHECK(threadpool_create(1, 0, 0) == NULL);
+    CHECK(threadpool_create(1, -5, 0) == NULL);
+    CHECK(threadpool_create(1, MAX_QUEUE + 1, 0) == NULL);
+    int x = 0;
+    CHECK(threadpool_add(NULL, noop_task, &x, 0) == threadpool_invalid);
+    CHECK(threadpool_destroy(NULL, 0) == threadpool_invalid);
+    CHECK(threadpool_destroy(NULL, threadpool_graceful) == threadpool_invalid);
+
+    /* The limits themselves are accepted. */
+    threadpool_t *tp = threadpool_create(MAX_THREADS, MAX_QUEUE, 0);
+    CHECK(tp != NULL);
+    if (tp) {
+        CHECK(threadpool_add(tp, NULL, &x, 0) == threadpool_invalid);
+        CHECK(threadpool_destroy(tp, 0) == 0);
+    }
+    tp = threadpool_create(1, 1, 12345); /* flags unused */
+    CHECK(tp != NULL);
+    if (tp)
+        CHECK(threadpool_destroy(tp, threadpool_graceful) == 0);
+}
+
+/* ---- every task runs exactly once (graceful destroy runs the queue) ------------------------ */
+enum { N_TASKS = 20000, N_PRODUCERS = 2 };
+
+static atomic_uchar runs[N_TASKS];
+static atomic_int full_seen;
+
+static void once_task(void *arg) { atomic_fetch_add((atomic_uchar *)arg, 1); }
+
+struct producer_arg {
+    threadpool_t *tp;
+    int first;
+};
+
+static void *producer(void *arg) {
+    struct producer_arg *p = arg;
+    for (int i = p->first; i < p->first + N_TASKS / N_PRODUCERS; i++) {
+        for (;;) {
+            int rc = threadpool_add(p->tp, once_task, &runs[i], 0);
+            if (rc == 0)
+                break;
+            if (rc != threadpool_queue_full) {
+                fprintf(stderr, "threadpool_add: unexpected %d\n", rc);
+                failures++; /* checked by main after the join */
+                return NULL;
+            }
+            atomic_fetch_add(&full_seen, 1);
+            sched_yield(); /* the queue is full: let the workers catch up */
+        }
+    }
+    return NULL;
+}
+
+static void test_exactly_once(void) {
+    threadpool_t *tp = threadpool_create(4, 256, 0);
+    CHECK(tp != NULL);
+    if (!tp)
+        return;
+    for (int i = 0; i < N_TASKS; i++)
+        atomic_init(&runs[i], 0);
+    pthread_t th[N_PRODUCERS];
+    struct producer_arg args[N_PRODUCERS];
+    for (int t = 0; t < N_PRODUCERS; t++) {
+        args[t].tp = tp;
+        args[t].first = t * (N_TASKS / N_PRODUCERS);
+        MUST(pthread_create(&th[t], NULL, producer, &args[t]));
+    }
+    for (int t = 0; t < N_PRODUCERS; t++)
+        MUST(pthread_join(th[t], NULL));
+    CHECK(threadpool_destroy(tp, threadpool_graceful) == 0);
+    int wrong = 0;
+    for (int i = 0; i < N_TASKS; i++)
+        if (atomic_load(&runs[i]) != 1)
+            wrong++;
+    CHECK(wrong == 0);
+}
+
+/* ---- a full queue: threadpool_queue_full at once, exactly at queue_size waiting tasks -------- */
+static void test_queue_full(void) {
+    threadpool_t *tp = threadpool_create(1, 4, 0);
+    CHECK(tp != NULL);
+    if (!tp)
+        return;
+    struct gate g;
+    gate_init(&g);
+    atomic_int count;
+    atomic_init(&count, 0);
+    CHECK(threadpool_add(tp, gated_task, &g, 0) == 0);
+    CHECK(wait_for(&g.entered, 1)); /* running, so no longer in the queue */
+    for (int i = 0; i < 4; i++)
+        CHECK(threadpool_add(tp, count_task, &count, 0) == 0);
+    double t0 = now_s();
+    CHECK(threadpool_add(tp, count_task, &count, 0) == threadpool_queue_full);
+    CHECK(threadpool_add(tp, count_task, &count, 0) == threadpool_queue_full);
+    CHECK(now_s() - t0 < 1.0); /* refused, not blocked */
+    gate_open(&g);
+    CHECK(threadpool_destroy(tp, threadpool_graceful) == 0);
+    CHECK(atomic_load(&count) == 4);
+    gate_destroy(&g);
+}
+
+/* ---- graceful vs immediate destroy, with a task adding work while it runs -------------------- */
+struct destroy_case {
+    threadpool_t *tp;
+    struct gate g;
+    atomic_int count;      /* tasks queued before the destroy that ran */
+    atomic_int late;       /* tasks the running task managed to add before the destroy began */
+    atomic_int late_ran;
+    atomic_int add_result; /* what threadpool_add finally returned inside the running task */
+};
+
+static void running_task(void *arg) {
+    struct destroy_case *d = arg;
+    gate_pass(&d->g);
+    /* The destroy has begun or is about to: add until the pool refuses with
+     * threadpool_shutdown (a full queue just means "again"). */
+    int rc = 0;
+    double end = now_s() + 10.0;
+    while (now_s() < end) {
+        rc = threadpool_add(d->tp, count_task, &d->late_ran, 0);
+        if (rc == 0)
+            atomic_fetch_add(&d->late, 1);
+        else if (rc != threadpool_queue_full)
+            break;
+        sleep_ms(1);
+    }
+    atomic_store(&d->add_result, rc);
+    atomic_fetch_add(&d->g.finished, 1);
+}
+
+struct destroy_call {
+    threadpool_t *tp;
+    int flags;
+    int rc;
+};
+
+static void *destroy_thread(void *arg) {
+    struct destroy_call *c = arg;
+    c->rc = threadpool_destroy(c->tp, c->flags);
+    return NULL;
+}
+
+static void run_destroy_case(int flags) {
+    struct destroy_case d;
+    gate_init(&d.g);
+    atomic_init(&d.count, 0);
+    atomic_init(&d.late, 0);
+    atomic_init(&d.late_ran, 0);
+    atomic_init(&d.add_result, 0);
+    d.tp = threadpool_create(1, 64, 0);
+    CHECK(d.tp != NULL);
+    if (!d.tp)
+        return;
+    CHECK(threadpool_add(d.tp, running_task, &d, 0) == 0);
+    CHECK(wait_for(&d.g.entered, 1));
+    for (int i = 0; i < 10; i++)
+        CHECK(threadpool_add(d.tp, count_task, &d.count, 0) == 0);
+    struct destroy_call c = {d.tp, flags, 12345};
+    pthread_t th;
+    MUST(pthread_create(&th, NULL, destroy_thread, &c));
+    sleep_ms(20);
+    gate_open(&d.g);
+    MUST(pthread_join(th, NULL));
+    CHECK(c.rc == 0);
+    /* The running task finished before threadpool_destroy returned, and saw the shutdown. */
+    CHECK(atomic_load(&d.g.finished) == 1);
+    CHECK(atomic_load(&d.add_result) == threadpool_shutdown);
+    if (flags & threadpool_graceful) {
+        /* Everything accepted ran, including what the running task added in time. */
+        CHECK(atomic_load(&d.count) == 10);
+        CHECK(atomic_load(&d.late_ran) == atomic_load(&d.late));
+    } else {
+        /* Queued tasks were dropped (the only thread was busy, so none had started). */
+        CHECK(atomic_load(&d.count) == 0);
+        CHECK(atomic_load(&d.late_ran) == 0);
+    }
+    gate_destroy(&d.g);
+}
+
+static void test_destroy_graceful(void) { run_destroy_case(threadpool_graceful); }
+static void test_destroy_immediate(void) { run_destroy_case(0); }
+
+/* ---- threadpool_destroy from a task of its own pool fails, and the pool stays usable -------- */
+struct self_destroy {
+    threadpool_t *tp;
+    atomic_int rc;
+    atomic_int done;
+};
+
+static void self_destroy_task(void *arg) {
+    struct self_destroy *s = arg;
+    atomic_store(&s->rc, threadpool_destroy(s->tp, threadpool_graceful));
+    atomic_store(&s->done, 1);
+}
+
+static void test_destroy_from_task(void) {
+    struct self_destroy s;
+    atomic_init(&s.rc, 0);
+    atomic_init(&s.done, 0);
+    s.tp = threadpool_create(2, 8, 0);
+    CHECK(s.tp != NULL);
+    if (!s.tp)
+        return;
+    CHECK(threadpool_add(s.tp, self_destroy_task, &s, 0) == 0);
+    CHECK(wait_for(&s.done, 1));
+    CHECK(atomic_load(&s.rc) == threadpool_thread_failure);
+    atomic_int count;
+    atomic_init(&count, 0);
+    CHECK(threadpool_add(s.tp, count_task, &count, 0) == 0);
+    CHECK(threadpool_destroy(s.tp, threadpool_graceful) == 0);
+    CHECK(atomic_load(&count) == 1);
+}
+
+/* ---- many pools, destroyed either way with work queued: nothing leaks (ASan checks) -------- */
+static void test_churn(void) {
+    for (int round = 0; round < 20; round++) {
+        threadpool_t *tp = threadpool_create(1 + round % 3, 128, 0);
+        CHECK(tp != NULL);
+        if (!tp)
+            return;
+        for (int i = 0; i < 100; i++) {
+            int rc = threadpool_add(tp, noop_task, NULL, 0);
+            CHECK(rc == 0 || rc == threadpool_queue_full);
+        }
+        CHECK(threadpool_destroy(tp, round % 2 ? threadpool_graceful : 0) == 0);
+    }
+}
+
+int main(void) {
+    /* A hang (a wait that never returns) fails fast instead of waiting for CTest's timeout. */
+    alarm(30);
+    struct {
+        const char *name;
+        void (*fn)(void);
+    } tests[] = {
+        {"invalid", test_invalid},
+        {"exactly_once", test_exactly_once},
+        {"queue_full", test_queue_full},
+        {"destroy_graceful", test_destroy_graceful},
+        {"destroy_immediate", test_destroy_immediate},
+        {"destroy_from_task", test_destroy_from_task},
+        {"churn", test_churn},
+    };
+    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
+        int before = atomic_load(&failures);
+        double t0 = now_s();
+        tests[i].fn();
+        printf("%-18s %s (%.3f s)\n", tests[i].name,
+               atomic_load(&failures) == before ? "ok" : "FAILED", now_s() - t0);
+    }
+    if (atomic_load(&failures))
+        fprintf(stderr, "test_threadpool: %d check(s) failed\n", atomic_load(&failures));
+    return atomic_load(&failures) ? 1 : 0;
+}

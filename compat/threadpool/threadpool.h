@@ -1,0 +1,92 @@
+/*
+ * threadpool.h -- the public interface of Mathias Brossard's threadpool, provided by crew.
+ *
+ * A drop-in replacement: a program written for mbrossard/threadpool compiles against this header
+ * unchanged and links with libcrew_threadpool and libcrew instead of compiling threadpool.c. The
+ * names below are the original's, without a crew_ prefix, on purpose: relinking is all a user
+ * does. Everything else in the library is static or prefixed crew_compat_. No crew type appears
+ * here.
+ *
+ * Written from the original's documented interface (its header comments and README), not its
+ * code. Behaviour, including the choices made where that documentation says nothing ("choice"):
+ *
+ *   threadpool_create(thread_count, queue_size, flags)
+ *       starts thread_count worker threads (all of them, before it returns) with a queue of
+ *       queue_size tasks, and returns the pool, or NULL if thread_count is outside
+ *       1..MAX_THREADS, queue_size outside 1..MAX_QUEUE, or memory or a thread could not be had
+ *       (nothing leaks). flags is unused, as in the original.
+ *       The queue holds exactly queue_size tasks waiting to start (tasks running are not
+ *       counted). Choice: an old README of the original says one slot is reserved to tell a full
+ *       queue; here none is, so a program sized for either sees a full queue no earlier.
+ *   threadpool_add(pool, routine, arg, flags)
+ *       queues routine(arg); returns 0, or:
+ *         threadpool_invalid     pool or routine NULL
+ *         threadpool_queue_full  queue_size tasks are waiting already (it never blocks); also,
+ *                                choice, when memory for the task could not be had (try again
+ *                                later, as for a full queue)
+ *         threadpool_shutdown    threadpool_destroy has begun (a task adding work while the pool
+ *                                is being destroyed gets this)
+ *       flags is unused, as in the original. Order: tasks added from outside the pool start
+ *       first-in first-out; a task added by a running task may start before older ones (crew's
+ *       work stealing runs a thread's newest task next). Set the environment variable
+ *       CREW_SCHEDULER=shared for strict FIFO everywhere.
+ *   threadpool_destroy(pool, flags)
+ *       stops accepting tasks, then with threadpool_graceful in flags runs every queued task;
+ *       without it (flags 0) drops the queued tasks unrun. Either way the running tasks finish,
+ *       the threads exit and everything is freed before it returns 0. The thread calling it may
+ *       run some of the queued tasks itself during a graceful destroy (crew's helping wait).
+ *       Errors: threadpool_invalid (pool NULL; nothing happens); choice: threadpool_thread_failure
+ *       when called from a task of the same pool (the pool cannot join the thread running the
+ *       call; nothing happens and the pool stays usable). Bits of flags other than
+ *       threadpool_graceful are ignored. It must be the last call on the pool from outside its
+ *       tasks: a second threadpool_destroy, or any call after it, uses freed memory (as in the
+ *       original).
+ *
+ * threadpool_lock_failure is never returned (crew's locks do not fail); it is kept so that code
+ * testing for it compiles.
+ *
+ * Thread safety: threadpool_add may be called from any thread and from inside tasks, at the same
+ * time; threadpool_destroy must be the last call on a pool.
+ */
+#ifndef _THREADPOOL_H_
+#define _THREADPOOL_H_
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The largest thread count and queue size threadpool_create accepts (the original's limits;
+ * in this library they are fixed when it is built, so changing them here changes nothing). */
+#define MAX_THREADS 64
+#define MAX_QUEUE 65536
+
+typedef struct threadpool_t threadpool_t;
+
+/* Error codes: threadpool_add and threadpool_destroy return 0 or one of these. */
+typedef enum {
+    threadpool_invalid = -1,
+    threadpool_lock_failure = -2,
+    threadpool_queue_full = -3,
+    threadpool_shutdown = -4,
+    threadpool_thread_failure = -5
+} threadpool_error_t;
+
+/* Flags of threadpool_destroy. */
+typedef enum {
+    threadpool_graceful = 1 /* run the queued tasks before stopping */
+} threadpool_destroy_flags_t;
+
+/* Create a pool of thread_count threads and a queue of queue_size tasks; NULL on error. */
+threadpool_t *threadpool_create(int thread_count, int queue_size, int flags);
+
+/* Queue routine(arg): 0 or a threadpool_error_t. */
+int threadpool_add(threadpool_t *pool, void (*routine)(void *), void *arg, int flags);
+
+/* Stop and free the pool (flags: 0 or threadpool_graceful): 0 or a threadpool_error_t. */
+int threadpool_destroy(threadpool_t *pool, int flags);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* _THREADPOOL_H_ */

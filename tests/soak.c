@@ -1,0 +1,492 @@
+/*
+ * soak.c -- a long run of everything at once, with every task accounted for.
+ *
+ * Cycles of: create a pool (each scheduler in turn, both locks, 1-4 workers, monitoring on,
+ * sometimes a bounded queue with the caller-runs or drop-oldest policy), let several producer
+ * threads submit for a while (single tasks and batches, random priorities, groups, nested
+ * spawn-and-wait, CREW_TASK_BLOCKING tasks, waits, resizes, statistics reads), then end the
+ * pool: half the cycles with crew_shutdown(CREW_CANCEL) while the producers are still
+ * submitting, the others by stopping the producers and draining; then destroy it.
+ *
+ * Checked, with one record per task (an atomic run count) and per group:
+ *   - no task runs twice, and a refused task never runs;
+ *   - every accepted task ran, unless the cycle may drop tasks (a cancelling shutdown, a
+ *     drop-oldest queue); then crew_stats (monitoring on from crew_create, never reset) counts
+ *     exactly the tasks that did not run as cancelled, and submitted == accepted;
+ *   - after the shutdown each group's crew_wait answers CREW_ECANCELED exactly if it lost a
+ *     task; a successful wait (from a producer or a nested task) came after all its tasks;
+ *   - every call returns a documented code, and ESHUTDOWN only once a shutdown has begun;
+ *   - memory does not grow: the resident set after the last cycle is at most
+ *     RSS_GROWTH_FACTOR times that after the warm-up cycles plus RSS_GROWTH_SLACK_KB.
+ * Prints tasks run, tasks per second and the peak resident set (getrusage). Exits 1 on any
+ * violation, 2 on a usage error.
+ *
+ * Usage: soak [-s seconds] [-p producers] [-c cycle_ms]   (seconds: SOAK_SECONDS, default 300)
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <pthread.h>
+
+#include "crew.h"
+
+#define MAX_REC (1u << 22)    /* task records per cycle */
+#define MAX_GROUPS (1u << 20) /* groups per cycle */
+#define MAX_PRODUCERS 16
+#define WARMUP_CYCLES 3
+#define RSS_GROWTH_FACTOR 1.5
+#define RSS_GROWTH_SLACK_KB (32 * 1024)
+
+/* ---- violations ----------------------------------------------------------------------------- */
+
+static atomic_ulong violations;
+
+#define VIOLATION(...)                                                                           \
+    do {                                                                                         \
+        if (atomic_fetch_add(&violations, 1) < 20) {                                             \
+            fprintf(stderr, "soak: VIOLATION: " __VA_ARGS__);                                    \
+            fputc('\n', stderr);                                                                 \
+        }                                                                                        \
+    } while (0)
+
+/* ---- records -------------------------------------------------------------------------------- */
+
+typedef struct rec {
+    atomic_uchar runs;
+    atomic_uchar accepted;
+    uint8_t kind;   /* 0 plain, 1 some work, 2 spawn children and wait, 3 blocking (sleeps) */
+    uint8_t depth;  /* nesting depth of a spawning task */
+    uint32_t group; /* index in groups[], 0 = none */
+} rec;
+
+typedef struct group {
+    crew_handle h;
+    atomic_uint accepted; /* tasks the pool accepted into it */
+    atomic_uint ran;      /* of those, run */
+} group;
+
+static rec *recs;
+static group *groups;
+static atomic_uint nrec, ngroups;
+
+/* The cycle's pool and its state. */
+static crew_pool *pool;
+static atomic_bool stopping;   /* producers: stop submitting */
+static atomic_bool shutting;   /* a shutdown has begun: ESHUTDOWN is now legitimate */
+static bool may_drop;          /* this cycle may drop accepted tasks */
+static bool bounded;           /* this cycle's pool has a bounded queue */
+
+static rec *new_recs(unsigned n, uint8_t kind, uint32_t g) {
+    unsigned i = atomic_fetch_add(&nrec, n);
+    if (i + n > MAX_REC)
+        return NULL; /* budget used up: the producers idle until the cycle ends */
+    for (unsigned k = 0; k < n; k++) {
+        rec *r = &recs[i + k];
+        atomic_store_explicit(&r->runs, 0, memory_order_relaxed);
+        atomic_store_explicit(&r->accepted, 0, memory_order_relaxed);
+        r->kind = kind;
+        r->depth = 0;
+        r->group = g;
+    }
+    return &recs[i];
+}
+
+static uint32_t new_group(void) {
+    unsigned g = atomic_fetch_add(&ngroups, 1) + 1; /* 0 means "no group" */
+    if (g >= MAX_GROUPS)
+        return 0;
+    groups[g].h = CREW_HANDLE_NONE;
+    atomic_store(&groups[g].accepted, 0);
+    atomic_store(&groups[g].ran, 0);
+    return g;
+}
+
+static uint32_t rnd(uint64_t *s) { /* xorshift64* */
+    *s ^= *s >> 12, *s ^= *s << 25, *s ^= *s >> 27;
+    return (uint32_t)((*s * 2685821657736338717ull) >> 32);
+}
+
+/* rc of a submission: OK, or a code that fits this moment. */
+static void check_submit_rc(const char *call, int rc) {
+    if (rc == CREW_OK || rc == CREW_ESTALE)
+        return;
+    if (rc == CREW_ESHUTDOWN && atomic_load(&shutting))
+        return;
+    if (rc == CREW_EFULL && bounded)
+        return;
+    if (rc == CREW_ECANCELED && may_drop)
+        return; /* adding to a group that lost a task (documented since crew_cancel) */
+    VIOLATION("%s returned %s", call, crew_err_name(rc));
+}
+
+static void accepted(rec *r, unsigned n) {
+    for (unsigned i = 0; i < n; i++)
+        atomic_store(&r[i].accepted, 1);
+    if (r[0].group)
+        atomic_fetch_add(&groups[r[0].group].accepted, n);
+}
+
+static void task_fn(void *arg);
+
+/* A spawning task's children: a group of 2-4, then a wait (nested parallelism). */
+static void spawn_and_wait(rec *parent, uint64_t *seed) {
+    unsigned n = 2 + rnd(seed) % 3;
+    uint32_t g = new_group();
+    if (!g)
+        return;
+    rec *kids = new_recs(n, 0, g);
+    if (!kids)
+        return;
+    for (unsigned i = 0; i < n; i++) {
+        kids[i].kind = parent->depth < 2 && rnd(seed) % 4 == 0 ? 2 : (uint8_t)(rnd(seed) % 2);
+        kids[i].depth = (uint8_t)(parent->depth + 1);
+    }
+    crew_handle h = CREW_HANDLE_NONE;
+    unsigned ok = 0;
+    for (unsigned i = 0; i < n; i++) {
+        /* try_submit: a worker must not wait for room in a queue that only workers drain. */
+        int rc = crew_try_submit(pool, task_fn, &kids[i], rnd(seed) % 8, &h);
+        check_submit_rc("crew_try_submit (nested)", rc);
+        if (rc == CREW_OK) {
+            if (ok++ == 0)
+                groups[g].h = h;
+            accepted(&kids[i], 1);
+        } else if (rc == CREW_ESTALE || rc == CREW_ECANCELED) {
+            break; /* the earlier children all finished already, or one was dropped */
+        }
+    }
+    if (ok == 0)
+        return;
+    int rc = crew_wait(pool, h);
+    if (rc == CREW_OK) {
+        for (unsigned i = 0; i < n; i++)
+            if (atomic_load(&kids[i].accepted) && atomic_load(&kids[i].runs) != 1)
+                VIOLATION("nested crew_wait on slot %u gen %u returned OK, but child %ld was "
+                          "not run (cycle may drop: %d)",
+                          h.slot, h.gen, (long)(&kids[i] - recs), (int)may_drop);
+    } else if (!(rc == CREW_ECANCELED && may_drop)) {
+        VIOLATION("nested crew_wait returned %s", crew_err_name(rc));
+    }
+}
+
+static void task_fn(void *arg) {
+    rec *r = arg;
+    if (atomic_fetch_add(&r->runs, 1) != 0)
+        VIOLATION("task %ld ran twice", (long)(r - recs));
+    /* r->accepted may not be set yet (the submitting call has not returned): checked at the
+     * end of the cycle. */
+    switch (r->kind) {
+    case 1: {
+        volatile uint32_t x = 0;
+        for (unsigned i = 0; i < 300; i++)
+            x += i * i;
+        (void)x;
+        break;
+    }
+    case 2: {
+        uint64_t seed = (uint64_t)(uintptr_t)r * 0x9e3779b97f4a7c15ull | 1;
+        spawn_and_wait(r, &seed);
+        break;
+    }
+    case 3: {
+        struct timespec ts = {0, 20000 + (long)((r - recs) % 8) * 10000};
+        nanosleep(&ts, NULL);
+        break;
+    }
+    default:
+        break;
+    }
+    if (r->group)
+        atomic_fetch_add(&groups[r->group].ran, 1);
+}
+
+/* ---- producers ------------------------------------------------------------------------------ */
+
+static void *producer(void *arg) {
+    unsigned id = (unsigned)(uintptr_t)arg;
+    uint64_t seed = 0x1234567ull + id * 7919ull + (uint64_t)time(NULL);
+    crew_task batch[16];
+    while (!atomic_load(&stopping)) {
+        unsigned what = rnd(&seed) % 100;
+        if (what < 40) { /* single task, maybe into a group of its own, maybe blocking */
+            bool blocking = rnd(&seed) % 10 == 0;
+            uint8_t kind = blocking ? 3 : (uint8_t)(rnd(&seed) % 3);
+            rec *r = new_recs(1, kind, 0);
+            if (!r)
+                break;
+            int rc = blocking ? crew_submit_ex(pool, task_fn, r, rnd(&seed) % 16,
+                                               CREW_TASK_BLOCKING, NULL)
+                              : crew_submit(pool, task_fn, r, rnd(&seed) % 16, NULL);
+            check_submit_rc(blocking ? "crew_submit_ex" : "crew_submit", rc);
+            if (rc == CREW_OK)
+                accepted(r, 1);
+        } else if (what < 75) { /* a batch as a new group, maybe waited for */
+            unsigned n = 1 + rnd(&seed) % 16;
+            uint32_t g = new_group();
+            rec *r = g ? new_recs(n, 0, g) : NULL;
+            if (!r)
+                break;
+            for (unsigned i = 0; i < n; i++) {
+                r[i].kind = (uint8_t)(rnd(&seed) % 3);
+                memset(&batch[i], 0, sizeof batch[i]);
+                batch[i].fn = task_fn;
+                batch[i].arg = &r[i];
+                batch[i].priority = rnd(&seed) % 16;
+            }
+            crew_handle h = CREW_HANDLE_NONE;
+            int rc = crew_enqueue_tasks(pool, batch, n, &h);
+            check_submit_rc("crew_enqueue_tasks", rc);
+            if (rc != CREW_OK)
+                continue;
+            groups[g].h = h;
+            accepted(r, n);
+            /* Add one more to the same group: CREW_ESTALE if it already finished. */
+            rec *extra = new_recs(1, 0, g);
+            if (extra) {
+                rc = crew_submit(pool, task_fn, extra, 0, &h);
+                check_submit_rc("crew_submit (add)", rc);
+                if (rc == CREW_OK)
+                    accepted(extra, 1);
+            }
+            /* The batch array is ours again only once every task has started: wait. */
+            rc = crew_wait(pool, h);
+            if (rc == CREW_OK) {
+                if (atomic_load(&groups[g].ran) != atomic_load(&groups[g].accepted))
+                    VIOLATION("crew_wait returned OK with %u of %u tasks run",
+                              atomic_load(&groups[g].ran), atomic_load(&groups[g].accepted));
+            } else if (!(rc == CREW_ECANCELED && may_drop)) {
+                VIOLATION("crew_wait returned %s", crew_err_name(rc));
+            }
+        } else if (what < 85) { /* a spawning task: nested groups on the workers */
+            rec *r = new_recs(1, 2, 0);
+            if (!r)
+                break;
+            int rc = crew_submit(pool, task_fn, r, rnd(&seed) % 4, NULL);
+            check_submit_rc("crew_submit (spawner)", rc);
+            if (rc == CREW_OK)
+                accepted(r, 1);
+        } else if (what < 90) { /* statistics */
+            crew_stats st;
+            memset(&st, 0, sizeof st);
+            st.size = sizeof st;
+            int rc = crew_stats_get(pool, &st);
+            if (rc != CREW_OK && rc != CREW_ENOMEM)
+                VIOLATION("crew_stats_get returned %s", crew_err_name(rc));
+            /* Live counters are summed from per-thread blocks without a snapshot, so only
+             * the totals after the shutdown are compared (cycle()). */
+            crew_thread_stats ts[8];
+            size_t nt = 0;
+            if (crew_stats_threads(pool, ts, 8, &nt) != CREW_OK)
+                VIOLATION("crew_stats_threads failed");
+        } else if (what < 92 && id == 0) { /* resize */
+            int rc = crew_resize(pool, 1 + rnd(&seed) % 4);
+            if (rc != CREW_OK && rc != CREW_EAGAIN && !(rc == CREW_ESHUTDOWN && atomic_load(&shutting)))
+                VIOLATION("crew_resize returned %s", crew_err_name(rc));
+        } else { /* a short pause, so queues drain and workers go to sleep and wake again */
+            struct timespec ts = {0, 1000 + (long)(rnd(&seed) % 50000)};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return NULL;
+}
+
+/* ---- cycles --------------------------------------------------------------------------------- */
+
+static long rss_kb(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    long pages = 0, resident = 0;
+    if (!f)
+        return 0;
+    if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+        resident = 0;
+    fclose(f);
+    return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static const char *const sched_names[] = {"default", "steal", "shared", "lockfree", "per-worker"};
+
+/* One cycle; returns the tasks that ran. */
+static uint64_t cycle(unsigned k, unsigned producers, unsigned cycle_ms, uint64_t *seed) {
+    crew_config c;
+    crew_config_init(&c);
+    c.scheduler = 1 + k % 4;
+    c.lock = (k / 4) % 2;
+    c.threads = 1 + rnd(seed) % 4;
+    c.monitoring = 1;
+    c.spin = rnd(seed) % 2 ? 64 : 0;
+    c.max_blocking = 2 + rnd(seed) % 4;
+    c.blocking_idle_ms = 5;
+    bounded = rnd(seed) % 4 == 0;
+    if (bounded) {
+        c.queue_capacity = 32 + rnd(seed) % 64;
+        c.full_policy = rnd(seed) % 2 ? CREW_FULL_CALLER_RUNS : CREW_FULL_DROP_OLDEST;
+    }
+    bool cancel = rnd(seed) % 2;
+    may_drop = cancel || (bounded && c.full_policy == CREW_FULL_DROP_OLDEST);
+
+    atomic_store(&nrec, 0);
+    atomic_store(&ngroups, 0);
+    atomic_store(&stopping, false);
+    atomic_store(&shutting, false);
+    int rc = crew_create(&pool, &c);
+    if (rc != CREW_OK) {
+        VIOLATION("crew_create returned %s", crew_err_name(rc));
+        return 0;
+    }
+    pthread_t th[MAX_PRODUCERS];
+    for (unsigned i = 0; i < producers; i++)
+        if (pthread_create(&th[i], NULL, producer, (void *)(uintptr_t)i) != 0) {
+            fprintf(stderr, "soak: pthread_create failed\n");
+            exit(2);
+        }
+    struct timespec ts = {cycle_ms / 1000, (long)(cycle_ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    if (cancel) { /* cancel while the producers still submit */
+        atomic_store(&shutting, true);
+        rc = crew_shutdown(pool, CREW_CANCEL);
+        if (rc != CREW_OK)
+            VIOLATION("crew_shutdown(CANCEL) returned %s", crew_err_name(rc));
+        atomic_store(&stopping, true);
+        for (unsigned i = 0; i < producers; i++)
+            pthread_join(th[i], NULL);
+    } else {
+        atomic_store(&stopping, true);
+        for (unsigned i = 0; i < producers; i++)
+            pthread_join(th[i], NULL);
+        rc = crew_wait_all(pool);
+        if (rc != CREW_OK && !(rc == CREW_ECANCELED && may_drop))
+            VIOLATION("crew_wait_all returned %s", crew_err_name(rc));
+        atomic_store(&shutting, true);
+        if ((rc = crew_shutdown(pool, CREW_DRAIN)) != CREW_OK)
+            VIOLATION("crew_shutdown(DRAIN) returned %s", crew_err_name(rc));
+    }
+
+    /* Account for every task. */
+    unsigned n = atomic_load(&nrec) < MAX_REC ? atomic_load(&nrec) : MAX_REC;
+    uint64_t acc = 0, ran = 0, lost = 0;
+    for (unsigned i = 0; i < n; i++) {
+        unsigned runs = atomic_load(&recs[i].runs), a = atomic_load(&recs[i].accepted);
+        if (runs > 1)
+            VIOLATION("task %u ran %u times", i, runs);
+        if (!a && runs)
+            VIOLATION("task %u was refused but ran", i);
+        acc += a;
+        ran += runs;
+        lost += a && !runs;
+    }
+    if (lost && !may_drop)
+        VIOLATION("%llu accepted tasks never ran, in a cycle that drops nothing",
+                  (unsigned long long)lost);
+    crew_stats st;
+    memset(&st, 0, sizeof st);
+    st.size = sizeof st;
+    if (crew_stats_get(pool, &st) == CREW_OK &&
+        (st.submitted != acc || st.completed != ran || st.cancelled != lost))
+        VIOLATION("stats: submitted %llu completed %llu cancelled %llu; records: accepted %llu "
+                  "ran %llu lost %llu",
+                  (unsigned long long)st.submitted, (unsigned long long)st.completed,
+                  (unsigned long long)st.cancelled, (unsigned long long)acc,
+                  (unsigned long long)ran, (unsigned long long)lost);
+    /* Groups: CREW_ECANCELED exactly for those that lost a task (slots of cancelled groups are
+     * kept until crew_destroy). */
+    unsigned ng = atomic_load(&ngroups) < MAX_GROUPS ? atomic_load(&ngroups) : MAX_GROUPS - 1;
+    for (unsigned g = 1; g <= ng; g++) {
+        if (groups[g].h.slot == 0)
+            continue; /* never opened */
+        bool glost = atomic_load(&groups[g].accepted) != atomic_load(&groups[g].ran);
+        rc = crew_wait(pool, groups[g].h);
+        if (rc != (glost ? CREW_ECANCELED : CREW_OK))
+            VIOLATION("group %u %s a task but crew_wait returned %s", g,
+                      glost ? "lost" : "did not lose", crew_err_name(rc));
+    }
+    if ((rc = crew_destroy(pool)) != CREW_OK)
+        VIOLATION("crew_destroy returned %s", crew_err_name(rc));
+    pool = NULL;
+    printf("soak: cycle %3u %-10s %s %u thr %s%s: %8llu tasks, %6llu dropped, %6u groups, "
+           "rss %ld KB, violations so far %lu\n",
+           k, sched_names[c.scheduler], c.lock ? "spin " : "mutex", c.threads,
+           cancel ? "cancel" : "drain ",
+           bounded ? (c.full_policy == CREW_FULL_DROP_OLDEST ? " drop-oldest" : " caller-runs")
+                   : "",
+           (unsigned long long)ran, (unsigned long long)lost, ng, rss_kb(),
+           atomic_load(&violations));
+    fflush(stdout);
+    return ran;
+}
+
+int main(int argc, char **argv) {
+    const char *env = getenv("SOAK_SECONDS");
+    double seconds = env ? atof(env) : 300;
+    unsigned producers = 4, cycle_ms = 1000;
+    int opt;
+    while ((opt = getopt(argc, argv, "s:p:c:")) != -1) {
+        switch (opt) {
+        case 's': seconds = atof(optarg); break;
+        case 'p': producers = (unsigned)atoi(optarg); break;
+        case 'c': cycle_ms = (unsigned)atoi(optarg); break;
+        default:
+            fprintf(stderr, "usage: soak [-s seconds] [-p producers] [-c cycle_ms]\n");
+            return 2;
+        }
+    }
+    if (seconds <= 0 || producers == 0 || producers > MAX_PRODUCERS || cycle_ms == 0) {
+        fprintf(stderr, "soak: bad arguments\n");
+        return 2;
+    }
+    unsetenv("CREW_SCHEDULER"); /* each cycle picks its scheduler itself */
+    recs = calloc(MAX_REC, sizeof *recs);
+    groups = calloc(MAX_GROUPS, sizeof *groups);
+    if (!recs || !groups) {
+        fprintf(stderr, "soak: out of memory\n");
+        return 2;
+    }
+    /* Touch the record arrays once, so their pages count in the baseline. */
+    memset(recs, 0, MAX_REC * sizeof *recs);
+    memset(groups, 0, MAX_GROUPS * sizeof *groups);
+
+    printf("soak: %.0f s, %u producers, %u ms cycles\n", seconds, producers, cycle_ms);
+    uint64_t seed = 0x5eed5eedull ^ (uint64_t)time(NULL), total = 0;
+    double start = now_s();
+    long rss_warm = 0;
+    unsigned k = 0;
+    while (k < 4 || now_s() - start < seconds) { /* at least one cycle per scheduler */
+        total += cycle(k, producers, cycle_ms, &seed);
+        long rss = rss_kb();
+        if (k < WARMUP_CYCLES && rss > rss_warm)
+            rss_warm = rss;
+        k++;
+    }
+    double elapsed = now_s() - start;
+    long rss_end = rss_kb();
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    long bound = (long)(rss_warm * RSS_GROWTH_FACTOR) + RSS_GROWTH_SLACK_KB;
+    printf("soak: %u cycles, %llu tasks in %.1f s = %.0f tasks/s; peak RSS %ld KB; RSS after "
+           "warm-up %ld KB, at the end %ld KB (bound %ld KB)\n",
+           k, (unsigned long long)total, elapsed, total / elapsed, ru.ru_maxrss, rss_warm,
+           rss_end, bound);
+    if (rss_end > bound)
+        VIOLATION("resident set grew from %ld KB to %ld KB (bound %ld KB)", rss_warm, rss_end,
+                  bound);
+    unsigned long v = atomic_load(&violations);
+    printf("soak: %s (%lu violations)\n", v ? "FAILED" : "passed", v);
+    free(recs);
+    free(groups);
+    return v ? 1 : 0;
+}
