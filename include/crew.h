@@ -153,8 +153,36 @@ typedef struct crew_config {
      * what a submission that finds it full does: enum crew_full_policy (default block). */
     unsigned queue_capacity;
     unsigned full_policy;
-    void *crew_reserved_[2]; /* private: room for later settings without changing the size */
+    /* Calls on each pool thread as it starts and stops, and CPU affinity (default NULL: none;
+     * see struct crew_hooks). crew_create copies it. */
+    const struct crew_hooks *hooks;
+    void *crew_reserved_[1]; /* private: room for later settings without changing the size */
 } crew_config;
+
+/*
+ * Hooks for a pool's threads (crew_config.hooks), for thread-local setup: allocators, RNG
+ * seeds, pinning. Versioned by size: set size to sizeof(crew_hooks).
+ *   on_start(index, arg)  first thing on a new thread, before it runs any task;
+ *   on_stop(index, arg)   last thing before it exits (shrunk by crew_resize, or shutdown).
+ * index is the worker's index (0..CREW_MAX_THREADS-1; a worker restarted after a shrink gets
+ * its old index again); blocking threads (CREW_TASK_BLOCKING) get CREW_MAX_THREADS + their own
+ * index. Any of the functions may be NULL. They must not call crew_shutdown or crew_destroy
+ * on the pool. CPU affinity: with cpus non-NULL, worker i runs on cpus[i % ncpus] only and blocking
+ * threads on any of cpus; every cpu must be one the process may run on, or crew_create fails
+ * with CREW_EINVAL.
+ */
+typedef struct crew_hooks {
+    size_t size; /* sizeof(crew_hooks) as the caller compiled it */
+    void (*on_start)(unsigned index, void *arg);
+    void (*on_stop)(unsigned index, void *arg);
+    void *arg;
+    const int *cpus; /* CPU numbers (NULL: no affinity) */
+    size_t ncpus;    /* how many; at least 1 when cpus is set */
+    /* A task dropped without running (crew_cancel, crew_shutdown with CREW_CANCEL, a full
+     * queue dropping its oldest) is handed here, fn and task_arg as submitted, on the thread
+     * that drops it, so whoever owns task_arg can free it. May be NULL. */
+    void (*on_drop)(crew_fn fn, void *task_arg, void *arg);
+} crew_hooks;
 
 /*
  * How tasks reach threads (docs/design.md compares them; every one runs the whole test suite).
@@ -237,7 +265,9 @@ CREW_EXPORT void crew_config_init(crew_config *cfg);
  * CREW_SCHEDULER naming an unknown scheduler; with autosize: an unknown controller,
  * max_threads 0 or above CREW_MAX_THREADS, min_threads > max_threads), ENOMEM, EAGAIN (a thread
  * could not be created; every thread already started is stopped again and nothing leaks),
- * ENOTSUP (monitoring or autosize asked of a build made with CREW_MONITORING=OFF).
+ * ENOTSUP (monitoring or autosize asked of a build made with CREW_MONITORING=OFF). Bad hooks
+ * (size too small, cpus NULL with ncpus > 0 or the reverse, a cpu the process may not use):
+ * EINVAL.
  */
 CREW_EXPORT int crew_create(crew_pool **out, const crew_config *cfg);
 

@@ -113,6 +113,15 @@ public:
         cfg.max_blocking = o.max_blocking;
         cfg.queue_capacity = o.queue_capacity;
         cfg.full_policy = o.full_policy;
+        // A job dropped without running (cancel) is freed here: its closure, and any promise
+        // in it (the future then reports a broken promise).
+        crew_hooks hooks{};
+        hooks.size = sizeof hooks;
+        hooks.on_drop = [](crew_fn fn, void *task_arg, void *) {
+            if (fn == detail::job::trampoline)
+                delete static_cast<detail::job *>(task_arg);
+        };
+        cfg.hooks = &hooks;
         detail::check(crew_create(&p_, &cfg), "crew::pool");
         state_ = std::make_shared<shared>();
     }
@@ -180,6 +189,9 @@ public:
     void cancel() { detail::check(crew_shutdown(p_, CREW_CANCEL), "crew::pool::cancel"); }
 
     void resize(unsigned threads) { detail::check(crew_resize(p_, threads), "crew::pool::resize"); }
+    // Workers finish their task and take no new one until resume(); submissions still queue.
+    void pause() { detail::check(crew_pause(p_), "crew::pool::pause"); }
+    void resume() { detail::check(crew_resume(p_), "crew::pool::resume"); }
     // Statistics (collected while monitoring is on: options::monitoring or monitoring(true)).
     crew_stats stats() const {
         crew_stats s;
@@ -274,6 +286,17 @@ public:
         if (rc != CREW_OK) {
             delete j;
             throw error(rc, "crew::group::run");
+        }
+    }
+
+    // Drop the tasks run() so far that have not started (running ones finish; they can poll
+    // crew_cancelled()). wait() then throws crew::error with CREW_ECANCELED.
+    void cancel() {
+        crew_handle h = current();
+        if (h.slot != 0) {
+            int rc = crew_cancel(p_.p_, h);
+            if (rc != CREW_ESTALE) // a finished group has nothing left to cancel
+                detail::check(rc, "crew::group::cancel");
         }
     }
 

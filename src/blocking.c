@@ -92,6 +92,7 @@ static void *bthread_main(void *arg) {
     char role[16];
     snprintf(role, sizeof role, "b%u", t->index);
     crew__name_thread(p, role);
+    crew__thread_start(p, CREW_MAX_THREADS + t->index);
     pthread_mutex_lock(&p->lock);
     for (;;) {
         /* Lock order: pool->lock, then the queue. Paused: no task (crew_resume wakes us). */
@@ -111,7 +112,10 @@ static void *bthread_main(void *arg) {
         }
     }
     b->running--;
-    t->exited = true;
+    pthread_mutex_unlock(&p->lock);
+    crew__thread_stop(p, CREW_MAX_THREADS + t->index);
+    pthread_mutex_lock(&p->lock);
+    t->exited = true; /* after on_stop: a joiner waits for it (start_bthread, stop) */
     pthread_mutex_unlock(&p->lock);
     return NULL;
 }

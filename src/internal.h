@@ -543,6 +543,7 @@ struct crew_pool {
     crew__slotmap groups; /* groups (slot map) */
 
     crew__autosize *autosize; /* the sizing controller, NULL when off (fixed after create) */
+    crew_hooks hooks; /* crew_config.hooks, copied (fixed after create; zero: none) */
     /* Monitoring (stats.c). Blocks of the threads that are not workers, allocated on first
      * use (published by compare-and-swap). */
     crew__tstats *_Atomic outside[CREW__STATS_STRIPES];
@@ -599,6 +600,10 @@ extern CREW__TLS crew__frame *crew__tls_frame;
 extern CREW__TLS crew__worker *crew__tls_worker;
 
 void *crew__worker_main(void *arg);
+/* A pool thread starts (its CPU affinity, then crew_hooks.on_start) or stops (on_stop).
+ * index: the worker's, or CREW_MAX_THREADS + a blocking thread's. */
+void crew__thread_start(crew_pool *p, unsigned index);
+void crew__thread_stop(crew_pool *p, unsigned index);
 /* Name the calling thread "<pool name>-<pool id>-<role>" (cut to what the system keeps). */
 void crew__name_thread(const crew_pool *p, const char *role);
 /* Is a task of p running on this thread (anywhere on its stack)? */

@@ -9,7 +9,9 @@
  * to resize_lock; crew_shutdown takes it only after every task has finished, so a task that
  * calls crew_resize can never hold up the shutdown that joins its own thread.
  */
+#include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,6 +269,7 @@ no_resize_lock:
 }
 
 static void free_pool(crew_pool *p) {
+    free((void *)p->hooks.cpus);
     crew__autosize_free(p);
     crew__blocking_free(p);
     crew__stats_free(p);
@@ -284,6 +287,58 @@ static void free_pool(crew_pool *p) {
     pthread_mutex_destroy(&p->resize_lock);
     pthread_mutex_destroy(&p->lock);
     free(p);
+}
+
+/* Validate and copy crew_config.hooks (NULL: none). CREW_OK or CREW_EINVAL. The CPU list is
+ * still the caller's here; crew_create copies it. */
+static int copy_hooks(crew_hooks *out, const crew_hooks *in) {
+    memset(out, 0, sizeof *out);
+    if (!in)
+        return CREW_OK;
+    if (in->size < offsetof(crew_hooks, cpus)) /* older than the first version */
+        return CREW_EINVAL;
+    memcpy(out, in, in->size < sizeof *out ? in->size : sizeof *out);
+    out->size = sizeof *out;
+    if ((out->cpus == NULL) != (out->ncpus == 0))
+        return CREW_EINVAL;
+    if (!out->cpus)
+        return CREW_OK;
+#if defined(__linux__)
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+        return CREW_EINVAL;
+    for (size_t i = 0; i < out->ncpus; i++)
+        if (out->cpus[i] < 0 || out->cpus[i] >= CPU_SETSIZE || !CPU_ISSET(out->cpus[i], &allowed))
+            return CREW_EINVAL;
+    return CREW_OK;
+#else
+    return CREW_EINVAL; /* no affinity on this system */
+#endif
+}
+
+void crew__thread_start(crew_pool *p, unsigned index) {
+    const crew_hooks *h = &p->hooks;
+#if defined(__linux__)
+    if (h->cpus) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        if (index < CREW_MAX_THREADS) /* a worker: one cpu, round-robin over the list */
+            CPU_SET(h->cpus[index % h->ncpus], &set);
+        else /* a blocking thread: any of them */
+            for (size_t i = 0; i < h->ncpus; i++)
+                CPU_SET(h->cpus[i], &set);
+        /* Checked against the process's set in crew_create; a later change of that set makes
+         * this fail, and the thread then runs wherever the system lets it. */
+        (void)pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    }
+#endif
+    if (h->on_start)
+        h->on_start(index, h->arg);
+}
+
+void crew__thread_stop(crew_pool *p, unsigned index) {
+    if (p->hooks.on_stop)
+        p->hooks.on_stop(index, p->hooks.arg);
 }
 
 int crew_create(crew_pool **out, const crew_config *cfg) {
@@ -304,6 +359,16 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     if (cfg->monitoring || cfg->autosize != CREW_AUTOSIZE_OFF)
         return CREW_ENOTSUP;
 #endif
+    crew_hooks hooks;
+    if (copy_hooks(&hooks, cfg->hooks) != CREW_OK)
+        return CREW_EINVAL;
+    if (hooks.cpus) { /* our own copy: workers started later (crew_resize) read it */
+        int *cpus = malloc(hooks.ncpus * sizeof *cpus);
+        if (!cpus)
+            return CREW_ENOMEM;
+        memcpy(cpus, hooks.cpus, hooks.ncpus * sizeof *cpus);
+        hooks.cpus = cpus;
+    }
     unsigned threads = cfg->threads ? cfg->threads : crew__online_cores();
     if (cfg->autosize != CREW_AUTOSIZE_OFF) { /* start inside [min, max] */
         unsigned min = cfg->min_threads ? cfg->min_threads : 1;
@@ -311,18 +376,22 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     }
 
     crew_pool *p = calloc(1, sizeof *p);
-    if (!p)
+    if (!p) {
+        free((void *)hooks.cpus);
         return CREW_ENOMEM;
+    }
     p->workers = calloc(CREW_MAX_THREADS, sizeof *p->workers);
     if (!p->workers || init_sync(p) != CREW_OK) {
         free(p->workers);
         free(p);
+        free((void *)hooks.cpus);
         return CREW_ENOMEM;
     }
     /* Relaxed: a counter for names, nothing is ordered by it. */
     p->id = crew__fetch_add_relaxed(&next_id, 1u) + 1;
     const char *name = cfg->name ? cfg->name : "crew";
     snprintf(p->name, sizeof p->name, "%.6s", name);
+    p->hooks = hooks; /* from here on free_pool frees the CPU list */
     p->stack_size = cfg->stack_size;
     p->spin = cfg->spin;
     atomic_init(&p->timing, (cfg->monitoring ? CREW__TIMING_MONITOR : 0u) |
@@ -390,18 +459,20 @@ int crew_shutdown(crew_pool *p, int how) {
     pthread_mutex_lock(&p->lock);
     /* Seq_cst: pairs with the submitters' pending increment and state load (submit.c). */
     atomic_store(&p->state, CREW__CLOSING);
-    /* A paused pool resumes: draining needs its workers, and cancelling its waiters. Relaxed:
-     * the wake-ups below take the lock (see crew_pool). */
-    crew__store_relaxed(&p->paused, false);
     if (how == CREW_CANCEL) /* relaxed: see crew_pool */
         crew__store_relaxed(&p->cancelling, true);
-    if (p->blocking)
-        crew__blocking_wake_all_locked(p);
     pthread_mutex_unlock(&p->lock);
-    if (how == CREW_CANCEL) {
+    if (how == CREW_CANCEL) { /* a paused pool stays paused until its queues are empty */
         crew__sched_cancel_all(p);
         crew__blocking_cancel_all(p);
     }
+    /* A paused pool resumes: draining needs its threads. Relaxed: the wake-ups below take the
+     * lock (see crew_pool). */
+    pthread_mutex_lock(&p->lock);
+    crew__store_relaxed(&p->paused, false);
+    if (p->blocking)
+        crew__blocking_wake_all_locked(p);
+    pthread_mutex_unlock(&p->lock);
     crew__notify_all(p); /* idle workers: drain, then leave; waiters: recheck their groups */
     crew__help_until_quiet(p);
     crew__notify_all(p); /* pending is 0: sleeping workers wake up and leave */

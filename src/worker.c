@@ -151,6 +151,8 @@ void crew__admit_release(crew_pool *p) {
 
 void crew__task_dropped(crew_pool *p, crew_task *t, bool by_pool) {
     uint32_t slot = t->crew_private_.slot;
+    if (p->hooks.on_drop) /* before the task's memory goes back to its owner */
+        p->hooks.on_drop(t->fn, t->arg, p->hooks.arg);
     if (t->crew_flags_ & CREW__TASK_BOUNDED)
         crew__admit_release(p);
     if (t->crew_flags_ & CREW__TASK_COUNTED)
@@ -391,6 +393,7 @@ void *crew__worker_main(void *arg) {
     char role[16];
     snprintf(role, sizeof role, "w%u", w->index);
     crew__name_thread(p, role);
+    crew__thread_start(p, w->index);
 
     unsigned spins = 0;
     uint64_t idle_since = 0; /* monitoring: when this worker ran out of work */
@@ -431,5 +434,6 @@ void *crew__worker_main(void *arg) {
         crew__run(p, t);
         spins = 0;
     }
+    crew__thread_stop(p, w->index);
     return NULL;
 }

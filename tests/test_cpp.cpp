@@ -218,3 +218,31 @@ TEST(Cpp, BlockingTasksAndStrategyOptions) {
     EXPECT_EQ(sum, 4950);
     EXPECT_EQ(b.get(), 7);
 }
+
+// Jobs dropped without running (a group cancel, a cancelling shutdown) are freed, closures and
+// all: their futures report a broken promise (ASan and valgrind check nothing leaks).
+TEST(Cpp, PauseCancelAndDroppedJobsAreFreed) {
+    crew::pool p(crew::options{1});
+    p.pause();
+    auto shared = std::make_shared<int>(7); // held by every queued closure
+    crew::group g(p);
+    std::atomic<int> ran{0};
+    for (int i = 0; i < 50; i++)
+        g.run([&ran, shared] { ran++; });
+    auto fut = p.submit([shared] { return *shared; });
+    g.cancel();
+    p.resume();
+    try {
+        g.wait();
+        ADD_FAILURE() << "a cancelled group's wait did not throw";
+    } catch (const crew::error &e) {
+        EXPECT_EQ(e.code(), CREW_ECANCELED);
+    }
+    EXPECT_EQ(ran.load(), 0);
+    EXPECT_EQ(fut.get(), 7); // not in the group: it ran
+    p.pause();
+    auto dropped = p.submit([shared] { return 1; });
+    p.cancel(); // a cancelling shutdown drops it
+    EXPECT_THROW(dropped.get(), std::future_error);
+    EXPECT_EQ(shared.use_count(), 1) << "a dropped job's closure was not freed";
+}
