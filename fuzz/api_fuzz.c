@@ -15,7 +15,19 @@
  *     covers have all run; CREW_ECANCELED only on a pool that may drop tasks; after the pool
  *     is shut down, a tracked group answers CREW_ECANCELED exactly when it lost a task;
  *   - with monitoring on from crew_create and never switched off or reset, crew_stats counts
- *     submitted == accepted, completed == ran, cancelled == accepted - ran.
+ *     submitted == accepted, completed == ran, cancelled == accepted - ran;
+ *   - crew_cancel (on the pool's own open or finished groups, the other pool's, forged and
+ *     never-issued handles): EINVAL exactly for NULL, slot 0 and never-issued slots; a task of a
+ *     cancelled group either ran or was reported (its group's crew_wait answers CREW_ECANCELED,
+ *     and crew_stats.cancelled counts it); a group that lost any task answers CREW_ECANCELED to
+ *     every later crew_wait, also after the shutdown; crew_wait_all is not affected by it;
+ *   - crew_cancelled() is 0 outside tasks, and 1 inside a task only if its group was cancelled
+ *     or the pool is shutting down with CREW_CANCEL;
+ *   - crew_pause / crew_resume / crew_paused: the documented results, crew_paused follows them,
+ *     and crew_shutdown resumes. A paused pool never finishes a wait, so before any call that
+ *     could wait for tasks (waits, submissions to a bounded queue, which may block or run the
+ *     task in the caller) the pool is resumed, either at once or from a helper thread 1 ms
+ *     later while the call is already waiting (the input chooses when it pauses).
  * A violation aborts, so libFuzzer saves the input. Hangs are caught by libFuzzer's -timeout.
  *
  * Tasks do tiny work; some spawn children into a group of their own and wait for them (nested
@@ -32,6 +44,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <time.h>
 
 #include "crew.h"
 
@@ -76,6 +90,7 @@ typedef struct rec {
     pool_state *ps;       /* the pool it was submitted to */
     unsigned incarnation; /* of that pool variable */
     int group;            /* tracked group index, -1 none or untracked */
+    atomic_bool saw_cancel; /* crew_cancelled() returned 1 inside it */
 } rec;
 
 static rec recs[MAX_REC];
@@ -92,6 +107,10 @@ struct pool_state {
     bool autosize;      /* a sizing controller resizes the pool too */
     crew_handle groups[MAX_GROUPS];
     unsigned ngroups;
+    bool gcancel[MAX_GROUPS]; /* crew_cancel returned CREW_OK for this tracked group */
+    bool cancel_untracked;    /* ... for a group that is not tracked (children, forged) */
+    bool paused;              /* crew_pause returned CREW_OK, no resume or shutdown since */
+    bool resume_late;         /* resume from a helper thread while the next wait waits */
 };
 
 static pool_state pools[NPOOLS];
@@ -110,6 +129,7 @@ static rec *new_recs(pool_state *ps, int kind, int group, unsigned n) {
         r->ps = ps;
         r->incarnation = ps->incarnation;
         r->group = group;
+        atomic_store(&r->saw_cancel, false);
     }
     return &recs[i];
 }
@@ -125,6 +145,7 @@ static rec *new_rec(pool_state *ps, int kind, int group) {
     r->ps = ps;
     r->incarnation = ps->incarnation;
     r->group = group;
+    atomic_store(&r->saw_cancel, false);
     return r;
 }
 
@@ -141,6 +162,13 @@ static void task_fn(void *arg) {
     rec *r = arg;
     if (atomic_fetch_add(&r->runs, 1) != 0)
         FAIL("a task ran twice");
+    int c = crew_cancelled();
+    if (c != 0 && c != 1)
+        FAIL("crew_cancelled() returned %d", c);
+    if (c) {
+        atomic_store(&r->saw_cancel, true);
+        return; /* stop early, as crew.h suggests */
+    }
     if (r->kind == 1) {
         volatile unsigned x = 0;
         for (unsigned i = 0; i < 200; i++)
@@ -211,6 +239,10 @@ static void check_groups_after_shutdown(pool_state *ps) {
             }
         }
         int rc = crew_wait(ps->p, ps->groups[g]);
+        /* A group crew_cancel reached may answer CREW_ECANCELED without having lost a task
+         * (cancelled after its last task started); one that lost a task must, however late. */
+        if (!lost && ps->gcancel[g] && rc == CREW_ECANCELED)
+            continue;
         if (rc != (lost ? CREW_ECANCELED : CREW_OK))
             FAIL("after shutdown, group %u (slot %u gen %u) %s a task but crew_wait returned %s",
                  g, ps->groups[g].slot, ps->groups[g].gen, lost ? "lost" : "did not lose",
@@ -223,6 +255,9 @@ static void destroy_pool(pool_state *ps) {
         return;
     /* Shut down (drain unless already done), then look at the pool before freeing it. */
     expect("crew_shutdown", crew_shutdown(ps->p, CREW_DRAIN), OKBIT);
+    if (crew_paused(ps->p) != 0)
+        FAIL("crew_paused is 1 after crew_shutdown (it resumes)");
+    ps->paused = false;
     check_groups_after_shutdown(ps);
     unsigned n = atomic_load(&nrec) < MAX_REC ? atomic_load(&nrec) : MAX_REC;
     uint64_t accepted = 0, ran = 0;
@@ -234,8 +269,11 @@ static void destroy_pool(pool_state *ps) {
         bool acc = atomic_load(&r->accepted);
         if (!acc && runs != 0)
             FAIL("task %u was refused but ran", i);
-        if (acc && runs == 0 && !ps->may_drop)
+        bool cancellable = r->group >= 0 ? ps->gcancel[r->group] : ps->cancel_untracked;
+        if (acc && runs == 0 && !ps->may_drop && !cancellable)
             FAIL("task %u was accepted and never ran, on a pool that drops nothing", i);
+        if (atomic_load(&r->saw_cancel) && !ps->may_drop && !cancellable)
+            FAIL("crew_cancelled() was 1 in task %u, whose group was not cancelled", i);
         accepted += acc;
         ran += (uint64_t)runs;
     }
@@ -312,6 +350,9 @@ static void op_create(reader *in, pool_state *ps) {
     ps->bounded = c.queue_capacity != 0;
     ps->autosize = c.autosize != CREW_AUTOSIZE_OFF;
     ps->ngroups = 0;
+    memset(ps->gcancel, 0, sizeof ps->gcancel);
+    ps->cancel_untracked = false;
+    ps->paused = false;
 }
 
 /* Which handle a submission or wait uses. *track: the tracked group index it names, -1 if none
@@ -382,7 +423,10 @@ static void check_submit(const char *call, int rc, pool_state *ps, crew_pool *p,
         return;
     }
     /* CREW_ECANCELED: adding to a group that lost a task (documented since crew_cancel). */
-    expect(call, rc, SUBMIT_ERRS | (ps->may_drop ? BIT(CREW_ECANCELED) : 0u));
+    bool cancels = ps->may_drop || ps->cancel_untracked;
+    for (unsigned g = 0; g < ps->ngroups; g++)
+        cancels |= ps->gcancel[g];
+    expect(call, rc, SUBMIT_ERRS | (cancels ? BIT(CREW_ECANCELED) : 0u));
     if (!ps->bounded && (rc == CREW_EFULL || rc == CREW_ETIMEDOUT))
         FAIL("%s: %s without a bounded queue", call, crew_err_name(rc));
 }
@@ -467,7 +511,7 @@ static void op_enqueue(reader *in, pool_state *ps, unsigned variant) {
         rc = crew_enqueue_tasks_wait(p, t, n), call = "crew_enqueue_tasks_wait";
         if (p && !bad && !ps->shut) {
             expect(call, rc, SUBMIT_ERRS | BIT(CREW_ECANCELED));
-            if (rc == CREW_ECANCELED && !ps->may_drop)
+            if (rc == CREW_ECANCELED && !ps->may_drop && !ps->cancel_untracked)
                 FAIL("%s: CREW_ECANCELED on a pool that drops nothing", call);
             if (rc == CREW_OK || rc == CREW_ECANCELED) {
                 for (size_t i = 0; i < n; i++) {
@@ -506,8 +550,8 @@ static void op_wait(reader *in, pool_state *ps) {
         return;
     if (rc == CREW_EINVAL)
         FAIL("crew_wait: EINVAL for a handle this pool issued");
-    if (rc == CREW_ECANCELED && !ps->may_drop)
-        FAIL("crew_wait: CREW_ECANCELED on a pool that drops nothing");
+    if (rc == CREW_ECANCELED && !ps->may_drop && !ps->gcancel[track])
+        FAIL("crew_wait: CREW_ECANCELED for a group neither cancelled nor on a dropping pool");
     if (rc != CREW_OK)
         return;
     /* A successful wait happens-after every task of the group. */
@@ -535,7 +579,8 @@ static void op_wait_all(pool_state *ps) {
         rec *r = &recs[i];
         if (r->ps == ps && r->incarnation == ps->incarnation && atomic_load(&r->accepted)) {
             int runs = atomic_load(&r->runs);
-            if (runs > 1 || (runs == 0 && rc == CREW_OK))
+            bool cancellable = r->group >= 0 ? ps->gcancel[r->group] : ps->cancel_untracked;
+            if (runs > 1 || (runs == 0 && rc == CREW_OK && !cancellable))
                 FAIL("crew_wait_all returned %s but task %u ran %d times", crew_err_name(rc), i,
                      runs);
         }
@@ -592,6 +637,9 @@ static void op_misc(reader *in, pool_state *ps, unsigned which) {
             break;
         }
         expect("crew_shutdown", rc, OKBIT);
+        if (crew_paused(p) != 0)
+            FAIL("crew_paused is 1 after crew_shutdown (it resumes)");
+        ps->paused = false;
         ps->shut = true;
         if (how == CREW_CANCEL)
             ps->may_drop = true;
@@ -620,6 +668,102 @@ static void op_misc(reader *in, pool_state *ps, unsigned which) {
     }
 }
 
+/* crew_cancel on a handle: own (open or finished), the other pool's, forged, or never issued. */
+static void op_cancel(reader *in, pool_state *ps) {
+    crew_pool *p = ps->p;
+    unsigned a = u8(in);
+    crew_handle tmp, *h;
+    int track;
+    bool opens;
+    bool never = (a & 7) == 7;
+    if (never) { /* a slot far beyond any this input can issue */
+        tmp.slot = 100000u + a;
+        tmp.gen = 1;
+        h = &tmp;
+        track = -1;
+    } else {
+        h = pick_group(in, ps, &tmp, &track, &opens);
+    }
+    crew_handle g = h ? *h : CREW_HANDLE_NONE;
+    int rc = crew_cancel(p, g);
+    if (!p || g.slot == 0 || never) {
+        expect("crew_cancel", rc, BIT(CREW_EINVAL));
+        return;
+    }
+    expect("crew_cancel", rc, OKBIT | BIT(CREW_ESTALE) | BIT(CREW_EINVAL));
+    if (rc == CREW_EINVAL && track >= 0)
+        FAIL("crew_cancel: EINVAL for a handle this pool issued");
+    if (ps->shut && rc == CREW_OK)
+        FAIL("crew_cancel: CREW_OK after the shutdown finished every group");
+    if (rc != CREW_OK)
+        return;
+    if (track < 0) /* a forged or foreign handle that names one of this pool's groups */
+        for (unsigned k = 0; k < ps->ngroups; k++)
+            if (ps->groups[k].slot == g.slot && ps->groups[k].gen == g.gen)
+                track = (int)k;
+    if (track >= 0)
+        ps->gcancel[track] = true;
+    else
+        ps->cancel_untracked = true;
+}
+
+static void *resumer(void *arg) {
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+    expect("crew_resume (helper thread)", crew_resume(arg), OKBIT);
+    return NULL;
+}
+
+/* Before a call that could wait for tasks: a paused pool would never let it return. Resume now,
+ * or from a helper thread once the call is (probably) waiting; *t is then to be joined. */
+static bool unpause(pool_state *ps, pthread_t *t) {
+    if (!ps->p || !ps->paused)
+        return false;
+    ps->paused = false;
+    if (ps->resume_late && pthread_create(t, NULL, resumer, ps->p) == 0)
+        return true;
+    expect("crew_resume", crew_resume(ps->p), OKBIT);
+    if (crew_paused(ps->p) != 0)
+        FAIL("crew_paused is 1 after crew_resume");
+    return false;
+}
+
+static void joined(pool_state *ps, bool started, pthread_t t) {
+    if (started)
+        pthread_join(t, NULL);
+    if (ps->p && crew_paused(ps->p) != 0)
+        FAIL("crew_paused is 1 after crew_resume");
+}
+
+static void op_pause(reader *in, pool_state *ps) {
+    crew_pool *p = ps->p;
+    unsigned a = u8(in);
+    int rc;
+    if (a & 1) {
+        rc = crew_pause(p);
+        if (!p)
+            expect("crew_pause", rc, BIT(CREW_EINVAL));
+        else if (ps->shut)
+            expect("crew_pause", rc, BIT(CREW_ESHUTDOWN));
+        else
+            expect("crew_pause", rc, OKBIT);
+        if (rc == CREW_OK) {
+            ps->paused = true;
+            ps->resume_late = (a & 2) != 0;
+        }
+    } else {
+        rc = crew_resume(p);
+        expect("crew_resume", rc, p ? OKBIT : BIT(CREW_EINVAL));
+        if (rc == CREW_OK)
+            ps->paused = false;
+    }
+    int pz = crew_paused(p);
+    if (pz != (ps->paused ? 1 : 0))
+        FAIL("crew_paused = %d, expected %d", pz, ps->paused);
+    if (crew_cancelled() != 0)
+        FAIL("crew_cancelled() outside any task returned 1");
+}
+
 /* ---- the target ------------------------------------------------------------------------------ */
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
@@ -636,19 +780,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (unsigned i = 0; i < NPOOLS; i++) {
         pools[i].p = NULL;
         pools[i].ngroups = 0;
+        pools[i].paused = false;
     }
     for (op_index = 0; op_index < MAX_OPS && in.i < in.n; op_index++) {
         unsigned op = u8(&in);
         pool_state *ps = &pools[op >> 7];
-        switch (op % 17) {
+        unsigned k = op % 19;
+        /* Calls that may wait for tasks: waits, crew_enqueue_tasks_wait, and any submission to
+         * a bounded queue (it may block for room, or run a spawning task in this thread). */
+        bool may_wait = (k >= 8 && k <= 10) || k == 7 || (ps->bounded && k >= 1 && k <= 6);
+        pthread_t rt;
+        bool late = may_wait && unpause(ps, &rt);
+        switch (k) {
         case 0:
             op_create(&in, ps);
             break;
         case 1: case 2: case 3: case 4:
-            op_submit(&in, ps, op % 17 - 1);
+            op_submit(&in, ps, k - 1);
             break;
         case 5: case 6: case 7:
-            op_enqueue(&in, ps, op % 17 - 5);
+            op_enqueue(&in, ps, k - 5);
             break;
         case 8: case 9:
             op_wait(&in, ps);
@@ -656,10 +807,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         case 10:
             op_wait_all(ps);
             break;
+        case 17:
+            op_cancel(&in, ps);
+            break;
+        case 18:
+            op_pause(&in, ps);
+            break;
         default:
-            op_misc(&in, ps, op % 17 - 11);
+            op_misc(&in, ps, k - 11);
             break;
         }
+        if (may_wait)
+            joined(ps, late, rt);
     }
     for (unsigned i = 0; i < NPOOLS; i++)
         destroy_pool(&pools[i]);

@@ -81,15 +81,32 @@ run sleep-broken-waker   sleep.pml fail -DBROKEN_WAKER   -DSAFETY "-m10000"
 run sleep-no-fence       sleep.pml fail -DNO_FENCE       -DSAFETY "-m10000"
 
 # slots.pml: waiters never take a later generation for their own, always return, right answer.
+# Each step of the model names the function of src/group.c, src/internal.h or src/wait.c that it
+# mirrors; the variants are described in slots.pml's header.
 run slots           slots.pml pass ""                -DSAFETY "-m10000"
-run slots-cancel-fixed slots.pml pass "-DCANCEL -DFIX_RECHECK" "-DSAFETY -DCOLLAPSE" "-m10000"
 run slots-broken-gen    slots.pml fail -DBROKEN_GEN    -DSAFETY "-m10000"
 run slots-broken-nobump slots.pml fail -DBROKEN_NOBUMP -DSAFETY "-m10000"
-# Known defects, with cancellation (see slots.pml): commit 1d4ef7a's second load of the flag
-# (a spurious CREW_ECANCELED), and commit 029ad83's cancelled generation (a spurious CREW_OK for
-# a group that lost a task, once its slot went to another group that lost one).
-run slots-cancel    slots.pml known -DCANCEL         -DSAFETY "-m10000"
-run slots-cancel-gen slots.pml known "-DCANCEL -DCANCEL_GEN" -DSAFETY "-m10000"
+# With cancellation. The earlier designs were wrong, and the model must tell them from the fix:
+#   1d4ef7a: crew__slot_status loads the `cancelled` flag after the state word (spurious
+#            CREW_ECANCELED for a handle whose slot was reused by a group that lost a task);
+#   029ad83: the slot records cancelled_gen and a cancelled group's slot is released for reuse
+#            (spurious CREW_OK for a group that lost a task, once its slot went to another).
+run slots-1d4ef7a-flag      slots.pml fail -DCANCEL                  -DSAFETY "-m10000"
+run slots-029ad83-reuse     slots.pml fail -DCANCEL_GEN              -DSAFETY "-m10000"
+run slots-cancel-recheck    slots.pml pass "-DCANCEL -DFIX_RECHECK"  "-DSAFETY -DCOLLAPSE" "-m10000"
+# The current code (bb5c300): cancelled_gen, and crew__group_done retires the slot of a group
+# that lost tasks. Drops by shutdowns, full queues and crew_cancel's queue sweeps: must verify.
+run slots-retire            slots.pml pass -DRETIRE                  "-DSAFETY -DCOLLAPSE" "-m10000"
+# The same with crew_cancel itself, as the code is now: crew__group_cancel marks with a
+# compare-and-swap from the mark it saw, re-checking the group each time. Must verify.
+run slots-retire-cancel     slots.pml pass "-DRETIRE -DCANCELLER -DFIX_CANCEL_CAS" "-DSAFETY -DCOLLAPSE" "-m10000"
+# The design of bb5c300 (a snapshot of the state word, then a separate store of cancelled_gen):
+# a crew_cancel whose group finishes between its load and its store writes a stale generation
+# over the mark of the slot's next group, which then releases its slot and answers CREW_OK.
+# Must be refuted (-DREVERSE finds it in seconds).
+run slots-bb5c300-cancel    slots.pml fail "-DRETIRE -DCANCELLER"   "-DSAFETY -DCOLLAPSE -DREVERSE" "-m10000"
+# (slots.pml also keeps FIX_CANCEL_BIT, another fix that verifies: the mark as a bit of the
+# state word; `run slots-cancel-bit slots.pml pass "-DFIX_CANCEL_BIT -DCANCELLER" ...`.)
 
 echo "models: $total states explored in all"
 if [ $status -ne 0 ]; then

@@ -26,17 +26,29 @@
  *
  * Variants (spin -D...):
  *   (none)        must verify.
- *   CANCEL        tasks may also be dropped (crew__task_dropped). Spin finds a spurious
- *                 CREW_ECANCELED: crew__slot_status reads `cancelled` in a second load; between
- *                 the two loads the group can finish, the slot be reused by a new group and that
- *                 group lose a task, so the old handle's wait reports the new group's
- *                 cancellation. Kept as a known failure (models/check.sh) until src/ is fixed.
- *   CANCEL + CANCEL_GEN  the slot as of commit 029ad83 (crew_cancel): the slot records the
- *                 cancelled generation and a cancelled group's slot is reused. Spin finds a
- *                 waiter of a group that lost a task answering CREW_OK, once the slot was reused
- *                 by another group that lost one too before the waiter looked. Known failure.
- *   CANCEL + FIX_RECHECK  the proposed fix (re-load the state word after the flag and answer
- *                 CREW_OK if the generation moved): must verify.
+ *   CANCEL        tasks may also be dropped (crew__task_dropped). The slot of commit 1d4ef7a: a
+ *                 `cancelled` flag, read by crew__slot_status in a second load. WRONG, must fail:
+ *                 between the two loads the group can finish, the slot be reused by a new group
+ *                 and that group lose a task, so the old handle's wait reports the new group's
+ *                 cancellation (a spurious CREW_ECANCELED).
+ *   CANCEL + FIX_RECHECK  the fix proposed for that (re-load the state word after the flag and
+ *                 answer CREW_OK if the generation moved): must verify.
+ *   CANCEL + CANCEL_GEN  the slot of commit 029ad83 (crew_cancel): the slot records the cancelled
+ *                 generation and a cancelled group's slot is released for reuse. WRONG, must
+ *                 fail: a waiter of a group that lost a task answers CREW_OK once the slot went
+ *                 to another group that lost one too before the waiter looked.
+ *   CANCEL + CANCEL_GEN + RETIRE  the current code (commit bb5c300): crew__group_done keeps the
+ *                 slot of a group that lost tasks (cancelled_gen == its generation: state stays
+ *                 (gen, 0), never released); a group that finished normally is released as
+ *                 before. Must verify.
+ *   ... + CANCELLER  adds a crew_cancel of group 0's handle (crew__group_cancel: a relaxed snapshot
+ *                 of the state word, then, if the group looked open, a separate store of
+ *                 cancelled_gen). With RETIRE this is the whole current code; see check.sh for
+ *                 what Spin says about it.
+ *   ... + FIX_CANCEL_BIT  a proposed fix for crew__group_cancel's check-then-store: the
+ *                 "cancelled" mark is a bit of the state word, set with a CAS that requires the
+ *                 handle's generation and an open count, so a late crew_cancel cannot mark
+ *                 another group; the finisher and the waiter read the bit from the state word.
  *   BROKEN_GEN    the waiter ignores the generation (keeps waiting while OPEN != 0): must fail.
  *   BROKEN_NOBUMP crew__group_done frees the slot without a new generation: must fail.
  */
@@ -48,11 +60,23 @@
 #define NSLOTS 3 /* slot 0 is never issued; 1 and 2 can be */
 
 #define GEN(st) ((st) >> 8)
-#define OPEN(st) ((st) & 255)
+#define OPEN(st) ((st) & 127)
+#define CBIT 128 /* FIX_CANCEL_BIT only: "this generation was cancelled", in the state word */
+
+#if defined(RETIRE) || defined(CANCELLER) || defined(FIX_CANCEL_BIT)
+#ifndef CANCEL_GEN
+#define CANCEL_GEN
+#endif
+#endif
+#ifdef CANCEL_GEN
+#ifndef CANCEL
+#define CANCEL
+#endif
+#endif
 
 int state[NSLOTS];      /* crew__slot.state: gen << 32 | open in the code */
 bool cancelled[NSLOTS]; /* crew__slot.cancelled (commit 1d4ef7a) */
-byte cancelled_gen[NSLOTS]; /* crew__slot.cancelled_gen (commit 029ad83, CANCEL_GEN) */
+byte cancelled_gen[NSLOTS]; /* crew__slot.cancelled_gen (commit 029ad83 on, CANCEL_GEN) */
 byte freestk[NSLOTS];   /* the free stack (Treiber stack with an ABA tag: one atomic step) */
 byte nfree = 0;
 byte issued = 1;        /* crew__slotmap.issued: slot 0 is never issued */
@@ -63,23 +87,35 @@ byte hslot[G];
 byte hgen[G];
 bool finished[G];  /* its open count reached 0 */
 bool dropped[G];   /* it lost a task */
+bool cancel_ok[G]; /* crew_cancel of its handle saw it open (so may return CREW_OK) */
 
 /* crew__group_done(slot, 1, dropped), called when a task of group g finishes or is dropped. */
 proctype task(byte g; byte s) {
     int prev;
     byte ngen;
+    bool keep;
 #ifdef CANCEL
-    /* crew__task_dropped (a cancelling shutdown), or the task runs. Local choice and the flag's
-     * store in one step: nothing else can observe the choice. */
+    /* The task is dropped (crew__task_dropped: a cancelling shutdown, a drop-oldest queue, or
+     * crew_cancel's crew__sched_cancel_group / the worker's crew__slot_cancelled check before
+     * running it), or it runs. Any task may be dropped, so this covers all of those. The local
+     * choice and crew__group_done's first store are one step: nothing else observes the choice.
+     * The task still holds an open count, so the generation it reads is its own group's. */
     atomic {
         if
-        :: cancelled[s] = true; dropped[g] = true;
-           cancelled_gen[s] = GEN(state[s]) /* crew__group_done(dropped): the open group's gen */
+        :: dropped[g] = true;
+#if defined(FIX_CANCEL_BIT)
+           state[s] = state[s] | CBIT /* fix: CAS the bit in; always succeeds (we hold a count) */
+#elif defined(CANCEL_GEN)
+           /* crew__group_done(dropped): store_relaxed(cancelled_gen, gen_of(load_relaxed(state))) */
+           cancelled_gen[s] = GEN(state[s])
+#else
+           cancelled[s] = true /* 1d4ef7a: the flag */
+#endif
         :: skip
         fi
     }
 #endif
-    /* crew__fetch_sub_acq_rel(&sl->state, 1) */
+    /* crew__group_done: crew__fetch_sub_acq_rel(&sl->state, n) */
     atomic {
         prev = state[s];
         assert(OPEN(prev) > 0);
@@ -90,29 +126,47 @@ proctype task(byte g; byte s) {
         fi
     }
     if
-#ifdef CANCEL_GEN
-    :: OPEN(prev) == 1 -> /* 029ad83: a cancelled group's slot is reused too */
+    :: OPEN(prev) == 1 ->
+        /* The last task. Does the slot stay with this group (retired) or go back? */
+#if defined(FIX_CANCEL_BIT)
+        keep = ((prev & CBIT) != 0) /* fix: the bit came with the decrement's old value */
+#elif defined(RETIRE)
+        keep = (cancelled_gen[s] == GEN(prev)) /* bb5c300: a separate relaxed load */
+#elif defined(CANCEL_GEN)
+        keep = false /* 029ad83: a cancelled group's slot is reused too */
 #else
-    :: OPEN(prev) == 1 && !cancelled[s] ->
+        keep = cancelled[s] /* 1d4ef7a: a cancelled group keeps its slot */
 #endif
-        /* The last task: new generation (skipping 0), then the slot goes back (release_slot /
-         * push_free). A cancelled group keeps its slot and generation. */
-        atomic { /* computing ngen is local: one step with the store */
+        ;
+        if
+        :: !keep ->
+            /* New generation (skipping 0), then the slot goes back (release_slot / push_free). */
+            atomic { /* computing ngen is local: one step with the store */
 #ifndef BROKEN_NOBUMP
-            ngen = GEN(prev) + 1;
-            if
-            :: ngen == 0 -> ngen = 1
-            :: else -> skip
-            fi;
+                ngen = GEN(prev) + 1;
+                if
+                :: ngen == 0 -> ngen = 1
+                :: else -> skip
+                fi;
 #else
-            ngen = GEN(prev);
+                ngen = GEN(prev);
 #endif
-            state[s] = ngen << 8 /* store_release */
-        }
-        atomic { freestk[nfree] = s; nfree++ }
+                state[s] = ngen << 8 /* store_release; clears the fix's bit too */
+            }
+            atomic { freestk[nfree] = s; nfree++ }
+        :: else -> skip /* retired: (gen, 0) for good */
+        fi
     :: else -> skip
     fi
 }
+
+#if defined(FIX_CANCEL_BIT)
+#define NOT_CANCELLED(s, st, gen) (((st) & CBIT) == 0)
+#elif defined(CANCEL_GEN)
+#define NOT_CANCELLED(s, st, gen) (cancelled_gen[s] != (gen)) /* crew__slot_cancelled */
+#else
+#define NOT_CANCELLED(s, st, gen) true
+#endif
 
 /* crew_enqueue_tasks(..., &h) with h = CREW_HANDLE_NONE: crew__group_open, then queue NT tasks,
  * then a later submission to the same handle (crew__group_add). */
@@ -130,9 +184,11 @@ proctype opener(byte g) {
         fi;
         assert(s > 0 && s < NSLOTS);
         gen = GEN(state[s]); /* relaxed: the slot is ours, nobody else writes it now */
-        assert(OPEN(state[s]) == 0)
+        assert(OPEN(state[s]) == 0 && (state[s] & CBIT) == 0)
     }
-    cancelled[s] = false;
+#ifndef CANCEL_GEN
+    cancelled[s] = false; /* 1d4ef7a: the opener clears the flag */
+#endif
     state[s] = (gen << 8) | NT; /* store_release */
     atomic { hslot[g] = s; hgen[g] = gen; published[g] = true } /* *group = h */
     k = 0;
@@ -140,15 +196,16 @@ proctype opener(byte g) {
     :: k < NT -> run task(g, s); k++ /* crew__sched_push: the tasks may run from here on */
     :: else -> break
     od;
-    /* crew__group_add(h, 1): the CAS loop, one atomic step */
+    /* crew__group_add(h, 1): the CAS loop, one atomic step (the cancelled check in it is a
+     * relaxed load whose answer the CAS does not depend on: folding it in only drops adds) */
     atomic {
         st = state[s];
         if
-        :: GEN(st) == gen && OPEN(st) != 0 ->
+        :: GEN(st) == gen && OPEN(st) != 0 && NOT_CANCELLED(s, st, gen) ->
             assert(!finished[g]);
             state[s] = st + 1;
             added = true
-        :: else -> added = false /* CREW_ESTALE */
+        :: else -> added = false /* CREW_ESTALE (or CREW_ECANCELED) */
         fi
     }
     if
@@ -156,6 +213,77 @@ proctype opener(byte g) {
     :: else -> skip
     fi
 }
+
+#ifdef CANCELLER
+/* crew_cancel(p, h) for the handle of either group, once published (src/wait.c). */
+proctype canceller() {
+    byte g;
+    byte s;
+    byte gen;
+    int st;
+    bool ok;
+    /* Group 0's handle: either opener may run first, so group 0's slot may be the one group 1
+     * reuses, or one that group 1 had before it (a choice of g would double the states). */
+    g = 0;
+    atomic { published[g] -> s = hslot[g]; gen = hgen[g] }
+#ifdef FIX_CANCEL_BIT
+    /* fix: one CAS on the state word: (gen, open > 0) -> the same with the bit set */
+    atomic {
+        st = state[s];
+        ok = (GEN(st) == gen && OPEN(st) != 0);
+        if
+        :: ok -> state[s] = st | CBIT; cancel_ok[g] = true
+        :: else -> skip
+        fi
+    }
+#elif defined(FIX_CANCEL_CAS)
+    /* crew__group_cancel as fixed: seen = load_acquire(&sl->cancelled_gen); loop { st =
+     * load(&sl->state); ESTALE unless gen matches and open != 0; OK if seen == gen; CAS
+     * (cancelled_gen: seen -> gen), on failure seen = the newer mark, and again }. Spin runs
+     * sequentially consistent; the acquire / release pair on the mark is what gives the C code
+     * the same guarantee (src/group.c). */
+    byte seen;
+    seen = cancelled_gen[s];
+    do
+    :: st = state[s];
+       if
+       :: !(GEN(st) == gen && OPEN(st) != 0) -> break
+       :: else -> skip
+       fi;
+       if
+       :: seen == gen -> cancel_ok[g] = true; break
+       :: else -> skip
+       fi;
+       atomic {
+           if
+           :: cancelled_gen[s] == seen -> cancelled_gen[s] = gen; cancel_ok[g] = true; ok = true
+           :: else -> seen = cancelled_gen[s]; ok = false
+           fi
+       }
+       if
+       :: ok -> break
+       :: else -> skip
+       fi
+    od
+#else
+    /* crew__group_cancel: st = load_relaxed(&sl->state); ESTALE unless gen matches, open != 0 */
+    atomic {
+        st = state[s];
+        ok = (GEN(st) == gen && OPEN(st) != 0);
+        if
+        :: ok -> cancel_ok[g] = true
+        :: else -> skip
+        fi
+    }
+    /* ... then store_relaxed(&sl->cancelled_gen, h.gen), a separate step */
+    if
+    :: ok -> cancelled_gen[s] = gen
+    :: else -> skip
+    fi
+#endif
+    /* crew__sched_cancel_group then drops queued tasks: covered by task()'s choice to drop. */
+}
+#endif
 
 /* crew_wait(p, h): loop on crew__slot_status until it is not 1. */
 proctype waiter(byte g) {
@@ -184,18 +312,18 @@ proctype waiter(byte g) {
         fi
     od;
     assert(finished[g]);
+#if defined(FIX_CANCEL_BIT)
+    /* fix: the answer comes from the same load: a retired slot still has our gen and the bit */
+    canc = (GEN(st) == gen && (st & CBIT) != 0);
+#elif defined(CANCEL_GEN)
+    /* 029ad83 and bb5c300, crew__slot_status: the generation moved or the count is 0, then
+     * cancelled_gen == gen ? CREW_ECANCELED : CREW_OK (a second, relaxed load, either way) */
+    canc = (cancelled_gen[s] == gen);
+#else
     if
-#ifdef CANCEL_GEN
-    :: GEN(st) != gen -> canc = (cancelled_gen[s] == gen) /* 029ad83: consulted either way */
-#else
     :: GEN(st) != gen -> canc = false /* the generation moved on: CREW_OK */
-#endif
     :: else ->
-#ifdef CANCEL_GEN
-        canc = (cancelled_gen[s] == gen) /* 029ad83: crew__slot_status */
-#else
-        canc = cancelled[s] /* a second, relaxed load, as in crew__slot_status */
-#endif
+        canc = cancelled[s] /* 1d4ef7a: a second, relaxed load, as in crew__slot_status */
 #ifdef FIX_RECHECK
         /* Proposed fix: load the state word again; the same generation means the slot was not
          * reused between the two loads, so the flag was this group's. */
@@ -205,8 +333,11 @@ proctype waiter(byte g) {
         fi
 #endif
     fi;
-    /* CREW_ECANCELED exactly for a group that lost a task. */
-    assert(canc == dropped[g])
+#endif
+    /* A group that lost a task answers CREW_ECANCELED; one that lost none answers CREW_OK,
+     * unless a crew_cancel of its handle saw it open (crew.h: then CREW_ECANCELED). */
+    assert(!dropped[g] || canc);
+    assert(!canc || dropped[g] || cancel_ok[g])
 }
 
 init {
@@ -221,6 +352,9 @@ init {
         do
         :: k < G -> run opener(k); run waiter(k); k++
         :: else -> break
-        od
+        od;
+#ifdef CANCELLER
+        run canceller()
+#endif
     }
 }

@@ -169,8 +169,10 @@ void crew__group_abandon(crew__slotmap *m, uint32_t slot, crew__slot_cache *cach
 bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, bool dropped,
                       crew__slot_cache *cache) {
     crew__slot *sl = crew__slot_at(m, slot);
-    if (dropped) /* relaxed: ordered by the release below; the group is open, gen is its own */
-        crew__store_relaxed(&sl->cancelled_gen, crew__gen_of(crew__load_relaxed(&sl->state)));
+    /* The group is open (this is its task), so the generation read is its own. Release: a
+     * late crew__group_cancel that acquires this mark also sees the group that owns it. */
+    if (dropped)
+        crew__store_release(&sl->cancelled_gen, crew__gen_of(crew__load_relaxed(&sl->state)));
     /* Release: everything the task did happens-before a waiter that acquires the count it
      * leaves; acquire: the last decrement also synchronises with all earlier ones, so the
      * generation store below carries them all. Pairs with crew__group_status. */
@@ -193,13 +195,24 @@ bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, bool dropped,
 }
 int crew__group_cancel(crew__slotmap *m, crew_handle h) {
     crew__slot *sl = crew__slot_at(m, h.slot);
-    /* Relaxed: a snapshot; if the group ends right after it, the generation stored below names
-     * the finished group only, never the slot's next one. */
-    uint64_t st = crew__load_relaxed(&sl->state);
-    if (crew__gen_of(st) != h.gen || crew__open_of(st) == 0)
-        return CREW_ESTALE;
-    crew__store_relaxed(&sl->cancelled_gen, h.gen); /* relaxed: see crew__slot */
-    return CREW_OK;
+    /* Check, then mark, with a compare-and-swap from the mark we saw: a plain store could land
+     * after the group ended and its slot passed to a group that lost tasks, and erase that
+     * group's mark (its slot would then be reused, and its waiters read CREW_OK). Acquire on
+     * the mark: if it is a later group's (stored with release after that group was seen open),
+     * the state read below sees that group too, so the check fails. */
+    uint32_t seen = crew__load_acquire(&sl->cancelled_gen);
+    for (;;) {
+        uint64_t st = crew__load_relaxed(&sl->state); /* relaxed: ordered by the acquire */
+        if (crew__gen_of(st) != h.gen || crew__open_of(st) == 0)
+            return CREW_ESTALE;
+        if (seen == h.gen)
+            return CREW_OK;
+        /* Acq_rel: publishes the mark (the same order as crew__group_done's store), and on
+         * failure acquires the newer mark for the next check. A mark written here for a group
+         * that ended meanwhile names only that group, and only if no later group has one. */
+        if (crew__cas_acq_rel(&sl->cancelled_gen, &seen, h.gen))
+            return CREW_OK;
+    }
 }
 
 int crew__group_status(crew__slotmap *m, crew_handle h) {

@@ -115,10 +115,11 @@ typedef struct crew__slot {
     /* gen << 32 | open, changed with atomic read-modify-writes; see group.c for the orders. */
     _Atomic uint64_t state;
     /* The generation of the last group of this slot that was cancelled (crew_cancel, or a
-     * shutdown that dropped its tasks); 0 = none (0 is never a group's generation). Relaxed:
-     * set before the decrement that lets open reach 0, so a waiter that acquires the group's
-     * end sees it; workers read it before running a task of the group (promptly, not at the
-     * instant crew_cancel returns). Naming the generation, not just "cancelled", keeps a late
+     * shutdown that dropped its tasks); 0 = none (0 is never a group's generation). Written
+     * with release (crew__group_done) or compare-and-swap (crew__group_cancel, which must not
+     * erase a later group's mark); set before the decrement that lets open reach 0, so a
+     * waiter that acquires the group's end sees it; workers read it relaxed before running a
+     * task of the group (promptly, not at the instant crew_cancel returns). Naming the generation, not just "cancelled", keeps a late
      * crew_cancel from touching a later group that reuses the slot (a cancelled group's own slot
      * is never reused: crew__group_done). */
     _Atomic uint32_t cancelled_gen;

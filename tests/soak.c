@@ -4,7 +4,9 @@
  * Cycles of: create a pool (each scheduler in turn, both locks, 1-4 workers, monitoring on,
  * sometimes a bounded queue with the caller-runs or drop-oldest policy), let several producer
  * threads submit for a while (single tasks and batches, random priorities, groups, nested
- * spawn-and-wait, CREW_TASK_BLOCKING tasks, waits, resizes, statistics reads), then end the
+ * spawn-and-wait, CREW_TASK_BLOCKING tasks, waits, resizes, statistics reads, crew_cancel of
+ * random recent groups, crew_cancelled() polled in every task) while one more thread pauses and
+ * resumes the pool at random (crew_pause / crew_resume, always ending resumed), then end the
  * pool: half the cycles with crew_shutdown(CREW_CANCEL) while the producers are still
  * submitting, the others by stopping the producers and draining; then destroy it.
  *
@@ -13,8 +15,13 @@
  *   - every accepted task ran, unless the cycle may drop tasks (a cancelling shutdown, a
  *     drop-oldest queue); then crew_stats (monitoring on from crew_create, never reset) counts
  *     exactly the tasks that did not run as cancelled, and submitted == accepted;
- *   - after the shutdown each group's crew_wait answers CREW_ECANCELED exactly if it lost a
- *     task; a successful wait (from a producer or a nested task) came after all its tasks;
+ *   - after the shutdown each group's crew_wait answers CREW_ECANCELED if it lost a task, and
+ *     CREW_OK if it lost none and crew_cancel was never tried on it; a successful wait (from a
+ *     producer or a nested task) came after all its tasks; only groups crew_cancel was tried on
+ *     lose tasks in a cycle that otherwise drops nothing; crew_wait_all ignores crew_cancel;
+ *   - crew_cancelled() is 1 only in a task whose group crew_cancel was tried on (or, in cycles
+ *     that drop, a group that may have lost a task), or during a cancelling shutdown;
+ *     crew_paused follows crew_pause / crew_resume;
  *   - every call returns a documented code, and ESHUTDOWN only once a shutdown has begun;
  *   - memory does not grow: the resident set after the last cycle is at most
  *     RSS_GROWTH_FACTOR times that after the warm-up cycles plus RSS_GROWTH_SLACK_KB.
@@ -73,6 +80,8 @@ typedef struct group {
     crew_handle h;
     atomic_uint accepted; /* tasks the pool accepted into it */
     atomic_uint ran;      /* of those, run */
+    atomic_bool published;   /* h is set (release), so another producer may cancel it */
+    atomic_bool cancel_tried; /* set before crew_cancel(h) is called (it may take effect at once) */
 } group;
 
 static rec *recs;
@@ -85,6 +94,9 @@ static atomic_bool stopping;   /* producers: stop submitting */
 static atomic_bool shutting;   /* a shutdown has begun: ESHUTDOWN is now legitimate */
 static bool may_drop;          /* this cycle may drop accepted tasks */
 static bool bounded;           /* this cycle's pool has a bounded queue */
+static bool cancel_cycle;      /* this cycle ends with crew_shutdown(CREW_CANCEL) */
+static atomic_bool any_cancel; /* crew_cancel was tried in this cycle */
+static atomic_ulong cancels_ok, pauses_ok; /* totals, for the summary */
 
 static rec *new_recs(unsigned n, uint8_t kind, uint32_t g) {
     unsigned i = atomic_fetch_add(&nrec, n);
@@ -124,8 +136,8 @@ static void check_submit_rc(const char *call, int rc) {
         return;
     if (rc == CREW_EFULL && bounded)
         return;
-    if (rc == CREW_ECANCELED && may_drop)
-        return; /* adding to a group that lost a task (documented since crew_cancel) */
+    if (rc == CREW_ECANCELED && (may_drop || atomic_load(&any_cancel)))
+        return; /* adding to a group that lost a task or was cancelled (crew.h) */
     VIOLATION("%s returned %s", call, crew_err_name(rc));
 }
 
@@ -137,6 +149,35 @@ static void accepted(rec *r, unsigned n) {
 }
 
 static void task_fn(void *arg);
+
+static void publish(uint32_t g, crew_handle h) {
+    groups[g].h = h;
+    atomic_store_explicit(&groups[g].published, true, memory_order_release);
+}
+
+/* May group g answer CREW_ECANCELED / lose tasks? */
+static bool cancellable(uint32_t g) {
+    return may_drop || (g && atomic_load(&groups[g].cancel_tried));
+}
+
+/* crew_cancel of one of the last 64 groups opened in this cycle. */
+static void cancel_some(uint64_t *seed) {
+    unsigned ng = atomic_load(&ngroups);
+    if (ng >= MAX_GROUPS)
+        ng = MAX_GROUPS - 1;
+    if (ng == 0)
+        return;
+    uint32_t g = ng - rnd(seed) % (ng < 64 ? ng : 64);
+    if (g == 0 || !atomic_load_explicit(&groups[g].published, memory_order_acquire))
+        return;
+    atomic_store(&any_cancel, true);
+    atomic_store(&groups[g].cancel_tried, true);
+    int rc = crew_cancel(pool, groups[g].h);
+    if (rc == CREW_OK)
+        atomic_fetch_add_explicit(&cancels_ok, 1, memory_order_relaxed);
+    else if (rc != CREW_ESTALE)
+        VIOLATION("crew_cancel returned %s", crew_err_name(rc));
+}
 
 /* A spawning task's children: a group of 2-4, then a wait (nested parallelism). */
 static void spawn_and_wait(rec *parent, uint64_t *seed) {
@@ -159,7 +200,7 @@ static void spawn_and_wait(rec *parent, uint64_t *seed) {
         check_submit_rc("crew_try_submit (nested)", rc);
         if (rc == CREW_OK) {
             if (ok++ == 0)
-                groups[g].h = h;
+                publish(g, h);
             accepted(&kids[i], 1);
         } else if (rc == CREW_ESTALE || rc == CREW_ECANCELED) {
             break; /* the earlier children all finished already, or one was dropped */
@@ -174,7 +215,7 @@ static void spawn_and_wait(rec *parent, uint64_t *seed) {
                 VIOLATION("nested crew_wait on slot %u gen %u returned OK, but child %ld was "
                           "not run (cycle may drop: %d)",
                           h.slot, h.gen, (long)(&kids[i] - recs), (int)may_drop);
-    } else if (!(rc == CREW_ECANCELED && may_drop)) {
+    } else if (!(rc == CREW_ECANCELED && cancellable(g))) {
         VIOLATION("nested crew_wait returned %s", crew_err_name(rc));
     }
 }
@@ -185,6 +226,16 @@ static void task_fn(void *arg) {
         VIOLATION("task %ld ran twice", (long)(r - recs));
     /* r->accepted may not be set yet (the submitting call has not returned): checked at the
      * end of the cycle. */
+    if (crew_cancelled()) {
+        /* A group that lost a task to a drop-oldest queue (or a cancelling shutdown) counts as
+         * cancelled too: crew__group_done(dropped) sets the slot's cancelled_gen. */
+        if (!(cancel_cycle && atomic_load(&shutting)) &&
+            !(r->group && (may_drop || atomic_load(&groups[r->group].cancel_tried))))
+            VIOLATION("crew_cancelled() was 1 in task %ld, whose group was not cancelled",
+                      (long)(r - recs));
+        if (r->kind == 2)
+            goto out; /* stop early, as crew.h suggests: no children */
+    }
     switch (r->kind) {
     case 1: {
         volatile uint32_t x = 0;
@@ -206,6 +257,7 @@ static void task_fn(void *arg) {
     default:
         break;
     }
+out:
     if (r->group)
         atomic_fetch_add(&groups[r->group].ran, 1);
 }
@@ -248,7 +300,7 @@ static void *producer(void *arg) {
             check_submit_rc("crew_enqueue_tasks", rc);
             if (rc != CREW_OK)
                 continue;
-            groups[g].h = h;
+            publish(g, h);
             accepted(r, n);
             /* Add one more to the same group: CREW_ESTALE if it already finished. */
             rec *extra = new_recs(1, 0, g);
@@ -264,10 +316,10 @@ static void *producer(void *arg) {
                 if (atomic_load(&groups[g].ran) != atomic_load(&groups[g].accepted))
                     VIOLATION("crew_wait returned OK with %u of %u tasks run",
                               atomic_load(&groups[g].ran), atomic_load(&groups[g].accepted));
-            } else if (!(rc == CREW_ECANCELED && may_drop)) {
+            } else if (!(rc == CREW_ECANCELED && cancellable(g))) {
                 VIOLATION("crew_wait returned %s", crew_err_name(rc));
             }
-        } else if (what < 85) { /* a spawning task: nested groups on the workers */
+        } else if (what < 83) { /* a spawning task: nested groups on the workers */
             rec *r = new_recs(1, 2, 0);
             if (!r)
                 break;
@@ -275,6 +327,8 @@ static void *producer(void *arg) {
             check_submit_rc("crew_submit (spawner)", rc);
             if (rc == CREW_OK)
                 accepted(r, 1);
+        } else if (what < 86) { /* cancel a recent group (maybe finished, maybe nested) */
+            cancel_some(&seed);
         } else if (what < 90) { /* statistics */
             crew_stats st;
             memset(&st, 0, sizeof st);
@@ -296,6 +350,30 @@ static void *producer(void *arg) {
             struct timespec ts = {0, 1000 + (long)(rnd(&seed) % 50000)};
             nanosleep(&ts, NULL);
         }
+    }
+    return NULL;
+}
+
+/* Pauses and resumes the pool at random until the producers stop; always ends resumed. */
+static void *toggler(void *arg) {
+    uint64_t seed = (uint64_t)(uintptr_t)arg * 0x9e3779b97f4a7c15ull | 1;
+    while (!atomic_load(&stopping)) {
+        struct timespec run = {0, 500000 + (long)(rnd(&seed) % 4000000)};
+        nanosleep(&run, NULL);
+        int rc = crew_pause(pool);
+        if (rc == CREW_OK) {
+            atomic_fetch_add_explicit(&pauses_ok, 1, memory_order_relaxed);
+            if (crew_paused(pool) != 1 && !atomic_load(&shutting))
+                VIOLATION("crew_paused is 0 right after crew_pause");
+        } else if (!(rc == CREW_ESHUTDOWN && atomic_load(&shutting))) {
+            VIOLATION("crew_pause returned %s", crew_err_name(rc));
+        }
+        struct timespec held = {0, 50000 + (long)(rnd(&seed) % 500000)};
+        nanosleep(&held, NULL);
+        if ((rc = crew_resume(pool)) != CREW_OK)
+            VIOLATION("crew_resume returned %s", crew_err_name(rc));
+        if (crew_paused(pool) != 0)
+            VIOLATION("crew_paused is 1 right after crew_resume");
     }
     return NULL;
 }
@@ -339,6 +417,8 @@ static uint64_t cycle(unsigned k, unsigned producers, unsigned cycle_ms, uint64_
     }
     bool cancel = rnd(seed) % 2;
     may_drop = cancel || (bounded && c.full_policy == CREW_FULL_DROP_OLDEST);
+    cancel_cycle = cancel;
+    atomic_store(&any_cancel, false);
 
     atomic_store(&nrec, 0);
     atomic_store(&ngroups, 0);
@@ -349,9 +429,10 @@ static uint64_t cycle(unsigned k, unsigned producers, unsigned cycle_ms, uint64_
         VIOLATION("crew_create returned %s", crew_err_name(rc));
         return 0;
     }
-    pthread_t th[MAX_PRODUCERS];
-    for (unsigned i = 0; i < producers; i++)
-        if (pthread_create(&th[i], NULL, producer, (void *)(uintptr_t)i) != 0) {
+    pthread_t th[MAX_PRODUCERS + 1];
+    for (unsigned i = 0; i <= producers; i++)
+        if (pthread_create(&th[i], NULL, i < producers ? producer : toggler,
+                           (void *)(uintptr_t)(i + k * 31u + 1)) != 0) {
             fprintf(stderr, "soak: pthread_create failed\n");
             exit(2);
         }
@@ -363,11 +444,11 @@ static uint64_t cycle(unsigned k, unsigned producers, unsigned cycle_ms, uint64_
         if (rc != CREW_OK)
             VIOLATION("crew_shutdown(CANCEL) returned %s", crew_err_name(rc));
         atomic_store(&stopping, true);
-        for (unsigned i = 0; i < producers; i++)
+        for (unsigned i = 0; i <= producers; i++) /* and the toggler: the pool ends resumed */
             pthread_join(th[i], NULL);
     } else {
         atomic_store(&stopping, true);
-        for (unsigned i = 0; i < producers; i++)
+        for (unsigned i = 0; i <= producers; i++) /* and the toggler: the pool ends resumed */
             pthread_join(th[i], NULL);
         rc = crew_wait_all(pool);
         if (rc != CREW_OK && !(rc == CREW_ECANCELED && may_drop))
@@ -391,8 +472,11 @@ static uint64_t cycle(unsigned k, unsigned producers, unsigned cycle_ms, uint64_
         lost += a && !runs;
     }
     if (lost && !may_drop)
-        VIOLATION("%llu accepted tasks never ran, in a cycle that drops nothing",
-                  (unsigned long long)lost);
+        for (unsigned i = 0; i < n; i++)
+            if (atomic_load(&recs[i].accepted) && !atomic_load(&recs[i].runs) &&
+                !cancellable(recs[i].group))
+                VIOLATION("task %u was accepted and never ran, not in a cancelled group, in a "
+                          "cycle that drops nothing", i);
     crew_stats st;
     memset(&st, 0, sizeof st);
     st.size = sizeof st;
@@ -411,6 +495,8 @@ static uint64_t cycle(unsigned k, unsigned producers, unsigned cycle_ms, uint64_
             continue; /* never opened */
         bool glost = atomic_load(&groups[g].accepted) != atomic_load(&groups[g].ran);
         rc = crew_wait(pool, groups[g].h);
+        if (!glost && rc == CREW_ECANCELED && atomic_load(&groups[g].cancel_tried))
+            continue; /* cancelled after its last task started: CREW_ECANCELED is documented */
         if (rc != (glost ? CREW_ECANCELED : CREW_OK))
             VIOLATION("group %u %s a task but crew_wait returned %s", g,
                       glost ? "lost" : "did not lose", crew_err_name(rc));
@@ -418,6 +504,10 @@ static uint64_t cycle(unsigned k, unsigned producers, unsigned cycle_ms, uint64_
     if ((rc = crew_destroy(pool)) != CREW_OK)
         VIOLATION("crew_destroy returned %s", crew_err_name(rc));
     pool = NULL;
+    for (unsigned g = 1; g <= ng; g++) { /* for the next cycle's cancel_some */
+        atomic_store(&groups[g].published, false);
+        atomic_store(&groups[g].cancel_tried, false);
+    }
     printf("soak: cycle %3u %-10s %s %u thr %s%s: %8llu tasks, %6llu dropped, %6u groups, "
            "rss %ld KB, violations so far %lu\n",
            k, sched_names[c.scheduler], c.lock ? "spin " : "mutex", c.threads,
@@ -481,6 +571,8 @@ int main(int argc, char **argv) {
            "warm-up %ld KB, at the end %ld KB (bound %ld KB)\n",
            k, (unsigned long long)total, elapsed, total / elapsed, ru.ru_maxrss, rss_warm,
            rss_end, bound);
+    printf("soak: crew_cancel returned CREW_OK %lu times; crew_pause %lu times\n",
+           atomic_load(&cancels_ok), atomic_load(&pauses_ok));
     if (rss_end > bound)
         VIOLATION("resident set grew from %ld KB to %ld KB (bound %ld KB)", rss_warm, rss_end,
                   bound);
