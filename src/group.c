@@ -62,6 +62,7 @@ static uint32_t new_slot(crew__slotmap *m) {
         for (size_t i = 0; i < n; i++) {
             atomic_init(&c[i].state, (uint64_t)1 << 32); /* generation 1, no open task */
             atomic_init(&c[i].cancelled_gen, 0u);
+            atomic_init(&c[i].lost_gen, 0u);
             c[i].queued = NULL;
             atomic_init(&c[i].next_free, 0u);
             atomic_init(&c[i].waiters, 0u);
@@ -169,10 +170,10 @@ void crew__group_abandon(crew__slotmap *m, uint32_t slot, crew__slot_cache *cach
 bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, bool dropped,
                       crew__slot_cache *cache) {
     crew__slot *sl = crew__slot_at(m, slot);
-    /* The group is open (this is its task), so the generation read is its own. Release: a
-     * late crew__group_cancel that acquires this mark also sees the group that owns it. */
+    /* The group is open (this is its task), so the generation read is its own. Relaxed: the
+     * release of our decrement below orders it before the group's end. */
     if (dropped)
-        crew__store_release(&sl->cancelled_gen, crew__gen_of(crew__load_relaxed(&sl->state)));
+        crew__store_relaxed(&sl->lost_gen, crew__gen_of(crew__load_relaxed(&sl->state)));
     /* Release: everything the task did happens-before a waiter that acquires the count it
      * leaves; acquire: the last decrement also synchronises with all earlier ones, so the
      * generation store below carries them all. Pairs with crew__group_status. */
@@ -183,7 +184,8 @@ bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, bool dropped,
      * handle reports CREW_ECANCELED for as long as the pool lives, to waiters however late
      * (handles are plain values: there is no telling when the last one is dropped). This
      * retires one slot per cancelled group. Relaxed: ordered by our own decrement. */
-    if (crew__load_relaxed(&sl->cancelled_gen) == crew__gen_of(prev))
+    if (crew__load_relaxed(&sl->lost_gen) == crew__gen_of(prev) ||
+        crew__load_relaxed(&sl->cancelled_gen) == crew__gen_of(prev))
         return true;
     uint32_t gen = crew__gen_of(prev) + 1;
     if (gen == 0)
@@ -196,10 +198,10 @@ bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, bool dropped,
 int crew__group_cancel(crew__slotmap *m, crew_handle h) {
     crew__slot *sl = crew__slot_at(m, h.slot);
     /* Check, then mark, with a compare-and-swap from the mark we saw: a plain store could land
-     * after the group ended and its slot passed to a group that lost tasks, and erase that
-     * group's mark (its slot would then be reused, and its waiters read CREW_OK). Acquire on
-     * the mark: if it is a later group's (stored with release after that group was seen open),
-     * the state read below sees that group too, so the check fails. */
+     * after the group ended and its slot passed to a later group that was cancelled, and erase
+     * that group's mark (its slot would then be reused, and its waiters read CREW_OK). Acquire
+     * on the mark: if it is a later group's (set by a compare-and-swap like ours, after that
+     * group was seen open), the state read below sees that group too, so the check fails. */
     uint32_t seen = crew__load_acquire(&sl->cancelled_gen);
     for (;;) {
         uint64_t st = crew__load_relaxed(&sl->state); /* relaxed: ordered by the acquire */

@@ -123,6 +123,12 @@ typedef struct crew__slot {
      * crew_cancel from touching a later group that reuses the slot (a cancelled group's own slot
      * is never reused: crew__group_done). */
     _Atomic uint32_t cancelled_gen;
+    /* The generation of the last group of this slot that lost a task (dropped by crew_cancel,
+     * a cancelling shutdown or a full queue's drop-oldest): its crew_wait reports
+     * CREW_ECANCELED. Only the group's own dropped tasks write it, with release, before their
+     * decrement; unlike cancelled_gen it drops nothing more (one task lost to a full queue
+     * does not cancel the rest of its group). */
+    _Atomic uint32_t lost_gen;
     /* Central queue's lock: newest task of the group queued there, linked by
      * crew_private_.gnext (sched.c). */
     crew_task *queued;
@@ -187,8 +193,10 @@ static inline int crew__slot_status(crew__slot *sl, uint32_t gen) {
     if (crew__gen_of(st) == gen && crew__open_of(st) != 0)
         return 1;
     /* Relaxed: written before the release that ended the group (see crew__slot). */
-    return atomic_load_explicit(&sl->cancelled_gen, memory_order_relaxed) == gen ? CREW_ECANCELED
-                                                                                 : CREW_OK;
+    return atomic_load_explicit(&sl->lost_gen, memory_order_relaxed) == gen ||
+                   atomic_load_explicit(&sl->cancelled_gen, memory_order_relaxed) == gen
+               ? CREW_ECANCELED
+               : CREW_OK;
 }
 /* Is the open group of slot, generation gen, cancelled? */
 static inline bool crew__slot_cancelled(crew__slot *sl, uint32_t gen) {

@@ -198,3 +198,28 @@ TEST(Cancel, BadArguments) {
 }
 
 } // namespace
+
+namespace {
+// A task lost to a full queue's drop-oldest is reported (the group's wait returns
+// CREW_ECANCELED) but does not cancel the rest of its group: the others still run, and the group
+// still takes tasks.
+TEST(Cancel, DropOldestLosesOneTaskNotTheGroup) {
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 1;
+    cfg.queue_capacity = 2;
+    cfg.full_policy = CREW_FULL_DROP_OLDEST;
+    crew_pool *p = make_pool(cfg);
+    Gate gate;
+    ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, nullptr), CREW_OK);
+    gate.wait_arrivals(1); // the worker is held; its task holds no place in the queue
+    std::atomic<long> runs{0};
+    crew_handle g = CREW_HANDLE_NONE;
+    for (int i = 0; i < 3; i++) // the third drops the first
+        ASSERT_EQ(crew_submit(p, bump, &runs, 0, &g), CREW_OK);
+    gate.open();
+    EXPECT_EQ(crew_wait(p, g), CREW_ECANCELED);
+    EXPECT_EQ(runs.load(), 2);
+    crew_destroy(p);
+}
+} // namespace
