@@ -110,6 +110,19 @@ step "scheduling strategies side by side (seed 000 Fig. 10, seed 004 Fig. 5)"
     -p crew-steal,crew-shared,crew-shared-spin,crew-lockfree,crew-per-worker,openmp,onetbb \
     -c "$out/strategies.csv" | tee -a "$report"
 printf '```\n\n' >>"$report"
+if [ $quick = 0 ]; then
+    {
+        echo "Seed 004 Fig. 5 sweeps the number of 10x10 multiplications, 100k..500k (500k above):"
+        echo "a common queue (shared), a queue per thread (per-worker) and stealing (steal)."
+        echo
+        echo '```'
+    } >>"$report"
+    for m in 100000 200000 300000 400000; do
+        "$bin/bench_peers" -r 5 -w matmul -m "$m" -p crew-steal,crew-shared,crew-per-worker \
+            -c "$out/seed004_$m.csv" | tee -a "$report"
+    done
+    printf '```\n\n' >>"$report"
+fi
 
 step "instructions per empty task (callgrind)"
 {
