@@ -1,0 +1,107 @@
+/*
+ * harness.h -- what both compat tests share: failure counting (CHECK, MUST), clocks and polling
+ * waits, and a gate that holds tasks until the test opens it. Static inline, so a test that does
+ * not use a helper is not warned about it.
+ */
+#ifndef CREW_COMPAT_TEST_HARNESS_H
+#define CREW_COMPAT_TEST_HARNESS_H
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+static atomic_int failures; /* atomic: producer threads report too */
+
+#define CHECK(cond)                                                                              \
+    do {                                                                                         \
+        if (!(cond)) {                                                                           \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);             \
+            failures++;                                                                          \
+        }                                                                                        \
+    } while (0)
+
+/* A pthread call that must not fail in a test: stop at once if it does. */
+#define MUST(call)                                                                               \
+    do {                                                                                         \
+        int must_rc_ = (call);                                                                   \
+        if (must_rc_ != 0) {                                                                     \
+            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, must_rc_);       \
+            exit(2);                                                                             \
+        }                                                                                        \
+    } while (0)
+
+static inline void sleep_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+static inline double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Poll until *v >= want, for at most 10 s (sanitizers and a shared 2-core machine are slow). */
+static inline int wait_for(atomic_int *v, int want) {
+    double end = now_s() + 10.0;
+    while (atomic_load(v) < want) {
+        if (now_s() > end)
+            return 0;
+        sleep_ms(1);
+    }
+    return 1;
+}
+
+/* ---- a gate: tasks block in it until the test opens it ------------------------------------ */
+struct gate {
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    int open;
+    atomic_int entered;  /* tasks that reached the gate */
+    atomic_int finished; /* tasks that went through it */
+};
+
+static inline void gate_init(struct gate *g) {
+    MUST(pthread_mutex_init(&g->lock, NULL));
+    MUST(pthread_cond_init(&g->cv, NULL));
+    g->open = 0;
+    atomic_init(&g->entered, 0);
+    atomic_init(&g->finished, 0);
+}
+
+static inline void gate_open(struct gate *g) {
+    MUST(pthread_mutex_lock(&g->lock));
+    g->open = 1;
+    MUST(pthread_cond_broadcast(&g->cv));
+    MUST(pthread_mutex_unlock(&g->lock));
+}
+
+static inline void gate_pass(struct gate *g) {
+    atomic_fetch_add(&g->entered, 1);
+    MUST(pthread_mutex_lock(&g->lock));
+    while (!g->open)
+        MUST(pthread_cond_wait(&g->cv, &g->lock));
+    MUST(pthread_mutex_unlock(&g->lock));
+}
+
+static inline void gate_destroy(struct gate *g) {
+    MUST(pthread_cond_destroy(&g->cv));
+    MUST(pthread_mutex_destroy(&g->lock));
+}
+
+static inline void gated_task(void *arg) {
+    struct gate *g = arg;
+    gate_pass(g);
+    atomic_fetch_add(&g->finished, 1);
+}
+
+static inline void count_task(void *arg) { atomic_fetch_add((atomic_int *)arg, 1); }
+
+static inline void noop_task(void *arg) { (void)arg; }
+
+#endif /* CREW_COMPAT_TEST_HARNESS_H */
