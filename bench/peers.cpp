@@ -44,6 +44,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "bench_util.hpp"
 #include "crew.h"
 
 #ifdef CREW_HAVE_OPENMP
@@ -61,6 +62,10 @@
 #ifdef CREW_HAVE_GLIB
 #include <glib.h>
 #endif
+
+using benchutil::Stat;
+using benchutil::stat;
+using benchutil::split;
 
 namespace {
 
@@ -728,30 +733,6 @@ std::unique_ptr<Peer> make_peer(const std::string &name) {
     return nullptr;
 }
 
-std::vector<std::string> split(const char *s) {
-    std::vector<std::string> out;
-    std::string cur;
-    for (const char *c = s;; c++) {
-        if (*c == ',' || *c == 0) {
-            if (!cur.empty())
-                out.push_back(cur);
-            cur.clear();
-            if (*c == 0)
-                break;
-        } else {
-            cur += *c;
-        }
-    }
-    return out;
-}
-
-struct Stat {
-    double median, min, max;
-};
-Stat stat(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return {v[v.size() / 2], v.front(), v.back()};
-}
 
 } // namespace
 

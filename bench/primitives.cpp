@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "bench_util.hpp"
 #include "crew.h"
 
 #ifdef CREW_HAVE_OPENMP
@@ -30,6 +31,9 @@
 #include <oneapi/tbb/parallel_reduce.h>
 #include <oneapi/tbb/task_arena.h>
 #endif
+
+using benchutil::Stat;
+using benchutil::stat;
 
 namespace {
 
@@ -207,13 +211,6 @@ struct Runner {
     std::function<size_t(size_t)> filter;
 };
 
-struct Stat {
-    double med, min, max;
-};
-Stat stat(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return {v[v.size() / 2], v.front(), v.back()};
-}
 
 } // namespace
 
@@ -303,14 +300,14 @@ int main(int argc, char **argv) {
                         }
                     }
                 }
-            double crew_med = stat(t["crew"]).med;
+            double crew_med = stat(t["crew"]).median;
             for (auto &run : runners) {
                 if (!t.count(run.name))
                     continue;
                 Stat s = stat(t[run.name]);
                 std::printf("n=%-10zu %-15s %14.2f   (%11.2f..%11.2f) %8.2f\n", n,
-                            run.name.c_str(), s.med * 1e6, s.min * 1e6, s.max * 1e6,
-                            s.med / crew_med);
+                            run.name.c_str(), s.median * 1e6, s.min * 1e6, s.max * 1e6,
+                            s.median / crew_med);
             }
         }
     }

@@ -63,12 +63,17 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "bench_util.hpp"
 #include "crew.h"
 
 #ifdef CREW_HAVE_ASIO
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #endif
+
+using benchutil::Stat;
+using benchutil::stat;
+using benchutil::split;
 
 namespace {
 
@@ -555,30 +560,6 @@ uint64_t splitmix(uint64_t &s) {
 }
 double uniform01(uint64_t &s) { return double(splitmix(s) >> 11) * 0x1.0p-53; }
 
-std::vector<std::string> split(const char *s) {
-    std::vector<std::string> out;
-    std::string cur;
-    for (const char *c = s;; c++) {
-        if (*c == ',' || *c == 0) {
-            if (!cur.empty())
-                out.push_back(cur);
-            cur.clear();
-            if (*c == 0)
-                break;
-        } else {
-            cur += *c;
-        }
-    }
-    return out;
-}
-
-struct Stat {
-    double median, min, max;
-};
-Stat stat(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return {v[v.size() / 2], v.front(), v.back()};
-}
 
 } // namespace
 

@@ -104,4 +104,25 @@ static inline void count_task(void *arg) { atomic_fetch_add((atomic_int *)arg, 1
 
 static inline void noop_task(void *arg) { (void)arg; }
 
+/* Run each test in turn, print its verdict and time, and return the exit status. A hang (a wait
+ * that never returns) fails fast through alarm() instead of waiting for CTest's timeout. */
+struct compat_test {
+    const char *name;
+    void (*fn)(void);
+};
+
+static inline int run_tests(const char *program, const struct compat_test *tests, size_t n) {
+    alarm(30);
+    for (size_t i = 0; i < n; i++) {
+        int before = atomic_load(&failures);
+        double t0 = now_s();
+        tests[i].fn();
+        printf("%-18s %s (%.3f s)\n", tests[i].name,
+               atomic_load(&failures) == before ? "ok" : "FAILED", now_s() - t0);
+    }
+    if (atomic_load(&failures))
+        fprintf(stderr, "%s: %d check(s) failed\n", program, atomic_load(&failures));
+    return atomic_load(&failures) ? 1 : 0;
+}
+
 #endif /* CREW_COMPAT_TEST_HARNESS_H */

@@ -332,12 +332,7 @@ static void test_churn(void) {
 }
 
 int main(void) {
-    /* A hang (a wait that never returns) fails fast instead of waiting for CTest's timeout. */
-    alarm(30);
-    struct {
-        const char *name;
-        void (*fn)(void);
-    } tests[] = {
+    static const struct compat_test tests[] = {
         {"invalid", test_invalid},
         {"exactly_once", test_exactly_once},
         {"wait", test_wait},
@@ -347,14 +342,5 @@ int main(void) {
         {"destroy_from_job", test_destroy_from_job},
         {"churn", test_churn},
     };
-    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
-        int before = atomic_load(&failures);
-        double t0 = now_s();
-        tests[i].fn();
-        printf("%-18s %s (%.3f s)\n", tests[i].name,
-               atomic_load(&failures) == before ? "ok" : "FAILED", now_s() - t0);
-    }
-    if (atomic_load(&failures))
-        fprintf(stderr, "test_thpool: %d check(s) failed\n", atomic_load(&failures));
-    return atomic_load(&failures) ? 1 : 0;
+    return run_tests("test_thpool", tests, sizeof tests / sizeof tests[0]);
 }
