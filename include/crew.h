@@ -59,12 +59,14 @@ extern "C" {
                   "policy or the call does not wait for room")                                  \
     X(ETIMEDOUT, -11, "the time limit passed before the queue had room for the tasks")          \
     X(ENOTSUP, -12, "this build of crew leaves the feature out (monitoring and automatic sizing: " \
-                    "built with CREW_MONITORING=OFF)")
+                    "built with CREW_MONITORING=OFF)")                                          \
+    X(EEXPIRED, -13, "some tasks were dropped without running because no thread could start "   \
+                     "them by their start-by time (crew_submit_deadline)")
 
 /* Success. */
 #define CREW_OK 0
 #define CREW_ERRNO_ENUM_(name, value, text) CREW_##name = (value),
-enum crew_errno { CREW_ERRNO_MAP(CREW_ERRNO_ENUM_) CREW_ERRNO_LAST_ = -13 };
+enum crew_errno { CREW_ERRNO_MAP(CREW_ERRNO_ENUM_) CREW_ERRNO_LAST_ = -14 };
 #undef CREW_ERRNO_ENUM_
 
 /* A sentence explaining err ("success" for CREW_OK, "unknown error" for anything else). */
@@ -370,6 +372,22 @@ CREW_EXPORT int crew_try_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t pr
 CREW_EXPORT int crew_submit_timed(crew_pool *p, crew_fn fn, void *arg, uint32_t priority,
                                   crew_handle *group, unsigned timeout_ms);
 
+/*
+ * Deadlines: a task that must start by a given time or not at all (a request whose answer is
+ * useless late). start_by_ns is on crew_now_ns()'s clock (CLOCK_MONOTONIC, so it also matches
+ * std::chrono::steady_clock on Linux); 0 means no deadline. A thread that comes to the task
+ * after start_by_ns drops it instead of running it: crew_hooks.on_drop gets it, monitoring
+ * counts it in crew_stats.expired, and its group's crew_wait returns CREW_EEXPIRED (or
+ * CREW_ECANCELED if the group also lost tasks to cancellation). The check is made when a thread
+ * takes the task, so the drop (and a waiter's answer) comes when the task reaches the front,
+ * not at the deadline itself. A task that has started always runs to its end. crew_wait_all is
+ * not affected. flags and errors as for crew_submit_ex.
+ */
+CREW_EXPORT int crew_submit_deadline(crew_pool *p, crew_fn fn, void *arg, uint32_t priority,
+                                     unsigned flags, uint64_t start_by_ns, crew_handle *group);
+/* The clock of start-by times: CLOCK_MONOTONIC, in nanoseconds. */
+CREW_EXPORT uint64_t crew_now_ns(void);
+
 /* ---------------------------------------------------------------------------------------------
  * Waiting. The caller helps: while it waits it runs queued tasks itself, first those of the
  * awaited group (newest first, which keeps nested spawn-and-wait shallow), then, unless it is
@@ -386,8 +404,9 @@ CREW_EXPORT int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n);
 /*
  * Wait until the group has finished. A handle to a group that finished earlier (its slot may be
  * reused since) returns CREW_OK at once. Returns CREW_ECANCELED if the group was cancelled
- * (crew_cancel) or lost tasks to a shutdown or a full queue; it keeps reporting that for as long
- * as the pool lives (the group's slot is retired: about 48 bytes per cancelled group). Errors: EINVAL (p NULL, group CREW_HANDLE_NONE or a slot this pool never issued),
+ * (crew_cancel) or lost tasks to a shutdown or a full queue, and CREW_EEXPIRED if it lost tasks
+ * only to their deadlines (crew_submit_deadline); it keeps reporting that for as long as the
+ * pool lives (the group's slot is retired: about 48 bytes per such group). Errors: EINVAL (p NULL, group CREW_HANDLE_NONE or a slot this pool never issued),
  * EDEADLK (a task of the group, running on this thread, is the caller or one of its callers:
  * the group cannot finish while it waits; found when the wait would otherwise sleep, so the
  * caller may first have helped with other queued tasks of the group).
@@ -457,6 +476,9 @@ typedef struct crew_stats {
     crew_latency idle;      /* accepted -> started: the average is seed 000's "avg wait time" */
     crew_latency processing; /* started -> finished */
     crew_latency turnaround; /* submitted -> finished: seed 000's "avg complete time" */
+    /* Added after the first version (read it only if size covers it): */
+    uint64_t expired; /* of the tasks accepted, dropped because their start-by time passed
+                         (crew_submit_deadline); not counted in cancelled */
 } crew_stats;
 
 /* One worker's statistics (seed 000 Table III). */

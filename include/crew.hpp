@@ -17,6 +17,7 @@
 #define CREW_HPP
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -69,6 +70,13 @@ template <class F> struct fn_job final : job {
 
 template <class F> job *make_job(F &&f) {
     return new fn_job<std::decay_t<F>>(std::forward<F>(f));
+}
+
+// A start-by time on crew_now_ns()'s clock: steady_clock is CLOCK_MONOTONIC on Linux (libstdc++
+// and libc++). 0 would mean "no deadline", so the clock's epoch itself becomes 1 ns after it.
+inline std::uint64_t start_by_ns(std::chrono::steady_clock::time_point t) {
+    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+    return ns > 0 ? static_cast<std::uint64_t>(ns) : 1u;
 }
 
 // Bind f to copies of args (as std::thread and std::async do).
@@ -158,20 +166,33 @@ public:
         return fut;
     }
 
+    // Deadlines (crew_submit_deadline): f runs only if a thread starts it by start_by; if not, it
+    // is dropped (its closure destroyed, never called), so the future's get() throws
+    // std::future_error with std::future_errc::broken_promise.
+    template <class F, class... A, class = std::enable_if_t<std::is_invocable_v<F, A...>>>
+    auto submit_by(std::chrono::steady_clock::time_point start_by, F &&f, A &&...args) {
+        using R = std::invoke_result_t<F, A...>;
+        auto bound = detail::bind(std::forward<F>(f), std::forward<A>(args)...);
+        std::packaged_task<R()> task(std::move(bound));
+        std::future<R> fut = task.get_future();
+        enqueue(0, nullptr, [t = std::move(task)]() mutable { t(); }, 0,
+                detail::start_by_ns(start_by));
+        return fut;
+    }
+
     // Fire and forget. An exception escaping f goes to the error handler.
+    // post() with a start-by time: f is dropped (never called) if no thread starts it by then.
+    template <class F, class = std::enable_if_t<std::is_invocable_v<F>>>
+    void post_by(std::chrono::steady_clock::time_point start_by, F &&f) {
+        enqueue(0, nullptr, wrap_post(std::forward<F>(f)), 0, detail::start_by_ns(start_by));
+    }
+
     template <class F, class = std::enable_if_t<std::is_invocable_v<F>>> void post(F &&f) {
         post(std::uint32_t(0), std::forward<F>(f));
     }
     template <class F, class = std::enable_if_t<std::is_invocable_v<F>>>
     void post(std::uint32_t priority, F &&f) {
-        enqueue(priority, nullptr,
-                [f = std::forward<F>(f), s = state_]() mutable {
-                    try {
-                        f();
-                    } catch (...) {
-                        s->report(std::current_exception());
-                    }
-                });
+        enqueue(priority, nullptr, wrap_post(std::forward<F>(f)));
     }
 
     // Where exceptions escaping post() go (default: a line on stderr). Thread-safe.
@@ -238,10 +259,22 @@ private:
         }
     };
 
+    // f as a posted job: an exception escaping it goes to the error handler.
+    template <class F> auto wrap_post(F &&f) {
+        return [f = std::forward<F>(f), s = state_]() mutable {
+            try {
+                f();
+            } catch (...) {
+                s->report(std::current_exception());
+            }
+        };
+    }
+
     template <class F>
-    void enqueue(std::uint32_t priority, crew_handle *h, F &&f, unsigned flags = 0) {
+    void enqueue(std::uint32_t priority, crew_handle *h, F &&f, unsigned flags = 0,
+                 std::uint64_t start_by = 0) {
         detail::job *j = detail::make_job(std::forward<F>(f));
-        int rc = crew_submit_ex(p_, detail::job::trampoline, j, priority, flags, h);
+        int rc = crew_submit_deadline(p_, detail::job::trampoline, j, priority, flags, start_by, h);
         if (rc != CREW_OK) {
             delete j;
             throw error(rc, "crew::pool::submit");
@@ -269,24 +302,14 @@ public:
 
     template <class F, class = std::enable_if_t<std::is_invocable_v<F>>>
     void run(F &&f, std::uint32_t priority = 0) {
-        auto body = [f = std::forward<F>(f), s = state_]() mutable {
-            try {
-                f();
-            } catch (...) {
-                s->keep(std::current_exception());
-            }
-        };
-        detail::job *j = detail::make_job(std::move(body));
-        std::lock_guard<std::mutex> g(m_);
-        int rc = crew_submit(p_.p_, detail::job::trampoline, j, priority, &h_);
-        if (rc == CREW_ESTALE) { // the group had finished: everything before is done
-            h_ = CREW_HANDLE_NONE;
-            rc = crew_submit(p_.p_, detail::job::trampoline, j, priority, &h_);
-        }
-        if (rc != CREW_OK) {
-            delete j;
-            throw error(rc, "crew::group::run");
-        }
+        run_until(0, std::forward<F>(f), priority);
+    }
+
+    // run() with a start-by time (crew_submit_deadline): a task no thread has started by then
+    // is dropped, and wait() then throws crew::error with CREW_EEXPIRED.
+    template <class F, class = std::enable_if_t<std::is_invocable_v<F>>>
+    void run_by(std::chrono::steady_clock::time_point start_by, F &&f, std::uint32_t priority = 0) {
+        run_until(detail::start_by_ns(start_by), std::forward<F>(f), priority);
     }
 
     // Drop the tasks run() so far that have not started (running ones finish; they can poll
@@ -317,6 +340,27 @@ public:
     }
 
 private:
+    template <class F> void run_until(std::uint64_t start_by, F &&f, std::uint32_t priority) {
+        auto body = [f = std::forward<F>(f), s = state_]() mutable {
+            try {
+                f();
+            } catch (...) {
+                s->keep(std::current_exception());
+            }
+        };
+        detail::job *j = detail::make_job(std::move(body));
+        std::lock_guard<std::mutex> g(m_);
+        int rc = crew_submit_deadline(p_.p_, detail::job::trampoline, j, priority, 0, start_by, &h_);
+        if (rc == CREW_ESTALE) { // the group had finished: everything before is done
+            h_ = CREW_HANDLE_NONE;
+            rc = crew_submit_deadline(p_.p_, detail::job::trampoline, j, priority, 0, start_by,
+                                      &h_);
+        }
+        if (rc != CREW_OK) {
+            delete j;
+            throw error(rc, "crew::group::run");
+        }
+    }
     crew_handle current() {
         std::lock_guard<std::mutex> g(m_);
         return h_;

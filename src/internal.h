@@ -39,6 +39,13 @@
                                  2^32 - 1) */
 #define CREW__TASK_COUNTED 4u /* submitted while monitoring was on: counted in the statistics */
 #define CREW__TASK_BOUNDED 8u /* counted in pool->admitted (the bounded queue) until it starts */
+#define CREW__TASK_DEADLINE 16u /* a crew__node with a start-by time (crew_submit_deadline) */
+
+/* A crew_submit task: the pool's own memory (submit.c), with room for a start-by time. */
+typedef struct crew__node {
+    crew_task task; /* first: a crew_task * of a node points at its crew__node */
+    uint64_t start_by; /* CREW__TASK_DEADLINE: drop it if it has not started by then (ns) */
+} crew__node;
 
 /* crew_pool.timing bits. */
 #define CREW__TIMING_MONITOR 1u  /* monitoring is on */
@@ -129,6 +136,10 @@ typedef struct crew__slot {
      * decrement; unlike cancelled_gen it drops nothing more (one task lost to a full queue
      * does not cancel the rest of its group). */
     _Atomic uint32_t lost_gen;
+    /* The generation of the last group of this slot that lost a task to its start-by time
+     * (crew_submit_deadline): CREW_EEXPIRED unless lost_gen or cancelled_gen also name it.
+     * Written and read exactly like lost_gen. */
+    _Atomic uint32_t expired_gen;
     /* Central queue's lock: newest task of the group queued there, linked by
      * crew_private_.gnext (sched.c). */
     crew_task *queued;
@@ -176,13 +187,20 @@ int crew__group_add(crew__slotmap *m, crew_handle h, uint32_t n);
 /* Undo a successful crew__group_open whose tasks could not be queued (the handle was never
  * handed out). */
 void crew__group_abandon(crew__slotmap *m, uint32_t slot, crew__slot_cache *cache);
-/* n tasks of slot finished, were dropped, or (crew__group_done with n added earlier) were never
- * queued after all. Returns true if the group finished (its open count reached 0). */
-bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, bool dropped,
+/* How tasks left their group (crew__group_done, crew__tasks_finished). */
+enum crew__end {
+    CREW__RAN = 0,    /* ran, or were never queued after all */
+    CREW__LOST = 1,   /* dropped: crew_cancel, a cancelling shutdown, a full queue */
+    CREW__EXPIRED = 2 /* dropped: their start-by time passed */
+};
+/* n tasks of slot ended as `how` says. Returns true if the group finished (its open count
+ * reached 0). */
+bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, enum crew__end how,
                       crew__slot_cache *cache);
 /* Cancel an open group: its tasks not yet started will be dropped. CREW_OK or CREW_ESTALE. */
 int crew__group_cancel(crew__slotmap *m, crew_handle h);
-/* The group's status without the lock: 1 = still open, CREW_OK = finished, CREW_ECANCELED. */
+/* The group's status without the lock: 1 = still open, CREW_OK = finished, CREW_ECANCELED,
+ * CREW_EEXPIRED. */
 int crew__group_status(crew__slotmap *m, crew_handle h);
 /* The same, given the slot (a waiter looks it up once). A group that lost tasks keeps its slot
  * (crew__group_done), so it stays CREW_ECANCELED. */
@@ -193,10 +211,11 @@ static inline int crew__slot_status(crew__slot *sl, uint32_t gen) {
     if (crew__gen_of(st) == gen && crew__open_of(st) != 0)
         return 1;
     /* Relaxed: written before the release that ended the group (see crew__slot). */
-    return atomic_load_explicit(&sl->lost_gen, memory_order_relaxed) == gen ||
-                   atomic_load_explicit(&sl->cancelled_gen, memory_order_relaxed) == gen
-               ? CREW_ECANCELED
-               : CREW_OK;
+    if (atomic_load_explicit(&sl->lost_gen, memory_order_relaxed) == gen ||
+        atomic_load_explicit(&sl->cancelled_gen, memory_order_relaxed) == gen)
+        return CREW_ECANCELED;
+    return atomic_load_explicit(&sl->expired_gen, memory_order_relaxed) == gen ? CREW_EEXPIRED
+                                                                               : CREW_OK;
 }
 /* Is the open group of slot, generation gen, cancelled? */
 static inline bool crew__slot_cancelled(crew__slot *sl, uint32_t gen) {
@@ -230,7 +249,7 @@ typedef struct crew__tstats {
      * preemptions. */
     _Atomic uint64_t timed, timed_busy_ns, timed_wait_ns, waits, preemptions;
     /* From here to the end, what crew_stats_reset clears. */
-    _Atomic uint64_t submitted, completed, cancelled, rejected; /* tasks, as in crew_stats */
+    _Atomic uint64_t submitted, completed, cancelled, rejected, expired; /* as in crew_stats */
     _Atomic uint64_t busy_ns, waiting_ns, tasks; /* this thread, as in crew_thread_stats */
     crew__hist response, idle, processing, turnaround; /* as in crew_stats */
 } crew__tstats;
@@ -240,7 +259,7 @@ uint64_t crew__now_ns(void);
 struct crew__tstats *crew__stats_block(crew_pool *p);
 void crew__stats_submitted(crew_pool *p, size_t n, uint64_t submitted, uint64_t accepted);
 void crew__stats_rejected(crew_pool *p, size_t n);
-void crew__stats_cancelled(crew_pool *p);
+void crew__stats_dropped(crew_pool *p, enum crew__end how); /* CREW__LOST or CREW__EXPIRED */
 void crew__stats_done(struct crew__tstats *s, uint64_t submitted, uint64_t accepted,
                       uint64_t started, uint64_t finished);
 /* A timed task waited wait_ns in the queue, ran for processing_ns and finished at now
@@ -631,9 +650,9 @@ void crew__wake_all_locked(crew_pool *p);
  * cancels or a full queue that drops its oldest (crew_wait_all reports those); else its group
  * was cancelled. */
 void crew__task_dropped(crew_pool *p, crew_task *t, bool by_pool);
-/* n tasks of group slot (0 = none) finished, were dropped or were never queued after all:
- * count them and wake whoever waits for them. */
-void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, bool dropped);
+/* n tasks of group slot (0 = none) ended as `how` says, or were never queued after all
+ * (CREW__RAN): count them and wake whoever waits for them. */
+void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end how);
 /* Tasks this thread pushed back into a queue while taking one (sched.c). crew__run wakes a
  * sleeper for them before it runs the task taken; a taker that ends up sleeping instead calls
  * crew__notify_pushed_back itself once it holds no lock. */

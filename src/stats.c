@@ -158,10 +158,10 @@ void crew__stats_rejected(crew_pool *p, size_t n) {
         add(s, &s->rejected, n);
 }
 
-void crew__stats_cancelled(crew_pool *p) {
+void crew__stats_dropped(crew_pool *p, enum crew__end how) {
     crew__tstats *s = crew__stats_block(p);
     if (s)
-        add(s, &s->cancelled, 1);
+        add(s, how == CREW__EXPIRED ? &s->expired : &s->cancelled, 1);
 }
 
 void crew__stats_done(crew__tstats *s, uint64_t submitted, uint64_t accepted, uint64_t started,
@@ -243,7 +243,7 @@ typedef struct hist_sum {
 } hist_sum;
 
 typedef struct totals {
-    uint64_t submitted, completed, cancelled, rejected;
+    uint64_t submitted, completed, cancelled, rejected, expired;
     hist_sum response, idle, processing, turnaround;
 } totals;
 
@@ -305,6 +305,7 @@ static void sum_blocks(crew_pool *p, totals *t) {
         t->completed += crew__load_relaxed(&s->completed);
         t->cancelled += crew__load_relaxed(&s->cancelled);
         t->rejected += crew__load_relaxed(&s->rejected);
+        t->expired += crew__load_relaxed(&s->expired);
         hist_merge(&t->response, &s->response);
         hist_merge(&t->idle, &s->idle);
         hist_merge(&t->processing, &s->processing);
@@ -363,6 +364,7 @@ int crew_stats_get(crew_pool *p, crew_stats *out) {
     s.completed = t->completed;
     s.cancelled = t->cancelled;
     s.rejected = t->rejected;
+    s.expired = t->expired;
     s.throughput = s.uptime_ns ? (double)s.completed * 1e9 / (double)s.uptime_ns : 0.0;
     s.response = summarize(&t->response);
     s.idle = summarize(&t->idle);
@@ -453,12 +455,14 @@ int crew_stats_write_json(crew_pool *p, FILE *f) {
         crew_stats_threads(p, t, n, &n);
     fprintf(f,
             "{\n  \"monitoring\": %s,\n  \"uptime_ns\": %llu,\n  \"submitted\": %llu,\n"
-            "  \"completed\": %llu,\n  \"cancelled\": %llu,\n  \"rejected\": %llu,\n"
+            "  \"completed\": %llu,\n  \"cancelled\": %llu,\n  \"expired\": %llu,\n"
+            "  \"rejected\": %llu,\n"
             "  \"queued\": %llu,\n  \"queued_peak\": %llu,\n  \"running\": %llu,\n"
             "  \"threads\": %u,\n  \"threads_peak\": %u,\n  \"throughput\": %.3f,\n",
             s.monitoring ? "true" : "false", (unsigned long long)s.uptime_ns,
             (unsigned long long)s.submitted, (unsigned long long)s.completed,
-            (unsigned long long)s.cancelled, (unsigned long long)s.rejected,
+            (unsigned long long)s.cancelled, (unsigned long long)s.expired,
+            (unsigned long long)s.rejected,
             (unsigned long long)s.queued, (unsigned long long)s.queued_peak,
             (unsigned long long)s.running, s.threads, s.threads_peak, s.throughput);
     json_latency(f, "response", &s.response, ",");

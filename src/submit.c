@@ -21,7 +21,7 @@
 
 struct node_chunk {
     struct node_chunk *next;           /* all chunks of the pool, for crew_destroy */
-    crew_task nodes[NODES_PER_CHUNK];  /* free ones are linked by crew_private_.gnext */
+    crew__node nodes[NODES_PER_CHUNK]; /* free ones are linked by crew_private_.gnext */
 };
 
 /* A free node from the pool's list, allocating a chunk if it is empty. node_lock held. */
@@ -33,8 +33,8 @@ static crew_task *pool_node_locked(crew_pool *p) {
         c->next = p->node_chunks;
         p->node_chunks = c;
         for (size_t i = 0; i < NODES_PER_CHUNK; i++) {
-            c->nodes[i].crew_private_.gnext = p->free_nodes;
-            p->free_nodes = &c->nodes[i];
+            c->nodes[i].task.crew_private_.gnext = p->free_nodes;
+            p->free_nodes = &c->nodes[i].task;
         }
     }
     crew_task *t = p->free_nodes;
@@ -337,9 +337,9 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
     if (rc != CREW_OK) {
         if (open_new) {
             crew__group_abandon(&p->groups, h.slot, own_slots(p));
-            crew__tasks_finished(p, 0, n, false);
+            crew__tasks_finished(p, 0, n, CREW__RAN);
         } else {
-            crew__tasks_finished(p, h.slot, n, false);
+            crew__tasks_finished(p, h.slot, n, CREW__RAN);
         }
         for (size_t i = 0; bounded && i < n; i++)
             crew__admit_release(p);
@@ -398,8 +398,9 @@ int crew_enqueue_task(crew_pool *p, crew_task *t, crew_handle *group) {
     return crew_enqueue_tasks_ex(p, t, 1, group, 0);
 }
 
+/* One task in a node of the pool's own; start_by: its start-by time, 0 for none. */
 static int submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, unsigned flags,
-                  crew_handle *group, const admit_how *how) {
+                  crew_handle *group, const admit_how *how, uint64_t start_by) {
     if (!p)
         return CREW_EINVAL;
     if (!fn || (flags & ~CREW_TASK_BLOCKING))
@@ -411,7 +412,12 @@ static int submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, unsign
     t->fn = fn;
     t->arg = arg;
     t->priority = priority;
-    int rc = enqueue(p, t, 1, group, CREW__TASK_NODE, submitted, flags, how);
+    uint32_t own = CREW__TASK_NODE;
+    if (start_by != 0) {
+        ((crew__node *)t)->start_by = start_by;
+        own |= CREW__TASK_DEADLINE;
+    }
+    int rc = enqueue(p, t, 1, group, own, submitted, flags, how);
     if (rc != CREW_OK)
         crew__node_release(p, t);
     return rejected(p, rc, 1);
@@ -422,7 +428,7 @@ int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_han
      * enqueue (see there), minus the ones that do not apply. */
     if (__builtin_expect(!p || !fn || group || p->capacity, 0) ||
         crew__load_relaxed(&p->timing) != 0) /* relaxed: see struct crew_pool */
-        return submit(p, fn, arg, priority, 0, group, &admit_default);
+        return submit(p, fn, arg, priority, 0, group, &admit_default, 0);
     crew_task *t = crew__node_get(p);
     if (!t)
         return CREW_ENOMEM;
@@ -434,7 +440,7 @@ int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_han
     crew__pending_add(p, 1); /* then the seq_cst load of the state: see enqueue */
     int rc = atomic_load(&p->state) == CREW__OPEN ? crew__sched_push(p, t, 1) : CREW_ESHUTDOWN;
     if (__builtin_expect(rc != CREW_OK, 0)) {
-        crew__tasks_finished(p, 0, 1, false);
+        crew__tasks_finished(p, 0, 1, CREW__RAN);
         crew__node_release(p, t);
         return rc;
     }
@@ -444,12 +450,12 @@ int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_han
 
 int crew_submit_ex(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, unsigned flags,
                    crew_handle *group) {
-    return submit(p, fn, arg, priority, flags, group, &admit_default);
+    return submit(p, fn, arg, priority, flags, group, &admit_default, 0);
 }
 
 int crew_try_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group) {
     static const admit_how how = {true, false, {0, 0}};
-    return submit(p, fn, arg, priority, 0, group, &how);
+    return submit(p, fn, arg, priority, 0, group, &how, 0);
 }
 
 int crew_submit_timed(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group,
@@ -462,5 +468,12 @@ int crew_submit_timed(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, cr
         how.deadline.tv_sec++;
         how.deadline.tv_nsec -= 1000000000L;
     }
-    return submit(p, fn, arg, priority, 0, group, &how);
+    return submit(p, fn, arg, priority, 0, group, &how, 0);
 }
+
+int crew_submit_deadline(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, unsigned flags,
+                         uint64_t start_by_ns, crew_handle *group) {
+    return submit(p, fn, arg, priority, flags, group, &admit_default, start_by_ns);
+}
+
+uint64_t crew_now_ns(void) { return crew__now_ns(); }

@@ -79,11 +79,11 @@ static void pending_sub(crew_pool *p, size_t n) {
         crew__notify_all(p);
 }
 
-void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, bool dropped) {
+void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end how) {
     crew__worker *w = crew__tls_worker;
     if (w && w->pool != p)
         w = NULL;
-    if (slot != 0 && crew__group_done(&p->groups, slot, (uint32_t)n, dropped, w ? &w->slots : NULL)) {
+    if (slot != 0 && crew__group_done(&p->groups, slot, (uint32_t)n, how, w ? &w->slots : NULL)) {
         /* The group's final state before the read of its waiters (the waker's half of the
          * sleep protocol). A slot reused meanwhile only costs a spurious wake-up. */
         if (crew__waker_load(&crew__slot_at(&p->groups, slot)->waiters) != 0) {
@@ -149,19 +149,24 @@ void crew__admit_release(crew_pool *p) {
     }
 }
 
-void crew__task_dropped(crew_pool *p, crew_task *t, bool by_pool) {
+/* Drop t (never run it): hand it to on_drop, give back its place and node, count it. */
+static void drop(crew_pool *p, crew_task *t, enum crew__end how) {
     uint32_t slot = t->crew_private_.slot;
     if (p->hooks.on_drop) /* before the task's memory goes back to its owner */
         p->hooks.on_drop(t->fn, t->arg, p->hooks.arg);
     if (t->crew_flags_ & CREW__TASK_BOUNDED)
         crew__admit_release(p);
     if (t->crew_flags_ & CREW__TASK_COUNTED)
-        crew__stats_cancelled(p);
+        crew__stats_dropped(p, how);
     if (t->crew_flags_ & CREW__TASK_NODE)
         crew__node_release(p, t);
+    crew__tasks_finished(p, slot, 1, how);
+}
+
+void crew__task_dropped(crew_pool *p, crew_task *t, bool by_pool) {
     if (by_pool) /* relaxed: see struct crew_pool */
         crew__store_relaxed(&p->cancelled_any, true);
-    crew__tasks_finished(p, slot, 1, true);
+    drop(p, t, CREW__LOST);
 }
 
 /* A task of a cancelled group reached a thread: it is dropped instead of run, wherever it was
@@ -212,17 +217,21 @@ static void drop_timed(crew_pool *p, crew_task *t) {
     drop_cancelled(p, t);
 }
 
-/* crew__run for a timed task (monitoring or autosize) or one that held a place in the bounded
- * queue: the same, between two clock readings. Kept out of line so that other tasks pay only
- * the test of their flags. */
+/* crew__run for a timed task (monitoring or autosize), one that held a place in the bounded
+ * queue or one with a start-by time: the same, between two clock readings. Kept out of line so
+ * that other tasks pay only the test of their flags. */
 static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t) {
     uint32_t flags = t->crew_flags_;
+    if ((flags & CREW__TASK_DEADLINE) && crew__now_ns() > ((crew__node *)t)->start_by) {
+        drop(p, t, CREW__EXPIRED); /* too late to start: dropped, and its group told */
+        return;
+    }
     if (flags & CREW__TASK_BOUNDED)
         crew__admit_release(p); /* it starts: its place is free */
     uint32_t slot;
     if (!(flags & CREW__TASK_STAMPED)) {
         if (call(p, t, &slot))
-            crew__tasks_finished(p, slot, 1, false);
+            crew__tasks_finished(p, slot, 1, CREW__RAN);
         else
             drop_timed(p, t);
         return;
@@ -242,7 +251,7 @@ static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t
         crew__stats_timed(p, s, started - accepted, finished - started, finished);
     if (p->autosize)
         crew__autosize_sample(p, started - accepted);
-    crew__tasks_finished(p, slot, 1, false);
+    crew__tasks_finished(p, slot, 1, CREW__RAN);
 }
 
 void crew__run(crew_pool *p, crew_task *t) {
@@ -250,7 +259,9 @@ void crew__run(crew_pool *p, crew_task *t) {
      * (sched.c); here no lock is held. */
     if (__builtin_expect(crew__tls_pushed_back != 0, 0))
         crew__notify_pushed_back(p);
-    if (__builtin_expect((t->crew_flags_ & (CREW__TASK_STAMPED | CREW__TASK_BOUNDED)) != 0, 0)) {
+    if (__builtin_expect(
+            (t->crew_flags_ & (CREW__TASK_STAMPED | CREW__TASK_BOUNDED | CREW__TASK_DEADLINE)) != 0,
+            0)) {
         run_timed(p, t);
         return;
     }
@@ -259,7 +270,7 @@ void crew__run(crew_pool *p, crew_task *t) {
         drop_cancelled(p, t);
         return;
     }
-    crew__tasks_finished(p, slot, 1, false);
+    crew__tasks_finished(p, slot, 1, CREW__RAN);
 }
 
 /* Wake sleeping worker w (lock held). The waker takes it off the sleeper counts itself, so
