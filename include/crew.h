@@ -504,6 +504,28 @@ CREW_EXPORT int crew_stats_reset(crew_pool *p);
 /* Write the pool and per-worker statistics as one JSON object, for tools and plots. */
 CREW_EXPORT int crew_stats_write_json(crew_pool *p, FILE *f);
 
+/*
+ * Stall diagnostics: write to f (NULL: write nothing, only count) what looks stuck, and return
+ * how many findings there were (0: none), or a negative CREW_E* code. It reports
+ *   - pool threads (workers and blocking threads) that have run one task for busy_ms or longer:
+ *     the thread, the task's function (address, and its symbol when the dynamic linker knows
+ *     it) and for how long (monitoring must be on, or automatic sizing, for tasks to be timed);
+ *   - queues whose oldest task has waited queued_ms or longer: for the locked queues, from the
+ *     tasks' own timestamps (monitoring on when they were submitted); for the work-stealing
+ *     deques, whose tasks cannot be read safely by another thread, by comparing with the
+ *     previous crew_diagnose call: a deque whose oldest task has not moved since then is
+ *     reported with "at least" that long (so call it periodically, e.g. from a watchdog);
+ *   - threads blocked for blocked_ms or longer: submitters waiting for room in the bounded
+ *     queue, and callers asleep in crew_wait (with the group) or crew_wait_all.
+ * The first line names the pool and its state. Safe at any time from any thread, also from a
+ * task. Errors: EINVAL (p NULL), EIO (writing failed).
+ */
+CREW_EXPORT int crew_diagnose_ex(crew_pool *p, FILE *f, unsigned busy_ms, unsigned queued_ms,
+                                 unsigned blocked_ms);
+/* crew_diagnose_ex with every limit at CREW_DIAGNOSE_DEFAULT_MS. */
+#define CREW_DIAGNOSE_DEFAULT_MS 1000u
+CREW_EXPORT int crew_diagnose(crew_pool *p, FILE *f);
+
 /* ---------------------------------------------------------------------------------------------
  * Parallel primitives (seed 000: BOLSTER runs parallel loops and filters on a pool). The caller
  * takes part, and they nest: a primitive called from a task of the same pool works, on any

@@ -28,6 +28,7 @@ struct crew__bthread {
     bool started;      /* lock: a thread was created for this record */
     bool sleeping;     /* lock: idle, waiting on cv */
     bool exited;       /* lock: the thread left its loop; join it */
+    crew__busy busy;   /* its task now, for crew_diagnose */
 };
 
 int crew__blocking_init(crew_pool *p, const crew_config *cfg) {
@@ -93,6 +94,7 @@ static void *bthread_main(void *arg) {
     snprintf(role, sizeof role, "b%u", t->index);
     crew__name_thread(p, role);
     crew__thread_start(p, CREW_MAX_THREADS + t->index);
+    crew__tls_busy = &t->busy;
     pthread_mutex_lock(&p->lock);
     for (;;) {
         /* Lock order: pool->lock, then the queue. Paused: no task (crew_resume wakes us). */
@@ -113,6 +115,7 @@ static void *bthread_main(void *arg) {
     }
     b->running--;
     pthread_mutex_unlock(&p->lock);
+    crew__tls_busy = NULL;
     crew__thread_stop(p, CREW_MAX_THREADS + t->index);
     pthread_mutex_lock(&p->lock);
     t->exited = true; /* after on_stop: a joiner waits for it (start_bthread, stop) */
@@ -147,6 +150,7 @@ static void start_bthread(crew_pool *p) {
             return;
         }
         t->pool = p;
+        t->busy.pool = p;
         t->index = b->nthreads;
         b->threads[b->nthreads++] = t;
     }
@@ -237,4 +241,12 @@ void crew__blocking_stop(crew_pool *p) {
         pthread_mutex_lock(&p->lock);
     }
     pthread_mutex_unlock(&p->lock);
+}
+
+void crew__blocking_visit_locked(crew_pool *p, void (*fn)(void *ctx, unsigned index,
+                                                          crew__busy *b), void *ctx) {
+    crew__blocking *b = p->blocking;
+    for (unsigned i = 0; i < b->nthreads; i++)
+        if (b->threads[i]->started && !b->threads[i]->exited)
+            fn(ctx, b->threads[i]->index, &b->threads[i]->busy);
 }

@@ -46,6 +46,8 @@ int crew__deque_init(crew__deque *d) {
     atomic_init(&d->top, 0);
     atomic_init(&d->bottom, 0);
     atomic_init(&d->array, a);
+    d->seen_top = 0;
+    d->seen_since = 0;
     return CREW_OK;
 }
 
@@ -175,4 +177,8 @@ size_t crew__deque_size(crew__deque *d) {
     int64_t b = crew__load_relaxed(&d->bottom);
     int64_t t = crew__load_relaxed(&d->top);
     return b > t ? (size_t)(b - t) : 0;
+}
+
+int64_t crew__deque_top(crew__deque *d) {
+    return crew__load_relaxed(&d->top); /* relaxed: a diagnostic's look; top never decreases */
 }

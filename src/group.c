@@ -63,7 +63,7 @@ static uint32_t new_slot(crew__slotmap *m) {
             atomic_init(&c[i].state, (uint64_t)1 << 32); /* generation 1, no open task */
             atomic_init(&c[i].cancelled_gen, 0u);
             atomic_init(&c[i].lost_gen, 0u);
-            atomic_init(&c[i].expired_gen, 0u);
+            atomic_init(&c[i].dropped_gen, 0u);
             c[i].queued = NULL;
             atomic_init(&c[i].next_free, 0u);
             atomic_init(&c[i].waiters, 0u);
@@ -173,10 +173,12 @@ bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, enum crew__en
     crew__slot *sl = crew__slot_at(m, slot);
     /* The group is open (this is its task), so the generation read is its own. Relaxed: the
      * release of our decrement below orders it before the group's end. */
-    if (how == CREW__LOST)
-        crew__store_relaxed(&sl->lost_gen, crew__gen_of(crew__load_relaxed(&sl->state)));
-    else if (how == CREW__EXPIRED) /* the same as lost_gen (crew__slot) */
-        crew__store_relaxed(&sl->expired_gen, crew__gen_of(crew__load_relaxed(&sl->state)));
+    if (how != CREW__RAN) {
+        uint32_t gen = crew__gen_of(crew__load_relaxed(&sl->state));
+        if (how == CREW__LOST)
+            crew__store_relaxed(&sl->dropped_gen, gen);
+        crew__store_relaxed(&sl->lost_gen, gen);
+    }
     /* Release: everything the task did happens-before a waiter that acquires the count it
      * leaves; acquire: the last decrement also synchronises with all earlier ones, so the
      * generation store below carries them all. Pairs with crew__group_status. */
@@ -188,8 +190,7 @@ bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, enum crew__en
      * (handles are plain values: there is no telling when the last one is dropped). This
      * retires one slot per cancelled group. Relaxed: ordered by our own decrement. */
     if (crew__load_relaxed(&sl->lost_gen) == crew__gen_of(prev) ||
-        crew__load_relaxed(&sl->cancelled_gen) == crew__gen_of(prev) ||
-        crew__load_relaxed(&sl->expired_gen) == crew__gen_of(prev))
+        crew__load_relaxed(&sl->cancelled_gen) == crew__gen_of(prev))
         return true;
     uint32_t gen = crew__gen_of(prev) + 1;
     if (gen == 0)

@@ -108,6 +108,11 @@ crew_task *crew__prioq_find_newest(const crew__prioq *q, uint32_t slot);
 uint32_t crew__prioq_top(const crew__prioq *q); /* best priority queued, UINT32_MAX if empty */
 void crew__prioq_remove(crew__prioq *q, crew_task *t); /* t must be queued */
 void crew__prioq_free(crew__prioq *q);
+/* The earliest acceptance time (ns) of the timed tasks (CREW__TASK_STAMPED) nearest the front
+ * of each level (each level is FIFO, so its first timed task is its oldest timed one; at most
+ * CREW__PRIOQ_LOOK tasks are looked at per level); 0 if none was found. */
+#define CREW__PRIOQ_LOOK 64u
+uint64_t crew__prioq_oldest(const crew__prioq *q);
 
 /* ---------------------------------------------------------------------------------------------
  * group.c: the slot map of groups (seed 000 §III-D). A slot holds a generation counter and the
@@ -131,15 +136,15 @@ typedef struct crew__slot {
      * is never reused: crew__group_done). */
     _Atomic uint32_t cancelled_gen;
     /* The generation of the last group of this slot that lost a task (dropped by crew_cancel,
-     * a cancelling shutdown or a full queue's drop-oldest): its crew_wait reports
-     * CREW_ECANCELED. Only the group's own dropped tasks write it, with release, before their
-     * decrement; unlike cancelled_gen it drops nothing more (one task lost to a full queue
-     * does not cancel the rest of its group). */
+     * a cancelling shutdown, a full queue's drop-oldest, or its start-by time): its crew_wait
+     * reports CREW_ECANCELED, or CREW_EEXPIRED if every task it lost was late (dropped_gen
+     * and cancelled_gen do not name it). Only the group's own dropped tasks write it, with
+     * release, before their decrement; unlike cancelled_gen it drops nothing more (one task
+     * lost to a full queue does not cancel the rest of its group). */
     _Atomic uint32_t lost_gen;
-    /* The generation of the last group of this slot that lost a task to its start-by time
-     * (crew_submit_deadline): CREW_EEXPIRED unless lost_gen or cancelled_gen also name it.
-     * Written and read exactly like lost_gen. */
-    _Atomic uint32_t expired_gen;
+    /* The same, for tasks lost other than to their start-by time; written like lost_gen, just
+     * before it. */
+    _Atomic uint32_t dropped_gen;
     /* Central queue's lock: newest task of the group queued there, linked by
      * crew_private_.gnext (sched.c). */
     crew_task *queued;
@@ -211,11 +216,12 @@ static inline int crew__slot_status(crew__slot *sl, uint32_t gen) {
     if (crew__gen_of(st) == gen && crew__open_of(st) != 0)
         return 1;
     /* Relaxed: written before the release that ended the group (see crew__slot). */
-    if (atomic_load_explicit(&sl->lost_gen, memory_order_relaxed) == gen ||
-        atomic_load_explicit(&sl->cancelled_gen, memory_order_relaxed) == gen)
-        return CREW_ECANCELED;
-    return atomic_load_explicit(&sl->expired_gen, memory_order_relaxed) == gen ? CREW_EEXPIRED
-                                                                               : CREW_OK;
+    bool cancelled = atomic_load_explicit(&sl->cancelled_gen, memory_order_relaxed) == gen;
+    if (atomic_load_explicit(&sl->lost_gen, memory_order_relaxed) != gen && !cancelled)
+        return CREW_OK; /* the common case first: two loads, as without deadlines */
+    return cancelled || atomic_load_explicit(&sl->dropped_gen, memory_order_relaxed) == gen
+               ? CREW_ECANCELED
+               : CREW_EEXPIRED;
 }
 /* Is the open group of slot, generation gen, cancelled? */
 static inline bool crew__slot_cancelled(crew__slot *sl, uint32_t gen) {
@@ -376,6 +382,10 @@ typedef struct crew__deque {
     _Alignas(64) _Atomic int64_t bottom;
     /* The current array; release-published by the owner when it grows, acquired by thieves. */
     crew__deque_array *_Atomic array;
+    /* crew_diagnose's last look (pool->diag_lock): the top it saw with tasks queued, and since
+     * when it has seen that top (0: nothing queued then). */
+    int64_t seen_top;
+    uint64_t seen_since;
 } crew__deque;
 
 int crew__deque_init(crew__deque *d);
@@ -389,6 +399,7 @@ crew_task *crew__deque_take(crew__deque *d); /* owner: the newest task, or NULL 
 /* Anyone: the oldest task, or NULL; *contended is set when a race was lost. */
 crew_task *crew__deque_steal(crew__deque *d, bool *contended);
 size_t crew__deque_size(crew__deque *d); /* an estimate (relaxed loads) */
+int64_t crew__deque_top(crew__deque *d);  /* the index of the oldest task (relaxed) */
 
 /* sched.c: a priority queue under a lock. */
 typedef struct crew__lq {
@@ -414,6 +425,34 @@ typedef struct crew__ext {
     crew__lock lock;    /* serialises push and pop (the owner side) */
     crew__deque deque;  /* thieves steal without the lock */
 } crew__ext;
+
+/* diagnose.c: the outermost task a pool thread runs now, for crew_diagnose (monitoring only).
+ * A seqlock: the owner makes seq odd, writes fn and since, makes it even; every field is
+ * relaxed, ordered by release and acquire fences (diagnose.c). */
+typedef struct crew__busy {
+    crew_pool *pool;           /* fixed: the pool the thread belongs to */
+    _Atomic uint32_t seq;      /* even: fn and since agree */
+    _Atomic uintptr_t fn;      /* the task's function, 0 = none */
+    _Atomic uint64_t since;    /* when it started (crew__now_ns) */
+} crew__busy;
+/* This thread's record: a worker's or a blocking thread's, NULL for other threads. */
+extern CREW__TLS crew__busy *crew__tls_busy;
+void crew__busy_begin(crew__busy *b, crew_fn fn, uint64_t started); /* the owner only */
+void crew__busy_end(crew__busy *b);                                 /* the owner only */
+
+/* diagnose.c: a thread asleep in crew_wait, crew_wait_all or waiting for room in the bounded
+ * queue, listed in pool->blocked (under pool->lock) while it sleeps. */
+enum crew__blocked_kind { CREW__BLOCKED_WAIT = 0, CREW__BLOCKED_WAIT_ALL = 1, CREW__BLOCKED_ROOM = 2 };
+typedef struct crew__blocked {
+    struct crew__blocked *next, *prev; /* lock */
+    uint64_t since;                    /* its first sleep in this call (0 before it) */
+    int kind;                          /* enum crew__blocked_kind */
+    crew_handle group;                 /* WAIT: the group */
+    size_t n;                          /* ROOM: the tasks it needs room for */
+} crew__blocked;
+/* List b in p->blocked before a sleep, stamping its first sleep; lock held. */
+void crew__blocked_add(crew_pool *p, crew__blocked *b);
+void crew__blocked_remove(crew_pool *p, crew__blocked *b); /* after the sleep; lock held */
 
 typedef struct crew__worker {
     crew_pool *pool;  /* owner */
@@ -446,6 +485,7 @@ typedef struct crew__worker {
     _Atomic size_t credit;
     crew__deque deque; /* STEAL: this worker's tasks */
     crew__lq *queue;   /* PER_WORKER: this worker's queue */
+    crew__busy busy;   /* its task now, for crew_diagnose */
 } crew__worker;
 
 /* sched.c: a crew__lq by itself. */
@@ -474,6 +514,9 @@ void crew__blocking_free(crew_pool *p);
 int crew__blocking_push(crew_pool *p, crew_task *t, size_t n);
 size_t crew__blocking_cancel_all(crew_pool *p);
 size_t crew__blocking_queued(crew_pool *p);
+/* crew_diagnose: call fn for the busy record of every blocking thread alive; lock held. */
+void crew__blocking_visit_locked(crew_pool *p, void (*fn)(void *ctx, unsigned index,
+                                                          crew__busy *b), void *ctx);
 void crew__blocking_wake_all_locked(crew_pool *p); /* idle blocking threads look again */
 void crew__blocking_stop(crew_pool *p); /* every accepted task finished: stop and join */
 
@@ -504,6 +547,18 @@ size_t crew__sched_queued(crew_pool *p);     /* tasks queued (an estimate while 
 size_t crew__sched_cancel_group(crew_pool *p, uint32_t slot, uint32_t gen);
 size_t crew__sched_cancel_all(crew_pool *p); /* drop every queued task; returns how many */
 crew_task *crew__sched_take_any(crew_pool *p); /* the task a helper would take next, or NULL */
+/* One queue as crew_diagnose sees it. */
+typedef struct crew__queue_view {
+    const char *what;  /* "the shared queue", "worker", "the blocking queue", ... */
+    int index;         /* the worker or slot number, or -1 */
+    size_t n;          /* tasks queued (exact for locked queues, an estimate for deques) */
+    /* Locked queues: the acceptance time (ns) of the oldest timed task found at the front of
+     * each priority level, 0 if none is timed. */
+    uint64_t oldest;
+    crew__deque *deque; /* a deque: no task's clock can be read safely, see diagnose.c */
+} crew__queue_view;
+/* Call fn for every queue of p (locked queues under their lock, briefly). */
+void crew__sched_visit(crew_pool *p, void (*fn)(void *ctx, const crew__queue_view *v), void *ctx);
 
 struct crew_pool {
     /* Settings, fixed after crew_create. */
@@ -580,6 +635,9 @@ struct crew_pool {
     uint64_t stats_epoch_ns;      /* stats_lock: crew_create or the last crew_stats_reset */
     _Atomic size_t queued_peak; /* most tasks queued at once, sampled (relaxed: a statistic) */
     unsigned threads_peak;   /* lock: most running workers at once */
+
+    crew__blocked *blocked;     /* lock: threads asleep in a wait or for room (diagnose.c) */
+    pthread_mutex_t diag_lock;  /* serialises crew_diagnose (the deques' seen_* fields) */
 
     pthread_mutex_t resize_lock; /* see the top of this file */
     /* Every worker record ever made (CREW_MAX_THREADS entries), never freed before the pool:

@@ -158,6 +158,10 @@ static crew__worker *free_record(crew_pool *p) {
     atomic_init(&w->stolen, 0u);
     atomic_init(&w->credit, 0u);
     atomic_init(&w->stats, NULL);
+    w->busy.pool = p;
+    atomic_init(&w->busy.seq, 0u);
+    atomic_init(&w->busy.fn, 0u);
+    atomic_init(&w->busy.since, 0u);
     if (crew__sched_worker_init(p, w) != CREW_OK) {
         free_worker(p, w);
         return NULL;
@@ -238,6 +242,8 @@ static int init_sync(crew_pool *p) {
         goto no_resize_lock;
     if (pthread_mutex_init(&p->stats_lock, NULL) != 0)
         goto no_stats_lock;
+    if (pthread_mutex_init(&p->diag_lock, NULL) != 0)
+        goto no_diag_lock;
     if (pthread_cond_init(&p->wait_cv, NULL) != 0)
         goto no_wait_cv;
     if (crew__lock_init(&p->node_lock, true) != 0) /* short sections: a spinlock */
@@ -260,6 +266,8 @@ no_slotmap:
 no_node_lock:
     pthread_cond_destroy(&p->wait_cv);
 no_wait_cv:
+    pthread_mutex_destroy(&p->diag_lock);
+no_diag_lock:
     pthread_mutex_destroy(&p->stats_lock);
 no_stats_lock:
     pthread_mutex_destroy(&p->resize_lock);
@@ -283,6 +291,7 @@ static void free_pool(crew_pool *p) {
     crew__lock_destroy(&p->node_lock);
     pthread_cond_destroy(&p->space_cv);
     pthread_cond_destroy(&p->wait_cv);
+    pthread_mutex_destroy(&p->diag_lock);
     pthread_mutex_destroy(&p->stats_lock);
     pthread_mutex_destroy(&p->resize_lock);
     pthread_mutex_destroy(&p->lock);

@@ -221,3 +221,19 @@ void crew__prioq_free(crew__prioq *q) {
     free(q->buckets);
     *q = (crew__prioq){0};
 }
+
+uint64_t crew__prioq_oldest(const crew__prioq *q) {
+    uint64_t oldest = 0;
+    for (uint32_t i = 0; i < q->nlevels; i++) {
+        const crew_task *t = q->heap[i]->head;
+        for (unsigned k = 0; t && k < CREW__PRIOQ_LOOK; k++, t = t->crew_private_.qnext) {
+            if (!(t->crew_flags_ & CREW__TASK_STAMPED))
+                continue;
+            uint64_t accepted = t->crew_private_.reserved + t->crew_private_.spare;
+            if (oldest == 0 || accepted < oldest)
+                oldest = accepted;
+            break;
+        }
+    }
+    return oldest;
+}

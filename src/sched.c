@@ -855,3 +855,46 @@ size_t crew__sched_cancel_all(crew_pool *p) {
     }
     return n;
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * crew_diagnose's view of the queues.
+ * ------------------------------------------------------------------------------------------- */
+static void visit_lq(crew__lq *q, const char *what, int index,
+                     void (*fn)(void *ctx, const crew__queue_view *v), void *ctx) {
+    crew__queue_view v = {what, index, 0, 0, NULL};
+    crew__lock_acquire(&q->lock);
+    v.n = q->q.n;
+    v.oldest = crew__prioq_oldest(&q->q);
+    crew__lock_release(&q->lock);
+    fn(ctx, &v);
+}
+
+static void visit_deque(crew__deque *d, const char *what, int index,
+                        void (*fn)(void *ctx, const crew__queue_view *v), void *ctx) {
+    crew__queue_view v = {what, index, crew__deque_size(d), 0, d};
+    fn(ctx, &v);
+}
+
+void crew__sched_visit(crew_pool *p, void (*fn)(void *ctx, const crew__queue_view *v), void *ctx) {
+    if (p->central)
+        visit_lq(p->central,
+                 p->sched == CREW_SCHED_STEAL ? "the injection queue" : "the shared queue", -1, fn,
+                 ctx);
+    if (p->ext)
+        for (unsigned i = 0; i < CREW__EXT_SLOTS; i++)
+            visit_deque(&p->ext[i].deque, "external submission slot", (int)i, fn, ctx);
+    for (unsigned i = 0; i < p->nmq; i++)
+        visit_lq(&p->mq[i], "MultiQueue queue", (int)i, fn, ctx);
+    if (p->sched == CREW_SCHED_STEAL || p->sched == CREW_SCHED_PER_WORKER) {
+        unsigned nw = crew__nworkers(p);
+        for (unsigned i = 0; i < nw; i++) {
+            crew__worker *w = crew__worker_at(p, i);
+            if (p->sched == CREW_SCHED_STEAL)
+                visit_deque(&w->deque, "the deque of worker", (int)w->index, fn, ctx);
+            else
+                visit_lq(w->queue, "the queue of worker", (int)w->index, fn, ctx);
+        }
+    }
+    if (p->blocking)
+        visit_lq(p->blocking->queue, "the blocking tasks' queue", -1, fn, ctx);
+}

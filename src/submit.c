@@ -227,8 +227,9 @@ typedef struct admit_how {
 static const admit_how admit_default = {false, false, {0, 0}};
 
 /* Wait for room in the bounded queue (the sleeper's half of the sleep protocol, against
- * crew__admit_release). Returns CREW_OK to try again, CREW_ESHUTDOWN or CREW_ETIMEDOUT. */
-static int wait_for_room(crew_pool *p, size_t n, const admit_how *how) {
+ * crew__admit_release); rec lists the sleeper for crew_diagnose. Returns CREW_OK to try again,
+ * CREW_ESHUTDOWN or CREW_ETIMEDOUT. */
+static int wait_for_room(crew_pool *p, size_t n, const admit_how *how, crew__blocked *rec) {
     int rc = CREW_OK;
     pthread_mutex_lock(&p->lock);
     atomic_fetch_add(&p->space_sleepers, 1u); /* seq_cst: see struct crew_pool */
@@ -236,10 +237,12 @@ static int wait_for_room(crew_pool *p, size_t n, const admit_how *how) {
     if (atomic_load(&p->state) != CREW__OPEN)
         rc = CREW_ESHUTDOWN;
     else if (atomic_load(&p->admitted) + n > p->capacity) { /* seq_cst: see crew_pool */
+        crew__blocked_add(p, rec);
         if (!how->timed)
             pthread_cond_wait(&p->space_cv, &p->lock);
         else if (pthread_cond_timedwait(&p->space_cv, &p->lock, &how->deadline) == ETIMEDOUT)
             rc = CREW_ETIMEDOUT;
+        crew__blocked_remove(p, rec);
     }
     atomic_fetch_sub(&p->space_sleepers, 1u); /* seq_cst: pairs with the increment */
     pthread_mutex_unlock(&p->lock);
@@ -259,6 +262,7 @@ static int admit(crew_pool *p, size_t n, const admit_how *how, bool *caller_runs
      * a submission, nobody freeing a place): it runs the new tasks itself instead. */
     if (policy == CREW_FULL_BLOCK && !how->try_only && crew__in_task_of(p))
         policy = CREW_FULL_CALLER_RUNS;
+    crew__blocked rec = {.kind = CREW__BLOCKED_ROOM, .n = n};
     for (;;) {
         size_t cur = atomic_load(&p->admitted); /* seq_cst: see struct crew_pool */
         while (cur + n <= p->capacity)
@@ -278,7 +282,7 @@ static int admit(crew_pool *p, size_t n, const admit_how *how, bool *caller_runs
                 sched_yield(); /* the places are held by tasks being taken right now */
             continue;
         }
-        int rc = wait_for_room(p, n, how);
+        int rc = wait_for_room(p, n, how, &rec);
         if (rc != CREW_OK)
             return rc;
     }
@@ -398,8 +402,9 @@ int crew_enqueue_task(crew_pool *p, crew_task *t, crew_handle *group) {
     return crew_enqueue_tasks_ex(p, t, 1, group, 0);
 }
 
-/* One task in a node of the pool's own; start_by: its start-by time, 0 for none. */
-static int submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, unsigned flags,
+/* One task in a node of the pool's own; start_by: its start-by time, 0 for none. Inlined into
+ * each caller, so that those without a deadline pay nothing for it. */
+static inline __attribute__((always_inline)) int submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, unsigned flags,
                   crew_handle *group, const admit_how *how, uint64_t start_by) {
     if (!p)
         return CREW_EINVAL;

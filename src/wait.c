@@ -45,9 +45,11 @@ static bool spin_once(const crew_pool *p, unsigned *spins) {
 }
 
 /* The waiter's half of the sleep protocol (worker.c): count itself, fence, look once more,
- * then sleep on wait_cv. slot: the group waited for (0: waits for a quiet pool). Returns a task
- * found on the last look, or NULL after waking up. */
-static crew_task *sleep_waiting(crew_pool *p, crew_handle group, bool general, int64_t mark) {
+ * then sleep on wait_cv. slot: the group waited for (0: waits for a quiet pool). While it
+ * sleeps, the thread is listed for crew_diagnose, as blocked since *since (set at its first
+ * sleep in this call). Returns a task found on the last look, or NULL after waking up. */
+static crew_task *sleep_waiting(crew_pool *p, crew_handle group, bool general, int64_t mark,
+                                uint64_t *since) {
     crew_task *t = NULL;
     bool retry = false;
     crew__slot *sl = group.slot ? crew__slot_at(&p->groups, group.slot) : NULL;
@@ -69,8 +71,14 @@ static crew_task *sleep_waiting(crew_pool *p, crew_handle group, bool general, i
             t = crew__sched_take_group(p, group.slot, mark, general);
         if (!t && general)
             t = crew__sched_take(p, &retry);
-        if (!t && !retry)
+        if (!t && !retry) {
+            crew__blocked rec = {.since = *since, .group = group,
+                                 .kind = sl ? CREW__BLOCKED_WAIT : CREW__BLOCKED_WAIT_ALL};
+            crew__blocked_add(p, &rec);
             pthread_cond_wait(&p->wait_cv, &p->lock);
+            crew__blocked_remove(p, &rec);
+            *since = rec.since;
+        }
     }
     if (general) {
         p->sleeping_helpers--;
@@ -97,6 +105,7 @@ int crew_wait(crew_pool *p, crew_handle group) {
     int64_t mark = mark_of(p);
     unsigned spins = 0;
     bool checked = false;
+    uint64_t slept = 0; /* its first sleep, for crew_diagnose */
     crew__debug_yield();
     while ((st = crew__slot_status(sl, group.gen)) == 1) {
         bool general = may_help_generally(p), retry = false;
@@ -117,7 +126,7 @@ int crew_wait(crew_pool *p, crew_handle group) {
             spins = 0;
             if (crew__tls_pushed_back)
                 crew__notify_pushed_back(p);
-            t = sleep_waiting(p, group, general, mark);
+            t = sleep_waiting(p, group, general, mark, &slept);
         }
         if (t) {
             crew__run(p, t);
@@ -132,6 +141,7 @@ int crew_wait(crew_pool *p, crew_handle group) {
 /* Run queued tasks until no accepted task is unfinished (crew_wait_all, crew_shutdown). */
 void crew__help_until_quiet(crew_pool *p) {
     unsigned spins = 0;
+    uint64_t slept = 0; /* its first sleep, for crew_diagnose */
     while (atomic_load(&p->pending) != 0) { /* seq_cst: see struct crew_pool */
         bool general = may_help_generally(p), retry = false;
         crew_task *t = general ? crew__sched_take(p, &retry) : NULL;
@@ -139,7 +149,7 @@ void crew__help_until_quiet(crew_pool *p) {
             continue;
         if (!t) {
             spins = 0;
-            t = sleep_waiting(p, CREW_HANDLE_NONE, general, 0);
+            t = sleep_waiting(p, CREW_HANDLE_NONE, general, 0, &slept);
         }
         if (t) {
             crew__run(p, t);

@@ -239,7 +239,17 @@ static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t
     uint64_t submitted = t->crew_private_.reserved;
     uint64_t accepted = submitted + t->crew_private_.spare;
     uint64_t started = crew__now_ns();
-    if (!call(p, t, &slot)) {
+    /* crew_diagnose sees the outermost task a pool thread runs (not those it helps with while
+     * that task waits). */
+    crew__busy *busy = crew__tls_busy;
+    if (busy && (busy->pool != p || crew__load_relaxed(&busy->fn) != 0)) /* relaxed: our own */
+        busy = NULL;
+    if (busy)
+        crew__busy_begin(busy, t->fn, started);
+    bool ran = call(p, t, &slot);
+    if (busy)
+        crew__busy_end(busy);
+    if (!ran) {
         drop_timed(p, t);
         return;
     }
@@ -401,6 +411,7 @@ void *crew__worker_main(void *arg) {
     crew__worker *w = arg;
     crew_pool *p = w->pool;
     crew__tls_worker = w;
+    crew__tls_busy = &w->busy;
     char role[16];
     snprintf(role, sizeof role, "w%u", w->index);
     crew__name_thread(p, role);

@@ -1,0 +1,274 @@
+/*
+ * diagnose.c -- crew_diagnose: what looks stuck in a pool (issue 9, stall diagnostics).
+ *
+ * Three sources, none of them on the hot path of a pool that is not monitored:
+ *   - a busy record per pool thread (crew__busy), written only for timed tasks (worker.c's
+ *     run_timed) as a seqlock, read here (without fences, which ThreadSanitizer cannot check:
+ *     the fields are stored with release and loaded with acquire instead);
+ *   - the queues (sched.c's crew__sched_visit): a locked queue tells the acceptance time of
+ *     the oldest timed task at the front of each priority level; a work-stealing deque cannot
+ *     be read by another thread (its tasks may be taken and freed meanwhile), so its age comes
+ *     from comparing its top with the previous call: top only grows, and taking its oldest
+ *     task, or its last one, always moves it, so an unchanged top over a non-empty deque means
+ *     the same task has waited at the front all along;
+ *   - the list of threads asleep in a wait or waiting for room (pool->blocked, under
+ *     pool->lock), which they join only when they really sleep.
+ */
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "atomic.h"
+#include "internal.h"
+
+CREW__TLS crew__busy *crew__tls_busy;
+
+/* The owner's half of the seqlock: seq odd, the fields, seq even. A reader that loads a field
+ * (acquire) written here (release) also sees the odd seq, so its second look at seq differs
+ * from its first. */
+static void busy_write(crew__busy *b, uintptr_t fn, uint64_t since) {
+    uint32_t s = crew__load_relaxed(&b->seq); /* relaxed: only the owner writes it */
+    crew__store_relaxed(&b->seq, s + 1);
+    crew__store_release(&b->since, since); /* release: the odd seq before it */
+    crew__store_release(&b->fn, fn);
+    crew__store_release(&b->seq, s + 2); /* release: the fields before the even seq */
+}
+
+void crew__busy_begin(crew__busy *b, crew_fn fn, uint64_t started) {
+    busy_write(b, (uintptr_t)fn, started);
+}
+
+void crew__busy_end(crew__busy *b) { busy_write(b, 0, 0); }
+
+/* The reader's half: seq with acquire, the fields with acquire, seq again; the two must be equal
+ * and even. False if the owner kept writing (then it is not stuck on one task). */
+static bool busy_read(crew__busy *b, uintptr_t *fn, uint64_t *since) {
+    for (int tries = 0; tries < 64; tries++) {
+        uint32_t s1 = crew__load_acquire(&b->seq);
+        if (s1 & 1u)
+            continue;
+        *fn = crew__load_acquire(&b->fn); /* acquire: see busy_write */
+        *since = crew__load_acquire(&b->since);
+        if (crew__load_relaxed(&b->seq) == s1) /* relaxed: ordered by the acquires above */
+            return true;
+    }
+    return false;
+}
+
+void crew__blocked_add(crew_pool *p, crew__blocked *b) {
+    if (b->since == 0)
+        b->since = crew__now_ns();
+    b->prev = NULL;
+    b->next = p->blocked;
+    if (p->blocked)
+        p->blocked->prev = b;
+    p->blocked = b;
+}
+
+void crew__blocked_remove(crew_pool *p, crew__blocked *b) {
+    if (b->prev)
+        b->prev->next = b->next;
+    else
+        p->blocked = b->next;
+    if (b->next)
+        b->next->prev = b->prev;
+}
+
+/* One crew_diagnose call. */
+typedef struct diag {
+    crew_pool *p;
+    FILE *f;
+    uint64_t now, busy_ns, queued_ns, blocked_ns;
+    int findings;
+} diag;
+
+static void say(diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(diag *d, const char *fmt, ...) {
+    if (!d->f)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(d->f, fmt, ap);
+    va_end(ap);
+}
+
+static double ms(uint64_t ns) { return (double)ns / 1e6; }
+
+/* The task function, as "0x... (symbol+0x.. in file)" when the dynamic linker knows it. */
+static void say_fn(diag *d, uintptr_t fn) {
+    Dl_info info;
+    say(d, "%#lx", (unsigned long)fn);
+    if (dladdr((void *)fn, &info) && info.dli_sname)
+        say(d, " (%s+%#lx in %s)", info.dli_sname,
+            (unsigned long)(fn - (uintptr_t)info.dli_saddr),
+            info.dli_fname ? info.dli_fname : "?");
+}
+
+static void check_busy(diag *d, crew__busy *b, const char *role, unsigned index) {
+    uintptr_t fn;
+    uint64_t since;
+    if (!busy_read(b, &fn, &since) || fn == 0 || since > d->now || d->now - since < d->busy_ns)
+        return;
+    d->findings++;
+    say(d, "  busy: %s %u (thread %s-%u-%c%u) has run one task for %.0f ms: ", role, index,
+        d->p->name, d->p->id, role[0] == 'w' ? 'w' : 'b', index, ms(d->now - since));
+    say_fn(d, fn);
+    say(d, "\n");
+}
+
+/* The blocking threads alive, copied under pool->lock (their records live as long as the
+ * pool), so that nothing is written out while the lock is held. */
+typedef struct bthreads {
+    size_t n, cap;
+    struct {
+        unsigned index;
+        crew__busy *busy;
+    } *v;
+} bthreads;
+
+static void note_bthread(void *ctx, unsigned index, crew__busy *b) {
+    bthreads *l = ctx;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        void *v = realloc(l->v, cap * sizeof *l->v);
+        if (!v)
+            return; /* out of memory: that thread goes unreported */
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n].index = index;
+    l->v[l->n++].busy = b;
+}
+
+static void check_bthreads(diag *d) {
+    bthreads l = {0, 0, NULL};
+    pthread_mutex_lock(&d->p->lock);
+    crew__blocking_visit_locked(d->p, note_bthread, &l);
+    pthread_mutex_unlock(&d->p->lock);
+    for (size_t i = 0; i < l.n; i++)
+        check_busy(d, l.v[i].busy, "blocking thread", l.v[i].index);
+    free(l.v);
+}
+
+static void check_queue(void *ctx, const crew__queue_view *v) {
+    diag *d = ctx;
+    char name[64];
+    if (v->index >= 0)
+        snprintf(name, sizeof name, "%s %d", v->what, v->index);
+    else
+        snprintf(name, sizeof name, "%s", v->what);
+    if (v->deque) {
+        crew__deque *q = v->deque;
+        int64_t top = crew__deque_top(q);
+        if (v->n == 0) {
+            q->seen_since = 0;
+            return;
+        }
+        if (q->seen_since == 0 || q->seen_top != top) { /* new at the front since last time */
+            q->seen_top = top;
+            q->seen_since = d->now;
+            return;
+        }
+        if (d->now - q->seen_since >= d->queued_ns) {
+            d->findings++;
+            say(d,
+                "  queue: %s holds %zu tasks; its oldest has waited at least %.0f ms (none taken "
+                "from its front since an earlier crew_diagnose)\n",
+                name, v->n, ms(d->now - q->seen_since));
+        }
+        return;
+    }
+    if (v->oldest != 0 && v->oldest <= d->now && d->now - v->oldest >= d->queued_ns) {
+        d->findings++;
+        say(d, "  queue: %s holds %zu tasks; the oldest has waited %.0f ms\n", name, v->n,
+            ms(d->now - v->oldest));
+    }
+}
+
+/* Threads blocked past the limit, copied under pool->lock and written out after it. */
+static void check_blocked(diag *d) {
+    size_t n = 0, cap = 0;
+    crew__blocked *copy = NULL;
+    pthread_mutex_lock(&d->p->lock);
+    for (crew__blocked *b = d->p->blocked; b; b = b->next) {
+        if (b->since > d->now || d->now - b->since < d->blocked_ns)
+            continue;
+        if (n == cap) {
+            size_t c = cap ? 2 * cap : 16;
+            crew__blocked *v = realloc(copy, c * sizeof *v);
+            if (!v)
+                break; /* out of memory: the rest go unreported */
+            copy = v;
+            cap = c;
+        }
+        copy[n++] = *b;
+    }
+    pthread_mutex_unlock(&d->p->lock);
+    for (size_t i = 0; i < n; i++) {
+        const crew__blocked *b = &copy[i];
+        d->findings++;
+        double waited = ms(d->now - b->since);
+        if (b->kind == CREW__BLOCKED_ROOM)
+            say(d,
+                "  blocked: a submitter has waited %.0f ms for room for %zu task(s) in the full "
+                "queue (capacity %zu)\n",
+                waited, b->n, d->p->capacity);
+        else if (b->kind == CREW__BLOCKED_WAIT)
+            say(d, "  blocked: a thread has waited %.0f ms in crew_wait for group {%u, %u}\n",
+                waited, b->group.slot, b->group.gen);
+        else
+            say(d, "  blocked: a thread has waited %.0f ms in crew_wait_all\n", waited);
+    }
+    free(copy);
+}
+
+static const char *sched_name(int sched) {
+    switch (sched) {
+    case CREW_SCHED_STEAL: return "work stealing";
+    case CREW_SCHED_SHARED: return "one shared queue";
+    case CREW_SCHED_SHARED_LOCKFREE: return "MultiQueue";
+    case CREW_SCHED_PER_WORKER: return "a queue per worker";
+    default: return "?";
+    }
+}
+
+int crew_diagnose_ex(crew_pool *p, FILE *f, unsigned busy_ms, unsigned queued_ms,
+                     unsigned blocked_ms) {
+    if (!p)
+        return CREW_EINVAL;
+    diag d = {p, f, 0, (uint64_t)busy_ms * 1000000u, (uint64_t)queued_ms * 1000000u,
+              (uint64_t)blocked_ms * 1000000u, 0};
+    pthread_mutex_lock(&p->diag_lock);
+    d.now = crew__now_ns();
+    unsigned timing = crew__load_relaxed(&p->timing); /* relaxed: see struct crew_pool */
+    say(&d,
+        "crew_diagnose: pool %s-%u (%s), %u workers, %zu tasks queued%s%s; limits: busy %u ms, "
+        "queued %u ms, blocked %u ms\n",
+        p->name, p->id, sched_name(p->sched), crew_size(p), crew__sched_queued(p),
+        crew__load_relaxed(&p->paused) ? ", paused" : "", /* relaxed: a report */
+        atomic_load(&p->state) != CREW__OPEN ? ", shutting down" : "", busy_ms, queued_ms,
+        blocked_ms);
+    if (!timing)
+        say(&d, "  (monitoring is off: running tasks and the locked queues' waiting tasks are not "
+                "timed; crew_set_monitoring turns it on)\n");
+    unsigned nw = crew__nworkers(p);
+    for (unsigned i = 0; i < nw; i++) {
+        crew__worker *w = crew__worker_at(p, i);
+        check_busy(&d, &w->busy, "worker", w->index);
+    }
+    check_bthreads(&d);
+    crew__sched_visit(p, check_queue, &d);
+    check_blocked(&d);
+    if (d.findings == 0)
+        say(&d, "  nothing stalled\n");
+    pthread_mutex_unlock(&p->diag_lock);
+    if (f && ferror(f))
+        return CREW_EIO;
+    return d.findings;
+}
+
+int crew_diagnose(crew_pool *p, FILE *f) {
+    return crew_diagnose_ex(p, f, CREW_DIAGNOSE_DEFAULT_MS, CREW_DIAGNOSE_DEFAULT_MS,
+                            CREW_DIAGNOSE_DEFAULT_MS);
+}

@@ -1,0 +1,203 @@
+// test_diagnose.cpp -- crew_diagnose: each kind of stall is provoked and must be reported (a
+// worker and a blocking thread busy on one task, a queue whose oldest task waits, in every
+// scheduler and in a worker's own deque, a submitter blocked on a full queue, threads asleep in
+// crew_wait and crew_wait_all), and nothing is reported when nothing is stuck.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "common.h"
+
+using crewtest::Gate;
+using crewtest::make_pool;
+
+namespace {
+
+void nothing(void *) {}
+
+// A task that stays until its gate opens, under a name of its own.
+void stuck_task(void *arg) { Gate::block(arg); }
+
+struct Report {
+    int findings;
+    std::string text;
+};
+
+// crew_diagnose_ex with the given limits, its output captured.
+Report diagnose(crew_pool *p, unsigned busy_ms, unsigned queued_ms, unsigned blocked_ms) {
+    char *buf = nullptr;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    Report r;
+    r.findings = crew_diagnose_ex(p, f, busy_ms, queued_ms, blocked_ms);
+    std::fclose(f);
+    r.text.assign(buf, len);
+    std::free(buf);
+    return r;
+}
+
+bool has(const Report &r, const std::string &s) { return r.text.find(s) != std::string::npos; }
+
+std::string address_of(void (*fn)(void *)) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%#lx", (unsigned long)(uintptr_t)fn);
+    return b;
+}
+
+void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+crew_pool *pool(unsigned threads, int monitoring, unsigned scheduler = CREW_SCHED_DEFAULT) {
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = threads;
+    cfg.monitoring = monitoring;
+    cfg.scheduler = scheduler;
+    return make_pool(cfg);
+}
+
+const unsigned never = 3600 * 1000; // an hour: a limit nothing reaches in a test
+
+TEST(Diagnose, NothingStalledInAnIdlePool) {
+    crew_pool *p = pool(2, 1);
+    ASSERT_EQ(crew_submit(p, nothing, nullptr, 0, nullptr), CREW_OK);
+    ASSERT_EQ(crew_wait_all(p), CREW_OK);
+    Report r = diagnose(p, 0, 0, 0);
+    EXPECT_EQ(r.findings, 0) << r.text;
+    EXPECT_TRUE(has(r, "crew_diagnose: pool ")) << r.text;
+    EXPECT_TRUE(has(r, "nothing stalled")) << r.text;
+    EXPECT_EQ(crew_diagnose(p, nullptr), 0);
+    EXPECT_EQ(crew_diagnose(nullptr, stderr), CREW_EINVAL);
+    crew_destroy(p);
+}
+
+TEST(Diagnose, WorkerAndBlockingThreadBusyOnOneTask) {
+    crew_pool *p = pool(2, 1);
+    Gate gate;
+    ASSERT_EQ(crew_submit(p, stuck_task, &gate, 0, nullptr), CREW_OK);
+    ASSERT_EQ(crew_submit_ex(p, stuck_task, &gate, 0, CREW_TASK_BLOCKING, nullptr), CREW_OK);
+    gate.wait_arrivals(2);
+    sleep_ms(60);
+    Report r = diagnose(p, 40, never, never);
+    EXPECT_EQ(r.findings, 2) << r.text;
+    EXPECT_TRUE(has(r, "busy: worker ")) << r.text;
+    EXPECT_TRUE(has(r, "busy: blocking thread ")) << r.text;
+    EXPECT_TRUE(has(r, "has run one task for ")) << r.text;
+    EXPECT_TRUE(has(r, address_of(stuck_task))) << r.text;
+    EXPECT_EQ(diagnose(p, never, never, never).findings, 0) << "not yet an hour";
+    gate.open();
+    ASSERT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(diagnose(p, 0, never, never).findings, 0) << "the tasks have ended";
+    crew_destroy(p);
+}
+
+// Without monitoring, tasks are not timed: busy workers cannot be told, and the report says why.
+TEST(Diagnose, MonitoringOffSaysWhatItCannotSee) {
+    crew_pool *p = pool(1, 0);
+    Gate gate;
+    ASSERT_EQ(crew_submit(p, stuck_task, &gate, 0, nullptr), CREW_OK);
+    gate.wait_arrivals(1);
+    sleep_ms(20);
+    Report r = diagnose(p, 0, never, never);
+    EXPECT_EQ(r.findings, 0) << r.text;
+    EXPECT_TRUE(has(r, "monitoring is off")) << r.text;
+    gate.open();
+    crew_destroy(p);
+}
+
+// A queue whose oldest task waits, in every scheduler: the only worker is held, ten tasks
+// submitted from outside wait behind it. Locked queues know their tasks' age at once; deques
+// are judged against the previous call, so diagnose twice.
+TEST(Diagnose, QueueWithOldTasksInEveryScheduler) {
+    for (unsigned sched : {CREW_SCHED_STEAL, CREW_SCHED_SHARED, CREW_SCHED_SHARED_LOCKFREE,
+                           CREW_SCHED_PER_WORKER}) {
+        SCOPED_TRACE("scheduler " + std::to_string(sched));
+        crew_pool *p = pool(1, 1, sched);
+        Gate gate;
+        ASSERT_EQ(crew_submit(p, stuck_task, &gate, 0, nullptr), CREW_OK);
+        gate.wait_arrivals(1);
+        for (int i = 0; i < 10; i++)
+            ASSERT_EQ(crew_submit(p, nothing, nullptr, 0, nullptr), CREW_OK);
+        EXPECT_EQ(diagnose(p, never, 40, never).findings, 0) << "too young yet";
+        sleep_ms(60);
+        Report r = diagnose(p, never, 40, never);
+        EXPECT_GE(r.findings, 1) << r.text; // the MultiQueue spreads them over several queues
+        EXPECT_TRUE(has(r, "queue: ")) << r.text;
+        EXPECT_TRUE(has(r, "has waited")) << r.text;
+        gate.open();
+        ASSERT_EQ(crew_wait_all(p), CREW_OK);
+        EXPECT_EQ(diagnose(p, never, 0, never).findings, 0) << "drained";
+        crew_destroy(p);
+    }
+}
+
+// Work stealing: tasks a task spawned sit in its worker's own deque, behind it.
+struct Spawner {
+    crew_pool *p;
+    Gate *gate;
+};
+
+void spawn_then_stick(void *arg) {
+    auto *s = static_cast<Spawner *>(arg);
+    for (int i = 0; i < 5; i++)
+        ASSERT_EQ(crew_submit(s->p, nothing, nullptr, 0, nullptr), CREW_OK);
+    stuck_task(s->gate);
+}
+
+TEST(Diagnose, WorkersOwnDequeStalled) {
+    crew_pool *p = pool(1, 1, CREW_SCHED_STEAL);
+    Gate gate;
+    Spawner s{p, &gate};
+    ASSERT_EQ(crew_submit(p, spawn_then_stick, &s, 0, nullptr), CREW_OK);
+    gate.wait_arrivals(1);
+    diagnose(p, never, 30, never); // the first look
+    sleep_ms(50);
+    Report r = diagnose(p, never, 30, never);
+    EXPECT_EQ(r.findings, 1) << r.text;
+    EXPECT_TRUE(has(r, "the deque of worker 0 holds 5 tasks")) << r.text;
+    EXPECT_TRUE(has(r, "at least")) << r.text;
+    gate.open();
+    ASSERT_EQ(crew_wait_all(p), CREW_OK);
+    crew_destroy(p);
+}
+
+TEST(Diagnose, BlockedSubmitterAndWaiters) {
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 1;
+    cfg.queue_capacity = 2;
+    crew_pool *p = make_pool(cfg);
+    Gate gate;
+    crew_handle g = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit(p, stuck_task, &gate, 0, &g), CREW_OK);
+    gate.wait_arrivals(1);
+    ASSERT_EQ(crew_submit(p, nothing, nullptr, 0, nullptr), CREW_OK);
+    ASSERT_EQ(crew_submit(p, nothing, nullptr, 0, nullptr), CREW_OK); // the queue is full
+    // Paused, so that the waiters (who help while they wait) do not run the queued tasks and
+    // make room. The worker is held by a task that has started: the pause cannot miss it.
+    ASSERT_EQ(crew_pause(p), CREW_OK);
+    std::thread submitter([&] { EXPECT_EQ(crew_submit(p, nothing, nullptr, 0, nullptr), CREW_OK); });
+    std::thread waiter([&] { EXPECT_EQ(crew_wait(p, g), CREW_OK); });
+    std::thread all([&] { EXPECT_EQ(crew_wait_all(p), CREW_OK); });
+    sleep_ms(80);
+    Report r = diagnose(p, never, never, 40);
+    EXPECT_EQ(r.findings, 3) << r.text;
+    EXPECT_TRUE(has(r, "blocked: a submitter has waited")) << r.text;
+    EXPECT_TRUE(has(r, "room for 1 task(s) in the full queue (capacity 2)")) << r.text;
+    EXPECT_TRUE(has(r, "in crew_wait for group {" + std::to_string(g.slot) + ", " +
+                           std::to_string(g.gen) + "}"))
+        << r.text;
+    EXPECT_TRUE(has(r, "in crew_wait_all")) << r.text;
+    ASSERT_EQ(crew_resume(p), CREW_OK);
+    gate.open();
+    submitter.join();
+    waiter.join();
+    all.join();
+    EXPECT_EQ(diagnose(p, never, never, 0).findings, 0) << "nobody waits any more";
+    crew_destroy(p);
+}
+
+} // namespace
