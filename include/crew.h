@@ -17,6 +17,12 @@
  *   - crew_destroy must be the last call on a pool: no other call on it may be in progress or
  *     follow it.
  *
+ * fork(): a child process gets a copy of the pool's memory but none of its threads, and locks
+ * that those threads held stay locked. So in the child every call on a pool created before the
+ * fork returns CREW_EFORKED (never hangs), crew_destroy included: it frees nothing, since the
+ * memory is the parent's copy, reclaimed when the child exits or execs. The parent's pools are
+ * unaffected. A pool created in the child works normally.
+ *
  * Memory of a task: a crew_task passed to crew_enqueue_task(s) belongs to the caller, but the pool
  * uses it (its private fields) from the moment it is accepted until its function starts. The
  * caller must keep it alive and untouched until then; once the function has started, the pool no
@@ -61,12 +67,14 @@ extern "C" {
     X(ENOTSUP, -12, "this build of crew leaves the feature out (monitoring and automatic sizing: " \
                     "built with CREW_MONITORING=OFF)")                                          \
     X(EEXPIRED, -13, "some tasks were dropped without running because no thread could start "   \
-                     "them by their start-by time (crew_submit_deadline)")
+                     "them by their start-by time (crew_submit_deadline)")                      \
+    X(EFORKED, -14, "the pool belongs to the parent process: it was created before fork(), and "  \
+                    "its threads do not exist in this child (create a new pool here)")
 
 /* Success. */
 #define CREW_OK 0
 #define CREW_ERRNO_ENUM_(name, value, text) CREW_##name = (value),
-enum crew_errno { CREW_ERRNO_MAP(CREW_ERRNO_ENUM_) CREW_ERRNO_LAST_ = -14 };
+enum crew_errno { CREW_ERRNO_MAP(CREW_ERRNO_ENUM_) CREW_ERRNO_LAST_ = -15 };
 #undef CREW_ERRNO_ENUM_
 
 /* A sentence explaining err ("success" for CREW_OK, "unknown error" for anything else). */
@@ -532,7 +540,7 @@ CREW_EXPORT int crew_diagnose(crew_pool *p, FILE *f);
  * number of threads. grain is the smallest number of elements handed out at once; 0 picks one
  * from the range and the pool size. All return CREW_OK or an error (EINVAL for NULL pool or
  * functions or begin > end; ENOMEM); the functions' effects happen-before the return. On a pool
- * that is shut down, or busy, the caller does the work itself.
+ * that is shut down or busy (or, in a forked child, the parent's), the caller does the work itself.
  * ------------------------------------------------------------------------------------------- */
 
 /* Called with a sub-range [begin, end) of the loop. */

@@ -237,6 +237,8 @@ int crew_diagnose_ex(crew_pool *p, FILE *f, unsigned busy_ms, unsigned queued_ms
                      unsigned blocked_ms) {
     if (!p)
         return CREW_EINVAL;
+    if (crew__forked(p))
+        return CREW_EFORKED;
     diag d = {p, f, 0, (uint64_t)busy_ms * 1000000u, (uint64_t)queued_ms * 1000000u,
               (uint64_t)blocked_ms * 1000000u, 0};
     pthread_mutex_lock(&p->diag_lock);

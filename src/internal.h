@@ -50,6 +50,7 @@ typedef struct crew__node {
 /* crew_pool.timing bits. */
 #define CREW__TIMING_MONITOR 1u  /* monitoring is on */
 #define CREW__TIMING_AUTOSIZE 2u /* an autosize controller runs */
+#define CREW__TIMING_FORKED 4u   /* set in a forked child: sends crew_submit off its fast path */
 
 #define crew__unused(x) ((void)(x))
 
@@ -360,7 +361,11 @@ void crew__autosize_free(crew_pool *p);
 /* ---------------------------------------------------------------------------------------------
  * pool.c: lifecycle, resize, shutdown.
  * ------------------------------------------------------------------------------------------- */
-enum crew__pool_state { CREW__OPEN = 0, CREW__CLOSING = 1 };
+enum crew__pool_state {
+    CREW__OPEN = 0,
+    CREW__CLOSING = 1,
+    CREW__FORKED = 2 /* this process is a child forked after the pool was made (submit.c) */
+};
 
 enum crew__worker_state {
     CREW__W_RUNNING = 0, /* takes tasks */
@@ -649,6 +654,12 @@ struct crew_pool {
      * number, nothing is published through it). */
     atomic_uint target;
 };
+
+/* Is this process a child forked after p was made? (Set by submit.c's fork handler; relaxed:
+ * the handler runs in the child's only thread before any other code of the child.) */
+static inline bool crew__forked(crew_pool *p) {
+    return atomic_load_explicit(&p->state, memory_order_relaxed) == CREW__FORKED;
+}
 
 /* Worker records, lock-free: how many exist (acquire: pairs with the release in pool.c's
  * free_record, so every record below the count is initialised), and record i. */

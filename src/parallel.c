@@ -91,9 +91,11 @@ static int run_loop(crew_pool *p, loop *l) {
         rc = crew_wait(p, g);
     if (t != tasks)
         free(t);
-    /* Queueing the helpers may fail (pool shutting down, no memory); the caller has done all
-     * the chunks itself then, so the loop is complete either way. */
-    return rc == CREW_ECANCELED || rc == CREW_OK || rc == CREW_ESHUTDOWN || rc == CREW_ENOMEM
+    /* Queueing the helpers may fail (pool shutting down, no memory, a parent's pool in a
+     * forked child); the caller has done all the chunks itself then, so the loop is complete
+     * either way. */
+    return rc == CREW_ECANCELED || rc == CREW_OK || rc == CREW_ESHUTDOWN || rc == CREW_ENOMEM ||
+                   rc == CREW_EFORKED
                ? CREW_OK
                : rc;
 }

@@ -448,6 +448,8 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
 int crew_resize(crew_pool *p, unsigned threads) {
     if (!p || threads == 0 || threads > CREW_MAX_THREADS)
         return CREW_EINVAL;
+    if (crew__forked(p))
+        return CREW_EFORKED;
     pthread_mutex_lock(&p->resize_lock);
     int rc = set_workers(p, threads);
     pthread_mutex_unlock(&p->resize_lock);
@@ -462,6 +464,8 @@ unsigned crew_size(const crew_pool *p) {
 int crew_shutdown(crew_pool *p, int how) {
     if (!p || (how != CREW_DRAIN && how != CREW_CANCEL))
         return CREW_EINVAL;
+    if (crew__forked(p))
+        return CREW_EFORKED;
     if (crew__in_task_of(p))
         return CREW_EDEADLK;
 
@@ -505,6 +509,8 @@ int crew_shutdown(crew_pool *p, int how) {
 int crew_pause(crew_pool *p) {
     if (!p)
         return CREW_EINVAL;
+    if (crew__forked(p))
+        return CREW_EFORKED;
     pthread_mutex_lock(&p->lock);
     int rc = CREW_ESHUTDOWN;
     if (atomic_load(&p->state) == CREW__OPEN) { /* seq_cst: see crew_pool */
@@ -518,6 +524,8 @@ int crew_pause(crew_pool *p) {
 int crew_resume(crew_pool *p) {
     if (!p)
         return CREW_EINVAL;
+    if (crew__forked(p))
+        return CREW_EFORKED;
     pthread_mutex_lock(&p->lock);
     /* Relaxed: every sleeper looks for work under this lock, and is woken under it here. */
     crew__store_relaxed(&p->paused, false);
@@ -535,6 +543,8 @@ int crew_paused(const crew_pool *p) {
 int crew_destroy(crew_pool *p) {
     if (!p)
         return CREW_OK;
+    if (crew__forked(p)) /* nothing freed: see crew.h */
+        return CREW_EFORKED;
     if (crew__in_task_of(p))
         return CREW_EDEADLK;
     crew_shutdown(p, CREW_DRAIN);

@@ -318,6 +318,8 @@ static void sum_blocks(crew_pool *p, totals *t) {
 int crew_set_monitoring(crew_pool *p, int on) {
     if (!p)
         return CREW_EINVAL;
+    if (crew__forked(p))
+        return CREW_EFORKED;
 #ifdef CREW_NO_MONITORING
     if (on)
         return CREW_ENOTSUP;
@@ -334,6 +336,8 @@ int crew_set_monitoring(crew_pool *p, int on) {
 int crew_stats_get(crew_pool *p, crew_stats *out) {
     if (!p || !out || out->size < offsetof(crew_stats, response))
         return CREW_EINVAL;
+    if (crew__forked(p))
+        return CREW_EFORKED;
     totals *t = malloc(sizeof *t);
     if (!t)
         return CREW_ENOMEM;
@@ -380,6 +384,8 @@ int crew_stats_get(crew_pool *p, crew_stats *out) {
 int crew_stats_threads(crew_pool *p, crew_thread_stats *out, size_t cap, size_t *n) {
     if (!p || !n || (!out && cap))
         return CREW_EINVAL;
+    if (crew__forked(p))
+        return CREW_EFORKED;
     pthread_mutex_lock(&p->stats_lock);
     unsigned nw = crew__nworkers(p);
     *n = nw;
@@ -406,6 +412,8 @@ int crew_stats_threads(crew_pool *p, crew_thread_stats *out, size_t cap, size_t 
 int crew_stats_reset(crew_pool *p) {
     if (!p)
         return CREW_EINVAL;
+    if (crew__forked(p))
+        return CREW_EFORKED;
     pthread_mutex_lock(&p->stats_lock);
     /* Relaxed: workers zero their own blocks when they see the new epoch (crew__stats_block);
      * readers hold stats_lock, which orders this store before their loads. */

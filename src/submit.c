@@ -98,7 +98,34 @@ static void cache_flush(node_cache *c) {
 }
 
 static void cache_destructor(void *arg) { cache_flush(arg); }
-static void cache_key_init(void) { pthread_key_create(&cache_key, cache_destructor); }
+
+/*
+ * fork(): the child has none of the pools' threads, and any lock one of them held stays held.
+ * The handlers keep the registry lock across the fork (so the child's copy is consistent), and
+ * in the child mark every live pool: crew__forked() makes every call fail with CREW_EFORKED
+ * before it touches a lock; the timing bit sends crew_submit off its fast path to that check,
+ * and paused keeps a waiter from taking queued tasks (both tested there already, so the checks
+ * cost nothing in a process that never forks). The pools leave the registry, so a cache of
+ * their nodes is forgotten, never given back (their node locks may be held).
+ */
+static void fork_prepare(void) { pthread_mutex_lock(&registry_lock); }
+static void fork_parent(void) { pthread_mutex_unlock(&registry_lock); }
+static void fork_child(void) {
+    for (size_t i = 0; i < nregistry; i++) {
+        crew_pool *p = registry[i];
+        /* Relaxed: this is the child's only thread (see crew__forked). */
+        atomic_store_explicit(&p->state, CREW__FORKED, memory_order_relaxed);
+        atomic_fetch_or_explicit(&p->timing, CREW__TIMING_FORKED, memory_order_relaxed);
+        atomic_store_explicit(&p->paused, true, memory_order_relaxed);
+    }
+    nregistry = 0;
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static void cache_key_init(void) {
+    pthread_key_create(&cache_key, cache_destructor);
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
 
 int crew__nodes_register(crew_pool *p) {
     pthread_once(&cache_once, cache_key_init);
@@ -302,8 +329,9 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
     if (group && !open_new && !crew__slot_valid(&p->groups, group->slot))
         return CREW_EINVAL;
     /* Seq_cst: an early answer for a closed pool; the check that counts is below. */
-    if (atomic_load(&p->state) != CREW__OPEN)
-        return CREW_ESHUTDOWN;
+    int state = atomic_load(&p->state);
+    if (state != CREW__OPEN)
+        return state == CREW__FORKED ? CREW_EFORKED : CREW_ESHUTDOWN;
     bool blocking = user_flags & CREW_TASK_BLOCKING, caller_runs = false, bounded = false;
     int rc = CREW_OK;
     if (p->capacity && !blocking) {
@@ -410,6 +438,8 @@ static inline __attribute__((always_inline)) int submit(crew_pool *p, crew_fn fn
         return CREW_EINVAL;
     if (!fn || (flags & ~CREW_TASK_BLOCKING))
         return rejected(p, CREW_EINVAL, 1);
+    if (crew__forked(p)) /* before the node cache, whose lock may be held */
+        return CREW_EFORKED;
     uint64_t submitted = stamp(p);
     crew_task *t = crew__node_get(p);
     if (!t)

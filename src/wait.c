@@ -122,6 +122,12 @@ int crew_wait(crew_pool *p, crew_handle group) {
                 st = CREW_EDEADLK;
                 break;
             }
+            /* In a forked child the takes above found nothing (the pool is marked paused);
+             * sleeping would take a lock the parent's threads may hold. */
+            if (crew__forked(p)) {
+                st = CREW_EFORKED;
+                break;
+            }
             checked = true;
             spins = 0;
             if (crew__tls_pushed_back)
@@ -161,6 +167,8 @@ void crew__help_until_quiet(crew_pool *p) {
 int crew_wait_all(crew_pool *p) {
     if (!p)
         return CREW_EINVAL;
+    if (crew__forked(p))
+        return CREW_EFORKED;
     if (crew__in_task_of(p))
         return CREW_EDEADLK;
     crew__help_until_quiet(p);
@@ -179,6 +187,8 @@ int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n) {
 int crew_cancel(crew_pool *p, crew_handle group) {
     if (!p || group.slot == 0 || !crew__slot_valid(&p->groups, group.slot))
         return CREW_EINVAL;
+    if (crew__forked(p))
+        return CREW_EFORKED;
     int rc = crew__group_cancel(&p->groups, group);
     if (rc != CREW_OK)
         return rc; /* CREW_ESTALE: it finished */
