@@ -2,35 +2,137 @@
 # The HTTP example under load from wrk on 127.0.0.1: the crew-pool server against the same server
 # with a thread per connection, per endpoint; "pool x16" is the pool with 16 workers per core,
 # sized for I/O waits (until blocking tasks and automatic sizing land, a pool of `cores` workers
-# serves sleeping requests `cores` at a time). Prints requests/s and latency percentiles.
-#   bench/http.sh [duration_s] [connections]      (needs wrk; skips with a note without it)
+# serves sleeping requests `cores` at a time). The three servers start once and stay up; runs go
+# in rounds, each round loading every endpoint on the three servers one after the other (the
+# order rotating every round), so the ratios to thread-per-connection are per round, side by
+# side. Prints requests/s, median (min..max) over the runs, the median of the per-round ratios,
+# and the latency percentiles wrk reports (medians over the runs).
+#   bench/http.sh [-r runs] [-e endpoint,...] [-w wrk_threads] [-c out.csv] [seconds] [connections]
+#   defaults: 5 runs, /static,/cpu?n=20000,/slow?ms=5, wrk threads max(2, cores / 4), 2 s, 64
+# Needs wrk (skips with a note without it). CSV columns: endpoint, server, run, req_s, p50_ms,
+# p99_ms, errors.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dur=${1:-5} conns=${2:-64}
-server=build/release/examples/http_server
+cores=$(nproc)
+runs=5 endpoints="/static,/cpu?n=20000,/slow?ms=5" csv="" wrk_threads=$((cores / 4))
+[ "$wrk_threads" -lt 2 ] && wrk_threads=2
+while getopts "r:e:w:c:h" o; do
+    case $o in
+        r) runs=$OPTARG ;;
+        e) endpoints=$OPTARG ;;
+        w) wrk_threads=$OPTARG ;;
+        c) csv=$OPTARG ;;
+        h) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) exit 2 ;;
+    esac
+done
+shift $((OPTIND - 1))
+dur=${1:-2} conns=${2:-64}
+server=${CREW_BENCH_BUILD:-build/release}/examples/http_server
 if ! command -v wrk >/dev/null; then
     echo "wrk is not installed (Debian package wrk): HTTP load test skipped"
     exit 0
 fi
-threads=$(nproc)
-for endpoint in "/static" "/cpu?n=20000" "/slow?ms=5"; do
-    for mode in pool "pool x16" thread; do
-        log=$(mktemp)
-        t=$threads
-        [ "$mode" = "pool x16" ] && t=$((threads * 16))
-        "$server" -m "${mode%% *}" -t "$t" >"$log" &
-        pid=$!
-        for _ in $(seq 50); do grep -q listening "$log" && break; sleep 0.1; done
-        port=$(sed -n 's/listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$log")
-        out=$(wrk -t 2 -c "$conns" -d "${dur}s" --latency "http://127.0.0.1:$port$endpoint")
-        kill "$pid"
-        wait "$pid" 2>/dev/null || true
-        rm -f "$log"
-        rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
-        p50=$(echo "$out" | awk '$1 == "50%" {print $2}')
-        p99=$(echo "$out" | awk '$1 == "99%" {print $2}')
-        errors=$(echo "$out" | awk '/Non-2xx|Socket errors/ {print}' | tr '\n' ' ')
-        printf '%-14s %-9s %12s req/s   p50 %9s   p99 %9s   %s\n' "$endpoint" "$mode" "$rps" \
-            "$p50" "$p99" "${errors:-no errors}"
+IFS=, read -r -a eps <<<"$endpoints"
+modes=("pool" "pool x16" "thread")
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+ports=()
+for i in 0 1 2; do
+    mode=${modes[$i]} t=$cores
+    [ "$mode" = "pool x16" ] && t=$((cores * 16))
+    "$server" -m "${mode%% *}" -t "$t" >"$tmp/server$i.log" &
+    pids+=($!)
+done
+for i in 0 1 2; do
+    for _ in $(seq 50); do grep -q listening "$tmp/server$i.log" && break; sleep 0.1; done
+    port=$(sed -n 's/listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$tmp/server$i.log")
+    [ -n "$port" ] || { echo "http_server (${modes[$i]}) did not start"; exit 1; }
+    ports+=("$port")
+done
+
+# One tab-separated line per run: endpoint, server, run, req/s, p50 ms, p99 ms, errors.
+for ((r = 0; r < runs; r++)); do
+    for ep in "${eps[@]}"; do
+        for k in 0 1 2; do
+            i=$(((k + r) % 3))
+            wrk -t "$wrk_threads" -c "$conns" -d "${dur}s" --latency \
+                "http://127.0.0.1:${ports[$i]}$ep" >"$tmp/wrk.out" 2>&1 || true
+            awk -v ep="$ep" -v mode="${modes[$i]}" -v r="$r" '
+                function ms(s) { # wrk prints 610.00us, 1.03ms, 1.20s, 2.00m
+                    if (s ~ /us$/) return s * 0.001
+                    if (s ~ /ms$/) return s + 0
+                    if (s ~ /m$/) return s * 60000
+                    if (s ~ /s$/) return s * 1000
+                    return s + 0
+                }
+                /Requests\/sec/ { rps = $2 }
+                $1 == "50%" { p50 = ms($2) }
+                $1 == "99%" { p99 = ms($2) }
+                /Socket errors/ { gsub(/[^0-9 ]/, " "); for (j = 1; j <= NF; j++) err += $j }
+                /Non-2xx/ { err += $NF }
+                END { printf "%s\t%s\t%d\t%.2f\t%.3f\t%.3f\t%d\n", ep, mode, r, rps, p50, p99, err }
+            ' "$tmp/wrk.out" >>"$tmp/runs.tsv"
+        done
     done
 done
+if [ -n "$csv" ]; then
+    { echo "endpoint,server,run,req_s,p50_ms,p99_ms,errors"; tr '\t' ',' <"$tmp/runs.tsv"; } >"$csv"
+fi
+
+echo "wrk -t $wrk_threads -c $conns, $dur s per run, $runs runs per cell, in rounds: each round" \
+    "loads every endpoint on the three servers, the order rotating. pool: $cores workers;" \
+    "pool x16: $((cores * 16)); thread: one per connection. Medians with (min..max). x thread:" \
+    "req/s over thread-per-connection's in the same round, the median of those ratios (> 1: the" \
+    "pool is ahead). p50, p99: medians over the runs." | fmt -w 96
+awk -F'\t' '
+    function sort(a, n,    i, j, t) { # insertion sort of a[1..n] (mawk has no asort)
+        for (i = 2; i <= n; i++) {
+            t = a[i]
+            for (j = i - 1; j >= 1 && a[j] > t; j--)
+                a[j + 1] = a[j]
+            a[j + 1] = t
+        }
+    }
+    # med, lo, hi of v[key, 1..m]: the median (the upper one of an even count), min and max
+    function pick(v, key, m,    a, i) {
+        for (i = 1; i <= m; i++)
+            a[i] = v[key, i] + 0
+        sort(a, m)
+        med = a[int(m / 2) + 1]; lo = a[1]; hi = a[m]
+    }
+    {
+        key = $1 SUBSEP $2
+        if (!(key in n)) { order[++nk] = key; ep[key] = $1; srv[key] = $2 }
+        i = ++n[key]; rps[key, i] = $4; p50[key, i] = $5; p99[key, i] = $6; err[key] += $7
+        run[key, i] = $3; byrun[$1, $2, $3] = $4
+    }
+    END {
+        printf "%-14s %-9s   %-28s   %-19s   %6s   %-24s   %s\n", "endpoint", "server",
+            "req/s median (min..max)", "x thread (min..max)", "p50 ms",
+            "p99 ms median (min..max)", "errors"
+        for (k = 1; k <= nk; k++) {
+            key = order[k]; m = n[key]
+            pick(rps, key, m); r1 = med; r2 = lo; r3 = hi
+            pick(p50, key, m); l50 = med
+            pick(p99, key, m); l1 = med; l2 = lo; l3 = hi
+            ratio = ""
+            if (srv[key] != "thread") {
+                for (i = 1; i <= m; i++) {
+                    t = byrun[ep[key], "thread", run[key, i]]
+                    q[key, i] = t > 0 ? rps[key, i] / t : 0
+                }
+                pick(q, key, m); ratio = sprintf("%5.2f (%.2f..%.2f)", med, lo, hi)
+            }
+            printf "%-14s %-9s   %9.0f (%7.0f..%7.0f)   %-19s   %6.2f   %-24s   %s\n",
+                ep[key], srv[key], r1, r2, r3, ratio, l50,
+                sprintf("%6.2f (%.2f..%.2f)", l1, l2, l3),
+                err[key] ? err[key] " in " m " runs" : "none"
+        }
+    }' "$tmp/runs.tsv"

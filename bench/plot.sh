@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Plots for a results folder (PNG, gnuplot from Debian, as seed 000 used), from its CSV files:
 #   fig7.png            seed 000 Fig. 7: thread-per-request vs pool time per call (medians)
-#   sizing_static.png   seed 001 Figs. 5/7: throughput vs pool size per workload
-#   sizing_rait.png     seed 001 Fig. 6: reciprocal average idle time vs pool size
+#   sizing_static.png   seed 001 Figs. 5/7: throughput vs pool size per workload (median, min..max)
+#   sizing_rait.png     seed 001 Fig. 6: reciprocal average idle time vs pool size (median)
 #   sizing_dynamic.png  seed 001 Fig. 10: pool size over time, AIT vs BALANCE, free_workload 100
+#                       (the trace of the run with the median steady throughput)
 # Prints the markdown lines that embed the plots that were made. Without gnuplot, prints a note.
 #   bench/plot.sh RESULTS_DIR
 set -euo pipefail
@@ -26,6 +27,17 @@ medians() {
         END { flush() }'
 }
 
+# "key value" lines on stdin -> "key median min max" per key.
+spread() {
+    sort -k1,1n -k2,2g | awk '
+        function flush() {
+            if (n) print key, (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2, v[1], v[n]
+        }
+        $1 != key { flush(); key = $1; n = 0 }
+        { v[++n] = $2 }
+        END { flush() }'
+}
+
 if [ -f "$dir/fig7.csv" ]; then
     tail -n +2 "$dir/fig7.csv" | awk -F, '{print $1, $3}' | medians >"$dir/fig7_tpr.dat"
     tail -n +2 "$dir/fig7.csv" | awk -F, '{print $1, $4}' | medians >"$dir/fig7_pool.dat"
@@ -42,34 +54,45 @@ EOF
 fi
 
 if [ -f "$dir/sizing.csv" ]; then
+    # CSV columns: part, workload, controller, start, size, time_s, throughput, rait, run. The
+    # static sweep has a row per run; the dynamic pools a row per 0.1 s sample per run, and a
+    # "median_run" row naming the run whose trace the report prints.
     workloads=$(awk -F, '$1 == "static" {print $2}' "$dir/sizing.csv" | awk '!seen[$0]++')
     plots="" rplots=""
     for w in $workloads; do
         f="$dir/sizing_static_${w//[^a-z0-9]/_}.dat"
-        awk -F, -v w="$w" '$1 == "static" && $2 == w {print $5, $7, $8}' "$dir/sizing.csv" >"$f"
-        plots="$plots \"$f\" using 1:2 with linespoints title \"$w\","
-        rplots="$rplots \"$f\" using 1:3 with linespoints title \"$w\","
+        awk -F, -v w="$w" '$1 == "static" && $2 == w {print $5, $7}' "$dir/sizing.csv" |
+            spread >"$f"
+        awk -F, -v w="$w" '$1 == "static" && $2 == w {print $5, $8}' "$dir/sizing.csv" |
+            medians >"${f%.dat}_rait.dat"
+        plots="$plots \"$f\" using 1:2:3:4 with yerrorlines title \"$w\","
+        rplots="$rplots \"${f%.dat}_rait.dat\" using 1:2 with linespoints title \"$w\","
     done
     gnuplot <<EOF
 $term
 set output "$dir/sizing_static.png"
-set title "Seed 001 Figs. 5/7: throughput vs pool size"
+set title "Seed 001 Figs. 5/7: throughput vs pool size (median, bars: min..max)"
 set xlabel "pool size"; set ylabel "tasks per second"; set logscale y; set grid; set key outside
 plot ${plots%,}
 EOF
     gnuplot <<EOF
 $term
 set output "$dir/sizing_rait.png"
-set title "Seed 001 Fig. 6: reciprocal average idle time (AIT_1 / AIT_n) vs pool size"
+set title "Seed 001 Fig. 6: reciprocal average idle time (AIT_1 / AIT_n) vs pool size (median)"
 set xlabel "pool size"; set ylabel "RAIT"; set grid; set key outside
 plot ${rplots%,}
 EOF
+    # Fig. 10: per controller and start size, the trace of the run the report prints.
     dplots=""
     for c in AIT BALANCE; do
-        for s in 1 4 16; do
+        for s in $(awk -F, '$1 == "dynamic" && $2 == "fw=100" {print $4}' "$dir/sizing.csv" |
+            sort -n -u); do
             f="$dir/sizing_dyn_${c}_$s.dat"
-            awk -F, -v c="$c" -v s="$s" '$1 == "dynamic" && $2 == "fw=100" && $3 == c && $4 == s {print $6, $5}' \
-                "$dir/sizing.csv" >"$f"
+            awk -F, -v c="$c" -v s="$s" '
+                NR == FNR { if ($1 == "median_run" && $2 == "fw=100" && $3 == c && $4 == s) m = $9
+                            next }
+                $1 == "dynamic" && $2 == "fw=100" && $3 == c && $4 == s && $9 == m {print $6, $5}' \
+                "$dir/sizing.csv" "$dir/sizing.csv" >"$f"
             [ -s "$f" ] && dplots="$dplots \"$f\" using 1:2 with steps title \"$c from $s\","
         done
     done
@@ -77,7 +100,7 @@ EOF
         gnuplot <<EOF
 $term
 set output "$dir/sizing_dynamic.png"
-set title "Seed 001 Fig. 10: pool size over time, free_workload = 100"
+set title "Seed 001 Fig. 10: pool size over time, free_workload = 100 (one run: the median's)"
 set xlabel "seconds"; set ylabel "pool size"; set grid; set key outside
 plot ${dplots%,}
 EOF

@@ -3,21 +3,28 @@
 # Runs each experiment, prints it as it goes, and writes
 # bench/results/<date>-<host>/report.md with the raw CSV beside it.
 #   bench/run.sh [--quick]     --quick: fewer runs and smaller work, for a smoke test (< 90 s)
+# CREW_BENCH_BUILD names the build tree to run (default build/release; bench/instr.sh always
+# uses build/release), CREW_BENCH_OUT the results folder (default bench/results/<date>-<host>).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin=build/release/bench
+export CREW_BENCH_BUILD=${CREW_BENCH_BUILD:-build/release}
+bin=$CREW_BENCH_BUILD/bench
 quick=0
 [ "${1:-}" = "--quick" ] && quick=1
-out="bench/results/$(date +%Y-%m-%d)-$(hostname -s 2>/dev/null || echo host)"
+out=${CREW_BENCH_OUT:-"bench/results/$(date +%Y-%m-%d)-$(hostname -s 2>/dev/null || echo host)"}
 mkdir -p "$out"
 report="$out/report.md"
 
 if [ $quick = 1 ]; then
     repeats=3 work=5000 empty_n=200000 peers_args="-r 3 -n 100000 -R 2000 -f 22 -m 50000 -D 5"
-    prim_args="-r 3 -s 10,1000,100000" http_secs=1 sizing_args="-q"
+    prim_args="-r 3 -s 10,1000,100000" http_runs=3 http_secs=1
+    http_eps="/static,/slow?ms=5"
+    sizing_args="-q"
 else
     repeats=9 work=20000 empty_n=1000000 peers_args="-r 5"
-    prim_args="-r 5 -s 10,1000,100000,10000000,100000000" http_secs=5 sizing_args=""
+    prim_args="-r 5 -s 10,1000,100000,10000000,100000000" http_runs=5 http_secs=2
+    http_eps="/static,/cpu?n=20000,/slow?ms=5"
+    sizing_args=""
 fi
 cores=$(nproc)
 
@@ -168,9 +175,14 @@ step "the HTTP example under wrk (seeds 001 and 004: a server on a pool)"
 {
     echo "## HTTP server on a crew pool vs thread-per-connection (wrk, 64 connections, 127.0.0.1)"
     echo
+    echo "The three servers start once and stay up; each round loads every endpoint on each server"
+    echo "for $http_secs s, the order rotating, so x thread compares runs made side by side."
+    [ $quick = 1 ] &&
+        echo "Quick mode: $http_runs runs per cell instead of 5, $http_secs s each, $http_eps only."
+    echo
     echo '```'
 } >>"$report"
-bench/http.sh "$http_secs" 64 | tee -a "$report"
+bench/http.sh -r "$http_runs" -e "$http_eps" -c "$out/http.csv" "$http_secs" 64 | tee -a "$report"
 printf '```\n\n' >>"$report"
 
 step "seed 001 sizing study: static sizes, RAIT, AIT vs BALANCE controllers"
@@ -179,7 +191,10 @@ step "seed 001 sizing study: static sizes, RAIT, AIT vs BALANCE controllers"
     echo
     echo "Tasks compute 100 us and sleep free_workload x 10 us; a producer keeps 256 outstanding."
     echo "AIT is seed 001's dynamicThreadPool as written; BALANCE is crew's controller"
-    echo "(docs/autosize.md)."
+    echo "(docs/autosize.md). Runs go in rounds: the static sweep runs every size and workload once"
+    echo "per round; the dynamic part runs AIT, a static reference and BALANCE side by side per"
+    echo "round, so /ref and Fig. 11's ratios are medians of per-round ratios. Fig. 10's size over"
+    echo "time is one run's trace (the median run's), not a median."
     echo
     echo '```'
 } >>"$report"
