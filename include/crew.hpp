@@ -223,6 +223,15 @@ public:
     void monitoring(bool on) {
         detail::check(crew_set_monitoring(p_, on), "crew::pool::monitoring");
     }
+    // Stall diagnostics (crew_diagnose_ex): write what looks stuck to f; returns the findings.
+    int diagnose(std::FILE *f = stderr, unsigned busy_ms = CREW_DIAGNOSE_DEFAULT_MS,
+                 unsigned queued_ms = CREW_DIAGNOSE_DEFAULT_MS,
+                 unsigned blocked_ms = CREW_DIAGNOSE_DEFAULT_MS) const {
+        int n = crew_diagnose_ex(p_, f, busy_ms, queued_ms, blocked_ms);
+        if (n < 0)
+            throw error(n, "crew::pool::diagnose");
+        return n;
+    }
     unsigned size() const noexcept { return crew_size(p_); }
     crew_pool *native() const noexcept { return p_; }
 

@@ -264,6 +264,7 @@ TEST(Deadline, CppWrapper) {
     // are read: otherwise the last reference to the broken promise's exception may drop on the
     // worker, through reference counts inside libstdc++ that ThreadSanitizer cannot see.
     pool.wait();
+    EXPECT_EQ(pool.diagnose(nullptr), 0) << "nothing is stuck";
     EXPECT_EQ(fine.get(), 42);
     try {
         late.get();
