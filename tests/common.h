@@ -42,6 +42,14 @@ public:
         g->arrive();
         g->wait();
     }
+    // Occupy n of p's workers with tasks that wait for this gate, and return once they have
+    // all started (so they hold no place in a bounded queue, and no pause can miss them).
+    void hold(crew_pool *p, int n) {
+        for (int i = 0; i < n; i++)
+            if (crew_submit(p, block, this, 0, nullptr) != CREW_OK)
+                std::abort();
+        wait_arrivals(n);
+    }
 
 private:
     std::mutex m_;

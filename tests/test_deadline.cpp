@@ -58,9 +58,7 @@ TEST(Deadline, LateTasksAreDroppedAndReportedOthersRun) {
     // Both workers held, so everything stays queued past the short deadline. (Not crew_pause:
     // it is prompt, not instant, and a worker may still take one task as it begins.)
     Gate gate;
-    for (int i = 0; i < 2; i++)
-        ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, nullptr), CREW_OK);
-    gate.wait_arrivals(2);
+    gate.hold(p, 2);
     crew_handle g = CREW_HANDLE_NONE, h = CREW_HANDLE_NONE, k = CREW_HANDLE_NONE;
     uint64_t soon = ms_from_now(20), later = ms_from_now(60000);
     for (int i = 0; i < 50; i++) {
@@ -106,8 +104,7 @@ TEST(Deadline, CancelTakesPrecedenceOverExpiry) {
     crew_pool *p = pool_with(1);
     std::atomic<long> runs{0};
     Gate gate;
-    ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, nullptr), CREW_OK); // holds the worker
-    gate.wait_arrivals(1);
+    gate.hold(p, 1); // the only worker
     crew_handle g = CREW_HANDLE_NONE;
     ASSERT_EQ(crew_submit_deadline(p, bump, &runs, 0, 0, 1, &g), CREW_OK);
     ASSERT_EQ(crew_submit(p, bump, &runs, 0, &g), CREW_OK);
@@ -123,8 +120,7 @@ TEST(Deadline, PartlyExpiredGroup) {
     crew_pool *p = pool_with(1);
     std::atomic<long> runs{0};
     Gate gate;
-    ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, nullptr), CREW_OK); // holds the worker
-    gate.wait_arrivals(1);
+    gate.hold(p, 1); // the only worker
     crew_handle g = CREW_HANDLE_NONE;
     for (int i = 0; i < 10; i++)
         ASSERT_EQ(crew_submit_deadline(p, bump, &runs, 0, 0, i % 2 ? 1 : ms_from_now(60000), &g),
@@ -168,8 +164,7 @@ TEST(Deadline, ExpiredTasksFreeBoundedPlaces) {
     std::atomic<long> runs{0};
     for (int round = 0; round < 20; round++) {
         Gate gate;
-        ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, nullptr), CREW_OK);
-        gate.wait_arrivals(1);
+        gate.hold(p, 1);
         crew_handle g = CREW_HANDLE_NONE;
         for (int i = 0; i < 4; i++)
             ASSERT_EQ(crew_submit_deadline(p, bump, &runs, 0, 0, 1, &g), CREW_OK) << round;
