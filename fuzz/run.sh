@@ -1,10 +1,14 @@
 #!/bin/sh
-# fuzz/run.sh [seconds] -- build fuzz/api_fuzz.c with libFuzzer, ASan and UBSan (clang, against
-# src/*.c directly) into build/fuzz/ and run it for the given time (default 60 s), starting from
-# the seed corpus fuzz/corpus/api/. New inputs go to build/fuzz/corpus/api (the seeds stay as
-# they are); a failing input is saved as build/fuzz/crash-* (replay: build/fuzz/api_fuzz FILE).
-# Prints the number of executions. Skips, with a message, when clang is absent.
-# CREW_SRC_ROOT=dir fuzzes the library of another tree (e.g. a `git archive` of a commit).
+# fuzz/run.sh [seconds] -- build the libFuzzer targets with ASan and UBSan (clang) into
+# build/fuzz/ and run each for the given time (default 60 s), one after the other:
+#   api_fuzz    fuzz/api_fuzz.c, the public API (against src/*.c directly), seeds fuzz/corpus/api/
+#   trace_fuzz  fuzz/trace_fuzz.c, crew-sim's trace parser (sim/trace.c), seeds fuzz/corpus/trace/
+# New inputs go to build/fuzz/corpus/<name> (the seeds stay as they are); a failing input is
+# saved as build/fuzz/<target>-crash-* (replay: build/fuzz/<target> FILE). Prints one line per
+# target with its number of executions, and fails if either target fails. Skips, with a message,
+# when clang is absent. FUZZ_TARGETS="api" (or "trace") runs one of them only.
+# CREW_SRC_ROOT=dir fuzzes the library (and the parser, if it has sim/trace.c) of another tree
+# (e.g. a `git archive` of a commit).
 set -eu
 
 secs=${1:-60}
@@ -12,34 +16,69 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out=${FUZZ_BUILD_DIR:-$root/build/fuzz}
 lib=${CREW_SRC_ROOT:-$root}
 CLANG=${CLANG:-clang}
+targets=${FUZZ_TARGETS:-api trace}
 
 if ! command -v "$CLANG" >/dev/null 2>&1; then
-    echo "fuzz: $CLANG is not installed (Debian: apt-get install clang); skipping the fuzzer"
+    echo "fuzz: $CLANG is not installed (Debian: apt-get install clang); skipping the fuzzers"
     exit 0
 fi
-mkdir -p "$out/corpus/api"
+mkdir -p "$out"
+sim=$lib/sim
+[ -f "$sim/trace.c" ] || sim=$root/sim
 
-# The library's sources are compiled into the target, instrumented like it.
-"$CLANG" -std=c11 -g -O1 -D_GNU_SOURCE -I"$lib/include" -I"$lib/src" \
-    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -fno-omit-frame-pointer -pthread \
-    -o "$out/api_fuzz" "$root/fuzz/api_fuzz.c" "$lib"/src/*.c -lm
+build() { # name, then sources and flags
+    name=$1
+    shift
+    "$CLANG" -std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+        -fno-sanitize-recover=undefined -fno-omit-frame-pointer -pthread \
+        -o "$out/$name" "$@"
+}
 
-# -timeout: one input (a few hundred calls) takes milliseconds; seconds mean a hang.
-# -rss_limit_mb: the bounded-memory guarantee, per process. -jobs stays 1: the machine is
-# shared and each input already runs several threads.
-log=$out/api_fuzz.log
-set +e
-(cd "$out" && ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
-    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ./api_fuzz -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -max_len=1024 \
-        -print_final_stats=1 corpus/api "$root/fuzz/corpus/api") >"$log" 2>&1
-rc=$?
-set -e
-execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
-speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
-echo "fuzz: api_fuzz ran ${execs:-?} inputs in ${secs} s (${speed:-?}/s), exit status $rc; log: $log"
-if [ $rc -ne 0 ]; then
-    grep -E "api_fuzz: op|ERROR:|SUMMARY|Test unit written" "$log" | head -n 20
-    exit 1
-fi
+# run name [libFuzzer options]: sets failed=1 if the target found something or did not run.
+failed=0
+run() {
+    name=$1
+    corpus=$2
+    shift 2
+    mkdir -p "$out/corpus/$corpus"
+    log=$out/$name.log
+    set +e
+    (cd "$out" && ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        "./$name" -max_total_time="$secs" -print_final_stats=1 -artifact_prefix="$name-" "$@" \
+            "corpus/$corpus" "$root/fuzz/corpus/$corpus") >"$log" 2>&1
+    rc=$?
+    set -e
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+    speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
+    echo "fuzz: $name ran ${execs:-?} inputs in ${secs} s (${speed:-?}/s), exit status $rc; log: $log"
+    if [ $rc -ne 0 ]; then
+        grep -E "${name}: |ERROR:|SUMMARY|Test unit written" "$log" | grep -v "Running 1 inputs" |
+            head -n 20
+        failed=1
+    fi
+}
+
+for t in $targets; do
+    case $t in
+    api)
+        # The library's sources are compiled into the target, instrumented like it.
+        build api_fuzz -I"$lib/include" -I"$lib/src" "$root/fuzz/api_fuzz.c" "$lib"/src/*.c -lm
+        # -timeout: one input (a few hundred calls) takes milliseconds; seconds mean a hang.
+        # -rss_limit_mb: the bounded-memory guarantee, per process. -jobs stays 1: the machine
+        # is shared and each input already runs several threads.
+        run api_fuzz api -timeout=20 -rss_limit_mb=2048 -max_len=1024
+        ;;
+    trace)
+        build trace_fuzz -I"$sim" "$root/fuzz/trace_fuzz.c" "$sim/trace.c"
+        # -max_len: room for a line longer than TRACE_MAX_LINE (4096) and a few more lines.
+        run trace_fuzz trace -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
+            -dict="$root/fuzz/trace.dict"
+        ;;
+    *)
+        echo "fuzz: unknown target '$t' in FUZZ_TARGETS (api, trace)"
+        failed=1
+        ;;
+    esac
+done
+[ $failed = 0 ]

@@ -90,6 +90,7 @@ static int parse_u64(trace_reader *r, int field, const char *s, size_t n, size_t
         return -1;
     }
     uint64_t v = 0;
+    int overflow = 0;
     for (size_t i = 0; i < n; i++) {
         if (s[i] < '0' || s[i] > '9') {
             set_err(r, col + i, "%s: expected a non-negative integer%s, got %s",
@@ -98,12 +99,12 @@ static int parse_u64(trace_reader *r, int field, const char *s, size_t n, size_t
         }
         unsigned d = (unsigned)(s[i] - '0');
         if (v > (UINT64_MAX - d) / 10) {
-            v = UINT64_MAX;
+            overflow = 1; /* 2^64 or more: out of range even for request_id */
             break;
         }
         v = v * 10 + d;
     }
-    if (v > max) {
+    if (overflow || v > max) {
         set_err(r, col, "%s: value %s out of range (0..%llu)", field_names[field], what,
                 (unsigned long long)max);
         return -1;
@@ -123,17 +124,29 @@ static long read_line(trace_reader *r)
             return -2;
         }
     }
-    if (!fgets(r->buf, (int)r->cap, r->f)) {
-        if (ferror(r->f)) {
-            snprintf(r->err, sizeof r->err, "%s:%lu: read error: %s", r->name, r->line + 1,
-                     strerror(errno));
-            return -2;
-        }
-        return -1;
+    /* Not fgets: its length would end at a NUL byte, hiding the rest of the line. */
+    size_t n = 0;
+    int c = 0;
+    while (n < TRACE_MAX_LINE + 1 && (c = getc(r->f)) != EOF) {
+        r->buf[n++] = (char)c;
+        if (c == '\n')
+            break;
     }
+    r->buf[n] = '\0';
+    if (ferror(r->f)) {
+        snprintf(r->err, sizeof r->err, "%s:%lu: read error: %s", r->name, r->line + 1,
+                 strerror(errno));
+        return -2;
+    }
+    if (n == 0)
+        return -1;
     r->line++;
-    size_t n = strlen(r->buf);
-    if (n > 0 && r->buf[n - 1] != '\n' && !feof(r->f)) {
+    const char *nul = memchr(r->buf, '\0', n); /* e.g. the zeroed tail of a file cut short */
+    if (nul) {
+        set_err(r, (size_t)(nul - r->buf) + 1, "a NUL byte (is this a text file?)");
+        return -2;
+    }
+    if (r->buf[n - 1] != '\n' && n > TRACE_MAX_LINE) {
         set_err(r, TRACE_MAX_LINE + 1, "line longer than %d characters", TRACE_MAX_LINE);
         return -2;
     }

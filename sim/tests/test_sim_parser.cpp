@@ -105,6 +105,51 @@ TEST(SimParser, OutOfRange)
               "t.csv:2:1: request_id: expected a non-negative integer, got \"99999999999999999999999\"");
 }
 
+// Found by fuzz/trace_fuzz.c: a request_id of 2^64 or more became 2^64 - 1 instead of an error.
+TEST(SimParser, RequestIdFrom2To64IsOutOfRange)
+{
+    Parsed ok = parse(H + "18446744073709551615,0,0,1\n");
+    ASSERT_EQ(ok.rc, 0) << ok.err;
+    ASSERT_EQ(ok.recs.size(), 1u);
+    EXPECT_EQ(ok.recs[0].request_id, UINT64_MAX);
+    EXPECT_EQ(parse(H + "18446744073709551616,0,0,1\n").err,
+              "t.csv:2:1: request_id: value \"18446744073709551616\" out of range "
+              "(0..18446744073709551615)");
+    EXPECT_EQ(parse(H + "1,0,0,99999999999999999999\n").err,
+              "t.csv:2:7: exec_us: value \"99999999999999999999\" out of range "
+              "(0..1000000000000000)");
+}
+
+// Found by fuzz/trace_fuzz.c: fgets' line ended at a NUL byte, so the rest of the line was
+// skipped silently (a NUL in column 1 made the line look blank; at the end of the file the text
+// after the NUL was dropped), or the message said "line longer than 4096 characters".
+TEST(SimParser, NulByteIsAnError)
+{
+    const std::string nul(1, '\0');
+    EXPECT_EQ(parse(H + "1,0,0,5" + nul + "junk\n2,0,0,5\n").err,
+              "t.csv:2:8: a NUL byte (is this a text file?)");
+    EXPECT_EQ(parse(H + "1,0,0,5" + nul + ",junk").err,
+              "t.csv:2:8: a NUL byte (is this a text file?)");
+    // A file whose tail is zeroes (cut short by a crash): not a blank line, not a long line.
+    Parsed tail = parse(H + "1,0,0,5\n" + std::string(10000, '\0'));
+    EXPECT_EQ(tail.rc, -1);
+    EXPECT_EQ(tail.err, "t.csv:3:1: a NUL byte (is this a text file?)");
+    EXPECT_EQ(parse(nul + "\n" + H).err, "t.csv:1:1: a NUL byte (is this a text file?)");
+}
+
+TEST(SimParser, LongestLineIsAccepted)
+{
+    // 4096 characters (spaces around a field are allowed), with and without the final '\n'.
+    const std::string line = "1,0,0," + std::string(TRACE_MAX_LINE - 7, ' ') + "7";
+    ASSERT_EQ(line.size(), size_t(TRACE_MAX_LINE));
+    Parsed p = parse(H + line + "\n" + line);
+    ASSERT_EQ(p.rc, 0) << p.err;
+    ASSERT_EQ(p.recs.size(), 2u);
+    EXPECT_EQ(p.recs[1].exec_us, 7u);
+    EXPECT_EQ(parse(H + " " + line).err, "t.csv:2:4097: line longer than 4096 characters");
+    EXPECT_EQ(parse(H + " " + line + "\n").err, "t.csv:2:4097: line longer than 4096 characters");
+}
+
 TEST(SimParser, BackwardsTimes)
 {
     const std::string t = H + "1,0,100,5\n2,0,50,5\n3,0,200,5\n";
