@@ -57,7 +57,7 @@ launch() {
 }
 launch | xargs -P "$jobs" -L 1 bash "$0" --job "$build" "$status" &
 runner=$!
-trap 'kill $runner 2>/dev/null; rm -rf "$status"' EXIT
+trap 'kill $runner 2>/dev/null || true; rm -rf "$status"' EXIT
 trap 'exit 130' INT TERM
 
 fail=0 pass=0 start=$(date +%s)
