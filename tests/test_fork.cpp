@@ -66,7 +66,7 @@ int child_status(pid_t pid) {
 // In the child: every call on the parent's pool p (with g, an open group of the parent) fails
 // with CREW_EFORKED; then a new pool works. Ends through child_exit.
 [[noreturn]] void child(crew_pool *p, crew_handle g) {
-    alarm(20);
+    alarm(120);
     std::atomic<long> n{0};
     crew_handle h = CREW_HANDLE_NONE;
     crew_task tasks[4];
@@ -187,7 +187,7 @@ void fork_from_task(void *arg) {
     auto *f = static_cast<ForkInTask *>(arg);
     pid_t pid = fork();
     if (pid == 0) {
-        alarm(20);
+        alarm(120);
         CHILD_CHECK(40, crew_submit(f->p, nothing, nullptr, 0, nullptr) == CREW_EFORKED);
         CHILD_CHECK(41, crew_wait_all(f->p) == CREW_EFORKED);
         child_exit(0);
