@@ -405,7 +405,8 @@ static inline uint64_t stamp(crew_pool *p) {
 /* Count a refused submission (monitoring only). */
 static int rejected(crew_pool *p, int rc, size_t n) {
     /* Relaxed: see struct crew_pool. */
-    if (rc != CREW_OK && (crew__load_relaxed(&p->timing) & CREW__TIMING_MONITOR))
+    if (rc != CREW_OK && rc != CREW_EFORKED && /* a forked child counts nothing */
+        (crew__load_relaxed(&p->timing) & CREW__TIMING_MONITOR))
         crew__stats_rejected(p, n);
     return rc;
 }
