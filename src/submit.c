@@ -462,8 +462,13 @@ static inline __attribute__((always_inline)) int submit(crew_pool *p, crew_fn fn
 int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group) {
     /* The common case on its own: no group, nothing timed, no bounded queue. The same steps as
      * enqueue (see there), minus the ones that do not apply. */
+    /* A closed pool goes the long way too (enqueue's early answer): refused submissions must
+     * not touch pending, or submitters hammering a closing pool could keep it above 0 every
+     * time its last worker looks, and the shutdown would wait for them (seen under valgrind).
+     * Seq_cst load of the state, as in enqueue; the check that counts comes after the count. */
     if (__builtin_expect(!p || !fn || group || p->capacity, 0) ||
-        crew__load_relaxed(&p->timing) != 0) /* relaxed: see struct crew_pool */
+        crew__load_relaxed(&p->timing) != 0 || /* relaxed: see struct crew_pool */
+        __builtin_expect(atomic_load(&p->state) != CREW__OPEN, 0))
         return submit(p, fn, arg, priority, 0, group, &admit_default, 0);
     crew_task *t = crew__node_get(p);
     if (!t)
