@@ -3,7 +3,8 @@
  *
  * The input is a program: each byte sequence decodes into up to MAX_OPS calls on two pool
  * variables (create with a small random configuration, every way to submit, waits, resize,
- * statistics, monitoring, shutdown, destroy), valid and invalid alike: NULL pools and pointers,
+ * statistics, monitoring, shutdown, destroy, crew_submit_deadline, crew_diagnose), valid and
+ * invalid alike: NULL pools and pointers,
  * zero counts, unknown flags, stale and forged handles, the other pool's handles, calls after a
  * shutdown. What must hold, checked after every call and when each pool is destroyed:
  *   - every call returns CREW_OK or one of the error codes its documentation lists, and the
@@ -23,6 +24,26 @@
  *     every later crew_wait, also after the shutdown; crew_wait_all is not affected by it;
  *   - crew_cancelled() is 0 outside tasks, and 1 inside a task only if its group was cancelled
  *     or the pool is shutting down with CREW_CANCEL;
+ *   - crew_submit_deadline (start-by time none, long or just past, exactly now, microseconds
+ *     ahead, an hour ahead, UINT64_MAX; flags 0, CREW_TASK_BLOCKING or unknown; any group; a
+ *     spawning task's children too): a task with a start-by time runs or is dropped, one whose
+ *     time had passed at submission never runs (no other timing is assumed: a task taken just
+ *     before its time may run after it), and one with UINT64_MAX is treated as having none;
+ *     with monitoring exact, cancelled + expired == accepted - ran, expired counts only tasks
+ *     with a start-by time, and exactly those that did not run if nothing else could drop;
+ *     crew_wait answers CREW_EEXPIRED only for a group with such a task, and then every other
+ *     task of the group ran; after the shutdown a group that lost only tasks with start-by
+ *     times answers CREW_EEXPIRED (or CREW_ECANCELED if crew_cancel or the pool could have
+ *     dropped them), one that lost any other CREW_ECANCELED; a finished group keeps its answer
+ *     (CREW_OK, CREW_ECANCELED or CREW_EEXPIRED) to every later crew_wait;
+ *   - with crew_hooks.on_drop installed (the input chooses): it gets only tasks of its own pool
+ *     that never ran, each at most once, and after the shutdown every accepted task ran or was
+ *     handed to it exactly once (expired ones included);
+ *   - crew_diagnose / crew_diagnose_ex (limits 0-3 ms or UINT_MAX, to NULL, /dev/null or an
+ *     open_memstream; on live, paused, shut-down and destroyed pools, and from inside tasks):
+ *     a count (>= 0), CREW_EINVAL exactly for a NULL pool; the text written to memory starts
+ *     with the header, which says "paused" and "shutting down" exactly when that holds, has one
+ *     line per finding, and "nothing stalled" exactly when there is none;
  *   - crew_pause / crew_resume / crew_paused: the documented results, crew_paused follows them,
  *     and crew_shutdown resumes. A paused pool never finishes a wait, so before any call that
  *     could wait for tasks (waits, submissions to a bounded queue, which may block or run the
@@ -31,7 +52,22 @@
  * A violation aborts, so libFuzzer saves the input. Hangs are caught by libFuzzer's -timeout.
  *
  * Tasks do tiny work; some spawn children into a group of their own and wait for them (nested
- * parallelism); some are CREW_TASK_BLOCKING. Built with clang -fsanitize=fuzzer,address,
+ * parallelism); some are CREW_TASK_BLOCKING; one in eight of the working ones calls
+ * crew_diagnose_ex on its own pool.
+ *
+ * Input format. Each call starts with an op byte: bit 7 picks the pool variable, op % 22 the
+ * call: 0 create (4 bytes: threads, scheduler/lock/spin, monitoring/queue/policy/on_drop hook
+ * in bit 7, blocking/autosize), 1-4 crew_submit / _ex / try / timed, 5-7 crew_enqueue_tasks /
+ * _ex / _wait, 8-9 crew_wait, 10 crew_wait_all, 11 resize, 12 stats_get, 13 stats_reset,
+ * 14 set_monitoring, 15 shutdown, 16 destroy, 17 crew_cancel, 18 pause/resume,
+ * 19 crew_submit_deadline (a: kind % 3, fn NULL if a & 0x1f == 0x1f, flags a >> 5: 7 unknown,
+ * else bit 0 = CREW_TASK_BLOCKING; priority; d: start-by choice d % 8 as in start_by_for, a
+ * spawning task's children (d >> 2) two bits each: none, past, microseconds, never; then the
+ * group byte as in pick_group), 20 crew_diagnose (a: a % 3 the output, a & 4 the plain call;
+ * else a byte of limits, 2 bits each, 0xc0 = all UINT_MAX), 21 crew_size and
+ * crew_stats_threads. The operands follow in the order the op functions read them (u8, u32,
+ * pick_group); missing bytes read as 0. Seeds written before ops 19-21 existed (op % 19)
+ * decode alike for pool 0 (op bytes below 19), not always for pool 1. Built with clang -fsanitize=fuzzer,address,
  * undefined against the library's sources directly (fuzz/run.sh).
  */
 #ifndef _GNU_SOURCE
@@ -91,6 +127,10 @@ typedef struct rec {
     unsigned incarnation; /* of that pool variable */
     int group;            /* tracked group index, -1 none or untracked */
     atomic_bool saw_cancel; /* crew_cancelled() returned 1 inside it */
+    atomic_int drops;     /* times crew_hooks.on_drop was handed it */
+    bool dl;              /* it has a start-by time that can pass (crew_submit_deadline) */
+    bool past;            /* ... one already past when it was submitted: it must never run */
+    unsigned cdl;         /* kind 2 from op_deadline: its children's start-by choices */
 } rec;
 
 static rec recs[MAX_REC];
@@ -111,6 +151,12 @@ struct pool_state {
     bool cancel_untracked;    /* ... for a group that is not tracked (children, forged) */
     bool paused;              /* crew_pause returned CREW_OK, no resume or shutdown since */
     bool resume_late;         /* resume from a helper thread while the next wait waits */
+    bool hooks;               /* crew_hooks.on_drop installed: every drop is handed to it */
+    bool block_full;          /* bounded, CREW_FULL_BLOCK: a worker must not wait for room */
+    bool gdl[MAX_GROUPS];     /* a task that may expire (rec.dl) joined this tracked group */
+    int gfinal[MAX_GROUPS];   /* the answer of a crew_wait that saw it finished; 1 = none yet */
+    atomic_bool dl_untracked; /* a task that may expire went to an untracked group (set before
+                                 the submission: nested waits read it) */
 };
 
 static pool_state pools[NPOOLS];
@@ -130,23 +176,45 @@ static rec *new_recs(pool_state *ps, int kind, int group, unsigned n) {
         r->incarnation = ps->incarnation;
         r->group = group;
         atomic_store(&r->saw_cancel, false);
+        atomic_store(&r->drops, 0);
+        r->dl = r->past = false;
+        r->cdl = 0;
     }
     return &recs[i];
 }
 
-static rec *new_rec(pool_state *ps, int kind, int group) {
-    unsigned i = atomic_fetch_add(&nrec, 1);
-    if (i >= MAX_REC)
-        return NULL;
-    rec *r = &recs[i];
-    atomic_store(&r->runs, 0);
-    atomic_store(&r->accepted, false);
-    r->kind = kind;
-    r->ps = ps;
-    r->incarnation = ps->incarnation;
-    r->group = group;
-    atomic_store(&r->saw_cancel, false);
-    return r;
+static rec *new_rec(pool_state *ps, int kind, int group) { return new_recs(ps, kind, group, 1); }
+
+/* A start-by time for crew_submit_deadline from choice c; marks r as one that may expire
+ * (r->dl) and, if the time has already passed, as one that must never run (r->past). No check
+ * depends on timing: a task taken just before its start-by time runs after it, and one with a
+ * few microseconds to go may run or expire. */
+static uint64_t start_by_for(unsigned c, rec *r) {
+    uint64_t now = crew_now_ns();
+    switch (c % 8) {
+    case 0: /* none: crew_submit_ex */
+        return 0;
+    case 1: /* long past */
+        r->dl = r->past = true;
+        return 1;
+    case 2: /* just past: a thread compares its clock, read later, with > */
+        r->dl = r->past = true;
+        return now - 1;
+    case 3: /* a few microseconds ahead */
+        r->dl = true;
+        return now + 1000u * (1 + (c >> 3) % 8);
+    case 4: /* exactly now: not past (the check is strictly later), likely expires */
+        r->dl = true;
+        return now;
+    case 5: /* tens of microseconds ahead */
+        r->dl = true;
+        return now + 20000u + 10000u * ((c >> 3) % 4);
+    case 6: /* far ahead: an hour (may expire in principle; nothing is asserted) */
+        r->dl = true;
+        return now + 3600ull * 1000000000u;
+    default: /* the end of time: can never pass, so it must behave as no start-by time */
+        return UINT64_MAX;
+    }
 }
 
 static void task_fn(void *arg);
@@ -156,12 +224,41 @@ static void child_fn(void *arg) {
     rec *r = arg;
     if (atomic_fetch_add(&r->runs, 1) != 0)
         FAIL("a child task ran twice");
+    if (r->past)
+        FAIL("a child task whose start-by time had passed when it was submitted ran");
+    if (atomic_load(&r->drops) != 0)
+        FAIL("a child task handed to on_drop ran");
+}
+
+/* crew_hooks.on_drop (arg: the pool_state): each task it gets was submitted to this pool and
+ * never ran, and it gets each at most once. */
+static void on_drop(crew_fn fn, void *task_arg, void *arg) {
+    pool_state *ps = arg;
+    uintptr_t a = (uintptr_t)task_arg;
+    if (fn != task_fn && fn != child_fn)
+        FAIL("on_drop got function %p, never submitted", (void *)(uintptr_t)fn);
+    if (a < (uintptr_t)recs || a >= (uintptr_t)(recs + MAX_REC) ||
+        (a - (uintptr_t)recs) % sizeof(rec) != 0)
+        FAIL("on_drop got argument %p, never submitted", task_arg);
+    rec *r = task_arg;
+    if (r->ps != ps)
+        FAIL("on_drop of pool %d got task %u of pool %d", (int)(ps - pools), (unsigned)(r - recs),
+             (int)(r->ps - pools));
+    if (atomic_fetch_add(&r->drops, 1) != 0)
+        FAIL("task %u was handed to on_drop twice", (unsigned)(r - recs));
+    if (atomic_load(&r->runs) != 0)
+        FAIL("task %u was handed to on_drop after it ran", (unsigned)(r - recs));
 }
 
 static void task_fn(void *arg) {
     rec *r = arg;
     if (atomic_fetch_add(&r->runs, 1) != 0)
         FAIL("a task ran twice");
+    if (r->past)
+        FAIL("task %u ran, but its start-by time had passed when it was submitted",
+             (unsigned)(r - recs));
+    if (atomic_load(&r->drops) != 0)
+        FAIL("task %u ran after it was handed to on_drop", (unsigned)(r - recs));
     int c = crew_cancelled();
     if (c != 0 && c != 1)
         FAIL("crew_cancelled() returned %d", c);
@@ -174,6 +271,11 @@ static void task_fn(void *arg) {
         for (unsigned i = 0; i < 200; i++)
             x += i;
         (void)x;
+        if ((r - recs) % 8 == 5) { /* crew_diagnose from inside a task: safe, only counts */
+            int rc = crew_diagnose_ex(r->ps->p, NULL, 0, 0, 0);
+            if (rc < 0)
+                FAIL("crew_diagnose_ex from a task returned %d (%s)", rc, crew_err_name(rc));
+        }
     } else if (r->kind == 2) {
         /* Nested spawn-and-wait. crew_try_submit never waits for room, so a worker never
          * blocks on a full bounded queue that only workers drain. */
@@ -181,15 +283,29 @@ static void task_fn(void *arg) {
         crew_handle h = CREW_HANDLE_NONE;
         rec *kids[3];
         int nk = 0;
+        bool kid_dl = false;
+        /* Children with start-by times (op_deadline chose them), unless the queue is bounded
+         * with CREW_FULL_BLOCK: crew_submit_deadline would wait for room there. */
+        bool deadlines = r->cdl != 0 && !r->ps->block_full;
         for (int i = 0; i < 3; i++) {
             rec *c = new_rec(r->ps, 0, -1);
             if (!c)
                 break;
             c->incarnation = r->incarnation;
-            int rc = crew_try_submit(p, child_fn, c, (uint32_t)i, &h);
-            expect("crew_try_submit (child)", rc,
+            int rc;
+            if (deadlines) {
+                static const unsigned choice[4] = {0, 1, 3, 7}; /* none, past, µs ahead, never */
+                uint64_t sb = start_by_for(choice[(r->cdl >> (2 * i)) & 3], c);
+                rc = crew_submit_deadline(p, child_fn, c, (uint32_t)i, 0, sb, &h);
+                kid_dl |= c->dl;
+            } else {
+                rc = crew_try_submit(p, child_fn, c, (uint32_t)i, &h);
+            }
+            expect(deadlines ? "crew_submit_deadline (child)" : "crew_try_submit (child)", rc,
                    BIT(CREW_ESHUTDOWN) | BIT(CREW_EFULL) | BIT(CREW_ENOMEM) | BIT(CREW_ESTALE) |
                        BIT(CREW_ECANCELED) | OKBIT);
+            if (rc == CREW_EFULL && !r->ps->bounded)
+                FAIL("a child's submission: CREW_EFULL without a bounded queue");
             if (rc == CREW_OK) {
                 atomic_store(&c->accepted, true);
                 kids[nk++] = c;
@@ -197,11 +313,21 @@ static void task_fn(void *arg) {
         }
         if (h.slot != 0) {
             int rc = crew_wait(p, h);
-            expect("crew_wait (nested)", rc, OKBIT | BIT(CREW_ECANCELED));
+            /* CREW_EEXPIRED: a child with a start-by time, or a forged handle that put a top-level
+             * task with one into this group. */
+            expect("crew_wait (nested)", rc, OKBIT | BIT(CREW_ECANCELED) | BIT(CREW_EEXPIRED));
+            if (rc == CREW_EEXPIRED && !kid_dl && !atomic_load(&r->ps->dl_untracked))
+                FAIL("nested crew_wait: CREW_EEXPIRED, but no task of the group had a start-by "
+                     "time");
             if (rc == CREW_OK)
                 for (int i = 0; i < nk; i++)
                     if (atomic_load(&kids[i]->runs) != 1)
                         FAIL("nested crew_wait returned CREW_OK before a child ran");
+            if (rc == CREW_EEXPIRED) /* finished, and lost only tasks that may expire */
+                for (int i = 0; i < nk; i++)
+                    if (!kids[i]->dl && atomic_load(&kids[i]->runs) != 1)
+                        FAIL("nested crew_wait returned CREW_EEXPIRED, but a child without a "
+                             "start-by time did not run");
         }
     }
 }
@@ -223,30 +349,67 @@ static uint32_t u32(reader *r) {
 
 /* ---- checks at the end of a pool's life ----------------------------------------------------- */
 
-/* Every tracked group of a shut-down pool answers CREW_ECANCELED exactly if it lost a task. */
+/* Is this answer of crew_wait for tracked group g the same as any earlier one? A finished group
+ * keeps its answer: CREW_OK for good once its slot moved on, CREW_ECANCELED and CREW_EEXPIRED
+ * for as long as the pool lives (crew.h). Every crew_cancel here returns before the next wait
+ * begins, so none can mark the group after a wait saw it finished. */
+static void note_final(pool_state *ps, int g, int rc, const char *when) {
+    if (rc != CREW_OK && rc != CREW_ECANCELED && rc != CREW_EEXPIRED)
+        return;
+    if (ps->gfinal[g] != 1 && ps->gfinal[g] != rc)
+        FAIL("%s: group %d (slot %u gen %u) answered %s, earlier %s", when, g,
+             ps->groups[g].slot, ps->groups[g].gen, crew_err_name(rc),
+             crew_err_name(ps->gfinal[g]));
+    ps->gfinal[g] = rc;
+}
+
+/* Did a drop other than by a start-by time ever become possible on this pool? */
+static bool other_drops(const pool_state *ps) {
+    bool any = ps->may_drop || ps->cancel_untracked;
+    for (unsigned g = 0; g < ps->ngroups; g++)
+        any |= ps->gcancel[g];
+    return any;
+}
+
+/* Every tracked group of a shut-down pool answers as its tasks went: CREW_ECANCELED if it lost a
+ * task without a start-by time; if it lost only tasks with one, CREW_EEXPIRED (or CREW_ECANCELED
+ * if crew_cancel or the pool could have dropped them instead); CREW_OK if it lost none. */
 static void check_groups_after_shutdown(pool_state *ps) {
     for (unsigned g = 0; g < ps->ngroups; g++) {
-        bool lost = false;
+        bool lost_plain = false, lost_dl = false;
         unsigned n = atomic_load(&nrec) < MAX_REC ? atomic_load(&nrec) : MAX_REC;
         for (unsigned i = 0; i < n; i++) {
             rec *r = &recs[i];
             if (r->ps == ps && r->incarnation == ps->incarnation && r->group == (int)g &&
                 atomic_load(&r->accepted) && atomic_load(&r->runs) == 0) {
-                lost = true;
+                if (r->dl)
+                    lost_dl = true;
+                else
+                    lost_plain = true;
                 if (tracing)
-                    fprintf(stderr, "api_fuzz: group %u: task %u (kind %d) accepted, not run\n",
-                            g, i, r->kind);
+                    fprintf(stderr,
+                            "api_fuzz: group %u: task %u (kind %d%s) accepted, not run\n", g, i,
+                            r->kind, r->dl ? ", start-by time" : "");
             }
         }
         int rc = crew_wait(ps->p, ps->groups[g]);
-        /* A group crew_cancel reached may answer CREW_ECANCELED without having lost a task
-         * (cancelled after its last task started); one that lost a task must, however late. */
-        if (!lost && ps->gcancel[g] && rc == CREW_ECANCELED)
-            continue;
-        if (rc != (lost ? CREW_ECANCELED : CREW_OK))
-            FAIL("after shutdown, group %u (slot %u gen %u) %s a task but crew_wait returned %s",
-                 g, ps->groups[g].slot, ps->groups[g].gen, lost ? "lost" : "did not lose",
+        bool droppable = ps->gcancel[g] || ps->may_drop;
+        bool ok;
+        if (lost_plain)
+            ok = rc == CREW_ECANCELED;
+        else if (lost_dl)
+            ok = rc == CREW_EEXPIRED || (rc == CREW_ECANCELED && droppable);
+        else /* a group crew_cancel reached may answer CREW_ECANCELED without having lost a task
+              * (cancelled after its last task started) */
+            ok = rc == CREW_OK || (rc == CREW_ECANCELED && ps->gcancel[g]);
+        if (!ok)
+            FAIL("after shutdown, group %u (slot %u gen %u) %s but crew_wait returned %s", g,
+                 ps->groups[g].slot, ps->groups[g].gen,
+                 lost_plain ? "lost a task without a start-by time"
+                 : lost_dl  ? "lost only tasks with start-by times"
+                            : "lost no task",
                  crew_err_name(rc));
+        note_final(ps, (int)g, rc, "after shutdown");
     }
 }
 
@@ -260,34 +423,51 @@ static void destroy_pool(pool_state *ps) {
     ps->paused = false;
     check_groups_after_shutdown(ps);
     unsigned n = atomic_load(&nrec) < MAX_REC ? atomic_load(&nrec) : MAX_REC;
-    uint64_t accepted = 0, ran = 0;
+    uint64_t accepted = 0, ran = 0, dl_lost = 0;
     for (unsigned i = 0; i < n; i++) {
         rec *r = &recs[i];
         if (r->ps != ps || r->incarnation != ps->incarnation)
             continue;
-        int runs = atomic_load(&r->runs);
+        int runs = atomic_load(&r->runs), drops = atomic_load(&r->drops);
         bool acc = atomic_load(&r->accepted);
         if (!acc && runs != 0)
             FAIL("task %u was refused but ran", i);
+        if (!acc && drops != 0)
+            FAIL("task %u was refused but handed to on_drop", i);
+        /* With on_drop installed, every accepted task ran or was handed to it (exactly once:
+         * both counts are checked as they happen). */
+        if (acc && ps->hooks && runs + drops != 1)
+            FAIL("task %u was accepted, ran %d times and was dropped %d times", i, runs, drops);
+        if (acc && r->past && ps->hooks && drops != 1)
+            FAIL("task %u's start-by time had passed at submission, but on_drop never got it",
+                 i);
         bool cancellable = r->group >= 0 ? ps->gcancel[r->group] : ps->cancel_untracked;
-        if (acc && runs == 0 && !ps->may_drop && !cancellable)
-            FAIL("task %u was accepted and never ran, on a pool that drops nothing", i);
+        if (acc && runs == 0 && !ps->may_drop && !cancellable && !r->dl)
+            FAIL("task %u was accepted and never ran, without a start-by time, on a pool that "
+                 "drops nothing",
+                 i);
         if (atomic_load(&r->saw_cancel) && !ps->may_drop && !cancellable)
             FAIL("crew_cancelled() was 1 in task %u, whose group was not cancelled", i);
         accepted += acc;
         ran += (uint64_t)runs;
+        dl_lost += acc && runs == 0 && r->dl;
     }
     crew_stats st;
     memset(&st, 0, sizeof st);
     st.size = sizeof st;
     int src = crew_stats_get(ps->p, &st);
     expect("crew_stats_get", src, OKBIT | BIT(CREW_ENOMEM));
+    /* Every accepted task that did not run was cancelled or expired; only a task with a
+     * start-by time can expire; without any other way to drop, all were expired. */
     if (src == CREW_OK && ps->stats_exact &&
-        (st.submitted != accepted || st.completed != ran || st.cancelled != accepted - ran))
-        FAIL("stats: submitted %llu completed %llu cancelled %llu, but accepted %llu ran %llu",
+        (st.submitted != accepted || st.completed != ran ||
+         st.cancelled + st.expired != accepted - ran || st.expired > dl_lost ||
+         (!other_drops(ps) && st.expired != dl_lost)))
+        FAIL("stats: submitted %llu completed %llu cancelled %llu expired %llu, but accepted "
+             "%llu ran %llu (not run, with a start-by time: %llu)",
              (unsigned long long)st.submitted, (unsigned long long)st.completed,
-             (unsigned long long)st.cancelled, (unsigned long long)accepted,
-             (unsigned long long)ran);
+             (unsigned long long)st.cancelled, (unsigned long long)st.expired,
+             (unsigned long long)accepted, (unsigned long long)ran, (unsigned long long)dl_lost);
     expect("crew_destroy", crew_destroy(ps->p), OKBIT);
     ps->p = NULL;
 }
@@ -316,6 +496,14 @@ static void op_create(reader *in, pool_state *ps) {
     unsigned b = u8(in);
     c.max_blocking = 1 + b % 2;
     c.blocking_idle_ms = 1 + (b >> 1) % 20;
+    /* m's top bit: crew_hooks with on_drop, which then must see every dropped task. */
+    crew_hooks hk;
+    memset(&hk, 0, sizeof hk);
+    hk.size = sizeof hk;
+    hk.on_drop = on_drop;
+    hk.arg = ps;
+    if (m & 0x80)
+        c.hooks = &hk;
     if ((b >> 6) == 3) { /* now and then a sizing controller */
         c.autosize = 1 + ((b >> 5) & 1);
         c.min_threads = 1;
@@ -330,9 +518,9 @@ static void op_create(reader *in, pool_state *ps) {
     if (tracing)
         fprintf(stderr,
                 "api_fuzz: op %u: config threads %u scheduler %u lock %u spin %u monitoring %d "
-                "capacity %u policy %u max_blocking %u autosize %u\n",
+                "capacity %u policy %u max_blocking %u autosize %u on_drop %d\n",
                 op_index, c.threads, c.scheduler, c.lock, c.spin, c.monitoring, c.queue_capacity,
-                c.full_policy, c.max_blocking, c.autosize);
+                c.full_policy, c.max_blocking, c.autosize, c.hooks != NULL);
     crew_pool *p = NULL;
     int rc = crew_create(&p, &c);
     if (invalid) {
@@ -353,6 +541,12 @@ static void op_create(reader *in, pool_state *ps) {
     memset(ps->gcancel, 0, sizeof ps->gcancel);
     ps->cancel_untracked = false;
     ps->paused = false;
+    ps->hooks = c.hooks != NULL;
+    ps->block_full = c.queue_capacity && c.full_policy == CREW_FULL_BLOCK;
+    memset(ps->gdl, 0, sizeof ps->gdl);
+    for (unsigned g = 0; g < MAX_GROUPS; g++)
+        ps->gfinal[g] = 1;
+    atomic_store(&ps->dl_untracked, false);
 }
 
 /* Which handle a submission or wait uses. *track: the tracked group index it names, -1 if none
@@ -474,6 +668,47 @@ static void op_submit(reader *in, pool_state *ps, unsigned variant) {
                 (unsigned)(r - recs), r->kind, prio, r->group);
 }
 
+/* crew_submit_deadline: a start-by time from the input (none, past, microseconds ahead, an hour
+ * ahead, never), flags 0, CREW_TASK_BLOCKING or unknown, any group; a spawning task also gets
+ * start-by times for its children. */
+static void op_deadline(reader *in, pool_state *ps) {
+    crew_pool *p = ps->p;
+    unsigned a = u8(in);
+    uint32_t prio = u32(in);
+    unsigned d = u8(in);
+    crew_handle tmp, *h;
+    int track;
+    bool opens;
+    h = pick_group(in, ps, &tmp, &track, &opens);
+    bool null_fn = (a & 0x1f) == 0x1f;
+    rec *r = new_rec(ps, (int)(a % 3), track);
+    if (!r)
+        return;
+    if (r->kind == 2)
+        r->cdl = d >> 2; /* children: 2 bits each (see task_fn); 0: plain crew_try_submit */
+    unsigned flags = (a >> 5) == 7 ? 2u : (a >> 5) & 1u; /* 2: unknown */
+    uint64_t start_by = start_by_for(d, r);
+    /* A task with a start-by time sent to a group the checks do not track (forged or foreign
+     * handle: maybe a child group, which a nested wait checks) makes CREW_EEXPIRED possible
+     * there: say so before the task can expire. */
+    if (r->dl && h && !opens && track < 0)
+        atomic_store(&ps->dl_untracked, true);
+    int rc = crew_submit_deadline(p, null_fn ? NULL : task_fn, r, prio, flags, start_by, h);
+    check_submit("crew_submit_deadline", rc, ps, p, null_fn || flags > 1);
+    if (rc == CREW_OK) {
+        atomic_store(&r->accepted, true);
+        r->group = note_group(ps, h, opens, track);
+        if (r->dl && r->group >= 0)
+            ps->gdl[r->group] = true;
+    }
+    if (tracing)
+        fprintf(stderr,
+                "api_fuzz: op %u: task %u kind %d prio %u flags %u start-by %s%s group %d\n",
+                op_index, (unsigned)(r - recs), r->kind, prio, flags,
+                start_by == 0 ? "none" : start_by == UINT64_MAX ? "never" : "set",
+                r->past ? " (past)" : "", r->group);
+}
+
 static void op_enqueue(reader *in, pool_state *ps, unsigned variant) {
     crew_pool *p = ps->p;
     unsigned a = u8(in);
@@ -545,23 +780,38 @@ static void op_wait(reader *in, pool_state *ps) {
         expect("crew_wait", rc, BIT(CREW_EINVAL));
         return;
     }
-    expect("crew_wait", rc, OKBIT | BIT(CREW_ECANCELED) | BIT(CREW_EINVAL));
+    expect("crew_wait", rc,
+           OKBIT | BIT(CREW_ECANCELED) | BIT(CREW_EEXPIRED) | BIT(CREW_EINVAL));
     if (track < 0)
         return;
     if (rc == CREW_EINVAL)
         FAIL("crew_wait: EINVAL for a handle this pool issued");
     if (rc == CREW_ECANCELED && !ps->may_drop && !ps->gcancel[track])
         FAIL("crew_wait: CREW_ECANCELED for a group neither cancelled nor on a dropping pool");
-    if (rc != CREW_OK)
+    if (rc == CREW_EEXPIRED && !ps->gdl[track])
+        FAIL("crew_wait: CREW_EEXPIRED for a group without a task with a start-by time");
+    note_final(ps, track, rc, "crew_wait");
+    if (rc == CREW_ECANCELED)
         return;
-    /* A successful wait happens-after every task of the group. */
+    /* A finished wait happens-after every task of the group: CREW_OK, all ran; CREW_EEXPIRED,
+     * all ran but some with start-by times, and those that did not were handed to on_drop. */
     unsigned n = atomic_load(&nrec) < MAX_REC ? atomic_load(&nrec) : MAX_REC;
     for (unsigned i = 0; i < n; i++) {
         rec *r = &recs[i];
-        if (r->ps == ps && r->incarnation == ps->incarnation && r->group == track &&
-            atomic_load(&r->accepted) && atomic_load(&r->runs) != 1)
-            FAIL("crew_wait returned CREW_OK but task %u of the group ran %d times", i,
-                 atomic_load(&r->runs));
+        if (r->ps != ps || r->incarnation != ps->incarnation || r->group != track ||
+            !atomic_load(&r->accepted))
+            continue;
+        int runs = atomic_load(&r->runs);
+        if (rc == CREW_OK && runs != 1)
+            FAIL("crew_wait returned CREW_OK but task %u of the group ran %d times", i, runs);
+        if (rc == CREW_EEXPIRED && !r->dl && runs != 1)
+            FAIL("crew_wait returned CREW_EEXPIRED but task %u of the group, without a start-by "
+                 "time, ran %d times",
+                 i, runs);
+        if (rc == CREW_EEXPIRED && ps->hooks && runs + atomic_load(&r->drops) != 1)
+            FAIL("crew_wait returned CREW_EEXPIRED but task %u of the group ran %d times and "
+                 "was handed to on_drop %d times",
+                 i, runs, atomic_load(&r->drops));
     }
 }
 
@@ -580,7 +830,7 @@ static void op_wait_all(pool_state *ps) {
         if (r->ps == ps && r->incarnation == ps->incarnation && atomic_load(&r->accepted)) {
             int runs = atomic_load(&r->runs);
             bool cancellable = r->group >= 0 ? ps->gcancel[r->group] : ps->cancel_untracked;
-            if (runs > 1 || (runs == 0 && rc == CREW_OK && !cancellable))
+            if (runs > 1 || (runs == 0 && rc == CREW_OK && !cancellable && !r->dl))
                 FAIL("crew_wait_all returned %s but task %u ran %d times", crew_err_name(rc), i,
                      runs);
         }
@@ -707,6 +957,69 @@ static void op_cancel(reader *in, pool_state *ps) {
         ps->cancel_untracked = true;
 }
 
+static FILE *devnull; /* opened once: a FILE* that takes everything */
+
+/* How many lines of text start with p? */
+static unsigned count_lines(const char *text, const char *p) {
+    unsigned n = 0;
+    size_t k = strlen(p);
+    for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+        n += strncmp(l, p, k) == 0;
+    return n;
+}
+
+/* crew_diagnose / crew_diagnose_ex, limits 0-3 ms (or all UINT_MAX), writing nowhere (NULL), to
+ * /dev/null or to memory, on the pool as it is (live, paused, shut down, destroyed: NULL). The
+ * result is a count, EINVAL exactly for a NULL pool; the text written to memory has the header
+ * (naming the pause and the shutdown exactly when they hold), one line per finding, and
+ * "nothing stalled" exactly when there is none. */
+static void op_diagnose(reader *in, pool_state *ps) {
+    crew_pool *p = ps->p;
+    unsigned a = u8(in);
+    unsigned out = a % 3; /* 0 NULL, 1 /dev/null, 2 memory */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = out == 0 ? NULL : out == 1 ? devnull : open_memstream(&buf, &len);
+    if (out && !f)
+        return; /* no memory, or /dev/null missing */
+    int rc;
+    const char *call;
+    if (a & 4) {
+        rc = crew_diagnose(p, f), call = "crew_diagnose";
+    } else {
+        unsigned l = u8(in);
+        unsigned busy = l & 3, queued = (l >> 2) & 3, blocked = (l >> 4) & 3;
+        if ((l >> 6) == 3)
+            busy = queued = blocked = UINT32_MAX;
+        rc = crew_diagnose_ex(p, f, busy, queued, blocked), call = "crew_diagnose_ex";
+    }
+    if (tracing)
+        fprintf(stderr, "api_fuzz: op %u: %s (to %s) -> %d\n", op_index, call,
+                out == 0 ? "NULL" : out == 1 ? "/dev/null" : "memory", rc);
+    if (!p) {
+        if (rc != CREW_EINVAL)
+            FAIL("%s(NULL) returned %d, not CREW_EINVAL", call, rc);
+    } else if (rc < 0 && !(out == 2 && rc == CREW_EIO)) { /* memory: a write may fail (ENOMEM) */
+        FAIL("%s returned %d (%s), not a count", call, rc, crew_err_name(rc));
+    }
+    if (out != 2)
+        return;
+    if (fclose(f) == 0 && buf && p && rc >= 0) {
+        const char *nl = strchr(buf, '\n');
+        size_t hl = nl ? (size_t)(nl - buf) : strlen(buf);
+        unsigned findings = count_lines(buf, "  busy: ") + count_lines(buf, "  queue: ") +
+                            count_lines(buf, "  blocked: ");
+        bool nothing = count_lines(buf, "  nothing stalled") != 0;
+        char *paused = memmem(buf, hl, ", paused", 8);
+        char *shut = memmem(buf, hl, ", shutting down", 15);
+        if (strncmp(buf, "crew_diagnose: pool ", 20) != 0 || findings != (unsigned)rc ||
+            nothing != (rc == 0) || !paused != !ps->paused || !shut != !ps->shut)
+            FAIL("%s returned %d (paused %d, shut down %d) but wrote:\n%s", call, rc, ps->paused,
+                 ps->shut, buf);
+    }
+    free(buf);
+}
+
 static void *resumer(void *arg) {
     struct timespec ts = {0, 1000000};
     nanosleep(&ts, NULL);
@@ -771,6 +1084,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argv;
     unsetenv("CREW_SCHEDULER"); /* the configuration comes from the input alone */
     tracing = getenv("API_FUZZ_TRACE") != NULL;
+    devnull = fopen("/dev/null", "w");
     return 0;
 }
 
@@ -781,14 +1095,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         pools[i].p = NULL;
         pools[i].ngroups = 0;
         pools[i].paused = false;
+        atomic_store(&pools[i].dl_untracked, false);
     }
     for (op_index = 0; op_index < MAX_OPS && in.i < in.n; op_index++) {
         unsigned op = u8(&in);
         pool_state *ps = &pools[op >> 7];
-        unsigned k = op % 19;
+        unsigned k = op % 22;
         /* Calls that may wait for tasks: waits, crew_enqueue_tasks_wait, and any submission to
          * a bounded queue (it may block for room, or run a spawning task in this thread). */
-        bool may_wait = (k >= 8 && k <= 10) || k == 7 || (ps->bounded && k >= 1 && k <= 6);
+        bool may_wait = (k >= 8 && k <= 10) || k == 7 ||
+                        (ps->bounded && ((k >= 1 && k <= 6) || k == 19));
         pthread_t rt;
         bool late = may_wait && unpause(ps, &rt);
         switch (k) {
@@ -812,6 +1128,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             break;
         case 18:
             op_pause(&in, ps);
+            break;
+        case 19:
+            op_deadline(&in, ps);
+            break;
+        case 20:
+            op_diagnose(&in, ps);
+            break;
+        case 21:
+            op_misc(&in, ps, 6); /* crew_size, crew_stats_threads */
             break;
         default:
             op_misc(&in, ps, k - 11);

@@ -5,28 +5,41 @@
  * sometimes a bounded queue with the caller-runs or drop-oldest policy), let several producer
  * threads submit for a while (single tasks and batches, random priorities, groups, nested
  * spawn-and-wait, CREW_TASK_BLOCKING tasks, waits, resizes, statistics reads, crew_cancel of
- * random recent groups, crew_cancelled() polled in every task) while one more thread pauses and
- * resumes the pool at random (crew_pause / crew_resume, always ending resumed), then end the
- * pool: half the cycles with crew_shutdown(CREW_CANCEL) while the producers are still
- * submitting, the others by stopping the producers and draining; then destroy it.
+ * random recent groups, crew_cancelled() polled in every task, and crew_submit_deadline: single
+ * tasks, one more task added to a batch's group, and some nested children, with start-by times
+ * mostly generous (200 ms ahead), some tight (0-20 us ahead) so that drops happen, and some
+ * already past) while one more thread pauses and resumes the pool at random (crew_pause /
+ * crew_resume, always ending resumed) and another calls crew_diagnose(p, NULL) (and now and
+ * then crew_diagnose_ex with every limit 0) every 1-5 ms, then end the pool: half the cycles
+ * with crew_shutdown(CREW_CANCEL) while the producers are still submitting, the others by
+ * stopping the producers and draining; then destroy it. Three cycles in four install
+ * crew_hooks.on_drop.
  *
  * Checked, with one record per task (an atomic run count) and per group:
- *   - no task runs twice, and a refused task never runs;
+ *   - no task runs twice, and a refused task never runs; a task whose start-by time had passed
+ *     when it was submitted never runs;
  *   - every accepted task ran, unless the cycle may drop tasks (a cancelling shutdown, a
- *     drop-oldest queue); then crew_stats (monitoring on from crew_create, never reset) counts
- *     exactly the tasks that did not run as cancelled, and submitted == accepted;
- *   - after the shutdown each group's crew_wait answers CREW_ECANCELED if it lost a task, and
- *     CREW_OK if it lost none and crew_cancel was never tried on it; a successful wait (from a
- *     producer or a nested task) came after all its tasks; only groups crew_cancel was tried on
- *     lose tasks in a cycle that otherwise drops nothing; crew_wait_all ignores crew_cancel;
+ *     drop-oldest queue) or it had a start-by time; with on_drop installed, every accepted task
+ *     ran or was handed to on_drop, exactly once, and a refused one never reaches it;
+ *     crew_stats (monitoring on from crew_create, never reset) counts submitted == accepted,
+ *     completed == ran, cancelled + expired == the tasks that did not run, expired only tasks
+ *     with start-by times, and exactly those that did not run in a cycle that drops nothing else;
+ *   - after the shutdown each group's crew_wait answers CREW_ECANCELED if it lost a task
+ *     without a start-by time; CREW_EEXPIRED if it lost only tasks with one (or CREW_ECANCELED
+ *     if it could have been cancelled or dropped); CREW_OK if it lost none and crew_cancel was
+ *     never tried on it; a successful wait (from a producer or a nested task) came after all
+ *     its tasks, and one answering CREW_EEXPIRED after all of them ran or were handed to
+ *     on_drop; only groups crew_cancel was tried on lose tasks without start-by times in a
+ *     cycle that otherwise drops nothing; crew_wait_all ignores crew_cancel and deadlines;
+ *   - crew_diagnose returns a count (>= 0), also during and after the shutdown;
  *   - crew_cancelled() is 1 only in a task whose group crew_cancel was tried on (or, in cycles
  *     that drop, a group that may have lost a task), or during a cancelling shutdown;
  *     crew_paused follows crew_pause / crew_resume;
  *   - every call returns a documented code, and ESHUTDOWN only once a shutdown has begun;
  *   - memory does not grow: the resident set after the last cycle is at most
  *     RSS_GROWTH_FACTOR times that after the warm-up cycles plus RSS_GROWTH_SLACK_KB.
- * Prints tasks run, tasks per second and the peak resident set (getrusage). Exits 1 on any
- * violation, 2 on a usage error.
+ * Prints tasks run, tasks per second, tasks expired and the peak resident set (getrusage). Exits
+ * 1 on any violation, 2 on a usage error.
  *
  * Usage: soak [-s seconds] [-p producers] [-c cycle_ms]   (seconds: SOAK_SECONDS, default 300)
  */
@@ -74,7 +87,12 @@ typedef struct rec {
     uint8_t kind;   /* 0 plain, 1 some work, 2 spawn children and wait, 3 blocking (sleeps) */
     uint8_t depth;  /* nesting depth of a spawning task */
     uint32_t group; /* index in groups[], 0 = none */
+    atomic_uchar dropped; /* times crew_hooks.on_drop was handed it */
+    uint8_t dl;     /* start-by time: 0 none, DL_SET one that may pass, DL_PAST passed already */
 } rec;
+
+#define DL_SET 1
+#define DL_PAST 2
 
 typedef struct group {
     crew_handle h;
@@ -82,6 +100,9 @@ typedef struct group {
     atomic_uint ran;      /* of those, run */
     atomic_bool published;   /* h is set (release), so another producer may cancel it */
     atomic_bool cancel_tried; /* set before crew_cancel(h) is called (it may take effect at once) */
+    atomic_uint dropped;  /* of its tasks, handed to on_drop */
+    bool has_dl;          /* a task with a start-by time was submitted to it (set before) */
+    bool lost_plain, lost_dl; /* end of cycle: it lost a task without / with a start-by time */
 } group;
 
 static rec *recs;
@@ -97,6 +118,9 @@ static bool bounded;           /* this cycle's pool has a bounded queue */
 static bool cancel_cycle;      /* this cycle ends with crew_shutdown(CREW_CANCEL) */
 static atomic_bool any_cancel; /* crew_cancel was tried in this cycle */
 static atomic_ulong cancels_ok, pauses_ok; /* totals, for the summary */
+static bool hooks_on;          /* this cycle's pool has crew_hooks.on_drop */
+static atomic_ulong diag_calls, diag_findings; /* crew_diagnose: totals, for the summary */
+static uint64_t expired_total, dl_total; /* crew_stats.expired; accepted with a start-by time */
 
 static rec *new_recs(unsigned n, uint8_t kind, uint32_t g) {
     unsigned i = atomic_fetch_add(&nrec, n);
@@ -109,6 +133,8 @@ static rec *new_recs(unsigned n, uint8_t kind, uint32_t g) {
         r->kind = kind;
         r->depth = 0;
         r->group = g;
+        atomic_store_explicit(&r->dropped, 0, memory_order_relaxed);
+        r->dl = 0;
     }
     return &recs[i];
 }
@@ -120,12 +146,44 @@ static uint32_t new_group(void) {
     groups[g].h = CREW_HANDLE_NONE;
     atomic_store(&groups[g].accepted, 0);
     atomic_store(&groups[g].ran, 0);
+    atomic_store(&groups[g].dropped, 0);
+    groups[g].has_dl = groups[g].lost_plain = groups[g].lost_dl = false;
     return g;
 }
 
 static uint32_t rnd(uint64_t *s) { /* xorshift64* */
     *s ^= *s >> 12, *s ^= *s << 25, *s ^= *s >> 27;
     return (uint32_t)((*s * 2685821657736338717ull) >> 32);
+}
+
+/* A start-by time for r: mostly generous (200 ms ahead), some tight (0-20 us ahead: these
+ * expire whenever the task waits a little), one in ten already past (it must never run). */
+static uint64_t start_by(rec *r, uint64_t *seed) {
+    uint64_t now = crew_now_ns();
+    unsigned c = rnd(seed) % 10;
+    r->dl = c == 0 ? DL_PAST : DL_SET;
+    if (c == 0)
+        return now - 1;
+    if (c <= 3)
+        return now + rnd(seed) % 20000;
+    return now + 200000000u;
+}
+
+/* crew_hooks.on_drop: a task of this soak that never ran, handed over once. */
+static void task_fn(void *arg);
+static void on_drop(crew_fn fn, void *task_arg, void *arg) {
+    (void)arg;
+    rec *r = task_arg;
+    if (fn != task_fn) {
+        VIOLATION("on_drop got a function that was never submitted");
+        return;
+    }
+    if (atomic_fetch_add(&r->dropped, 1) != 0)
+        VIOLATION("task %ld was handed to on_drop twice", (long)(r - recs));
+    if (atomic_load(&r->runs) != 0)
+        VIOLATION("task %ld was handed to on_drop after it ran", (long)(r - recs));
+    if (r->group)
+        atomic_fetch_add(&groups[r->group].dropped, 1);
 }
 
 /* rc of a submission: OK, or a code that fits this moment. */
@@ -195,9 +253,20 @@ static void spawn_and_wait(rec *parent, uint64_t *seed) {
     crew_handle h = CREW_HANDLE_NONE;
     unsigned ok = 0;
     for (unsigned i = 0; i < n; i++) {
-        /* try_submit: a worker must not wait for room in a queue that only workers drain. */
-        int rc = crew_try_submit(pool, task_fn, &kids[i], rnd(seed) % 8, &h);
-        check_submit_rc("crew_try_submit (nested)", rc);
+        /* try_submit: a worker must not wait for room in a queue that only workers drain. One
+         * child in eight has a start-by time: crew_submit_deadline may wait for room only under
+         * CREW_FULL_BLOCK, which the soak never uses (caller-runs runs it here, drop-oldest
+         * drops another). */
+        int rc;
+        if (rnd(seed) % 8 == 0) {
+            uint64_t by = start_by(&kids[i], seed);
+            groups[g].has_dl = true;
+            rc = crew_submit_deadline(pool, task_fn, &kids[i], rnd(seed) % 8, 0, by, &h);
+            check_submit_rc("crew_submit_deadline (nested)", rc);
+        } else {
+            rc = crew_try_submit(pool, task_fn, &kids[i], rnd(seed) % 8, &h);
+            check_submit_rc("crew_try_submit (nested)", rc);
+        }
         if (rc == CREW_OK) {
             if (ok++ == 0)
                 publish(g, h);
@@ -215,6 +284,15 @@ static void spawn_and_wait(rec *parent, uint64_t *seed) {
                 VIOLATION("nested crew_wait on slot %u gen %u returned OK, but child %ld was "
                           "not run (cycle may drop: %d)",
                           h.slot, h.gen, (long)(&kids[i] - recs), (int)may_drop);
+    } else if (rc == CREW_EEXPIRED) {
+        if (!groups[g].has_dl)
+            VIOLATION("nested crew_wait returned CREW_EEXPIRED for a group without start-by "
+                      "times");
+        for (unsigned i = 0; i < n; i++)
+            if (atomic_load(&kids[i].accepted) && !kids[i].dl && atomic_load(&kids[i].runs) != 1)
+                VIOLATION("nested crew_wait returned CREW_EEXPIRED, but child %ld, without a "
+                          "start-by time, did not run",
+                          (long)(&kids[i] - recs));
     } else if (!(rc == CREW_ECANCELED && cancellable(g))) {
         VIOLATION("nested crew_wait returned %s", crew_err_name(rc));
     }
@@ -224,6 +302,11 @@ static void task_fn(void *arg) {
     rec *r = arg;
     if (atomic_fetch_add(&r->runs, 1) != 0)
         VIOLATION("task %ld ran twice", (long)(r - recs));
+    if (r->dl == DL_PAST)
+        VIOLATION("task %ld ran, but its start-by time had passed when it was submitted",
+                  (long)(r - recs));
+    if (atomic_load_explicit(&r->dropped, memory_order_relaxed) != 0)
+        VIOLATION("task %ld ran after it was handed to on_drop", (long)(r - recs));
     /* r->accepted may not be set yet (the submitting call has not returned): checked at the
      * end of the cycle. */
     if (crew_cancelled()) {
@@ -270,16 +353,27 @@ static void *producer(void *arg) {
     crew_task batch[16];
     while (!atomic_load(&stopping)) {
         unsigned what = rnd(&seed) % 100;
-        if (what < 40) { /* single task, maybe into a group of its own, maybe blocking */
+        if (what < 40) { /* single task, maybe blocking, maybe with a start-by time */
             bool blocking = rnd(&seed) % 10 == 0;
             uint8_t kind = blocking ? 3 : (uint8_t)(rnd(&seed) % 3);
             rec *r = new_recs(1, kind, 0);
             if (!r)
                 break;
-            int rc = blocking ? crew_submit_ex(pool, task_fn, r, rnd(&seed) % 16,
-                                               CREW_TASK_BLOCKING, NULL)
-                              : crew_submit(pool, task_fn, r, rnd(&seed) % 16, NULL);
-            check_submit_rc(blocking ? "crew_submit_ex" : "crew_submit", rc);
+            int rc;
+            const char *call;
+            if (rnd(&seed) % 4 == 0) {
+                uint64_t by = start_by(r, &seed);
+                rc = crew_submit_deadline(pool, task_fn, r, rnd(&seed) % 16,
+                                          blocking ? CREW_TASK_BLOCKING : 0, by, NULL);
+                call = "crew_submit_deadline";
+            } else if (blocking) {
+                rc = crew_submit_ex(pool, task_fn, r, rnd(&seed) % 16, CREW_TASK_BLOCKING, NULL);
+                call = "crew_submit_ex";
+            } else {
+                rc = crew_submit(pool, task_fn, r, rnd(&seed) % 16, NULL);
+                call = "crew_submit";
+            }
+            check_submit_rc(call, rc);
             if (rc == CREW_OK)
                 accepted(r, 1);
         } else if (what < 75) { /* a batch as a new group, maybe waited for */
@@ -302,11 +396,19 @@ static void *producer(void *arg) {
                 continue;
             publish(g, h);
             accepted(r, n);
-            /* Add one more to the same group: CREW_ESTALE if it already finished. */
+            /* Add one more to the same group, one time in four with a start-by time (then the
+             * group may answer CREW_EEXPIRED): CREW_ESTALE if it already finished. */
             rec *extra = new_recs(1, 0, g);
             if (extra) {
-                rc = crew_submit(pool, task_fn, extra, 0, &h);
-                check_submit_rc("crew_submit (add)", rc);
+                if (rnd(&seed) % 4 == 0) {
+                    uint64_t by = start_by(extra, &seed);
+                    groups[g].has_dl = true;
+                    rc = crew_submit_deadline(pool, task_fn, extra, 0, 0, by, &h);
+                    check_submit_rc("crew_submit_deadline (add)", rc);
+                } else {
+                    rc = crew_submit(pool, task_fn, extra, 0, &h);
+                    check_submit_rc("crew_submit (add)", rc);
+                }
                 if (rc == CREW_OK)
                     accepted(extra, 1);
             }
@@ -316,6 +418,16 @@ static void *producer(void *arg) {
                 if (atomic_load(&groups[g].ran) != atomic_load(&groups[g].accepted))
                     VIOLATION("crew_wait returned OK with %u of %u tasks run",
                               atomic_load(&groups[g].ran), atomic_load(&groups[g].accepted));
+            } else if (rc == CREW_EEXPIRED) {
+                if (!groups[g].has_dl)
+                    VIOLATION("crew_wait returned CREW_EEXPIRED for a group without start-by "
+                              "times");
+                else if (hooks_on && atomic_load(&groups[g].ran) + atomic_load(&groups[g].dropped) !=
+                                         atomic_load(&groups[g].accepted))
+                    VIOLATION("crew_wait returned CREW_EEXPIRED with %u of %u tasks run and %u "
+                              "handed to on_drop",
+                              atomic_load(&groups[g].ran), atomic_load(&groups[g].accepted),
+                              atomic_load(&groups[g].dropped));
             } else if (!(rc == CREW_ECANCELED && cancellable(g))) {
                 VIOLATION("crew_wait returned %s", crew_err_name(rc));
             }
@@ -378,6 +490,25 @@ static void *toggler(void *arg) {
     return NULL;
 }
 
+/* Calls crew_diagnose(pool, NULL) every 1-5 ms until the producers stop (through the shutdown in
+ * the cycles that cancel), one call in four crew_diagnose_ex with every limit 0. */
+static void *diagnoser(void *arg) {
+    uint64_t seed = (uint64_t)(uintptr_t)arg * 0x2545f4914f6cdd1dull | 1;
+    while (!atomic_load(&stopping)) {
+        struct timespec ts = {0, 1000000 + (long)(rnd(&seed) % 4000000)};
+        nanosleep(&ts, NULL);
+        int rc = rnd(&seed) % 4 == 0 ? crew_diagnose_ex(pool, NULL, 0, 0, 0)
+                                     : crew_diagnose(pool, NULL);
+        if (rc < 0) {
+            VIOLATION("crew_diagnose returned %s", crew_err_name(rc));
+            continue;
+        }
+        atomic_fetch_add_explicit(&diag_calls, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&diag_findings, (unsigned long)rc, memory_order_relaxed);
+    }
+    return NULL;
+}
+
 /* ---- cycles --------------------------------------------------------------------------------- */
 
 static long rss_kb(void) {
@@ -415,6 +546,11 @@ static uint64_t cycle(unsigned k, unsigned producers, unsigned cycle_ms, uint64_
         c.queue_capacity = 32 + rnd(seed) % 64;
         c.full_policy = rnd(seed) % 2 ? CREW_FULL_CALLER_RUNS : CREW_FULL_DROP_OLDEST;
     }
+    static crew_hooks hk; /* crew_create copies it */
+    hk.size = sizeof hk;
+    hk.on_drop = on_drop;
+    hooks_on = rnd(seed) % 4 != 0;
+    c.hooks = hooks_on ? &hk : NULL;
     bool cancel = rnd(seed) % 2;
     may_drop = cancel || (bounded && c.full_policy == CREW_FULL_DROP_OLDEST);
     cancel_cycle = cancel;
@@ -429,9 +565,10 @@ static uint64_t cycle(unsigned k, unsigned producers, unsigned cycle_ms, uint64_
         VIOLATION("crew_create returned %s", crew_err_name(rc));
         return 0;
     }
-    pthread_t th[MAX_PRODUCERS + 1];
-    for (unsigned i = 0; i <= producers; i++)
-        if (pthread_create(&th[i], NULL, i < producers ? producer : toggler,
+    pthread_t th[MAX_PRODUCERS + 2];
+    for (unsigned i = 0; i <= producers + 1; i++)
+        if (pthread_create(&th[i], NULL,
+                           i < producers ? producer : i == producers ? toggler : diagnoser,
                            (void *)(uintptr_t)(i + k * 31u + 1)) != 0) {
             fprintf(stderr, "soak: pthread_create failed\n");
             exit(2);
@@ -444,11 +581,11 @@ static uint64_t cycle(unsigned k, unsigned producers, unsigned cycle_ms, uint64_
         if (rc != CREW_OK)
             VIOLATION("crew_shutdown(CANCEL) returned %s", crew_err_name(rc));
         atomic_store(&stopping, true);
-        for (unsigned i = 0; i <= producers; i++) /* and the toggler: the pool ends resumed */
+        for (unsigned i = 0; i <= producers + 1; i++) /* and the toggler and the diagnoser */
             pthread_join(th[i], NULL);
     } else {
         atomic_store(&stopping, true);
-        for (unsigned i = 0; i <= producers; i++) /* and the toggler: the pool ends resumed */
+        for (unsigned i = 0; i <= producers + 1; i++) /* the toggler: the pool ends resumed */
             pthread_join(th[i], NULL);
         rc = crew_wait_all(pool);
         if (rc != CREW_OK && !(rc == CREW_ECANCELED && may_drop))
@@ -460,46 +597,77 @@ static uint64_t cycle(unsigned k, unsigned producers, unsigned cycle_ms, uint64_
 
     /* Account for every task. */
     unsigned n = atomic_load(&nrec) < MAX_REC ? atomic_load(&nrec) : MAX_REC;
-    uint64_t acc = 0, ran = 0, lost = 0;
+    uint64_t acc = 0, ran = 0, lost = 0, lost_dl = 0, acc_dl = 0;
     for (unsigned i = 0; i < n; i++) {
-        unsigned runs = atomic_load(&recs[i].runs), a = atomic_load(&recs[i].accepted);
+        rec *r = &recs[i];
+        unsigned runs = atomic_load(&r->runs), a = atomic_load(&r->accepted);
+        unsigned dropped = atomic_load(&r->dropped);
         if (runs > 1)
             VIOLATION("task %u ran %u times", i, runs);
         if (!a && runs)
             VIOLATION("task %u was refused but ran", i);
+        if (!a && dropped)
+            VIOLATION("task %u was refused but handed to on_drop", i);
+        if (a && hooks_on && runs + dropped != 1)
+            VIOLATION("task %u was accepted, ran %u times and was handed to on_drop %u times", i,
+                      runs, dropped);
         acc += a;
         ran += runs;
         lost += a && !runs;
+        lost_dl += a && !runs && r->dl;
+        acc_dl += a && r->dl;
+        if (a && !runs && r->group) {
+            if (r->dl)
+                groups[r->group].lost_dl = true;
+            else
+                groups[r->group].lost_plain = true;
+        }
     }
-    if (lost && !may_drop)
+    if (lost != lost_dl && !may_drop)
         for (unsigned i = 0; i < n; i++)
-            if (atomic_load(&recs[i].accepted) && !atomic_load(&recs[i].runs) &&
+            if (atomic_load(&recs[i].accepted) && !atomic_load(&recs[i].runs) && !recs[i].dl &&
                 !cancellable(recs[i].group))
-                VIOLATION("task %u was accepted and never ran, not in a cancelled group, in a "
-                          "cycle that drops nothing", i);
+                VIOLATION("task %u was accepted and never ran, without a start-by time, not in a "
+                          "cancelled group, in a cycle that drops nothing", i);
     crew_stats st;
     memset(&st, 0, sizeof st);
     st.size = sizeof st;
+    bool drops_other = may_drop || atomic_load(&any_cancel); /* than by start-by times */
     if (crew_stats_get(pool, &st) == CREW_OK &&
-        (st.submitted != acc || st.completed != ran || st.cancelled != lost))
-        VIOLATION("stats: submitted %llu completed %llu cancelled %llu; records: accepted %llu "
-                  "ran %llu lost %llu",
+        (st.submitted != acc || st.completed != ran || st.cancelled + st.expired != lost ||
+         st.expired > lost_dl || (!drops_other && st.expired != lost_dl)))
+        VIOLATION("stats: submitted %llu completed %llu cancelled %llu expired %llu; records: "
+                  "accepted %llu ran %llu lost %llu (with a start-by time: %llu)",
                   (unsigned long long)st.submitted, (unsigned long long)st.completed,
-                  (unsigned long long)st.cancelled, (unsigned long long)acc,
-                  (unsigned long long)ran, (unsigned long long)lost);
-    /* Groups: CREW_ECANCELED exactly for those that lost a task (slots of cancelled groups are
-     * kept until crew_destroy). */
+                  (unsigned long long)st.cancelled, (unsigned long long)st.expired,
+                  (unsigned long long)acc, (unsigned long long)ran, (unsigned long long)lost,
+                  (unsigned long long)lost_dl);
+    expired_total += st.expired;
+    dl_total += acc_dl;
+    /* Groups: CREW_ECANCELED exactly for those that lost a task without a start-by time,
+     * CREW_EEXPIRED for those that lost only tasks with one (unless they could also have been
+     * cancelled or dropped), CREW_OK for the others (slots of groups that lost tasks are kept
+     * until crew_destroy). */
     unsigned ng = atomic_load(&ngroups) < MAX_GROUPS ? atomic_load(&ngroups) : MAX_GROUPS - 1;
     for (unsigned g = 1; g <= ng; g++) {
         if (groups[g].h.slot == 0)
             continue; /* never opened */
-        bool glost = atomic_load(&groups[g].accepted) != atomic_load(&groups[g].ran);
+        bool lp = groups[g].lost_plain, ld = groups[g].lost_dl;
         rc = crew_wait(pool, groups[g].h);
-        if (!glost && rc == CREW_ECANCELED && atomic_load(&groups[g].cancel_tried))
-            continue; /* cancelled after its last task started: CREW_ECANCELED is documented */
-        if (rc != (glost ? CREW_ECANCELED : CREW_OK))
-            VIOLATION("group %u %s a task but crew_wait returned %s", g,
-                      glost ? "lost" : "did not lose", crew_err_name(rc));
+        bool ok;
+        if (lp)
+            ok = rc == CREW_ECANCELED;
+        else if (ld)
+            ok = rc == CREW_EEXPIRED || (rc == CREW_ECANCELED && cancellable(g));
+        else /* cancelled after its last task started: CREW_ECANCELED is documented */
+            ok = rc == CREW_OK ||
+                 (rc == CREW_ECANCELED && atomic_load(&groups[g].cancel_tried));
+        if (!ok)
+            VIOLATION("group %u %s but crew_wait returned %s", g,
+                      lp   ? "lost a task without a start-by time"
+                      : ld ? "lost only tasks with start-by times"
+                           : "did not lose a task",
+                      crew_err_name(rc));
     }
     if ((rc = crew_destroy(pool)) != CREW_OK)
         VIOLATION("crew_destroy returned %s", crew_err_name(rc));
@@ -567,12 +735,16 @@ int main(int argc, char **argv) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     long bound = (long)(rss_warm * RSS_GROWTH_FACTOR) + RSS_GROWTH_SLACK_KB;
-    printf("soak: %u cycles, %llu tasks in %.1f s = %.0f tasks/s; peak RSS %ld KB; RSS after "
-           "warm-up %ld KB, at the end %ld KB (bound %ld KB)\n",
-           k, (unsigned long long)total, elapsed, total / elapsed, ru.ru_maxrss, rss_warm,
-           rss_end, bound);
-    printf("soak: crew_cancel returned CREW_OK %lu times; crew_pause %lu times\n",
-           atomic_load(&cancels_ok), atomic_load(&pauses_ok));
+    printf("soak: %u cycles, %llu tasks in %.1f s = %.0f tasks/s, %llu expired (of %llu with a "
+           "start-by time); peak RSS %ld KB; RSS after warm-up %ld KB, at the end %ld KB (bound "
+           "%ld KB)\n",
+           k, (unsigned long long)total, elapsed, total / elapsed,
+           (unsigned long long)expired_total, (unsigned long long)dl_total, ru.ru_maxrss,
+           rss_warm, rss_end, bound);
+    printf("soak: crew_cancel returned CREW_OK %lu times; crew_pause %lu times; crew_diagnose "
+           "%lu times (%lu findings)\n",
+           atomic_load(&cancels_ok), atomic_load(&pauses_ok), atomic_load(&diag_calls),
+           atomic_load(&diag_findings));
     if (rss_end > bound)
         VIOLATION("resident set grew from %ld KB to %ld KB (bound %ld KB)", rss_warm, rss_end,
                   bound);
