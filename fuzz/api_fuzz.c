@@ -625,18 +625,36 @@ static void check_submit(const char *call, int rc, pool_state *ps, crew_pool *p,
         FAIL("%s: %s without a bounded queue", call, crew_err_name(rc));
 }
 
-static void op_submit(reader *in, pool_state *ps, unsigned variant) {
-    crew_pool *p = ps->p;
-    unsigned a = u8(in);
-    uint32_t prio = u32(in);
+/* The operands of a single submission, in input order: a (task kind a % 3, a NULL function if
+ * a & 0x1f == 0x1f, the rest per call), the priority, *extra if asked for, then the group (see
+ * pick_group). Returns the task's record, NULL when the records ran out. */
+typedef struct submit_ops {
+    unsigned a, extra;
+    uint32_t prio;
     crew_handle tmp, *h;
     int track;
-    bool opens;
-    h = pick_group(in, ps, &tmp, &track, &opens);
-    bool null_fn = (a & 0x1f) == 0x1f;
-    rec *r = new_rec(ps, (int)(a % 3), track);
+    bool opens, null_fn;
+} submit_ops;
+
+static rec *read_submit_ops(reader *in, pool_state *ps, submit_ops *o, bool extra) {
+    o->a = u8(in);
+    o->prio = u32(in);
+    o->extra = extra ? u8(in) : 0;
+    o->h = pick_group(in, ps, &o->tmp, &o->track, &o->opens);
+    o->null_fn = (o->a & 0x1f) == 0x1f;
+    return new_rec(ps, (int)(o->a % 3), o->track);
+}
+
+static void op_submit(reader *in, pool_state *ps, unsigned variant) {
+    crew_pool *p = ps->p;
+    submit_ops o;
+    rec *r = read_submit_ops(in, ps, &o, false);
     if (!r)
         return;
+    unsigned a = o.a;
+    uint32_t prio = o.prio;
+    crew_handle *h = o.h;
+    bool null_fn = o.null_fn;
     crew_fn fn = null_fn ? NULL : task_fn;
     int rc;
     bool bad = null_fn;
@@ -661,7 +679,7 @@ static void op_submit(reader *in, pool_state *ps, unsigned variant) {
     check_submit(call, rc, ps, p, bad);
     if (rc == CREW_OK) {
         atomic_store(&r->accepted, true);
-        r->group = note_group(ps, h, opens, track);
+        r->group = note_group(ps, h, o.opens, o.track);
     }
     if (tracing)
         fprintf(stderr, "api_fuzz: op %u: task %u kind %d prio %u group %d\n", op_index,
@@ -673,17 +691,15 @@ static void op_submit(reader *in, pool_state *ps, unsigned variant) {
  * start-by times for its children. */
 static void op_deadline(reader *in, pool_state *ps) {
     crew_pool *p = ps->p;
-    unsigned a = u8(in);
-    uint32_t prio = u32(in);
-    unsigned d = u8(in);
-    crew_handle tmp, *h;
-    int track;
-    bool opens;
-    h = pick_group(in, ps, &tmp, &track, &opens);
-    bool null_fn = (a & 0x1f) == 0x1f;
-    rec *r = new_rec(ps, (int)(a % 3), track);
+    submit_ops o;
+    rec *r = read_submit_ops(in, ps, &o, true);
     if (!r)
         return;
+    unsigned a = o.a, d = o.extra;
+    uint32_t prio = o.prio;
+    crew_handle *h = o.h;
+    int track = o.track;
+    bool opens = o.opens, null_fn = o.null_fn;
     if (r->kind == 2)
         r->cdl = d >> 2; /* children: 2 bits each (see task_fn); 0: plain crew_try_submit */
     unsigned flags = (a >> 5) == 7 ? 2u : (a >> 5) & 1u; /* 2: unknown */
