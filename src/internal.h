@@ -586,20 +586,14 @@ struct crew_pool {
     unsigned next;      /* external slots initialised */
     crew__lq *mq;       /* SHARED_LOCKFREE: the MultiQueue's queues */
     unsigned nmq;       /* how many */
-    atomic_uint rr;     /* PER_WORKER: round-robin position (relaxed: spreads, orders nothing) */
 
-    /* Accepted tasks not yet finished nor dropped. Seq_cst read-modify-writes: the decrement
-     * to 0 is followed by a fence and a read of quiet_sleepers (worker.c's sleep protocol). */
-    _Atomic size_t pending;
+    /* Read on every submission or take, written rarely: kept on the lines of the settings,
+     * away from the counters below that submitters write on every task (when pending shared a
+     * line with paused, each submission's increment took that line from the workers, who read
+     * paused on every take, and back). */
     /* CREW__OPEN or CREW__CLOSING; written under lock (seq_cst), read anywhere: submitters
      * re-check it after counting themselves in pending (submit.c). */
     atomic_int state;
-    /* Threads asleep or about to sleep: workers and waiters that would take any task (sleepers),
-     * and threads waiting for pending to reach 0 (quiet_sleepers). Incremented under lock before
-     * the sleeper's last look; read after a seq_cst fence by whoever could end the sleep. */
-    atomic_uint sleepers;
-    atomic_uint quiet_sleepers;
-    atomic_bool cancelled_any; /* a shutdown dropped tasks (relaxed: read after joining) */
     /* crew_pause: every taker (worker, helping waiter, blocking thread) finds no work. Written
      * under lock; read relaxed by takers, since a sleeper's last look and crew_resume's wake-up
      * both happen under lock, and a spinning taker only needs to see it eventually. */
@@ -607,6 +601,22 @@ struct crew_pool {
     /* crew_shutdown(CREW_CANCEL) began: crew_cancelled() tells running tasks (relaxed: a hint
      * they poll). */
     atomic_bool cancelling;
+
+    /* Written by submitters on every task: a cache line of their own (the padding on both sides
+     * keeps any other field off it, whatever the allocation's alignment). */
+    char pad_submit_[64];
+    /* Accepted tasks not yet finished nor dropped. Seq_cst read-modify-writes: the decrement
+     * to 0 is followed by a fence and a read of quiet_sleepers (worker.c's sleep protocol). */
+    _Atomic size_t pending;
+    atomic_uint rr;     /* PER_WORKER: round-robin position (relaxed: spreads, orders nothing) */
+    char pad_submit_end_[64 - sizeof(size_t) - sizeof(unsigned)];
+
+    /* Threads asleep or about to sleep: workers and waiters that would take any task (sleepers),
+     * and threads waiting for pending to reach 0 (quiet_sleepers). Incremented under lock before
+     * the sleeper's last look; read after a seq_cst fence by whoever could end the sleep. */
+    atomic_uint sleepers;
+    atomic_uint quiet_sleepers;
+    atomic_bool cancelled_any; /* a shutdown dropped tasks (relaxed: read after joining) */
 
     pthread_mutex_t lock;    /* see the top of this file */
     pthread_cond_t wait_cv;  /* waiting callers sleep here */
