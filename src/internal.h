@@ -603,7 +603,7 @@ struct crew_pool {
     atomic_bool cancelling;
 
     /* Written by submitters on every task: a cache line of their own (the padding on both sides
-     * keeps any other field off it, whatever the allocation's alignment). */
+     * keeps any other field off it in an allocation aligned to 16 bytes, as calloc's is). */
     char pad_submit_[64];
     /* Accepted tasks not yet finished nor dropped. Seq_cst read-modify-writes: the decrement
      * to 0 is followed by a fence and a read of quiet_sleepers (worker.c's sleep protocol). */
