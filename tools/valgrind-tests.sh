@@ -60,7 +60,7 @@ runner=$!
 trap 'kill $runner 2>/dev/null || true; rm -rf "$status"' EXIT
 trap 'exit 130' INT TERM
 
-fail=0 pass=0 start=$(date +%s) failed=""
+pass=0 start=$(date +%s) failed="" # failed: the names of the failed runs
 for job in "${list[@]}"; do
     name=${job/ /@}
     # Wait for this run's result (the runs finish in any order; the report keeps the list's).
@@ -69,7 +69,7 @@ for job in "${list[@]}"; do
     done
     if [ ! -e "$status/$name" ]; then
         echo "memcheck: $name FAILED (did not run)"
-        fail=$((fail + 1)) failed="$failed $name"
+        failed="$failed $name"
         continue
     fi
     read -r rc ms <"$status/$name"
@@ -80,7 +80,7 @@ for job in "${list[@]}"; do
     else
         echo "memcheck: $name FAILED (exit status $rc, ${secs} s; log follows)"
         tail -60 "$build/$name.valgrind.log"
-        fail=$((fail + 1)) failed="$failed $name"
+        failed="$failed $name"
     fi
 done
 wait $runner || true
@@ -89,6 +89,7 @@ for job in "${list[@]}"; do
     if [ -e "$status/$name" ]; then echo "$(cut -d' ' -f2 "$status/$name") $name"; fi
 done >"$times.tmp"
 mv "$times.tmp" "$times"
+fail=$(wc -w <<<"$failed")
 echo "memcheck: $pass passed, $fail failed, $(( $(date +%s) - start )) s with $jobs jobs"
 # Last, since CI may show only the end of the output: which runs failed (their logs' tails
 # are above, the whole logs in $build).
