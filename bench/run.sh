@@ -189,7 +189,8 @@ step "seed 001 sizing study: static sizes, RAIT, AIT vs BALANCE controllers"
 {
     echo "## Seed 001 Figs. 5-7, 10, 11: pool size, idle time and automatic sizing"
     echo
-    echo "Tasks compute 100 us and sleep free_workload x 10 us; a producer keeps 256 outstanding."
+    echo "Tasks compute 100 us and sleep free_workload x 10 us; a producer keeps a backlog of 20 ms"
+    echo "of computation for all the cores outstanding and refills it when about a quarter has run."
     echo "AIT is seed 001's dynamicThreadPool as written; BALANCE is crew's controller"
     echo "(docs/autosize.md). Runs go in rounds: the static sweep runs every size and workload once"
     echo "per round; the dynamic part runs AIT, a static reference and BALANCE side by side per"

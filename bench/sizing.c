@@ -6,7 +6,9 @@
  * free_workload 10, 50, 100 sleep 0.1, 0.5 and 1 ms. Also a pure-CPU workload (free_workload 0),
  * short CPU tasks (C = 10 us: where extra threads only add contention), and a phase-changing one
  * (free_workload 100 for the first half, then pure CPU). A producer keeps a backlog of tasks
- * outstanding, so the pool is always the bottleneck.
+ * outstanding, so the pool is always the bottleneck: BACKLOG_MS of work for all the cores (at
+ * least BACKLOG_MIN tasks), refilled when about a quarter has run. The report says if it ever
+ * ran dry.
  *
  *  1. static throughput vs pool size (Figs. 5, 7), with the stable point (first size within 5%
  *     of the best) and the degradation point (first larger size that falls below 95% again);
@@ -46,19 +48,32 @@
 
 #define COMPUTE_US 100
 #define E_US 10
-#define BACKLOG 256
+#define SHORT_US 10 /* the short tasks' computation */
+#define BACKLOG_MIN 256 /* tasks */
+#define BACKLOG_MS 20    /* of work on all the cores: it covers the producer's late wake-ups */
 #define MAX_RUNS 64
 #define MAX_SIZES 32
 #define MAX_STARTS 8
 #define NWL 6
 #define STATIC_TAIL 0.8 /* static and reference runs: throughput over their last 80% */
 #define DYN_TAIL 0.3    /* dynamic runs: steady throughput over their last 30% */
+/* The producer sleeps between refills for as long as a quarter of the backlog takes to run,
+ * within these bounds. A fixed short nap (it was 200 us, with a backlog of 256 tasks) woke the
+ * producer 5,000 times a second, and every wake-up preempted a worker: on 2 cores that cost
+ * CPU-bound tasks about 4% of their throughput, less with many threads (the scheduler then let
+ * the producer sleep longer), which made oversubscribed pools look faster than they are. With
+ * many threads the producer also wakes late, by milliseconds: hence a backlog measured in time,
+ * not in tasks. */
+#define REFILL_MIN_NS 200000L
+#define REFILL_MAX_NS 5000000L
 
 static double loops_per_us;
 static atomic_int free_workload;            /* the current phase's setting */
 static atomic_int compute_us = COMPUTE_US; /* the current workload's computation */
 static atomic_int draining; /* set after a run's window: the backlog left returns at once */
 static atomic_long outstanding, done_count;
+static long backlog_for_cores; /* BACKLOG_MS x cores, in microseconds of computation */
+static long dry_refills; /* refills that found the backlog empty (the producer's thread only) */
 static volatile uint64_t sink;
 
 static double now_s(void) {
@@ -125,11 +140,15 @@ static void task(void *arg) {
 static double run(crew_pool *p, double seconds, int cus, int fw, int fw_after, double tail,
                   unsigned *size_log, double *rate_log, int cap, int *nlog, crew_stats *st) {
     atomic_store(&compute_us, cus);
+    long backlog = backlog_for_cores / cus;
+    if (backlog < BACKLOG_MIN)
+        backlog = BACKLOG_MIN;
     atomic_store(&free_workload, fw);
     atomic_store(&done_count, 0);
     double t0 = now_s(), next_sample = t0 + 0.1, tail_start = t0 + seconds * (1 - tail);
-    double t_tail = t0, t_end;
+    double t_tail = t0, t_end, last_sample = t0, last_fill = t0;
     long tail_done = -1, last_done = 0;
+    long nap_ns = REFILL_MIN_NS, refills = 0;
     int n = 0;
     for (;;) {
         double t = now_s();
@@ -143,23 +162,39 @@ static double run(crew_pool *p, double seconds, int cus, int fw, int fw_after, d
             tail_done = atomic_load(&done_count);
             t_tail = t;
         }
-        while (atomic_load(&outstanding) < BACKLOG) {
+        long refilled = 0;
+        if (refills++ > 0 && atomic_load(&outstanding) == 0)
+            dry_refills++; /* the pool ran out of work: this run's pool was not the bottleneck */
+        while (atomic_load(&outstanding) < backlog) {
             atomic_fetch_add(&outstanding, 1);
             if (crew_submit(p, task, NULL, 0, NULL) != CREW_OK) {
                 fprintf(stderr, "sizing: submit failed\n");
                 exit(1);
             }
+            refilled++;
         }
+        /* Sleep until about a quarter of the backlog has run, at the rate just seen. */
+        double per_task = refilled ? (t - last_fill) / (double)refilled : 0;
+        last_fill = t;
+        if (refilled)
+            nap_ns = (long)(per_task * (double)(backlog / 4) * 1e9);
+        else
+            nap_ns *= 2;
+        if (nap_ns < REFILL_MIN_NS)
+            nap_ns = REFILL_MIN_NS;
+        if (nap_ns > REFILL_MAX_NS)
+            nap_ns = REFILL_MAX_NS;
         if (t >= next_sample && size_log && n < cap) {
             long d = atomic_load(&done_count);
             size_log[n] = crew_size(p);
-            rate_log[n] = (double)(d - last_done) / 0.1;
+            rate_log[n] = (double)(d - last_done) / (t - last_sample);
             last_done = d;
+            last_sample = t;
             n++;
             next_sample += 0.1;
         }
-        struct timespec ms = {0, 200000};
-        nanosleep(&ms, NULL);
+        struct timespec nap = {0, nap_ns};
+        nanosleep(&nap, NULL);
     }
     long end_done = atomic_load(&done_count);
     if (nlog)
@@ -205,7 +240,7 @@ typedef struct workload {
  * pure-CPU phase it ends in). */
 static const workload all[NWL] = {{"fw=10", 10, -1, COMPUTE_US}, {"fw=50", 50, -1, COMPUTE_US},
                                   {"fw=100", 100, -1, COMPUTE_US}, {"cpu", 0, -1, COMPUTE_US},
-                                  {"short", 0, -1, 10},          {"phase", 100, 0, COMPUTE_US}};
+                                  {"short", 0, -1, SHORT_US},          {"phase", 100, 0, COMPUTE_US}};
 enum { W_FW100 = 2, W_CPU = 3, W_SHORT = 4, W_PHASE = 5 };
 
 static int cmp_double(const void *a, const void *b) {
@@ -372,10 +407,17 @@ int main(int argc, char **argv) {
         fprintf(out, "part,workload,controller,start,size,time_s,throughput,rait,run\n");
     }
 
-    printf("sizing study: task = %d us compute + free_workload x %d us sleep, backlog %d, "
-           "%ld cores;\ncompute loop: %.0f loops/us (the fastest of 5 timings in thread CPU "
+    backlog_for_cores = (long)BACKLOG_MS * 1000 * cores;
+    printf("sizing study: task = %d us compute + free_workload x %d us sleep, %ld cores;\n"
+           "backlog: %d ms of computation for all the cores, at least %d tasks (%ld of %d us, "
+           "%ld of %d us);\ncompute loop: %.0f loops/us (the fastest of 5 timings in thread CPU "
            "time)\n",
-           COMPUTE_US, E_US, BACKLOG, cores, loops_per_us);
+           COMPUTE_US, E_US, cores, BACKLOG_MS, BACKLOG_MIN,
+           backlog_for_cores / COMPUTE_US > BACKLOG_MIN ? backlog_for_cores / COMPUTE_US
+                                                         : BACKLOG_MIN,
+           COMPUTE_US,
+           backlog_for_cores / SHORT_US > BACKLOG_MIN ? backlog_for_cores / SHORT_US : BACKLOG_MIN,
+           SHORT_US, loops_per_us);
     printf("%d runs per figure, interleaved in rounds; medians with (min..max)\n", runs);
     if (quick)
         printf("quick mode: %d runs instead of 5, shorter runs, fewer sizes and workloads: a "
@@ -562,6 +604,28 @@ int main(int argc, char **argv) {
                 printf("\n");
             }
         }
+
+    printf("\nBALANCE against AIT, side by side: the median (min..max) of the per-round ratios of\n"
+           "steady throughput, the rounds BALANCE was ahead, and the median final sizes\n");
+    printf("%-8s %5s   %-20s   %-13s   %s\n", "workload", "start", "BALANCE / AIT", "rounds ahead",
+           "threads BALANCE / AIT");
+    for (int k = 0; k < ndyn; k++)
+        for (int s = 0; s < nstarts; s++) {
+            int w = dyn_w[k], ahead = 0;
+            double q[MAX_RUNS], fin[2][MAX_RUNS];
+            for (int r = 0; r < runs; r++) {
+                double a = res[AIT][w][s][r], b = res[BAL][w][s][r];
+                q[r] = a > 0 ? b / a : 0;
+                ahead += b >= a;
+                for (int c = 0; c < 2; c++) {
+                    size_t tr = TRACE(c, w, s, r);
+                    fin[c][r] = nlog[tr] ? slog[tr * (size_t)cap + (size_t)nlog[tr] - 1] : 0;
+                }
+            }
+            stat3 m = stats(q, runs), fb = stats(fin[BAL], runs), fa = stats(fin[AIT], runs);
+            printf("%-8s %5u   %4.2f (%4.2f..%4.2f)     %2d of %-2d        %3.0f / %.0f\n",
+                   all[w].name, starts[s], m.med, m.min, m.max, ahead, runs, fb.med, fa.med);
+        }
     fflush(stdout);
 
     if (fig11 >= 0) {
@@ -587,6 +651,12 @@ int main(int argc, char **argv) {
                    starts[s], st.med, st.min, st.max, a.med, a.min, a.max, b.med, b.min, b.max);
         }
     }
+    if (dry_refills)
+        printf("\nwarning: %ld times the producer found the backlog empty: a pool then waited "
+               "for work,\nand the throughput of that run understates it\n",
+               dry_refills);
+    else
+        printf("\nthe backlog never ran dry: every run's pool was the bottleneck\n");
     free(slog);
     free(rlog);
     free(nlog);
