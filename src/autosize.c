@@ -261,7 +261,9 @@ static void *controller_main(void *arg) {
     crew__autosize *as = p->autosize;
     crew__name_thread(p, "as");
     crew__ait_state ait = {0};
-    crew__balance_state bal = {0};
+    /* The first period mixes the threads' start with the work: like one right after a resize,
+     * it is skipped (taken as the reference, an inflated one made the first probe fail). */
+    crew__balance_state bal = {.settle = 1};
     uint64_t seen_cycles = 0;
     crew__timed_sum last = {0};
     double last_cpu = process_cpu_s(), last_t = (double)crew__now_ns() * 1e-9;
