@@ -59,7 +59,7 @@
 #define DYN_TAIL 0.3    /* dynamic runs: steady throughput over their last 30% */
 /* The producer sleeps between refills for as long as a quarter of the backlog takes to run,
  * within these bounds. A fixed short nap (it was 200 us, with a backlog of 256 tasks) woke the
- * producer 5,000 times a second, and every wake-up preempted a worker: on 2 cores that cost
+ * producer about 3,700 times a second, and every wake-up preempted a worker: on 2 cores that cost
  * CPU-bound tasks about 4% of their throughput, less with many threads (the scheduler then let
  * the producer sleep longer), which made oversubscribed pools look faster than they are. With
  * many threads the producer also wakes late, by milliseconds: hence a backlog measured in time,
