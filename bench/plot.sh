@@ -5,6 +5,7 @@
 #   sizing_rait.png     seed 001 Fig. 6: reciprocal average idle time vs pool size (median)
 #   sizing_dynamic.png  seed 001 Fig. 10: pool size over time, AIT vs BALANCE, free_workload 100
 #                       (the trace of the run with the median steady throughput)
+#   sizing_phase.png    the same for the phase workload (free_workload 100, then pure CPU)
 # Prints the markdown lines that embed the plots that were made. Without gnuplot, prints a note.
 #   bench/plot.sh RESULTS_DIR
 set -euo pipefail
@@ -82,32 +83,40 @@ set title "Seed 001 Fig. 6: reciprocal average idle time (AIT_1 / AIT_n) vs pool
 set xlabel "pool size"; set ylabel "RAIT"; set grid; set key outside
 plot ${rplots%,}
 EOF
-    # Fig. 10: per controller and start size, the trace of the run the report prints.
-    dplots=""
-    for c in AIT BALANCE; do
-        for s in $(awk -F, '$1 == "dynamic" && $2 == "fw=100" {print $4}' "$dir/sizing.csv" |
-            sort -n -u); do
-            f="$dir/sizing_dyn_${c}_$s.dat"
-            awk -F, -v c="$c" -v s="$s" '
-                NR == FNR { if ($1 == "median_run" && $2 == "fw=100" && $3 == c && $4 == s) m = $9
-                            next }
-                $1 == "dynamic" && $2 == "fw=100" && $3 == c && $4 == s && $9 == m {print $6, $5}' \
-                "$dir/sizing.csv" "$dir/sizing.csv" >"$f"
-            [ -s "$f" ] && dplots="$dplots \"$f\" using 1:2 with steps title \"$c from $s\","
+    # Fig. 10: per controller and start size, the trace of the run the report prints; the
+    # same for the phase workload. Prints the plot's file name if it made one.
+    trace_plot() { # workload output title
+        local w=$1 png=$2 title=$3 plots="" c s f
+        for c in AIT BALANCE; do
+            for s in $(awk -F, -v w="$w" '$1 == "dynamic" && $2 == w {print $4}' \
+                "$dir/sizing.csv" | sort -n -u); do
+                f="$dir/sizing_dyn_${w//[^a-z0-9]/_}_${c}_$s.dat"
+                awk -F, -v w="$w" -v c="$c" -v s="$s" '
+                    NR == FNR { if ($1 == "median_run" && $2 == w && $3 == c && $4 == s) m = $9
+                                next }
+                    $1 == "dynamic" && $2 == w && $3 == c && $4 == s && $9 == m {print $6, $5}' \
+                    "$dir/sizing.csv" "$dir/sizing.csv" >"$f"
+                [ -s "$f" ] && plots="$plots \"$f\" using 1:2 with steps title \"$c from $s\","
+            done
         done
-    done
-    if [ -n "$dplots" ]; then
+        [ -n "$plots" ] || return 0
         gnuplot <<EOF
 $term
-set output "$dir/sizing_dynamic.png"
-set title "Seed 001 Fig. 10: pool size over time, free_workload = 100 (one run: the median's)"
+set output "$dir/$png"
+set title "$title"
 set xlabel "seconds"; set ylabel "pool size"; set grid; set key outside
-plot ${dplots%,}
+plot ${plots%,}
 EOF
-    fi
+        echo "$png"
+    }
+    dyn_png=$(trace_plot fw=100 sizing_dynamic.png \
+        "Seed 001 Fig. 10: pool size over time, free_workload = 100 (one run: the median's)")
+    phase_png=$(trace_plot phase sizing_phase.png \
+        "Pool size over time, free_workload 100 then pure CPU at half time (the median run)")
     echo "![seed 001 Figs. 5/7](sizing_static.png)"
     echo "![seed 001 Fig. 6](sizing_rait.png)"
-    [ -n "$dplots" ] && echo "![seed 001 Fig. 10](sizing_dynamic.png)"
+    [ -n "$dyn_png" ] && echo "![seed 001 Fig. 10]($dyn_png)"
+    [ -n "$phase_png" ] && echo "![phase change: pool size over time]($phase_png)"
 fi
 # Plots of the other sections: one script each in bench/plots/, sourced with $dir and $term set.
 for extra in "$(dirname "$0")"/plots/*.sh; do

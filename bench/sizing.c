@@ -5,15 +5,15 @@
  * and then sleeps free_workload x E, emulating I/O; we use C = 100 us and E = 10 us, so
  * free_workload 10, 50, 100 sleep 0.1, 0.5 and 1 ms. Also a pure-CPU workload (free_workload 0),
  * short CPU tasks (C = 10 us: where extra threads only add contention), and a phase-changing one
- * (free_workload 100 for the first half, then pure CPU). A producer keeps a backlog of tasks
- * outstanding, so the pool is always the bottleneck: BACKLOG_MS of work for all the cores (at
- * least BACKLOG_MIN tasks), refilled when about a quarter has run. The report says if it ever
- * ran dry.
+ * (free_workload 100 for the first half, then pure CPU; its dynamic runs last twice as long).
+ * A producer keeps a backlog of tasks outstanding, so the pool is always the bottleneck:
+ * BACKLOG_MS of work for all the cores (at least BACKLOG_MIN tasks), refilled when about a
+ * quarter has run. The report says if it ever ran dry.
  *
  *  1. static throughput vs pool size (Figs. 5, 7), with the stable point (first size within 5%
  *     of the best) and the degradation point (first larger size that falls below 95% again);
  *  2. reciprocal average idle time RAIT_i = AIT_1 / AIT_i vs pool size (Fig. 6);
- *  3. dynamic pools (AIT and BALANCE) from start sizes 1 and 16 (-b): steady-state throughput
+ *  3. dynamic pools (AIT and BALANCE) from start sizes 1, 4, 16 (-b): steady-state throughput
  *     against a static pool of the sweep's best size run beside them, the time to reach 90% of
  *     it, the final size, and the pool size over time (Fig. 10);
  *  4. dynamic / static throughput at the same start size, free_workload 100 (Fig. 11).
@@ -31,7 +31,7 @@
  * 0.1 s (its last 80%). Everything is parameterised by the options, so the same command runs on
  * a large machine: -m defaults to max(55, 4 x cores) and the sweep to sizes up to it.
  *
- * Usage: sizing [-q] [-r runs] [-m max_threads] [-S 1,2,4,...] [-b 1,16] [-s static_s]
+ * Usage: sizing [-q] [-r runs] [-m max_threads] [-S 1,2,4,...] [-b 1,4,16] [-s static_s]
  *               [-d dynamic_s] [-R ref_s] [-c out.csv]
  */
 #define _GNU_SOURCE
@@ -291,7 +291,7 @@ static const char *secs(double t, char *buf) {
 
 static void usage(FILE *f, const char *prog) {
     fprintf(f,
-            "usage: %s [-q] [-r runs] [-m max_threads] [-S 1,2,4,...] [-b 1,16] [-s static_s]\n"
+            "usage: %s [-q] [-r runs] [-m max_threads] [-S 1,2,4,...] [-b 1,4,16] [-s static_s]\n"
             "       [-d dynamic_s] [-R ref_s] [-c out.csv]\n"
             "  -q  quick (a smoke test): 3 runs, sizes 1,2,4,8,16,32, workloads fw=100, cpu,\n"
             "      short (dynamic: fw=100, short, from 1 thread), -s 0.05 -d 0.5 -R 0.1\n"
@@ -299,7 +299,7 @@ static void usage(FILE *f, const char *prog) {
             "  -m  the dynamic pools' max and the sweep's largest size\n"
             "      (default max(55, 4 x cores))\n"
             "  -S  static sweep sizes (default 1,2,4,8,12,16,24,32,40,48,... up to -m, and -m)\n"
-            "  -b  start sizes of the dynamic pools, also Fig. 11's (default 1,16)\n"
+            "  -b  start sizes of the dynamic pools, also Fig. 11's (default 1,4,16; -q 1)\n"
             "  -s  seconds per static run (default 0.2), -d per dynamic run (2.0), -R per\n"
             "      reference static run beside the dynamic ones (0.5)\n"
             "  -c  write every run to a CSV file\n",
@@ -372,8 +372,10 @@ int main(int argc, char **argv) {
         }
         sizes[nsizes++] = max;
     }
-    if (!nstarts) {
+    if (!nstarts) { /* seed 001 Fig. 10's start sizes (-q: the ends only) */
         starts[nstarts++] = 1;
+        if (!quick && max > 4)
+            starts[nstarts++] = 4;
         if (!quick)
             starts[nstarts++] = 16 < max ? 16 : max;
     }
@@ -490,7 +492,10 @@ int main(int argc, char **argv) {
      * the order rotating every round. */
     enum { AIT, BAL, REF, ST, NITEM };
     const char *cname[2] = {"AIT", "BALANCE"};
-    const int cap = (int)(dyn_s * 10) + 2; /* samples per trace, one every 0.1 s */
+    /* The phase workload's runs last twice as long: the controllers must grow for the blocking
+     * phase before the change at half time, and shrink back after it. */
+#define DYN_LEN(w) (all[w].fw_after >= 0 ? 2 * dyn_s : dyn_s)
+    const int cap = (int)(dyn_s * 20) + 2; /* samples per trace, one every 0.1 s */
     static double res[NITEM][NWL][MAX_STARTS][MAX_RUNS];
     const size_t ntrace = (size_t)2 * NWL * MAX_STARTS * MAX_RUNS;
     unsigned *slog = malloc(sizeof(unsigned) * ntrace * (size_t)cap);
@@ -527,7 +532,7 @@ int main(int argc, char **argv) {
                                         item == AIT ? CREW_AUTOSIZE_AIT : CREW_AUTOSIZE_BALANCE,
                                         max, 0);
                     res[item][w][s][r] =
-                        run(p, dyn_s, all[w].compute_us, all[w].fw, all[w].fw_after, DYN_TAIL,
+                        run(p, DYN_LEN(w), all[w].compute_us, all[w].fw, all[w].fw_after, DYN_TAIL,
                             slog + tr * (size_t)cap, rlog + tr * (size_t)cap, cap, &nlog[tr], NULL);
                     crew_destroy(p);
                 }
@@ -538,12 +543,13 @@ int main(int argc, char **argv) {
         printf("%s%u", s ? "," : " ", starts[s]);
     printf(". Each round runs AIT, a static pool of the\n"
            "sweep's best size (ref) and BALANCE side by side, the order rotating every round. A\n"
-           "dynamic run lasts %.1f s, its steady throughput is over the last %.0f%%; a ref run\n"
-           "lasts %.2f s (its last %.0f%%). /best: median / the sweep's best median (not side by\n"
-           "side); /ref: median (min..max) of the per-round ratios; t90: seconds until a 0.1 s\n"
-           "sample reaches 90%% of that round's ref (phase: from the change); final: the size at\n"
-           "the end. The size every 0.1 s (Fig. 10) is one run's trace, the run with the median\n"
-           "steady throughput, not a median (the CSV has every run's)\n",
+           "dynamic run lasts %.1f s (phase: twice as long, changing at half time), its steady\n"
+           "throughput is over the last %.0f%%; a ref run lasts %.2f s (its last %.0f%%). /best:\n"
+           "median / the sweep's best median (not side by side); /ref: median (min..max) of the\n"
+           "per-round ratios; t90: seconds until a 0.1 s sample reaches 90%% of that round's ref\n"
+           "(phase: from the change); final: the size at the end. The size every 0.1 s (Fig. 10)\n"
+           "is one run's trace, the run with the median steady throughput, not a median (the CSV\n"
+           "has every run's)\n",
            dyn_s, DYN_TAIL * 100, ref_s, STATIC_TAIL * 100);
     printf("%-8s %-9s %5s   %-27s %5s   %-17s   %-20s   %-16s   %s\n", "workload", "control",
            "start", "tasks/s median (min..max)", "/best", "/ref (min..max)", "t90 s (min..max)",
@@ -579,9 +585,9 @@ int main(int argc, char **argv) {
                             fprintf(out, "dynamic,%s,%s,%u,%u,%.1f,%.1f,,%d\n", all[w].name,
                                     cname[c], starts[s], sl[i], (i + 1) * 0.1, rl[i], r);
                         fprintf(out, "steady,%s,%s,%u,%u,%.1f,%.1f,,%d\n", all[w].name, cname[c],
-                                starts[s], (unsigned)fin[r], dyn_s, dx, r);
+                                starts[s], (unsigned)fin[r], DYN_LEN(w), dx, r);
                         fprintf(out, "ratio,%s,%s,%u,%u,%.1f,%.4f,,%d\n", all[w].name, cname[c],
-                                starts[s], best_size[w], dyn_s, ratio[r], r);
+                                starts[s], best_size[w], DYN_LEN(w), ratio[r], r);
                     }
                 }
                 stat3 t = stats(res[c][w][s], runs), q = stats(ratio, runs),

@@ -19,13 +19,16 @@
  * actually running and the process's CPU use. Every period (skipping the one right after a
  * resize, which mixes two sizes, and periods with too few completions to measure):
  *   - no backlog and fewer tasks running than threads: shrink halfway towards the demand;
- *   - judge the last move against the best: keep it if X rose 5% (or, for a shrink, held within
- *     5% with fewer threads); otherwise go back to the best size and hold for a while (and probe
- *     down more gently next time); a drop of 20% at the best size itself means the work changed,
- *     and the reference is reset;
+ *   - judge the last move against the best: keep it if X rose enough (4% for a doubling, at
+ *     least 2%) or, for a shrink, held within 2% with fewer threads; otherwise go back to the
+ *     best size and hold for a while (and probe down more gently next time); a drop of 20% at
+ *     the best size itself means the work changed, and the reference is reset;
  *   - a backlog and idle CPU (the tasks block): double the size;
- *   - the CPU saturated with more threads than cores: probe down by a quarter (then smaller);
+ *   - the workers mostly preempted (CPU-bound) with more threads than cores: probe down by a
+ *     quarter (then smaller); a hold begun while they mostly waited ends when they turn
+ *     preempted: the blocking stopped;
  *   - otherwise hold.
+ * docs/autosize.md has the whole rule set and the reasons for it.
  * The decision logic is a pure function (crew__balance_step), unit-tested with synthetic inputs.
  */
 #include <stdio.h>
@@ -82,6 +85,17 @@ static double grow_gain(unsigned size, unsigned best) {
     return 1.0 + (need < 0.02 ? 0.02 : need > 0.05 ? 0.05 : need);
 }
 
+/* The workers' context switches were mostly waits: their tasks block. */
+static bool workers_wait(const crew__balance_in *in) {
+    return in->preempted >= 0 && in->preempted < 0.5;
+}
+
+/* Hold for `periods`, remembering whether the tasks were blocking when the hold began. */
+static void start_hold(crew__balance_state *s, const crew__balance_in *in, unsigned periods) {
+    s->hold = periods;
+    s->hold_blocked = workers_wait(in);
+}
+
 unsigned crew__balance_step(crew__balance_state *s, const crew__balance_in *in, unsigned min,
                             unsigned max) {
     unsigned size = in->size, next = size;
@@ -122,7 +136,7 @@ unsigned crew__balance_step(crew__balance_state *s, const crew__balance_in *in, 
             return size;
         }
         next = s->probe_from; /* it did not: back, and wait longer each time */
-        s->hold = BALANCE_HOLD_PERIODS << (s->fails < 3 ? s->fails : 3);
+        start_hold(s, in, BALANCE_HOLD_PERIODS << (s->fails < 3 ? s->fails : 3));
         s->fails++;
         s->dir = 0;
         goto resize;
@@ -159,7 +173,7 @@ unsigned crew__balance_step(crew__balance_state *s, const crew__balance_in *in, 
         }
     } else if (x > grow_gain(size, s->best_size) * s->best_x) { /* the move paid */
         if (size == in->cores + 1 && s->best_size == in->cores)
-            s->hold = BALANCE_HOLD_PERIODS; /* one over the cores paid: do not probe it away */
+            start_hold(s, in, BALANCE_HOLD_PERIODS); /* one over the cores paid: keep it */
         s->best_size = size;
         s->best_x = x;
         s->fails = 0;
@@ -170,17 +184,21 @@ unsigned crew__balance_step(crew__balance_state *s, const crew__balance_in *in, 
         next = s->best_size;
         /* Each failed probe in a row doubles the wait (up to 8x): in steady state the probes
          * that keep failing cost less and less. */
-        s->hold = BALANCE_HOLD_PERIODS << (s->fails < 3 ? s->fails : 3);
+        start_hold(s, in, BALANCE_HOLD_PERIODS << (s->fails < 3 ? s->fails : 3));
         s->fails++;
         if (s->dir < 0 && s->down_step > 1)
             s->down_step /= 2; /* probe down more gently next time */
         s->dir = 0;
         goto resize;
     }
-    /* A hold waits out noise after an undone move; tasks queueing for many times their run
-     * time while the CPU has room are not noise, and end it. */
+    /* A hold waits out noise after an undone move. Two changes are not noise, and end it:
+     * tasks queueing for many times their run time while the CPU has room, and workers that
+     * mostly waited when it began and are now mostly preempted with more threads than cores
+     * (the blocking stopped: the threads it needed only queue for the CPU now). */
     bool severe = in->wait_ratio > 4 * BALANCE_WAIT_HIGH && in->cpu < 0.85 * (double)in->cores;
-    if (s->hold > 0 && !severe) {
+    bool unblocked = s->hold_blocked && in->preempted >= 0.5 && size > in->cores &&
+                     in->cpu >= 0.85 * (double)in->cores;
+    if (s->hold > 0 && !severe && !unblocked) {
         s->hold--;
         return size;
     }
@@ -223,7 +241,7 @@ unsigned crew__balance_step(crew__balance_state *s, const crew__balance_in *in, 
             next = in->cores;
     } else {
         s->dir = 0;
-        s->hold = BALANCE_HOLD_PERIODS;
+        start_hold(s, in, BALANCE_HOLD_PERIODS);
     }
 resize:
     next = clamp(next, min, max);

@@ -317,6 +317,7 @@ typedef struct crew__balance_state {
     int dir;            /* the last probe: +1 grew, -1 shrank, 0 none */
     unsigned down_step; /* threads removed per downward probe (0 = not set) */
     unsigned hold;      /* periods left before probing again */
+    bool hold_blocked;  /* the hold began while the workers mostly waited (tasks blocked) */
     unsigned fails;     /* probes undone in a row in this regime (each doubles the hold) */
     bool probed_one;    /* this regime tried one thread more than the cores */
     double probe_wait;  /* > 0: the last move grew the pool for waiting tasks, at this ratio */

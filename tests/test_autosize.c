@@ -147,6 +147,22 @@ static void balance(void) {
     EXPECT_EQ_U(step(&s, period_p(1000, 16, 1.9, 50, 16, 0.9), 1, 64), 12,
                 "preempted: fewer threads");
     EXPECT_EQ_U(step(&s, period_p(1000, 12, 1.9, 50, 12, 0.9), 1, 64), 8, "held: further");
+    /* A phase change: a hold begun while the tasks blocked ends when the workers turn
+     * preempted (the blocking stopped), and the pool is probed down at once. */
+    s = (crew__balance_state){0};
+    EXPECT_EQ_U(step(&s, period_p(1000, 32, 1.95, 50, 32, 0.1), 1, 64), 32,
+                "32 threads, tasks block, CPU full: hold");
+    EXPECT_EQ_U(step(&s, period_p(1000, 32, 1.95, 50, 32, 0.1), 1, 64), 32, "still blocking");
+    EXPECT_EQ_U(step(&s, period_p(1150, 32, 1.99, 50, 32, 0.9), 1, 64), 24,
+                "the blocking stopped: the hold ends, probe down");
+    EXPECT_EQ_U(step(&s, period_p(1150, 24, 1.99, 50, 24, 0.9), 1, 64), 16, "held: further");
+    /* A hold begun while the workers were preempted is not ended by preemptions. */
+    s = (crew__balance_state){0};
+    EXPECT_EQ_U(step(&s, period_p(1000, 6, 2.0, 50, 6, 0.9), 1, 64), 5, "preempted at 6: down");
+    EXPECT_EQ_U(step(&s, period_p(800, 5, 2.0, 50, 5, 0.9), 1, 64), 6, "it hurt: back");
+    for (int i = 0; i < 10; i++)
+        EXPECT_EQ_U(step(&s, period_p(1000, 6, 2.0, 50, 6, 0.9), 1, 64), 6,
+                    "the hold lasts: the workers were preempted when it began");
     /* With CPU to spare and a backlog, double whatever the switches say. */
     s = (crew__balance_state){0};
     EXPECT_EQ_U(step(&s, period_p(1000, 2, 1.5, 50, 2, 0.9), 1, 64), 4,
