@@ -52,9 +52,13 @@ TEST(Cancel, QueuedTasksAreDroppedAndCounted) {
     EXPECT_EQ(crew_wait(p, g), CREW_ECANCELED);
     EXPECT_EQ(crew_wait(p, h), CREW_OK);
     EXPECT_EQ(crew_wait_all(p), CREW_OK) << "a group's cancel is not the pool's";
-    EXPECT_EQ(runs.load(), 0);
+    // The pause takes effect promptly, not at the instant crew_pause returns (crew.h): a worker
+    // whose take began just before it may start one of the first tasks, once per worker (seen
+    // once in CI-like runs under the per-worker scheduler). Every other task of g is dropped,
+    // and each one either ran or is counted.
+    EXPECT_LE(runs.load(), 2) << "more tasks ran than workers that could have been mid-take";
     EXPECT_EQ(other.load(), 100);
-    EXPECT_EQ(cancelled_count(p), 100u);
+    EXPECT_EQ(uint64_t(runs.load()) + cancelled_count(p), 100u);
     EXPECT_EQ(crew_wait(p, g), CREW_ECANCELED) << "the result must last";
     EXPECT_EQ(crew_cancel(p, g), CREW_ESTALE) << "a finished group has nothing to cancel";
     crew_destroy(p);
