@@ -148,22 +148,16 @@ crew_task *crew__deque_take(crew__deque *d) {
     return x;
 }
 
-/* A thief's look at top, then bottom. */
-static inline void thief_ends(crew__deque *d, int64_t *t, int64_t *b) {
+crew_task *crew__deque_steal(crew__deque *d, bool *contended) {
     /* Acquire, full fence, acquire: the paper's orders for reading top before bottom. */
 #ifdef CREW__TSAN /* the same order without a fence, which TSan does not model (atomic.h) */
-    *t = atomic_load(&d->top);
-    *b = atomic_load(&d->bottom);
+    int64_t t = atomic_load(&d->top);
+    int64_t b = atomic_load(&d->bottom);
 #else
-    *t = crew__load_acquire(&d->top);
+    int64_t t = crew__load_acquire(&d->top);
     atomic_thread_fence(memory_order_seq_cst);
-    *b = crew__load_acquire(&d->bottom);
+    int64_t b = crew__load_acquire(&d->bottom);
 #endif
-}
-
-crew_task *crew__deque_steal(crew__deque *d, bool *contended) {
-    int64_t t, b;
-    thief_ends(d, &t, &b);
     if (t >= b)
         return NULL;
     /* Acquire (the paper's consume): the array and its slots as the owner published them. */
@@ -179,11 +173,17 @@ crew_task *crew__deque_steal(crew__deque *d, bool *contended) {
 }
 
 size_t crew__deque_steal_half(crew__deque *d, crew_task **out, size_t max, bool *contended) {
-    /* The owner's take is excluded by the caller, so bottom and the slots below it stay as
-     * read; other thieves can only move top, and then the CAS below fails and nothing is
-     * taken. */
-    int64_t t, b;
-    thief_ends(d, &t, &b);
+    /* The orders of crew__deque_steal. The owner's side is excluded by the caller, so bottom
+     * and the slots below it stay as read; other thieves can only move top, and then the CAS
+     * below fails and nothing is taken. */
+#ifdef CREW__TSAN
+    int64_t t = atomic_load(&d->top);
+    int64_t b = atomic_load(&d->bottom);
+#else
+    int64_t t = crew__load_acquire(&d->top);
+    atomic_thread_fence(memory_order_seq_cst);
+    int64_t b = crew__load_acquire(&d->bottom);
+#endif
     if (t >= b || max == 0)
         return 0;
     size_t n = (size_t)(b - t + 1) / 2; /* half, rounded up: one task alone is taken too */
