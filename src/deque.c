@@ -172,35 +172,6 @@ crew_task *crew__deque_steal(crew__deque *d, bool *contended) {
     return x;
 }
 
-size_t crew__deque_steal_half(crew__deque *d, crew_task **out, size_t max, bool *contended) {
-    /* The orders of crew__deque_steal. The owner's side is excluded by the caller, so bottom
-     * and the slots below it stay as read; other thieves can only move top, and then the CAS
-     * below fails and nothing is taken. */
-#ifdef CREW__TSAN
-    int64_t t = atomic_load(&d->top);
-    int64_t b = atomic_load(&d->bottom);
-#else
-    int64_t t = crew__load_acquire(&d->top);
-    atomic_thread_fence(memory_order_seq_cst);
-    int64_t b = crew__load_acquire(&d->bottom);
-#endif
-    if (t >= b || max == 0)
-        return 0;
-    size_t n = (size_t)(b - t + 1) / 2; /* half, rounded up: one task alone is taken too */
-    if (n > max)
-        n = max;
-    crew__deque_array *a = crew__load_acquire(&d->array); /* acquire: as in crew__deque_steal */
-    for (size_t i = 0; i < n; i++) /* relaxed: published by the owner's release of bottom */
-        out[i] = crew__load_relaxed(&a->slot[(size_t)(t + (int64_t)i) & a->mask]);
-    /* Seq_cst on success (as a single steal); failure: another thief moved top first. */
-    if (!atomic_compare_exchange_strong_explicit(&d->top, &t, t + (int64_t)n,
-                                                 memory_order_seq_cst, memory_order_relaxed)) {
-        *contended = true;
-        return 0;
-    }
-    return n;
-}
-
 size_t crew__deque_size(crew__deque *d) {
     /* Relaxed: an estimate; callers that must not miss a task order it with a fence first. */
     int64_t b = crew__load_relaxed(&d->bottom);

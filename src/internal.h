@@ -404,11 +404,6 @@ int crew__deque_reserve(crew__deque *d, size_t n);
 crew_task *crew__deque_take(crew__deque *d); /* owner: the newest task, or NULL */
 /* Anyone: the oldest task, or NULL; *contended is set when a race was lost. */
 crew_task *crew__deque_steal(crew__deque *d, bool *contended);
-/* A thread that excludes the owner's take (it holds the lock that serialises the owner's side,
- * as for an external slot): the oldest half of the tasks (rounded up), at most max, into
- * out[0..n), oldest first, with one CAS; returns n. A take racing with it could claim a task
- * inside the range, hence the exclusion. 0 and *contended set: another thief moved top. */
-size_t crew__deque_steal_half(crew__deque *d, crew_task **out, size_t max, bool *contended);
 size_t crew__deque_size(crew__deque *d); /* an estimate (relaxed loads) */
 int64_t crew__deque_top(crew__deque *d);  /* the index of the oldest task (relaxed) */
 
@@ -433,8 +428,8 @@ typedef struct crew__node_list {
 /* sched.c: an external submission slot (STEAL): a deque whose owner side is locked. */
 #define CREW__EXT_SLOTS 8u
 typedef struct crew__ext {
-    crew__lock lock;    /* serialises push and pop (the owner side), and batch steals */
-    crew__deque deque;  /* single steals take no lock */
+    crew__lock lock;    /* serialises push and pop (the owner side) */
+    crew__deque deque;  /* thieves steal without the lock */
 } crew__ext;
 
 /* diagnose.c: the outermost task a pool thread runs now, for crew_diagnose (monitoring only).

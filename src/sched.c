@@ -383,13 +383,11 @@ static int push_spread(crew_pool *p, crew__lq **q, unsigned m, crew_task *t, siz
  * A thread that is not a worker pushes priority-0 tasks (the highest priority, and the default)
  * into one of CREW__EXT_SLOTS Chase-Lev deques, chosen per thread, whose owner side (push, and
  * the pop of a waiting submitter) is serialised by a spinlock that one submitting thread keeps
- * in its cache. Workers steal from the top, oldest first: one task without a lock, or, when
- * the slot holds a backlog (BATCH_FROM), the oldest half under the lock, as from the injection
- * queue (steal_external_batch). So one thread's priority-0 submissions start in FIFO order while
- * the workers keep up, and in FIFO order per worker once a backlog is moved in batches; a
- * submission costs no shared lock and no heap operation (oneTBB gives external threads a slot
- * of their own in the same spirit). Other priorities go to the injection queue; workers look
- * at the slots before it, which keeps priority 0 first. */
+ * in its cache; workers steal from the top without a lock, oldest first. So one thread's
+ * priority-0 submissions run in FIFO order, as from the injection queue, but a submission costs
+ * no shared lock and no heap operation (oneTBB gives external threads a slot of their own in
+ * the same spirit). Other priorities go to the injection queue; workers look at the slots
+ * before it, which keeps priority 0 first. */
 static CREW__TLS unsigned tls_number; /* crew__thread_number() + 1, or 0 before the first */
 
 static __attribute__((noinline)) unsigned first_number(void) {
@@ -417,53 +415,15 @@ static int push_external(crew_pool *p, crew_task *t, size_t n) {
     return rc;
 }
 
-#define INJECT_BATCH 32u /* most tasks a worker moves from a shared queue at a time */
-
-/* A worker steals a batch from an external slot only when it holds this many tasks: a worker
- * that keeps up with the submitter finds one or two, and then a lock-free single steal costs
- * the submitter less than the slot's lock moving to the worker and back. */
-#define BATCH_FROM 32u
-
-static void push_batch(crew__worker *w, crew_task **batch, size_t n);
-
-/* STEAL, a running worker whose deque has room for INJECT_BATCH: the oldest half of slot x's
- * tasks (at most INJECT_BATCH), the oldest returned and the rest pushed into its deque, if the
- * slot's lock is free right now (it keeps the submitter's take out of the range, see
- * crew__deque_steal_half). One steal serves many tasks: the slot's top, bottom and lock change
- * cache lines once per batch, not once per task, while one thread submits and others run. NULL
- * with *busy set: the lock was held (the submitter pushing); the caller steals one task. */
-static crew_task *steal_external_batch(crew__worker *w, crew__ext *x, bool *retry, bool *busy) {
-    if (!crew__lock_try(&x->lock)) {
-        *busy = true;
-        return NULL;
-    }
-    crew_task *batch[INJECT_BATCH];
-    size_t n = crew__deque_steal_half(&x->deque, batch, INJECT_BATCH, retry);
-    crew__lock_release(&x->lock);
-    if (n == 0)
-        return NULL;
-    push_batch(w, batch, n);
-    return batch[0];
-}
-
-/* Steal from any slot, starting with the one that last had work for this thread (usually the
- * only busy one: one submitting thread): a batch if w (a running worker, or NULL) has room for
- * one and the slot a backlog, else the oldest task. */
-static crew_task *steal_external(crew_pool *p, crew__worker *w, bool *retry) {
+/* Steal the oldest task of any slot, starting with the one that last had work for this thread
+ * (usually the only busy one: one submitting thread). */
+static crew_task *steal_external(crew_pool *p, bool *retry) {
     static CREW__TLS unsigned last;
-    int room = -1; /* not known yet: reserved when a slot has tasks */
     for (unsigned i = 0; i < CREW__EXT_SLOTS; i++) {
         unsigned k = (last + i) % CREW__EXT_SLOTS;
         crew__ext *x = &p->ext[k];
-        size_t queued = crew__deque_size(&x->deque);
-        if (queued != 0) {
-            bool busy = false;
-            if (room < 0 && queued >= BATCH_FROM)
-                room = w && crew__deque_reserve(&w->deque, INJECT_BATCH) == CREW_OK;
-            bool batch = room > 0 && queued >= BATCH_FROM;
-            crew_task *t = batch ? steal_external_batch(w, x, retry, &busy) : NULL;
-            if (!t && (!batch || busy))
-                t = crew__deque_steal(&x->deque, retry);
+        if (crew__deque_size(&x->deque) != 0) {
+            crew_task *t = crew__deque_steal(&x->deque, retry);
             if (t) {
                 last = k;
                 return t;
@@ -567,6 +527,7 @@ static crew_task *steal_any(crew_pool *p, crew__worker *self, bool *retry) {
     return NULL;
 }
 
+#define INJECT_BATCH 32u /* most tasks a worker moves from the injection queue at a time */
 
 /* STEAL, a worker: take a batch of the injection queue's best tasks (all of one priority, at
  * most INJECT_BATCH and at most half of what is queued), run the oldest, and push the rest into
@@ -589,21 +550,14 @@ static crew_task *take_injected(crew_pool *p, crew__worker *w) {
     } while (n < max && q->q.nlevels && crew__prioq_top(&q->q) == prio);
     lq_publish(q);
     crew__lock_release(&q->lock);
-    push_batch(w, batch, n); /* n <= room */
+    if (n > 1) { /* newest first, so the oldest ends at the bottom (room was reserved) */
+        crew_task *rev[INJECT_BATCH];
+        for (size_t i = 1; i < n; i++)
+            rev[i - 1] = batch[n - i];
+        crew__deque_push_ptrs(&w->deque, rev, n - 1);
+        crew__tls_pushed_back += n - 1; /* others may steal them: wake a sleeper */
+    }
     return batch[0];
-}
-
-/* A worker with room reserved for INJECT_BATCH: batch[1..n) (oldest first) into its deque,
- * newest first, so the oldest ends at the bottom: it runs them in FIFO order after batch[0],
- * and thieves take the newest. */
-static void push_batch(crew__worker *w, crew_task **batch, size_t n) {
-    if (n <= 1)
-        return;
-    crew_task *rev[INJECT_BATCH];
-    for (size_t i = 1; i < n; i++)
-        rev[i - 1] = batch[n - i];
-    crew__deque_push_ptrs(&w->deque, rev, n - 1); /* cannot fail: room was reserved */
-    crew__tls_pushed_back += n - 1; /* others may steal them: wake a sleeper */
 }
 
 /* STEAL, a worker: its own deque, unless the injection queue has better. */
@@ -613,7 +567,7 @@ static crew_task *take_steal(crew_pool *p, crew__worker *w, bool *retry) {
         if (t->priority != 0) { /* anything better queued from outside? */
             crew_task *u = NULL;
             if (external_queued(p))
-                u = steal_external(p, NULL, retry); /* one: a batch would bury t below it */
+                u = steal_external(p, retry);
             /* Relaxed: a hint; the worst a stale value does is one task's order. */
             if (!u && crew__load_relaxed(&p->central->top) < t->priority)
                 u = lq_take(p, p->central);
@@ -625,10 +579,7 @@ static crew_task *take_steal(crew_pool *p, crew__worker *w, bool *retry) {
         }
         return t;
     }
-    /* A batch only for a running worker: a marked one would hand it back reversed. Relaxed:
-     * its own state. */
-    bool running = w && crew__load_relaxed(&w->state) == CREW__W_RUNNING;
-    if ((t = steal_external(p, running ? w : NULL, retry)) != NULL)
+    if ((t = steal_external(p, retry)) != NULL)
         return t;
     if ((t = w ? take_injected(p, w) : lq_take(p, p->central)) != NULL)
         return t;
@@ -826,7 +777,7 @@ static crew_task *take_anything(crew_pool *p) {
         retry = false;
         switch (p->sched) {
         case CREW_SCHED_STEAL:
-            t = steal_external(p, NULL, &retry);
+            t = steal_external(p, &retry);
             if (!t)
                 t = lq_take(p, p->central);
             if (!t)
