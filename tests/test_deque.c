@@ -1,0 +1,124 @@
+#define _GNU_SOURCE /* rand_r */
+/* test_deque.c -- the Chase-Lev deque (src/deque.c) alone, used as an external submission slot
+ * is: an owner pushes and takes under a lock, thieves steal single tasks without it. First the
+ * order on one thread; then every task must be taken exactly once while two thieves race the
+ * owner, through array growth. Exits non-zero on failure. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal.h"
+#include "lock.h"
+
+#define N 200000 /* tasks pushed in the race (scaled by CREW_TEST_SCALE, at least 2000) */
+
+static crew_task tasks[N];
+static _Atomic int taken[N]; /* times each task was taken (seq_cst: counted, then checked) */
+static crew__deque deque;
+static crew__lock lock;
+static _Atomic int done; /* the owner has pushed everything (seq_cst) */
+static long n_tasks = N; /* this run's share of N */
+
+static int fail(const char *what, long i) {
+    fprintf(stderr, "test_deque: %s (%ld)\n", what, i);
+    return 1;
+}
+
+static void took(crew_task *t) { atomic_fetch_add(&taken[t - tasks], 1); }
+
+/* One thread: thieves take the oldest, the owner the newest. */
+static int order(void) {
+    crew__deque d;
+    bool contended = false;
+    if (crew__deque_init(&d) != CREW_OK)
+        return fail("init", 0);
+    if (crew__deque_steal(&d, &contended) != NULL || crew__deque_take(&d) != NULL)
+        return fail("an empty deque gave a task", 0);
+    crew__deque_push(&d, tasks, 1000); /* grows the array */
+    if (crew__deque_steal(&d, &contended) != &tasks[0] || crew__deque_take(&d) != &tasks[999])
+        return fail("a steal takes the oldest, a take the newest", 0);
+    if (crew__deque_size(&d) != 998 || contended)
+        return fail("size after a steal and a take", (long)crew__deque_size(&d));
+    for (long i = 1; i < 999; i++)
+        if (crew__deque_steal(&d, &contended) != &tasks[i])
+            return fail("steals in FIFO order", i);
+    if (crew__deque_steal(&d, &contended) != NULL)
+        return fail("a drained deque gave a task", 0);
+    crew__deque_free(&d);
+    return 0;
+}
+
+/* The owner: pushes runs of 1..16 tasks under the lock, and every other time takes up to 8
+ * back, newest first (as a waiting submitter does). */
+static void *owner(void *arg) {
+    (void)arg;
+    unsigned seed = 1;
+    for (long i = 0; i < n_tasks;) {
+        long k = 1 + (long)(rand_r(&seed) % 16);
+        if (k > n_tasks - i)
+            k = n_tasks - i;
+        crew__lock_acquire(&lock);
+        if (crew__deque_push(&deque, &tasks[i], (size_t)k) != CREW_OK) {
+            crew__lock_release(&lock);
+            fprintf(stderr, "test_deque: out of memory\n");
+            exit(1);
+        }
+        i += k;
+        crew_task *back[8];
+        int nb = 0;
+        for (int want = rand_r(&seed) % 2 ? (int)(rand_r(&seed) % 9) : 0; nb < want; nb++)
+            if (!(back[nb] = crew__deque_take(&deque)))
+                break;
+        crew__lock_release(&lock);
+        for (int j = 0; j < nb; j++)
+            took(back[j]);
+    }
+    atomic_store(&done, 1);
+    return NULL;
+}
+
+static void *thief(void *arg) {
+    (void)arg;
+    for (;;) {
+        int finished = atomic_load(&done); /* before the look: then empty means drained */
+        bool contended = false;
+        crew_task *t = crew__deque_steal(&deque, &contended);
+        if (t)
+            took(t);
+        else if (finished && !contended && crew__deque_size(&deque) == 0)
+            return NULL;
+    }
+}
+
+static int race(bool spin) {
+    for (long i = 0; i < n_tasks; i++)
+        atomic_store(&taken[i], 0);
+    atomic_store(&done, 0);
+    if (crew__deque_init(&deque) != CREW_OK || crew__lock_init(&lock, spin) != 0)
+        return fail("init", 0);
+    pthread_t th[3];
+    pthread_create(&th[0], NULL, owner, NULL);
+    pthread_create(&th[1], NULL, thief, NULL);
+    pthread_create(&th[2], NULL, thief, NULL);
+    for (int i = 0; i < 3; i++)
+        pthread_join(th[i], NULL);
+    crew__deque_free(&deque);
+    crew__lock_destroy(&lock);
+    for (long i = 0; i < n_tasks; i++)
+        if (atomic_load(&taken[i]) != 1)
+            return fail(atomic_load(&taken[i]) ? "a task was taken twice" : "a task was lost", i);
+    return 0;
+}
+
+int main(void) {
+    const char *scale = getenv("CREW_TEST_SCALE"); /* valgrind runs a hundredth */
+    if (scale && atof(scale) > 0 && atof(scale) < 1)
+        n_tasks = (long)(N * atof(scale)) < 2000 ? 2000 : (long)(N * atof(scale));
+    if (order())
+        return 1;
+    for (int round = 0; round < 4; round++)
+        if (race(round % 2 == 0))
+            return 1;
+    printf("test_deque: ok\n");
+    return 0;
+}
