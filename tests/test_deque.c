@@ -111,9 +111,13 @@ static int race(bool spin) {
 }
 
 int main(void) {
-    const char *scale = getenv("CREW_TEST_SCALE"); /* valgrind runs a hundredth */
-    if (scale && atof(scale) > 0 && atof(scale) < 1)
-        n_tasks = (long)(N * atof(scale)) < 2000 ? 2000 : (long)(N * atof(scale));
+    const char *env = getenv("CREW_TEST_SCALE"); /* valgrind runs a hundredth */
+    double scale = env ? atof(env) : 1;
+    if (scale > 0 && scale < 1) {
+        n_tasks = (long)(N * scale);
+        if (n_tasks < 2000)
+            n_tasks = 2000;
+    }
     if (order())
         return 1;
     for (int round = 0; round < 4; round++)
