@@ -178,6 +178,11 @@ typedef struct crew__slotmap {
 crew__slot *crew__slot_at(crew__slotmap *m, uint32_t slot);
 /* Is slot one this map has issued? (Lock-free.) */
 bool crew__slot_valid(crew__slotmap *m, uint32_t slot);
+/* Could this map have issued h? Its slot must be one it issued, and its generation not 0,
+ * which no group ever gets (group.c skips it); CREW_HANDLE_NONE is not a group. */
+static inline bool crew__handle_valid(crew__slotmap *m, crew_handle h) {
+    return h.slot != 0 && h.gen != 0 && crew__slot_valid(m, h.slot);
+}
 /* Free slots kept by one worker (no shared line touched to open and free its groups). */
 #define CREW__SLOT_CACHE 64u
 typedef struct crew__slot_cache {
@@ -469,7 +474,10 @@ typedef struct crew__worker {
      * re-checks its own state after taking a task (worker.c). */
     _Atomic int state;
     bool started; /* resize_lock: thread was created */
-    bool joined;  /* resize_lock: thread was joined */
+    bool joined;  /* resize_lock: thread was joined, or claimed by crew_shutdown to join */
+    /* The thread has returned from on_stop and touches nothing more: joining it waits for
+     * nothing else. Stored with release by the thread, loaded with acquire by reap_exited. */
+    _Atomic bool gone;
     bool sleeping; /* lock: asleep on cv */
     pthread_cond_t cv; /* the worker sleeps here, with pool->lock */
     /* Monitoring block, allocated by the worker on first use (release: stats.c). */
@@ -656,6 +664,8 @@ struct crew_pool {
     pthread_mutex_t diag_lock;  /* serialises crew_diagnose (the deques' seen_* fields) */
 
     pthread_mutex_t resize_lock; /* see the top of this file */
+    unsigned joins;              /* resize_lock: crew_shutdown calls joining workers now */
+    pthread_cond_t join_cv;      /* they wait here for each other's joins, with resize_lock */
     /* Every worker record ever made (CREW_MAX_THREADS entries), never freed before the pool:
      * entries below nworkers are set, and thieves and round-robin read them without a lock.
      * Relaxed entries, published by nworkers' release store (made under resize_lock). */
@@ -714,6 +724,8 @@ void crew__thread_start(crew_pool *p, unsigned index);
 void crew__thread_stop(crew_pool *p, unsigned index);
 /* Name the calling thread "<pool name>-<pool id>-<role>" (cut to what the system keeps). */
 void crew__name_thread(const crew_pool *p, const char *role);
+/* The pool whose on_start or on_stop hook runs on this thread now, else NULL (pool.c). */
+extern CREW__TLS const crew_pool *crew__tls_hook;
 /* Is a task of p running on this thread (anywhere on its stack)? */
 bool crew__in_task_of(const crew_pool *p);
 /* Is a task of group g of p running on this thread (anywhere on its stack)? */

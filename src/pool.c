@@ -87,8 +87,9 @@ static int start_thread(crew_pool *p, crew__worker *w) {
         return CREW_EINVAL;
     }
     crew__sched_worker_open(w);
-    /* Relaxed: the thread does not exist yet; pthread_create orders this store before it. */
+    /* Relaxed: the thread does not exist yet; pthread_create orders these stores before it. */
     crew__store_relaxed(&w->state, CREW__W_RUNNING);
+    crew__store_relaxed(&w->gone, false);
     int rc = crew__spawn(&w->thread, &attr, crew__worker_main, w);
     pthread_attr_destroy(&attr);
     if (rc != 0) {
@@ -115,14 +116,14 @@ static int start_thread(crew_pool *p, crew__worker *w) {
     return CREW_OK;
 }
 
-/* Join workers that have left their loop. resize_lock held. */
+/* Join workers that have left their loop and returned from on_stop. resize_lock held: so the
+ * join must never wait for a hook, which may itself call crew_resize. */
 static void reap_exited(crew_pool *p) {
     for (unsigned i = 0; i < crew__nworkers(p); i++) {
         crew__worker *w = crew__worker_at(p, i);
-        /* Acquire: the worker stored EXITED under the lock just before returning; pairs with
-         * that store so joining cannot wait on a worker still in its loop. */
-        if (w->started && !w->joined &&
-            atomic_load_explicit(&w->state, memory_order_acquire) == CREW__W_EXITED) {
+        /* Acquire: pairs with the release store of gone after on_stop (worker.c), so this
+         * join waits only for the thread's return. */
+        if (w->started && !w->joined && crew__load_acquire(&w->gone)) {
             pthread_join(w->thread, NULL);
             w->joined = true;
         }
@@ -155,6 +156,7 @@ static crew__worker *free_record(crew_pool *p) {
     w->pool = p;
     w->index = n;
     atomic_init(&w->state, CREW__W_EXITED);
+    atomic_init(&w->gone, true);
     atomic_init(&w->stolen, 0u);
     atomic_init(&w->credit, 0u);
     atomic_init(&w->stats, NULL);
@@ -246,6 +248,8 @@ static int init_sync(crew_pool *p) {
         goto no_diag_lock;
     if (pthread_cond_init(&p->wait_cv, NULL) != 0)
         goto no_wait_cv;
+    if (pthread_cond_init(&p->join_cv, NULL) != 0)
+        goto no_join_cv;
     if (crew__lock_init(&p->node_lock, true) != 0) /* short sections: a spinlock */
         goto no_node_lock;
     if (crew__slotmap_init(&p->groups) != CREW_OK)
@@ -264,6 +268,8 @@ no_space_cv:
 no_slotmap:
     crew__lock_destroy(&p->node_lock);
 no_node_lock:
+    pthread_cond_destroy(&p->join_cv);
+no_join_cv:
     pthread_cond_destroy(&p->wait_cv);
 no_wait_cv:
     pthread_mutex_destroy(&p->diag_lock);
@@ -290,6 +296,7 @@ static void free_pool(crew_pool *p) {
     crew__slotmap_free(&p->groups);
     crew__lock_destroy(&p->node_lock);
     pthread_cond_destroy(&p->space_cv);
+    pthread_cond_destroy(&p->join_cv);
     pthread_cond_destroy(&p->wait_cv);
     pthread_mutex_destroy(&p->diag_lock);
     pthread_mutex_destroy(&p->stats_lock);
@@ -325,6 +332,8 @@ static int copy_hooks(crew_hooks *out, const crew_hooks *in) {
 #endif
 }
 
+CREW__TLS const crew_pool *crew__tls_hook;
+
 void crew__thread_start(crew_pool *p, unsigned index) {
     const crew_hooks *h = &p->hooks;
 #if defined(__linux__)
@@ -341,13 +350,25 @@ void crew__thread_start(crew_pool *p, unsigned index) {
         (void)pthread_setaffinity_np(pthread_self(), sizeof set, &set);
     }
 #endif
-    if (h->on_start)
+    if (h->on_start) {
+        crew__tls_hook = p;
         h->on_start(index, h->arg);
+        crew__tls_hook = NULL;
+    }
 }
 
 void crew__thread_stop(crew_pool *p, unsigned index) {
-    if (p->hooks.on_stop)
+    if (p->hooks.on_stop) {
+        crew__tls_hook = p;
         p->hooks.on_stop(index, p->hooks.arg);
+        crew__tls_hook = NULL;
+    }
+}
+
+/* Would a shutdown of p from this thread wait for the thread itself? (From a task of p, or
+ * from on_start or on_stop of one of p's threads: shutdown joins that thread.) */
+static bool waits_for_itself(const crew_pool *p) {
+    return crew__tls_hook == p || crew__in_task_of(p);
 }
 
 int crew_create(crew_pool **out, const crew_config *cfg) {
@@ -450,6 +471,9 @@ int crew_resize(crew_pool *p, unsigned threads) {
         return CREW_EINVAL;
     if (crew__forked(p))
         return CREW_EFORKED;
+    /* Seq_cst: an early answer for a closing pool; set_workers checks again under the lock. */
+    if (atomic_load(&p->state) != CREW__OPEN)
+        return CREW_ESHUTDOWN;
     pthread_mutex_lock(&p->resize_lock);
     int rc = set_workers(p, threads);
     pthread_mutex_unlock(&p->resize_lock);
@@ -466,7 +490,7 @@ int crew_shutdown(crew_pool *p, int how) {
         return CREW_EINVAL;
     if (crew__forked(p))
         return CREW_EFORKED;
-    if (crew__in_task_of(p))
+    if (waits_for_itself(p))
         return CREW_EDEADLK;
 
     pthread_mutex_lock(&p->lock);
@@ -493,15 +517,26 @@ int crew_shutdown(crew_pool *p, int how) {
     crew__debug_yield();
     crew__autosize_stop(p); /* before resize_lock: the controller may be inside crew_resize */
 
-    /* No task runs any more, so none is inside crew_resize; every worker leaves its loop. */
+    /* No task runs any more, so none is inside crew_resize; every worker leaves its loop.
+     * Each thread is claimed under resize_lock and joined without it: a thread may still be
+     * in on_stop, calling crew_resize (which takes the lock and finds the pool closed). A
+     * concurrent crew_shutdown claims what is left and then waits for every join to end. */
     pthread_mutex_lock(&p->resize_lock);
+    p->joins++;
     for (unsigned i = 0; i < crew__nworkers(p); i++) {
         crew__worker *w = crew__worker_at(p, i);
         if (w->started && !w->joined) {
-            pthread_join(w->thread, NULL);
             w->joined = true;
+            pthread_t th = w->thread;
+            pthread_mutex_unlock(&p->resize_lock);
+            pthread_join(th, NULL);
+            pthread_mutex_lock(&p->resize_lock);
         }
     }
+    if (--p->joins == 0)
+        pthread_cond_broadcast(&p->join_cv);
+    while (p->joins != 0)
+        pthread_cond_wait(&p->join_cv, &p->resize_lock);
     pthread_mutex_unlock(&p->resize_lock);
     return CREW_OK;
 }
@@ -545,7 +580,7 @@ int crew_destroy(crew_pool *p) {
         return CREW_OK;
     if (crew__forked(p)) /* nothing freed: see crew.h */
         return CREW_EFORKED;
-    if (crew__in_task_of(p))
+    if (waits_for_itself(p))
         return CREW_EDEADLK;
     crew_shutdown(p, CREW_DRAIN);
     free_pool(p);

@@ -135,6 +135,21 @@ crew__tstats *crew__stats_block(crew_pool *p) {
     return s;
 }
 
+/* Tasks queued now, summed over the queues without a consistent view: a task moving from one
+ * queue to another (a steal, a worker leaving) can be counted twice or not at all. With a
+ * bounded queue the count of tasks holding a place (admitted: exact, since a place is taken
+ * before a task is queued and given back when it starts or is dropped) caps the tasks outside
+ * the blocking queue, so the figure never exceeds the capacity plus the blocking tasks. */
+static size_t queued_now(crew_pool *p) {
+    size_t n = crew__sched_queued(p);
+    if (p->capacity == 0)
+        return n;
+    size_t blocking = p->blocking ? crew__blocking_queued(p) : 0;
+    size_t others = n > blocking ? n - blocking : 0;
+    size_t admitted = atomic_load(&p->admitted); /* seq_cst: see struct crew_pool */
+    return (others < admitted ? others : admitted) + blocking;
+}
+
 void crew__stats_submitted(crew_pool *p, size_t n, uint64_t submitted, uint64_t accepted) {
     crew__tstats *s = crew__stats_block(p);
     if (!s)
@@ -145,7 +160,7 @@ void crew__stats_submitted(crew_pool *p, size_t n, uint64_t submitted, uint64_t 
      * and at one single submission in CREW__PEAK_SAMPLE of each thread. */
     static CREW__TLS unsigned tick;
     if (n > 1 || ++tick % CREW__PEAK_SAMPLE == 0) {
-        size_t queued = crew__sched_queued(p);
+        size_t queued = queued_now(p);
         size_t peak = crew__load_relaxed(&p->queued_peak); /* relaxed: a statistic */
         while (queued > peak && !crew__cas_relaxed(&p->queued_peak, &peak, queued)) {
         }
@@ -348,7 +363,7 @@ int crew_stats_get(crew_pool *p, crew_stats *out) {
     /* Relaxed: see crew_set_monitoring. */
     s.monitoring = (crew__load_relaxed(&p->timing) & CREW__TIMING_MONITOR) != 0;
     s.uptime_ns = crew__now_ns() - p->stats_epoch_ns;
-    size_t queued = crew__sched_queued(p), pending = atomic_load(&p->pending); /* seq_cst */
+    size_t queued = queued_now(p), pending = atomic_load(&p->pending); /* seq_cst */
     size_t peak = crew__load_relaxed(&p->queued_peak); /* relaxed: a statistic */
     /* pending counts every unfinished task plus the credit workers hold (crew__worker). */
     size_t credit = 0;

@@ -326,7 +326,7 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
     if (n > UINT32_MAX)
         return CREW_ERANGE;
     bool open_new = group && group->slot == 0 && group->gen == 0;
-    if (group && !open_new && !crew__slot_valid(&p->groups, group->slot))
+    if (group && !open_new && !crew__handle_valid(&p->groups, *group))
         return CREW_EINVAL;
     /* Seq_cst: an early answer for a closed pool; the check that counts is below. */
     int state = atomic_load(&p->state);

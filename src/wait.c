@@ -95,8 +95,10 @@ static crew_task *sleep_waiting(crew_pool *p, crew_handle group, bool general, i
 }
 
 int crew_wait(crew_pool *p, crew_handle group) {
-    if (!p || group.slot == 0 || !crew__slot_valid(&p->groups, group.slot))
+    if (!p || !crew__handle_valid(&p->groups, group))
         return CREW_EINVAL;
+    if (crew__forked(p)) /* before the slot's answer: nothing of the parent's pool is asked */
+        return CREW_EFORKED;
     crew__slot *sl = crew__slot_at(&p->groups, group.slot);
     int st = crew__slot_status(sl, group.gen);
     if (st != 1)
@@ -120,12 +122,6 @@ int crew_wait(crew_pool *p, crew_handle group) {
              * this thread is not inside a task of the group: it could never finish. */
             if (!checked && crew__in_group(p, group)) {
                 st = CREW_EDEADLK;
-                break;
-            }
-            /* In a forked child the takes above found nothing (the pool is marked paused);
-             * sleeping would take a lock the parent's threads may hold. */
-            if (crew__forked(p)) {
-                st = CREW_EFORKED;
                 break;
             }
             checked = true;
@@ -185,7 +181,7 @@ int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n) {
 }
 
 int crew_cancel(crew_pool *p, crew_handle group) {
-    if (!p || group.slot == 0 || !crew__slot_valid(&p->groups, group.slot))
+    if (!p || !crew__handle_valid(&p->groups, group))
         return CREW_EINVAL;
     if (crew__forked(p))
         return CREW_EFORKED;

@@ -149,17 +149,39 @@ void crew__admit_release(crew_pool *p) {
     }
 }
 
-/* Drop t (never run it): hand it to on_drop, give back its place and node, count it. */
+/* The mark (crew__sched_mark) of the innermost task of p on this thread. */
+static int64_t mark_now(crew_pool *p) {
+    return p->sched == CREW_SCHED_STEAL ? crew__sched_mark(p) : 0;
+}
+
+/* Drop t (never run it): give back its place in the bounded queue and its node, count it,
+ * hand it to on_drop, then end it in its group and in pending. The place and the node go back
+ * before on_drop, so that an on_drop that submits finds the pool as if t were gone (it would
+ * otherwise wait for a place t still held); t is not read after that. on_drop runs in a frame
+ * of its own, as a task of t's group would: calls that would wait for t itself (crew_wait_all,
+ * crew_wait on t's group, crew_shutdown, crew_destroy) return CREW_EDEADLK instead of hanging,
+ * and t's group has not finished yet, so a waiter cannot free task_arg under on_drop. */
 static void drop(crew_pool *p, crew_task *t, enum crew__end how) {
-    uint32_t slot = t->crew_private_.slot;
-    if (p->hooks.on_drop) /* before the task's memory goes back to its owner */
-        p->hooks.on_drop(t->fn, t->arg, p->hooks.arg);
-    if (t->crew_flags_ & CREW__TASK_BOUNDED)
+    uint32_t slot = t->crew_private_.slot, flags = t->crew_flags_;
+    crew_fn fn = t->fn;
+    void *arg = t->arg;
+    if (flags & CREW__TASK_BOUNDED)
         crew__admit_release(p);
-    if (t->crew_flags_ & CREW__TASK_COUNTED)
+    if (flags & CREW__TASK_COUNTED)
         crew__stats_dropped(p, how);
-    if (t->crew_flags_ & CREW__TASK_NODE)
+    if (flags & CREW__TASK_NODE)
         crew__node_release(p, t);
+    if (p->hooks.on_drop) {
+        crew__frame frame = {p, crew__tls_frame, crew__tls_frame ? crew__tls_frame->depth + 1 : 1,
+                             {slot, 0}, mark_now(p)};
+        if (slot != 0) { /* the group is open: t is unfinished. Relaxed: as in call() */
+            crew__slot *sl = crew__slot_at(&p->groups, slot);
+            frame.group.gen = crew__gen_of(crew__load_relaxed(&sl->state));
+        }
+        crew__tls_frame = &frame;
+        p->hooks.on_drop(fn, arg, p->hooks.arg);
+        crew__tls_frame = frame.up;
+    }
     crew__tasks_finished(p, slot, 1, how);
 }
 
@@ -174,11 +196,6 @@ void crew__task_dropped(crew_pool *p, crew_task *t, bool by_pool) {
  * Out of line: cancelling is rare. */
 static __attribute__((noinline, cold)) void drop_cancelled(crew_pool *p, crew_task *t) {
     crew__task_dropped(p, t, false);
-}
-
-/* The mark (crew__sched_mark) of the innermost task of p on this thread. */
-static int64_t mark_now(crew_pool *p) {
-    return p->sched == CREW_SCHED_STEAL ? crew__sched_mark(p) : 0;
 }
 
 /* What running a task needs with or without monitoring: copy what is needed from t (from here
@@ -410,12 +427,16 @@ static bool try_exit(crew_pool *p, crew__worker *w) {
 void *crew__worker_main(void *arg) {
     crew__worker *w = arg;
     crew_pool *p = w->pool;
-    crew__tls_worker = w;
-    crew__tls_busy = &w->busy;
     char role[16];
     snprintf(role, sizeof role, "w%u", w->index);
     crew__name_thread(p, role);
+    /* The hooks run while this thread is not yet (on_start) or no longer (on_stop) the worker:
+     * whatever they call on the pool, they call as an outside thread would, so nothing they do
+     * uses the worker's credit, caches or queue (a submission from on_stop took credit that a
+     * worker that has left never returned, and pending never reached 0 again). */
     crew__thread_start(p, w->index);
+    crew__tls_worker = w;
+    crew__tls_busy = &w->busy;
 
     unsigned spins = 0;
     uint64_t idle_since = 0; /* monitoring: when this worker ran out of work */
@@ -456,6 +477,13 @@ void *crew__worker_main(void *arg) {
         crew__run(p, t);
         spins = 0;
     }
-    crew__thread_stop(p, w->index);
+    crew__flush_finished(p, w); /* nothing may stay in credit: see crew__worker */
+    crew__tls_busy = NULL;
+    crew__tls_worker = NULL;
+    unsigned index = w->index;
+    crew__thread_stop(p, index);
+    /* Release: on_stop is over, so joining this thread no longer waits for anything a hook
+     * does; pairs with the acquire in pool.c's reap_exited. w is not touched after this. */
+    crew__store_release(&w->gone, true);
     return NULL;
 }
