@@ -770,6 +770,9 @@ void crew__help_until_quiet(crew_pool *p);
  * submit.c: nodes for crew_submit.
  * ------------------------------------------------------------------------------------------- */
 crew_task *crew__node_get(crew_pool *p); /* NULL when out of memory */
+/* crew_enqueue_tasks that never waits for room in a bounded queue (CREW_EFULL instead): the
+ * parallel primitives' helper tasks. */
+int crew__enqueue_helpers(crew_pool *p, crew_task *t, size_t n, crew_handle *group);
 void crew__node_release(crew_pool *p, crew_task *t);
 void crew__nodes_free(crew_pool *p);
 int crew__nodes_register(crew_pool *p);  /* list p as alive (for threads' node caches) */

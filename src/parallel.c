@@ -77,27 +77,28 @@ static int run_loop(crew_pool *p, loop *l) {
     }
     crew_task tasks[64];
     crew_task *t = helpers <= 64 ? tasks : malloc(helpers * sizeof *t);
-    if (!t)
-        return CREW_ENOMEM;
+    if (!t) { /* no memory for helpers: the caller does the rest alone */
+        run_chunks(l);
+        return CREW_OK;
+    }
     memset(t, 0, helpers * sizeof *t);
     for (size_t i = 0; i < helpers; i++) {
         t[i].fn = runner;
         t[i].arg = l;
     }
     crew_handle g = CREW_HANDLE_NONE;
-    int rc = crew_enqueue_tasks(p, t, helpers, &g);
+    /* Helpers are an offer, never a wait: a full bounded queue refuses them at once (the
+     * caller would otherwise wait for room before running a chunk). */
+    int rc = crew__enqueue_helpers(p, t, helpers, &g);
     run_chunks(l); /* with or without helpers: the caller alone finishes the loop */
     if (rc == CREW_OK)
-        rc = crew_wait(p, g);
+        (void)crew_wait(p, g); /* OK, or helpers dropped (cancelled, expired): none is needed */
     if (t != tasks)
         free(t);
-    /* Queueing the helpers may fail (pool shutting down, no memory, a parent's pool in a
-     * forked child); the caller has done all the chunks itself then, so the loop is complete
-     * either way. */
-    return rc == CREW_ECANCELED || rc == CREW_OK || rc == CREW_ESHUTDOWN || rc == CREW_ENOMEM ||
-                   rc == CREW_EFORKED
-               ? CREW_OK
-               : rc;
+    /* Queueing the helpers may fail (pool shutting down or full, no memory, a parent's pool in
+     * a forked child); the caller has done every chunk itself then, so the loop is complete
+     * either way, and once crew_wait returns no helper is still inside one. */
+    return CREW_OK;
 }
 
 /* ---- for ---- */

@@ -423,6 +423,11 @@ int crew_enqueue_tasks_ex(crew_pool *p, crew_task *t, size_t n, crew_handle *gro
     return rejected(p, enqueue(p, t, n, group, 0, stamp(p), flags, &admit_default), n);
 }
 
+int crew__enqueue_helpers(crew_pool *p, crew_task *t, size_t n, crew_handle *group) {
+    static const admit_how how = {true, false, {0, 0}}; /* never wait for room */
+    return enqueue(p, t, n, group, 0, stamp(p), 0, &how); /* not the caller's: not counted */
+}
+
 int crew_enqueue_tasks(crew_pool *p, crew_task *t, size_t n, crew_handle *group) {
     return crew_enqueue_tasks_ex(p, t, n, group, 0);
 }

@@ -190,6 +190,26 @@ TEST(Wait, RejectsBadHandles) {
     crew_destroy(p);
 }
 
+TEST(Wait, GenerationZeroIsNeverIssued) {
+    // A handle {slot, 0} names a slot the pool issued, but no group ever gets generation 0:
+    // every call that takes a handle rejects it as never issued (not as cancelled or stale).
+    crew_pool *p = make_pool(1);
+    std::atomic<int> n{0};
+    crew_handle g = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit(p, count, &n, 0, &g), CREW_OK);
+    ASSERT_EQ(crew_wait(p, g), CREW_OK);
+    ASSERT_NE(g.gen, 0u);
+    crew_handle forged{g.slot, 0};
+    EXPECT_EQ(crew_wait(p, forged), CREW_EINVAL);
+    EXPECT_EQ(crew_cancel(p, forged), CREW_EINVAL);
+    EXPECT_EQ(crew_submit(p, count, &n, 0, &forged), CREW_EINVAL);
+    crew_task t{count, &n, 0, 0, {}};
+    EXPECT_EQ(crew_enqueue_tasks(p, &t, 1, &forged), CREW_EINVAL);
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(n.load(), 1);
+    crew_destroy(p);
+}
+
 TEST(Wait, ForeignHandleOfAnotherPoolIsRejectedWhenNeverIssued) {
     crew_pool *a = make_pool(1), *b = make_pool(1);
     std::atomic<int> n{0};

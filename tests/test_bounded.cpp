@@ -192,6 +192,46 @@ TEST(Bounded, ExactlyOnceUnderLoad) {
     crew_destroy(p);
 }
 
+TEST(Bounded, QueuedAndItsPeakNeverExceedTheCapacity) {
+    // The queue lengths are summed without a consistent view (a task moving between queues,
+    // as a steal does, can count twice); the statistics cap them by the places held.
+    const unsigned cap = 4;
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 4; // more thieves than cores: steals interleave with the sums
+    cfg.queue_capacity = cap;
+    cfg.monitoring = 1;
+    crew_pool *p = crewtest::make_pool(cfg);
+    std::atomic<int> n{0};
+    const int producers = 4, each = int(crewtest::scaled(20000));
+    std::atomic<uint64_t> max_queued{0};
+    std::vector<std::thread> th;
+    for (int k = 0; k < producers; k++)
+        th.emplace_back([&] {
+            for (int i = 0; i < each; i++) {
+                ASSERT_EQ(crew_submit(p, bump, &n, 0, nullptr), CREW_OK);
+                if (i % 16 == 0) {
+                    crew_stats s;
+                    s.size = sizeof s;
+                    ASSERT_EQ(crew_stats_get(p, &s), CREW_OK);
+                    if (s.queued > max_queued)
+                        max_queued = s.queued;
+                }
+            }
+        });
+    for (auto &t : th)
+        t.join();
+    ASSERT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(n.load(), producers * each);
+    crew_stats s;
+    s.size = sizeof s;
+    ASSERT_EQ(crew_stats_get(p, &s), CREW_OK);
+    EXPECT_LE(max_queued.load(), cap);
+    EXPECT_LE(s.queued_peak, cap);
+    EXPECT_GE(s.queued_peak, 1u);
+    crew_destroy(p);
+}
+
 TEST(Bounded, BadSettings) {
     crew_config cfg;
     crew_config_init(&cfg);

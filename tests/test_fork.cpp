@@ -69,9 +69,10 @@ int child_status(pid_t pid) {
         }                                                                                         \
     } while (0)
 
-// In the child: every call on the parent's pool p (with g, an open group of the parent) fails
-// with CREW_EFORKED; then a new pool works. Ends through child_exit.
-[[noreturn]] void child(crew_pool *p, crew_handle g) {
+// In the child: every call on the parent's pool p (with g, an open group of the parent, and
+// done, one that finished before the fork) fails with CREW_EFORKED; then a new pool works.
+// Ends through child_exit.
+[[noreturn]] void child(crew_pool *p, crew_handle g, crew_handle done) {
     alarm(120);
     std::atomic<long> n{0};
     crew_handle h = CREW_HANDLE_NONE;
@@ -88,6 +89,7 @@ int child_status(pid_t pid) {
     CHILD_CHECK(8, crew_enqueue_tasks(p, tasks, 4, &h) == CREW_EFORKED);
     CHILD_CHECK(9, crew_enqueue_tasks_wait(p, tasks, 4) == CREW_EFORKED);
     CHILD_CHECK(10, crew_wait(p, g) == CREW_EFORKED);
+    CHILD_CHECK(28, crew_wait(p, done) == CREW_EFORKED); // not answered from the slot
     CHILD_CHECK(11, crew_wait_all(p) == CREW_EFORKED);
     CHILD_CHECK(12, crew_cancel(p, g) == CREW_EFORKED);
     CHILD_CHECK(13, crew_resize(p, 3) == CREW_EFORKED);
@@ -147,6 +149,10 @@ TEST(Fork, ChildGetsEforkedNeverHangsAndANewPoolWorks) {
     crew_handle g = CREW_HANDLE_NONE;
     ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, &g), CREW_OK);
     gate.wait_arrivals(1);
+    std::atomic<long> early{0};
+    crew_handle done = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit(p, bump, &early, 0, &done), CREW_OK);
+    ASSERT_EQ(crew_wait(p, done), CREW_OK);
     std::atomic<bool> stop{false};
     std::atomic<long> ran{0}, submitted{0};
     std::vector<std::thread> producers;
@@ -167,7 +173,7 @@ TEST(Fork, ChildGetsEforkedNeverHangsAndANewPoolWorks) {
         pid_t pid = fork();
         ASSERT_GE(pid, 0);
         if (pid == 0)
-            child(p, g);
+            child(p, g, done);
         EXPECT_EQ(child_status(pid), 0) << "fork " << i;
     }
     // The parent's pool is unaffected. (The gate first: with a queue per worker, the held

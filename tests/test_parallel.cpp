@@ -169,3 +169,34 @@ TEST(Parallel, ShutDownPoolStillCompletesTheLoopOnTheCaller) {
         ASSERT_EQ(m.hit[i].load(), 1);
     crew_destroy(p);
 }
+
+namespace {
+// A fold slow enough (about 50 us a chunk) that the loop asks the pool for helpers.
+void slow_fold(size_t b, size_t e, void *acc, void *) {
+    uint64_t t0 = crew_now_ns();
+    while (crew_now_ns() - t0 < 50000) {
+    }
+    *static_cast<double *>(acc) += double(e - b);
+}
+} // namespace
+
+TEST(Parallel, AFullBoundedQueueRefusesHelpersAndTheCallerFinishes) {
+    // More helpers than the queue has room for: the offer is refused at once (under every
+    // policy), and the caller completes the loop and its result alone.
+    for (unsigned policy : {CREW_FULL_FAIL, CREW_FULL_BLOCK, CREW_FULL_DROP_OLDEST}) {
+        crew_config cfg;
+        crew_config_init(&cfg);
+        cfg.threads = 4;
+        cfg.queue_capacity = 1;
+        cfg.full_policy = policy;
+        crew_pool *p = make_pool(cfg);
+        double sum = 0;
+        ASSERT_EQ(crew_parallel_reduce(p, 0, 64, 1, &sum, sizeof sum, slow_fold, combine_sum,
+                                       nullptr),
+                  CREW_OK)
+            << "policy " << policy;
+        EXPECT_EQ(sum, 64.0) << "policy " << policy;
+        EXPECT_EQ(crew_wait_all(p), CREW_OK); // nothing of the loop was dropped or is left
+        crew_destroy(p);
+    }
+}
