@@ -17,10 +17,48 @@
  *   - crew_destroy must be the last call on a pool: no other call on it may be in progress or
  *     follow it.
  *
+ * Calls from callbacks (re-entrancy). crew runs code of yours in five places: a task's
+ * function; crew_hooks.on_start and on_stop, on each pool thread as it starts and stops;
+ * crew_hooks.on_drop, on the thread that drops a task; and in crew.hpp the pool's on_error
+ * handler, inside the task whose exception it reports. What each public call on the SAME pool
+ * does when made from one of them:
+ *
+ *     call on the pool               task, on_drop, on_error    on_start, on_stop
+ *     crew_submit*, crew_enqueue_*   allowed                    allowed
+ *     crew_wait                      allowed (1)                allowed
+ *     crew_enqueue_tasks_wait        allowed                    allowed
+ *     crew_wait_all                  CREW_EDEADLK               allowed (it helps)
+ *     crew_cancel, crew_cancelled    allowed                    allowed
+ *     crew_resize, crew_size         allowed                    allowed
+ *     crew_pause, _resume, _paused   allowed (2)                allowed (2)
+ *     crew_stats_*, crew_set_monitoring, crew_diagnose*
+ *                                    allowed                    allowed
+ *     crew_parallel_*                allowed                    allowed
+ *     crew_shutdown, crew_destroy    CREW_EDEADLK               CREW_EDEADLK
+ *
+ *   allowed: the call returns, with the results its own documentation lists (during a
+ *     shutdown, submissions and crew_resize return CREW_ESHUTDOWN, from on_stop too); every
+ *     task it accepts runs exactly once or is dropped and handed to on_drop.
+ *   (1) crew_wait on the group of the task that is running (or being dropped) returns
+ *     CREW_EDEADLK when it would otherwise sleep: that group cannot finish before the caller.
+ *   (2) crew_pause from a callback is allowed, but a wait that follows it needs a crew_resume
+ *     from another thread (see crew_pause).
+ *   on_drop runs as a task of the dropped task's group would: before the group finishes (so a
+ *     waiter cannot free task_arg under it), after the task has given back its place in a
+ *     bounded queue (so it may submit into the queue that dropped it, which may drop another
+ *     task and call on_drop again, nested). on_start runs before the thread becomes a worker,
+ *     on_stop after it has stopped being one: calls from them act as calls from any other
+ *     thread of the program (a crew_wait_all there runs queued tasks like any caller).
+ *   Calls on another pool follow that pool's documentation as from any thread (a task of pool
+ *   a may wait for pool b, or shut it down); only cycles of waits between pools are yours to
+ *   avoid.
+ *
  * fork(): a child process gets a copy of the pool's memory but none of its threads, and locks
  * that those threads held stay locked. So in the child every call on a pool created before the
  * fork returns CREW_EFORKED (never hangs), crew_destroy included: it frees nothing, since the
- * memory is the parent's copy, reclaimed when the child exits or execs. The parent's pools are
+ * memory is the parent's copy, reclaimed when the child exits or execs. The two calls that
+ * return no code answer from that copy: crew_size the size the parent had asked for, and
+ * crew_paused 1 (nothing runs); the parallel primitives do the work in the caller. The parent's pools are
  * unaffected. A pool created in the child works normally.
  *
  * Memory of a task: a crew_task passed to crew_enqueue_task(s) belongs to the caller, but the pool
@@ -176,8 +214,9 @@ typedef struct crew_config {
  *   on_stop(index, arg)   last thing before it exits (shrunk by crew_resize, or shutdown).
  * index is the worker's index (0..CREW_MAX_THREADS-1; a worker restarted after a shrink gets
  * its old index again); blocking threads (CREW_TASK_BLOCKING) get CREW_MAX_THREADS + their own
- * index. Any of the functions may be NULL. They must not call crew_shutdown or crew_destroy
- * on the pool. CPU affinity: with cpus non-NULL, worker i runs on cpus[i % ncpus] only and blocking
+ * index. Any of the functions may be NULL. What they may call on the pool: the re-entrancy
+ * table at the top of this file (crew_shutdown and crew_destroy return CREW_EDEADLK there).
+ * CPU affinity: with cpus non-NULL, worker i runs on cpus[i % ncpus] only and blocking
  * threads on any of cpus; every cpu must be one the process may run on, or crew_create fails
  * with CREW_EINVAL.
  */
@@ -271,8 +310,8 @@ CREW_EXPORT void crew_config_init(crew_config *cfg);
 /*
  * Create a pool and start its workers. cfg NULL means defaults.
  * OUT: *out, the new pool (set only on success).
- * Errors: EINVAL (out NULL, threads > CREW_MAX_THREADS, an unknown scheduler or lock, or
- * CREW_SCHEDULER naming an unknown scheduler; with autosize: an unknown controller,
+ * Errors: EINVAL (out NULL, threads > CREW_MAX_THREADS, an unknown scheduler or lock, a
+ * stack_size the system refuses, or CREW_SCHEDULER naming an unknown scheduler; with autosize: an unknown controller,
  * max_threads 0 or above CREW_MAX_THREADS, min_threads > max_threads), ENOMEM, EAGAIN (a thread
  * could not be created; every thread already started is stopped again and nothing leaks),
  * ENOTSUP (monitoring or autosize asked of a build made with CREW_MONITORING=OFF). Bad hooks
@@ -288,13 +327,14 @@ CREW_EXPORT int crew_create(crew_pool **out, const crew_config *cfg);
  * before crew_destroy). Returns once no task of the pool is running and every worker has exited.
  * Calling it again, or concurrently, is harmless; a CREW_CANCEL during a CREW_DRAIN in progress
  * drops what is still queued. Errors: EINVAL (p NULL or how unknown), EDEADLK (called from a
- * task of this pool).
+ * task of this pool, or from a callback: see the re-entrancy table).
  */
 CREW_EXPORT int crew_shutdown(crew_pool *p, int how);
 
 /*
  * Shut down with CREW_DRAIN if that has not happened, then free everything. NULL is a no-op.
- * Errors: EDEADLK (called from a task of this pool; nothing is freed).
+ * Errors: EDEADLK (called from a task of this pool or a callback, as crew_shutdown; nothing is
+ * freed).
  */
 CREW_EXPORT int crew_destroy(crew_pool *p);
 
@@ -305,7 +345,8 @@ CREW_EXPORT int crew_destroy(crew_pool *p);
  * worker whose current task is inside crew_wait: it still runs queued tasks of the group it waits
  * for (taking them away could deadlock), but nothing else. May be called from a task.
  * Errors: EINVAL (p NULL, threads 0 or > CREW_MAX_THREADS), ESHUTDOWN, EAGAIN (a new thread could
- * not be created: the pool keeps the workers it has, and crew_size() tells how many).
+ * not be created: the pool keeps the workers it has, and crew_size() tells how many), ENOMEM
+ * (no memory for a new worker's record: likewise).
  */
 CREW_EXPORT int crew_resize(crew_pool *p, unsigned threads);
 
@@ -340,9 +381,11 @@ CREW_EXPORT int crew_paused(const crew_pool *p);
  * belongs to the caller: do not share one *group between threads that submit at the same time.
  *
  * All-or-nothing: on error no task of the call was accepted.
- * Errors: EINVAL (NULL pool, task array or fn; n 0; a handle this pool never issued; unknown
- * flags), ESHUTDOWN, ESTALE, ECANCELED (the group was cancelled), ENOMEM, ERANGE; with a
- * bounded queue also EFULL and ETIMEDOUT.
+ * Errors: EINVAL (NULL pool, task array or fn; n 0; a handle this pool never issued, such as
+ * one of generation 0; unknown flags), ESHUTDOWN, ESTALE, ECANCELED (the group was
+ * cancelled), ENOMEM, ERANGE; EAGAIN (CREW_TASK_BLOCKING tasks, when no blocking thread runs
+ * and none could be created); with a bounded queue also EFULL (more tasks than the capacity,
+ * policy CREW_FULL_FAIL, or crew_try_submit) and, from crew_submit_timed only, ETIMEDOUT.
  * ------------------------------------------------------------------------------------------- */
 
 /* Queue fn(arg) with a priority. The pool keeps its own copy of the task. */
@@ -405,7 +448,8 @@ CREW_EXPORT uint64_t crew_now_ns(void);
 
 /*
  * Queue n tasks as a new group and return once all have finished. Returns CREW_OK, or
- * CREW_ECANCELED if a shutdown dropped some of them. Other errors as for crew_enqueue_tasks.
+ * CREW_ECANCELED if a shutdown or a full queue (CREW_FULL_DROP_OLDEST) dropped some of them.
+ * Other errors as for crew_enqueue_tasks.
  */
 CREW_EXPORT int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n);
 
@@ -414,7 +458,8 @@ CREW_EXPORT int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n);
  * reused since) returns CREW_OK at once. Returns CREW_ECANCELED if the group was cancelled
  * (crew_cancel) or lost tasks to a shutdown or a full queue, and CREW_EEXPIRED if it lost tasks
  * only to their deadlines (crew_submit_deadline); it keeps reporting that for as long as the
- * pool lives (the group's slot is retired: about 48 bytes per such group). Errors: EINVAL (p NULL, group CREW_HANDLE_NONE or a slot this pool never issued),
+ * pool lives (the group's slot is retired: about 48 bytes per such group). Errors: EINVAL (p NULL, group
+ * CREW_HANDLE_NONE, a slot this pool never issued, or generation 0, which no group gets),
  * EDEADLK (a task of the group, running on this thread, is the caller or one of its callers:
  * the group cannot finish while it waits; found when the wait would otherwise sleep, so the
  * caller may first have helped with other queued tasks of the group).
@@ -474,8 +519,10 @@ typedef struct crew_stats {
     uint64_t completed;     /* of those, finished */
     uint64_t cancelled;     /* of those, dropped by a cancelling shutdown */
     uint64_t rejected;      /* submissions refused (shut down, stale group, no memory, ...) */
-    uint64_t queued;        /* tasks queued now */
-    uint64_t queued_peak;   /* most tasks queued at once */
+    uint64_t queued;        /* tasks queued now: a sum over the queues taken while tasks move
+                               between them, so an estimate while busy; with a bounded queue
+                               never above its capacity plus the queued blocking tasks */
+    uint64_t queued_peak;   /* most tasks queued at once (sampled at submissions, as queued) */
     uint64_t running;       /* tasks running now */
     uint32_t threads;       /* workers now (running, not marked to exit) */
     uint32_t threads_peak;  /* most workers at once */
@@ -503,13 +550,16 @@ typedef struct crew_thread_stats {
  * was off are not counted or timed. Errors: EINVAL (p NULL), ENOTSUP (turning it on in a build
  * made with CREW_MONITORING=OFF). */
 CREW_EXPORT int crew_set_monitoring(crew_pool *p, int on);
-/* Fill *out (out->size set by the caller). Errors: EINVAL (p or out NULL, out->size too small). */
+/* Fill *out (out->size set by the caller). Errors: EINVAL (p or out NULL, out->size too small),
+ * ENOMEM. */
 CREW_EXPORT int crew_stats_get(crew_pool *p, crew_stats *out);
-/* Per-worker statistics: up to cap entries. OUT: *n, the number of workers (may exceed cap). */
+/* Per-worker statistics: up to cap entries. OUT: *n, the number of workers (may exceed cap).
+ * Errors: EINVAL (p or n NULL, or out NULL with cap > 0). */
 CREW_EXPORT int crew_stats_threads(crew_pool *p, crew_thread_stats *out, size_t cap, size_t *n);
-/* Zero the counters and histograms and restart the uptime clock. */
+/* Zero the counters and histograms and restart the uptime clock. Errors: EINVAL (p NULL). */
 CREW_EXPORT int crew_stats_reset(crew_pool *p);
-/* Write the pool and per-worker statistics as one JSON object, for tools and plots. */
+/* Write the pool and per-worker statistics as one JSON object, for tools and plots.
+ * Errors: EINVAL (p or f NULL), ENOMEM, EIO (writing failed). */
 CREW_EXPORT int crew_stats_write_json(crew_pool *p, FILE *f);
 
 /*
@@ -539,8 +589,11 @@ CREW_EXPORT int crew_diagnose(crew_pool *p, FILE *f);
  * takes part, and they nest: a primitive called from a task of the same pool works, on any
  * number of threads. grain is the smallest number of elements handed out at once; 0 picks one
  * from the range and the pool size. All return CREW_OK or an error (EINVAL for NULL pool or
- * functions or begin > end; ENOMEM); the functions' effects happen-before the return. On a pool
- * that is shut down or busy (or, in a forked child, the parent's), the caller does the work itself.
+ * functions or begin > end; ENOMEM from crew_parallel_reduce and crew_parallel_filter when
+ * their partial results find no memory, before any element is touched); the functions' effects
+ * happen-before the return. The pool's threads are offered a share of the work, never waited
+ * for: on a pool that is shut down, busy or full (a bounded queue without room), or in a forked
+ * child the parent's, the caller does the work itself.
  * ------------------------------------------------------------------------------------------- */
 
 /* Called with a sub-range [begin, end) of the loop. */
