@@ -73,10 +73,8 @@ void submitted(Ctx *c, Where w, const char *call, int rc, long n = 1) {
 // gives. in_frame: the callback runs as a task of the pool (task body, on_drop, on_error), so
 // calls that would wait for it return CREW_EDEADLK.
 void exercise(Ctx *c, Where w) {
-    if (c->budget[w].fetch_sub(1) <= 0)
-        return;
     crew_pool *p = c->pool.load();
-    if (!p)
+    if (!p || c->budget[w].fetch_sub(1) <= 0) // not yet published (crew_create), or done
         return;
     bool in_frame = w == TASK || w == ON_DROP || w == ON_ERROR;
     bool closing = c->closing.load();
