@@ -474,8 +474,11 @@ int crew_stats_write_json(crew_pool *p, FILE *f) {
     crew_thread_stats *t = n ? calloc(n, sizeof *t) : NULL;
     if (n && !t)
         return CREW_ENOMEM;
-    if (n)
-        crew_stats_threads(p, t, n, &n);
+    size_t cap = n;
+    if (cap)
+        crew_stats_threads(p, t, cap, &n);
+    if (n > cap) /* workers were added since the count: write those the array holds */
+        n = cap;
     fprintf(f,
             "{\n  \"monitoring\": %s,\n  \"uptime_ns\": %llu,\n  \"submitted\": %llu,\n"
             "  \"completed\": %llu,\n  \"cancelled\": %llu,\n  \"expired\": %llu,\n"
