@@ -1,5 +1,8 @@
 /*
- * sleep.pml -- crew's sleep/wake protocol for workers (src/worker.c), as a Promela model.
+ * sleep.pml -- crew's sleep/wake protocol: the eventcount of src/ec.h, as the workers use it
+ * (src/worker.c: sleep_for_work, crew__notify_work, crew__wake_locked), as a Promela model. Each
+ * eventcount function is one inline below, named after it; the worker and submitter processes
+ * call them in the order the C code does.
  *
  * Property: no lost wake-up. Submitters push tasks while every worker may be on its way to
  * sleep; once nothing in the system can move any more (Spin's `timeout`), every task must have
@@ -8,18 +11,18 @@
  *
  * Memory model. Spin interleaves statements: every run is sequentially consistent. That is what
  * the code guarantees for the pattern modelled here (Dekker's: each side writes one variable,
- * then reads the other's): the waker makes work visible, then crew__waker_load (src/atomic.h) =
- * seq_cst fence + load of `sleepers`; the sleeper increments `sleepers` with a seq_cst
- * read-modify-write, then crew__sleeper_fence() = seq_cst fence, then looks for work. With a
+ * then reads the other's): the waker makes work visible, then crew__ec_sleepers (src/ec.h) =
+ * seq_cst fence + load of the count; the sleeper's crew__ec_prepare increments the count with a
+ * seq_cst read-modify-write, then a seq_cst fence, then it looks for work. With a
  * seq_cst fence between each side's write and read, C11 forbids the outcome where both reads
  * miss the other's write (the store-buffering litmus test), so the SC interleavings below are all
  * the outcomes there are. The NO_FENCE variant shows why the waker's fence is needed: it models
- * the waker's store sitting in a store buffer past its read of `sleepers`.
+ * the waker's store sitting in a store buffer past its read of the count.
  *
  * Not modelled (covered elsewhere): spinning before sleep (crew_config.spin = 0 is a valid
  * configuration, and spinning only delays the same steps); shutdown and must_leave (the tests
  * test_shutdown and tests/soak.c); waiters in crew_wait (same pattern on slot->waiters and
- * quiet_sleepers, see models/slots.pml for the handle side); the scheduler's internals (one
+ * the quiet and room eventcounts, see models/slots.pml for the handle side); the scheduler's internals (one
  * atomic take stands for crew__sched_take, whose own correctness is tested in test_prioq and
  * test_stress).
  *
@@ -27,9 +30,10 @@
  *   (none)          the protocol as in the code: must verify.
  *   BROKEN_SLEEPER  sleep_for_work without its last look for work after counting itself: Spin
  *                   must find a lost wake-up.
- *   BROKEN_WAKER    crew__notify_work reading `sleepers` before the task is visible: must fail.
+ *   BROKEN_WAKER    crew__notify_work asking crew__ec_sleepers before the task is visible: must
+ *                   fail.
  *   NO_FENCE        the waker's seq_cst fence dropped (its store to the queue can be delayed
- *                   past its load of `sleepers`): must fail.
+ *                   past its load of the count): must fail.
  *   W, S, TASKS     workers, submitters, tasks per submitter (default 2, 2, 2).
  */
 
@@ -46,9 +50,9 @@
 
 byte work = 0;             /* tasks visible in the scheduler's queues (crew__sched_push/take) */
 byte ran = 0;              /* tasks run (crew__run) */
-byte sleepers = 0;         /* p->sleepers: atomic, counts threads on the way to sleep */
+byte count = 0;            /* p->work.count (crew__ec): atomic, sleepers between prepare and wake */
 byte sleeping_workers = 0; /* p->sleeping_workers: plain, under p->lock */
-bool sleeping[W];          /* w->sleeping: plain, under p->lock */
+bool counted[W];           /* w->waiter.counted (crew__ec_waiter): plain, under p->lock */
 bool waiting[W];           /* w is blocked inside pthread_cond_wait(&w->cv, &p->lock) */
 bit lock = 0;              /* p->lock (pthread mutex) */
 #ifdef NO_FENCE
@@ -71,8 +75,47 @@ inline take(got) {
     }
 }
 
+/* ---- The eventcount (src/ec.h), one inline per function. ---- */
+
+/* crew__ec_prepare(&p->work, &w->waiter), lock held: counted = true; count++ (seq_cst RMW);
+ * crew__ec_fence_() (seq_cst fence: a no-op under SC interleaving). */
+inline ec_prepare(me) { counted[me] = true; count++ }
+
+/* crew__ec_cancel, lock held: off the count unless a notifier took it off already. */
+inline ec_cancel(me) {
+    if
+    :: counted[me] -> counted[me] = false; count--
+    :: else -> skip
+    fi
+}
+
+/* crew__ec_commit(&p->work, &w->waiter, &p->lock, NULL): pthread_cond_wait releases the lock
+ * atomically; returns with it held; then off the count unless woken by crew__ec_wake_locked
+ * (woken = true then). No spurious wake-ups in this model. */
+inline ec_commit(me, woken) {
+    atomic { waiting[me] = true; lock = 0 };
+end_wait:
+    (!waiting[me]);
+    lock_acquire();
+    woken = !counted[me];
+    ec_cancel(me)
+}
+
+/* crew__ec_sleepers(&p->work): crew__ec_fence_() (seq_cst fence) + load of count. */
+inline ec_sleepers(result) { result = (count != 0) }
+
+/* crew__ec_wake_locked(&p->work, &w->waiter), lock held: if w is counted, take it off the count
+ * and signal its cv. */
+inline ec_wake_locked(w, result) {
+    if
+    :: counted[w] -> counted[w] = false; count--; cond_signal(w); result = true
+    :: else -> result = false
+    fi
+}
+
 proctype worker(byte me) {
     bool got;
+    bool woken;
     do
     :: /* crew__worker_main (worker.c): look for work. */
        take(got);
@@ -83,10 +126,9 @@ progress_run:
        :: else ->
            /* sleep_for_work (worker.c) */
            lock_acquire();
-           sleeping[me] = true;
            sleeping_workers++;
-           sleepers++; /* atomic_fetch_add(&p->sleepers, 1): seq_cst RMW */
-           /* crew__sleeper_fence(): seq_cst fence -- a no-op under SC interleaving */
+           ec_prepare(me);
+           woken = false;
 #ifndef BROKEN_SLEEPER
            take(got); /* the last look, after counting itself */
 #else
@@ -94,19 +136,11 @@ progress_run:
 #endif
            if
            :: got -> skip /* returned to the worker loop, which runs it */
-           :: else ->
-               /* pthread_cond_wait(&w->cv, &p->lock): releases the lock atomically */
-               atomic { waiting[me] = true; lock = 0 };
-end_wait:      (!waiting[me]); /* signalled; no spurious wake-ups in this model */
-               lock_acquire()
+           :: else -> ec_commit(me, woken)
            fi;
-           /* Not woken by wake_worker_locked (found work on the last look): take itself off
-            * the counts. */
+           ec_cancel(me); /* the last look found work */
            if
-           :: sleeping[me] ->
-               sleeping[me] = false;
-               sleeping_workers--;
-               sleepers-- /* atomic_fetch_sub, seq_cst */
+           :: !woken -> sleeping_workers-- /* wake_worker_locked counted it out itself */
            :: else -> skip
            fi;
            lock_release();
@@ -125,18 +159,18 @@ proctype submitter(byte me) {
     byte w;
     byte n;
     bool wake;
+    bool did;
     do
     :: i < TASKS ->
 #ifdef BROKEN_WAKER
-        wake = (sleepers != 0); /* read before the push: the bug */
+        ec_sleepers(wake);      /* read before the push: the bug */
         work++;
 #elif defined(NO_FENCE)
         buffered[me]++;         /* crew__sched_push, still in the store buffer */
-        wake = (sleepers != 0); /* a plain load may overtake the buffered store */
+        ec_sleepers(wake);      /* without the fence, the load may overtake the buffered store */
 #else
         work++;                 /* crew__sched_push: the task becomes visible */
-        /* crew__notify_work: crew__waker_load(&p->sleepers) = seq_cst fence + load */
-        wake = (sleepers != 0);
+        ec_sleepers(wake);      /* crew__notify_work: crew__ec_sleepers(&p->work) */
 #endif
         if
         :: wake ->
@@ -148,14 +182,10 @@ proctype submitter(byte me) {
                 n = 1;
                 do
                 :: w < W && n != 0 ->
+                    /* wake_worker_locked: crew__ec_wake_locked takes w off the count */
+                    ec_wake_locked(w, did);
                     if
-                    :: sleeping[w] ->
-                        /* wake_worker_locked: the waker takes w off the counts */
-                        sleeping[w] = false;
-                        sleeping_workers--;
-                        sleepers--; /* atomic_fetch_sub, seq_cst */
-                        cond_signal(w);
-                        n--
+                    :: did -> sleeping_workers--; n--
                     :: else -> skip
                     fi;
                     w++

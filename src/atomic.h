@@ -34,23 +34,6 @@
 #endif
 #endif
 
-/*
- * The sleep protocol's two halves (worker.c): a sleeper counts itself with a seq_cst
- * read-modify-write and then calls crew__sleeper_fence() before its last look for work; a waker,
- * after making work visible, reads the count with crew__waker_load(). Production: a seq_cst
- * fence on each side (Dekker's pattern with fences), and the waker's read is a plain load, so a
- * busy pool writes no shared line to find that nobody sleeps. TSan: the waker's read is a
- * seq_cst read-modify-write of the count itself, which the sleeper's increment synchronises
- * with in the count's modification order.
- */
-#ifdef CREW__TSAN
-#define crew__sleeper_fence() ((void)0)
-#define crew__waker_load(p) atomic_fetch_add((p), 0)
-#else
-#define crew__sleeper_fence() atomic_thread_fence(memory_order_seq_cst)
-#define crew__waker_load(p) (atomic_thread_fence(memory_order_seq_cst), crew__load_relaxed(p))
-#endif
-
 /* A hint to the processor that this is a spin-wait loop. */
 static inline void crew__cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)

@@ -6,9 +6,10 @@
  * Blocking tasks wait in their own priority queue (a crew__lq). Threads are made when a task
  * arrives and no blocking thread is idle, up to crew_config.max_blocking; a thread that finds no
  * task sleeps on its own condition variable and exits after blocking_idle_ms without work.
- * Waking follows the workers' rule: the submitter pushes, then takes pool->lock and signals an
- * idle thread (taking it off the idle count itself) or starts a new one; a thread decides to
- * sleep under pool->lock after one more look at the queue, so no task is left behind.
+ * Idle threads sleep on the eventcount blocking->idle (ec.h), used with the lock alone: the
+ * submitter pushes under pool->lock, then wakes an idle thread (crew__ec_wake_locked, which
+ * takes it off the count) or starts a new one; a thread decides to sleep under pool->lock after
+ * one more look at the queue, so no task is left behind. Its idle time is on CLOCK_MONOTONIC.
  * crew_shutdown waits for every accepted task (blocking ones included), then stops the threads
  * and joins them.
  */
@@ -23,10 +24,10 @@
 struct crew__bthread {
     crew_pool *pool;
     pthread_t thread;
-    pthread_cond_t cv; /* the thread sleeps here, with pool->lock */
+    pthread_cond_t cv; /* the thread sleeps here, with pool->lock (CLOCK_MONOTONIC) */
+    crew__ec_waiter waiter; /* lock: its sleep on blocking->idle (cv: cv) */
     unsigned index;    /* for the thread name */
     bool started;      /* lock: a thread was created for this record */
-    bool sleeping;     /* lock: idle, waiting on cv */
     bool exited;       /* lock: the thread left its loop; join it */
     crew__busy busy;   /* its task now, for crew_diagnose */
 };
@@ -37,6 +38,7 @@ int crew__blocking_init(crew_pool *p, const crew_config *cfg) {
         return CREW_ENOMEM;
     b->max = cfg->max_blocking ? cfg->max_blocking : 64;
     b->idle_ms = cfg->blocking_idle_ms ? cfg->blocking_idle_ms : 10000;
+    crew__ec_init(&b->idle);
     b->queue = aligned_alloc(64, sizeof *b->queue);
     if (!b->queue || crew__lq_init(b->queue, false, false) != CREW_OK) {
         free(b->queue);
@@ -62,28 +64,17 @@ void crew__blocking_free(crew_pool *p) {
     p->blocking = NULL;
 }
 
-/* Sleep until signalled or idle_ms passed; lock held. Returns false on a timeout. */
+/* Sleep until a submitter or crew_resume wakes it, or idle_ms passed; lock held. Returns false
+ * on a timeout. */
 static bool idle_wait(crew_pool *p, struct crew__bthread *t) {
     crew__blocking *b = p->blocking;
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += b->idle_ms / 1000;
-    until.tv_nsec += (long)(b->idle_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
+    struct timespec until = crew__deadline_after_ms(b->idle_ms);
+    enum crew__ec_end end = CREW__EC_RETURNED;
+    while (end == CREW__EC_RETURNED && !b->stop) { /* a spurious return: sleep again */
+        crew__ec_prepare(&b->idle, &t->waiter);
+        end = crew__ec_commit(&b->idle, &t->waiter, &p->lock, &until);
     }
-    t->sleeping = true;
-    b->idle++;
-    int rc = 0;
-    while (t->sleeping && rc != ETIMEDOUT && !b->stop)
-        rc = pthread_cond_timedwait(&t->cv, &p->lock, &until);
-    if (t->sleeping) { /* not taken by a waker: take itself off the idle count */
-        t->sleeping = false;
-        b->idle--;
-        return rc != ETIMEDOUT;
-    }
-    return true;
+    return end != CREW__EC_TIMEDOUT;
 }
 
 static void *bthread_main(void *arg) {
@@ -145,17 +136,17 @@ static void start_bthread(crew_pool *p) {
         }
         if (!(t = calloc(1, sizeof *t)))
             return;
-        if (pthread_cond_init(&t->cv, NULL) != 0) {
+        if (crew__cond_init_monotonic(&t->cv) != 0) {
             free(t);
             return;
         }
+        t->waiter = (crew__ec_waiter){&t->cv, false};
         t->pool = p;
         t->busy.pool = p;
         t->index = b->nthreads;
         b->threads[b->nthreads++] = t;
     }
     t->exited = false;
-    t->sleeping = false;
     pthread_attr_t attr;
     if (pthread_attr_init(&attr) != 0)
         return;
@@ -183,14 +174,11 @@ int crew__blocking_push(crew_pool *p, crew_task *t, size_t n) {
     }
     int rc = crew__lq_push_n(p, b->queue, t, n);
     for (size_t i = 0; i < n && rc == CREW_OK; i++) {
-        struct crew__bthread *idle = NULL;
-        for (unsigned k = 0; k < b->nthreads && b->idle && !idle; k++)
-            if (b->threads[k]->sleeping)
-                idle = b->threads[k];
-        if (idle) {
-            idle->sleeping = false;
-            b->idle--;
-            pthread_cond_signal(&idle->cv);
+        bool woke = false; /* an idle thread, taken off the idle count */
+        for (unsigned k = 0; k < b->nthreads && crew__ec_count_locked(&b->idle) && !woke; k++)
+            woke = crew__ec_wake_locked(&b->idle, &b->threads[k]->waiter);
+        if (woke) {
+            continue;
         } else if (b->running < b->max) {
             start_bthread(p); /* if it fails, the running threads take the task later */
         } else {
@@ -214,11 +202,7 @@ size_t crew__blocking_cancel_all(crew_pool *p) {
 void crew__blocking_wake_all_locked(crew_pool *p) {
     crew__blocking *b = p->blocking;
     for (unsigned i = 0; i < b->nthreads; i++)
-        if (b->threads[i]->sleeping) {
-            b->threads[i]->sleeping = false;
-            b->idle--;
-            pthread_cond_signal(&b->threads[i]->cv);
-        }
+        crew__ec_wake_locked(&b->idle, &b->threads[i]->waiter);
 }
 
 size_t crew__blocking_queued(crew_pool *p) { return crew__load_relaxed(&p->blocking->queue->n); }

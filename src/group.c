@@ -66,7 +66,7 @@ static uint32_t new_slot(crew__slotmap *m) {
             atomic_init(&c[i].dropped_gen, 0u);
             c[i].queued = NULL;
             atomic_init(&c[i].next_free, 0u);
-            atomic_init(&c[i].waiters, 0u);
+            crew__ec_init(&c[i].waiters);
             atomic_init(&c[i].scattered, 0u);
         }
         /* Release: publish the initialised chunk; pairs with the acquire in crew__slot_at. */

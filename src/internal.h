@@ -9,10 +9,10 @@
  *   - Groups finish with atomics alone (group.c); pending work is an atomic count.
  *   - pool->lock (a mutex) guards sleeping and waking (every condition variable uses it), the
  *     worker states' transitions, the counters marked "lock" below, and monitoring's records.
- *     A thread that is about to sleep counts itself in an atomic first and then looks for work
- *     once more; a thread that makes work available (or finishes a group, or the last pending
- *     task) checks those counts after a seq_cst fence and takes the lock only if someone sleeps
- *     (worker.c). So no wake-up is lost, and a busy pool makes no system call.
+ *     Every sleep is an eventcount's (ec.h): a thread that is about to sleep prepares (counts
+ *     itself and fences) and then looks for work once more; a thread that makes work available
+ *     (or finishes a group, or the last pending task) asks crew__ec_sleepers and takes the lock
+ *     only if someone sleeps. So no wake-up is lost, and a busy pool makes no system call.
  *   - pool->resize_lock serialises crew_resize and the joining of workers in crew_shutdown; it
  *     protects the worker records' thread fields. Lock order: resize_lock before lock.
  */
@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "crew.h"
+#include "ec.h"
 #include "lock.h"
 
 /* A waiter runs tasks outside its own group only while fewer task frames than this are on its
@@ -151,9 +152,8 @@ typedef struct crew__slot {
     crew_task *queued;
     /* Free list link (relaxed: ordered by the free list head's CAS, group.c). */
     _Atomic uint32_t next_free;
-    /* Threads asleep in a wait for this group: incremented before their last check, read by a
-     * finisher after a seq_cst fence (worker.c's sleep protocol). */
-    atomic_uint waiters;
+    /* Threads asleep in a wait for this group (ec.h); notified when it finishes or gets work. */
+    crew__ec waiters;
     /* Tasks of the group queued in queues that keep no group lists (PER_WORKER, the MultiQueue);
      * relaxed, changed under those queues' locks (sched.c). */
     atomic_uint scattered;
@@ -478,7 +478,7 @@ typedef struct crew__worker {
     /* The thread has returned from on_stop and touches nothing more: joining it waits for
      * nothing else. Stored with release by the thread, loaded with acquire by reap_exited. */
     _Atomic bool gone;
-    bool sleeping; /* lock: asleep on cv */
+    crew__ec_waiter waiter; /* its sleep on pool->work (cv: its own cv) */
     pthread_cond_t cv; /* the worker sleeps here, with pool->lock */
     /* Monitoring block, allocated by the worker on first use (release: stats.c). */
     crew__tstats *_Atomic stats;
@@ -515,7 +515,7 @@ typedef struct crew__blocking {
     unsigned max;        /* fixed: crew_config.max_blocking */
     unsigned idle_ms;    /* fixed: crew_config.blocking_idle_ms */
     unsigned running;    /* lock: blocking threads alive */
-    unsigned idle;       /* lock: of those, asleep waiting for a task */
+    crew__ec idle;       /* of those, asleep waiting for a task (ec.h, used under lock only) */
     unsigned peak;       /* lock: most alive at once */
     bool stop;           /* lock: crew_shutdown: exit */
     struct crew__bthread **threads; /* lock: thread records, reused after their thread exits */
@@ -615,16 +615,16 @@ struct crew_pool {
      * keeps any other field off it in an allocation aligned to 16 bytes, as calloc's is). */
     char pad_submit_[64];
     /* Accepted tasks not yet finished nor dropped. Seq_cst read-modify-writes: the decrement
-     * to 0 is followed by a fence and a read of quiet_sleepers (worker.c's sleep protocol). */
+     * to 0 is the event that quiet's sleepers look for (ec.h). */
     _Atomic size_t pending;
     atomic_uint rr;     /* PER_WORKER: round-robin position (relaxed: spreads, orders nothing) */
     char pad_submit_end_[64 - sizeof(size_t) - sizeof(unsigned)];
 
-    /* Threads asleep or about to sleep: workers and waiters that would take any task (sleepers),
-     * and threads waiting for pending to reach 0 (quiet_sleepers). Incremented under lock before
-     * the sleeper's last look; read after a seq_cst fence by whoever could end the sleep. */
-    atomic_uint sleepers;
-    atomic_uint quiet_sleepers;
+    /* Eventcounts (ec.h), all slept on under lock: workers and waiters that would take any task
+     * (work; notified by whoever queues tasks), and threads waiting for pending to reach 0
+     * (quiet; notified by the decrement to 0). */
+    crew__ec work;
+    crew__ec quiet;
     atomic_bool cancelled_any; /* a shutdown dropped tasks (relaxed: read after joining) */
 
     pthread_mutex_t lock;    /* see the top of this file */
@@ -634,11 +634,11 @@ struct crew_pool {
 
     /* The bounded queue (crew_config.queue_capacity, 0 = none; fixed). admitted counts the
      * queued tasks that hold a place (CREW__TASK_BOUNDED); seq_cst read-modify-writes, since a
-     * task that starts frees a place and then reads space_sleepers (the sleep protocol). */
+     * task that starts frees a place, the event room's sleepers look for (ec.h). */
     size_t capacity;
     unsigned full_policy;
     _Atomic size_t admitted;
-    atomic_uint space_sleepers; /* submitters asleep waiting for room (the sleep protocol) */
+    crew__ec room;              /* submitters asleep waiting for room (ec.h) */
     pthread_cond_t space_cv;    /* they sleep here, with lock (CLOCK_MONOTONIC) */
 
     crew__blocking *blocking; /* blocking tasks (fixed after create) */

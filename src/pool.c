@@ -155,6 +155,7 @@ static crew__worker *free_record(crew_pool *p) {
     }
     w->pool = p;
     w->index = n;
+    w->waiter = (crew__ec_waiter){&w->cv, false};
     atomic_init(&w->state, CREW__W_EXITED);
     atomic_init(&w->gone, true);
     atomic_init(&w->stolen, 0u);
@@ -254,13 +255,7 @@ static int init_sync(crew_pool *p) {
         goto no_node_lock;
     if (crew__slotmap_init(&p->groups) != CREW_OK)
         goto no_slotmap;
-    pthread_condattr_t ca;
-    if (pthread_condattr_init(&ca) != 0)
-        goto no_space_cv;
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* crew_submit_timed's deadlines */
-    int rc = pthread_cond_init(&p->space_cv, &ca);
-    pthread_condattr_destroy(&ca);
-    if (rc != 0)
+    if (crew__cond_init_monotonic(&p->space_cv) != 0) /* crew_submit_timed's deadlines */
         goto no_space_cv;
     return CREW_OK;
 no_space_cv:
@@ -434,8 +429,8 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     p->sched = sched;
     atomic_init(&p->state, CREW__OPEN);
     atomic_init(&p->pending, 0);
-    atomic_init(&p->sleepers, 0u);
-    atomic_init(&p->quiet_sleepers, 0u);
+    crew__ec_init(&p->work);
+    crew__ec_init(&p->quiet);
     atomic_init(&p->cancelled_any, false);
     atomic_init(&p->paused, false);
     atomic_init(&p->cancelling, false);
@@ -445,7 +440,7 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     p->capacity = cfg->queue_capacity;
     p->full_policy = cfg->full_policy;
     atomic_init(&p->admitted, 0);
-    atomic_init(&p->space_sleepers, 0u);
+    crew__ec_init(&p->room);
     if (crew__nodes_register(p) != CREW_OK || crew__sched_init(p, cfg, threads) != CREW_OK ||
         crew__blocking_init(p, cfg) != CREW_OK) {
         free_pool(p);

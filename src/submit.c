@@ -253,25 +253,24 @@ typedef struct admit_how {
 
 static const admit_how admit_default = {false, false, {0, 0}};
 
-/* Wait for room in the bounded queue (the sleeper's half of the sleep protocol, against
- * crew__admit_release); rec lists the sleeper for crew_diagnose. Returns CREW_OK to try again,
+/* Wait for room in the bounded queue (the eventcount pool->room, ec.h; crew__admit_release
+ * notifies); rec lists the sleeper for crew_diagnose. Returns CREW_OK to try again,
  * CREW_ESHUTDOWN or CREW_ETIMEDOUT. */
 static int wait_for_room(crew_pool *p, size_t n, const admit_how *how, crew__blocked *rec) {
     int rc = CREW_OK;
+    crew__ec_waiter me = {&p->space_cv, false};
     pthread_mutex_lock(&p->lock);
-    atomic_fetch_add(&p->space_sleepers, 1u); /* seq_cst: see struct crew_pool */
-    crew__sleeper_fence();
+    crew__ec_prepare(&p->room, &me);
     if (atomic_load(&p->state) != CREW__OPEN)
         rc = CREW_ESHUTDOWN;
     else if (atomic_load(&p->admitted) + n > p->capacity) { /* seq_cst: see crew_pool */
         crew__blocked_add(p, rec);
-        if (!how->timed)
-            pthread_cond_wait(&p->space_cv, &p->lock);
-        else if (pthread_cond_timedwait(&p->space_cv, &p->lock, &how->deadline) == ETIMEDOUT)
+        if (crew__ec_commit(&p->room, &me, &p->lock, how->timed ? &how->deadline : NULL) ==
+            CREW__EC_TIMEDOUT)
             rc = CREW_ETIMEDOUT;
         crew__blocked_remove(p, rec);
     }
-    atomic_fetch_sub(&p->space_sleepers, 1u); /* seq_cst: pairs with the increment */
+    crew__ec_cancel(&p->room, &me);
     pthread_mutex_unlock(&p->lock);
     if (rc == CREW_OK && atomic_load(&p->state) != CREW__OPEN)
         rc = CREW_ESHUTDOWN;
@@ -506,14 +505,7 @@ int crew_try_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew
 
 int crew_submit_timed(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group,
                       unsigned timeout_ms) {
-    admit_how how = {false, true, {0, 0}};
-    clock_gettime(CLOCK_MONOTONIC, &how.deadline);
-    how.deadline.tv_sec += timeout_ms / 1000;
-    how.deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (how.deadline.tv_nsec >= 1000000000L) {
-        how.deadline.tv_sec++;
-        how.deadline.tv_nsec -= 1000000000L;
-    }
+    admit_how how = {false, true, crew__deadline_after_ms(timeout_ms)};
     return submit(p, fn, arg, priority, 0, group, &how, 0);
 }
 

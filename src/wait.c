@@ -44,26 +44,24 @@ static bool spin_once(const crew_pool *p, unsigned *spins) {
     return true;
 }
 
-/* The waiter's half of the sleep protocol (worker.c): count itself, fence, look once more,
- * then sleep on wait_cv. slot: the group waited for (0: waits for a quiet pool). While it
- * sleeps, the thread is listed for crew_diagnose, as blocked since *since (set at its first
- * sleep in this call). Returns a task found on the last look, or NULL after waking up. */
+/* The waiter's sleep (the eventcount, ec.h), on wait_cv: it prepares on its group's waiters
+ * (slot: the group waited for; 0: on pool->quiet, a wait for a quiet pool) and, if it may take
+ * any task, on pool->work as a worker would; looks once more; then sleeps. While it sleeps, the
+ * thread is listed for crew_diagnose, as blocked since *since (set at its first sleep in this
+ * call). Returns a task found on the last look, or NULL after waking up. */
 static crew_task *sleep_waiting(crew_pool *p, crew_handle group, bool general, int64_t mark,
                                 uint64_t *since) {
     crew_task *t = NULL;
     bool retry = false;
     crew__slot *sl = group.slot ? crew__slot_at(&p->groups, group.slot) : NULL;
+    crew__ec *ec = sl ? &sl->waiters : &p->quiet;
+    crew__ec_waiter me = {&p->wait_cv, false}, as_helper = {&p->wait_cv, false};
     pthread_mutex_lock(&p->lock);
-    /* Seq_cst increments and fence: the sleeper's half of the protocol. */
-    if (sl)
-        atomic_fetch_add(&sl->waiters, 1u);
-    else
-        atomic_fetch_add(&p->quiet_sleepers, 1u);
+    crew__ec_prepare(ec, &me);
     if (general) {
-        atomic_fetch_add(&p->sleepers, 1u);
+        crew__ec_prepare(&p->work, &as_helper);
         p->sleeping_helpers++;
     }
-    crew__sleeper_fence();
     bool done = sl ? crew__group_status(&p->groups, group) != 1
                    : atomic_load(&p->pending) == 0; /* seq_cst: see struct crew_pool */
     if (!done) {
@@ -75,19 +73,16 @@ static crew_task *sleep_waiting(crew_pool *p, crew_handle group, bool general, i
             crew__blocked rec = {.since = *since, .group = group,
                                  .kind = sl ? CREW__BLOCKED_WAIT : CREW__BLOCKED_WAIT_ALL};
             crew__blocked_add(p, &rec);
-            pthread_cond_wait(&p->wait_cv, &p->lock);
+            crew__ec_commit(ec, &me, &p->lock, NULL); /* woken by a broadcast of wait_cv */
             crew__blocked_remove(p, &rec);
             *since = rec.since;
         }
     }
     if (general) {
         p->sleeping_helpers--;
-        atomic_fetch_sub(&p->sleepers, 1u); /* seq_cst: pairs with the increment */
+        crew__ec_cancel(&p->work, &as_helper);
     }
-    if (sl)
-        atomic_fetch_sub(&sl->waiters, 1u);
-    else
-        atomic_fetch_sub(&p->quiet_sleepers, 1u);
+    crew__ec_cancel(ec, &me);
     pthread_mutex_unlock(&p->lock);
     if (crew__tls_pushed_back) /* the last look put a task back: wake someone for it */
         crew__notify_pushed_back(p);

@@ -5,18 +5,14 @@
  * running it, and counting it finished, with no pool-wide lock on the way. A worker that finds
  * nothing polls a while (crew_config.spin), then sleeps on its own condition variable.
  *
- * Sleeping without losing a wake-up, and without a system call while the pool is busy (Dekker's
- * pattern, as in an eventcount):
- *   sleeper: lock pool->lock; count itself (sleepers++, seq_cst); seq_cst fence; look for work
- *            once more (and at the pool's state); only if there is none, wait on its cv, which
- *            releases the lock atomically.
- *   waker:   make work visible (a queue's length, a deque's bottom); seq_cst fence; read
- *            sleepers; only if it is not 0, lock pool->lock and signal.
- * Either the sleeper's last look sees the work or the waker sees the count; and a waker that
- * sees the count signals under the lock the sleeper holds until it waits, so the signal cannot
- * fall between the sleeper's look and its wait. Waiters in crew_wait (a group's waiters count),
- * crew_wait_all and crew_shutdown (quiet_sleepers, woken when pending reaches 0) follow the
- * same pattern against a finishing task (wait.c). A busy pool reads the counts and finds 0.
+ * Sleeping without losing a wake-up, and without a system call while the pool is busy, is the
+ * eventcount's (ec.h): a worker prepares on pool->work (under pool->lock), looks for work once
+ * more, and commits to sleep on its own cv only if there is none; whoever makes work visible
+ * (a queue's length, a deque's bottom) asks crew__ec_sleepers(&p->work) and takes the lock
+ * only if someone sleeps. The notifiers of this file: crew__notify_work (tasks queued),
+ * pending_sub (the last pending task ended: pool->quiet), crew__tasks_finished (a group ended:
+ * its slot's waiters), crew__admit_release (a place in the bounded queue: pool->room). A busy
+ * pool reads the counts and finds 0.
  *
  * A worker leaves its loop when resize has marked it, or when the pool is closing and no
  * accepted task is left anywhere (so every worker helps drain a closing pool). A worker re-checks its state after each take and puts the task back if resize marked
@@ -67,15 +63,15 @@ static void pending_sub(crew_pool *p, size_t n) {
      * the sleep protocol (see the top of this file). */
     if (atomic_fetch_sub(&p->pending, n) != n)
         return;
-    if (crew__waker_load(&p->quiet_sleepers) != 0) {
+    if (crew__ec_sleepers(&p->quiet)) {
         pthread_mutex_lock(&p->lock);
-        pthread_cond_broadcast(&p->wait_cv);
+        crew__ec_broadcast_locked(&p->wait_cv);
         pthread_mutex_unlock(&p->lock);
     }
     /* A closing pool's workers sleep until nothing is pending, then leave (must_leave); a
      * submission that raced with crew_shutdown can be what brings pending back to 0, after
      * shutdown's last wake-up, so this thread wakes them. Seq_cst load: see crew_pool. */
-    if (atomic_load(&p->state) != CREW__OPEN && crew__waker_load(&p->sleepers) != 0)
+    if (atomic_load(&p->state) != CREW__OPEN && crew__ec_sleepers(&p->work))
         crew__notify_all(p);
 }
 
@@ -84,11 +80,11 @@ void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end 
     if (w && w->pool != p)
         w = NULL;
     if (slot != 0 && crew__group_done(&p->groups, slot, (uint32_t)n, how, w ? &w->slots : NULL)) {
-        /* The group's final state before the read of its waiters (the waker's half of the
-         * sleep protocol). A slot reused meanwhile only costs a spurious wake-up. */
-        if (crew__waker_load(&crew__slot_at(&p->groups, slot)->waiters) != 0) {
+        /* The group's final state is the event its waiters look for. A slot reused
+         * meanwhile only costs a spurious wake-up. */
+        if (crew__ec_sleepers(&crew__slot_at(&p->groups, slot)->waiters)) {
             pthread_mutex_lock(&p->lock);
-            pthread_cond_broadcast(&p->wait_cv);
+            crew__ec_broadcast_locked(&p->wait_cv);
             pthread_mutex_unlock(&p->lock);
         }
     }
@@ -137,14 +133,13 @@ void crew__notify_pushed_back(crew_pool *p) {
 }
 
 void crew__admit_release(crew_pool *p) {
-    /* Seq_cst: the freed place, then the read of space_sleepers (the waker's half of the sleep
-     * protocol, against a submitter that waits for room). */
+    /* Seq_cst: the freed place is the event a submitter waiting for room looks for. */
     atomic_fetch_sub(&p->admitted, 1);
-    if (crew__waker_load(&p->space_sleepers) != 0) {
+    if (crew__ec_sleepers(&p->room)) {
         pthread_mutex_lock(&p->lock);
         /* Broadcast: waiters need different amounts of room, and one that times out or cannot
          * use the room would otherwise swallow the wake-up. */
-        pthread_cond_broadcast(&p->space_cv);
+        crew__ec_broadcast_locked(&p->space_cv);
         pthread_mutex_unlock(&p->lock);
     }
 }
@@ -300,14 +295,12 @@ void crew__run(crew_pool *p, crew_task *t) {
     crew__tasks_finished(p, slot, 1, CREW__RAN);
 }
 
-/* Wake sleeping worker w (lock held). The waker takes it off the sleeper counts itself, so
- * that the submissions that follow, before w has even run, see no sleeper and stay on the
- * fast path instead of each taking the lock to wake it again. */
+/* Wake sleeping worker w (lock held). The eventcount takes it off the count at once, so that
+ * the submissions that follow, before w has even run, see no sleeper and stay on the fast path
+ * instead of each taking the lock to wake it again. */
 static void wake_worker_locked(crew_pool *p, crew__worker *w) {
-    w->sleeping = false;
-    p->sleeping_workers--;
-    atomic_fetch_sub(&p->sleepers, 1u); /* seq_cst: see sleep_for_work */
-    pthread_cond_signal(&w->cv);
+    if (crew__ec_wake_locked(&p->work, &w->waiter))
+        p->sleeping_workers--;
 }
 
 void crew__wake_locked(crew_pool *p, size_t n, uint32_t slot) {
@@ -316,22 +309,22 @@ void crew__wake_locked(crew_pool *p, size_t n, uint32_t slot) {
         for (unsigned i = 0; i < nw && n != 0; i++) {
             crew__worker *w = crew__worker_at(p, i);
             /* PER_WORKER: only a worker whose own queue has work can run it. */
-            if (!w->sleeping || (w->queue && crew__load_relaxed(&w->queue->n) == 0))
+            if (!w->waiter.counted || (w->queue && crew__load_relaxed(&w->queue->n) == 0))
                 continue;
             wake_worker_locked(p, w);
             n--;
         }
     }
     if (p->sleeping_helpers != 0 ||
-        (slot != 0 && crew__load_relaxed(&crew__slot_at(&p->groups, slot)->waiters) != 0))
-        pthread_cond_broadcast(&p->wait_cv);
+        (slot != 0 && crew__ec_count_locked(&crew__slot_at(&p->groups, slot)->waiters) != 0))
+        crew__ec_broadcast_locked(&p->wait_cv);
 }
 
 void crew__notify_work(crew_pool *p, size_t n, uint32_t slot) {
-    /* The push before it against the reads of the sleeper counts (the waker's half of the
-     * sleep protocol). */
-    if (crew__waker_load(&p->sleepers) == 0 &&
-        (slot == 0 || crew__waker_load(&crew__slot_at(&p->groups, slot)->waiters) == 0))
+    /* The push before it is the event: a worker or helper (p->work), or a waiter of the
+     * group, whose own tasks these are, may sleep. */
+    if (!crew__ec_sleepers(&p->work) &&
+        (slot == 0 || !crew__ec_sleepers(&crew__slot_at(&p->groups, slot)->waiters)))
         return;
     pthread_mutex_lock(&p->lock);
     crew__wake_locked(p, n, slot);
@@ -340,18 +333,15 @@ void crew__notify_work(crew_pool *p, size_t n, uint32_t slot) {
 
 void crew__wake_all_locked(crew_pool *p) {
     unsigned nw = crew__nworkers(p);
-    for (unsigned i = 0; i < nw; i++) {
-        crew__worker *w = crew__worker_at(p, i);
-        if (w->sleeping)
-            wake_worker_locked(p, w);
-    }
-    pthread_cond_broadcast(&p->wait_cv);
+    for (unsigned i = 0; i < nw; i++)
+        wake_worker_locked(p, crew__worker_at(p, i));
+    crew__ec_broadcast_locked(&p->wait_cv);
 }
 
 void crew__notify_all(crew_pool *p) {
     pthread_mutex_lock(&p->lock);
     crew__wake_all_locked(p);
-    pthread_cond_broadcast(&p->space_cv); /* submitters waiting for room: recheck the state */
+    crew__ec_broadcast_locked(&p->space_cv); /* waiters for room: recheck the state */
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -376,29 +366,24 @@ static inline bool must_leave(crew_pool *p, crew__worker *w) {
            (atomic_load(&p->state) != CREW__OPEN && atomic_load(&p->pending) == 0);
 }
 
-/* The worker's half of the sleep protocol (see the top of this file): a last look for work,
- * then sleep. Returns a task found on the last look, or NULL after waking up. */
+/* The worker's sleep (the eventcount, ec.h): a last look for work, then sleep. Returns a task
+ * found on the last look, or NULL after waking up. */
 static crew_task *sleep_for_work(crew_pool *p, crew__worker *w) {
     crew_task *t = NULL;
-    bool retry = false;
+    bool retry = false, woken = false;
     pthread_mutex_lock(&p->lock);
-    w->sleeping = true;
     p->sleeping_workers++;
-    /* Seq_cst increment and fence: the sleeper's half of the protocol. */
-    atomic_fetch_add(&p->sleepers, 1u);
-    crew__sleeper_fence();
+    crew__ec_prepare(&p->work, &w->waiter);
     if (!must_leave(p, w)) {
         t = crew__sched_take(p, &retry);
         if (!t && !retry) {
             crew__debug_yield(); /* lock held: lets others pile up behind the sleeper */
-            pthread_cond_wait(&w->cv, &p->lock);
+            woken = crew__ec_commit(&p->work, &w->waiter, &p->lock, NULL) == CREW__EC_WOKEN;
         }
     }
-    if (w->sleeping) { /* not woken by wake_worker_locked: take itself off the counts */
-        w->sleeping = false;
+    crew__ec_cancel(&p->work, &w->waiter); /* if the last look found work */
+    if (!woken) /* wake_worker_locked counted the worker out itself */
         p->sleeping_workers--;
-        atomic_fetch_sub(&p->sleepers, 1u); /* seq_cst: pairs with the increment */
-    }
     pthread_mutex_unlock(&p->lock);
     if (crew__tls_pushed_back) /* the last look put a task back: wake someone for it */
         crew__notify_pushed_back(p);
