@@ -35,7 +35,7 @@ static crew__deque_array *array_new(unsigned log) {
     a->mask = n - 1;
     a->older = NULL;
     for (size_t i = 0; i < n; i++)
-        atomic_init(&a->slot[i], NULL);
+        crew__atomic_init(&a->slot[i], NULL);
     return a;
 }
 
@@ -43,9 +43,9 @@ int crew__deque_init(crew__deque *d) {
     crew__deque_array *a = array_new(DEQUE_MIN_LOG);
     if (!a)
         return CREW_ENOMEM;
-    atomic_init(&d->top, 0);
-    atomic_init(&d->bottom, 0);
-    atomic_init(&d->array, a);
+    crew__atomic_init(&d->top, 0);
+    crew__atomic_init(&d->bottom, 0);
+    crew__atomic_init(&d->array, a);
     d->seen_top = 0;
     d->seen_since = 0;
     return CREW_OK;
@@ -125,11 +125,11 @@ crew_task *crew__deque_take(crew__deque *d) {
     /* Release, then a full fence: the claim on slot b must be globally ordered before we read
      * top, or a thief and the owner could both take the last task (the paper's seq_cst fence). */
 #ifdef CREW__TSAN /* the same order without a fence, which TSan does not model (atomic.h) */
-    atomic_exchange(&d->bottom, b);
-    int64_t t = atomic_load(&d->top);
+    crew__exchange_seq_cst(&d->bottom, b);
+    int64_t t = crew__load_seq_cst(&d->top);
 #else
     crew__store_release(&d->bottom, b);
-    atomic_thread_fence(memory_order_seq_cst);
+    crew__fence_seq_cst();
     int64_t t = crew__load_relaxed(&d->top); /* relaxed: ordered by the fence */
 #endif
     if (t > b) {                             /* empty: undo the claim */
@@ -140,8 +140,7 @@ crew_task *crew__deque_take(crew__deque *d) {
     if (t == b) {
         /* The last task: race the thieves for it. Seq_cst on success (the paper's order);
          * relaxed on failure, since we then return nothing. */
-        if (!atomic_compare_exchange_strong_explicit(&d->top, &t, t + 1, memory_order_seq_cst,
-                                                     memory_order_relaxed))
+        if (!crew__cas_seq_cst(&d->top, &t, t + 1))
             x = NULL;
         crew__store_release(&d->bottom, b + 1); /* release: see the file comment */
     }
@@ -151,11 +150,11 @@ crew_task *crew__deque_take(crew__deque *d) {
 crew_task *crew__deque_steal(crew__deque *d, bool *contended) {
     /* Acquire, full fence, acquire: the paper's orders for reading top before bottom. */
 #ifdef CREW__TSAN /* the same order without a fence, which TSan does not model (atomic.h) */
-    int64_t t = atomic_load(&d->top);
-    int64_t b = atomic_load(&d->bottom);
+    int64_t t = crew__load_seq_cst(&d->top);
+    int64_t b = crew__load_seq_cst(&d->bottom);
 #else
     int64_t t = crew__load_acquire(&d->top);
-    atomic_thread_fence(memory_order_seq_cst);
+    crew__fence_seq_cst();
     int64_t b = crew__load_acquire(&d->bottom);
 #endif
     if (t >= b)
@@ -164,8 +163,7 @@ crew_task *crew__deque_steal(crew__deque *d, bool *contended) {
     crew__deque_array *a = crew__load_acquire(&d->array);
     crew_task *x = crew__load_relaxed(&a->slot[(size_t)t & a->mask]);
     /* Seq_cst on success (the paper's order); a failed race means another thread took it. */
-    if (!atomic_compare_exchange_strong_explicit(&d->top, &t, t + 1, memory_order_seq_cst,
-                                                 memory_order_relaxed)) {
+    if (!crew__cas_seq_cst(&d->top, &t, t + 1)) {
         *contended = true;
         return NULL;
     }

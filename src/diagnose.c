@@ -249,7 +249,7 @@ int crew_diagnose_ex(crew_pool *p, FILE *f, unsigned busy_ms, unsigned queued_ms
         "queued %u ms, blocked %u ms\n",
         p->name, p->id, sched_name(p->sched), crew_size(p), crew__sched_queued(p),
         crew__load_relaxed(&p->paused) ? ", paused" : "", /* relaxed: a report */
-        atomic_load(&p->state) != CREW__OPEN ? ", shutting down" : "", busy_ms, queued_ms,
+        crew__load_seq_cst(&p->state) != CREW__OPEN ? ", shutting down" : "", busy_ms, queued_ms,
         blocked_ms);
     if (!timing)
         say(&d, "  (monitoring is off: running tasks and the locked queues' waiting tasks are not "

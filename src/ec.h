@@ -74,12 +74,12 @@ typedef struct crew__ec_waiter {
     bool counted;       /* lock: counted in the eventcount, not yet woken by crew__ec_wake_locked */
 } crew__ec_waiter;
 
-static inline void crew__ec_init(crew__ec *ec) { atomic_init(&ec->count, 0u); }
+static inline void crew__ec_init(crew__ec *ec) { crew__atomic_init(&ec->count, 0u); }
 
 #if defined(CREW__TSAN)
 #define crew__ec_fence_() ((void)0)
 #else
-#define crew__ec_fence_() atomic_thread_fence(memory_order_seq_cst)
+#define crew__ec_fence_() crew__fence_seq_cst()
 #endif
 
 /* Sleeper, lock held: count me, then fence; the last look for the event follows. */
@@ -87,7 +87,7 @@ static inline void crew__ec_prepare(crew__ec *ec, crew__ec_waiter *w) {
     w->counted = true;
     /* Seq_cst: the sleeper's write in Dekker's pattern; the fence below orders it before the
      * last look (pairs with the notifier's fence in crew__ec_sleepers). */
-    atomic_fetch_add(&ec->count, 1u);
+    crew__fetch_add_seq_cst(&ec->count, 1u);
     crew__ec_fence_();
 }
 
@@ -95,7 +95,7 @@ static inline void crew__ec_prepare(crew__ec *ec, crew__ec_waiter *w) {
 static inline void crew__ec_cancel(crew__ec *ec, crew__ec_waiter *w) {
     if (w->counted) { /* not already taken off by a notifier */
         w->counted = false;
-        atomic_fetch_sub(&ec->count, 1u); /* seq_cst: pairs with the increment */
+        crew__fetch_sub_seq_cst(&ec->count, 1u); /* seq_cst: pairs with the increment */
     }
 }
 
@@ -115,7 +115,7 @@ enum crew__ec_end crew__ec_commit(crew__ec *ec, crew__ec_waiter *w, pthread_mute
 /* Notifier, after making its event visible: may anyone sleep? (The fence is here.) */
 static inline bool crew__ec_sleepers(crew__ec *ec) {
 #if defined(CREW__TSAN)
-    return atomic_fetch_add(&ec->count, 0u) != 0; /* seq_cst RMW: see the notes above */
+    return crew__fetch_add_seq_cst(&ec->count, 0u) != 0; /* seq_cst RMW: see the notes above */
 #else
     crew__ec_fence_(); /* orders the event before the read; pairs with crew__ec_prepare's */
     return crew__load_relaxed(&ec->count) != 0;
@@ -128,7 +128,7 @@ static inline bool crew__ec_wake_locked(crew__ec *ec, crew__ec_waiter *w) {
     if (!w->counted)
         return false;
     w->counted = false;
-    atomic_fetch_sub(&ec->count, 1u); /* seq_cst: see crew__ec.count */
+    crew__fetch_sub_seq_cst(&ec->count, 1u); /* seq_cst: see crew__ec.count */
     pthread_cond_signal(w->cv);
     return true;
 }

@@ -60,14 +60,14 @@ static uint32_t new_slot(crew__slotmap *m) {
         if (!c)
             return 0;
         for (size_t i = 0; i < n; i++) {
-            atomic_init(&c[i].state, (uint64_t)1 << 32); /* generation 1, no open task */
-            atomic_init(&c[i].cancelled_gen, 0u);
-            atomic_init(&c[i].lost_gen, 0u);
-            atomic_init(&c[i].dropped_gen, 0u);
+            crew__atomic_init(&c[i].state, (uint64_t)1 << 32); /* generation 1, no open task */
+            crew__atomic_init(&c[i].cancelled_gen, 0u);
+            crew__atomic_init(&c[i].lost_gen, 0u);
+            crew__atomic_init(&c[i].dropped_gen, 0u);
             c[i].queued = NULL;
-            atomic_init(&c[i].next_free, 0u);
+            crew__atomic_init(&c[i].next_free, 0u);
             crew__ec_init(&c[i].waiters);
-            atomic_init(&c[i].scattered, 0u);
+            crew__atomic_init(&c[i].scattered, 0u);
         }
         /* Release: publish the initialised chunk; pairs with the acquire in crew__slot_at. */
         crew__store_release(&m->chunk[k], c);
@@ -112,9 +112,7 @@ static void push_free(crew__slotmap *m, uint32_t s) {
         /* Relaxed: published by the release CAS below. */
         crew__store_relaxed(&sl->next_free, (uint32_t)head);
         /* Release: the slot's final state (new generation) and link reach the next popper. */
-    } while (!atomic_compare_exchange_weak_explicit(&m->free_head, &head,
-                                                    (head & ~(uint64_t)UINT32_MAX) | s,
-                                                    memory_order_release, memory_order_relaxed));
+    } while (!crew__cas_weak_release(&m->free_head, &head, (head & ~(uint64_t)UINT32_MAX) | s));
 }
 
 int crew__group_open(crew__slotmap *m, uint32_t n, crew_handle *h, crew__slot_cache *cache) {
@@ -227,10 +225,10 @@ int crew__group_status(crew__slotmap *m, crew_handle h) {
 }
 
 int crew__slotmap_init(crew__slotmap *m) {
-    atomic_init(&m->issued, 1u); /* slot 0 is never issued */
-    atomic_init(&m->free_head, 0u);
+    crew__atomic_init(&m->issued, 1u); /* slot 0 is never issued */
+    crew__atomic_init(&m->free_head, 0u);
     for (unsigned k = 0; k < CREW__SLOT_CHUNKS; k++)
-        atomic_init(&m->chunk[k], NULL);
+        crew__atomic_init(&m->chunk[k], NULL);
     return pthread_mutex_init(&m->grow_lock, NULL) == 0 ? CREW_OK : CREW_ENOMEM;
 }
 

@@ -218,20 +218,20 @@ int crew__group_status(crew__slotmap *m, crew_handle h);
 static inline int crew__slot_status(crew__slot *sl, uint32_t gen) {
     /* Acquire: pairs with the releases in crew__group_done; a finished answer happens-after
      * every task of the group. */
-    uint64_t st = atomic_load_explicit(&sl->state, memory_order_acquire);
+    uint64_t st = crew__load_acquire(&sl->state);
     if (crew__gen_of(st) == gen && crew__open_of(st) != 0)
         return 1;
     /* Relaxed: written before the release that ended the group (see crew__slot). */
-    bool cancelled = atomic_load_explicit(&sl->cancelled_gen, memory_order_relaxed) == gen;
-    if (atomic_load_explicit(&sl->lost_gen, memory_order_relaxed) != gen && !cancelled)
+    bool cancelled = crew__load_relaxed(&sl->cancelled_gen) == gen;
+    if (crew__load_relaxed(&sl->lost_gen) != gen && !cancelled)
         return CREW_OK; /* the common case first: two loads, as without deadlines */
-    return cancelled || atomic_load_explicit(&sl->dropped_gen, memory_order_relaxed) == gen
+    return cancelled || crew__load_relaxed(&sl->dropped_gen) == gen
                ? CREW_ECANCELED
                : CREW_EEXPIRED;
 }
 /* Is the open group of slot, generation gen, cancelled? */
 static inline bool crew__slot_cancelled(crew__slot *sl, uint32_t gen) {
-    return atomic_load_explicit(&sl->cancelled_gen, memory_order_relaxed) == gen; /* see above */
+    return crew__load_relaxed(&sl->cancelled_gen) == gen; /* see above */
 }
 int crew__slotmap_init(crew__slotmap *m); /* CREW_OK or CREW_ENOMEM */
 void crew__slotmap_free(crew__slotmap *m);
@@ -679,17 +679,17 @@ struct crew_pool {
 /* Is this process a child forked after p was made? (Set by submit.c's fork handler; relaxed:
  * the handler runs in the child's only thread before any other code of the child.) */
 static inline bool crew__forked(crew_pool *p) {
-    return atomic_load_explicit(&p->state, memory_order_relaxed) == CREW__FORKED;
+    return crew__load_relaxed(&p->state) == CREW__FORKED;
 }
 
 /* Worker records, lock-free: how many exist (acquire: pairs with the release in pool.c's
  * free_record, so every record below the count is initialised), and record i. */
 static inline unsigned crew__nworkers(crew_pool *p) {
-    return atomic_load_explicit(&p->nworkers, memory_order_acquire);
+    return crew__load_acquire(&p->nworkers);
 }
 static inline crew__worker *crew__worker_at(crew_pool *p, unsigned i) {
     /* Relaxed: published by nworkers' release store. */
-    return atomic_load_explicit(&p->workers[i], memory_order_relaxed);
+    return crew__load_relaxed(&p->workers[i]);
 }
 
 /* pool.c helpers shared with the other subsystems. */

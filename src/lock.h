@@ -23,7 +23,7 @@ typedef struct crew__lock {
 
 static inline int crew__lock_init(crew__lock *l, bool spin) {
     l->spin = spin;
-    atomic_init(&l->held, 0);
+    crew__atomic_init(&l->held, 0);
     return pthread_mutex_init(&l->m, NULL) == 0 ? 0 : -1;
 }
 
@@ -36,8 +36,7 @@ static inline bool crew__lock_try(crew__lock *l) {
     /* Relaxed load first (test-and-test-and-set); acquire on success: the critical section
      * happens-after the previous holder's release in crew__lock_release. */
     return crew__load_relaxed(&l->held) == 0 &&
-           atomic_compare_exchange_strong_explicit(&l->held, &expected, 1, memory_order_acquire,
-                                                   memory_order_relaxed);
+           crew__cas_acquire(&l->held, &expected, 1);
 }
 
 static inline void crew__lock_acquire(crew__lock *l) {

@@ -61,7 +61,7 @@ static size_t auto_grain(crew_pool *p, size_t n) {
 static int run_loop(crew_pool *p, loop *l) {
     size_t n = l->end - l->begin;
     l->nchunks = n / l->grain + (n % l->grain != 0);
-    atomic_init(&l->next, 0);
+    crew__atomic_init(&l->next, 0);
     uint64_t t0 = crew__now_ns();
     run_one(l); /* the first chunk, timed, before anyone else is involved */
     uint64_t first = crew__now_ns() - t0;

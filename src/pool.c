@@ -156,15 +156,15 @@ static crew__worker *free_record(crew_pool *p) {
     w->pool = p;
     w->index = n;
     w->waiter = (crew__ec_waiter){&w->cv, false};
-    atomic_init(&w->state, CREW__W_EXITED);
-    atomic_init(&w->gone, true);
-    atomic_init(&w->stolen, 0u);
-    atomic_init(&w->credit, 0u);
-    atomic_init(&w->stats, NULL);
+    crew__atomic_init(&w->state, CREW__W_EXITED);
+    crew__atomic_init(&w->gone, true);
+    crew__atomic_init(&w->stolen, 0u);
+    crew__atomic_init(&w->credit, 0u);
+    crew__atomic_init(&w->stats, NULL);
     w->busy.pool = p;
-    atomic_init(&w->busy.seq, 0u);
-    atomic_init(&w->busy.fn, 0u);
-    atomic_init(&w->busy.since, 0u);
+    crew__atomic_init(&w->busy.seq, 0u);
+    crew__atomic_init(&w->busy.fn, 0u);
+    crew__atomic_init(&w->busy.since, 0u);
     if (crew__sched_worker_init(p, w) != CREW_OK) {
         free_worker(p, w);
         return NULL;
@@ -198,7 +198,7 @@ static unsigned transition(crew_pool *p, unsigned n, int from, int to) {
 /* Make `threads` workers RUNNING; resize_lock held. */
 static int set_workers(crew_pool *p, unsigned threads) {
     pthread_mutex_lock(&p->lock);
-    if (atomic_load(&p->state) != CREW__OPEN) { /* seq_cst; under the lock: a shutdown may have begun */
+    if (crew__load_seq_cst(&p->state) != CREW__OPEN) { /* seq_cst; under the lock: a shutdown may have begun */
         pthread_mutex_unlock(&p->lock);
         return CREW_ESHUTDOWN;
     }
@@ -419,27 +419,27 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     p->hooks = hooks; /* from here on free_pool frees the CPU list */
     p->stack_size = cfg->stack_size;
     p->spin = cfg->spin;
-    atomic_init(&p->timing, (cfg->monitoring ? CREW__TIMING_MONITOR : 0u) |
+    crew__atomic_init(&p->timing, (cfg->monitoring ? CREW__TIMING_MONITOR : 0u) |
                                 (cfg->autosize ? CREW__TIMING_AUTOSIZE : 0u));
     p->stats_epoch_ns = crew__now_ns();
-    atomic_init(&p->stats_epoch, 1u);
-    atomic_init(&p->queued_peak, 0u);
+    crew__atomic_init(&p->stats_epoch, 1u);
+    crew__atomic_init(&p->queued_peak, 0u);
     for (unsigned i = 0; i < CREW__STATS_STRIPES; i++)
-        atomic_init(&p->outside[i], NULL);
+        crew__atomic_init(&p->outside[i], NULL);
     p->sched = sched;
-    atomic_init(&p->state, CREW__OPEN);
-    atomic_init(&p->pending, 0);
+    crew__atomic_init(&p->state, CREW__OPEN);
+    crew__atomic_init(&p->pending, 0);
     crew__ec_init(&p->work);
     crew__ec_init(&p->quiet);
-    atomic_init(&p->cancelled_any, false);
-    atomic_init(&p->paused, false);
-    atomic_init(&p->cancelling, false);
-    atomic_init(&p->rr, 0u);
-    atomic_init(&p->nworkers, 0u);
-    atomic_init(&p->target, 0u);
+    crew__atomic_init(&p->cancelled_any, false);
+    crew__atomic_init(&p->paused, false);
+    crew__atomic_init(&p->cancelling, false);
+    crew__atomic_init(&p->rr, 0u);
+    crew__atomic_init(&p->nworkers, 0u);
+    crew__atomic_init(&p->target, 0u);
     p->capacity = cfg->queue_capacity;
     p->full_policy = cfg->full_policy;
-    atomic_init(&p->admitted, 0);
+    crew__atomic_init(&p->admitted, 0);
     crew__ec_init(&p->room);
     if (crew__nodes_register(p) != CREW_OK || crew__sched_init(p, cfg, threads) != CREW_OK ||
         crew__blocking_init(p, cfg) != CREW_OK) {
@@ -467,7 +467,7 @@ int crew_resize(crew_pool *p, unsigned threads) {
     if (crew__forked(p))
         return CREW_EFORKED;
     /* Seq_cst: an early answer for a closing pool; set_workers checks again under the lock. */
-    if (atomic_load(&p->state) != CREW__OPEN)
+    if (crew__load_seq_cst(&p->state) != CREW__OPEN)
         return CREW_ESHUTDOWN;
     pthread_mutex_lock(&p->resize_lock);
     int rc = set_workers(p, threads);
@@ -490,7 +490,7 @@ int crew_shutdown(crew_pool *p, int how) {
 
     pthread_mutex_lock(&p->lock);
     /* Seq_cst: pairs with the submitters' pending increment and state load (submit.c). */
-    atomic_store(&p->state, CREW__CLOSING);
+    crew__store_seq_cst(&p->state, CREW__CLOSING);
     if (how == CREW_CANCEL) /* relaxed: see crew_pool */
         crew__store_relaxed(&p->cancelling, true);
     pthread_mutex_unlock(&p->lock);
@@ -543,7 +543,7 @@ int crew_pause(crew_pool *p) {
         return CREW_EFORKED;
     pthread_mutex_lock(&p->lock);
     int rc = CREW_ESHUTDOWN;
-    if (atomic_load(&p->state) == CREW__OPEN) { /* seq_cst: see crew_pool */
+    if (crew__load_seq_cst(&p->state) == CREW__OPEN) { /* seq_cst: see crew_pool */
         crew__store_relaxed(&p->paused, true); /* relaxed: see crew_pool */
         rc = CREW_OK;
     }

@@ -65,8 +65,8 @@ static inline uint32_t rnd_below(uint32_t n) { return (uint32_t)(((uint64_t)rnd(
  * ------------------------------------------------------------------------------------------- */
 static int lq_init(crew__lq *q, bool spin, bool groups) {
     q->q = (crew__prioq){0};
-    atomic_init(&q->n, 0);
-    atomic_init(&q->top, UINT32_MAX);
+    crew__atomic_init(&q->n, 0);
+    crew__atomic_init(&q->top, UINT32_MAX);
     q->groups = groups;
     q->closed = false;
     return crew__lock_init(&q->lock, spin) == 0 ? CREW_OK : CREW_ENOMEM;
@@ -119,8 +119,7 @@ static void group_unlink(crew_pool *p, crew_task *t) {
 static inline void scatter(crew_pool *p, const crew_task *t, int d) {
     uint32_t slot = t->crew_private_.slot;
     if (slot != 0) /* relaxed: a count ordered by the queue's lock and the sleep protocol */
-        atomic_fetch_add_explicit(&crew__slot_at(&p->groups, slot)->scattered, (unsigned)d,
-                                  memory_order_relaxed);
+        crew__fetch_add_relaxed(&crew__slot_at(&p->groups, slot)->scattered, (unsigned)d);
 }
 
 static inline bool scattered(crew_pool *p, uint32_t slot) {

@@ -97,7 +97,7 @@ static crew__tstats *new_block(bool shared, uint64_t epoch) {
     crew__tstats *s = calloc(1, sizeof *s);
     if (s) {
         s->shared = shared;
-        atomic_init(&s->epoch, epoch);
+        crew__atomic_init(&s->epoch, epoch);
     }
     return s;
 }
@@ -146,7 +146,7 @@ static size_t queued_now(crew_pool *p) {
         return n;
     size_t blocking = p->blocking ? crew__blocking_queued(p) : 0;
     size_t others = n > blocking ? n - blocking : 0;
-    size_t admitted = atomic_load(&p->admitted); /* seq_cst: see struct crew_pool */
+    size_t admitted = crew__load_seq_cst(&p->admitted); /* seq_cst: see struct crew_pool */
     return (others < admitted ? others : admitted) + blocking;
 }
 
@@ -342,9 +342,9 @@ int crew_set_monitoring(crew_pool *p, int on) {
     /* Relaxed: a hint read by submitters before they take the lock; a task submitted while it
      * changes is simply timed or not. */
     if (on)
-        atomic_fetch_or_explicit(&p->timing, CREW__TIMING_MONITOR, memory_order_relaxed);
+        crew__fetch_or_relaxed(&p->timing, CREW__TIMING_MONITOR);
     else
-        atomic_fetch_and_explicit(&p->timing, ~CREW__TIMING_MONITOR, memory_order_relaxed);
+        crew__fetch_and_relaxed(&p->timing, ~CREW__TIMING_MONITOR);
     return CREW_OK;
 }
 
@@ -363,7 +363,7 @@ int crew_stats_get(crew_pool *p, crew_stats *out) {
     /* Relaxed: see crew_set_monitoring. */
     s.monitoring = (crew__load_relaxed(&p->timing) & CREW__TIMING_MONITOR) != 0;
     s.uptime_ns = crew__now_ns() - p->stats_epoch_ns;
-    size_t queued = queued_now(p), pending = atomic_load(&p->pending); /* seq_cst */
+    size_t queued = queued_now(p), pending = crew__load_seq_cst(&p->pending); /* seq_cst */
     size_t peak = crew__load_relaxed(&p->queued_peak); /* relaxed: a statistic */
     /* pending counts every unfinished task plus the credit workers hold (crew__worker). */
     size_t credit = 0;

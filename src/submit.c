@@ -114,9 +114,9 @@ static void fork_child(void) {
     for (size_t i = 0; i < nregistry; i++) {
         crew_pool *p = registry[i];
         /* Relaxed: this is the child's only thread (see crew__forked). */
-        atomic_store_explicit(&p->state, CREW__FORKED, memory_order_relaxed);
-        atomic_fetch_or_explicit(&p->timing, CREW__TIMING_FORKED, memory_order_relaxed);
-        atomic_store_explicit(&p->paused, true, memory_order_relaxed);
+        crew__store_relaxed(&p->state, CREW__FORKED);
+        crew__fetch_or_relaxed(&p->timing, CREW__TIMING_FORKED);
+        crew__store_relaxed(&p->paused, true);
     }
     nregistry = 0;
     pthread_mutex_unlock(&registry_lock);
@@ -261,9 +261,9 @@ static int wait_for_room(crew_pool *p, size_t n, const admit_how *how, crew__blo
     crew__ec_waiter me = {&p->space_cv, false};
     pthread_mutex_lock(&p->lock);
     crew__ec_prepare(&p->room, &me);
-    if (atomic_load(&p->state) != CREW__OPEN)
+    if (crew__load_seq_cst(&p->state) != CREW__OPEN)
         rc = CREW_ESHUTDOWN;
-    else if (atomic_load(&p->admitted) + n > p->capacity) { /* seq_cst: see crew_pool */
+    else if (crew__load_seq_cst(&p->admitted) + n > p->capacity) { /* seq_cst: see crew_pool */
         crew__blocked_add(p, rec);
         if (crew__ec_commit(&p->room, &me, &p->lock, how->timed ? &how->deadline : NULL) ==
             CREW__EC_TIMEDOUT)
@@ -272,7 +272,7 @@ static int wait_for_room(crew_pool *p, size_t n, const admit_how *how, crew__blo
     }
     crew__ec_cancel(&p->room, &me);
     pthread_mutex_unlock(&p->lock);
-    if (rc == CREW_OK && atomic_load(&p->state) != CREW__OPEN)
+    if (rc == CREW_OK && crew__load_seq_cst(&p->state) != CREW__OPEN)
         rc = CREW_ESHUTDOWN;
     return rc;
 }
@@ -290,9 +290,9 @@ static int admit(crew_pool *p, size_t n, const admit_how *how, bool *caller_runs
         policy = CREW_FULL_CALLER_RUNS;
     crew__blocked rec = {.kind = CREW__BLOCKED_ROOM, .n = n};
     for (;;) {
-        size_t cur = atomic_load(&p->admitted); /* seq_cst: see struct crew_pool */
+        size_t cur = crew__load_seq_cst(&p->admitted); /* seq_cst: see struct crew_pool */
         while (cur + n <= p->capacity)
-            if (atomic_compare_exchange_weak(&p->admitted, &cur, cur + n))
+            if (crew__cas_weak_seq_cst(&p->admitted, &cur, cur + n))
                 return CREW_OK;
         if (how->try_only || policy == CREW_FULL_FAIL)
             return CREW_EFULL;
@@ -304,7 +304,7 @@ static int admit(crew_pool *p, size_t n, const admit_how *how, bool *caller_runs
             crew_task *old = crew__sched_take_any(p);
             if (old)
                 crew__task_dropped(p, old, true); /* frees its place */
-            else if (atomic_load(&p->admitted) + n > p->capacity)
+            else if (crew__load_seq_cst(&p->admitted) + n > p->capacity)
                 sched_yield(); /* the places are held by tasks being taken right now */
             continue;
         }
@@ -328,7 +328,7 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
     if (group && !open_new && !crew__handle_valid(&p->groups, *group))
         return CREW_EINVAL;
     /* Seq_cst: an early answer for a closed pool; the check that counts is below. */
-    int state = atomic_load(&p->state);
+    int state = crew__load_seq_cst(&p->state);
     if (state != CREW__OPEN)
         return state == CREW__FORKED ? CREW_EFORKED : CREW_ESHUTDOWN;
     bool blocking = user_flags & CREW_TASK_BLOCKING, caller_runs = false, bounded = false;
@@ -359,7 +359,7 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
      * is read: a worker's credit was added to pending earlier), then the seq_cst load of the
      * state: see above. */
     crew__pending_add(p, n);
-    if (atomic_load(&p->state) != CREW__OPEN)
+    if (crew__load_seq_cst(&p->state) != CREW__OPEN)
         rc = CREW_ESHUTDOWN;
     else if (caller_runs)
         rc = CREW_OK;
@@ -472,7 +472,7 @@ int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_han
      * Seq_cst load of the state, as in enqueue; the check that counts comes after the count. */
     if (__builtin_expect(!p || !fn || group || p->capacity, 0) ||
         crew__load_relaxed(&p->timing) != 0 || /* relaxed: see struct crew_pool */
-        __builtin_expect(atomic_load(&p->state) != CREW__OPEN, 0))
+        __builtin_expect(crew__load_seq_cst(&p->state) != CREW__OPEN, 0))
         return submit(p, fn, arg, priority, 0, group, &admit_default, 0);
     crew_task *t = crew__node_get(p);
     if (!t)
@@ -483,7 +483,7 @@ int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_han
     t->crew_flags_ = CREW__TASK_NODE;
     t->crew_private_.slot = 0;
     crew__pending_add(p, 1); /* then the seq_cst load of the state: see enqueue */
-    int rc = atomic_load(&p->state) == CREW__OPEN ? crew__sched_push(p, t, 1) : CREW_ESHUTDOWN;
+    int rc = crew__load_seq_cst(&p->state) == CREW__OPEN ? crew__sched_push(p, t, 1) : CREW_ESHUTDOWN;
     if (__builtin_expect(rc != CREW_OK, 0)) {
         crew__tasks_finished(p, 0, 1, CREW__RAN);
         crew__node_release(p, t);

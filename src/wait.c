@@ -63,7 +63,7 @@ static crew_task *sleep_waiting(crew_pool *p, crew_handle group, bool general, i
         p->sleeping_helpers++;
     }
     bool done = sl ? crew__group_status(&p->groups, group) != 1
-                   : atomic_load(&p->pending) == 0; /* seq_cst: see struct crew_pool */
+                   : crew__load_seq_cst(&p->pending) == 0; /* seq_cst: see struct crew_pool */
     if (!done) {
         if (sl)
             t = crew__sched_take_group(p, group.slot, mark, general);
@@ -139,7 +139,7 @@ int crew_wait(crew_pool *p, crew_handle group) {
 void crew__help_until_quiet(crew_pool *p) {
     unsigned spins = 0;
     uint64_t slept = 0; /* its first sleep, for crew_diagnose */
-    while (atomic_load(&p->pending) != 0) { /* seq_cst: see struct crew_pool */
+    while (crew__load_seq_cst(&p->pending) != 0) { /* seq_cst: see struct crew_pool */
         bool general = may_help_generally(p), retry = false;
         crew_task *t = general ? crew__sched_take(p, &retry) : NULL;
         if (!t && (retry || spin_once(p, &spins)))

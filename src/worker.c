@@ -61,7 +61,7 @@ bool crew__in_group(const crew_pool *p, crew_handle g) {
 static void pending_sub(crew_pool *p, size_t n) {
     /* Seq_cst: the decrement, the fence and the read of quiet_sleepers form the waker's half of
      * the sleep protocol (see the top of this file). */
-    if (atomic_fetch_sub(&p->pending, n) != n)
+    if (crew__fetch_sub_seq_cst(&p->pending, n) != n)
         return;
     if (crew__ec_sleepers(&p->quiet)) {
         pthread_mutex_lock(&p->lock);
@@ -71,7 +71,7 @@ static void pending_sub(crew_pool *p, size_t n) {
     /* A closing pool's workers sleep until nothing is pending, then leave (must_leave); a
      * submission that raced with crew_shutdown can be what brings pending back to 0, after
      * shutdown's last wake-up, so this thread wakes them. Seq_cst load: see crew_pool. */
-    if (atomic_load(&p->state) != CREW__OPEN && crew__ec_sleepers(&p->work))
+    if (crew__load_seq_cst(&p->state) != CREW__OPEN && crew__ec_sleepers(&p->work))
         crew__notify_all(p);
 }
 
@@ -115,13 +115,13 @@ void crew__pending_add(crew_pool *p, size_t n) {
         size_t credit = crew__load_relaxed(&w->credit); /* relaxed: the owner's own */
         if (credit < n) {
             size_t get = n - credit + CREW__CREDIT_BATCH;
-            atomic_fetch_add(&p->pending, get); /* seq_cst: see struct crew_pool */
+            crew__fetch_add_seq_cst(&p->pending, get); /* seq_cst: see struct crew_pool */
             credit += get;
         }
         crew__store_relaxed(&w->credit, credit - n);
         return;
     }
-    atomic_fetch_add(&p->pending, n); /* seq_cst: see struct crew_pool */
+    crew__fetch_add_seq_cst(&p->pending, n); /* seq_cst: see struct crew_pool */
 }
 
 CREW__TLS size_t crew__tls_pushed_back;
@@ -134,7 +134,7 @@ void crew__notify_pushed_back(crew_pool *p) {
 
 void crew__admit_release(crew_pool *p) {
     /* Seq_cst: the freed place is the event a submitter waiting for room looks for. */
-    atomic_fetch_sub(&p->admitted, 1);
+    crew__fetch_sub_seq_cst(&p->admitted, 1);
     if (crew__ec_sleepers(&p->room)) {
         pthread_mutex_lock(&p->lock);
         /* Broadcast: waiters need different amounts of room, and one that times out or cannot
@@ -363,7 +363,7 @@ void crew__name_thread(const crew_pool *p, const char *role) {
 static inline bool must_leave(crew_pool *p, crew__worker *w) {
     /* Relaxed: the worker's own state; transitions happen under the lock. */
     return crew__load_relaxed(&w->state) != CREW__W_RUNNING ||
-           (atomic_load(&p->state) != CREW__OPEN && atomic_load(&p->pending) == 0);
+           (crew__load_seq_cst(&p->state) != CREW__OPEN && crew__load_seq_cst(&p->pending) == 0);
 }
 
 /* The worker's sleep (the eventcount, ec.h): a last look for work, then sleep. Returns a task
