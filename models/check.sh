@@ -81,7 +81,7 @@ run sleep-broken-waker   sleep.pml fail -DBROKEN_WAKER   -DSAFETY "-m10000"
 run sleep-no-fence       sleep.pml fail -DNO_FENCE       -DSAFETY "-m10000"
 
 # slots.pml: waiters never take a later generation for their own, always return, right answer.
-# Each step of the model names the function of src/group.c, src/internal.h or src/wait.c that it
+# Each step of the model names the function of src/group.c, src/group.h or src/wait.c that it
 # mirrors; the variants are described in slots.pml's header.
 run slots           slots.pml pass ""                -DSAFETY "-m10000"
 run slots-broken-gen    slots.pml fail -DBROKEN_GEN    -DSAFETY "-m10000"

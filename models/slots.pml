@@ -1,5 +1,5 @@
 /*
- * slots.pml -- crew's group slot map (src/group.c, crew__slot_status in src/internal.h,
+ * slots.pml -- crew's group slot map (src/group.c, crew__slot_status in src/group.h,
  * crew_wait in src/wait.c), as a Promela model.
  *
  * A slot's state word packs (generation, open count) in one 64-bit atomic; here it is one int,

@@ -37,7 +37,9 @@
 #include <unistd.h>
 
 #include "atomic.h"
-#include "internal.h"
+#include "pool.h"
+#include "autosize.h"
+#include "worker.h"
 
 #define BALANCE_HOLD_PERIODS 10 /* after undoing a move, hold this many periods */
 #define BALANCE_MIN_SAMPLES 8   /* completions needed in a period to judge throughput */

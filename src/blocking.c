@@ -19,7 +19,9 @@
 #include <time.h>
 
 #include "atomic.h"
-#include "internal.h"
+#include "blocking.h"
+#include "pool.h"
+#include "worker.h"
 
 struct crew__bthread {
     crew_pool *pool;
@@ -40,7 +42,7 @@ int crew__blocking_init(crew_pool *p, const crew_config *cfg) {
     b->idle_ms = cfg->blocking_idle_ms ? cfg->blocking_idle_ms : 10000;
     crew__ec_init(&b->idle);
     b->queue = aligned_alloc(64, sizeof *b->queue);
-    if (!b->queue || crew__lq_init(b->queue, false, false) != CREW_OK) {
+    if (!b->queue || crew__lq_init(b->queue, &p->groups, false, false) != CREW_OK) {
         free(b->queue);
         free(b);
         return CREW_ENOMEM;
@@ -89,7 +91,7 @@ static void *bthread_main(void *arg) {
     pthread_mutex_lock(&p->lock);
     for (;;) {
         /* Lock order: pool->lock, then the queue. Paused: no task (crew_resume wakes us). */
-        crew_task *task = crew__load_relaxed(&p->paused) ? NULL : crew__lq_take(p, b->queue);
+        crew_task *task = crew__load_relaxed(&p->paused) ? NULL : crew__lq_take(b->queue);
         if (task) {
             pthread_mutex_unlock(&p->lock);
             crew__run(p, task);
@@ -172,7 +174,7 @@ int crew__blocking_push(crew_pool *p, crew_task *t, size_t n) {
         pthread_mutex_unlock(&p->lock);
         return CREW_EAGAIN;
     }
-    int rc = crew__lq_push_n(p, b->queue, t, n);
+    int rc = crew__lq_push_n(b->queue, t, n);
     for (size_t i = 0; i < n && rc == CREW_OK; i++) {
         bool woke = false; /* an idle thread, taken off the idle count */
         for (unsigned k = 0; k < b->nthreads && crew__ec_count_locked(&b->idle) && !woke; k++)
@@ -192,7 +194,7 @@ int crew__blocking_push(crew_pool *p, crew_task *t, size_t n) {
 size_t crew__blocking_cancel_all(crew_pool *p) {
     size_t n = 0;
     crew_task *t;
-    while ((t = crew__lq_take(p, p->blocking->queue)) != NULL) {
+    while ((t = crew__lq_take(p->blocking->queue)) != NULL) {
         crew__task_dropped(p, t, true);
         n++;
     }

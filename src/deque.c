@@ -23,7 +23,7 @@
 #include <stdlib.h>
 
 #include "atomic.h"
-#include "internal.h"
+#include "deque.h"
 
 #define DEQUE_MIN_LOG 8 /* 256 tasks to start */
 

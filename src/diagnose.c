@@ -20,7 +20,9 @@
 #include <stdlib.h>
 
 #include "atomic.h"
-#include "internal.h"
+#include "diagnose.h"
+#include "pool.h"
+#include "schedule.h"
 
 CREW__TLS crew__busy *crew__tls_busy;
 
@@ -223,16 +225,6 @@ static void check_blocked(diag *d) {
     free(copy);
 }
 
-static const char *sched_name(int sched) {
-    switch (sched) {
-    case CREW_SCHED_STEAL: return "work stealing";
-    case CREW_SCHED_SHARED: return "one shared queue";
-    case CREW_SCHED_SHARED_LOCKFREE: return "MultiQueue";
-    case CREW_SCHED_PER_WORKER: return "a queue per worker";
-    default: return "?";
-    }
-}
-
 int crew_diagnose_ex(crew_pool *p, FILE *f, unsigned busy_ms, unsigned queued_ms,
                      unsigned blocked_ms) {
     if (!p)
@@ -247,7 +239,7 @@ int crew_diagnose_ex(crew_pool *p, FILE *f, unsigned busy_ms, unsigned queued_ms
     say(&d,
         "crew_diagnose: pool %s-%u (%s), %u workers, %zu tasks queued%s%s; limits: busy %u ms, "
         "queued %u ms, blocked %u ms\n",
-        p->name, p->id, sched_name(p->sched), crew_size(p), crew__sched_queued(p),
+        p->name, p->id, crew__sched_what(p), crew_size(p), crew__sched_queued(p),
         crew__load_relaxed(&p->paused) ? ", paused" : "", /* relaxed: a report */
         crew__load_seq_cst(&p->state) != CREW__OPEN ? ", shutting down" : "", busy_ms, queued_ms,
         blocked_ms);

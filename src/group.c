@@ -23,7 +23,7 @@
 #include <stdlib.h>
 
 #include "atomic.h"
-#include "internal.h"
+#include "group.h"
 
 static unsigned chunk_of(uint32_t slot, uint64_t *offset) {
     uint64_t v = (uint64_t)slot + CREW__SLOT_CHUNK0;

@@ -17,7 +17,9 @@
 #include <string.h>
 
 #include "atomic.h"
-#include "internal.h"
+#include "pool.h"
+#include "submit.h"
+#include "wait.h"
 
 #define CHUNKS_PER_THREAD 8     /* automatic grain: this many chunks per participant */
 #define INLINE_NS 20000         /* loops estimated shorter than this run on the caller alone: about

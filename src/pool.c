@@ -19,7 +19,9 @@
 #include <unistd.h>
 
 #include "atomic.h"
-#include "internal.h"
+#include "pool.h"
+#include "wait.h"
+#include "worker.h"
 
 void crew_config_init(crew_config *cfg) {
     if (!cfg)
@@ -38,27 +40,18 @@ void crew_config_init(crew_config *cfg) {
     cfg->full_policy = CREW_FULL_BLOCK;
 }
 
-/* The scheduler a configuration asks for, CREW_SCHED_DEFAULT resolved through the environment
- * variable CREW_SCHEDULER. -1 if unknown. */
-static int resolve_scheduler(unsigned sched) {
-    static const struct {
-        const char *name;
-        int sched;
-    } names[] = {{"steal", CREW_SCHED_STEAL},
-                 {"shared", CREW_SCHED_SHARED},
-                 {"lockfree", CREW_SCHED_SHARED_LOCKFREE},
-                 {"per-worker", CREW_SCHED_PER_WORKER}};
-    if (sched > CREW_SCHED_PER_WORKER)
-        return -1;
-    if (sched != CREW_SCHED_DEFAULT)
-        return (int)sched;
-    const char *env = getenv("CREW_SCHEDULER");
-    if (!env || !*env)
-        return CREW_SCHED_STEAL;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(env, names[i].name) == 0)
-            return names[i].sched;
-    return -1;
+CREW__TLS uint32_t crew__tls_rng;
+
+static CREW__TLS unsigned tls_number; /* crew__thread_number() + 1, or 0 before the first */
+
+static __attribute__((noinline)) unsigned first_number(void) {
+    static atomic_uint next_thread; /* relaxed: numbers threads, orders nothing */
+    tls_number = crew__fetch_add_relaxed(&next_thread, 1u) + 1;
+    return tls_number - 1;
+}
+
+unsigned crew__thread_number(void) {
+    return __builtin_expect(tls_number != 0, 1) ? tls_number - 1 : first_number();
 }
 
 unsigned crew__online_cores(void) {
@@ -86,7 +79,7 @@ static int start_thread(crew_pool *p, crew__worker *w) {
         pthread_attr_destroy(&attr);
         return CREW_EINVAL;
     }
-    crew__sched_worker_open(w);
+    crew__sched_worker_open(p, w, true);
     /* Relaxed: the thread does not exist yet; pthread_create orders these stores before it. */
     crew__store_relaxed(&w->state, CREW__W_RUNNING);
     crew__store_relaxed(&w->gone, false);
@@ -98,11 +91,8 @@ static int start_thread(crew_pool *p, crew__worker *w) {
         crew_task *orphan = NULL;
         size_t moved = 0;
         pthread_mutex_lock(&p->lock);
-        if (crew__sched_worker_exit(p, w, &moved, &orphan) != CREW_OK && w->queue) {
-            crew__lock_acquire(&w->queue->lock); /* what could not move stays for helpers */
-            w->queue->closed = true;
-            crew__lock_release(&w->queue->lock);
-        }
+        if (crew__sched_worker_exit(p, w, &moved, &orphan) != CREW_OK)
+            crew__sched_worker_open(p, w, false); /* what could not move stays for helpers */
         if (moved != 0)
             crew__wake_locked(p, moved, 0);
         crew__store_relaxed(&w->state, CREW__W_EXITED); /* relaxed: under the lock */
@@ -178,7 +168,8 @@ static crew__worker *free_record(crew_pool *p) {
 unsigned crew__running_workers_locked(crew_pool *p) {
     unsigned n = 0, nw = crew__nworkers(p); /* acquire: see free_record */
     for (unsigned i = 0; i < nw; i++)
-        n += crew__load_relaxed(&crew__worker_at(p, i)->state) == CREW__W_RUNNING; /* relaxed: lock */
+        /* Relaxed: the lock orders every transition. */
+        n += crew__load_relaxed(&crew__worker_at(p, i)->state) == CREW__W_RUNNING;
     return n;
 }
 
@@ -198,7 +189,8 @@ static unsigned transition(crew_pool *p, unsigned n, int from, int to) {
 /* Make `threads` workers RUNNING; resize_lock held. */
 static int set_workers(crew_pool *p, unsigned threads) {
     pthread_mutex_lock(&p->lock);
-    if (crew__load_seq_cst(&p->state) != CREW__OPEN) { /* seq_cst; under the lock: a shutdown may have begun */
+    /* Seq_cst, under the lock: a shutdown may have begun. */
+    if (crew__load_seq_cst(&p->state) != CREW__OPEN) {
         pthread_mutex_unlock(&p->lock);
         return CREW_ESHUTDOWN;
     }
@@ -375,8 +367,9 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
         crew_config_init(&defaults);
         cfg = &defaults;
     }
-    int sched = resolve_scheduler(cfg->scheduler);
-    if (cfg->threads > CREW_MAX_THREADS || crew__autosize_check(cfg) != CREW_OK || sched < 0 ||
+    int sched_kind = 0;
+    const crew__sched_ops *sched = crew__sched_resolve(cfg->scheduler, &sched_kind);
+    if (cfg->threads > CREW_MAX_THREADS || crew__autosize_check(cfg) != CREW_OK || !sched ||
         cfg->lock > CREW_LOCK_SPIN || cfg->max_blocking > CREW_MAX_THREADS ||
         cfg->full_policy > CREW_FULL_DROP_OLDEST)
         return CREW_EINVAL;
@@ -426,7 +419,8 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     crew__atomic_init(&p->queued_peak, 0u);
     for (unsigned i = 0; i < CREW__STATS_STRIPES; i++)
         crew__atomic_init(&p->outside[i], NULL);
-    p->sched = sched;
+    p->sched.ops = sched;
+    p->sched.kind = sched_kind;
     crew__atomic_init(&p->state, CREW__OPEN);
     crew__atomic_init(&p->pending, 0);
     crew__ec_init(&p->work);

@@ -17,7 +17,8 @@
  */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "base.h"
+#include "prioq.h"
 
 static inline crew__level *level_of(const crew_task *t) {
     return (crew__level *)t->crew_private_.level;

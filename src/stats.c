@@ -30,7 +30,9 @@
 #include <time.h>
 
 #include "atomic.h"
-#include "internal.h"
+#include "pool.h"
+#include "stats.h"
+#include "worker.h"
 
 uint64_t crew__now_ns(void) {
     struct timespec ts;

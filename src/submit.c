@@ -13,7 +13,9 @@
 #include <time.h>
 
 #include "atomic.h"
-#include "internal.h"
+#include "pool.h"
+#include "submit.h"
+#include "worker.h"
 
 #define NODES_PER_CHUNK 255
 #define NODE_CACHE_MAX 256u /* a worker keeps at most this many free nodes of its own */
@@ -244,7 +246,8 @@ static __attribute__((noinline, cold)) uint64_t stamp_tasks(crew_pool *p, crew_t
     return accepted;
 }
 
-/* How a submission that finds the bounded queue full behaves (crew_try_submit, crew_submit_timed). */
+/* How a submission that finds the bounded queue full behaves (crew_try_submit,
+ * crew_submit_timed). */
 typedef struct admit_how {
     bool try_only;             /* never wait: CREW_EFULL */
     bool timed;                /* wait until deadline at most */
@@ -437,8 +440,10 @@ int crew_enqueue_task(crew_pool *p, crew_task *t, crew_handle *group) {
 
 /* One task in a node of the pool's own; start_by: its start-by time, 0 for none. Inlined into
  * each caller, so that those without a deadline pay nothing for it. */
-static inline __attribute__((always_inline)) int submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, unsigned flags,
-                  crew_handle *group, const admit_how *how, uint64_t start_by) {
+static inline __attribute__((always_inline)) int submit(crew_pool *p, crew_fn fn, void *arg,
+                                                        uint32_t priority, unsigned flags,
+                                                        crew_handle *group, const admit_how *how,
+                                                        uint64_t start_by) {
     if (!p)
         return CREW_EINVAL;
     if (!fn || (flags & ~CREW_TASK_BLOCKING))
@@ -483,7 +488,8 @@ int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_han
     t->crew_flags_ = CREW__TASK_NODE;
     t->crew_private_.slot = 0;
     crew__pending_add(p, 1); /* then the seq_cst load of the state: see enqueue */
-    int rc = crew__load_seq_cst(&p->state) == CREW__OPEN ? crew__sched_push(p, t, 1) : CREW_ESHUTDOWN;
+    int rc =
+        crew__load_seq_cst(&p->state) == CREW__OPEN ? crew__sched_push(p, t, 1) : CREW_ESHUTDOWN;
     if (__builtin_expect(rc != CREW_OK, 0)) {
         crew__tasks_finished(p, 0, 1, CREW__RAN);
         crew__node_release(p, t);

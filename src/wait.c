@@ -15,7 +15,9 @@
  * started strictly later each time, so the chain ends at a task that makes progress.
  */
 #include "atomic.h"
-#include "internal.h"
+#include "pool.h"
+#include "wait.h"
+#include "worker.h"
 
 /* May this thread take a task that is not of the group it waits for? */
 static bool may_help_generally(const crew_pool *p) {
@@ -66,7 +68,7 @@ static crew_task *sleep_waiting(crew_pool *p, crew_handle group, bool general, i
                    : crew__load_seq_cst(&p->pending) == 0; /* seq_cst: see struct crew_pool */
     if (!done) {
         if (sl)
-            t = crew__sched_take_group(p, group.slot, mark, general);
+            t = crew__sched_take_group(p, group.slot, mark);
         if (!t && general)
             t = crew__sched_take(p, &retry);
         if (!t && !retry) {
@@ -107,7 +109,7 @@ int crew_wait(crew_pool *p, crew_handle group) {
     while ((st = crew__slot_status(sl, group.gen)) == 1) {
         bool general = may_help_generally(p), retry = false;
         /* The group is open, so the slot still belongs to it. */
-        crew_task *t = crew__sched_take_group(p, group.slot, mark, general);
+        crew_task *t = crew__sched_take_group(p, group.slot, mark);
         if (!t && general)
             t = crew__sched_take(p, &retry);
         if (!t && (retry || spin_once(p, &spins)))

@@ -15,9 +15,10 @@
  * pool reads the counts and finds 0.
  *
  * A worker leaves its loop when resize has marked it, or when the pool is closing and no
- * accepted task is left anywhere (so every worker helps drain a closing pool). A worker re-checks its state after each take and puts the task back if resize marked
- * it meanwhile, so "after crew_resize returns, at most N workers start a task" holds without a
- * lock on the hot path. On leaving it hands its queued tasks to the others (sched.c).
+ * accepted task is left anywhere (so every worker helps drain a closing pool). A worker
+ * re-checks its state after each take and puts the task back if resize marked it meanwhile,
+ * so "after crew_resize returns, at most N workers start a task" holds without a lock on the
+ * hot path. On leaving it hands its queued tasks to the others (the strategy's worker_exit).
  *
  * The thread-local frame chain records which pools' tasks run on this thread and how deeply
  * they are nested, for EDEADLK checks and the helping depth bound in wait.c.
@@ -25,7 +26,9 @@
 #include <stdio.h>
 
 #include "atomic.h"
-#include "internal.h"
+#include "pool.h"
+#include "wait.h"
+#include "worker.h"
 
 CREW__TLS crew__frame *crew__tls_frame;
 CREW__TLS crew__worker *crew__tls_worker;
@@ -33,11 +36,7 @@ CREW__TLS crew__worker *crew__tls_worker;
 #ifdef CREW_DEBUG_YIELD
 #include <sched.h>
 void crew__debug_yield(void) {
-    static CREW__TLS uint32_t x; /* per-thread xorshift: no shared state to perturb */
-    if (x == 0)
-        x = (uint32_t)(uintptr_t)&x | 1u;
-    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-    if ((x & 3u) == 0)
+    if ((crew__rand() & 3u) == 0)
         sched_yield();
 }
 #endif
@@ -144,11 +143,6 @@ void crew__admit_release(crew_pool *p) {
     }
 }
 
-/* The mark (crew__sched_mark) of the innermost task of p on this thread. */
-static int64_t mark_now(crew_pool *p) {
-    return p->sched == CREW_SCHED_STEAL ? crew__sched_mark(p) : 0;
-}
-
 /* Drop t (never run it): give back its place in the bounded queue and its node, count it,
  * hand it to on_drop, then end it in its group and in pending. The place and the node go back
  * before on_drop, so that an on_drop that submits finds the pool as if t were gone (it would
@@ -168,7 +162,7 @@ static void drop(crew_pool *p, crew_task *t, enum crew__end how) {
         crew__node_release(p, t);
     if (p->hooks.on_drop) {
         crew__frame frame = {p, crew__tls_frame, crew__tls_frame ? crew__tls_frame->depth + 1 : 1,
-                             {slot, 0}, mark_now(p)};
+                             {slot, 0}, crew__sched_mark(p)};
         if (slot != 0) { /* the group is open: t is unfinished. Relaxed: as in call() */
             crew__slot *sl = crew__slot_at(&p->groups, slot);
             frame.group.gen = crew__gen_of(crew__load_relaxed(&sl->state));
@@ -202,7 +196,7 @@ static inline bool call(crew_pool *p, crew_task *t, uint32_t *slot_out) {
     uint32_t slot = t->crew_private_.slot;
     *slot_out = slot;
     crew__frame frame = {p, crew__tls_frame, crew__tls_frame ? crew__tls_frame->depth + 1 : 1,
-                         {slot, 0}, mark_now(p)};
+                         {slot, 0}, crew__sched_mark(p)};
     if (slot != 0) {
         /* The group is open (this task is unfinished), so its generation is current. Relaxed:
          * the queue that handed us the task ordered the group's opening before it. */

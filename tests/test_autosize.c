@@ -4,7 +4,7 @@
  * failure. */
 #include <stdio.h>
 
-#include "internal.h"
+#include "autosize.h"
 
 static int failures;
 #define EXPECT_EQ_U(got, want, what)                                                             \

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "deque.h"
 #include "lock.h"
 
 #define N 200000 /* tasks pushed in the race (scaled by CREW_TEST_SCALE, at least 2000) */

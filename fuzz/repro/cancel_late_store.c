@@ -17,7 +17,7 @@
 #include <stdio.h>
 
 #include "atomic.h"
-#include "internal.h"
+#include "group.h"
 
 static void hook(void *where);
 #undef crew__store_relaxed

@@ -1,0 +1,88 @@
+/*
+ * base.h -- what every module of crew shares: the task flags and node, thread-local storage,
+ * the pause of a spinning thread, the debug-yield points, a thread's number and a per-thread
+ * random number.
+ */
+#ifndef CREW_BASE_H
+#define CREW_BASE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "atomic.h"
+#include "crew.h"
+
+/* A waiter runs tasks outside its own group only while fewer task frames than this are on its
+ * stack, so helping cannot nest unrelated tasks until the stack overflows. */
+#define CREW__HELP_DEPTH_MAX 8u
+
+/* crew_task.crew_flags_ bits. */
+#define CREW__TASK_NODE 1u    /* the pool allocated this task (crew_submit): recycle it */
+#define CREW__TASK_STAMPED 2u /* timed (monitoring or autosize): crew_private_.reserved =
+                                 submitted (ns), .spare = accepted - submitted (ns, saturated at
+                                 2^32 - 1) */
+#define CREW__TASK_COUNTED 4u /* submitted while monitoring was on: counted in the statistics */
+#define CREW__TASK_BOUNDED 8u /* counted in pool->admitted (the bounded queue) until it starts */
+#define CREW__TASK_DEADLINE 16u /* a crew__node with a start-by time (crew_submit_deadline) */
+
+/* A crew_submit task: the pool's own memory (submit.c), with room for a start-by time. */
+typedef struct crew__node {
+    crew_task task; /* first: a crew_task * of a node points at its crew__node */
+    uint64_t start_by; /* CREW__TASK_DEADLINE: drop it if it has not started by then (ns) */
+} crew__node;
+
+/* crew_pool.timing bits. */
+#define CREW__TIMING_MONITOR 1u  /* monitoring is on */
+#define CREW__TIMING_AUTOSIZE 2u /* an autosize controller runs */
+#define CREW__TIMING_FORKED 4u   /* set in a forked child: sends crew_submit off its fast path */
+
+#define crew__unused(x) ((void)(x))
+
+/* Thread-local variables of the library: the initial-exec model, so that reading one is a single
+ * %fs-relative load rather than a call to __tls_get_addr (the default for code compiled as
+ * position-independent). crew's few words fit in the static TLS that the C library reserves
+ * for libraries loaded later with dlopen. */
+#define CREW__TLS _Thread_local __attribute__((tls_model("initial-exec")))
+
+/* The pause between two polls of an idle thread (crew_config.spin counts the polls). Pausing
+ * only: yielding in the second half of the spin was measured slower (fork-join on 2 cores with
+ * 3 threads: about 1.8 us a round against 0.9-1.9 us; a sched_yield costs about a microsecond). */
+static inline void crew__spin_pause(void) {
+    for (int k = 0; k < 16; k++)
+        crew__cpu_relax();
+}
+
+/* Debug-yield (liburcu's DEBUG_YIELD): built with CREW_DEBUG_YIELD, the points marked with
+ * crew__debug_yield() give up the processor at random (one time in four), to shake out races
+ * in tests; otherwise they compile to nothing. */
+#ifdef CREW_DEBUG_YIELD
+void crew__debug_yield(void);
+#else
+#define crew__debug_yield() ((void)0)
+#endif
+
+typedef struct crew__worker crew__worker; /* pool.h */
+
+/* A small number for the calling thread, the same in every pool (spreads threads over
+ * statistics stripes and external slots; pool.c). */
+unsigned crew__thread_number(void);
+
+/* A per-thread xorshift generator (no shared state to perturb): victim and queue choice, and
+ * the debug-yield points. */
+extern CREW__TLS uint32_t crew__tls_rng;
+static inline uint32_t crew__rand(void) {
+    uint32_t x = crew__tls_rng;
+    if (x == 0)
+        x = (uint32_t)(uintptr_t)&crew__tls_rng | 1u;
+    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+    crew__tls_rng = x;
+    return x;
+}
+/* A random number in [0, n). */
+static inline uint32_t crew__rand_below(uint32_t n) {
+    return (uint32_t)(((uint64_t)crew__rand() * n) >> 32);
+}
+
+#endif /* CREW_BASE_H */

@@ -1,0 +1,46 @@
+/*
+ * blocking.h -- blocking tasks (blocking.c): their queue and their threads.
+ */
+#ifndef CREW_BLOCKING_H
+#define CREW_BLOCKING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "diagnose.h"
+#include "ec.h"
+#include "lq.h"
+
+/* blocking.c: the blocking tasks' queue and threads. */
+struct crew__bthread;
+typedef struct crew__blocking {
+    crew__lq *queue;     /* blocking tasks waiting for a thread */
+    unsigned max;        /* fixed: crew_config.max_blocking */
+    unsigned idle_ms;    /* fixed: crew_config.blocking_idle_ms */
+    unsigned running;    /* lock: blocking threads alive */
+    crew__ec idle;       /* of those, asleep waiting for a task (ec.h, used under lock only) */
+    unsigned peak;       /* lock: most alive at once */
+    bool stop;           /* lock: crew_shutdown: exit */
+    struct crew__bthread **threads; /* lock: thread records, reused after their thread exits */
+    unsigned nthreads, cap;         /* lock */
+} crew__blocking;
+
+int crew__blocking_init(crew_pool *p, const crew_config *cfg);
+void crew__blocking_free(crew_pool *p);
+/* Queue t[0..n) as blocking tasks: CREW_OK, CREW_ENOMEM, or CREW_EAGAIN (no thread at all). */
+int crew__blocking_push(crew_pool *p, crew_task *t, size_t n);
+size_t crew__blocking_cancel_all(crew_pool *p);
+size_t crew__blocking_queued(crew_pool *p);
+/* crew_diagnose: call fn for the busy record of every blocking thread alive; lock held. */
+void crew__blocking_visit_locked(crew_pool *p, void (*fn)(void *ctx, unsigned index,
+                                                          crew__busy *b), void *ctx);
+void crew__blocking_wake_all_locked(crew_pool *p); /* idle blocking threads look again */
+void crew__blocking_stop(crew_pool *p); /* every accepted task finished: stop and join */
+
+/* The scheduling strategy's interface (sched.c). "Take" functions return NULL when they found
+ * nothing; *retry is set when a lost race may have hidden a task. */
+int crew__sched_init(crew_pool *p, const crew_config *cfg, unsigned threads);
+void crew__sched_free(crew_pool *p);
+int crew__sched_worker_init(crew_pool *p, crew__worker *w);
+
+#endif /* CREW_BLOCKING_H */

@@ -1,0 +1,45 @@
+/*
+ * diagnose.h -- what crew_diagnose (diagnose.c) reads: each pool thread's task now, and the
+ * threads asleep in a wait.
+ */
+#ifndef CREW_DIAGNOSE_H
+#define CREW_DIAGNOSE_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#include "base.h"
+
+/* diagnose.c: the outermost task a pool thread runs now, for crew_diagnose (monitoring only).
+ * A seqlock: the owner makes seq odd, writes fn and since, makes it even; every field is
+ * relaxed, ordered by release and acquire fences (diagnose.c). */
+typedef struct crew__busy {
+    crew_pool *pool;           /* fixed: the pool the thread belongs to */
+    _Atomic uint32_t seq;      /* even: fn and since agree */
+    _Atomic uintptr_t fn;      /* the task's function, 0 = none */
+    _Atomic uint64_t since;    /* when it started (crew__now_ns) */
+} crew__busy;
+/* This thread's record: a worker's or a blocking thread's, NULL for other threads. */
+extern CREW__TLS crew__busy *crew__tls_busy;
+void crew__busy_begin(crew__busy *b, crew_fn fn, uint64_t started); /* the owner only */
+void crew__busy_end(crew__busy *b);                                 /* the owner only */
+
+/* diagnose.c: a thread asleep in crew_wait, crew_wait_all or waiting for room in the bounded
+ * queue, listed in pool->blocked (under pool->lock) while it sleeps. */
+enum crew__blocked_kind {
+    CREW__BLOCKED_WAIT = 0,     /* crew_wait */
+    CREW__BLOCKED_WAIT_ALL = 1, /* crew_wait_all, crew_shutdown */
+    CREW__BLOCKED_ROOM = 2      /* a submitter waiting for room in the bounded queue */
+};
+typedef struct crew__blocked {
+    struct crew__blocked *next, *prev; /* lock */
+    uint64_t since;                    /* its first sleep in this call (0 before it) */
+    int kind;                          /* enum crew__blocked_kind */
+    crew_handle group;                 /* WAIT: the group */
+    size_t n;                          /* ROOM: the tasks it needs room for */
+} crew__blocked;
+/* List b in p->blocked before a sleep, stamping its first sleep; lock held. */
+void crew__blocked_add(crew_pool *p, crew__blocked *b);
+void crew__blocked_remove(crew_pool *p, crew__blocked *b); /* after the sleep; lock held */
+
+#endif /* CREW_DIAGNOSE_H */

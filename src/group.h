@@ -1,0 +1,132 @@
+/*
+ * group.h -- the slot map of groups (group.c). A slot holds a generation counter and the
+ * number of open (accepted, unfinished) tasks, packed in one 64-bit word so one atomic load
+ * tells a waiter both. Slots live in chunks of doubling size that never move, so a reader can
+ * find a slot without the lock; slot 0 is never issued (it is CREW_HANDLE_NONE).
+ */
+#ifndef CREW_GROUP_H
+#define CREW_GROUP_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "atomic.h"
+#include "crew.h"
+#include "ec.h"
+
+#define CREW__SLOT_CHUNK0 64u /* slots in chunk 0; chunk k holds CREW__SLOT_CHUNK0 << k */
+#define CREW__SLOT_CHUNKS 27u /* enough chunks for 2^32 slots */
+
+typedef struct crew__slot {
+    /* gen << 32 | open, changed with atomic read-modify-writes; see group.c for the orders. */
+    _Atomic uint64_t state;
+    /* The generation of the last group of this slot that was cancelled (crew_cancel, or a
+     * shutdown that dropped its tasks); 0 = none (0 is never a group's generation). Written
+     * with release (crew__group_done) or compare-and-swap (crew__group_cancel, which must not
+     * erase a later group's mark); set before the decrement that lets open reach 0, so a
+     * waiter that acquires the group's end sees it; workers read it relaxed before running a
+     * task of the group (promptly, not at the instant crew_cancel returns). Naming the
+     * generation, not just "cancelled", keeps a late crew_cancel from touching a later group
+     * that reuses the slot (a cancelled group's own slot is never reused: crew__group_done). */
+    _Atomic uint32_t cancelled_gen;
+    /* The generation of the last group of this slot that lost a task (dropped by crew_cancel,
+     * a cancelling shutdown, a full queue's drop-oldest, or its start-by time): its crew_wait
+     * reports CREW_ECANCELED, or CREW_EEXPIRED if every task it lost was late (dropped_gen
+     * and cancelled_gen do not name it). Only the group's own dropped tasks write it, with
+     * release, before their decrement; unlike cancelled_gen it drops nothing more (one task
+     * lost to a full queue does not cancel the rest of its group). */
+    _Atomic uint32_t lost_gen;
+    /* The same, for tasks lost other than to their start-by time; written like lost_gen, just
+     * before it. */
+    _Atomic uint32_t dropped_gen;
+    /* Central queue's lock: newest task of the group queued there, linked by
+     * crew_private_.gnext (sched.c). */
+    crew_task *queued;
+    /* Free list link (relaxed: ordered by the free list head's CAS, group.c). */
+    _Atomic uint32_t next_free;
+    /* Threads asleep in a wait for this group (ec.h); notified when it finishes or gets work. */
+    crew__ec waiters;
+    /* Tasks of the group queued in queues that keep no group lists (PER_WORKER, the MultiQueue);
+     * relaxed, changed under those queues' locks (sched.c). */
+    atomic_uint scattered;
+} crew__slot;
+
+typedef struct crew__slotmap {
+    /* Chunk k; published with release after it is initialised, read with acquire. */
+    crew__slot *_Atomic chunk[CREW__SLOT_CHUNKS];
+    /* Slots issued so far plus one (slot 0). Stored with release after the chunk that holds the
+     * new slot is published; loaded with acquire by validators, so slot < issued implies the
+     * chunk pointer is visible. */
+    _Atomic uint32_t issued;
+    /* Free slots, a Treiber stack: tag << 32 | first slot (0 = none); the tag counts pops, so a
+     * slot popped and pushed back between another thread's read and its CAS cannot fool it. */
+    _Atomic uint64_t free_head;
+    pthread_mutex_t grow_lock; /* new slots and chunks */
+} crew__slotmap;
+
+#define crew__gen_of(state) ((uint32_t)((state) >> 32))
+#define crew__open_of(state) ((uint32_t)(state))
+
+crew__slot *crew__slot_at(crew__slotmap *m, uint32_t slot);
+/* Is slot one this map has issued? (Lock-free.) */
+bool crew__slot_valid(crew__slotmap *m, uint32_t slot);
+/* Could this map have issued h? Its slot must be one it issued, and its generation not 0,
+ * which no group ever gets (group.c skips it); CREW_HANDLE_NONE is not a group. */
+static inline bool crew__handle_valid(crew__slotmap *m, crew_handle h) {
+    return h.slot != 0 && h.gen != 0 && crew__slot_valid(m, h.slot);
+}
+/* Free slots kept by one worker (no shared line touched to open and free its groups). */
+#define CREW__SLOT_CACHE 64u
+typedef struct crew__slot_cache {
+    unsigned n;
+    uint32_t slot[CREW__SLOT_CACHE];
+} crew__slot_cache;
+
+/* Open a new group of n tasks, taking the slot from cache if it has one (cache: the calling
+ * worker's, or NULL). OUT: *h. CREW_OK or CREW_ENOMEM. */
+int crew__group_open(crew__slotmap *m, uint32_t n, crew_handle *h, crew__slot_cache *cache);
+/* Add n tasks to an open group. CREW_OK, CREW_ESTALE or CREW_ERANGE. */
+int crew__group_add(crew__slotmap *m, crew_handle h, uint32_t n);
+/* Undo a successful crew__group_open whose tasks could not be queued (the handle was never
+ * handed out). */
+void crew__group_abandon(crew__slotmap *m, uint32_t slot, crew__slot_cache *cache);
+/* How tasks left their group (crew__group_done, crew__tasks_finished). */
+enum crew__end {
+    CREW__RAN = 0,    /* ran, or were never queued after all */
+    CREW__LOST = 1,   /* dropped: crew_cancel, a cancelling shutdown, a full queue */
+    CREW__EXPIRED = 2 /* dropped: their start-by time passed */
+};
+/* n tasks of slot ended as `how` says. Returns true if the group finished (its open count
+ * reached 0). */
+bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, enum crew__end how,
+                      crew__slot_cache *cache);
+/* Cancel an open group: its tasks not yet started will be dropped. CREW_OK or CREW_ESTALE. */
+int crew__group_cancel(crew__slotmap *m, crew_handle h);
+/* The group's status without the lock: 1 = still open, CREW_OK = finished, CREW_ECANCELED,
+ * CREW_EEXPIRED. */
+int crew__group_status(crew__slotmap *m, crew_handle h);
+/* The same, given the slot (a waiter looks it up once). A group that lost tasks keeps its slot
+ * (crew__group_done), so it stays CREW_ECANCELED. */
+static inline int crew__slot_status(crew__slot *sl, uint32_t gen) {
+    /* Acquire: pairs with the releases in crew__group_done; a finished answer happens-after
+     * every task of the group. */
+    uint64_t st = crew__load_acquire(&sl->state);
+    if (crew__gen_of(st) == gen && crew__open_of(st) != 0)
+        return 1;
+    /* Relaxed: written before the release that ended the group (see crew__slot). */
+    bool cancelled = crew__load_relaxed(&sl->cancelled_gen) == gen;
+    if (crew__load_relaxed(&sl->lost_gen) != gen && !cancelled)
+        return CREW_OK; /* the common case first: two loads, as without deadlines */
+    return cancelled || crew__load_relaxed(&sl->dropped_gen) == gen
+               ? CREW_ECANCELED
+               : CREW_EEXPIRED;
+}
+/* Is the open group of slot, generation gen, cancelled? */
+static inline bool crew__slot_cancelled(crew__slot *sl, uint32_t gen) {
+    return crew__load_relaxed(&sl->cancelled_gen) == gen; /* see above */
+}
+int crew__slotmap_init(crew__slotmap *m); /* CREW_OK or CREW_ENOMEM */
+void crew__slotmap_free(crew__slotmap *m);
+
+#endif /* CREW_GROUP_H */

@@ -1,0 +1,232 @@
+/*
+ * pool.h -- a pool and its workers (pool.c: lifecycle, resize, shutdown): struct crew_pool,
+ * built from the state of every subsystem, and struct crew__worker.
+ *
+ * Locking, in one place. The hot path (submit, take, run, finish) takes no pool-wide lock:
+ *   - Each queue has its own lock (lq.h: crew__lq, a mutex or a spinlock per
+ *     crew_config.lock); STEAL's deques take none (deque.c). Lock order: pool->lock, then a
+ *     queue lock; several queue locks only in address order (crew__lq_push_spread).
+ *   - Groups finish with atomics alone (group.c); pending work is an atomic count.
+ *   - pool->lock (a mutex) guards sleeping and waking (every condition variable uses it), the
+ *     worker states' transitions, the counters marked "lock" below, and monitoring's records.
+ *     Every sleep is an eventcount's (ec.h): a thread that is about to sleep prepares (counts
+ *     itself and fences) and then looks for work once more; a thread that makes work available
+ *     (or finishes a group, or the last pending task) asks crew__ec_sleepers and takes the lock
+ *     only if someone sleeps. So no wake-up is lost, and a busy pool makes no system call.
+ *   - pool->resize_lock serialises crew_resize and the joining of workers in crew_shutdown; it
+ *     protects the worker records' thread fields. Lock order: resize_lock before lock.
+ */
+#ifndef CREW_POOL_H
+#define CREW_POOL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "autosize.h"
+#include "base.h"
+#include "blocking.h"
+#include "deque.h"
+#include "diagnose.h"
+#include "ec.h"
+#include "group.h"
+#include "lock.h"
+#include "lq.h"
+#include "schedule.h"
+#include "stats.h"
+#include "submit.h"
+#include "worker.h"
+
+/* A worker takes this many units of pool->pending at a time as credit (worker.c). */
+#define CREW__CREDIT_BATCH 64u
+
+enum crew__pool_state {
+    CREW__OPEN = 0,
+    CREW__CLOSING = 1,
+    CREW__FORKED = 2 /* this process is a child forked after the pool was made (submit.c) */
+};
+
+enum crew__worker_state {
+    CREW__W_RUNNING = 0, /* takes tasks */
+    CREW__W_MARKED = 1,  /* resize asked it to exit after its current task; may be revived */
+    CREW__W_EXITED = 2   /* left its loop; the thread is ready to be joined */
+};
+
+typedef struct crew__worker {
+    crew_pool *pool;  /* owner */
+    pthread_t thread; /* valid when started */
+    unsigned index;   /* position in pool->workers, for the thread name */
+    /* Transitions happen under pool->lock with compare-and-swap (seed 000 §III-E); relaxed
+     * suffices because the lock orders them; lock-free readers take it as a hint, and a worker
+     * re-checks its own state after taking a task (worker.c). */
+    _Atomic int state;
+    bool started; /* resize_lock: thread was created */
+    bool joined;  /* resize_lock: thread was joined, or claimed by crew_shutdown to join */
+    /* The thread has returned from on_stop and touches nothing more: joining it waits for
+     * nothing else. Stored with release by the thread, loaded with acquire by reap_exited. */
+    _Atomic bool gone;
+    crew__ec_waiter waiter; /* its sleep on pool->work (cv: its own cv) */
+    pthread_cond_t cv; /* the worker sleeps here, with pool->lock */
+    /* Monitoring block, allocated by the worker on first use (release: stats.c). */
+    crew__tstats *_Atomic stats;
+    /* Tasks this worker stole; written by the worker only, read by statistics (relaxed). */
+    _Atomic uint64_t stolen;
+    uint64_t stolen_base; /* stats_lock: stolen at the last crew_stats_reset */
+    crew__slot_cache slots; /* owner: free group slots cached by this worker */
+    crew__node_list nodes; /* owner: free crew_submit nodes cached by this worker */
+    /* Owner: units of pool->pending this worker holds but no task uses (always >= 0). A task
+     * the worker submits takes a unit from here (taking CREW__CREDIT_BATCH more from pending
+     * when none is left), a task it finishes gives its unit back here, and the worker returns
+     * the surplus above 2 x CREW__CREDIT_BATCH, and everything whenever it runs out of work.
+     * So pending never reads 0 while a task is unfinished (it counts every task plus the
+     * credit), it is exact when every worker is idle, and spawn-and-wait on a worker touches
+     * the shared count once per CREW__CREDIT_BATCH tasks at most (worker.c). Written by the
+     * owner only (relaxed load and store, no read-modify-write); crew_stats_get reads it
+     * (relaxed) to tell running tasks from credit. */
+    _Atomic size_t credit;
+    crew__deque deque; /* STEAL: this worker's tasks */
+    crew__lq *queue;   /* PER_WORKER: this worker's queue */
+    crew__busy busy;   /* its task now, for crew_diagnose */
+} crew__worker;
+
+struct crew_pool {
+    /* Settings, fixed after crew_create. */
+    unsigned id;        /* process-unique number, for thread names */
+    uint64_t serial;    /* never reused within the process (submit.c's node caches) */
+    char name[8];       /* thread name prefix */
+    size_t stack_size;  /* 0 = default */
+    unsigned spin;      /* polls before sleeping */
+    /* Are tasks timed, and why: CREW__TIMING_MONITOR (statistics, crew_set_monitoring) and
+     * CREW__TIMING_AUTOSIZE (the controller's inputs), one word so that the untimed hot path
+     * tests one value. Read without the lock (relaxed: a task submitted while it changes is
+     * simply timed or not). */
+    atomic_uint timing;
+
+    crew__sched sched; /* the scheduling strategy and its queues (schedule.h) */
+
+    /* Read on every submission or take, written rarely: kept on the lines of the settings,
+     * away from the counters below that submitters write on every task (when pending shared a
+     * line with paused, each submission's increment took that line from the workers, who read
+     * paused on every take, and back). */
+    /* CREW__OPEN or CREW__CLOSING; written under lock (seq_cst), read anywhere: submitters
+     * re-check it after counting themselves in pending (submit.c). */
+    atomic_int state;
+    /* crew_pause: every taker (worker, helping waiter, blocking thread) finds no work. Written
+     * under lock; read relaxed by takers, since a sleeper's last look and crew_resume's wake-up
+     * both happen under lock, and a spinning taker only needs to see it eventually. */
+    atomic_bool paused;
+    /* crew_shutdown(CREW_CANCEL) began: crew_cancelled() tells running tasks (relaxed: a hint
+     * they poll). */
+    atomic_bool cancelling;
+
+    /* Written by submitters on every task: a cache line of their own (the padding on both sides
+     * keeps any other field off it in an allocation aligned to 16 bytes, as calloc's is). */
+    char pad_submit_[64];
+    /* Accepted tasks not yet finished nor dropped. Seq_cst read-modify-writes: the decrement
+     * to 0 is the event that quiet's sleepers look for (ec.h). */
+    _Atomic size_t pending;
+    atomic_uint rr;     /* PER_WORKER: round-robin position (relaxed: spreads, orders nothing) */
+    char pad_submit_end_[64 - sizeof(size_t) - sizeof(unsigned)];
+
+    /* Eventcounts (ec.h), all slept on under lock: workers and waiters that would take any task
+     * (work; notified by whoever queues tasks), and threads waiting for pending to reach 0
+     * (quiet; notified by the decrement to 0). */
+    crew__ec work;
+    crew__ec quiet;
+    atomic_bool cancelled_any; /* a shutdown dropped tasks (relaxed: read after joining) */
+
+    pthread_mutex_t lock;    /* see the top of this file */
+    pthread_cond_t wait_cv;  /* waiting callers sleep here */
+    unsigned sleeping_workers; /* lock: workers asleep on their cv */
+    unsigned sleeping_helpers; /* lock: waiters asleep that may take any task when one comes */
+
+    /* The bounded queue (crew_config.queue_capacity, 0 = none; fixed). admitted counts the
+     * queued tasks that hold a place (CREW__TASK_BOUNDED); seq_cst read-modify-writes, since a
+     * task that starts frees a place, the event room's sleepers look for (ec.h). */
+    size_t capacity;
+    unsigned full_policy;
+    _Atomic size_t admitted;
+    crew__ec room;              /* submitters asleep waiting for room (ec.h) */
+    pthread_cond_t space_cv;    /* they sleep here, with lock (CLOCK_MONOTONIC) */
+
+    crew__blocking *blocking; /* blocking tasks (fixed after create) */
+
+    crew__lock node_lock;  /* free_nodes and node_chunks */
+    crew_task *free_nodes; /* node_lock: recycled crew_submit tasks */
+    void *node_chunks;     /* node_lock: list of allocated chunks of nodes, freed on destroy */
+
+    crew__slotmap groups; /* groups (slot map) */
+
+    crew__autosize *autosize; /* the sizing controller, NULL when off (fixed after create) */
+    crew_hooks hooks; /* crew_config.hooks, copied (fixed after create; zero: none) */
+    /* Monitoring (stats.c). Blocks of the threads that are not workers, allocated on first
+     * use (published by compare-and-swap). */
+    crew__tstats *_Atomic outside[CREW__STATS_STRIPES];
+    pthread_mutex_t stats_lock; /* serialises readers and resets */
+    _Atomic uint64_t stats_epoch; /* bumped by crew_stats_reset (relaxed: see stats.c) */
+    uint64_t stats_epoch_ns;      /* stats_lock: crew_create or the last crew_stats_reset */
+    _Atomic size_t queued_peak; /* most tasks queued at once, sampled (relaxed: a statistic) */
+    unsigned threads_peak;   /* lock: most running workers at once */
+
+    crew__blocked *blocked;     /* lock: threads asleep in a wait or for room (diagnose.c) */
+    pthread_mutex_t diag_lock;  /* serialises crew_diagnose (the deques' seen_* fields) */
+
+    pthread_mutex_t resize_lock; /* see the top of this file */
+    unsigned joins;              /* resize_lock: crew_shutdown calls joining workers now */
+    pthread_cond_t join_cv;      /* they wait here for each other's joins, with resize_lock */
+    /* Every worker record ever made (CREW_MAX_THREADS entries), never freed before the pool:
+     * entries below nworkers are set, and thieves and round-robin read them without a lock.
+     * Relaxed entries, published by nworkers' release store (made under resize_lock). */
+    crew__worker *_Atomic *workers;
+    _Atomic unsigned nworkers;
+    /* The size last requested; written under resize_lock, read anywhere (relaxed: a plain
+     * number, nothing is published through it). */
+    atomic_uint target;
+};
+
+/* Is this process a child forked after p was made? (Set by submit.c's fork handler; relaxed:
+ * the handler runs in the child's only thread before any other code of the child.) */
+static inline bool crew__forked(crew_pool *p) {
+    return crew__load_relaxed(&p->state) == CREW__FORKED;
+}
+
+/* Worker records, lock-free: how many exist (acquire: pairs with the release in pool.c's
+ * free_record, so every record below the count is initialised), and record i. */
+static inline unsigned crew__nworkers(crew_pool *p) {
+    return crew__load_acquire(&p->nworkers);
+}
+static inline crew__worker *crew__worker_at(crew_pool *p, unsigned i) {
+    /* Relaxed: published by nworkers' release store. */
+    return crew__load_relaxed(&p->workers[i]);
+}
+
+/* The strategy's calls made once or more per task, inlined into their callers (a call to a
+ * wrapper in sched.c cost about 7 instructions a task); the others are in sched.c. The calling
+ * thread's worker record if it is a worker of p, else NULL: */
+static inline crew__worker *crew__sched_self(crew_pool *p) {
+    crew__worker *w = crew__tls_worker;
+    return w && w->pool == p ? w : NULL;
+}
+static inline int crew__sched_push(crew_pool *p, crew_task *t, size_t n) {
+    return p->sched.ops->push(p, crew__sched_self(p), t, n);
+}
+/* Any task, for this thread; none while the pool is paused (relaxed: see paused). */
+static inline crew_task *crew__sched_take(crew_pool *p, bool *retry) {
+    if (__builtin_expect(crew__load_relaxed(&p->paused), 0))
+        return NULL;
+    return p->sched.ops->take(p, crew__sched_self(p), retry);
+}
+/* This thread's mark for crew__sched_take_group, when a task starts. */
+static inline int64_t crew__sched_mark(crew_pool *p) {
+    return p->sched.ops->mark ? p->sched.ops->mark(crew__sched_self(p)) : 0;
+}
+
+/* pool.c helpers shared with the other subsystems. */
+unsigned crew__online_cores(void); /* at least 1, at most CREW_MAX_THREADS */
+/* pthread_create with every signal blocked in the new thread (signals belong to the
+ * application's own threads). Returns pthread_create's result. */
+int crew__spawn(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
+unsigned crew__running_workers_locked(crew_pool *p); /* workers RUNNING now; lock held */
+
+#endif /* CREW_POOL_H */

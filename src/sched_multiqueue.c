@@ -1,0 +1,135 @@
+/*
+ * sched_multiqueue.c -- SHARED_LOCKFREE: a MultiQueue (Rihani, Sanders and Dementiev,
+ * "MultiQueues: Simple Relaxed Concurrent Priority Queues", SPAA 2015): 2 x max(threads, cores)
+ * priority queues, each under its own try-lock. A push goes to a random queue; a take looks at
+ * two random queues and pops from the one whose best task has the higher priority. No thread
+ * ever waits for a lock held by another (try-locks only on the fast path), and the order is
+ * relaxed: the task taken is among the best O(queues) queued ones, in expectation (the paper's
+ * rank bound); FIFO among equals holds within each queue. The queues keep no group lists: a
+ * waiter searches them only when its group has tasks there (crew__slot.scattered).
+ */
+#include <stdlib.h>
+
+#include "pool.h"
+#include "schedule.h"
+
+static int init(crew_pool *p, const crew_config *cfg, unsigned threads) {
+    crew__sched *s = &p->sched;
+    unsigned cores = crew__online_cores();
+    unsigned n = 2 * (threads > cores ? threads : cores);
+    if (cfg->autosize && cfg->max_threads > threads)
+        n = 2 * cfg->max_threads;
+    s->mq = aligned_alloc(64, n * sizeof *s->mq);
+    if (!s->mq)
+        return CREW_ENOMEM;
+    for (s->nmq = 0; s->nmq < n; s->nmq++)
+        if (crew__lq_init(&s->mq[s->nmq], &p->groups, s->lock_spin, false) != CREW_OK)
+            return CREW_ENOMEM; /* free() frees the ones made */
+    return CREW_OK;
+}
+
+static void free_queues(crew_pool *p) {
+    crew__sched *s = &p->sched;
+    for (unsigned i = 0; i < s->nmq; i++)
+        crew__lq_free(&s->mq[i]);
+    free(s->mq);
+    s->mq = NULL;
+    s->nmq = 0;
+}
+
+static crew__lq *random_queue(crew_pool *p) {
+    return &p->sched.mq[crew__rand_below(p->sched.nmq)];
+}
+
+static int push(crew_pool *p, crew__worker *self, crew_task *t, size_t n) {
+    crew__unused(self);
+    crew__sched *s = &p->sched;
+    if (n == 1) { /* the common case: a random queue that is free right now */
+        crew__lq *one = random_queue(p);
+        for (unsigned k = 0; k < 4 && crew__load_relaxed(&one->lock.held); k++)
+            one = random_queue(p); /* relaxed: a hint (spinlocks only) */
+        return crew__lq_push_n(one, t, 1);
+    }
+    crew__lq *q[4];
+    unsigned m = 0;
+    for (unsigned start = crew__rand_below(s->nmq); m < s->nmq && m < n && m < 4; m++)
+        q[m] = &s->mq[(start + m) % s->nmq];
+    return crew__lq_push_spread(q, m, t, n);
+}
+
+/* The better of two random queues' best tasks (the MultiQueue delete-min), a few times; then
+ * every queue in turn, so that "nothing found" means nothing was there. */
+static crew_task *take_any(crew_pool *p) {
+    crew__sched *s = &p->sched;
+    for (unsigned attempt = 0; attempt < 4; attempt++) {
+        crew__lq *a = random_queue(p), *b = random_queue(p);
+        uint32_t ta = crew__lq_top(a), tb = crew__lq_top(b); /* hints; the pop is what counts */
+        crew__lq *best = tb < ta ? b : a;
+        if ((tb < ta ? tb : ta) == UINT32_MAX)
+            continue;
+        crew_task *t = crew__lq_try_take(best);
+        if (t)
+            return t;
+    }
+    unsigned start = crew__rand_below(s->nmq);
+    for (unsigned i = 0; i < s->nmq; i++) {
+        crew_task *t = crew__lq_take(&s->mq[(start + i) % s->nmq]);
+        if (t)
+            return t;
+    }
+    return NULL;
+}
+
+static crew_task *take(crew_pool *p, crew__worker *self, bool *retry) {
+    crew__unused(self);
+    crew__unused(retry);
+    return take_any(p);
+}
+
+static crew_task *take_locked_group(crew_pool *p, uint32_t slot) {
+    crew__sched *s = &p->sched;
+    crew_task *t = NULL;
+    /* Highest address first: an array's last slice, its newest tasks, went to the
+     * highest-addressed of its queues (crew__lq_push_spread). */
+    for (unsigned i = s->nmq; i-- > 0 && !t && crew__lq_scattered(&p->groups, slot);)
+        t = crew__lq_take_group(&s->mq[i], slot);
+    return t;
+}
+
+static crew_task *take_group(crew_pool *p, crew__worker *self, uint32_t slot, int64_t mark) {
+    crew__unused(self);
+    crew__unused(mark);
+    return take_locked_group(p, slot);
+}
+
+static int requeue(crew_pool *p, crew__worker *self, crew_task *t) {
+    crew__unused(self);
+    return crew__lq_requeue(random_queue(p), t);
+}
+
+static size_t queued(crew_pool *p) {
+    size_t n = 0;
+    for (unsigned i = 0; i < p->sched.nmq; i++)
+        n += crew__lq_len(&p->sched.mq[i]);
+    return n;
+}
+
+static void visit(crew_pool *p, crew__queue_visitor fn, void *ctx) {
+    for (unsigned i = 0; i < p->sched.nmq; i++)
+        crew__sched_visit_lq(&p->sched.mq[i], "MultiQueue queue", (int)i, fn, ctx);
+}
+
+const crew__sched_ops crew__sched_multiqueue = {
+    .name = "lockfree",
+    .what = "MultiQueue",
+    .init = init,
+    .free = free_queues,
+    .push = push,
+    .take = take,
+    .take_group = take_group,
+    .requeue = requeue,
+    .take_any = take_any,
+    .take_locked_group = take_locked_group,
+    .queued = queued,
+    .visit = visit,
+};

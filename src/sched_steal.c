@@ -1,0 +1,294 @@
+/*
+ * sched_steal.c -- STEAL (the default): a Chase-Lev deque per worker (deque.c), external
+ * submission slots, and one injection queue, a priority queue like SHARED's.
+ *
+ * A task submitted by a task goes to its worker's deque (LIFO for the owner, FIFO for thieves).
+ * A thread that is not a worker pushes priority-0 tasks (the highest priority, and the default)
+ * into one of CREW__EXT_SLOTS Chase-Lev deques, chosen per thread, whose owner side (push, and
+ * the pop of a waiting submitter) is serialised by a spinlock that one submitting thread keeps
+ * in its cache; workers steal from the top without a lock, oldest first. So one thread's
+ * priority-0 submissions run in FIFO order, as from the injection queue, but a submission costs
+ * no shared lock and no heap operation (oneTBB gives external threads a slot of their own in
+ * the same spirit). Other priorities go to the injection queue.
+ *
+ * A worker takes from its deque, except that when a slot or the injection queue holds a
+ * strictly higher priority than the task it popped it takes that one first (so a priority-0
+ * task never waits behind a backlog of lower-priority local work); then the slots, oldest
+ * first; then a batch from the injection queue; then it steals from the other workers,
+ * starting at a random one.
+ */
+#include <stdlib.h>
+
+#include "pool.h"
+#include "schedule.h"
+#include "worker.h"
+
+static int init(crew_pool *p, const crew_config *cfg, unsigned threads) {
+    crew__unused(threads);
+    crew__sched *s = &p->sched;
+    if (crew__sched_central_init(p, cfg->lock == CREW_LOCK_SPIN) != CREW_OK)
+        return CREW_ENOMEM;
+    s->ext = aligned_alloc(64, CREW__EXT_SLOTS * sizeof *s->ext);
+    if (!s->ext)
+        return CREW_ENOMEM;
+    for (s->ext_ready = 0; s->ext_ready < CREW__EXT_SLOTS; s->ext_ready++) {
+        crew__ext *x = &s->ext[s->ext_ready];
+        if (crew__lock_init(&x->lock, true) != 0)
+            return CREW_ENOMEM;
+        if (crew__deque_init(&x->deque) != CREW_OK) {
+            crew__lock_destroy(&x->lock);
+            return CREW_ENOMEM;
+        }
+    }
+    return CREW_OK;
+}
+
+static void free_queues(crew_pool *p) {
+    crew__sched *s = &p->sched;
+    for (unsigned i = 0; i < s->ext_ready; i++) {
+        crew__deque_free(&s->ext[i].deque);
+        crew__lock_destroy(&s->ext[i].lock);
+    }
+    free(s->ext);
+    s->ext = NULL;
+    s->ext_ready = 0;
+    crew__sched_central_free(p);
+}
+
+static int worker_init(crew_pool *p, crew__worker *w) {
+    crew__unused(p);
+    return crew__deque_init(&w->deque);
+}
+
+static void worker_free(crew_pool *p, crew__worker *w) {
+    crew__unused(p);
+    crew__deque_free(&w->deque);
+}
+
+/* ---- External submission slots ---- */
+
+static inline crew__ext *ext_of_thread(crew_pool *p) {
+    return &p->sched.ext[crew__thread_number() % CREW__EXT_SLOTS];
+}
+
+static int push_external(crew_pool *p, crew_task *t, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (t[i].priority != 0)
+            return crew__lq_push_n(p->sched.central, t, n);
+    crew__ext *x = ext_of_thread(p);
+    crew__lock_acquire(&x->lock);
+    int rc = crew__deque_push(&x->deque, t, n);
+    crew__lock_release(&x->lock);
+    return rc;
+}
+
+/* Steal the oldest task of any slot, starting with the one that last had work for this thread
+ * (usually the only busy one: one submitting thread). */
+static crew_task *steal_external(crew_pool *p, bool *retry) {
+    static CREW__TLS unsigned last;
+    for (unsigned i = 0; i < CREW__EXT_SLOTS; i++) {
+        unsigned k = (last + i) % CREW__EXT_SLOTS;
+        crew__ext *x = &p->sched.ext[k];
+        if (crew__deque_size(&x->deque) != 0) {
+            crew_task *t = crew__deque_steal(&x->deque, retry);
+            if (t) {
+                last = k;
+                return t;
+            }
+        }
+    }
+    return NULL;
+}
+
+static bool external_queued(crew_pool *p) {
+    for (unsigned i = 0; i < CREW__EXT_SLOTS; i++)
+        if (crew__deque_size(&p->sched.ext[i].deque) != 0)
+            return true;
+    return false;
+}
+
+/* A waiting submitter: the newest task of its own slot if it is of group slot. */
+static crew_task *take_external_group(crew_pool *p, uint32_t slot) {
+    crew__ext *x = ext_of_thread(p);
+    if (crew__deque_size(&x->deque) == 0)
+        return NULL;
+    crew__lock_acquire(&x->lock);
+    crew_task *t = crew__deque_take(&x->deque);
+    if (t && t->crew_private_.slot != slot) {
+        crew__deque_push(&x->deque, t, 1); /* cannot fail: its place is free */
+        crew__tls_pushed_back++;
+        t = NULL;
+    }
+    crew__lock_release(&x->lock);
+    return t;
+}
+
+static int push(crew_pool *p, crew__worker *self, crew_task *t, size_t n) {
+    /* Relaxed: the owner's own state. A marked worker still pushes locally: it drains its
+     * deque into the injection queue before it exits. */
+    if (self && crew__load_relaxed(&self->state) != CREW__W_EXITED)
+        return crew__deque_push(&self->deque, t, n);
+    return push_external(p, t, n);
+}
+
+/* Steal one task from another worker's deque, starting at a random one. *retry is set if a
+ * race was lost (a task may remain). */
+static crew_task *steal_any(crew_pool *p, crew__worker *self, bool *retry) {
+    unsigned nw = crew__nworkers(p);
+    if (nw == 0)
+        return NULL;
+    unsigned start = crew__rand_below(nw);
+    for (unsigned i = 0; i < nw; i++) {
+        crew__worker *v = crew__worker_at(p, (start + i) % nw);
+        if (v == self || crew__deque_size(&v->deque) == 0)
+            continue;
+        crew_task *t = crew__deque_steal(&v->deque, retry);
+        if (t) {
+            if (self) /* relaxed: only this worker writes it; statistics read it */
+                crew__store_relaxed(&self->stolen, crew__load_relaxed(&self->stolen) + 1);
+            return t;
+        }
+    }
+    return NULL;
+}
+
+#define INJECT_BATCH 32u /* most tasks a worker moves from the injection queue at a time */
+
+/* A worker: take a batch of the injection queue's best tasks (all of one priority, at most
+ * INJECT_BATCH and at most half of what is queued), run the oldest, and push the rest into its
+ * deque, oldest at the bottom, so that it runs them in FIFO order and thieves take the newest.
+ * One lock hold serves many tasks: the lock no longer bounces between the workers and the
+ * submitting thread on every task. */
+static crew_task *take_injected(crew_pool *p, crew__worker *w) {
+    crew__lq *q = p->sched.central;
+    if (crew__lq_len(q) == 0)
+        return NULL;
+    crew_task *batch[INJECT_BATCH];
+    /* Room for the batch first, so the push below cannot fail (else: one task, no batch). */
+    size_t room = crew__deque_reserve(&w->deque, INJECT_BATCH) == CREW_OK ? INJECT_BATCH : 1;
+    size_t n = crew__lq_take_batch(q, batch, room);
+    if (n == 0)
+        return NULL;
+    if (n > 1) { /* newest first, so the oldest ends at the bottom (room was reserved) */
+        crew_task *rev[INJECT_BATCH];
+        for (size_t i = 1; i < n; i++)
+            rev[i - 1] = batch[n - i];
+        crew__deque_push_ptrs(&w->deque, rev, n - 1);
+        crew__tls_pushed_back += n - 1; /* others may steal them: wake a sleeper */
+    }
+    return batch[0];
+}
+
+static crew_task *take(crew_pool *p, crew__worker *w, bool *retry) {
+    crew_task *t;
+    if (w && (t = crew__deque_take(&w->deque)) != NULL) {
+        if (t->priority != 0) { /* anything better queued from outside? */
+            crew_task *u = NULL;
+            if (external_queued(p))
+                u = steal_external(p, retry);
+            /* A hint; the worst a stale value does is one task's order. */
+            if (!u && crew__lq_top(p->sched.central) < t->priority)
+                u = crew__lq_take(p->sched.central);
+            if (u) { /* cannot fail: the place t left is free again */
+                crew__deque_push(&w->deque, t, 1);
+                crew__tls_pushed_back++;
+                return u;
+            }
+        }
+        return t;
+    }
+    if ((t = steal_external(p, retry)) != NULL)
+        return t;
+    if ((t = w ? take_injected(p, w) : crew__lq_take(p->sched.central)) != NULL)
+        return t;
+    return steal_any(p, w, retry);
+}
+
+static crew_task *take_group(crew_pool *p, crew__worker *self, uint32_t slot, int64_t mark) {
+    crew_task *t = NULL;
+    /* The tasks this task (and tasks it helped with) pushed sit above mark in our deque: our
+     * own descendants, newest first. Relaxed: the owner's own bottom. */
+    if (self && crew__load_relaxed(&self->deque.bottom) > mark)
+        t = crew__deque_take(&self->deque);
+    else if (!self)
+        t = take_external_group(p, slot);
+    return t ? t : crew__lq_take_group(p->sched.central, slot);
+}
+
+static int64_t mark(crew__worker *self) {
+    return self ? crew__load_relaxed(&self->deque.bottom) : 0; /* relaxed: its own bottom */
+}
+
+static int requeue(crew_pool *p, crew__worker *self, crew_task *t) {
+    crew__unused(self);
+    return crew__lq_requeue(p->sched.central, t);
+}
+
+static int worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_task **orphan) {
+    crew_task *t;
+    while ((t = crew__deque_take(&w->deque)) != NULL) {
+        if (crew__lq_requeue(p->sched.central, t) != CREW_OK) {
+            *orphan = t;
+            return CREW_ENOMEM;
+        }
+        ++*moved;
+    }
+    return CREW_OK;
+}
+
+static crew_task *take_any(crew_pool *p) {
+    bool retry;
+    crew_task *t;
+    do {
+        retry = false;
+        t = steal_external(p, &retry);
+        if (!t)
+            t = crew__lq_take(p->sched.central);
+        if (!t)
+            t = steal_any(p, NULL, &retry);
+    } while (!t && retry);
+    return t;
+}
+
+static crew_task *take_locked_group(crew_pool *p, uint32_t slot) {
+    return crew__lq_take_group(p->sched.central, slot);
+}
+
+static size_t queued(crew_pool *p) {
+    size_t n = crew__lq_len(p->sched.central);
+    for (unsigned i = 0; i < CREW__EXT_SLOTS; i++)
+        n += crew__deque_size(&p->sched.ext[i].deque);
+    for (unsigned i = 0, nw = crew__nworkers(p); i < nw; i++)
+        n += crew__deque_size(&crew__worker_at(p, i)->deque);
+    return n;
+}
+
+static void visit(crew_pool *p, crew__queue_visitor fn, void *ctx) {
+    crew__sched_visit_lq(p->sched.central, "the injection queue", -1, fn, ctx);
+    for (unsigned i = 0; i < CREW__EXT_SLOTS; i++)
+        crew__sched_visit_deque(&p->sched.ext[i].deque, "external submission slot", (int)i, fn,
+                                ctx);
+    for (unsigned i = 0, nw = crew__nworkers(p); i < nw; i++) {
+        crew__worker *w = crew__worker_at(p, i);
+        crew__sched_visit_deque(&w->deque, "the deque of worker", (int)w->index, fn, ctx);
+    }
+}
+
+const crew__sched_ops crew__sched_steal = {
+    .name = "steal",
+    .what = "work stealing",
+    .init = init,
+    .free = free_queues,
+    .worker_init = worker_init,
+    .worker_free = worker_free,
+    .push = push,
+    .take = take,
+    .take_group = take_group,
+    .mark = mark,
+    .requeue = requeue,
+    .worker_exit = worker_exit,
+    .take_any = take_any,
+    .take_locked_group = take_locked_group,
+    .queued = queued,
+    .visit = visit,
+};

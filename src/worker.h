@@ -1,0 +1,71 @@
+/*
+ * worker.h -- the worker loop, running a task, completion and wake-ups (worker.c).
+ */
+#ifndef CREW_WORKER_H
+#define CREW_WORKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base.h"
+#include "group.h"
+
+/* A task running on this thread; frames chain through the stack when a waiting task helps. */
+typedef struct crew__frame {
+    crew_pool *pool;         /* whose task this is */
+    struct crew__frame *up;  /* the frame below, or NULL */
+    unsigned depth;          /* frames on the stack, this one included */
+    crew_handle group;       /* the task's own group, {0, 0} if none */
+    int64_t mark;            /* crew__sched_mark when the task started */
+} crew__frame;
+
+/* The innermost running task on this thread, NULL outside tasks. */
+extern CREW__TLS crew__frame *crew__tls_frame;
+/* The worker this thread is, NULL for other threads. */
+extern CREW__TLS crew__worker *crew__tls_worker;
+
+void *crew__worker_main(void *arg);
+/* A pool thread starts (its CPU affinity, then crew_hooks.on_start) or stops (on_stop).
+ * index: the worker's, or CREW_MAX_THREADS + a blocking thread's. */
+void crew__thread_start(crew_pool *p, unsigned index);
+void crew__thread_stop(crew_pool *p, unsigned index);
+/* Name the calling thread "<pool name>-<pool id>-<role>" (cut to what the system keeps). */
+void crew__name_thread(const crew_pool *p, const char *role);
+/* The pool whose on_start or on_stop hook runs on this thread now, else NULL (pool.c). */
+extern CREW__TLS const crew_pool *crew__tls_hook;
+/* Is a task of p running on this thread (anywhere on its stack)? */
+bool crew__in_task_of(const crew_pool *p);
+/* Is a task of group g of p running on this thread (anywhere on its stack)? */
+bool crew__in_group(const crew_pool *p, crew_handle g);
+/* Run a task taken with crew__sched_take*, then count it finished. */
+void crew__run(crew_pool *p, crew_task *t);
+/* n tasks of group slot (0 = none) were just queued: wake whoever can run them. */
+void crew__notify_work(crew_pool *p, size_t n, uint32_t slot);
+/* Wake every sleeper of p (state changes: resize, shutdown). */
+void crew__notify_all(crew_pool *p);
+/* Wake every sleeping worker and waiter (lock held). */
+void crew__wake_all_locked(crew_pool *p);
+/* A queued task is dropped: count and report it, never run it. by_pool: a shutdown that
+ * cancels or a full queue that drops its oldest (crew_wait_all reports those); else its group
+ * was cancelled. */
+void crew__task_dropped(crew_pool *p, crew_task *t, bool by_pool);
+/* n tasks of group slot (0 = none) ended as `how` says, or were never queued after all
+ * (CREW__RAN): count them and wake whoever waits for them. */
+void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end how);
+/* Tasks this thread pushed back into a queue while taking one (sched.c). crew__run wakes a
+ * sleeper for them before it runs the task taken; a taker that ends up sleeping instead calls
+ * crew__notify_pushed_back itself once it holds no lock. */
+extern CREW__TLS size_t crew__tls_pushed_back;
+void crew__notify_pushed_back(crew_pool *p);
+/* A task that held a place in the bounded queue started or was dropped: free the place. */
+void crew__admit_release(crew_pool *p);
+/* Count n newly accepted tasks in pending (from the calling worker's credit if it is one). */
+void crew__pending_add(crew_pool *p, size_t n);
+/* Return the calling worker's credit to pending now (see crew__worker). */
+void crew__flush_finished(crew_pool *p, crew__worker *w);
+/* pool->lock held: wake up to n sleeping workers that can run newly queued work, and the
+ * waiters that could help (or whose group slot got work). */
+void crew__wake_locked(crew_pool *p, size_t n, uint32_t slot);
+
+#endif /* CREW_WORKER_H */
