@@ -20,6 +20,7 @@
 
 #include "atomic.h"
 #include "blocking.h"
+#include "dispatch.h"
 #include "pool.h"
 #include "worker.h"
 
@@ -66,48 +67,68 @@ void crew__blocking_free(crew_pool *p) {
     p->blocking = NULL;
 }
 
-/* Sleep until a submitter or crew_resume wakes it, or idle_ms passed; lock held. Returns false
- * on a timeout. */
-static bool idle_wait(crew_pool *p, struct crew__bthread *t) {
+/* A blocking thread's dispatch policy (dispatch.h): it takes blocking tasks only, never spins,
+ * and sleeps on blocking->idle, under pool->lock alone (every push is made under that lock,
+ * which is the eventcount's lock-only use); it stops when idle for idle_ms, or at a shutdown.
+ * It leaves the running count under the lock of its last look, so a submitter either sees it
+ * idle (or running) and wakes it, or sees it gone and starts another. */
+typedef struct bthread_ctx {
+    crew_pool *p;
+    struct crew__bthread *t;
+} bthread_ctx;
+
+static crew_task *bthread_take(void *ctx, bool *retry) {
+    crew__unused(retry);
+    crew_pool *p = ((bthread_ctx *)ctx)->p;
+    /* Paused: no task (crew_resume wakes the idle threads). Relaxed: see crew_pool.paused. */
+    return crew__load_relaxed(&p->paused) ? NULL : crew__lq_take(p->blocking->queue);
+}
+
+/* Lock held: is a task there for this thread to take? */
+static bool work_queued(crew_pool *p) {
+    return !crew__load_relaxed(&p->paused) && crew__lq_len(p->blocking->queue) != 0;
+}
+
+static crew_task *bthread_sleep(void *ctx, bool *stop) {
+    crew_pool *p = ((bthread_ctx *)ctx)->p;
+    struct crew__bthread *t = ((bthread_ctx *)ctx)->t;
     crew__blocking *b = p->blocking;
     struct timespec until = crew__deadline_after_ms(b->idle_ms);
     enum crew__ec_end end = CREW__EC_RETURNED;
-    while (end == CREW__EC_RETURNED && !b->stop) { /* a spurious return: sleep again */
+    pthread_mutex_lock(&p->lock);
+    /* The last look, under the lock; then sleep until a submitter or crew_resume wakes it (a
+     * spurious return sleeps again), or the idle time runs out. */
+    while (!b->stop && !work_queued(p) && end == CREW__EC_RETURNED) {
         crew__ec_prepare(&b->idle, &t->waiter);
         end = crew__ec_commit(&b->idle, &t->waiter, &p->lock, &until);
     }
-    return end != CREW__EC_TIMEDOUT;
+    /* Stop at a shutdown, or when idle too long with nothing queued for it. */
+    if (b->stop || (end == CREW__EC_TIMEDOUT && crew__lq_len(b->queue) == 0)) {
+        b->running--;
+        *stop = true;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
 }
+
+static bool bthread_run(void *ctx, crew_task *t) {
+    crew__run(((bthread_ctx *)ctx)->p, t);
+    return false;
+}
+
+static const crew__policy bthread_policy = {
+    .take = bthread_take, .sleep = bthread_sleep, .run = bthread_run};
 
 static void *bthread_main(void *arg) {
     struct crew__bthread *t = arg;
     crew_pool *p = t->pool;
-    crew__blocking *b = p->blocking;
     char role[16];
     snprintf(role, sizeof role, "b%u", t->index);
     crew__name_thread(p, role);
     crew__thread_start(p, CREW_MAX_THREADS + t->index);
     crew__tls_busy = &t->busy;
-    pthread_mutex_lock(&p->lock);
-    for (;;) {
-        /* Lock order: pool->lock, then the queue. Paused: no task (crew_resume wakes us). */
-        crew_task *task = crew__load_relaxed(&p->paused) ? NULL : crew__lq_take(b->queue);
-        if (task) {
-            pthread_mutex_unlock(&p->lock);
-            crew__run(p, task);
-            pthread_mutex_lock(&p->lock);
-            continue;
-        }
-        /* The queue was empty under the lock: a submitter that pushes after this sees us idle
-         * (or starts a thread) when it takes the lock. */
-        if (b->stop || !idle_wait(p, t)) {
-            if (crew__load_relaxed(&b->queue->n) != 0 && !b->stop)
-                continue; /* a task arrived as the idle time ran out */
-            break;
-        }
-    }
-    b->running--;
-    pthread_mutex_unlock(&p->lock);
+    bthread_ctx ctx = {p, t};
+    crew__dispatch(&bthread_policy, &ctx, 0);
     crew__tls_busy = NULL;
     crew__thread_stop(p, CREW_MAX_THREADS + t->index);
     pthread_mutex_lock(&p->lock);

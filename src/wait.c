@@ -15,6 +15,7 @@
  * started strictly later each time, so the chain ends at a task that makes progress.
  */
 #include "atomic.h"
+#include "dispatch.h"
 #include "pool.h"
 #include "wait.h"
 #include "worker.h"
@@ -35,15 +36,6 @@ static int64_t mark_of(const crew_pool *p) {
         if (f->pool == p)
             return f->mark;
     return 0;
-}
-
-/* Spin a little between looks for work: polls before a waiter sleeps. */
-static bool spin_once(const crew_pool *p, unsigned *spins) {
-    if (*spins >= p->spin)
-        return false;
-    ++*spins;
-    crew__spin_pause();
-    return true;
 }
 
 /* The waiter's sleep (the eventcount, ec.h), on wait_cv: it prepares on its group's waiters
@@ -91,6 +83,61 @@ static crew_task *sleep_waiting(crew_pool *p, crew_handle group, bool general, i
     return t;
 }
 
+/* A waiter's dispatch policy (dispatch.h): it waits for a group (sl set) or for a quiet pool;
+ * it takes its group's tasks first, then any task if it may help generally. */
+typedef struct waiter_ctx {
+    crew_pool *p;
+    crew_handle group; /* CREW_HANDLE_NONE: a wait for a quiet pool */
+    crew__slot *sl;    /* the group's slot, or NULL */
+    int64_t mark;      /* this thread's deque mark (crew__sched_take_group) */
+    bool general;      /* the last look could take any task */
+    bool checked;      /* the EDEADLK check is made */
+    uint64_t slept;    /* its first sleep, for crew_diagnose */
+    int status;        /* the group's answer (crew__slot_status), or CREW_EDEADLK */
+} waiter_ctx;
+
+static bool waiter_done(void *ctx) {
+    waiter_ctx *c = ctx;
+    if (c->sl)
+        return (c->status = crew__slot_status(c->sl, c->group.gen)) != 1;
+    return crew__load_seq_cst(&c->p->pending) == 0; /* seq_cst: see struct crew_pool */
+}
+
+static crew_task *waiter_take(void *ctx, bool *retry) {
+    waiter_ctx *c = ctx;
+    c->general = may_help_generally(c->p);
+    /* The group is open (not done), so the slot still belongs to it. */
+    crew_task *t = c->sl ? crew__sched_take_group(c->p, c->group.slot, c->mark) : NULL;
+    if (!t && c->general)
+        t = crew__sched_take(c->p, retry);
+    return t;
+}
+
+static crew_task *waiter_sleep(void *ctx, bool *stop) {
+    waiter_ctx *c = ctx;
+    /* Before the first sleep (not on every wait: it walks the frames), the check that this
+     * thread is not inside a task of the group: it could never finish. */
+    if (c->sl && !c->checked) {
+        if (crew__in_group(c->p, c->group)) {
+            c->status = CREW_EDEADLK;
+            *stop = true;
+            return NULL;
+        }
+        c->checked = true;
+    }
+    if (crew__tls_pushed_back)
+        crew__notify_pushed_back(c->p);
+    return sleep_waiting(c->p, c->group, c->general, c->mark, &c->slept);
+}
+
+static bool waiter_run(void *ctx, crew_task *t) {
+    crew__run(((waiter_ctx *)ctx)->p, t);
+    return false;
+}
+
+static const crew__policy waiter_policy = {
+    .done = waiter_done, .take = waiter_take, .sleep = waiter_sleep, .run = waiter_run};
+
 int crew_wait(crew_pool *p, crew_handle group) {
     if (!p || !crew__handle_valid(&p->groups, group))
         return CREW_EINVAL;
@@ -100,61 +147,18 @@ int crew_wait(crew_pool *p, crew_handle group) {
     int st = crew__slot_status(sl, group.gen);
     if (st != 1)
         return st; /* finished */
-
-    int64_t mark = mark_of(p);
-    unsigned spins = 0;
-    bool checked = false;
-    uint64_t slept = 0; /* its first sleep, for crew_diagnose */
+    waiter_ctx c = {.p = p, .group = group, .sl = sl, .mark = mark_of(p), .status = 1};
     crew__debug_yield();
-    while ((st = crew__slot_status(sl, group.gen)) == 1) {
-        bool general = may_help_generally(p), retry = false;
-        /* The group is open, so the slot still belongs to it. */
-        crew_task *t = crew__sched_take_group(p, group.slot, mark);
-        if (!t && general)
-            t = crew__sched_take(p, &retry);
-        if (!t && (retry || spin_once(p, &spins)))
-            continue;
-        if (!t) {
-            /* Before the first sleep (not on every wait: it walks the frames), the check that
-             * this thread is not inside a task of the group: it could never finish. */
-            if (!checked && crew__in_group(p, group)) {
-                st = CREW_EDEADLK;
-                break;
-            }
-            checked = true;
-            spins = 0;
-            if (crew__tls_pushed_back)
-                crew__notify_pushed_back(p);
-            t = sleep_waiting(p, group, general, mark, &slept);
-        }
-        if (t) {
-            crew__run(p, t);
-            spins = 0;
-        }
-    }
+    crew__dispatch(&waiter_policy, &c, p->spin);
     if (crew__tls_pushed_back) /* put back by the last look, and not run or slept on */
         crew__notify_pushed_back(p);
-    return st;
+    return c.status;
 }
 
 /* Run queued tasks until no accepted task is unfinished (crew_wait_all, crew_shutdown). */
 void crew__help_until_quiet(crew_pool *p) {
-    unsigned spins = 0;
-    uint64_t slept = 0; /* its first sleep, for crew_diagnose */
-    while (crew__load_seq_cst(&p->pending) != 0) { /* seq_cst: see struct crew_pool */
-        bool general = may_help_generally(p), retry = false;
-        crew_task *t = general ? crew__sched_take(p, &retry) : NULL;
-        if (!t && (retry || spin_once(p, &spins)))
-            continue;
-        if (!t) {
-            spins = 0;
-            t = sleep_waiting(p, CREW_HANDLE_NONE, general, 0, &slept);
-        }
-        if (t) {
-            crew__run(p, t);
-            spins = 0;
-        }
-    }
+    waiter_ctx c = {.p = p, .group = CREW_HANDLE_NONE, .status = 1};
+    crew__dispatch(&waiter_policy, &c, p->spin);
 }
 
 int crew_wait_all(crew_pool *p) {

@@ -26,6 +26,7 @@
 #include <stdio.h>
 
 #include "atomic.h"
+#include "dispatch.h"
 #include "pool.h"
 #include "wait.h"
 #include "worker.h"
@@ -403,6 +404,58 @@ static bool try_exit(crew_pool *p, crew__worker *w) {
     return leave;
 }
 
+/* The worker's dispatch policy (dispatch.h). */
+typedef struct worker_ctx {
+    crew_pool *p;
+    crew__worker *w;
+    uint64_t idle_since; /* monitoring: when this worker ran out of work, or 0 */
+} worker_ctx;
+
+static crew_task *worker_take(void *ctx, bool *retry) {
+    return crew__sched_take(((worker_ctx *)ctx)->p, retry);
+}
+
+/* Out of work: give the credit back, leave if resize marked it or the pool is closing and
+ * drained; note when the idle time began. */
+static bool worker_idle(void *ctx) {
+    worker_ctx *c = ctx;
+    crew__flush_finished(c->p, c->w);
+    if (must_leave(c->p, c->w) && try_exit(c->p, c->w))
+        return true;
+    /* Relaxed: see struct crew_pool. */
+    if (!c->idle_since && (crew__load_relaxed(&c->p->timing) & CREW__TIMING_MONITOR))
+        c->idle_since = crew__now_ns();
+    return false;
+}
+
+static crew_task *worker_sleep(void *ctx, bool *stop) {
+    crew__unused(stop);
+    return sleep_for_work(((worker_ctx *)ctx)->p, ((worker_ctx *)ctx)->w);
+}
+
+static bool worker_run(void *ctx, crew_task *t) {
+    worker_ctx *c = ctx;
+    crew_pool *p = c->p;
+    /* Relaxed: resize marks under the lock; re-checking after the take is what bounds the
+     * workers that start tasks once crew_resize has returned. */
+    if (crew__load_relaxed(&c->w->state) != CREW__W_RUNNING &&
+        crew__sched_requeue(p, t) == CREW_OK) {
+        crew__tls_pushed_back++; /* t itself, and whatever the take put back */
+        crew__notify_pushed_back(p);
+        crew__flush_finished(p, c->w);
+        return try_exit(p, c->w);
+    }
+    if (c->idle_since) {
+        crew__stats_waited(p, crew__now_ns() - c->idle_since);
+        c->idle_since = 0;
+    }
+    crew__run(p, t);
+    return false;
+}
+
+static const crew__policy worker_policy = {
+    .take = worker_take, .idle = worker_idle, .sleep = worker_sleep, .run = worker_run};
+
 void *crew__worker_main(void *arg) {
     crew__worker *w = arg;
     crew_pool *p = w->pool;
@@ -417,45 +470,8 @@ void *crew__worker_main(void *arg) {
     crew__tls_worker = w;
     crew__tls_busy = &w->busy;
 
-    unsigned spins = 0;
-    uint64_t idle_since = 0; /* monitoring: when this worker ran out of work */
-    for (;;) {
-        bool retry = false;
-        crew_task *t = crew__sched_take(p, &retry);
-        if (!t) {
-            crew__flush_finished(p, w); /* out of work: give the credit back */
-            if (must_leave(p, w) && try_exit(p, w))
-                break;
-            /* Relaxed: see struct crew_pool. */
-            if (!idle_since && (crew__load_relaxed(&p->timing) & CREW__TIMING_MONITOR))
-                idle_since = crew__now_ns();
-            if (retry || spins < p->spin) {
-                spins++;
-                crew__spin_pause();
-                continue;
-            }
-            spins = 0;
-            if (!(t = sleep_for_work(p, w)))
-                continue;
-        }
-        /* Relaxed: resize marks under the lock; re-checking after the take is what bounds the
-         * workers that start tasks once crew_resize has returned. */
-        if (crew__load_relaxed(&w->state) != CREW__W_RUNNING &&
-            crew__sched_requeue(p, t) == CREW_OK) {
-            crew__tls_pushed_back++; /* t itself, and whatever the take put back */
-            crew__notify_pushed_back(p);
-            crew__flush_finished(p, w);
-            if (try_exit(p, w))
-                break;
-            continue;
-        }
-        if (idle_since) {
-            crew__stats_waited(p, crew__now_ns() - idle_since);
-            idle_since = 0;
-        }
-        crew__run(p, t);
-        spins = 0;
-    }
+    worker_ctx ctx = {p, w, 0};
+    crew__dispatch(&worker_policy, &ctx, p->spin);
     crew__flush_finished(p, w); /* nothing may stay in credit: see crew__worker */
     crew__tls_busy = NULL;
     crew__tls_worker = NULL;

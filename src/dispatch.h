@@ -1,0 +1,70 @@
+/*
+ * dispatch.h -- the one loop by which every kind of crew thread finds work, runs it, spins,
+ * sleeps and stops (oneTBB's waiters.h in C): a worker (worker.c), a caller waiting for a group
+ * or for a quiet pool, also from inside a task (wait.c), and a blocking thread (blocking.c).
+ *
+ *   loop:  done?            stop                       (a waiter: its group finished)
+ *          take a task      -> run it; stop if run says so
+ *          none: idle?      stop                       (a worker: resize marked it)
+ *                spin a while, looking again (crew_config.spin polls)
+ *                sleep      (the last look, then the eventcount's sleep, ec.h); stop if told
+ *
+ * A policy says what the thread may take, when it must stop, and how it sleeps; the loop is the
+ * same for all. It is inlined into each caller with the policy a compile-time constant, so the
+ * compiler calls the policy's functions directly (the worker's hot loop pays nothing for the
+ * abstraction: bench/instr.sh counts the same instructions per task).
+ */
+#ifndef CREW_DISPATCH_H
+#define CREW_DISPATCH_H
+
+#include <stdbool.h>
+
+#include "base.h"
+
+typedef struct crew__policy {
+    /* Optional: checked before each look; true = stop (a waiter whose wait is over). */
+    bool (*done)(void *ctx);
+    /* A task for this thread, or NULL; *retry set when a lost race may have hidden one. */
+    crew_task *(*take)(void *ctx, bool *retry);
+    /* Optional: the look found nothing; true = stop (a worker that must leave). */
+    bool (*idle)(void *ctx);
+    /* The last look and the sleep: returns a task found on the last look, or NULL after
+     * waking up; *stop set to end the loop instead (a blocking thread idle too long, a wait
+     * that would deadlock). */
+    crew_task *(*sleep)(void *ctx, bool *stop);
+    /* Run t (or put it back); true = stop after it. */
+    bool (*run)(void *ctx, crew_task *t);
+} crew__policy;
+
+/* Run the loop until the policy says stop. spin: polls before sleeping. */
+static inline __attribute__((always_inline)) void crew__dispatch(const crew__policy *pol,
+                                                                 void *ctx, unsigned spin) {
+    unsigned spins = 0;
+    for (;;) {
+        if (pol->done && pol->done(ctx))
+            return;
+        bool retry = false;
+        crew_task *t = pol->take(ctx, &retry);
+        if (!t) {
+            if (pol->idle && pol->idle(ctx))
+                return;
+            if (retry || spins < spin) {
+                spins++;
+                crew__spin_pause();
+                continue;
+            }
+            spins = 0;
+            bool stop = false;
+            t = pol->sleep(ctx, &stop);
+            if (stop)
+                return;
+            if (!t)
+                continue;
+        }
+        if (pol->run(ctx, t))
+            return;
+        spins = 0;
+    }
+}
+
+#endif /* CREW_DISPATCH_H */
