@@ -265,14 +265,7 @@ static double process_cpu_s(void) {
 
 /* Sleep on the controller's condition variable for up to ms; as->lock held. */
 static void wait_ms(crew__autosize *as, unsigned ms) {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += ms / 1000;
-    until.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = crew__deadline_after_ms(ms);
     pthread_cond_timedwait(&as->cv, &as->lock, &until);
 }
 
@@ -379,15 +372,7 @@ int crew__autosize_start(crew_pool *p, const crew_config *cfg) {
     as->stride = cfg->autosize_stride ? cfg->autosize_stride : 2;
     as->period_ms = cfg->autosize_period_ms ? cfg->autosize_period_ms : 100;
     /* The controller sleeps with timeouts measured on the monotonic clock (wait_ms). */
-    pthread_condattr_t attr;
-    int rc = pthread_condattr_init(&attr);
-    if (rc == 0) {
-        rc = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-        if (rc == 0)
-            rc = pthread_cond_init(&as->cv, &attr);
-        pthread_condattr_destroy(&attr);
-    }
-    if (rc != 0) {
+    if (crew__cond_init_monotonic(&as->cv) != 0) {
         free(as);
         return CREW_ENOMEM;
     }

@@ -20,12 +20,16 @@
 
 /* crew_task.crew_flags_ bits. */
 #define CREW__TASK_NODE 1u    /* the pool allocated this task (crew_submit): recycle it */
-#define CREW__TASK_STAMPED 2u /* timed (monitoring or autosize): crew_private_.reserved =
-                                 submitted (ns), .spare = accepted - submitted (ns, saturated at
-                                 2^32 - 1) */
+#define CREW__TASK_STAMPED 2u /* timed (monitoring or autosize): see crew__task_submitted_ns */
 #define CREW__TASK_COUNTED 4u /* submitted while monitoring was on: counted in the statistics */
 #define CREW__TASK_BOUNDED 8u /* counted in pool->admitted (the bounded queue) until it starts */
 #define CREW__TASK_DEADLINE 16u /* a crew__node with a start-by time (crew_submit_deadline) */
+
+/* A timed task's clock readings, in crew_task's private fields (whose public names are fixed
+ * by crew.h): when its submission began (ns, crew_now_ns's clock), and how long acceptance
+ * took after that (ns, saturated at 2^32 - 1): accepted = submitted + response. */
+#define crew__task_submitted_ns(t) ((t)->crew_private_.reserved)
+#define crew__task_response_ns(t) ((t)->crew_private_.spare)
 
 /* A crew_submit task: the pool's own memory (submit.c), with room for a start-by time. */
 typedef struct crew__node {

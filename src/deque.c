@@ -46,8 +46,6 @@ int crew__deque_init(crew__deque *d) {
     crew__atomic_init(&d->top, 0);
     crew__atomic_init(&d->bottom, 0);
     crew__atomic_init(&d->array, a);
-    d->seen_top = 0;
-    d->seen_since = 0;
     return CREW_OK;
 }
 

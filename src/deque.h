@@ -23,10 +23,6 @@ typedef struct crew__deque {
     _Alignas(64) _Atomic int64_t bottom;
     /* The current array; release-published by the owner when it grows, acquired by thieves. */
     crew__deque_array *_Atomic array;
-    /* crew_diagnose's last look (pool->diag_lock): the top it saw with tasks queued, and since
-     * when it has seen that top (0: nothing queued then). */
-    int64_t seen_top;
-    uint64_t seen_since;
 } crew__deque;
 
 int crew__deque_init(crew__deque *d);

@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "atomic.h"
 #include "diagnose.h"
@@ -83,7 +84,30 @@ typedef struct diag {
     FILE *f;
     uint64_t now, busy_ns, queued_ns, blocked_ns;
     int findings;
+    size_t deques; /* deques visited so far */
 } diag;
+
+/* The record of the next deque visited, or NULL if memory ran out (that deque is skipped). */
+static crew__deque_seen *next_seen(diag *d) {
+    crew_pool *p = d->p;
+    size_t k = d->deques++;
+    if (k >= p->diag_nseen) {
+        size_t n = k + 16;
+        crew__deque_seen *s = realloc(p->diag_seen, n * sizeof *s);
+        if (!s)
+            return NULL;
+        memset(s + p->diag_nseen, 0, (n - p->diag_nseen) * sizeof *s);
+        p->diag_seen = s;
+        p->diag_nseen = n;
+    }
+    return &p->diag_seen[k];
+}
+
+void crew__diagnose_free(crew_pool *p) {
+    free(p->diag_seen);
+    p->diag_seen = NULL;
+    p->diag_nseen = 0;
+}
 
 static void say(diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(diag *d, const char *fmt, ...) {
@@ -161,23 +185,25 @@ static void check_queue(void *ctx, const crew__queue_view *v) {
     else
         snprintf(name, sizeof name, "%s", v->what);
     if (v->deque) {
-        crew__deque *q = v->deque;
-        int64_t top = crew__deque_top(q);
+        crew__deque_seen *q = next_seen(d);
+        int64_t top = crew__deque_top(v->deque);
+        if (!q)
+            return;
         if (v->n == 0) {
-            q->seen_since = 0;
+            q->since = 0;
             return;
         }
-        if (q->seen_since == 0 || q->seen_top != top) { /* new at the front since last time */
-            q->seen_top = top;
-            q->seen_since = d->now;
+        if (q->since == 0 || q->top != top) { /* new at the front since last time */
+            q->top = top;
+            q->since = d->now;
             return;
         }
-        if (d->now - q->seen_since >= d->queued_ns) {
+        if (d->now - q->since >= d->queued_ns) {
             d->findings++;
             say(d,
                 "  queue: %s holds %zu tasks; its oldest has waited at least %.0f ms (none taken "
                 "from its front since an earlier crew_diagnose)\n",
-                name, v->n, ms(d->now - q->seen_since));
+                name, v->n, ms(d->now - q->since));
         }
         return;
     }
@@ -232,7 +258,7 @@ int crew_diagnose_ex(crew_pool *p, FILE *f, unsigned busy_ms, unsigned queued_ms
     if (crew__forked(p))
         return CREW_EFORKED;
     diag d = {p, f, 0, (uint64_t)busy_ms * 1000000u, (uint64_t)queued_ms * 1000000u,
-              (uint64_t)blocked_ms * 1000000u, 0};
+              (uint64_t)blocked_ms * 1000000u, 0, 0};
     pthread_mutex_lock(&p->diag_lock);
     d.now = crew__now_ns();
     unsigned timing = crew__load_relaxed(&p->timing); /* relaxed: see struct crew_pool */

@@ -19,6 +19,15 @@ typedef struct crew__busy {
     _Atomic uintptr_t fn;      /* the task's function, 0 = none */
     _Atomic uint64_t since;    /* when it started (crew__now_ns) */
 } crew__busy;
+/* crew_diagnose's last look at one deque (its n-th, in the strategy's visiting order, which
+ * is stable: deques are only ever added after the others): the top it saw with tasks queued,
+ * and since when it has seen that top (0: nothing queued then). */
+typedef struct crew__deque_seen {
+    int64_t top;
+    uint64_t since;
+} crew__deque_seen;
+void crew__diagnose_free(crew_pool *p); /* its records of the deques */
+
 /* This thread's record: a worker's or a blocking thread's, NULL for other threads. */
 extern CREW__TLS crew__busy *crew__tls_busy;
 void crew__busy_begin(crew__busy *b, crew_fn fn, uint64_t started); /* the owner only */

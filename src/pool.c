@@ -274,6 +274,7 @@ static void free_pool(crew_pool *p) {
     crew__autosize_free(p);
     crew__blocking_free(p);
     crew__stats_free(p);
+    crew__diagnose_free(p);
     for (unsigned i = 0; i < crew__nworkers(p); i++)
         free_worker(p, crew__worker_at(p, i));
     free(p->workers);

@@ -170,7 +170,9 @@ struct crew_pool {
     unsigned threads_peak;   /* lock: most running workers at once */
 
     crew__blocked *blocked;     /* lock: threads asleep in a wait or for room (diagnose.c) */
-    pthread_mutex_t diag_lock;  /* serialises crew_diagnose (the deques' seen_* fields) */
+    pthread_mutex_t diag_lock;  /* serialises crew_diagnose, and guards: */
+    crew__deque_seen *diag_seen; /* its last look at each deque (diagnose.c) */
+    size_t diag_nseen;           /* entries allocated */
 
     pthread_mutex_t resize_lock; /* see the top of this file */
     unsigned joins;              /* resize_lock: crew_shutdown calls joining workers now */
@@ -201,25 +203,26 @@ static inline crew__worker *crew__worker_at(crew_pool *p, unsigned i) {
     return crew__load_relaxed(&p->workers[i]);
 }
 
-/* The strategy's calls made once or more per task, inlined into their callers (a call to a
- * wrapper in sched.c cost about 7 instructions a task); the others are in sched.c. The calling
- * thread's worker record if it is a worker of p, else NULL: */
-static inline crew__worker *crew__sched_self(crew_pool *p) {
+/* The calling thread's worker record if it is a worker of p, else NULL: the one answer to "is
+ * this thread a worker of p?". */
+static inline crew__worker *crew__self(const crew_pool *p) {
     crew__worker *w = crew__tls_worker;
     return w && w->pool == p ? w : NULL;
 }
+/* The strategy's calls made once or more per task, inlined into their callers (a call to a
+ * wrapper in sched.c cost about 7 instructions a task); the others are in sched.c. */
 static inline int crew__sched_push(crew_pool *p, crew_task *t, size_t n) {
-    return p->sched.ops->push(p, crew__sched_self(p), t, n);
+    return p->sched.ops->push(p, crew__self(p), t, n);
 }
 /* Any task, for this thread; none while the pool is paused (relaxed: see paused). */
 static inline crew_task *crew__sched_take(crew_pool *p, bool *retry) {
     if (__builtin_expect(crew__load_relaxed(&p->paused), 0))
         return NULL;
-    return p->sched.ops->take(p, crew__sched_self(p), retry);
+    return p->sched.ops->take(p, crew__self(p), retry);
 }
 /* This thread's mark for crew__sched_take_group, when a task starts. */
 static inline int64_t crew__sched_mark(crew_pool *p) {
-    return p->sched.ops->mark ? p->sched.ops->mark(crew__sched_self(p)) : 0;
+    return p->sched.ops->mark ? p->sched.ops->mark(crew__self(p)) : 0;
 }
 
 /* pool.c helpers shared with the other subsystems. */

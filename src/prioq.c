@@ -230,7 +230,7 @@ uint64_t crew__prioq_oldest(const crew__prioq *q) {
         for (unsigned k = 0; t && k < CREW__PRIOQ_LOOK; k++, t = t->crew_private_.qnext) {
             if (!(t->crew_flags_ & CREW__TASK_STAMPED))
                 continue;
-            uint64_t accepted = t->crew_private_.reserved + t->crew_private_.spare;
+            uint64_t accepted = crew__task_submitted_ns(t) + crew__task_response_ns(t);
             if (oldest == 0 || accepted < oldest)
                 oldest = accepted;
             break;

@@ -66,11 +66,11 @@ void crew__sched_worker_open(crew_pool *p, crew__worker *w, bool open) {
 crew_task *crew__sched_take_group(crew_pool *p, uint32_t slot, int64_t mark) {
     if (paused(p))
         return NULL;
-    return p->sched.ops->take_group(p, crew__sched_self(p), slot, mark);
+    return p->sched.ops->take_group(p, crew__self(p), slot, mark);
 }
 
 int crew__sched_requeue(crew_pool *p, crew_task *t) {
-    return p->sched.ops->requeue(p, crew__sched_self(p), t);
+    return p->sched.ops->requeue(p, crew__self(p), t);
 }
 
 int crew__sched_worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_task **orphan) {

@@ -105,10 +105,10 @@ static crew__tstats *new_block(bool shared, uint64_t epoch) {
 }
 
 crew__tstats *crew__stats_block(crew_pool *p) {
-    crew__worker *w = crew__tls_worker;
+    crew__worker *w = crew__self(p);
     /* Relaxed: the epoch is a number; a record made while it changes lands on either side. */
     uint64_t epoch = crew__load_relaxed(&p->stats_epoch);
-    if (w && w->pool == p) {
+    if (w) {
         crew__tstats *s = crew__load_relaxed(&w->stats); /* relaxed: written by this thread */
         if (!s) {
             if (!(s = new_block(false, epoch)))
@@ -204,9 +204,9 @@ void crew__stats_timed(crew_pool *p, crew__tstats *s, uint64_t wait_ns, uint64_t
         uint64_t at_ns;
         long waits, preemptions;
     } last;
-    crew__worker *w = crew__tls_worker;
+    crew__worker *w = crew__self(p);
     struct rusage ru;
-    if (s->shared || !w || w->pool != p || now - last.at_ns < SWITCH_SAMPLE_NS ||
+    if (s->shared || !w || now - last.at_ns < SWITCH_SAMPLE_NS ||
         getrusage(RUSAGE_THREAD, &ru) != 0)
         return;
     if (last.at_ns != 0) {

@@ -44,12 +44,6 @@ static crew_task *pool_node_locked(crew_pool *p) {
     return t;
 }
 
-/* The calling thread's worker record if it is a worker of p. */
-static inline crew__worker *own_worker(crew_pool *p) {
-    crew__worker *w = crew__tls_worker;
-    return w && w->pool == p ? w : NULL;
-}
-
 /*
  * Threads that are not workers (the application's producers) keep a small cache of free nodes
  * too, for the pool they last used, so a submission takes no lock. A cache may outlive its pool:
@@ -177,13 +171,13 @@ static node_cache *cache_for(crew_pool *p) {
 
 /* The calling thread's node list for p: its worker's, or its producer cache (made p's). */
 static crew__node_list *node_list(crew_pool *p) {
-    crew__worker *w = own_worker(p);
+    crew__worker *w = crew__self(p);
     return w ? &w->nodes : &cache_for(p)->nodes;
 }
 
 /* The calling worker's slot cache (group.c), or NULL for other threads. */
 static inline crew__slot_cache *own_slots(crew_pool *p) {
-    crew__worker *w = own_worker(p);
+    crew__worker *w = crew__self(p);
     return w ? &w->slots : NULL;
 }
 
@@ -240,8 +234,8 @@ static __attribute__((noinline, cold)) uint64_t stamp_tasks(crew_pool *p, crew_t
     uint32_t flags = CREW__TASK_STAMPED | (counted ? CREW__TASK_COUNTED : 0u);
     for (size_t i = 0; i < n; i++) {
         t[i].crew_flags_ |= flags;
-        t[i].crew_private_.reserved = submitted;
-        t[i].crew_private_.spare = response;
+        crew__task_submitted_ns(&t[i]) = submitted;
+        crew__task_response_ns(&t[i]) = response;
     }
     return accepted;
 }

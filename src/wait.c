@@ -26,8 +26,8 @@ static bool may_help_generally(const crew_pool *p) {
     if (depth >= CREW__HELP_DEPTH_MAX)
         return false;
     /* A worker that resize marked starts no new general task. Relaxed: its own state. */
-    const crew__worker *w = crew__tls_worker;
-    return !(w && w->pool == p && crew__load_relaxed(&w->state) == CREW__W_MARKED);
+    const crew__worker *w = crew__self(p);
+    return !(w && crew__load_relaxed(&w->state) == CREW__W_MARKED);
 }
 
 /* This thread's deque mark for p: that of its innermost task of p (see crew__sched_take_group). */

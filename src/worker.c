@@ -76,9 +76,7 @@ static void pending_sub(crew_pool *p, size_t n) {
 }
 
 void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end how) {
-    crew__worker *w = crew__tls_worker;
-    if (w && w->pool != p)
-        w = NULL;
+    crew__worker *w = crew__self(p);
     if (slot != 0 && crew__group_done(&p->groups, slot, (uint32_t)n, how, w ? &w->slots : NULL)) {
         /* The group's final state is the event its waiters look for. A slot reused
          * meanwhile only costs a spurious wake-up. */
@@ -110,8 +108,8 @@ void crew__flush_finished(crew_pool *p, crew__worker *w) {
 }
 
 void crew__pending_add(crew_pool *p, size_t n) {
-    crew__worker *w = crew__tls_worker;
-    if (w && w->pool == p) {
+    crew__worker *w = crew__self(p);
+    if (w) {
         size_t credit = crew__load_relaxed(&w->credit); /* relaxed: the owner's own */
         if (credit < n) {
             size_t get = n - credit + CREW__CREDIT_BATCH;
@@ -243,8 +241,8 @@ static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t
             drop_timed(p, t);
         return;
     }
-    uint64_t submitted = t->crew_private_.reserved;
-    uint64_t accepted = submitted + t->crew_private_.spare;
+    uint64_t submitted = crew__task_submitted_ns(t);
+    uint64_t accepted = submitted + crew__task_response_ns(t);
     uint64_t started = crew__now_ns();
     /* crew_diagnose sees the outermost task a pool thread runs (not those it helps with while
      * that task waits). */
