@@ -11,7 +11,7 @@
  *     from comparing its top with the previous call: top only grows, and taking its oldest
  *     task, or its last one, always moves it, so an unchanged top over a non-empty deque means
  *     the same task has waited at the front all along;
- *   - the list of threads asleep in a wait or waiting for room (pool->blocked, under
+ *   - the list of threads asleep in a wait or waiting for room (pool->diag.blocked, under
  *     pool->lock), which they join only when they really sleep.
  */
 #include <dlfcn.h>
@@ -63,17 +63,17 @@ void crew__blocked_add(crew_pool *p, crew__blocked *b) {
     if (b->since == 0)
         b->since = crew__now_ns();
     b->prev = NULL;
-    b->next = p->blocked;
-    if (p->blocked)
-        p->blocked->prev = b;
-    p->blocked = b;
+    b->next = p->diag.blocked;
+    if (p->diag.blocked)
+        p->diag.blocked->prev = b;
+    p->diag.blocked = b;
 }
 
 void crew__blocked_remove(crew_pool *p, crew__blocked *b) {
     if (b->prev)
         b->prev->next = b->next;
     else
-        p->blocked = b->next;
+        p->diag.blocked = b->next;
     if (b->next)
         b->next->prev = b->prev;
 }
@@ -91,22 +91,22 @@ typedef struct diag {
 static crew__deque_seen *next_seen(diag *d) {
     crew_pool *p = d->p;
     size_t k = d->deques++;
-    if (k >= p->diag_nseen) {
+    if (k >= p->diag.nseen) {
         size_t n = k + 16;
-        crew__deque_seen *s = realloc(p->diag_seen, n * sizeof *s);
+        crew__deque_seen *s = realloc(p->diag.seen, n * sizeof *s);
         if (!s)
             return NULL;
-        memset(s + p->diag_nseen, 0, (n - p->diag_nseen) * sizeof *s);
-        p->diag_seen = s;
-        p->diag_nseen = n;
+        memset(s + p->diag.nseen, 0, (n - p->diag.nseen) * sizeof *s);
+        p->diag.seen = s;
+        p->diag.nseen = n;
     }
-    return &p->diag_seen[k];
+    return &p->diag.seen[k];
 }
 
 void crew__diagnose_free(crew_pool *p) {
-    free(p->diag_seen);
-    p->diag_seen = NULL;
-    p->diag_nseen = 0;
+    free(p->diag.seen);
+    p->diag.seen = NULL;
+    p->diag.nseen = 0;
 }
 
 static void say(diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -219,7 +219,7 @@ static void check_blocked(diag *d) {
     size_t n = 0, cap = 0;
     crew__blocked *copy = NULL;
     pthread_mutex_lock(&d->p->lock);
-    for (crew__blocked *b = d->p->blocked; b; b = b->next) {
+    for (crew__blocked *b = d->p->diag.blocked; b; b = b->next) {
         if (b->since > d->now || d->now - b->since < d->blocked_ns)
             continue;
         if (n == cap) {
@@ -241,7 +241,7 @@ static void check_blocked(diag *d) {
             say(d,
                 "  blocked: a submitter has waited %.0f ms for room for %zu task(s) in the full "
                 "queue (capacity %zu)\n",
-                waited, b->n, d->p->capacity);
+                waited, b->n, d->p->bounded.capacity);
         else if (b->kind == CREW__BLOCKED_WAIT)
             say(d, "  blocked: a thread has waited %.0f ms in crew_wait for group {%u, %u}\n",
                 waited, b->group.slot, b->group.gen);
@@ -259,7 +259,7 @@ int crew_diagnose_ex(crew_pool *p, FILE *f, unsigned busy_ms, unsigned queued_ms
         return CREW_EFORKED;
     diag d = {p, f, 0, (uint64_t)busy_ms * 1000000u, (uint64_t)queued_ms * 1000000u,
               (uint64_t)blocked_ms * 1000000u, 0, 0};
-    pthread_mutex_lock(&p->diag_lock);
+    pthread_mutex_lock(&p->diag.lock);
     d.now = crew__now_ns();
     unsigned timing = crew__load_relaxed(&p->timing); /* relaxed: see struct crew_pool */
     say(&d,
@@ -282,7 +282,7 @@ int crew_diagnose_ex(crew_pool *p, FILE *f, unsigned busy_ms, unsigned queued_ms
     check_blocked(&d);
     if (d.findings == 0)
         say(&d, "  nothing stalled\n");
-    pthread_mutex_unlock(&p->diag_lock);
+    pthread_mutex_unlock(&p->diag.lock);
     if (f && ferror(f))
         return CREW_EIO;
     return d.findings;

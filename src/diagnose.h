@@ -28,13 +28,22 @@ typedef struct crew__deque_seen {
 } crew__deque_seen;
 void crew__diagnose_free(crew_pool *p); /* its records of the deques */
 
+/* Stall diagnostics' state in struct crew_pool. */
+struct crew__blocked;
+typedef struct crew__diag {
+    struct crew__blocked *blocked; /* pool->lock: threads asleep in a wait or for room */
+    pthread_mutex_t lock;          /* serialises crew_diagnose, and guards the two below */
+    crew__deque_seen *seen;        /* its last look at each deque */
+    size_t nseen;                  /* entries allocated */
+} crew__diag;
+
 /* This thread's record: a worker's or a blocking thread's, NULL for other threads. */
 extern CREW__TLS crew__busy *crew__tls_busy;
 void crew__busy_begin(crew__busy *b, crew_fn fn, uint64_t started); /* the owner only */
 void crew__busy_end(crew__busy *b);                                 /* the owner only */
 
 /* diagnose.c: a thread asleep in crew_wait, crew_wait_all or waiting for room in the bounded
- * queue, listed in pool->blocked (under pool->lock) while it sleeps. */
+ * queue, listed in pool->diag.blocked (under pool->lock) while it sleeps. */
 enum crew__blocked_kind {
     CREW__BLOCKED_WAIT = 0,     /* crew_wait */
     CREW__BLOCKED_WAIT_ALL = 1, /* crew_wait_all, crew_shutdown */
@@ -47,7 +56,7 @@ typedef struct crew__blocked {
     crew_handle group;                 /* WAIT: the group */
     size_t n;                          /* ROOM: the tasks it needs room for */
 } crew__blocked;
-/* List b in p->blocked before a sleep, stamping its first sleep; lock held. */
+/* List b in p->diag.blocked before a sleep, stamping its first sleep; lock held. */
 void crew__blocked_add(crew_pool *p, crew__blocked *b);
 void crew__blocked_remove(crew_pool *p, crew__blocked *b); /* after the sleep; lock held */
 

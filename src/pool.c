@@ -224,8 +224,8 @@ static int set_workers(crew_pool *p, unsigned threads) {
     /* Relaxed: a plain number, see struct crew_pool. */
     crew__store_relaxed(&p->target, running);
     pthread_mutex_lock(&p->lock);
-    if (running > p->threads_peak)
-        p->threads_peak = running;
+    if (running > p->stats.threads_peak)
+        p->stats.threads_peak = running;
     pthread_mutex_unlock(&p->lock);
     return rc;
 }
@@ -235,33 +235,33 @@ static int init_sync(crew_pool *p) {
         return CREW_ENOMEM;
     if (pthread_mutex_init(&p->resize_lock, NULL) != 0)
         goto no_resize_lock;
-    if (pthread_mutex_init(&p->stats_lock, NULL) != 0)
+    if (pthread_mutex_init(&p->stats.lock, NULL) != 0)
         goto no_stats_lock;
-    if (pthread_mutex_init(&p->diag_lock, NULL) != 0)
+    if (pthread_mutex_init(&p->diag.lock, NULL) != 0)
         goto no_diag_lock;
     if (pthread_cond_init(&p->wait_cv, NULL) != 0)
         goto no_wait_cv;
     if (pthread_cond_init(&p->join_cv, NULL) != 0)
         goto no_join_cv;
-    if (crew__lock_init(&p->node_lock, true) != 0) /* short sections: a spinlock */
+    if (crew__lock_init(&p->nodes.lock, true) != 0) /* short sections: a spinlock */
         goto no_node_lock;
     if (crew__slotmap_init(&p->groups) != CREW_OK)
         goto no_slotmap;
-    if (crew__cond_init_monotonic(&p->space_cv) != 0) /* crew_submit_timed's deadlines */
+    if (crew__cond_init_monotonic(&p->bounded.cv) != 0) /* crew_submit_timed's deadlines */
         goto no_space_cv;
     return CREW_OK;
 no_space_cv:
     crew__slotmap_free(&p->groups);
 no_slotmap:
-    crew__lock_destroy(&p->node_lock);
+    crew__lock_destroy(&p->nodes.lock);
 no_node_lock:
     pthread_cond_destroy(&p->join_cv);
 no_join_cv:
     pthread_cond_destroy(&p->wait_cv);
 no_wait_cv:
-    pthread_mutex_destroy(&p->diag_lock);
+    pthread_mutex_destroy(&p->diag.lock);
 no_diag_lock:
-    pthread_mutex_destroy(&p->stats_lock);
+    pthread_mutex_destroy(&p->stats.lock);
 no_stats_lock:
     pthread_mutex_destroy(&p->resize_lock);
 no_resize_lock:
@@ -282,12 +282,12 @@ static void free_pool(crew_pool *p) {
     crew__nodes_unregister(p); /* no thread gives nodes back to it from here on */
     crew__nodes_free(p);
     crew__slotmap_free(&p->groups);
-    crew__lock_destroy(&p->node_lock);
-    pthread_cond_destroy(&p->space_cv);
+    crew__lock_destroy(&p->nodes.lock);
+    pthread_cond_destroy(&p->bounded.cv);
     pthread_cond_destroy(&p->join_cv);
     pthread_cond_destroy(&p->wait_cv);
-    pthread_mutex_destroy(&p->diag_lock);
-    pthread_mutex_destroy(&p->stats_lock);
+    pthread_mutex_destroy(&p->diag.lock);
+    pthread_mutex_destroy(&p->stats.lock);
     pthread_mutex_destroy(&p->resize_lock);
     pthread_mutex_destroy(&p->lock);
     free(p);
@@ -415,11 +415,11 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     p->spin = cfg->spin;
     crew__atomic_init(&p->timing, (cfg->monitoring ? CREW__TIMING_MONITOR : 0u) |
                                 (cfg->autosize ? CREW__TIMING_AUTOSIZE : 0u));
-    p->stats_epoch_ns = crew__now_ns();
-    crew__atomic_init(&p->stats_epoch, 1u);
-    crew__atomic_init(&p->queued_peak, 0u);
+    p->stats.epoch_ns = crew__now_ns();
+    crew__atomic_init(&p->stats.epoch, 1u);
+    crew__atomic_init(&p->stats.queued_peak, 0u);
     for (unsigned i = 0; i < CREW__STATS_STRIPES; i++)
-        crew__atomic_init(&p->outside[i], NULL);
+        crew__atomic_init(&p->stats.outside[i], NULL);
     p->sched.ops = sched;
     p->sched.kind = sched_kind;
     crew__atomic_init(&p->state, CREW__OPEN);
@@ -432,10 +432,10 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     crew__atomic_init(&p->rr, 0u);
     crew__atomic_init(&p->nworkers, 0u);
     crew__atomic_init(&p->target, 0u);
-    p->capacity = cfg->queue_capacity;
-    p->full_policy = cfg->full_policy;
-    crew__atomic_init(&p->admitted, 0);
-    crew__ec_init(&p->room);
+    p->bounded.capacity = cfg->queue_capacity;
+    p->bounded.policy = cfg->full_policy;
+    crew__atomic_init(&p->bounded.admitted, 0);
+    crew__ec_init(&p->bounded.room);
     if (crew__nodes_register(p) != CREW_OK || crew__sched_init(p, cfg, threads) != CREW_OK ||
         crew__blocking_init(p, cfg) != CREW_OK) {
         free_pool(p);

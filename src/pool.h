@@ -141,38 +141,18 @@ struct crew_pool {
     unsigned sleeping_workers; /* lock: workers asleep on their cv */
     unsigned sleeping_helpers; /* lock: waiters asleep that may take any task when one comes */
 
-    /* The bounded queue (crew_config.queue_capacity, 0 = none; fixed). admitted counts the
-     * queued tasks that hold a place (CREW__TASK_BOUNDED); seq_cst read-modify-writes, since a
-     * task that starts frees a place, the event room's sleepers look for (ec.h). */
-    size_t capacity;
-    unsigned full_policy;
-    _Atomic size_t admitted;
-    crew__ec room;              /* submitters asleep waiting for room (ec.h) */
-    pthread_cond_t space_cv;    /* they sleep here, with lock (CLOCK_MONOTONIC) */
+    crew__bounded bounded; /* the bounded queue (submit.h) */
 
     crew__blocking *blocking; /* blocking tasks (fixed after create) */
 
-    crew__lock node_lock;  /* free_nodes and node_chunks */
-    crew_task *free_nodes; /* node_lock: recycled crew_submit tasks */
-    void *node_chunks;     /* node_lock: list of allocated chunks of nodes, freed on destroy */
+    crew__nodes nodes; /* crew_submit's task nodes (submit.h) */
 
     crew__slotmap groups; /* groups (slot map) */
 
     crew__autosize *autosize; /* the sizing controller, NULL when off (fixed after create) */
     crew_hooks hooks; /* crew_config.hooks, copied (fixed after create; zero: none) */
-    /* Monitoring (stats.c). Blocks of the threads that are not workers, allocated on first
-     * use (published by compare-and-swap). */
-    crew__tstats *_Atomic outside[CREW__STATS_STRIPES];
-    pthread_mutex_t stats_lock; /* serialises readers and resets */
-    _Atomic uint64_t stats_epoch; /* bumped by crew_stats_reset (relaxed: see stats.c) */
-    uint64_t stats_epoch_ns;      /* stats_lock: crew_create or the last crew_stats_reset */
-    _Atomic size_t queued_peak; /* most tasks queued at once, sampled (relaxed: a statistic) */
-    unsigned threads_peak;   /* lock: most running workers at once */
-
-    crew__blocked *blocked;     /* lock: threads asleep in a wait or for room (diagnose.c) */
-    pthread_mutex_t diag_lock;  /* serialises crew_diagnose, and guards: */
-    crew__deque_seen *diag_seen; /* its last look at each deque (diagnose.c) */
-    size_t diag_nseen;           /* entries allocated */
+    crew__pool_stats stats; /* monitoring (stats.h) */
+    crew__diag diag;        /* stall diagnostics (diagnose.h) */
 
     pthread_mutex_t resize_lock; /* see the top of this file */
     unsigned joins;              /* resize_lock: crew_shutdown calls joining workers now */

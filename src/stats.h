@@ -23,6 +23,18 @@ typedef struct crew__hist {
     _Atomic uint64_t b[CREW__HIST_BUCKETS]; /* counts per log-linear bucket */
 } crew__hist;
 
+/* Monitoring's state in struct crew_pool. */
+typedef struct crew__pool_stats {
+    /* Blocks of the threads that are not workers, allocated on first use (published by
+     * compare-and-swap). */
+    struct crew__tstats *_Atomic outside[CREW__STATS_STRIPES];
+    pthread_mutex_t lock;     /* serialises readers and resets */
+    _Atomic uint64_t epoch;   /* bumped by crew_stats_reset (relaxed: see stats.c) */
+    uint64_t epoch_ns;        /* lock: crew_create or the last crew_stats_reset */
+    _Atomic size_t queued_peak; /* most tasks queued at once, sampled (relaxed: a statistic) */
+    unsigned threads_peak;    /* pool->lock: most running workers at once */
+} crew__pool_stats;
+
 typedef struct crew__tstats {
     bool shared; /* written by several threads (read-modify-writes), else by its owner only */
     /* Owned blocks: the reset epoch the block counts for (release/acquire, stats.c). */

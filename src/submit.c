@@ -28,19 +28,19 @@ struct node_chunk {
 
 /* A free node from the pool's list, allocating a chunk if it is empty. node_lock held. */
 static crew_task *pool_node_locked(crew_pool *p) {
-    if (!p->free_nodes) {
+    if (!p->nodes.free) {
         struct node_chunk *c = malloc(sizeof *c);
         if (!c)
             return NULL;
-        c->next = p->node_chunks;
-        p->node_chunks = c;
+        c->next = p->nodes.chunks;
+        p->nodes.chunks = c;
         for (size_t i = 0; i < NODES_PER_CHUNK; i++) {
-            c->nodes[i].task.crew_private_.gnext = p->free_nodes;
-            p->free_nodes = &c->nodes[i].task;
+            c->nodes[i].task.crew_private_.gnext = p->nodes.free;
+            p->nodes.free = &c->nodes[i].task;
         }
     }
-    crew_task *t = p->free_nodes;
-    p->free_nodes = t->crew_private_.gnext;
+    crew_task *t = p->nodes.free;
+    p->nodes.free = t->crew_private_.gnext;
     return t;
 }
 
@@ -68,15 +68,15 @@ static uint64_t next_serial; /* registry_lock */
 
 /* Move nodes from l back to the pool's free list until l holds keep. */
 static void spill(crew_pool *p, crew__node_list *l, unsigned keep) {
-    crew__lock_acquire(&p->node_lock);
+    crew__lock_acquire(&p->nodes.lock);
     while (l->n > keep) {
         crew_task *u = l->head;
         l->head = u->crew_private_.gnext;
         l->n--;
-        u->crew_private_.gnext = p->free_nodes;
-        p->free_nodes = u;
+        u->crew_private_.gnext = p->nodes.free;
+        p->nodes.free = u;
     }
-    crew__lock_release(&p->node_lock);
+    crew__lock_release(&p->nodes.lock);
 }
 
 /* Give c's nodes back to their pool if it is still alive; forget them otherwise. */
@@ -184,13 +184,13 @@ static inline crew__slot_cache *own_slots(crew_pool *p) {
 crew_task *crew__node_get(crew_pool *p) {
     crew__node_list *l = node_list(p);
     if (!l->head) { /* refill a batch while we hold the lock */
-        crew__lock_acquire(&p->node_lock);
+        crew__lock_acquire(&p->nodes.lock);
         for (crew_task *u; l->n < NODE_BATCH && (u = pool_node_locked(p)) != NULL;) {
             u->crew_private_.gnext = l->head;
             l->head = u;
             l->n++;
         }
-        crew__lock_release(&p->node_lock);
+        crew__lock_release(&p->nodes.lock);
         if (!l->head)
             return NULL;
     }
@@ -211,14 +211,14 @@ void crew__node_release(crew_pool *p, crew_task *t) {
 }
 
 void crew__nodes_free(crew_pool *p) {
-    struct node_chunk *c = p->node_chunks;
+    struct node_chunk *c = p->nodes.chunks;
     while (c) {
         struct node_chunk *next = c->next;
         free(c);
         c = next;
     }
-    p->node_chunks = NULL;
-    p->free_nodes = NULL;
+    p->nodes.chunks = NULL;
+    p->nodes.free = NULL;
 }
 
 /* Monitoring or autosize: mark n tasks about to be queued as timed (CREW__TASK_STAMPED) with
@@ -250,24 +250,24 @@ typedef struct admit_how {
 
 static const admit_how admit_default = {false, false, {0, 0}};
 
-/* Wait for room in the bounded queue (the eventcount pool->room, ec.h; crew__admit_release
+/* Wait for room in the bounded queue (the eventcount pool->bounded.room, ec.h; crew__admit_release
  * notifies); rec lists the sleeper for crew_diagnose. Returns CREW_OK to try again,
  * CREW_ESHUTDOWN or CREW_ETIMEDOUT. */
 static int wait_for_room(crew_pool *p, size_t n, const admit_how *how, crew__blocked *rec) {
     int rc = CREW_OK;
-    crew__ec_waiter me = {&p->space_cv, false};
+    crew__ec_waiter me = {&p->bounded.cv, false};
     pthread_mutex_lock(&p->lock);
-    crew__ec_prepare(&p->room, &me);
+    crew__ec_prepare(&p->bounded.room, &me);
     if (crew__load_seq_cst(&p->state) != CREW__OPEN)
         rc = CREW_ESHUTDOWN;
-    else if (crew__load_seq_cst(&p->admitted) + n > p->capacity) { /* seq_cst: see crew_pool */
+    else if (crew__load_seq_cst(&p->bounded.admitted) + n > p->bounded.capacity) { /* seq_cst: see crew_pool */
         crew__blocked_add(p, rec);
-        if (crew__ec_commit(&p->room, &me, &p->lock, how->timed ? &how->deadline : NULL) ==
+        if (crew__ec_commit(&p->bounded.room, &me, &p->lock, how->timed ? &how->deadline : NULL) ==
             CREW__EC_TIMEDOUT)
             rc = CREW_ETIMEDOUT;
         crew__blocked_remove(p, rec);
     }
-    crew__ec_cancel(&p->room, &me);
+    crew__ec_cancel(&p->bounded.room, &me);
     pthread_mutex_unlock(&p->lock);
     if (rc == CREW_OK && crew__load_seq_cst(&p->state) != CREW__OPEN)
         rc = CREW_ESHUTDOWN;
@@ -278,18 +278,18 @@ static int wait_for_room(crew_pool *p, size_t n, const admit_how *how, crew__blo
  * set means: accept the tasks but run them in this thread (no place taken). */
 static int admit(crew_pool *p, size_t n, const admit_how *how, bool *caller_runs) {
     *caller_runs = false;
-    if (n > p->capacity)
+    if (n > p->bounded.capacity)
         return CREW_EFULL;
-    unsigned policy = p->full_policy;
+    unsigned policy = p->bounded.policy;
     /* A task of this pool that waited for room could wait for itself (every worker blocked in
      * a submission, nobody freeing a place): it runs the new tasks itself instead. */
     if (policy == CREW_FULL_BLOCK && !how->try_only && crew__in_task_of(p))
         policy = CREW_FULL_CALLER_RUNS;
     crew__blocked rec = {.kind = CREW__BLOCKED_ROOM, .n = n};
     for (;;) {
-        size_t cur = crew__load_seq_cst(&p->admitted); /* seq_cst: see struct crew_pool */
-        while (cur + n <= p->capacity)
-            if (crew__cas_weak_seq_cst(&p->admitted, &cur, cur + n))
+        size_t cur = crew__load_seq_cst(&p->bounded.admitted); /* seq_cst: see struct crew_pool */
+        while (cur + n <= p->bounded.capacity)
+            if (crew__cas_weak_seq_cst(&p->bounded.admitted, &cur, cur + n))
                 return CREW_OK;
         if (how->try_only || policy == CREW_FULL_FAIL)
             return CREW_EFULL;
@@ -301,7 +301,7 @@ static int admit(crew_pool *p, size_t n, const admit_how *how, bool *caller_runs
             crew_task *old = crew__sched_take_any(p);
             if (old)
                 crew__task_dropped(p, old, true); /* frees its place */
-            else if (crew__load_seq_cst(&p->admitted) + n > p->capacity)
+            else if (crew__load_seq_cst(&p->bounded.admitted) + n > p->bounded.capacity)
                 sched_yield(); /* the places are held by tasks being taken right now */
             continue;
         }
@@ -330,7 +330,7 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
         return state == CREW__FORKED ? CREW_EFORKED : CREW_ESHUTDOWN;
     bool blocking = user_flags & CREW_TASK_BLOCKING, caller_runs = false, bounded = false;
     int rc = CREW_OK;
-    if (p->capacity && !blocking) {
+    if (p->bounded.capacity && !blocking) {
         if ((rc = admit(p, n, how, &caller_runs)) != CREW_OK)
             return rc;
         bounded = !caller_runs;
@@ -343,6 +343,12 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
     if (rc != CREW_OK) {
         for (size_t i = 0; bounded && i < n; i++)
             crew__admit_release(p);
+        /* A shutdown that began since the early answer may be what ended the group (a
+         * cancelling one drops its queued tasks): the pool's answer comes first. Seq_cst: as
+         * the early answer. */
+        if ((rc == CREW_ESTALE || rc == CREW_ECANCELED) &&
+            crew__load_seq_cst(&p->state) == CREW__CLOSING)
+            rc = CREW_ESHUTDOWN;
         return rc;
     }
     for (size_t i = 0; i < n; i++) {
@@ -469,7 +475,7 @@ int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_han
      * not touch pending, or submitters hammering a closing pool could keep it above 0 every
      * time its last worker looks, and the shutdown would wait for them (seen under valgrind).
      * Seq_cst load of the state, as in enqueue; the check that counts comes after the count. */
-    if (__builtin_expect(!p || !fn || group || p->capacity, 0) ||
+    if (__builtin_expect(!p || !fn || group || p->bounded.capacity, 0) ||
         crew__load_relaxed(&p->timing) != 0 || /* relaxed: see struct crew_pool */
         __builtin_expect(crew__load_seq_cst(&p->state) != CREW__OPEN, 0))
         return submit(p, fn, arg, priority, 0, group, &admit_default, 0);

@@ -4,7 +4,29 @@
 #ifndef CREW_SUBMIT_H
 #define CREW_SUBMIT_H
 
+#include <pthread.h>
+
 #include "base.h"
+#include "ec.h"
+#include "lock.h"
+
+/* The bounded queue (crew_config.queue_capacity) in struct crew_pool. */
+typedef struct crew__bounded {
+    size_t capacity; /* fixed: tasks that may wait to start; 0 = unbounded */
+    unsigned policy; /* fixed: enum crew_full_policy */
+    /* Queued tasks that hold a place (CREW__TASK_BOUNDED). Seq_cst read-modify-writes: a task
+     * that starts frees a place, the event room's sleepers look for (ec.h). */
+    _Atomic size_t admitted;
+    crew__ec room;      /* submitters asleep waiting for room (ec.h) */
+    pthread_cond_t cv;  /* they sleep here, with pool->lock (CLOCK_MONOTONIC) */
+} crew__bounded;
+
+/* crew_submit's nodes in struct crew_pool: free ones, and every chunk for crew_destroy. */
+typedef struct crew__nodes {
+    crew__lock lock;  /* guards the two below */
+    crew_task *free;  /* recycled nodes, linked by crew_private_.gnext */
+    void *chunks;     /* allocated chunks of nodes, freed on destroy */
+} crew__nodes;
 
 /* submit.c: free crew_submit nodes cached by one thread (a worker's, or a producer's). */
 typedef struct crew__node_list {

@@ -11,7 +11,7 @@
  * (a queue's length, a deque's bottom) asks crew__ec_sleepers(&p->work) and takes the lock
  * only if someone sleeps. The notifiers of this file: crew__notify_work (tasks queued),
  * pending_sub (the last pending task ended: pool->quiet), crew__tasks_finished (a group ended:
- * its slot's waiters), crew__admit_release (a place in the bounded queue: pool->room). A busy
+ * its slot's waiters), crew__admit_release (a place in the bounded queue: pool->bounded.room). A busy
  * pool reads the counts and finds 0.
  *
  * A worker leaves its loop when resize has marked it, or when the pool is closing and no
@@ -132,12 +132,12 @@ void crew__notify_pushed_back(crew_pool *p) {
 
 void crew__admit_release(crew_pool *p) {
     /* Seq_cst: the freed place is the event a submitter waiting for room looks for. */
-    crew__fetch_sub_seq_cst(&p->admitted, 1);
-    if (crew__ec_sleepers(&p->room)) {
+    crew__fetch_sub_seq_cst(&p->bounded.admitted, 1);
+    if (crew__ec_sleepers(&p->bounded.room)) {
         pthread_mutex_lock(&p->lock);
         /* Broadcast: waiters need different amounts of room, and one that times out or cannot
          * use the room would otherwise swallow the wake-up. */
-        crew__ec_broadcast_locked(&p->space_cv);
+        crew__ec_broadcast_locked(&p->bounded.cv);
         pthread_mutex_unlock(&p->lock);
     }
 }
@@ -334,7 +334,7 @@ void crew__wake_all_locked(crew_pool *p) {
 void crew__notify_all(crew_pool *p) {
     pthread_mutex_lock(&p->lock);
     crew__wake_all_locked(p);
-    crew__ec_broadcast_locked(&p->space_cv); /* waiters for room: recheck the state */
+    crew__ec_broadcast_locked(&p->bounded.cv); /* waiters for room: recheck the state */
     pthread_mutex_unlock(&p->lock);
 }
 
