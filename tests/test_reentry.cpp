@@ -205,18 +205,20 @@ TEST(Reentry, EveryCallFromEveryCallback) {
     ASSERT_EQ(crew_resize(p, 1), CREW_OK);
     for (int i = 0; i < 5000 && (c.exercised[ON_START] < 2 || c.exercised[ON_STOP] < 2); i++)
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    // on_drop, on the thread that cancels: hold the worker, queue triggers in a group, cancel.
+    // on_drop, on the thread that cancels: hold every worker (the hooks' resizes are over, and
+    // they may have left more than one), queue two triggers in one group, cancel. (Not a pause:
+    // on_drop's waits would then wait for the resume.)
     Gate gate;
-    gate.hold(p, 1);
-    c.accepted++;
+    int held = int(crew_size(p));
+    gate.hold(p, held);
+    c.accepted += held;
+    crew_task trig[2] = {{trigger_task, &c, 0, 0, {}}, {trigger_task, &c, 0, 0, {}}};
     crew_handle g = CREW_HANDLE_NONE;
-    for (int i = 0; i < 2; i++) {
-        ASSERT_EQ(crew_submit(p, trigger_task, &c, 0, &g), CREW_OK);
-        c.accepted++;
-    }
+    ASSERT_EQ(crew_enqueue_tasks(p, trig, 2, &g), CREW_OK);
+    c.accepted += 2;
     ASSERT_EQ(crew_cancel(p, g), CREW_OK);
     gate.open();
-    c.ran++; // the gate's task
+    c.ran += held; // the gate's tasks
     EXPECT_EQ(crew_wait(p, g), CREW_ECANCELED);
     EXPECT_GE(c.exercised[TASK].load(), 2);
     EXPECT_GE(c.exercised[ON_START].load(), 2);
