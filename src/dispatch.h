@@ -34,6 +34,9 @@ typedef struct crew__policy {
     crew_task *(*sleep)(void *ctx, bool *stop);
     /* Run t (or put it back); true = stop after it. */
     bool (*run)(void *ctx, crew_task *t);
+    /* After a lost race: look again at once (a waiter, whose own task is probably the one
+     * contended for), rather than after a pause counted as a spin (a worker, which backs off). */
+    bool retry_at_once;
 } crew__policy;
 
 /* Run the loop until the policy says stop. spin: polls before sleeping. */
@@ -48,6 +51,8 @@ static inline __attribute__((always_inline)) void crew__dispatch(const crew__pol
         if (!t) {
             if (pol->idle && pol->idle(ctx))
                 return;
+            if (retry && pol->retry_at_once)
+                continue;
             if (retry || spins < spin) {
                 spins++;
                 crew__spin_pause();

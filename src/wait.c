@@ -136,7 +136,11 @@ static bool waiter_run(void *ctx, crew_task *t) {
 }
 
 static const crew__policy waiter_policy = {
-    .done = waiter_done, .take = waiter_take, .sleep = waiter_sleep, .run = waiter_run};
+    .done = waiter_done,
+    .take = waiter_take,
+    .sleep = waiter_sleep,
+    .run = waiter_run,
+    .retry_at_once = true};
 
 int crew_wait(crew_pool *p, crew_handle group) {
     if (!p || !crew__handle_valid(&p->groups, group))
