@@ -403,7 +403,11 @@ CREW_EXPORT int crew_enqueue_tasks(crew_pool *p, crew_task *t, size_t n, crew_ha
  *   CREW_TASK_BLOCKING  the task blocks (I/O, sleeps, locks held long): it runs on one of the
  *                       pool's blocking threads (crew_config.max_blocking), never on a worker,
  *                       so it cannot hold up short tasks (seed 002 §V-B). Blocking tasks start
- *                       in priority order among themselves; waiters do not run them.
+ *                       in priority order among themselves; waiters do not run them, except a
+ *                       blocking thread that waits (in a blocking task, its on_start or an
+ *                       on_drop): it runs queued blocking tasks itself, so waits for blocking
+ *                       tasks made on the blocking threads end even with every one of them
+ *                       waiting.
  */
 #define CREW_TASK_BLOCKING 1u
 

@@ -119,16 +119,35 @@ static bool bthread_run(void *ctx, crew_task *t) {
 static const crew__policy bthread_policy = {
     .take = bthread_take, .sleep = bthread_sleep, .run = bthread_run};
 
+CREW__TLS const crew_pool *crew__tls_bthread;
+
+crew_task *crew__blocking_help(crew_pool *p, uint32_t slot, bool general) {
+    /* Relaxed: see crew_pool.paused. */
+    if (crew__tls_bthread != p || crew__load_relaxed(&p->paused))
+        return NULL;
+    crew__lq *q = p->blocking->queue;
+    crew_task *t = NULL;
+    if (slot != 0 && crew__lq_scattered(&p->groups, slot))
+        t = crew__lq_take_group(q, slot);
+    if (!t && general)
+        t = crew__lq_take(q);
+    return t;
+}
+
 static void *bthread_main(void *arg) {
     struct crew__bthread *t = arg;
     crew_pool *p = t->pool;
     char role[16];
     snprintf(role, sizeof role, "b%u", t->index);
     crew__name_thread(p, role);
+    /* A blocking thread already in on_start: it counts in running, so its waits there help
+     * (crew__blocking_help); from on_stop on it no longer counts, and others are started. */
+    crew__tls_bthread = p;
     crew__thread_start(p, CREW_MAX_THREADS + t->index);
     crew__tls_busy = &t->busy;
     bthread_ctx ctx = {p, t};
     crew__dispatch(&bthread_policy, &ctx, 0);
+    crew__tls_bthread = NULL;
     crew__tls_busy = NULL;
     crew__thread_stop(p, CREW_MAX_THREADS + t->index);
     pthread_mutex_lock(&p->lock);
@@ -205,7 +224,10 @@ int crew__blocking_push(crew_pool *p, crew_task *t, size_t n) {
         } else if (b->running < b->max) {
             start_bthread(p); /* if it fails, the running threads take the task later */
         } else {
-            break; /* every thread is busy: they take the rest as they finish */
+            /* Every thread is busy: they take the rest as they finish, and those that wait
+             * meanwhile (asleep on wait_cv, under this lock) run them (crew__blocking_help). */
+            crew__ec_broadcast_locked(&p->wait_cv);
+            break;
         }
     }
     pthread_mutex_unlock(&p->lock);

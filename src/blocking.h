@@ -35,6 +35,15 @@ size_t crew__blocking_queued(crew_pool *p);
 void crew__blocking_visit_locked(crew_pool *p, void (*fn)(void *ctx, unsigned index,
                                                           crew__busy *b), void *ctx);
 void crew__blocking_wake_all_locked(crew_pool *p); /* idle blocking threads look again */
+/* The pool whose blocking thread this is, from before its on_start until it leaves its loop;
+ * NULL on other threads. */
+extern CREW__TLS const crew_pool *crew__tls_bthread;
+/* A blocking thread of p that waits (crew_wait, crew_wait_all, from a task, on_start or
+ * on_drop) runs blocking tasks itself while it waits, as a worker runs tasks: otherwise a wait
+ * for blocking tasks made on the blocking threads, once max_blocking of them wait, could never
+ * end. A queued blocking task of group slot (0: none), newest first, or if general any queued
+ * blocking task; NULL on any other thread, or while p is paused. */
+crew_task *crew__blocking_help(crew_pool *p, uint32_t slot, bool general);
 void crew__blocking_stop(crew_pool *p); /* every accepted task finished: stop and join */
 
 /* The scheduling strategy's interface (sched.c). "Take" functions return NULL when they found

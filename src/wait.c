@@ -15,6 +15,7 @@
  * started strictly later each time, so the chain ends at a task that makes progress.
  */
 #include "atomic.h"
+#include "blocking.h"
 #include "dispatch.h"
 #include "pool.h"
 #include "wait.h"
@@ -63,6 +64,8 @@ static crew_task *sleep_waiting(crew_pool *p, crew_handle group, bool general, i
             t = crew__sched_take_group(p, group.slot, mark);
         if (!t && general)
             t = crew__sched_take(p, &retry);
+        if (!t) /* a blocking thread: blocking tasks are pushed under this lock */
+            t = crew__blocking_help(p, group.slot, general);
         if (!t && !retry) {
             crew__blocked rec = {.since = *since, .group = group,
                                  .kind = sl ? CREW__BLOCKED_WAIT : CREW__BLOCKED_WAIT_ALL};
@@ -110,6 +113,8 @@ static crew_task *waiter_take(void *ctx, bool *retry) {
     crew_task *t = c->sl ? crew__sched_take_group(c->p, c->group.slot, c->mark) : NULL;
     if (!t && c->general)
         t = crew__sched_take(c->p, retry);
+    if (!t && crew__tls_bthread == c->p) /* a blocking thread runs blocking tasks too */
+        t = crew__blocking_help(c->p, c->group.slot, c->general);
     return t;
 }
 

@@ -425,3 +425,60 @@ TEST(Reentry, CppOnErrorUsesThePool) {
 }
 
 } // namespace
+
+namespace {
+// Waits for blocking tasks made on the blocking threads themselves, with max_blocking = 1: the
+// waiting thread runs them (no other blocking thread may start).
+std::atomic<crew_pool *> bpool{nullptr};
+std::atomic<int> bran{0}, bwaits_ok{0};
+void bleaf(void *) { bran++; }
+void wait_for_a_blocking_task() {
+    crew_pool *p = bpool.load();
+    crew_handle g = CREW_HANDLE_NONE;
+    if (p && crew_submit_ex(p, bleaf, nullptr, 0, CREW_TASK_BLOCKING, &g) == CREW_OK &&
+        crew_wait(p, g) == CREW_OK)
+        bwaits_ok++;
+}
+void bbody(void *) {
+    bran++;
+    wait_for_a_blocking_task();
+}
+void bstart(unsigned index, void *) {
+    if (index >= CREW_MAX_THREADS && bpool.load()) { // a blocking thread, in on_start
+        EXPECT_EQ(crew_wait_all(bpool.load()), CREW_OK);
+        bwaits_ok++;
+    }
+}
+void bdrop(crew_fn, void *, void *) { wait_for_a_blocking_task(); }
+} // namespace
+
+TEST(Reentry, BlockingThreadsWaitForBlockingTasks) {
+    crew_hooks h{};
+    h.size = sizeof h;
+    h.on_start = bstart;
+    h.on_drop = bdrop;
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 2;
+    cfg.max_blocking = 1;
+    cfg.hooks = &h;
+    for (int mode = 0; mode < 3; mode++) {
+        bran = 0;
+        bwaits_ok = 0;
+        crew_pool *p = make_pool(cfg);
+        bpool = p;
+        if (mode == 0) // a blocking task's body waits for another blocking task
+            ASSERT_EQ(crew_submit_ex(p, bbody, nullptr, 0, CREW_TASK_BLOCKING, nullptr), CREW_OK);
+        else if (mode == 1) // on_drop of a late blocking task, on the blocking thread, waits
+            ASSERT_EQ(crew_submit_deadline(p, bleaf, nullptr, 0, CREW_TASK_BLOCKING, 1, nullptr),
+                      CREW_OK);
+        else // on_start of the blocking thread waits for the task it was started for
+            ASSERT_EQ(crew_submit_ex(p, bleaf, nullptr, 0, CREW_TASK_BLOCKING, nullptr), CREW_OK);
+        EXPECT_EQ(crew_wait_all(p), CREW_OK) << "mode " << mode;
+        bpool = nullptr;
+        ASSERT_EQ(crew_destroy(p), CREW_OK);
+        // on_start's wait (every mode), and the body's or on_drop's (modes 0 and 1).
+        EXPECT_EQ(bwaits_ok.load(), mode == 2 ? 1 : 2) << "mode " << mode;
+        EXPECT_EQ(bran.load(), mode == 0 ? 2 : 1) << "mode " << mode;
+    }
+}
