@@ -44,22 +44,45 @@
  *     a count (>= 0), CREW_EINVAL exactly for a NULL pool; the text written to memory starts
  *     with the header, which says "paused" and "shutting down" exactly when that holds, has one
  *     line per finding, and "nothing stalled" exactly when there is none;
- *   - crew_pause / crew_resume / crew_paused: the documented results, crew_paused follows them,
- *     and crew_shutdown resumes. A paused pool never finishes a wait, so before any call that
- *     could wait for tasks (waits, submissions to a bounded queue, which may block or run the
- *     task in the caller) the pool is resumed, either at once or from a helper thread 1 ms
- *     later while the call is already waiting (the input chooses when it pauses).
+ *   - crew_pause / crew_resume / crew_paused: the documented results, crew_paused follows them
+ *     (unless callbacks pause and resume too), and crew_shutdown resumes. A paused pool never
+ *     finishes a wait, so before any call that could wait for tasks (waits, submissions to a
+ *     bounded queue, which may block or run the task in the caller) the pool is resumed, either
+ *     at once or from a helper thread 1 ms later while the call is already waiting (the input
+ *     chooses when it pauses);
+ *   - with crew_hooks.on_start / on_stop installed (the input chooses): on each pool thread
+ *     (workers across resizes and the shutdown, blocking threads) on_stop follows on_start,
+ *     same index, and by the end of the shutdown every thread that started has stopped;
+ *     crew_cancelled() is 0 in both;
+ *   - callbacks that call back into their own pool (the input chooses which calls, and a
+ *     budget: see reenter): on_start / on_stop act as an outside thread, on_drop as a task of
+ *     the dropped task's group. From each: a submission (tracked like every other task, so the
+ *     exactly-once accounting above covers it) is accepted, or refused with CREW_ESHUTDOWN
+ *     exactly once a shutdown was called (CREW_EFULL with a bounded queue); a group the callback
+ *     opens itself and waits for answers CREW_OK after its tasks ran (CREW_ECANCELED only if
+ *     the pool drops or crew_cancel was called, and then each ran or was handed to on_drop);
+ *     crew_wait_all answers CREW_OK (CREW_ECANCELED on a dropping pool), CREW_EDEADLK from
+ *     on_drop; crew_resize to crew_size() (or CREW_EAGAIN) and crew_pause succeed
+ *     (CREW_ESHUTDOWN once a shutdown was called), crew_resume, crew_stats_get and
+ *     crew_diagnose(p, NULL) too;
+ *     crew_shutdown and crew_destroy answer CREW_EDEADLK; and from on_drop on the input's
+ *     thread, crew_wait on the dropped task's group answers CREW_EDEADLK. Nothing hangs, also
+ *     when callbacks on blocking threads wait for blocking tasks (see bwaits).
  * A violation aborts, so libFuzzer saves the input. Hangs are caught by libFuzzer's -timeout.
  *
  * Tasks do tiny work; some spawn children into a group of their own and wait for them (nested
  * parallelism); some are CREW_TASK_BLOCKING; one in eight of the working ones calls
- * crew_diagnose_ex on its own pool.
+ * crew_diagnose_ex on its own pool. Callbacks submit plain and working tasks, and blocking
+ * ones only where nothing waits for them.
  *
  * Input format. Each call starts with an op byte: bit 7 picks the pool variable, op % 22 the
- * call: 0 create (4 bytes: threads, scheduler/lock/spin, monitoring/queue/policy/on_drop hook
- * in bit 7, blocking/autosize), 1-4 crew_submit / _ex / try / timed, 5-7 crew_enqueue_tasks /
- * _ex / _wait, 8-9 crew_wait, 10 crew_wait_all, 11 resize, 12 stats_get, 13 stats_reset,
- * 14 set_monitoring, 15 shutdown, 16 destroy, 17 crew_cancel, 18 pause/resume,
+ * call: 0 create (4 bytes: t = threads in t % 4, on_start/on_stop hooks if t & 4, callbacks
+ * call back if t & 8 with budget 4^((t >> 4) & 3) callback invocations; scheduler/lock/spin;
+ * monitoring/queue/policy/on_drop hook in bit 7; blocking/autosize; then, if t & 8, a fifth:
+ * the calls the callbacks make, RE_* bits), 1-4 crew_submit / _ex / try / timed,
+ * 5-7 crew_enqueue_tasks / _ex / _wait, 8-9 crew_wait, 10 crew_wait_all, 11 resize,
+ * 12 stats_get, 13 stats_reset, 14 set_monitoring, 15 shutdown, 16 destroy, 17 crew_cancel,
+ * 18 pause/resume,
  * 19 crew_submit_deadline (a: kind % 3, fn NULL if a & 0x1f == 0x1f, flags a >> 5: 7 unknown,
  * else bit 0 = CREW_TASK_BLOCKING; priority; d: start-by choice d % 8 as in start_by_for, a
  * spawning task's children (d >> 2) two bits each: none, past, microseconds, never; then the
@@ -67,8 +90,11 @@
  * else a byte of limits, 2 bits each, 0xc0 = all UINT_MAX), 21 crew_size and
  * crew_stats_threads. The operands follow in the order the op functions read them (u8, u32,
  * pick_group); missing bytes read as 0. Seeds written before ops 19-21 existed (op % 19)
- * decode alike for pool 0 (op bytes below 19), not always for pool 1. Built with clang -fsanitize=fuzzer,address,
- * undefined against the library's sources directly (fuzz/run.sh).
+ * decode alike for pool 0 (op bytes below 19), not always for pool 1; seeds written before
+ * the callbacks called back have t < 4 and decode alike. Built with clang
+ * -fsanitize=fuzzer,address,undefined against the library's sources directly (fuzz/run.sh).
+ * API_FUZZ_TRACE=1 prints every checked call; API_FUZZ_NO_BWAITS=1 leaves out the waits of
+ * bwaits.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* unsetenv */
@@ -131,6 +157,7 @@ typedef struct rec {
     bool dl;              /* it has a start-by time that can pass (crew_submit_deadline) */
     bool past;            /* ... one already past when it was submitted: it must never run */
     unsigned cdl;         /* kind 2 from op_deadline: its children's start-by choices */
+    bool hook;            /* submitted from a callback (on_start, on_stop, on_drop) */
 } rec;
 
 static rec recs[MAX_REC];
@@ -157,6 +184,20 @@ struct pool_state {
     int gfinal[MAX_GROUPS];   /* the answer of a crew_wait that saw it finished; 1 = none yet */
     atomic_bool dl_untracked; /* a task that may expire went to an untracked group (set before
                                  the submission: nested waits read it) */
+    /* Callbacks that call back into the pool (the input chooses at crew_create). The callbacks
+     * run on the pool's threads: they read only the fields fixed before hp is published, and
+     * the atomics below. */
+    bool thread_hooks;        /* crew_hooks.on_start / on_stop installed */
+    unsigned reenter;         /* RE_* calls each callback makes (0: none) */
+    _Atomic(crew_pool *) hp;  /* the pool, for the callbacks: set (release) once crew_create has
+                                 returned and every field they read is set; NULL before */
+    atomic_int budget;        /* callback invocations that may still make calls */
+    atomic_bool closing;      /* a crew_shutdown was called (set before the call) */
+    atomic_bool pool_drops;   /* the pool may drop tasks itself: CREW_FULL_DROP_OLDEST, or a
+                                 CREW_CANCEL shutdown was called (set before the call) */
+    atomic_bool cancel_tried; /* crew_cancel was called on the pool (set before the call) */
+    atomic_uint starts, stops; /* on_start / on_stop calls */
+    atomic_uint reentered;    /* callback invocations that made calls */
 };
 
 static pool_state pools[NPOOLS];
@@ -179,6 +220,7 @@ static rec *new_recs(pool_state *ps, int kind, int group, unsigned n) {
         atomic_store(&r->drops, 0);
         r->dl = r->past = false;
         r->cdl = 0;
+        r->hook = false;
     }
     return &recs[i];
 }
@@ -230,8 +272,11 @@ static void child_fn(void *arg) {
         FAIL("a child task handed to on_drop ran");
 }
 
+enum { IN_START, IN_STOP, IN_DROP };
+static void reenter(pool_state *ps, int where, const rec *dropped);
+
 /* crew_hooks.on_drop (arg: the pool_state): each task it gets was submitted to this pool and
- * never ran, and it gets each at most once. */
+ * never ran, and it gets each at most once. Then it may call back into the pool (reenter). */
 static void on_drop(crew_fn fn, void *task_arg, void *arg) {
     pool_state *ps = arg;
     uintptr_t a = (uintptr_t)task_arg;
@@ -248,6 +293,7 @@ static void on_drop(crew_fn fn, void *task_arg, void *arg) {
         FAIL("task %u was handed to on_drop twice", (unsigned)(r - recs));
     if (atomic_load(&r->runs) != 0)
         FAIL("task %u was handed to on_drop after it ran", (unsigned)(r - recs));
+    reenter(ps, IN_DROP, r);
 }
 
 static void task_fn(void *arg) {
@@ -330,6 +376,242 @@ static void task_fn(void *arg) {
                              "start-by time did not run");
         }
     }
+}
+
+/* ---- callbacks that call back into the pool ----------------------------------------------- */
+
+/* The calls a callback makes (pool_state.reenter, from the input), in this order. */
+#define RE_SUBMIT 0x01u   /* one tracked task, no group */
+#define RE_WAIT 0x02u     /* a group of two tracked tasks it opens itself, then crew_wait on it */
+#define RE_WAIT_ALL 0x04u /* crew_wait_all: CREW_EDEADLK from on_drop */
+#define RE_RESIZE 0x08u   /* crew_size, crew_resize to it */
+#define RE_PAUSE 0x10u    /* crew_pause, crew_paused, crew_resume */
+#define RE_STATS 0x20u    /* crew_stats_get, crew_diagnose to NULL, crew_cancelled() */
+#define RE_DEADLK 0x40u   /* crew_shutdown and crew_destroy: CREW_EDEADLK; from on_drop on the
+                             input's thread, also crew_wait on the dropped task's group */
+#define RE_BLOCKING 0x80u /* RE_SUBMIT's task is CREW_TASK_BLOCKING every other time */
+#define RE_DEPTH_MAX 2    /* callbacks making calls, nested on one thread (on_drop in a drop
+                             that a callback's own submission caused, ...) */
+
+static _Thread_local bool main_thread;       /* this thread runs the input */
+static _Thread_local unsigned cb_depth;       /* callbacks making calls on this thread now */
+static _Thread_local pool_state *started_for; /* on_start ran on this thread, for this pool */
+static _Thread_local unsigned started_index;  /* ... with this index */
+
+static const char *const in_name[] = {"on_start", "on_stop", "on_drop"};
+
+/* Waits on a blocking thread for blocking tasks: crew_wait_all in a blocking thread's
+ * on_start; crew_wait on a group holding a blocking task from on_drop on a blocking thread (an
+ * expired blocking task), or from the body of a blocking task. At most max_blocking blocking
+ * threads exist (one in its on_start counts), so these hung once all of them waited, until
+ * waiting blocking threads ran blocking tasks themselves (crew__blocking_help); this fuzzer
+ * found them (seeds reentry_bthread*). bwaits (the default) makes those waits;
+ * API_FUZZ_NO_BWAITS=1 leaves them out: no group a callback waits for gets a blocking task,
+ * and no callback waits while a blocking thread's on_start runs (nested on_drop included). */
+static bool bwaits;
+static _Thread_local bool in_bstart; /* this blocking thread is in its on_start */
+
+/* One tracked task submitted from a callback (into *h if h is not NULL): never with a call
+ * that could wait for room (a worker's on_drop waiting for room only workers make), so
+ * crew_try_submit under CREW_FULL_BLOCK, else crew_submit (which may run it right here, or
+ * drop the oldest task: on_drop again, on this thread), or (RE_BLOCKING, every other task,
+ * unless no_blocking) crew_submit_ex with CREW_TASK_BLOCKING, which the bounded queue does not
+ * count. Returns its record if accepted. */
+static rec *cb_submit(pool_state *ps, crew_pool *p, int where, crew_handle *h,
+                      bool no_blocking) {
+    rec *r = new_rec(ps, 1 - (int)(atomic_load(&nrec) & 1), -1); /* kind 0 or 1 */
+    if (!r)
+        return NULL;
+    r->hook = true;
+    bool blocking = (ps->reenter & RE_BLOCKING) && (r - recs) % 2 == 0 && !no_blocking;
+    bool had_group = h && h->slot != 0;
+    uint32_t prio = (uint32_t)(r - recs) % 4;
+    int rc;
+    const char *call;
+    if (blocking)
+        rc = crew_submit_ex(p, task_fn, r, prio, CREW_TASK_BLOCKING, h),
+        call = "crew_submit_ex(BLOCKING)";
+    else if (ps->block_full)
+        rc = crew_try_submit(p, task_fn, r, prio, h), call = "crew_try_submit";
+    else
+        rc = crew_submit(p, task_fn, r, prio, h), call = "crew_submit";
+    char what[80];
+    snprintf(what, sizeof what, "%s: %s", in_name[where], call);
+    /* ESHUTDOWN exactly once a shutdown was called; EFULL only with a bounded queue; a second
+     * task for the group: ESTALE (the first finished), ECANCELED (it was dropped or the group
+     * cancelled: a forged handle can name it). */
+    unsigned ok = OKBIT | BIT(CREW_ENOMEM);
+    if (atomic_load(&ps->closing))
+        ok |= BIT(CREW_ESHUTDOWN);
+    if (ps->bounded && !blocking)
+        ok |= BIT(CREW_EFULL);
+    if (blocking)
+        ok |= BIT(CREW_EAGAIN); /* no blocking thread could be started */
+    if (had_group)
+        ok |= BIT(CREW_ESTALE) |
+              (atomic_load(&ps->pool_drops) || atomic_load(&ps->cancel_tried) ? BIT(CREW_ECANCELED)
+                                                                             : 0u);
+    expect(what, rc, ok);
+    if (rc != CREW_OK)
+        return NULL;
+    atomic_store(&r->accepted, true);
+    if (h && h->slot == 0)
+        FAIL("%s: a submission that opened a group left the handle empty", what);
+    return r;
+}
+
+/* A callback calls back into its own pool: one pass over the calls ps->reenter names (at most
+ * a dozen calls) per invocation, in at most ps->budget invocations per pool, at most
+ * RE_DEPTH_MAX nested on one thread (so an on_drop whose submission drops another task ends);
+ * never before crew_create has returned (on_start of the first workers may run before), nor
+ * once destroy_pool's shutdown is over (hp is cleared). On_drop runs as a
+ * task of the dropped task's group: crew_wait_all, crew_shutdown and crew_destroy answer
+ * CREW_EDEADLK, and so does crew_wait on that group. On_start and on_stop act as an outside
+ * thread: everything works, crew_shutdown and crew_destroy answer CREW_EDEADLK. Once a
+ * shutdown has begun, submissions, crew_resize and crew_pause answer CREW_ESHUTDOWN. */
+static void reenter(pool_state *ps, int where, const rec *dropped) {
+    crew_pool *p = atomic_load_explicit(&ps->hp, memory_order_acquire);
+    if (!p || !ps->reenter || cb_depth >= RE_DEPTH_MAX)
+        return;
+    if (atomic_fetch_sub(&ps->budget, 1) <= 0)
+        return;
+    cb_depth++;
+    atomic_fetch_add(&ps->reentered, 1);
+    unsigned re = ps->reenter;
+    bool frame = where == IN_DROP; /* runs as a task of the pool */
+    /* No waits where they could never return: on the input's thread (on_drop in crew_cancel,
+     * a drop-oldest submission, a cancelling shutdown) while the input has paused the pool;
+     * in a blocking thread's on_start (see bwaits). */
+    bool may_sleep = !(main_thread && ps->paused) && !(in_bstart && !bwaits);
+    const char *in = in_name[where];
+    char what[96];
+    int rc;
+
+    if (re & RE_SUBMIT)
+        cb_submit(ps, p, where, NULL, false);
+
+    if ((re & RE_WAIT) && may_sleep) {
+        crew_handle h = CREW_HANDLE_NONE;
+        rec *mine[2];
+        int n = 0;
+        for (int i = 0; i < 2; i++) {
+            rec *r = cb_submit(ps, p, where, &h, !bwaits);
+            if (r)
+                mine[n++] = r;
+        }
+        if (h.slot != 0) {
+            rc = crew_wait(p, h);
+            snprintf(what, sizeof what, "%s: crew_wait on a group of its own", in);
+            /* ECANCELED: a task dropped (drop-oldest, a cancelling shutdown) or the group
+             * cancelled through a forged handle; EEXPIRED: a forged handle put a task with a
+             * start-by time into it. */
+            expect(what, rc,
+                   OKBIT |
+                       (atomic_load(&ps->pool_drops) || atomic_load(&ps->cancel_tried)
+                            ? BIT(CREW_ECANCELED)
+                            : 0u) |
+                       (atomic_load(&ps->dl_untracked) ? BIT(CREW_EEXPIRED) : 0u));
+            for (int i = 0; i < n; i++) {
+                int runs = atomic_load(&mine[i]->runs), drops = atomic_load(&mine[i]->drops);
+                if (rc == CREW_OK && runs != 1)
+                    FAIL("%s returned CREW_OK but its task %u ran %d times", what,
+                         (unsigned)(mine[i] - recs), runs);
+                if (rc != CREW_OK && ps->hooks && runs + drops != 1)
+                    FAIL("%s returned %s but its task %u ran %d times and was dropped %d times",
+                         what, crew_err_name(rc), (unsigned)(mine[i] - recs), runs, drops);
+            }
+        }
+    }
+
+    if (re & RE_WAIT_ALL) {
+        snprintf(what, sizeof what, "%s: crew_wait_all", in);
+        if (frame)
+            expect(what, crew_wait_all(p), BIT(CREW_EDEADLK));
+        else if (may_sleep)
+            expect(what, crew_wait_all(p),
+                   OKBIT | (atomic_load(&ps->pool_drops) ? BIT(CREW_ECANCELED) : 0u));
+    }
+
+    if (re & RE_RESIZE) {
+        unsigned n = crew_size(p);
+        if (n == 0 || n > CREW_MAX_THREADS)
+            FAIL("%s: crew_size = %u", in, n);
+        rc = crew_resize(p, n);
+        snprintf(what, sizeof what, "%s: crew_resize(%u)", in, n);
+        expect(what, rc,
+               OKBIT | BIT(CREW_EAGAIN) |
+                   (atomic_load(&ps->closing) ? BIT(CREW_ESHUTDOWN) : 0u));
+    }
+
+    if (re & RE_PAUSE) {
+        rc = crew_pause(p);
+        snprintf(what, sizeof what, "%s: crew_pause", in);
+        expect(what, rc, OKBIT | (atomic_load(&ps->closing) ? BIT(CREW_ESHUTDOWN) : 0u));
+        int pz = crew_paused(p);
+        if (pz != 0 && pz != 1)
+            FAIL("%s: crew_paused = %d", in, pz);
+        snprintf(what, sizeof what, "%s: crew_resume", in);
+        expect(what, crew_resume(p), OKBIT);
+    }
+
+    if (re & RE_STATS) {
+        crew_stats st;
+        memset(&st, 0, sizeof st);
+        st.size = sizeof st;
+        snprintf(what, sizeof what, "%s: crew_stats_get", in);
+        expect(what, crew_stats_get(p, &st), OKBIT | BIT(CREW_ENOMEM));
+        rc = crew_diagnose(p, NULL);
+        if (rc < 0)
+            FAIL("%s: crew_diagnose(p, NULL) returned %d (%s)", in, rc, crew_err_name(rc));
+        int c = crew_cancelled();
+        if (c != 0 && (c != 1 || !frame))
+            FAIL("%s: crew_cancelled() returned %d", in, c);
+    }
+
+    if (re & RE_DEADLK) {
+        snprintf(what, sizeof what, "%s: crew_shutdown", in);
+        expect(what, crew_shutdown(p, (int)(atomic_load(&nrec) & 1)), BIT(CREW_EDEADLK));
+        snprintf(what, sizeof what, "%s: crew_destroy", in);
+        expect(what, crew_destroy(p), BIT(CREW_EDEADLK));
+        /* The dropped task's group cannot finish while its on_drop runs. Only on the input's
+         * thread, which owns the group table (and the record's group index). */
+        if (frame && main_thread && dropped && dropped->group >= 0 &&
+            (unsigned)dropped->group < ps->ngroups) {
+            snprintf(what, sizeof what, "%s: crew_wait on the dropped task's group %d", in,
+                     dropped->group);
+            expect(what, crew_wait(p, ps->groups[dropped->group]), BIT(CREW_EDEADLK));
+        }
+    }
+    cb_depth--;
+}
+
+/* crew_hooks.on_start / on_stop (the input installs them): paired on each thread, with one
+ * index; no task frame (crew_cancelled() is 0); then they may call back into the pool. */
+static void on_start(unsigned index, void *arg) {
+    pool_state *ps = arg;
+    if (started_for)
+        FAIL("on_start(%u) ran on a thread that had already run on_start(%u)", index,
+             started_index);
+    started_for = ps;
+    started_index = index;
+    atomic_fetch_add(&ps->starts, 1);
+    if (crew_cancelled() != 0)
+        FAIL("crew_cancelled() is 1 in on_start");
+    in_bstart = index >= CREW_MAX_THREADS;
+    reenter(ps, IN_START, NULL);
+    in_bstart = false;
+}
+
+static void on_stop(unsigned index, void *arg) {
+    pool_state *ps = arg;
+    if (started_for != ps || started_index != index)
+        FAIL("on_stop(%u) of pool %d ran on a thread whose on_start was %s(%u)", index,
+             (int)(ps - pools), started_for ? "of another pool " : "never run ", started_index);
+    if (crew_cancelled() != 0)
+        FAIL("crew_cancelled() is 1 in on_stop");
+    reenter(ps, IN_STOP, NULL);
+    started_for = NULL;
+    atomic_fetch_add(&ps->stops, 1);
 }
 
 /* ---- input -------------------------------------------------------------------------------- */
@@ -417,10 +699,18 @@ static void destroy_pool(pool_state *ps) {
     if (!ps->p)
         return;
     /* Shut down (drain unless already done), then look at the pool before freeing it. */
+    atomic_store(&ps->closing, true);
     expect("crew_shutdown", crew_shutdown(ps->p, CREW_DRAIN), OKBIT);
     if (crew_paused(ps->p) != 0)
         FAIL("crew_paused is 1 after crew_shutdown (it resumes)");
     ps->paused = false;
+    /* Every pool thread has exited: each on_start was matched by an on_stop. */
+    unsigned starts = atomic_load(&ps->starts), stops = atomic_load(&ps->stops);
+    if (ps->thread_hooks && starts != stops)
+        FAIL("after shutdown: on_start ran %u times, on_stop %u times", starts, stops);
+    if (tracing && ps->thread_hooks)
+        fprintf(stderr, "api_fuzz: pool %d: %u threads started and stopped, %u callbacks "
+                "called back\n", (int)(ps - pools), starts, atomic_load(&ps->reentered));
     check_groups_after_shutdown(ps);
     unsigned n = atomic_load(&nrec) < MAX_REC ? atomic_load(&nrec) : MAX_REC;
     uint64_t accepted = 0, ran = 0, dl_lost = 0;
@@ -468,6 +758,7 @@ static void destroy_pool(pool_state *ps) {
              (unsigned long long)st.submitted, (unsigned long long)st.completed,
              (unsigned long long)st.cancelled, (unsigned long long)st.expired,
              (unsigned long long)accepted, (unsigned long long)ran, (unsigned long long)dl_lost);
+    atomic_store(&ps->hp, NULL);
     expect("crew_destroy", crew_destroy(ps->p), OKBIT);
     ps->p = NULL;
 }
@@ -496,13 +787,21 @@ static void op_create(reader *in, pool_state *ps) {
     unsigned b = u8(in);
     c.max_blocking = 1 + b % 2;
     c.blocking_idle_ms = 1 + (b >> 1) % 20;
-    /* m's top bit: crew_hooks with on_drop, which then must see every dropped task. */
+    /* m's top bit: crew_hooks with on_drop, which then must see every dropped task. t's bit 2:
+     * on_start and on_stop; bit 3: the callbacks call back into the pool, the calls in one more
+     * byte (RE_*), (t >> 4) & 3 their budget. */
+    unsigned re = t & 8 ? u8(in) : 0;
     crew_hooks hk;
     memset(&hk, 0, sizeof hk);
     hk.size = sizeof hk;
-    hk.on_drop = on_drop;
     hk.arg = ps;
     if (m & 0x80)
+        hk.on_drop = on_drop;
+    if (t & 4) {
+        hk.on_start = on_start;
+        hk.on_stop = on_stop;
+    }
+    if (hk.on_drop || hk.on_start)
         c.hooks = &hk;
     if ((b >> 6) == 3) { /* now and then a sizing controller */
         c.autosize = 1 + ((b >> 5) & 1);
@@ -518,9 +817,24 @@ static void op_create(reader *in, pool_state *ps) {
     if (tracing)
         fprintf(stderr,
                 "api_fuzz: op %u: config threads %u scheduler %u lock %u spin %u monitoring %d "
-                "capacity %u policy %u max_blocking %u autosize %u on_drop %d\n",
+                "capacity %u policy %u max_blocking %u autosize %u on_drop %d on_start/stop %d "
+                "calls back 0x%x budget %u\n",
                 op_index, c.threads, c.scheduler, c.lock, c.spin, c.monitoring, c.queue_capacity,
-                c.full_policy, c.max_blocking, c.autosize, c.hooks != NULL);
+                c.full_policy, c.max_blocking, c.autosize, hk.on_drop != NULL,
+                hk.on_start != NULL, re, 1u << 2 * ((t >> 4) & 3));
+    /* What the callbacks read is fixed before any of them runs; they make no call until hp
+     * is published below (the first workers' on_start may run before crew_create returns, and
+     * on_stop inside it if it fails). */
+    atomic_store(&ps->hp, NULL);
+    ps->thread_hooks = hk.on_start != NULL;
+    ps->reenter = re;
+    atomic_store(&ps->budget, (int)(1u << 2 * ((t >> 4) & 3))); /* 1, 4, 16 or 64 */
+    atomic_store(&ps->closing, false);
+    atomic_store(&ps->pool_drops, c.queue_capacity && c.full_policy == CREW_FULL_DROP_OLDEST);
+    atomic_store(&ps->cancel_tried, false);
+    atomic_store(&ps->starts, 0);
+    atomic_store(&ps->stops, 0);
+    atomic_store(&ps->reentered, 0);
     crew_pool *p = NULL;
     int rc = crew_create(&p, &c);
     if (invalid) {
@@ -541,12 +855,13 @@ static void op_create(reader *in, pool_state *ps) {
     memset(ps->gcancel, 0, sizeof ps->gcancel);
     ps->cancel_untracked = false;
     ps->paused = false;
-    ps->hooks = c.hooks != NULL;
+    ps->hooks = hk.on_drop != NULL;
     ps->block_full = c.queue_capacity && c.full_policy == CREW_FULL_BLOCK;
     memset(ps->gdl, 0, sizeof ps->gdl);
     for (unsigned g = 0; g < MAX_GROUPS; g++)
         ps->gfinal[g] = 1;
     atomic_store(&ps->dl_untracked, false);
+    atomic_store_explicit(&ps->hp, p, memory_order_release); /* the callbacks may call now */
 }
 
 /* Which handle a submission or wait uses. *track: the tracked group index it names, -1 if none
@@ -846,7 +1161,8 @@ static void op_wait_all(pool_state *ps) {
         if (r->ps == ps && r->incarnation == ps->incarnation && atomic_load(&r->accepted)) {
             int runs = atomic_load(&r->runs);
             bool cancellable = r->group >= 0 ? ps->gcancel[r->group] : ps->cancel_untracked;
-            if (runs > 1 || (runs == 0 && rc == CREW_OK && !cancellable && !r->dl))
+            /* A callback (a worker's on_stop, say) may submit after the pool went quiet. */
+            if (runs > 1 || (runs == 0 && rc == CREW_OK && !cancellable && !r->dl && !r->hook))
                 FAIL("crew_wait_all returned %s but task %u ran %d times", crew_err_name(rc), i,
                      runs);
         }
@@ -867,7 +1183,8 @@ static void op_misc(reader *in, pool_state *ps, unsigned which) {
             expect("crew_resize", rc, BIT(CREW_ESHUTDOWN));
         else
             expect("crew_resize", rc, OKBIT | BIT(CREW_EAGAIN) | BIT(CREW_ESHUTDOWN));
-        if (p && rc == CREW_OK && !ps->autosize && crew_size(p) != n)
+        if (p && rc == CREW_OK && !ps->autosize && !(ps->reenter & RE_RESIZE) &&
+            crew_size(p) != n)
             FAIL("crew_size %u after crew_resize(%u)", crew_size(p), n);
         break;
     }
@@ -897,6 +1214,11 @@ static void op_misc(reader *in, pool_state *ps, unsigned which) {
         break;
     case 4: { /* shutdown */
         int how = a % 5 == 4 ? 7 : (int)(a & 1); /* 7: unknown */
+        if (p && how <= 1) { /* the callbacks may see it from now on */
+            atomic_store(&ps->closing, true);
+            if (how == CREW_CANCEL)
+                atomic_store(&ps->pool_drops, true);
+        }
         rc = crew_shutdown(p, how);
         if (!p || how > 1) {
             expect("crew_shutdown", rc, BIT(CREW_EINVAL));
@@ -951,6 +1273,8 @@ static void op_cancel(reader *in, pool_state *ps) {
         h = pick_group(in, ps, &tmp, &track, &opens);
     }
     crew_handle g = h ? *h : CREW_HANDLE_NONE;
+    if (p) /* a forged handle may name a group a callback opened: its wait may see it */
+        atomic_store(&ps->cancel_tried, true);
     int rc = crew_cancel(p, g);
     if (!p || g.slot == 0 || never) {
         expect("crew_cancel", rc, BIT(CREW_EINVAL));
@@ -1029,7 +1353,8 @@ static void op_diagnose(reader *in, pool_state *ps) {
         char *paused = memmem(buf, hl, ", paused", 8);
         char *shut = memmem(buf, hl, ", shutting down", 15);
         if (strncmp(buf, "crew_diagnose: pool ", 20) != 0 || findings != (unsigned)rc ||
-            nothing != (rc == 0) || !paused != !ps->paused || !shut != !ps->shut)
+            nothing != (rc == 0) ||
+            (!paused != !ps->paused && !(ps->reenter & RE_PAUSE)) || !shut != !ps->shut)
             FAIL("%s returned %d (paused %d, shut down %d) but wrote:\n%s", call, rc, ps->paused,
                  ps->shut, buf);
     }
@@ -1052,7 +1377,7 @@ static bool unpause(pool_state *ps, pthread_t *t) {
     if (ps->resume_late && pthread_create(t, NULL, resumer, ps->p) == 0)
         return true;
     expect("crew_resume", crew_resume(ps->p), OKBIT);
-    if (crew_paused(ps->p) != 0)
+    if (crew_paused(ps->p) != 0 && !(ps->reenter & RE_PAUSE))
         FAIL("crew_paused is 1 after crew_resume");
     return false;
 }
@@ -1060,7 +1385,7 @@ static bool unpause(pool_state *ps, pthread_t *t) {
 static void joined(pool_state *ps, bool started, pthread_t t) {
     if (started)
         pthread_join(t, NULL);
-    if (ps->p && crew_paused(ps->p) != 0)
+    if (ps->p && crew_paused(ps->p) != 0 && !(ps->reenter & RE_PAUSE))
         FAIL("crew_paused is 1 after crew_resume");
 }
 
@@ -1086,8 +1411,9 @@ static void op_pause(reader *in, pool_state *ps) {
         if (rc == CREW_OK)
             ps->paused = false;
     }
+    /* Callbacks that pause and resume (RE_PAUSE) may have it either way for a moment. */
     int pz = crew_paused(p);
-    if (pz != (ps->paused ? 1 : 0))
+    if (pz != (ps->paused ? 1 : 0) && !(ps->reenter & RE_PAUSE && (pz == 0 || pz == 1)))
         FAIL("crew_paused = %d, expected %d", pz, ps->paused);
     if (crew_cancelled() != 0)
         FAIL("crew_cancelled() outside any task returned 1");
@@ -1100,15 +1426,18 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argv;
     unsetenv("CREW_SCHEDULER"); /* the configuration comes from the input alone */
     tracing = getenv("API_FUZZ_TRACE") != NULL;
+    bwaits = getenv("API_FUZZ_NO_BWAITS") == NULL;
     devnull = fopen("/dev/null", "w");
     return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     reader in = {data, size, 0};
+    main_thread = true;
     atomic_store(&nrec, 0);
     for (unsigned i = 0; i < NPOOLS; i++) {
         pools[i].p = NULL;
+        atomic_store(&pools[i].hp, NULL);
         pools[i].ngroups = 0;
         pools[i].paused = false;
         atomic_store(&pools[i].dl_untracked, false);

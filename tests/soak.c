@@ -13,7 +13,10 @@
  * then crew_diagnose_ex with every limit 0) every 1-5 ms, then end the pool: half the cycles
  * with crew_shutdown(CREW_CANCEL) while the producers are still submitting, the others by
  * stopping the producers and draining; then destroy it. Three cycles in four install
- * crew_hooks.on_drop.
+ * crew_hooks.on_drop, one in two on_start / on_stop, and these callbacks call back into the
+ * pool, up to CB_BUDGET times a cycle: on_start / on_stop (workers across resizes and the
+ * shutdown, blocking threads) submit a task and a group of two that they wait for, and now and
+ * then call crew_shutdown; on_drop submits one task, and now and then calls crew_wait_all.
  *
  * Checked, with one record per task (an atomic run count) and per group:
  *   - no task runs twice, and a refused task never runs; a task whose start-by time had passed
@@ -36,10 +39,16 @@
  *     that drop, a group that may have lost a task), or during a cancelling shutdown;
  *     crew_paused follows crew_pause / crew_resume;
  *   - every call returns a documented code, and ESHUTDOWN only once a shutdown has begun;
+ *   - from the callbacks: their tasks are accounted for like the producers' (run or handed to
+ *     on_drop exactly once, in crew_stats, their groups' answers); crew_shutdown from on_start
+ *     or on_stop and crew_wait_all from on_drop answer CREW_EDEADLK; on each pool thread
+ *     on_stop follows on_start with the same index, every thread that started has stopped
+ *     once the pool is shut down, and crew_cancelled() is 0 in both;
  *   - memory does not grow: the resident set after the last cycle is at most
  *     RSS_GROWTH_FACTOR times that after the warm-up cycles plus RSS_GROWTH_SLACK_KB.
- * Prints tasks run, tasks per second, tasks expired and the peak resident set (getrusage). Exits
- * 1 on any violation, 2 on a usage error.
+ * Prints tasks run, tasks per second, tasks expired, how often callbacks called back (per cycle:
+ * on_start/on_stop/on_drop) and the peak resident set (getrusage). Exits 1 on any violation, 2
+ * on a usage error.
  *
  * Usage: soak [-s seconds] [-p producers] [-c cycle_ms]   (seconds: SOAK_SECONDS, default 300)
  */
@@ -119,6 +128,14 @@ static bool cancel_cycle;      /* this cycle ends with crew_shutdown(CREW_CANCEL
 static atomic_bool any_cancel; /* crew_cancel was tried in this cycle */
 static atomic_ulong cancels_ok, pauses_ok; /* totals, for the summary */
 static bool hooks_on;          /* this cycle's pool has crew_hooks.on_drop */
+static bool thread_hooks;      /* this cycle's pool has crew_hooks.on_start / on_stop */
+/* Callbacks that call back into the pool (see "callbacks" below). */
+static _Atomic(crew_pool *) cb_pool; /* the pool for the callbacks: set once crew_create has
+                                        returned, cleared after the shutdown */
+static atomic_int cb_budget;         /* callback invocations that may still call back */
+static atomic_long threads_live;     /* on_start minus on_stop calls in this cycle */
+static atomic_ulong cb_calls[3];     /* callbacks that called back: on_start, on_stop, on_drop */
+static atomic_ulong cb_calls_total;  /* ... over all cycles, for the summary */
 static atomic_ulong diag_calls, diag_findings; /* crew_diagnose: totals, for the summary */
 static uint64_t expired_total, dl_total; /* crew_stats.expired; accepted with a start-by time */
 
@@ -169,8 +186,10 @@ static uint64_t start_by(rec *r, uint64_t *seed) {
     return now + 200000000u;
 }
 
-/* crew_hooks.on_drop: a task of this soak that never ran, handed over once. */
+/* crew_hooks.on_drop: a task of this soak that never ran, handed over once; then it may call
+ * back into the pool (drop_calls_back). */
 static void task_fn(void *arg);
+static void drop_calls_back(void);
 static void on_drop(crew_fn fn, void *task_arg, void *arg) {
     (void)arg;
     rec *r = task_arg;
@@ -184,6 +203,7 @@ static void on_drop(crew_fn fn, void *task_arg, void *arg) {
         VIOLATION("task %ld was handed to on_drop after it ran", (long)(r - recs));
     if (r->group)
         atomic_fetch_add(&groups[r->group].dropped, 1);
+    drop_calls_back();
 }
 
 /* rc of a submission: OK, or a code that fits this moment. */
@@ -343,6 +363,125 @@ static void task_fn(void *arg) {
 out:
     if (r->group)
         atomic_fetch_add(&groups[r->group].ran, 1);
+}
+
+/* ---- callbacks that call back into the pool -------------------------------------------------
+ *
+ * on_start / on_stop (workers across resizes and the shutdown, blocking threads as they come and
+ * go) act as outside threads: one tracked task, then a tracked group of two waited for here
+ * (the wait helps run it), and now and then crew_shutdown, which must answer CREW_EDEADLK.
+ * on_drop (on the thread that drops: crew_cancel, a drop-oldest submission, a cancelling
+ * shutdown, a thread that finds a task past its start-by time) submits one tracked task, and
+ * now and then checks that crew_wait_all answers CREW_EDEADLK (it runs as a task of the
+ * dropped task's group). Every task goes through the same records as the producers' ones.
+ * Bounded: CB_BUDGET callbacks per cycle call back, and none while another callback is
+ * calling back on its thread (an on_drop for a drop that a callback's own submission caused
+ * just records it, so a drop-oldest queue cannot chain drops without end). Groups of blocking
+ * tasks are never waited for here: a blocking thread's on_start counts as one of max_blocking,
+ * and waiters do not run blocking tasks. */
+
+#define CB_BUDGET 20000 /* per cycle: a few times the drops of a typical cycle */
+
+static _Thread_local unsigned in_cb;     /* callbacks calling back on this thread now */
+static _Thread_local bool thread_started; /* on_start ran on this thread, on_stop not yet */
+static _Thread_local unsigned started_index;
+
+/* May this callback call back? Then *p is the pool and in_cb counts it (end with in_cb--). */
+static bool cb_begin(crew_pool **p, int where) {
+    if (in_cb || !(*p = atomic_load_explicit(&cb_pool, memory_order_acquire)))
+        return false;
+    if (atomic_fetch_sub_explicit(&cb_budget, 1, memory_order_relaxed) <= 0)
+        return false;
+    in_cb++;
+    atomic_fetch_add_explicit(&cb_calls[where], 1, memory_order_relaxed);
+    return true;
+}
+
+static void drop_calls_back(void) {
+    crew_pool *p;
+    if (!cb_begin(&p, 2))
+        return;
+    rec *r = new_recs(1, 0, 0);
+    if (r) {
+        int rc = crew_submit(p, task_fn, r, (uint32_t)(r - recs) % 16, NULL);
+        check_submit_rc("crew_submit (on_drop)", rc);
+        if (rc == CREW_OK)
+            accepted(r, 1);
+        if ((r - recs) % 16 == 0 && (rc = crew_wait_all(p)) != CREW_EDEADLK)
+            VIOLATION("crew_wait_all from on_drop returned %s, not EDEADLK", crew_err_name(rc));
+    }
+    in_cb--;
+}
+
+/* on_start and on_stop: a task, a group waited for, sometimes crew_shutdown (EDEADLK). */
+static void thread_calls_back(int where) {
+    crew_pool *p;
+    if (!cb_begin(&p, where))
+        return;
+    const char *in = where == 0 ? "on_start" : "on_stop";
+    rec *r = new_recs(1, 1, 0);
+    if (r) {
+        int rc = crew_submit(p, task_fn, r, (uint32_t)(r - recs) % 16, NULL);
+        check_submit_rc(where == 0 ? "crew_submit (on_start)" : "crew_submit (on_stop)", rc);
+        if (rc == CREW_OK)
+            accepted(r, 1);
+        if ((r - recs) % 8 == 0 && (rc = crew_shutdown(p, CREW_DRAIN)) != CREW_EDEADLK)
+            VIOLATION("crew_shutdown from %s returned %s, not EDEADLK", in, crew_err_name(rc));
+    }
+    uint32_t g = new_group();
+    rec *k = g ? new_recs(2, 0, g) : NULL;
+    if (k) {
+        crew_task t[2]; /* ours again once the group finished: waited for below */
+        for (unsigned i = 0; i < 2; i++) {
+            memset(&t[i], 0, sizeof t[i]);
+            t[i].fn = task_fn;
+            t[i].arg = &k[i];
+            t[i].priority = (uint32_t)i;
+        }
+        crew_handle h = CREW_HANDLE_NONE;
+        int rc = crew_enqueue_tasks(p, t, 2, &h);
+        check_submit_rc(where == 0 ? "crew_enqueue_tasks (on_start)"
+                                   : "crew_enqueue_tasks (on_stop)",
+                        rc);
+        if (rc == CREW_OK) {
+            publish(g, h); /* a producer's cancel_some may cancel it */
+            accepted(k, 2);
+            rc = crew_wait(p, h);
+            if (rc == CREW_OK) {
+                if (atomic_load(&groups[g].ran) != atomic_load(&groups[g].accepted))
+                    VIOLATION("crew_wait from %s returned OK with %u of %u tasks run", in,
+                              atomic_load(&groups[g].ran), atomic_load(&groups[g].accepted));
+            } else if (!(rc == CREW_ECANCELED && cancellable(g))) {
+                VIOLATION("crew_wait from %s returned %s", in, crew_err_name(rc));
+            }
+        }
+    }
+    in_cb--;
+}
+
+/* Paired on each thread, one index; none left when the pool has shut down (cycle()). */
+static void on_start(unsigned index, void *arg) {
+    (void)arg;
+    if (thread_started)
+        VIOLATION("on_start(%u) on a thread that already ran on_start(%u)", index, started_index);
+    thread_started = true;
+    started_index = index;
+    atomic_fetch_add(&threads_live, 1);
+    if (crew_cancelled() != 0)
+        VIOLATION("crew_cancelled() is 1 in on_start");
+    thread_calls_back(0);
+}
+
+static void on_stop(unsigned index, void *arg) {
+    (void)arg;
+    if (!thread_started || started_index != index)
+        VIOLATION("on_stop(%u) on a thread whose on_start %s", index,
+                  thread_started ? "had another index" : "never ran");
+    if (crew_cancelled() != 0)
+        VIOLATION("crew_cancelled() is 1 in on_stop");
+    thread_calls_back(1);
+    thread_started = false;
+    atomic_fetch_sub(&threads_live, 1);
 }
 
 /* ---- producers ------------------------------------------------------------------------------ */
@@ -548,9 +687,12 @@ static uint64_t cycle(unsigned k, unsigned producers, unsigned cycle_ms, uint64_
     }
     static crew_hooks hk; /* crew_create copies it */
     hk.size = sizeof hk;
-    hk.on_drop = on_drop;
     hooks_on = rnd(seed) % 4 != 0;
-    c.hooks = hooks_on ? &hk : NULL;
+    thread_hooks = rnd(seed) % 2 == 0;
+    hk.on_drop = hooks_on ? on_drop : NULL;
+    hk.on_start = thread_hooks ? on_start : NULL;
+    hk.on_stop = thread_hooks ? on_stop : NULL;
+    c.hooks = hooks_on || thread_hooks ? &hk : NULL;
     bool cancel = rnd(seed) % 2;
     may_drop = cancel || (bounded && c.full_policy == CREW_FULL_DROP_OLDEST);
     cancel_cycle = cancel;
@@ -560,11 +702,16 @@ static uint64_t cycle(unsigned k, unsigned producers, unsigned cycle_ms, uint64_
     atomic_store(&ngroups, 0);
     atomic_store(&stopping, false);
     atomic_store(&shutting, false);
+    atomic_store(&cb_budget, CB_BUDGET);
+    atomic_store(&threads_live, 0);
+    for (int i = 0; i < 3; i++)
+        atomic_store(&cb_calls[i], 0);
     int rc = crew_create(&pool, &c);
     if (rc != CREW_OK) {
         VIOLATION("crew_create returned %s", crew_err_name(rc));
         return 0;
     }
+    atomic_store_explicit(&cb_pool, pool, memory_order_release); /* the callbacks may call now */
     pthread_t th[MAX_PRODUCERS + 2];
     for (unsigned i = 0; i <= producers + 1; i++)
         if (pthread_create(&th[i], NULL,
@@ -594,6 +741,12 @@ static uint64_t cycle(unsigned k, unsigned producers, unsigned cycle_ms, uint64_
         if ((rc = crew_shutdown(pool, CREW_DRAIN)) != CREW_OK)
             VIOLATION("crew_shutdown(DRAIN) returned %s", crew_err_name(rc));
     }
+
+    /* Every pool thread has exited: each on_start was followed by an on_stop. */
+    atomic_store(&cb_pool, NULL);
+    if (thread_hooks && atomic_load(&threads_live) != 0)
+        VIOLATION("after the shutdown, on_start ran %ld times more than on_stop",
+                  atomic_load(&threads_live));
 
     /* Account for every task. */
     unsigned n = atomic_load(&nrec) < MAX_REC ? atomic_load(&nrec) : MAX_REC;
@@ -676,13 +829,16 @@ static uint64_t cycle(unsigned k, unsigned producers, unsigned cycle_ms, uint64_
         atomic_store(&groups[g].published, false);
         atomic_store(&groups[g].cancel_tried, false);
     }
+    unsigned long cbs = atomic_load(&cb_calls[0]), cbt = atomic_load(&cb_calls[1]),
+                  cbd = atomic_load(&cb_calls[2]);
+    atomic_fetch_add(&cb_calls_total, cbs + cbt + cbd);
     printf("soak: cycle %3u %-10s %s %u thr %s%s: %8llu tasks, %6llu dropped, %6u groups, "
-           "rss %ld KB, violations so far %lu\n",
+           "called back %lu/%lu/%lu, rss %ld KB, violations so far %lu\n",
            k, sched_names[c.scheduler], c.lock ? "spin " : "mutex", c.threads,
            cancel ? "cancel" : "drain ",
            bounded ? (c.full_policy == CREW_FULL_DROP_OLDEST ? " drop-oldest" : " caller-runs")
                    : "",
-           (unsigned long long)ran, (unsigned long long)lost, ng, rss_kb(),
+           (unsigned long long)ran, (unsigned long long)lost, ng, cbs, cbt, cbd, rss_kb(),
            atomic_load(&violations));
     fflush(stdout);
     return ran;
@@ -742,9 +898,9 @@ int main(int argc, char **argv) {
            (unsigned long long)expired_total, (unsigned long long)dl_total, ru.ru_maxrss,
            rss_warm, rss_end, bound);
     printf("soak: crew_cancel returned CREW_OK %lu times; crew_pause %lu times; crew_diagnose "
-           "%lu times (%lu findings)\n",
+           "%lu times (%lu findings); callbacks called back %lu times\n",
            atomic_load(&cancels_ok), atomic_load(&pauses_ok), atomic_load(&diag_calls),
-           atomic_load(&diag_findings));
+           atomic_load(&diag_findings), atomic_load(&cb_calls_total));
     if (rss_end > bound)
         VIOLATION("resident set grew from %ld KB to %ld KB (bound %ld KB)", rss_warm, rss_end,
                   bound);
