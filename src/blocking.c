@@ -42,9 +42,14 @@ int crew__blocking_init(crew_pool *p, const crew_config *cfg) {
     b->max = cfg->max_blocking ? cfg->max_blocking : 64;
     b->idle_ms = cfg->blocking_idle_ms ? cfg->blocking_idle_ms : 10000;
     crew__ec_init(&b->idle);
+    if (pthread_cond_init(&b->joined_cv, NULL) != 0) {
+        free(b);
+        return CREW_ENOMEM;
+    }
     b->queue = aligned_alloc(64, sizeof *b->queue);
     if (!b->queue || crew__lq_init(b->queue, &p->groups, false, false) != CREW_OK) {
         free(b->queue);
+        pthread_cond_destroy(&b->joined_cv);
         free(b);
         return CREW_ENOMEM;
     }
@@ -63,6 +68,7 @@ void crew__blocking_free(crew_pool *p) {
     free(b->threads);
     crew__lq_free(b->queue);
     free(b->queue);
+    pthread_cond_destroy(&b->joined_cv);
     free(b);
     p->blocking = NULL;
 }
@@ -215,21 +221,23 @@ int crew__blocking_push(crew_pool *p, crew_task *t, size_t n) {
         return CREW_EAGAIN;
     }
     int rc = crew__lq_push_n(b->queue, t, n);
+    bool unserved = false; /* a task no idle thread was woken for */
     for (size_t i = 0; i < n && rc == CREW_OK; i++) {
         bool woke = false; /* an idle thread, taken off the idle count */
         for (unsigned k = 0; k < b->nthreads && crew__ec_count_locked(&b->idle) && !woke; k++)
             woke = crew__ec_wake_locked(&b->idle, &b->threads[k]->waiter);
-        if (woke) {
+        if (woke)
             continue;
-        } else if (b->running < b->max) {
+        unserved = true;
+        if (b->running < b->max)
             start_bthread(p); /* if it fails, the running threads take the task later */
-        } else {
-            /* Every thread is busy: they take the rest as they finish, and those that wait
-             * meanwhile (asleep on wait_cv, under this lock) run them (crew__blocking_help). */
-            crew__ec_broadcast_locked(&p->wait_cv);
-            break;
-        }
+        else
+            break; /* every thread is busy: they take the rest as they finish */
     }
+    /* Busy blocking threads that wait meanwhile (asleep on wait_cv, under this lock) run them
+     * (crew__blocking_help), also when a new thread could not be started. */
+    if (unserved)
+        crew__ec_broadcast_locked(&p->wait_cv);
     pthread_mutex_unlock(&p->lock);
     return rc;
 }
@@ -258,7 +266,9 @@ void crew__blocking_stop(crew_pool *p) {
     b->stop = true; /* no thread starts from here on */
     crew__blocking_wake_all_locked(p);
     /* Join each thread once, even when several crew_shutdown calls run at once: a caller
-     * claims a record (started -> false) under the lock, then joins it without the lock. */
+     * claims a record (started -> false) under the lock, then joins it without the lock; then
+     * it waits for the joins the others claimed (a thread may still be in on_stop). */
+    b->joins++;
     for (unsigned i = 0; i < b->nthreads; i++) {
         struct crew__bthread *t = b->threads[i];
         if (!t->started)
@@ -269,6 +279,10 @@ void crew__blocking_stop(crew_pool *p) {
         pthread_join(th, NULL);
         pthread_mutex_lock(&p->lock);
     }
+    if (--b->joins == 0)
+        pthread_cond_broadcast(&b->joined_cv);
+    while (b->joins != 0)
+        pthread_cond_wait(&b->joined_cv, &p->lock);
     pthread_mutex_unlock(&p->lock);
 }
 

@@ -21,6 +21,8 @@ typedef struct crew__blocking {
     crew__ec idle;       /* of those, asleep waiting for a task (ec.h, used under lock only) */
     unsigned peak;       /* lock: most alive at once */
     bool stop;           /* lock: crew_shutdown: exit */
+    unsigned joins;      /* lock: crew__blocking_stop calls joining threads now */
+    pthread_cond_t joined_cv; /* they wait here for each other's joins, with pool->lock */
     struct crew__bthread **threads; /* lock: thread records, reused after their thread exits */
     unsigned nthreads, cap;         /* lock */
 } crew__blocking;
@@ -44,12 +46,8 @@ extern CREW__TLS const crew_pool *crew__tls_bthread;
  * end. A queued blocking task of group slot (0: none), newest first, or if general any queued
  * blocking task; NULL on any other thread, or while p is paused. */
 crew_task *crew__blocking_help(crew_pool *p, uint32_t slot, bool general);
-void crew__blocking_stop(crew_pool *p); /* every accepted task finished: stop and join */
-
-/* The scheduling strategy's interface (sched.c). "Take" functions return NULL when they found
- * nothing; *retry is set when a lost race may have hidden a task. */
-int crew__sched_init(crew_pool *p, const crew_config *cfg, unsigned threads);
-void crew__sched_free(crew_pool *p);
-int crew__sched_worker_init(crew_pool *p, crew__worker *w);
+/* Every accepted task finished: stop the threads and join them; returns once every one is
+ * joined, also when several crew_shutdown calls run it at once. */
+void crew__blocking_stop(crew_pool *p);
 
 #endif /* CREW_BLOCKING_H */

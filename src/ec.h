@@ -15,7 +15,7 @@
  *   lock                                      make the event visible (a store or RMW)
  *   crew__ec_prepare(ec, &me)   count++,      if (crew__ec_sleepers(ec))    fence, read count
  *                               fence             lock; crew__ec_wake_locked(ec, one) or
- *   look for the event once more                  crew__ec_broadcast_locked(ec, cv); unlock
+ *   look for the event once more                  crew__ec_broadcast_locked(cv); unlock
  *   found:     crew__ec_cancel(ec, &me)
  *   not found: crew__ec_commit(ec, &me, lock, until)   (waits on me.cv, releases the lock)
  *   unlock
@@ -64,7 +64,8 @@
 typedef struct crew__ec {
     /* Threads between crew__ec_prepare and the end of their sleep (or a notifier's claim).
      * Changed with seq_cst read-modify-writes under the sleepers' lock; read by notifiers
-     * after a seq_cst fence (see the notes above). */
+     * after a seq_cst fence (see the notes above; under ThreadSanitizer the notifier's read is
+     * an RMW that adds 0, outside the lock, which changes nothing). */
     atomic_uint count;
 } crew__ec;
 
@@ -136,7 +137,8 @@ static inline bool crew__ec_wake_locked(crew__ec *ec, crew__ec_waiter *w) {
 /* Notifier, lock held: wake every sleeper of cv (which may serve several eventcounts). */
 static inline void crew__ec_broadcast_locked(pthread_cond_t *cv) { pthread_cond_broadcast(cv); }
 
-/* Lock held: sleepers counted now (exact under the lock, which every change holds). */
+/* Lock held: sleepers counted now (exact under the lock, which every change that alters it
+ * holds). */
 static inline unsigned crew__ec_count_locked(crew__ec *ec) {
     return crew__load_relaxed(&ec->count); /* relaxed: the lock orders every change */
 }

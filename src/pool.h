@@ -13,8 +13,9 @@
  *     itself and fences) and then looks for work once more; a thread that makes work available
  *     (or finishes a group, or the last pending task) asks crew__ec_sleepers and takes the lock
  *     only if someone sleeps. So no wake-up is lost, and a busy pool makes no system call.
- *   - pool->resize_lock serialises crew_resize and the joining of workers in crew_shutdown; it
- *     protects the worker records' thread fields. Lock order: resize_lock before lock.
+ *   - pool->resize_lock serialises crew_resize and crew_shutdown's claims of the workers to
+ *     join (the joins themselves are made without it); it protects the worker records'
+ *     thread fields. Lock order: resize_lock before lock.
  */
 #ifndef CREW_POOL_H
 #define CREW_POOL_H
@@ -50,7 +51,7 @@ enum crew__pool_state {
 enum crew__worker_state {
     CREW__W_RUNNING = 0, /* takes tasks */
     CREW__W_MARKED = 1,  /* resize asked it to exit after its current task; may be revived */
-    CREW__W_EXITED = 2   /* left its loop; the thread is ready to be joined */
+    CREW__W_EXITED = 2   /* left its loop (it may still be in on_stop: joinable once gone) */
 };
 
 typedef struct crew__worker {

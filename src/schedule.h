@@ -9,9 +9,10 @@
  *   sched_steal.c        STEAL (default): a Chase-Lev deque per worker, external submission
  *                        slots and an injection queue.
  * sched.c resolves the strategy a configuration names, and holds what every strategy shares:
- * the crew__sched_* calls the rest of crew makes (each checks the pause and finds the calling
- * thread's worker record once, then calls the table), cancelling, and crew_diagnose's view.
- * No other file knows which strategy runs. The queues themselves are lq.h's and deque.h's.
+ * the crew__sched_* calls the rest of crew makes (the takes for helpers check the pause; each
+ * finds the calling thread's worker record once, then calls the table), cancelling, and
+ * crew_diagnose's view. No other file asks which strategy runs (worker.c's wake-up only looks
+ * at whether a worker has a queue of its own). The queues themselves are lq.h's and deque.h's.
  *
  * A thread that finds nothing may sleep (ec.h). It can miss no task because every push stores
  * the queue's new length (or the deque's bottom) before the pusher's eventcount fence, and the

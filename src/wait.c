@@ -122,6 +122,14 @@ static crew_task *waiter_sleep(void *ctx, bool *stop) {
     waiter_ctx *c = ctx;
     /* Before the first sleep (not on every wait: it walks the frames), the check that this
      * thread is not inside a task of the group: it could never finish. */
+    /* In a forked child (a task this thread ran while it helped called fork()): the takes
+     * find nothing (the pool is marked paused), and sleeping would take a lock the parent's
+     * threads may hold. */
+    if (crew__forked(c->p)) {
+        c->status = CREW_EFORKED;
+        *stop = true;
+        return NULL;
+    }
     if (c->sl && !c->checked) {
         if (crew__in_group(c->p, c->group)) {
             c->status = CREW_EDEADLK;

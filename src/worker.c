@@ -59,7 +59,7 @@ bool crew__in_group(const crew_pool *p, crew_handle g) {
 /* The count of pending tasks dropped by n; the thread that takes it to 0 wakes whoever waits
  * for a quiet pool. */
 static void pending_sub(crew_pool *p, size_t n) {
-    /* Seq_cst: the decrement, the fence and the read of quiet_sleepers form the waker's half of
+    /* Seq_cst: the decrement, the fence and the read of quiet's count form the waker's half of
      * the sleep protocol (see the top of this file). */
     if (crew__fetch_sub_seq_cst(&p->pending, n) != n)
         return;
