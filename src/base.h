@@ -70,8 +70,14 @@ void crew__debug_yield(void);
 typedef struct crew__worker crew__worker; /* pool.h */
 
 /* A small number for the calling thread, the same in every pool (spreads threads over
- * statistics stripes and external slots; pool.c). */
-unsigned crew__thread_number(void);
+ * statistics stripes and external slots; pool.c): inline, since a waiter outside the pool asks
+ * for it on every look at its external slot. */
+extern CREW__TLS unsigned crew__tls_number; /* crew__thread_number() + 1, or 0 before the first */
+unsigned crew__thread_number_first(void);
+static inline unsigned crew__thread_number(void) {
+    return __builtin_expect(crew__tls_number != 0, 1) ? crew__tls_number - 1
+                                                      : crew__thread_number_first();
+}
 
 /* A per-thread xorshift generator (no shared state to perturb): victim and queue choice, and
  * the debug-yield points. */

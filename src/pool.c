@@ -42,16 +42,12 @@ void crew_config_init(crew_config *cfg) {
 
 CREW__TLS uint32_t crew__tls_rng;
 
-static CREW__TLS unsigned tls_number; /* crew__thread_number() + 1, or 0 before the first */
+CREW__TLS unsigned crew__tls_number;
 
-static __attribute__((noinline)) unsigned first_number(void) {
+unsigned crew__thread_number_first(void) {
     static atomic_uint next_thread; /* relaxed: numbers threads, orders nothing */
-    tls_number = crew__fetch_add_relaxed(&next_thread, 1u) + 1;
-    return tls_number - 1;
-}
-
-unsigned crew__thread_number(void) {
-    return __builtin_expect(tls_number != 0, 1) ? tls_number - 1 : first_number();
+    crew__tls_number = crew__fetch_add_relaxed(&next_thread, 1u) + 1;
+    return crew__tls_number - 1;
 }
 
 unsigned crew__online_cores(void) {

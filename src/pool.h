@@ -201,6 +201,12 @@ static inline crew_task *crew__sched_take(crew_pool *p, bool *retry) {
         return NULL;
     return p->sched.ops->take(p, crew__self(p), retry);
 }
+/* A queued task of group slot for this thread (a waiter), newest first; none while paused. */
+static inline crew_task *crew__sched_take_group(crew_pool *p, uint32_t slot, int64_t mark) {
+    if (crew__load_relaxed(&p->paused))
+        return NULL;
+    return p->sched.ops->take_group(p, crew__self(p), slot, mark);
+}
 /* This thread's mark for crew__sched_take_group, when a task starts. */
 static inline int64_t crew__sched_mark(crew_pool *p) {
     return p->sched.ops->mark ? p->sched.ops->mark(crew__self(p)) : 0;

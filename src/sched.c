@@ -39,9 +39,6 @@ const crew__sched_ops *crew__sched_resolve(unsigned scheduler, int *kind) {
 
 const char *crew__sched_what(const crew_pool *p) { return p->sched.ops->what; }
 
-/* Relaxed: see crew_pool.paused. */
-static inline bool paused(crew_pool *p) { return crew__load_relaxed(&p->paused); }
-
 int crew__sched_init(crew_pool *p, const crew_config *cfg, unsigned threads) {
     p->sched.lock_spin = cfg->lock == CREW_LOCK_SPIN;
     return p->sched.ops->init(p, cfg, threads);
@@ -61,12 +58,6 @@ void crew__sched_worker_free(crew_pool *p, crew__worker *w) {
 void crew__sched_worker_open(crew_pool *p, crew__worker *w, bool open) {
     if (p->sched.ops->worker_open)
         p->sched.ops->worker_open(w, open);
-}
-
-crew_task *crew__sched_take_group(crew_pool *p, uint32_t slot, int64_t mark) {
-    if (paused(p))
-        return NULL;
-    return p->sched.ops->take_group(p, crew__self(p), slot, mark);
 }
 
 int crew__sched_requeue(crew_pool *p, crew_task *t) {

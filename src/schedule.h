@@ -126,8 +126,8 @@ void crew__sched_worker_free(crew_pool *p, crew__worker *w);
 /* A (re)started worker's queue takes pushes (open), or a worker whose thread could not start
  * leaves its tasks to helpers (closed). */
 void crew__sched_worker_open(crew_pool *p, crew__worker *w, bool open);
-/* crew__sched_push, crew__sched_take and crew__sched_mark: inline, in pool.h. */
-crew_task *crew__sched_take_group(crew_pool *p, uint32_t slot, int64_t mark);
+/* crew__sched_push, crew__sched_take, crew__sched_take_group and crew__sched_mark: inline, in
+ * pool.h. */
 int crew__sched_requeue(crew_pool *p, crew_task *t);
 int crew__sched_worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_task **orphan);
 size_t crew__sched_queued(crew_pool *p); /* every queue's tasks, blocking ones included */

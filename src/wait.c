@@ -22,7 +22,7 @@
 #include "worker.h"
 
 /* May this thread take a task that is not of the group it waits for? */
-static bool may_help_generally(const crew_pool *p) {
+static inline bool may_help_generally(const crew_pool *p) {
     unsigned depth = crew__tls_frame ? crew__tls_frame->depth : 0;
     if (depth >= CREW__HELP_DEPTH_MAX)
         return false;
@@ -99,14 +99,14 @@ typedef struct waiter_ctx {
     int status;        /* the group's answer (crew__slot_status), or CREW_EDEADLK */
 } waiter_ctx;
 
-static bool waiter_done(void *ctx) {
+static inline __attribute__((always_inline)) bool waiter_done(void *ctx) {
     waiter_ctx *c = ctx;
     if (c->sl)
         return (c->status = crew__slot_status(c->sl, c->group.gen)) != 1;
     return crew__load_seq_cst(&c->p->pending) == 0; /* seq_cst: see struct crew_pool */
 }
 
-static crew_task *waiter_take(void *ctx, bool *retry) {
+static inline __attribute__((always_inline)) crew_task *waiter_take(void *ctx, bool *retry) {
     waiter_ctx *c = ctx;
     c->general = may_help_generally(c->p);
     /* The group is open (not done), so the slot still belongs to it. */
