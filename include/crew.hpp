@@ -16,6 +16,12 @@
 #ifndef CREW_HPP
 #define CREW_HPP
 
+// One line instead of pages of template errors: the layer uses if constexpr, std::apply,
+// std::invoke_result_t and the _v traits. (MSVC reports __cplusplus correctly with /Zc:__cplusplus.)
+#if !defined(__cplusplus) || __cplusplus < 201703L
+#error "crew.hpp needs C++17 or later (-std=c++17); from C, or older C++, include crew.h instead"
+#else
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -421,7 +427,7 @@ void parallel_for(pool &p, std::size_t begin, std::size_t end, F &&f, std::size_
     struct ctx {
         F &f;
         detail::loop_errors err;
-    } c{f, {}};
+    } loop{f, {}};
     auto body = [](std::size_t b, std::size_t e, void *a) {
         auto *c = static_cast<ctx *>(a);
         if (c->err.failed.load(std::memory_order_relaxed))
@@ -436,8 +442,9 @@ void parallel_for(pool &p, std::size_t begin, std::size_t end, F &&f, std::size_
             c->err.keep(std::current_exception());
         }
     };
-    detail::check(crew_parallel_for(p.native(), begin, end, grain, body, &c), "crew::parallel_for");
-    c.err.rethrow();
+    detail::check(crew_parallel_for(p.native(), begin, end, grain, body, &loop),
+                  "crew::parallel_for");
+    loop.err.rethrow();
 }
 
 // Deterministic reduction: fold(b, e, acc) -> acc over chunks, combine(a, b) -> a (+) b in
@@ -451,7 +458,7 @@ T parallel_reduce(pool &p, std::size_t begin, std::size_t end, T identity, Fold 
         Fold &fold;
         Combine &combine;
         detail::loop_errors err;
-    } c{fold, combine, {}};
+    } loop{fold, combine, {}};
     auto f = [](std::size_t b, std::size_t e, void *acc, void *a) {
         auto *c = static_cast<ctx *>(a);
         if (c->err.failed.load(std::memory_order_relaxed))
@@ -473,9 +480,9 @@ T parallel_reduce(pool &p, std::size_t begin, std::size_t end, T identity, Fold 
     };
     T result = identity;
     detail::check(crew_parallel_reduce(p.native(), begin, end, grain, &result, sizeof(T), f, comb,
-                                       &c),
+                                       &loop),
                   "crew::parallel_reduce");
-    c.err.rethrow();
+    loop.err.rethrow();
     return result;
 }
 
@@ -487,7 +494,7 @@ std::vector<T> parallel_filter(pool &p, const std::vector<T> &in, Pred &&keep) {
     struct ctx {
         Pred &keep;
         detail::loop_errors err;
-    } c{keep, {}};
+    } loop{keep, {}};
     auto pred = [](const void *x, void *a) -> int {
         auto *c = static_cast<ctx *>(a);
         try {
@@ -500,13 +507,14 @@ std::vector<T> parallel_filter(pool &p, const std::vector<T> &in, Pred &&keep) {
     std::vector<T> out(in.size());
     std::size_t n = 0;
     detail::check(crew_parallel_filter(p.native(), in.data(), in.size(), sizeof(T), out.data(), &n,
-                                       pred, &c),
+                                       pred, &loop),
                   "crew::parallel_filter");
-    c.err.rethrow();
+    loop.err.rethrow();
     out.resize(n);
     return out;
 }
 
 } // namespace crew
 
+#endif // C++17
 #endif // CREW_HPP
