@@ -12,7 +12,9 @@
 // Errors from the C library become crew::error (a std::system_error-like exception carrying the
 // CREW_E* code). An exception escaping a task started with submit() reaches future::get(); one
 // escaping a task of a group is rethrown by group::wait(); one escaping post() goes to the pool's
-// error handler (by default it is printed to stderr) -- never std::terminate.
+// error handler (by default it is printed to stderr) -- never std::terminate. A group destroyed
+// without a wait() that would have delivered its exception waits for its tasks (as std::jthread
+// joins) and hands the exception to the pool's error handler: it is never dropped silently.
 #ifndef CREW_HPP
 #define CREW_HPP
 
@@ -201,7 +203,10 @@ public:
         enqueue(priority, nullptr, wrap_post(std::forward<F>(f)));
     }
 
-    // Where exceptions escaping post() go (default: a line on stderr). Thread-safe.
+    // Where exceptions escaping post() go, and those of a group destroyed before a wait() could
+    // rethrow them (default: a line on stderr). The handler runs on the thread that met the
+    // exception: a worker for post(), the destroying thread for a group. An exception escaping
+    // the handler itself is ignored, and the default line printed instead. Thread-safe.
     void on_error(error_handler h) { state_->set(std::move(h)); }
 
     // Wait until every accepted task has finished; the caller helps. Throws crew::error with
@@ -251,7 +256,8 @@ private:
             std::lock_guard<std::mutex> g(m);
             h = std::move(nh);
         }
-        void report(std::exception_ptr e) {
+        // who: whose exception it is, for the default line ("a posted task").
+        void report(std::exception_ptr e, const char *who) {
             error_handler copy;
             {
                 std::lock_guard<std::mutex> g(m);
@@ -267,9 +273,9 @@ private:
             try {
                 std::rethrow_exception(e);
             } catch (const std::exception &x) {
-                std::fprintf(stderr, "crew: a posted task threw: %s\n", x.what());
+                std::fprintf(stderr, "crew: %s threw: %s\n", who, x.what());
             } catch (...) {
-                std::fprintf(stderr, "crew: a posted task threw a non-standard exception\n");
+                std::fprintf(stderr, "crew: %s threw a non-standard exception\n", who);
             }
         }
     };
@@ -280,7 +286,7 @@ private:
             try {
                 f();
             } catch (...) {
-                s->report(std::current_exception());
+                s->report(std::current_exception(), "a posted task");
             }
         };
     }
@@ -301,15 +307,28 @@ private:
 };
 
 // A group of tasks waited for together (caller helps). Like tbb::task_group: the first
-// exception a task throws is kept and rethrown by wait(); the destructor waits too. run() and
-// wait() may be called from several threads, and from the group's own tasks (nesting).
+// exception a task throws is kept and rethrown by wait(). run() and wait() may be called from
+// several threads, and from the group's own tasks (nesting). The group must not outlive its pool.
+//
+// The destructor waits for every task run() so far (they may use the enclosing scope), as
+// std::jthread joins. It cannot throw, so if a task's exception is still kept there (wait() was
+// never called, or not after that task), the destructor hands it to the pool's error handler
+// (pool::on_error; by default one line on stderr) instead of dropping it: call wait() to get it
+// as an exception. A group that was cancel()led, or whose run_by() tasks expired, reports nothing
+// for those (the caller asked for them); any other failure of the wait is reported as a
+// crew::error.
 class group {
 public:
     explicit group(pool &p) : p_(p), state_(std::make_shared<shared>()) {}
     ~group() {
+        const char *who = "a task of a crew::group destroyed without wait()";
+        int rc = wait_runs();
         try {
-            wait();
-        } catch (...) {
+            if (rc != CREW_OK && rc != CREW_ECANCELED && rc != CREW_EEXPIRED)
+                p_.state_->report(std::make_exception_ptr(error(rc, "crew::group::~group")), who);
+            if (std::exception_ptr kept = state_->take())
+                p_.state_->report(kept, who);
+        } catch (...) { // out of memory while reporting: nothing more can be done here
         }
     }
     group(const group &) = delete;
@@ -340,21 +359,30 @@ public:
 
     // Wait for every task run() so far; rethrow the first exception one of them threw.
     void wait() {
-        // Wait without holding m_ (tasks may run() into the group meanwhile); if run() opened
-        // a new crew group in the meantime, wait for that one too.
-        for (crew_handle h = current();; h = current()) {
-            if (h.slot != 0)
-                detail::check(crew_wait(p_.p_, h), "crew::group::wait");
-            crew_handle now = current();
-            if (now.slot == h.slot && now.gen == h.gen)
-                break;
-        }
+        detail::check(wait_runs(), "crew::group::wait");
         std::exception_ptr e = state_->take();
         if (e)
             std::rethrow_exception(e);
     }
 
 private:
+    // Wait for every task run() so far, without holding m_ (tasks may run() into the group
+    // meanwhile); if run() opened a new crew group in the meantime, wait for that one too.
+    // Returns the first failure of crew_wait (CREW_OK if none), having waited for all.
+    int wait_runs() noexcept {
+        int first = CREW_OK;
+        for (crew_handle h = current();; h = current()) {
+            if (h.slot != 0) {
+                int rc = crew_wait(p_.p_, h);
+                if (first == CREW_OK)
+                    first = rc;
+            }
+            crew_handle now = current();
+            if (now.slot == h.slot && now.gen == h.gen)
+                return first;
+        }
+    }
+
     template <class F> void run_until(std::uint64_t start_by, F &&f, std::uint32_t priority) {
         auto body = [f = std::forward<F>(f), s = state_]() mutable {
             try {
