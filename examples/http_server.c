@@ -1,6 +1,6 @@
 /*
  * http_server.c -- a small HTTP/1.1 server whose requests are handled by a crew pool (the server
- * workload of seeds 001 and 004).
+ * workload of Xu & Bode and of Palaniappan et al.).
  *
  *   http_server [-p port] [-t threads] [-r file] [-m pool|thread] [-n max_requests]
  *               [-i idle_timeout_ms]

@@ -1,5 +1,5 @@
 /*
- * prober.c -- an I/O-bound prober on a crew pool (seed 003: ping N sites through a thread pool,
+ * prober.c -- an I/O-bound prober on a crew pool (Jue's study: ping N sites through a thread pool,
  * measure speedup over sequential and the share of probes that fail, per pool size).
  *
  *   prober [-f targets] [-n probes] [-s sizes] [-T timeout_ms] [-k servers] [-l latency_ms]
@@ -9,7 +9,7 @@
  * program starts -k local servers on 127.0.0.1, each answering one probe at a time after an
  * injected latency (-l ms, +-50% jitter), like a remote host with limited capacity. For each pool
  * size it runs the same n probes and prints the time, the speedup over the sequential run and
- * the share of probes that failed (time-out or refused): the two curves of seed 003.
+ * the share of probes that failed (time-out or refused): the two curves of Jue's study.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>

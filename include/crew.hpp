@@ -213,7 +213,7 @@ public:
     // CREW_ECANCELED if a shutdown dropped tasks, CREW_EDEADLK from a task of this pool.
     void wait() { detail::check(crew_wait_all(p_), "crew::pool::wait"); }
 
-    // Asio's join() and the seed-003 pool's close(): stop taking work, run what was accepted,
+    // Asio's join() and the close() of Jue's pool: stop taking work, run what was accepted,
     // and stop the workers. Later submissions throw crew::error (CREW_ESHUTDOWN).
     void join() { detail::check(crew_shutdown(p_, CREW_DRAIN), "crew::pool::join"); }
     void close() { join(); }

@@ -1,4 +1,4 @@
-/* main.c -- crew-sim: replay request traces against crew pools (seed 001 §4.1). */
+/* main.c -- crew-sim: replay request traces against crew pools (Xu & Bode, §4.1). */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -35,7 +35,7 @@ static const char usage_text[] =
 "  --min N, --max N      autosize bounds, 1..4096 (default 1 and 4 x cores)\n"
 "  --scheduler S         steal (default), shared, lockfree, per-worker\n"
 "  --free-workload F     0..100 (default 0): percent of each task's execution time E that\n"
-"                        is waiting (seed 001 Fig. 4). The task computes (calibrated loop)\n"
+"                        is waiting (Xu & Bode, Fig. 4). The task computes (calibrated loop)\n"
 "                        for E*(100-F)/100 us, then sleeps (nanosleep) for E*F/100 us.\n"
 "  --speed X             divide arrival times by X, 0.001..1e9 (default 1: real time)\n"
 "  --exec-scale X        multiply execution times by X, 0..1000 (default 1)\n"

@@ -118,7 +118,7 @@ TEST(Cpp, ResizeSizeAndErrorsAsExceptions) {
     }
 }
 
-// Seed 003's Boost.Asio example, line by line: a pool of N threads, one lambda per target that
+// Jue's Boost.Asio example, line by line: a pool of N threads, one lambda per target that
 // stores its result by index, then join().
 TEST(Cpp, Seed003ExampleTranslatesLineByLine) {
     std::vector<std::string> websites = {"a.example", "b.example", "c.example", "d.example"};
