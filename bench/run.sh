@@ -177,8 +177,10 @@ step "the HTTP example under wrk (a server on a pool, as in Xu & Bode and Palani
 {
     echo "## HTTP server on a crew pool vs thread-per-connection (wrk, 64 connections, 127.0.0.1)"
     echo
-    echo "The three servers start once and stay up; each round loads every endpoint on each server"
-    echo "for $http_secs s, the order rotating, so x thread compares runs made side by side."
+    echo "The four servers start once and stay up; each round loads every endpoint on each server"
+    echo "for $http_secs s, the order rotating, so x thread compares runs made side by side. pool"
+    echo "serves /slow (a request that sleeps) on CREW_TASK_BLOCKING tasks, as README advises;"
+    echo "pool -B and pool x16 -B let it sleep on the workers, to show the difference."
     [ $quick = 1 ] &&
         echo "Quick mode: $http_runs runs per cell instead of 5, $http_secs s each, $http_eps only."
     echo
