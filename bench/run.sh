@@ -2,7 +2,7 @@
 # The benchmark report (README's main command runs this through `make bench`).
 # Runs each experiment, prints it as it goes, and writes
 # bench/results/<date>-<host>/report.md with the raw CSV beside it.
-#   bench/run.sh [--quick]     --quick: fewer runs and smaller work, for a smoke test (< 90 s)
+#   bench/run.sh [--quick]     --quick: fewer runs and smaller work, for a smoke test (70-100 s on 2 cores)
 # CREW_BENCH_BUILD names the build tree to run (default build/release; bench/instr.sh always
 # uses build/release), CREW_BENCH_OUT the results folder (default bench/results/<date>-<host>).
 set -euo pipefail

@@ -247,8 +247,14 @@ static const char replay_plot[] =
     "'' using 1:10 with lines title 'running', '' using 1:9 axes x1y2 with lines "
     "title 'queued (right axis)'\n";
 
+/* Thread counts are whole numbers: ticks every 1, 2, 4, ... threads, at most about 16 of them,
+ * half a step of margin at each end; the legend goes below the plot, never over a curve. */
 static const char sweep_plot[] =
     "set datafile separator ','\nset terminal pngcairo noenhanced size 900,450\nset grid\n"
+    "stats 'sweep.csv' using 1 nooutput\n"
+    "step = 1\nwhile ((STATS_max - STATS_min) / step > 16) { step = step * 2 }\n"
+    "set xtics step\nset mxtics 1\nset format x '%.0f'\n"
+    "set xrange [STATS_min - 0.5 : STATS_max + 0.5]\nset key below horizontal\n"
     "set xlabel 'threads'\nset output 'sweep.png'\nset ylabel 'completed per second'\n"
     "set y2label 'mean turnaround (ms)'\nset y2tics\nset ytics nomirror\n"
     "plot 'sweep.csv' using 1:4 with linespoints title 'throughput', "
