@@ -2,48 +2,64 @@
 #   make bench   build (release) and run the benchmark report
 #   make test    build and run the test suite: normal build, ThreadSanitizer,
 #                AddressSanitizer + UBSan, and valgrind memcheck
-# Smaller steps: make build, make test-release, make test-tsan, make test-asan, make test-valgrind.
+# Both first check for the Debian packages they need (tools/deps.sh, the one list, which .ci/run
+# uses too): run as root they install what is missing, otherwise they print the apt-get command
+# and stop. CREW_DEPS=skip skips the check.
+# Smaller steps (no package check): make build, make test-release, make test-tsan, make test-asan,
+# make test-valgrind.
 
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 GENERATOR = $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
-CTEST     = ctest --output-on-failure -j $(JOBS)
+CTEST     = ctest --output-on-failure --no-tests=error -j $(JOBS)
+# Configure build/$(1) with options $(2) unless it is configured already (with whichever generator).
+configure = test -f build/$(1)/CMakeCache.txt || \
+	cmake -S . -B build/$(1) $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(2)
+TSAN_FLAGS = -DCREW_SANITIZE=thread -DCREW_DEBUG_YIELD=ON -DCREW_BUILD_BENCH=OFF
+ASAN_FLAGS = -DCREW_SANITIZE=address -DCREW_BUILD_BENCH=OFF
 
 .PHONY: all build test test-release test-tsan test-asan test-valgrind bench bench-quick clean models fuzz soak reliability-ci
 
 all: build
 
-build/release/build.ninja build/release/Makefile:
-	cmake -S . -B build/release $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo
-build/tsan/build.ninja build/tsan/Makefile:
-	cmake -S . -B build/tsan $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCREW_SANITIZE=thread -DCREW_DEBUG_YIELD=ON -DCREW_BUILD_BENCH=OFF
-build/asan/build.ninja build/asan/Makefile:
-	cmake -S . -B build/asan $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCREW_SANITIZE=address -DCREW_BUILD_BENCH=OFF
-
-build: | build/release/$(if $(GENERATOR),build.ninja,Makefile)
+build:
+	@$(call configure,release,)
 	cmake --build build/release -j $(JOBS)
 
-# Release last, so the run closes on ctest's own summary line.
-test: test-valgrind test-asan test-tsan test-release
+# The packages first; then the four configurations, each run even if one before it failed (-k),
+# release last, so the run closes on ctest's own summary line (and make's list of failed ones).
+test:
+	@tools/deps.sh test
+	@$(MAKE) --no-print-directory -k test-valgrind test-asan test-tsan test-release; rc=$$?; \
+	command -v valgrind >/dev/null || echo "make test: valgrind memcheck was SKIPPED (not installed)"; \
+	exit $$rc
 
 test-release: build
 	cd build/release && $(CTEST)
 
-test-tsan: | build/tsan/$(if $(GENERATOR),build.ninja,Makefile)
+test-tsan:
+	@$(call configure,tsan,$(TSAN_FLAGS))
 	cmake --build build/tsan -j $(JOBS)
 	cd build/tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" $(CTEST)
 
-test-asan: | build/asan/$(if $(GENERATOR),build.ninja,Makefile)
+test-asan:
+	@$(call configure,asan,$(ASAN_FLAGS))
 	cmake --build build/asan -j $(JOBS)
 	cd build/asan && ASAN_OPTIONS="detect_leaks=1:abort_on_error=1" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" $(CTEST)
 
-# Every test binary under memcheck, with stress sizes scaled down (CREW_TEST_SCALE).
+# Every test binary under memcheck, with stress sizes scaled down (CREW_TEST_SCALE); skipped with
+# a message when valgrind is not installed.
 test-valgrind: build
 	tools/valgrind-tests.sh build/release
 
-bench: build
+# The benchmark report needs no test framework: GoogleTest is not among its packages.
+bench:
+	@tools/deps.sh bench
+	@$(MAKE) --no-print-directory build
 	bench/run.sh
 
-bench-quick: build
+bench-quick:
+	@tools/deps.sh bench
+	@$(MAKE) --no-print-directory build
 	bench/run.sh --quick
 
 clean:
@@ -60,10 +76,8 @@ models:
 fuzz:
 	fuzz/run.sh 60
 
-build/soak/build.ninja build/soak/Makefile:
-	cmake -S . -B build/soak $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCREW_BUILD_BENCH=OFF -DCREW_BUILD_SIM=OFF
-
-soak: | build/soak/$(if $(GENERATOR),build.ninja,Makefile)
+soak:
+	@$(call configure,soak,-DCREW_BUILD_BENCH=OFF -DCREW_BUILD_SIM=OFF)
 	cmake --build build/soak -j $(JOBS) --target soak
 	build/soak/tests/soak -s $(SOAK_SECONDS)
 

@@ -1,10 +1,10 @@
 /*
- * fig7_pool_vs_tpr.c -- seed 000 Fig. 7: a crew pool against thread-per-request.
+ * fig7_pool_vs_tpr.c -- a crew pool against thread-per-request (Jendersie et al., Fig. 7).
  *
- * BOLSTER's baseline (seed 000 Fig. 5) creates numThreads - 1 threads per call, runs one
+ * BOLSTER's baseline (Jendersie et al., Fig. 5) creates numThreads - 1 threads per call, runs one
  * work_large itself, and joins the rest. The pool version (Fig. 6) enqueues numThreads tasks of
  * work_large into a pool of numThreads workers created beforehand (creation is not timed, as in
- * the seed) and waits for all with the caller helping. Both run side by side in one process,
+ * the paper) and waits for all with the caller helping. Both run side by side in one process,
  * interleaved run by run, so the ratio is measured under the same machine noise.
  *
  * Usage: fig7_pool_vs_tpr [-t 4,8,16,32] [-r repeats] [-w exp_calls_per_task] [-c csv_file]
@@ -23,7 +23,7 @@
 
 static long work_calls = 20000; /* exponentials per work_large */
 
-/* "calculates a huge amount of exponential values in a loop" (seed 000 §V-B). */
+/* "calculates a huge amount of exponential values in a loop" (Jendersie et al., §V-B). */
 static void work_large(void *arg) {
     double *r = arg, x = *r;
     for (long i = 0; i < work_calls; i++)
@@ -42,7 +42,7 @@ static double now_ns(void) {
     return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
-/* Seed 000 Fig. 5. */
+/* Jendersie et al., Fig. 5. */
 static double run_baseline(int n) {
     double results[64];
     pthread_t threads[64];
@@ -61,7 +61,7 @@ static double run_baseline(int n) {
     return now_ns() - t0;
 }
 
-/* Seed 000 Fig. 6. */
+/* Jendersie et al., Fig. 6. */
 static double run_pool(crew_pool *p, int n) {
     double results[64];
     crew_task tasks[64];
@@ -131,7 +131,7 @@ int main(int argc, char **argv) {
     if (out)
         fprintf(out, "threads,run,baseline_ns,pool_ns\n");
 
-    printf("seed 000 Fig. 7: pool vs thread-per-request, work_large = %ld exp() calls, "
+    printf("pool vs thread-per-request (Jendersie et al., Fig. 7), work_large = %ld exp() calls, "
            "%d runs each, %ld online cores\n",
            work_calls, repeats, sysconf(_SC_NPROCESSORS_ONLN));
     printf("%8s  %28s  %28s  %14s\n", "threads", "thread-per-request us", "crew pool us",

@@ -1,12 +1,12 @@
 /*
- * fig8_wait_vs_complete.c -- seed 000 Fig. 8: average waiting time vs completion time of pools of
- * different sizes processing 10,000 tasks, from crew's monitoring (seed 000 §V-C).
+ * fig8_wait_vs_complete.c -- average waiting time vs completion time of pools of different
+ * sizes processing 10,000 tasks, from crew's monitoring (Jendersie et al., Fig. 8 and §V-C).
  *
- * For each pool size, one producer enqueues n tasks of work (exp() calls), the caller waits for
- * all of them, and the pool's statistics give, per task, the average waiting time in the queue
- * (accepted -> started, seed 000 Table IV's "avg wait time") and completion time (submitted ->
- * finished), and, per worker (Table III), the average time spent waiting for work and busy; plus
- * the wall time for all n. Medians of -r runs (the per-task columns with min..max).
+ * For each pool size, one producer enqueues n tasks of work (exp() calls), the caller waits for all
+ * of them, and the pool's statistics give, per task, the average waiting time in the queue
+ * (accepted -> started: the "avg wait time" of Jendersie et al., Table IV) and completion time
+ * (submitted -> finished), and, per worker (Table III), the average time spent waiting for work and
+ * busy; plus the wall time for all n. Medians of -r runs (the per-task columns with min..max).
  *
  * Usage: fig8_wait_vs_complete [-t 4,8,16,32] [-n tasks] [-w exp_calls] [-r repeats]
  */
@@ -77,8 +77,9 @@ int main(int argc, char **argv) {
     double *busy = calloc((size_t)repeats, sizeof *busy);
     if (!results || !tasks || !wait || !done || !wall || !idle || !busy)
         return 1;
-    printf("seed 000 Fig. 8: %ld tasks of %ld exp() calls, %d runs each, %ld online cores\n", n,
-           work_calls, repeats, sysconf(_SC_NPROCESSORS_ONLN));
+    printf("waiting vs completion time (Jendersie et al., Fig. 8): %ld tasks of %ld exp() calls, "
+           "%d runs each, %ld online cores\n",
+           n, work_calls, repeats, sysconf(_SC_NPROCESSORS_ONLN));
     printf("%6s %26s %26s %14s %14s %22s\n", "size", "task: waiting us", "task: completion us",
            "worker: idle ms", "worker: busy ms", "all done ms");
     for (int s = 0; s < nsizes; s++) {

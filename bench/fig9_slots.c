@@ -1,21 +1,21 @@
 /*
- * fig9_slots.c -- seed 000 Fig. 9: how a group (wait handle) gets its slot.
+ * fig9_slots.c -- how a group (wait handle) gets its slot (Jendersie et al., Fig. 9).
  *
- * The seed keeps groups in an array of slots, each an open-task count and a generation counter
+ * The paper keeps groups in an array of slots, each an open-task count and a generation counter
  * (§III-D), and compares two searches for a free slot (Fig. 4): linearly from the start (compact)
  * and in steps of 8 slots, so that groups open at once sit on different cache lines and threads
  * counting down neighbouring groups do not fight over one line. It found 0.1% between them.
  * crew searches not at all: a free slot comes off a tagged Treiber stack, or off the worker's own
  * cache of free slots (src/group.c).
  *
- * T threads (-t; more than the cores, as the seed runs them) each keep G groups open at once
+ * T threads (-t; more than the cores, as the paper runs them) each keep G groups open at once
  * (-g) for a fixed time, K empty tasks each (-k). One op is one group's whole life: claim a
  * slot, count K tasks in, count them down as they run, wait (see the count reach 0), release the
  * slot. Strategies, interleaved run by run in one process:
- *   linear     seed Fig. 4, first loop: scan from slot 0 for a count of 0, claim it with a CAS
- *              (generation + 1, count K). The K tasks run on the opening thread (an indirect
- *              call and an atomic decrement each); the wait is the seed's check (count 0 or
- *              generation moved on); the last decrement frees the slot. 8-byte slots, packed.
+ *   linear     Jendersie et al., Fig. 4, first loop: scan from slot 0 for a count of 0, claim it
+ *              with a CAS (generation + 1, count K). The K tasks run on the opening thread (an
+ *              indirect call and an atomic decrement each); the wait is the paper's check (count 0
+ *              or generation moved on); the last decrement frees the slot. 8-byte slots, packed.
  *   spread     the same, the scan in steps of 8 slots (Fig. 4, second loop, wrapping to the next
  *              offset), so up to capacity/8 open groups each have a cache line of their own.
  *   stack      the same slot work, the free slot popped off a tagged Treiber stack (crew's
@@ -166,7 +166,7 @@ static void push_free(slotmap *m, uint32_t s) {
                                                   memory_order_release, memory_order_relaxed));
 }
 
-/* Run the group's k tasks, each counting down, then the seed's wait check. */
+/* Run the group's k tasks, each counting down, then the paper's wait check. */
 static void finish_group(slotmap *m, int stack, uint32_t s, uint32_t gen, uint32_t k) {
     for (uint32_t i = 0; i < k; i++) {
         task_fn(NULL);
@@ -438,14 +438,15 @@ int main(int argc, char **argv) {
     if (rc != CREW_OK)
         die("crew_create", rc);
 
-    printf("seed 000 Fig. 9: groups opened, filled with %u empty tasks, counted down, waited for "
-           "and released; %.3g s per run, %d runs, %ld online cores\n",
+    printf("slot search (Jendersie et al., Fig. 9): groups opened, filled with %u empty tasks, "
+           "counted down, waited for and released; %.3g s per run, %d runs, %ld online cores\n",
            k, secs, runs, cores);
     printf("Mops/s = million groups through their whole life per second, all threads together; "
            "median (min..max)\n");
-    printf("  linear    seed Fig. 4: linear search from slot 0, CAS claim, packed 8-byte slots; "
-           "tasks run inline\n");
-    printf("  spread    seed Fig. 4: search in steps of 8 slots (a cache line each); same work\n");
+    printf("  linear    Jendersie et al., Fig. 4: linear search from slot 0, CAS claim, packed "
+           "8-byte slots; tasks run inline\n");
+    printf("  spread    Jendersie et al., Fig. 4: search in steps of 8 slots (a cache line each); "
+           "same work\n");
     printf("  stack     no search: a tagged Treiber free stack (crew's design, emulated, no "
            "per-thread cache); same work\n");
     printf("  crew      crew_enqueue_tasks(&group) + crew_wait from threads outside a pool of "

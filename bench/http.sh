@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # The HTTP example under load from wrk on 127.0.0.1: the crew-pool server against the same server
-# with a thread per connection, per endpoint; "pool x16" is the pool with 16 workers per core,
-# sized for I/O waits (until blocking tasks and automatic sizing land, a pool of `cores` workers
-# serves sleeping requests `cores` at a time). The three servers start once and stay up; runs go
-# in rounds, each round loading every endpoint on the three servers one after the other (the
-# order rotating every round), so the ratios to thread-per-connection are per round, side by
-# side. Prints requests/s, median (min..max) over the runs, the median of the per-round ratios,
-# and the latency percentiles wrk reports (medians over the runs).
+# with a thread per connection, per endpoint. Four servers:
+#   pool         `cores` workers; /slow (a request that sleeps) runs as a CREW_TASK_BLOCKING task
+#                on the pool's blocking threads, as README advises: the example's default
+#   pool -B      the same pool with /slow sleeping on the workers (http_server -B), which then
+#                serve sleeping requests `cores` at a time
+#   pool x16 -B  16 workers per core, sleeping on the workers: a pool sized for the waits
+#   thread       a thread per connection
+# The servers start once and stay up; runs go in rounds, each round loading every endpoint on the
+# servers one after the other (the order rotating every round), so the ratios to
+# thread-per-connection are per round, side by side. Prints requests/s, median (min..max) over the
+# runs, the median of the per-round ratios, and the latency percentiles wrk reports (medians over
+# the runs).
 #   bench/http.sh [-r runs] [-e endpoint,...] [-w wrk_threads] [-c out.csv] [seconds] [connections]
 #   defaults: 5 runs, /static,/cpu?n=20000,/slow?ms=5, wrk threads max(2, cores / 4), 2 s, 64
 # Needs wrk (skips with a note without it). CSV columns: endpoint, server, run, req_s, p50_ms,
@@ -22,7 +27,7 @@ while getopts "r:e:w:c:h" o; do
         e) endpoints=$OPTARG ;;
         w) wrk_threads=$OPTARG ;;
         c) csv=$OPTARG ;;
-        h) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        h) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) exit 2 ;;
     esac
 done
@@ -34,7 +39,9 @@ if ! command -v wrk >/dev/null; then
     exit 0
 fi
 IFS=, read -r -a eps <<<"$endpoints"
-modes=("pool" "pool x16" "thread")
+modes=("pool" "pool -B" "pool x16 -B" "thread")
+margs=("-m pool -t $cores" "-m pool -t $cores -B" "-m pool -t $((cores * 16)) -B" "-m thread")
+nservers=${#modes[@]}
 tmp=$(mktemp -d)
 pids=()
 cleanup() {
@@ -44,13 +51,12 @@ cleanup() {
 }
 trap cleanup EXIT
 ports=()
-for i in 0 1 2; do
-    mode=${modes[$i]} t=$cores
-    [ "$mode" = "pool x16" ] && t=$((cores * 16))
-    "$server" -m "${mode%% *}" -t "$t" >"$tmp/server$i.log" &
+for ((i = 0; i < nservers; i++)); do
+    # shellcheck disable=SC2086
+    "$server" ${margs[$i]} >"$tmp/server$i.log" &
     pids+=($!)
 done
-for i in 0 1 2; do
+for ((i = 0; i < nservers; i++)); do
     for _ in $(seq 50); do grep -q listening "$tmp/server$i.log" && break; sleep 0.1; done
     port=$(sed -n 's/listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$tmp/server$i.log")
     [ -n "$port" ] || { echo "http_server (${modes[$i]}) did not start"; exit 1; }
@@ -60,8 +66,8 @@ done
 # One tab-separated line per run: endpoint, server, run, req/s, p50 ms, p99 ms, errors.
 for ((r = 0; r < runs; r++)); do
     for ep in "${eps[@]}"; do
-        for k in 0 1 2; do
-            i=$(((k + r) % 3))
+        for ((k = 0; k < nservers; k++)); do
+            i=$(((k + r) % nservers))
             wrk -t "$wrk_threads" -c "$conns" -d "${dur}s" --latency \
                 "http://127.0.0.1:${ports[$i]}$ep" >"$tmp/wrk.out" 2>&1 || true
             awk -v ep="$ep" -v mode="${modes[$i]}" -v r="$r" '
@@ -87,10 +93,12 @@ if [ -n "$csv" ]; then
 fi
 
 echo "wrk -t $wrk_threads -c $conns, $dur s per run, $runs runs per cell, in rounds: each round" \
-    "loads every endpoint on the three servers, the order rotating. pool: $cores workers;" \
-    "pool x16: $((cores * 16)); thread: one per connection. Medians with (min..max). x thread:" \
-    "req/s over thread-per-connection's in the same round, the median of those ratios (> 1: the" \
-    "pool is ahead). p50, p99: medians over the runs." | fmt -w 96
+    "loads every endpoint on the four servers, the order rotating. pool: $cores workers, /slow" \
+    "on blocking tasks (CREW_TASK_BLOCKING); pool -B: the same with /slow sleeping on the" \
+    "workers; pool x16 -B: $((cores * 16)) workers, /slow on them; thread: one per connection." \
+    "Medians with (min..max). x thread: req/s over thread-per-connection's in the same round," \
+    "the median of those ratios (> 1: the pool is ahead). p50, p99: medians over the runs." |
+    fmt -w 96
 awk -F'\t' '
     function sort(a, n,    i, j, t) { # insertion sort of a[1..n] (mawk has no asort)
         for (i = 2; i <= n; i++) {
@@ -114,7 +122,7 @@ awk -F'\t' '
         run[key, i] = $3; byrun[$1, $2, $3] = $4
     }
     END {
-        printf "%-14s %-9s   %-28s   %-19s   %6s   %-24s   %s\n", "endpoint", "server",
+        printf "%-14s %-11s   %-28s   %-19s   %6s   %-24s   %s\n", "endpoint", "server",
             "req/s median (min..max)", "x thread (min..max)", "p50 ms",
             "p99 ms median (min..max)", "errors"
         for (k = 1; k <= nk; k++) {
@@ -130,7 +138,7 @@ awk -F'\t' '
                 }
                 pick(q, key, m); ratio = sprintf("%5.2f (%.2f..%.2f)", med, lo, hi)
             }
-            printf "%-14s %-9s   %9.0f (%7.0f..%7.0f)   %-19s   %6.2f   %-24s   %s\n",
+            printf "%-14s %-11s   %9.0f (%7.0f..%7.0f)   %-19s   %6.2f   %-24s   %s\n",
                 ep[key], srv[key], r1, r2, r3, ratio, l50,
                 sprintf("%6.2f (%.2f..%.2f)", l1, l2, l3),
                 err[key] ? err[key] " in " m " runs" : "none"

@@ -40,7 +40,7 @@ for p in "${peers[@]}"; do
         'BEGIN { printf "%-18s %12.0f\n", p, (b - a) / n }'
 done
 
-# What monitoring costs (issue: "when off it costs nothing measurable"): crew_submit of empty
+# What monitoring costs (the goal: "when off it costs nothing measurable"): crew_submit of empty
 # tasks on one worker, in a build without monitoring (CREW_MONITORING=OFF, built here into
 # build/nomon when cmake is there, except in --quick mode), and in the normal build with
 # monitoring off and on.

@@ -1,6 +1,6 @@
 // peers.cpp -- crew against the pools C and C++ programmers use today, side by side in one run.
 //
-// Workloads (issue "Scheduling strategies and the hot path", all with workers = cores):
+// Workloads (all with workers = cores):
 //   empty     N empty tasks from one external thread, then wait for all       -> tasks/s
 //   forkjoin  R rounds, each forking `cores` tasks of ~1 us (256 LCG steps)
 //             from the calling thread and joining them                        -> us per round
@@ -635,7 +635,7 @@ public:
     const char *name() const override { return "textbook"; }
 };
 
-// Thread-per-task, BOLSTER's approach (seed 000 Fig. 5): runs a tenth of the tasks.
+// Thread-per-task, BOLSTER's approach (Jendersie et al., Fig. 5): runs a tenth of the tasks.
 class ThreadPerTaskPeer : public Peer {
     struct Arg {
         void (*fn)(void *);

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Plots for a results folder (PNG, gnuplot from Debian, as seed 000 used), from its CSV files:
-#   fig7.png            seed 000 Fig. 7: thread-per-request vs pool time per call (medians)
-#   sizing_static.png   seed 001 Figs. 5/7: throughput vs pool size per workload (median, min..max)
-#   sizing_rait.png     seed 001 Fig. 6: reciprocal average idle time vs pool size (median)
-#   sizing_dynamic.png  seed 001 Fig. 10: pool size over time, AIT vs BALANCE, free_workload 100
+# Plots for a results folder (PNG, gnuplot from Debian, as Jendersie et al. used), from its CSV
+# files:
+#   fig7.png            Jendersie et al., Fig. 7: thread-per-request vs pool time per call (medians)
+#   sizing_static.png   Xu & Bode, Figs. 5/7: throughput vs pool size per workload (median,
+#                       min..max)
+#   sizing_rait.png     Xu & Bode, Fig. 6: reciprocal average idle time vs pool size (median)
+#   sizing_dynamic.png  Xu & Bode, Fig. 10: pool size over time, AIT vs BALANCE, free_workload 100
 #                       (the trace of the run with the median steady throughput)
 #   sizing_phase.png    the same for the phase workload (free_workload 100, then pure CPU)
 # Prints the markdown lines that embed the plots that were made. Without gnuplot, prints a note.
@@ -45,13 +47,13 @@ if [ -f "$dir/fig7.csv" ]; then
     gnuplot <<EOF
 $term
 set output "$dir/fig7.png"
-set title "Seed 000 Fig. 7: time per call, N tasks of work_large (median)"
+set title "Jendersie et al., Fig. 7: time per call, N tasks of work_large (median)"
 set xlabel "tasks per call (pool size)"; set ylabel "microseconds"; set logscale x 2
 set key left top; set grid
 plot "$dir/fig7_tpr.dat" using 1:(\$2/1000) with linespoints title "thread-per-request", \
      "$dir/fig7_pool.dat" using 1:(\$2/1000) with linespoints title "crew pool"
 EOF
-    echo "![seed 000 Fig. 7](fig7.png)"
+    echo "![Jendersie et al., Fig. 7](fig7.png)"
 fi
 
 if [ -f "$dir/sizing.csv" ]; then
@@ -72,14 +74,14 @@ if [ -f "$dir/sizing.csv" ]; then
     gnuplot <<EOF
 $term
 set output "$dir/sizing_static.png"
-set title "Seed 001 Figs. 5/7: throughput vs pool size (median, bars: min..max)"
+set title "Xu & Bode, Figs. 5/7: throughput vs pool size (median, bars: min..max)"
 set xlabel "pool size"; set ylabel "tasks per second"; set logscale y; set grid; set key outside
 plot ${plots%,}
 EOF
     gnuplot <<EOF
 $term
 set output "$dir/sizing_rait.png"
-set title "Seed 001 Fig. 6: reciprocal average idle time (AIT_1 / AIT_n) vs pool size (median)"
+set title "Xu & Bode, Fig. 6: reciprocal average idle time (AIT_1 / AIT_n) vs pool size (median)"
 set xlabel "pool size"; set ylabel "RAIT"; set grid; set key outside
 plot ${rplots%,}
 EOF
@@ -110,12 +112,12 @@ EOF
         echo "$png"
     }
     dyn_png=$(trace_plot fw=100 sizing_dynamic.png \
-        "Seed 001 Fig. 10: pool size over time, free_workload = 100 (one run: the median's)")
+        "Xu & Bode, Fig. 10: pool size over time, free_workload = 100 (one run: the median's)")
     phase_png=$(trace_plot phase sizing_phase.png \
         "Pool size over time, free_workload 100 then pure CPU at half time (the median run)")
-    echo "![seed 001 Figs. 5/7](sizing_static.png)"
-    echo "![seed 001 Fig. 6](sizing_rait.png)"
-    [ -n "$dyn_png" ] && echo "![seed 001 Fig. 10]($dyn_png)"
+    echo "![Xu & Bode, Figs. 5/7](sizing_static.png)"
+    echo "![Xu & Bode, Fig. 6](sizing_rait.png)"
+    [ -n "$dyn_png" ] && echo "![Xu & Bode, Fig. 10]($dyn_png)"
     [ -n "$phase_png" ] && echo "![phase change: pool size over time]($phase_png)"
 fi
 # Plots of the other sections: one script each in bench/plots/, sourced with $dir and $term set.

@@ -1,7 +1,7 @@
 // primitives.cpp -- parallel sum and filter over n doubles: crew_parallel_reduce/filter against a
 // sequential loop, OpenMP `parallel for`, oneTBB parallel_reduce/parallel_for, and BOLSTER's
-// thread-per-request style (T threads created per call, seed 000 Fig. 5), side by side, for
-// several sizes. Reports the median time per call (min..max) and each one's ratio to crew.
+// thread-per-request style (T threads created per call; Jendersie et al., Fig. 5), side by side,
+// for several sizes. Reports the median time per call (min..max) and each one's ratio to crew.
 //
 // Usage: bench_primitives [-s 10,1000,100000,10000000,100000000] [-r repeats] [-t threads]
 #include <algorithm>
@@ -124,7 +124,7 @@ void tpr_run(std::vector<Part> &parts, void *(*fn)(void *)) {
     std::vector<pthread_t> th(parts.size());
     for (size_t t = 1; t < parts.size(); t++)
         pthread_create(&th[t], nullptr, fn, &parts[t]);
-    fn(&parts[0]); // the caller takes one part, as in seed 000 Fig. 5
+    fn(&parts[0]); // the caller takes one part, as in Jendersie et al., Fig. 5
     for (size_t t = 1; t < parts.size(); t++)
         pthread_join(th[t], nullptr);
 }

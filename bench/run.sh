@@ -2,7 +2,7 @@
 # The benchmark report (README's main command runs this through `make bench`).
 # Runs each experiment, prints it as it goes, and writes
 # bench/results/<date>-<host>/report.md with the raw CSV beside it.
-#   bench/run.sh [--quick]     --quick: fewer runs and smaller work, for a smoke test (< 90 s)
+#   bench/run.sh [--quick]     --quick: fewer runs and smaller work, for a smoke test (70-100 s on 2 cores)
 # CREW_BENCH_BUILD names the build tree to run (default build/release; bench/instr.sh always
 # uses build/release), CREW_BENCH_OUT the results folder (default bench/results/<date>-<host>).
 set -euo pipefail
@@ -48,22 +48,22 @@ cores=$(nproc)
 nstep=0
 step() { nstep=$((nstep + 1)); printf '[bench] %d. %s (at %ds)\n' "$nstep" "$*" "$SECONDS" >&2; }
 
-step "seed 000 Fig. 7: pool vs thread-per-request ($repeats runs)"
+step "pool vs thread-per-request, Jendersie et al. Fig. 7 ($repeats runs)"
 {
-    echo "## Seed 000 Fig. 7: pool vs thread-per-request"
+    echo "## Pool vs thread-per-request (Jendersie et al., Fig. 7)"
     echo
     echo "Each call runs N tasks of work_large ($work exp() calls each): the baseline creates N-1"
-    echo "threads and runs one task itself (seed 000 Fig. 5); crew enqueues N tasks into a pool of N"
-    echo "workers created beforehand and waits with the caller helping (Fig. 6)."
+    echo "threads and runs one task itself (Jendersie et al., Fig. 5); crew enqueues N tasks into a"
+    echo "pool of N workers created beforehand and waits with the caller helping (Fig. 6)."
     echo
     echo '```'
 } >>"$report"
 "$bin/fig7_pool_vs_tpr" -t 4,8,16,32 -r "$repeats" -w "$work" -c "$out/fig7.csv" | tee -a "$report"
 printf '```\n\n' >>"$report"
 
-step "seed 000 Fig. 8: waiting vs completion time"
+step "waiting vs completion time, Jendersie et al. Fig. 8"
 {
-    echo "## Seed 000 Fig. 8: average waiting vs completion time, 10,000 tasks"
+    echo "## Average waiting vs completion time, 10,000 tasks (Jendersie et al., Fig. 8)"
     echo
     echo "From crew's monitoring: per task, time in the queue and submission-to-finish; per worker,"
     echo "time without work and time busy (wall time, so it includes preemption when threads"
@@ -100,15 +100,16 @@ step "crew against peer pools (empty, fork-join, fib, matmul)"
 "$bin/bench_peers" $peers_args -c "$out/peers.csv" -S "$out/summary.md" | tee -a "$report"
 printf '```\n\n' >>"$report"
 
-step "scheduling strategies side by side (seed 000 Fig. 10, seed 004 Fig. 5)"
+step "scheduling strategies side by side (Jendersie et al. Fig. 10, Palaniappan et al. Fig. 5)"
 {
-    echo "## Scheduling strategies: seed 000 Fig. 10 (mutex vs lock-free queue), seed 004 Fig. 5"
+    echo "## Scheduling strategies (Jendersie et al., Fig. 10; Palaniappan et al., Fig. 5)"
     echo
     echo "crew's four strategies (and the shared queue under a spinlock) on the same workloads,"
     echo "workers = cores, beside the two fastest peers. steal: Chase-Lev deques (default); shared:"
     echo "one priority queue under a mutex or a spinlock; lockfree: a MultiQueue; per-worker: a"
-    echo "queue per worker, fed round-robin, no stealing. Seed 004 reports stealing 12-18% ahead of"
-    echo "a common queue on matrix multiplications."
+    echo "queue per worker, fed round-robin, no stealing. Jendersie et al. compare a mutex with a"
+    echo "lock-free queue; Palaniappan et al. report stealing 12-18% ahead of a common queue on"
+    echo "matrix multiplications."
     echo
     echo '```'
 } >>"$report"
@@ -119,7 +120,8 @@ step "scheduling strategies side by side (seed 000 Fig. 10, seed 004 Fig. 5)"
 printf '```\n\n' >>"$report"
 if [ $quick = 0 ]; then
     {
-        echo "Seed 004 Fig. 5 sweeps the number of 10x10 multiplications, 100k..500k (500k above):"
+        echo "Palaniappan et al. (Fig. 5) sweep the number of 10x10 multiplications, 100k..500k"
+        echo "(500k above):"
         echo "a common queue (shared), a queue per thread (per-worker) and stealing (steal)."
         echo
         echo '```'
@@ -160,7 +162,7 @@ awk '$2 ~ /^[0-9]+$/ && NR > 1 && $1 !~ /^crew-/ && NF == 2 { v[$1] = $2 }
 
 step "parallel primitives: sum and filter over n doubles"
 {
-    echo "## Parallel primitives: sum and stable filter (seed 000's BOLSTER primitives)"
+    echo "## Parallel primitives: sum and stable filter (BOLSTER's, Jendersie et al.)"
     echo
     echo "crew_parallel_reduce / crew_parallel_filter against a sequential loop, OpenMP parallel for,"
     echo "oneTBB parallel_reduce and BOLSTER's thread-per-request (T threads created per call)."
@@ -171,12 +173,14 @@ step "parallel primitives: sum and filter over n doubles"
 "$bin/bench_primitives" $prim_args | tee -a "$report"
 printf '```\n\n' >>"$report"
 
-step "the HTTP example under wrk (seeds 001 and 004: a server on a pool)"
+step "the HTTP example under wrk (a server on a pool, as in Xu & Bode and Palaniappan et al.)"
 {
     echo "## HTTP server on a crew pool vs thread-per-connection (wrk, 64 connections, 127.0.0.1)"
     echo
-    echo "The three servers start once and stay up; each round loads every endpoint on each server"
-    echo "for $http_secs s, the order rotating, so x thread compares runs made side by side."
+    echo "The four servers start once and stay up; each round loads every endpoint on each server"
+    echo "for $http_secs s, the order rotating, so x thread compares runs made side by side. pool"
+    echo "serves /slow (a request that sleeps) on CREW_TASK_BLOCKING tasks, as README advises;"
+    echo "pool -B and pool x16 -B let it sleep on the workers, to show the difference."
     [ $quick = 1 ] &&
         echo "Quick mode: $http_runs runs per cell instead of 5, $http_secs s each, $http_eps only."
     echo
@@ -185,13 +189,13 @@ step "the HTTP example under wrk (seeds 001 and 004: a server on a pool)"
 bench/http.sh -r "$http_runs" -e "$http_eps" -c "$out/http.csv" "$http_secs" 64 | tee -a "$report"
 printf '```\n\n' >>"$report"
 
-step "seed 001 sizing study: static sizes, RAIT, AIT vs BALANCE controllers"
+step "sizing study of Xu & Bode: static sizes, RAIT, AIT vs BALANCE controllers"
 {
-    echo "## Seed 001 Figs. 5-7, 10, 11: pool size, idle time and automatic sizing"
+    echo "## Pool size, idle time and automatic sizing (Xu & Bode, Figs. 5-7, 10, 11)"
     echo
     echo "Tasks compute 100 us and sleep free_workload x 10 us; a producer keeps a backlog of 20 ms"
     echo "of computation for all the cores outstanding and refills it when about a quarter has run."
-    echo "AIT is seed 001's dynamicThreadPool as written; BALANCE is crew's controller"
+    echo "AIT is Xu & Bode's dynamicThreadPool as written; BALANCE is crew's controller"
     echo "(docs/autosize.md). Runs go in rounds: the static sweep runs every size and workload once"
     echo "per round; the dynamic part runs AIT, a static reference and BALANCE side by side per"
     echo "round, so /ref and Fig. 11's ratios are medians of per-round ratios. Fig. 10's size over"
@@ -203,7 +207,7 @@ step "seed 001 sizing study: static sizes, RAIT, AIT vs BALANCE controllers"
 "$bin/bench_sizing" $sizing_args -c "$out/sizing.csv" | tee -a "$report"
 printf '```\n' >>"$report"
 
-step "seed 002 Figs. 1-3: blocking file I/O mixed with short tasks, and scalability"
+step "blocking file I/O mixed with short tasks, and scalability (Li & Hu, Figs. 1-3)"
 # The goroutine peer is built here from bench/go/seed002 when Go is installed; nothing is
 # downloaded (no dependencies, GOPROXY=off, the local toolchain only).
 seed002_args="" seed002_go_note="" seed002_gobin="$PWD/$bin/seed002_go"
@@ -220,7 +224,7 @@ else
 fi
 {
     echo
-    echo "## Seed 002 Figs. 1-3: blocking file I/O mixed with short tasks"
+    echo "## Blocking file I/O mixed with short tasks (Li & Hu, JEThread, Figs. 1-3)"
     echo
     echo "Blocking tasks read 4 KiB with O_DIRECT from a temp file (a trip to the device), compute"
     echo "tasks run a 5 us loop, empty tasks nothing; 25/50/75% of the tasks block (a fixed shuffle)."
@@ -238,10 +242,10 @@ fi
 "$bin/seed002_mix" $seed002_args -c "$out/seed002.csv" | tee -a "$report"
 printf '```\n' >>"$report"
 
-step "seed 003: I/O-bound tasks with time-outs, crew vs Boost.Asio"
+step "I/O-bound tasks with time-outs, crew vs Boost.Asio (Jue)"
 {
     echo
-    echo "## Seed 003: I/O-bound tasks with time-outs against local servers with injected latency"
+    echo "## I/O-bound tasks with time-outs against local servers with injected latency (Jue)"
     echo
     echo "Each task connects to a TCP server the benchmark runs on 127.0.0.1 (epoll threads, several"
     echo "ports), sends a request and waits for the reply, which comes after an injected delay"
@@ -260,16 +264,17 @@ seed003_args=""
 "$bin/seed003_io" $seed003_args -c "$out/seed003.csv" | tee -a "$report"
 printf '```\n' >>"$report"
 
-step "seed 000 Fig. 9: slot search for group handles vs crew's groups"
+step "slot search for group handles vs crew's groups (Jendersie et al., Fig. 9)"
 {
     echo
-    echo "## Seed 000 Fig. 9: finding a slot for a group handle"
+    echo "## Finding a slot for a group handle (Jendersie et al., Fig. 9)"
     echo
-    echo "Seed 000 searches its slot array for a free slot linearly from the start, or in steps of"
-    echo "8 slots so that groups open at once sit on different cache lines (it measured 0.1% between"
-    echo "them). crew does not search: a free slot comes off a Treiber stack, or a worker's own cache."
-    echo "T threads (more than the cores, as in the seed) each keep G groups open and cycle them; one"
-    echo "op is one group's whole life (claim, count K tasks in, count down, wait, release)."
+    echo "Jendersie et al. search their slot array for a free slot linearly from the start, or in"
+    echo "steps of 8 slots so that groups open at once sit on different cache lines (they measured"
+    echo "0.1% between them). crew does not search: a free slot comes off a Treiber stack, or a"
+    echo "worker's own cache. T threads (more than the cores, as in the paper) each keep G groups"
+    echo "open and cycle them; one op is one group's whole life (claim, count K tasks in, count"
+    echo "down, wait, release)."
     echo
     echo '```'
 } >>"$report"
@@ -291,8 +296,9 @@ step "plots"
 if grep -q "crew behind" "$out/summary.md"; then
     {
         echo
-        echo "Where crew is behind, the sections below give the figures per strategy; the closing"
-        echo "notes of the scheduling issue say why and what would close the gap."
+        echo "Where crew is behind, the sections below give the figures per strategy;"
+        echo "docs/benchmarks.md (\"Where crew is behind, and why\") says why and what would close"
+        echo "the gap."
     } >>"$out/summary.md"
 fi
 sed -i -e "/<!-- summary -->/r $out/summary.md" -e "/<!-- summary -->/d" "$report"

@@ -1,7 +1,7 @@
 /*
- * seed002_mix.c -- seed 002 (JEThread) Figs. 1-3: blocking file I/O mixed with short tasks.
+ * seed002_mix.c -- blocking file I/O mixed with short tasks (Li & Hu, JEThread, Figs. 1-3).
  *
- * Three kinds of task, as in seed 002 §VI:
+ * Three kinds of task, as in Li & Hu (§VI):
  *   blocking  a 4 KiB read with O_DIRECT from a temp file (-i read, the default), or a 4 KiB
  *             pwrite over an allocated block followed by fdatasync (-i sync): either is a real
  *             trip to the device, the thread asleep in the kernel meanwhile. Task i uses file
@@ -77,7 +77,7 @@ static void die(const char *what, int err) {
     exit(1);
 }
 
-/* "computes the sum based on the input and generates a simple hash value" (seed 002 §VI). */
+/* "computes the sum based on the input and generates a simple hash value" (Li & Hu, §VI). */
 static void compute(uint64_t x, long loops) {
     for (long i = 0; i < loops; i++)
         x = x * 6364136223846793005ull + 1442695040888963407ull;
@@ -644,8 +644,8 @@ int main(int argc, char **argv) {
             die(csv, errno);
         fprintf(o.csv, "experiment,impl,blocking_pct,threads,tasks,run,seconds\n");
     }
-    printf("seed 002 Figs. 1-3: %ld online cores; blocking task = %s %d B (alone: %.0f us "
-           "median), compute task = %.1f us (%ld loops), %d temp files\n",
+    printf("blocking mixes (Li & Hu, Figs. 1-3): %ld online cores; blocking task = %s %d B "
+           "(alone: %.0f us median), compute task = %.1f us (%ld loops), %d temp files\n",
            cores, io_read ? "O_DIRECT pread" : "pwrite + fdatasync of", IO_BYTES, io_us,
            compute_us, compute_loops, nfiles);
     if (tmpdir_in_memory())

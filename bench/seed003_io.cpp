@@ -1,7 +1,7 @@
-// seed003_io.cpp -- seed 003: a thread pool for I/O-bound tasks with time-outs, crew against
+// seed003_io.cpp -- Jue's study: a thread pool for I/O-bound tasks with time-outs, crew against
 // Boost.Asio's thread_pool, as speedup over a sequential run and share of failed requests.
 //
-// Seed 003 pinged 42 web sites (popen "ping -c 1 -t 1") from pools of 1..128 threads. Here the
+// Jue pinged 42 web sites (popen "ping -c 1 -t 1") from pools of 1..128 threads. Here the
 // sites are local: the benchmark starts its own TCP servers on 127.0.0.1 (-P listening ports on
 // ephemeral ports, served by -j epoll threads), so the network is repeatable. Each task
 // connects to one port (task i -> port i % P), sends 8 bytes (its id and an injected delay),

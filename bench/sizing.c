@@ -1,7 +1,7 @@
 /*
- * sizing.c -- the sizing study of seed 001 (Xu & Bode), with crew's two controllers.
+ * sizing.c -- the sizing study of Xu & Bode, with crew's two controllers.
  *
- * Workload (seed 001 §4.1, Fig. 4): every task computes for a fixed time C (a calibrated loop)
+ * Workload (Xu & Bode, §4.1, Fig. 4): every task computes for a fixed time C (a calibrated loop)
  * and then sleeps free_workload x E, emulating I/O; we use C = 100 us and E = 10 us, so
  * free_workload 10, 50, 100 sleep 0.1, 0.5 and 1 ms. Also a pure-CPU workload (free_workload 0),
  * short CPU tasks (C = 10 us: where extra threads only add contention), and a phase-changing one
@@ -372,7 +372,7 @@ int main(int argc, char **argv) {
         }
         sizes[nsizes++] = max;
     }
-    if (!nstarts) { /* seed 001 Fig. 10's start sizes (-q: the ends only) */
+    if (!nstarts) { /* the start sizes of Xu & Bode, Fig. 10 (-q: the ends only) */
         starts[nstarts++] = 1;
         if (!quick && max > 4)
             starts[nstarts++] = 4;

@@ -1,14 +1,15 @@
 /*
  * http_server.c -- a small HTTP/1.1 server whose requests are handled by a crew pool (the server
- * workload of seeds 001 and 004).
+ * workload of Xu & Bode and of Palaniappan et al.).
  *
  *   http_server [-p port] [-t threads] [-r file] [-m pool|thread] [-n max_requests]
- *               [-i idle_timeout_ms]
+ *               [-i idle_timeout_ms] [-B] [-h|--help]
  *
  * Endpoints:
  *   GET /static     the file given with -r (default: a built-in page)
  *   GET /cpu?n=N    CPU-heavy: N rounds of a 64-bit LCG (default 100000)
- *   GET /slow?ms=M  I/O-waiting: sleeps M milliseconds (default 50, at most 5000)
+ *   GET /slow?ms=M  I/O-waiting: sleeps M milliseconds (default 50, at most 5000), as a
+ *                   request that waits for a database or a disk would
  *   anything else   404; a malformed request 400; a request head over 8 KiB 413; a method other
  *                   than GET 405.
  *
@@ -17,7 +18,11 @@
  * what has arrived, answers every complete request, and hands the connection back to epoll
  * (keep-alive, or a request head still incomplete) or closes it. A worker therefore never waits
  * for a client: a slow or silent client costs no thread, and the main thread closes connections
- * parked longer than the idle time-out. -m thread is the same server with a thread per
+ * parked longer than the idle time-out. A request that blocks (/slow) is not served on a
+ * worker: the task hands its connection to a CREW_TASK_BLOCKING task, which runs on the pool's
+ * blocking threads (crew_config.max_blocking), so sleeping requests never hold up the workers
+ * and the short requests behind them; -B serves them on the workers instead, to show the
+ * difference (bench/http.sh runs both). -m thread is the same server with a thread per
  * connection and blocking reads, for comparison.
  *
  * Prints "listening on 127.0.0.1:PORT" when ready; stops after -n requests (0 = never) or on
@@ -27,6 +32,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -69,6 +75,8 @@ typedef struct conn {
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static conn *registry;
 static int nonblocking_mode; /* pool mode: sockets are non-blocking */
+static int blocking_on_workers; /* -B: serve /slow on the workers, not on blocking tasks */
+static crew_pool *pool;         /* pool mode */
 
 static long now_ms(void) {
     struct timespec ts;
@@ -219,20 +227,31 @@ static void close_conn(conn *c) {
     pthread_mutex_unlock(&registry_lock);
 }
 
-/* Serve the complete requests of one connection. Returns 1 when the connection stays open and
- * should wait for more data (keep-alive, or a head still incomplete), 0 to close it. */
-static int serve_some(conn *c) {
+/* Whether the complete request head at the start of c->buf blocks its thread (/slow). */
+static int blocks(const conn *c) {
+    return strncmp(c->buf, "GET /slow", 9) == 0 && (c->buf[9] == ' ' || c->buf[9] == '?');
+}
+
+enum { SERVE_CLOSE, SERVE_PARK, SERVE_HANDOFF };
+
+/* Serve the complete requests of one connection. Returns SERVE_PARK when the connection stays
+ * open and should wait for more data (keep-alive, or a head still incomplete), SERVE_CLOSE to
+ * close it, and, when may_block is 0, SERVE_HANDOFF before a request that would block: the
+ * caller hands the connection (its head still buffered) to a blocking task. */
+static int serve_some(conn *c, int may_block) {
     for (;;) {
         long head = read_head(c);
         if (head == HEAD_MORE)
-            return 1;
+            return SERVE_PARK;
         if (head <= 0)
-            return 0;
+            return SERVE_CLOSE;
+        if (!may_block && blocks(c))
+            return SERVE_HANDOFF;
         int keep = handle_request(c, (size_t)head);
         memmove(c->buf, c->buf + head, c->have - (size_t)head); /* pipelined rest */
         c->have -= (size_t)head;
         if (!keep)
-            return 0;
+            return SERVE_CLOSE;
         if (c->have == 0 && !nonblocking_mode)
             continue; /* thread mode: block for the next request */
     }
@@ -276,17 +295,36 @@ static void unpark(conn *c) {
     pthread_mutex_unlock(&registry_lock);
 }
 
-/* Pool mode: one task per readable connection. */
+/* After serve_some: park the connection until it has data again, or close it. */
+static void finish(conn *c, int served) {
+    if (served != SERVE_PARK || park(c) != 0)
+        close_conn(c);
+}
+
+/* Pool mode, on a blocking thread: a connection whose next request blocks. It serves that
+ * request and any pipelined after it, then parks the connection as a worker would (the next
+ * readable event goes back to a worker). */
+static void conn_blocking_task(void *arg) {
+    conn *c = arg;
+    finish(c, serve_some(c, 1));
+}
+
+/* Pool mode: one task per readable connection, on a worker. */
 static void conn_task(void *arg) {
     conn *c = arg;
-    if (!serve_some(c) || park(c) != 0)
-        close_conn(c);
+    int served = serve_some(c, blocking_on_workers);
+    if (served == SERVE_HANDOFF) {
+        if (crew_submit_ex(pool, conn_blocking_task, c, 0, CREW_TASK_BLOCKING, NULL) == CREW_OK)
+            return;
+        served = serve_some(c, 1); /* not accepted (shutting down): serve it here */
+    }
+    finish(c, served);
 }
 
 /* Thread mode: one thread per connection, blocking reads with the same time-out. */
 static void *conn_thread(void *arg) {
     conn *c = arg;
-    while (!stop && serve_some(c))
+    while (!stop && serve_some(c, 1) == SERVE_PARK)
         ;
     close_conn(c);
     return NULL;
@@ -339,11 +377,30 @@ static int load_static(const char *path) {
     return 0;
 }
 
+static void usage(FILE *f, const char *prog) {
+    fprintf(f,
+            "usage: %s [-p port] [-t threads] [-r file] [-m pool|thread] [-n max_requests]\n"
+            "       [-i idle_timeout_ms] [-B]\n"
+            "  -p port      listen on 127.0.0.1:port (default 0: any free port, printed)\n"
+            "  -t threads   pool workers (default: one per core)\n"
+            "  -r file      the body of GET /static (default: a built-in page)\n"
+            "  -m mode      pool (default): epoll hands readable connections to crew tasks;\n"
+            "               thread: a thread per connection, for comparison\n"
+            "  -n count     stop after this many responses (default 0: never)\n"
+            "  -i ms        close connections idle this long (default 5000)\n"
+            "  -B           serve /slow on the workers instead of on blocking tasks\n"
+            "               (CREW_TASK_BLOCKING), to compare\n"
+            "  -h, --help   this text\n"
+            "Endpoints: GET /static, GET /cpu?n=N, GET /slow?ms=M.\n",
+            prog);
+}
+
 int main(int argc, char **argv) {
     int port = 0, opt;
     unsigned threads = 0;
     int thread_mode = 0;
-    while ((opt = getopt(argc, argv, "p:t:r:m:n:i:h")) != -1) {
+    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {0}};
+    while ((opt = getopt_long(argc, argv, "p:t:r:m:n:i:Bh", longopts, NULL)) != -1) {
         switch (opt) {
         case 'p': port = atoi(optarg); break;
         case 't': threads = (unsigned)atoi(optarg); break;
@@ -354,10 +411,9 @@ int main(int argc, char **argv) {
         case 'm': thread_mode = strcmp(optarg, "thread") == 0; break;
         case 'n': max_requests = atol(optarg); break;
         case 'i': idle_timeout_ms = atol(optarg); break;
-        default:
-            fprintf(stderr, "usage: %s [-p port] [-t threads] [-r file] [-m pool|thread] "
-                            "[-n max_requests] [-i idle_timeout_ms]\n", argv[0]);
-            return opt == 'h' ? 0 : 2;
+        case 'B': blocking_on_workers = 1; break;
+        case 'h': usage(stdout, argv[0]); return 0;
+        default: usage(stderr, argv[0]); return 2;
         }
     }
     if (port < 0 || port > 65535 || threads > CREW_MAX_THREADS || idle_timeout_ms < 10 ||
@@ -385,7 +441,6 @@ int main(int argc, char **argv) {
     }
     fcntl(ls, F_SETFL, O_NONBLOCK);
 
-    crew_pool *pool = NULL;
     nonblocking_mode = !thread_mode;
     if (!thread_mode) {
         crew_config cfg;
@@ -402,7 +457,9 @@ int main(int argc, char **argv) {
     struct epoll_event lev = {.events = EPOLLIN, .data.ptr = NULL};
     epoll_ctl(epfd, EPOLL_CTL_ADD, ls, &lev);
     printf("listening on 127.0.0.1:%d (%s)\n", ntohs(addr.sin_port),
-           thread_mode ? "thread per connection" : "crew pool");
+           thread_mode           ? "thread per connection"
+           : blocking_on_workers ? "crew pool, /slow on the workers"
+                                 : "crew pool, /slow on blocking tasks");
     fflush(stdout);
 
     struct epoll_event evs[256];

@@ -1,20 +1,22 @@
 /*
- * prober.c -- an I/O-bound prober on a crew pool (seed 003: ping N sites through a thread pool,
+ * prober.c -- an I/O-bound prober on a crew pool (Jue's study: ping N sites through a thread pool,
  * measure speedup over sequential and the share of probes that fail, per pool size).
  *
  *   prober [-f targets] [-n probes] [-s sizes] [-T timeout_ms] [-k servers] [-l latency_ms]
+ *          [-h|--help]
  *
  * A probe connects to a target, sends "ping\n" and waits for a reply, all within the time-out.
  * Targets come from a file of host:port lines (-f; numeric IPv4 addresses); by default the
  * program starts -k local servers on 127.0.0.1, each answering one probe at a time after an
  * injected latency (-l ms, +-50% jitter), like a remote host with limited capacity. For each pool
  * size it runs the same n probes and prints the time, the speedup over the sequential run and
- * the share of probes that failed (time-out or refused): the two curves of seed 003.
+ * the share of probes that failed (time-out or refused): the two curves of Jue's study.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -187,11 +189,28 @@ static int load_targets(const char *path) {
     return 0;
 }
 
+static void usage(FILE *f, const char *prog) {
+    fprintf(f,
+            "usage: %s [-f targets] [-n probes] [-s 1,2,4,...] [-T timeout_ms] [-k servers]\n"
+            "       [-l latency_ms]\n"
+            "  -f file      probe the host:port lines of file (numeric IPv4) instead of local\n"
+            "               servers\n"
+            "  -n probes    probes per run, 1..1000000 (default 400)\n"
+            "  -s sizes     pool sizes to run, after a sequential run (default 1,2,4,...,128)\n"
+            "  -T ms        time-out of one probe (default %d)\n"
+            "  -k servers   local servers, each answering one probe at a time, 1..1024\n"
+            "               (default 8)\n"
+            "  -l ms        their injected latency, +-50%%, 0..10000 (default 10)\n"
+            "  -h, --help   this text\n",
+            prog, timeout_ms);
+}
+
 int main(int argc, char **argv) {
     const char *file = NULL;
     int n = 400, k = 8, latency = 10, opt;
     char sizes_arg[256] = "1,2,4,8,16,32,64,128";
-    while ((opt = getopt(argc, argv, "f:n:s:T:k:l:h")) != -1) {
+    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {0}};
+    while ((opt = getopt_long(argc, argv, "f:n:s:T:k:l:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'f': file = optarg; break;
         case 'n': n = atoi(optarg); break;
@@ -199,10 +218,8 @@ int main(int argc, char **argv) {
         case 'T': timeout_ms = atoi(optarg); break;
         case 'k': k = atoi(optarg); break;
         case 'l': latency = atoi(optarg); break;
-        default:
-            fprintf(stderr, "usage: %s [-f targets] [-n probes] [-s 1,2,4,...] [-T timeout_ms] "
-                            "[-k servers] [-l latency_ms]\n", argv[0]);
-            return opt == 'h' ? 0 : 2;
+        case 'h': usage(stdout, argv[0]); return 0;
+        default: usage(stderr, argv[0]); return 2;
         }
     }
     if (n < 1 || n > 1000000 || timeout_ms < 1 || k < 1 || k > 1024 || latency < 0 ||

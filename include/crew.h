@@ -187,8 +187,8 @@ typedef struct crew_config {
     unsigned autosize;       /* CREW_AUTOSIZE_OFF (default), _AIT or _BALANCE */
     unsigned min_threads;    /* lower bound, at least 1 (default 1) */
     unsigned max_threads;    /* upper bound; required when autosize is on (default 0) */
-    unsigned autosize_cycle; /* AIT: completed tasks per cycle, K (default 5, seed 001) */
-    unsigned autosize_stride; /* AIT: threads added or removed per step (default 2, seed 001) */
+    unsigned autosize_cycle; /* AIT: completed tasks per cycle, K (default 5, Xu & Bode) */
+    unsigned autosize_stride; /* AIT: threads added or removed per step (default 2, Xu & Bode) */
     unsigned autosize_period_ms; /* BALANCE: how often it decides (default 100) */
     unsigned scheduler; /* enum crew_scheduler (default CREW_SCHED_DEFAULT: work stealing) */
     unsigned lock;      /* enum crew_lock: the lock of the shared queues (default mutex) */
@@ -278,13 +278,13 @@ enum crew_full_policy {
 };
 
 /* The lock of the shared queues: a pthread mutex, or a spinlock that yields after a short spin
- * (seed 002's option; better when queue operations are short and threads <= cores). */
+ * (Li & Hu's option; better when queue operations are short and threads <= cores). */
 enum crew_lock { CREW_LOCK_MUTEX = 0, CREW_LOCK_SPIN = 1 };
 
 /*
  * Automatic pool sizing, run by a controller thread off the hot path, through the same lazy
  * resizing as crew_resize (docs/autosize.md explains both controllers).
- *   CREW_AUTOSIZE_AIT      seed 001's dynamicThreadPool (Fig. 9) as written: every K completed
+ *   CREW_AUTOSIZE_AIT      Xu & Bode's dynamicThreadPool (Fig. 9) as written: every K completed
  *                          tasks, compare the average idle (queue) time with the two previous
  *                          cycles' and move the size by `stride`.
  *   CREW_AUTOSIZE_BALANCE  crew's controller: sizes for the demand (no backlog: shrink towards
@@ -339,11 +339,11 @@ CREW_EXPORT int crew_shutdown(crew_pool *p, int how);
 CREW_EXPORT int crew_destroy(crew_pool *p);
 
 /*
- * Change the number of workers (seed 000 §III-E: lazy). Shrinking marks surplus workers, which
- * finish their current task and exit; growing revives marked workers before creating new ones.
- * Once it returns, at most `threads` workers will start a new task; the one exception is a marked
- * worker whose current task is inside crew_wait: it still runs queued tasks of the group it waits
- * for (taking them away could deadlock), but nothing else. May be called from a task.
+ * Change the number of workers, lazily (Jendersie et al., §III-E). Shrinking marks surplus workers,
+ * which finish their current task and exit; growing revives marked workers before creating new
+ * ones. Once it returns, at most `threads` workers will start a new task; the one exception is a
+ * marked worker whose current task is inside crew_wait: it still runs queued tasks of the group it
+ * waits for (taking them away could deadlock), but nothing else. May be called from a task.
  * Errors: EINVAL (p NULL, threads 0 or > CREW_MAX_THREADS), ESHUTDOWN, EAGAIN (a new thread could
  * not be created: the pool keeps the workers it has, and crew_size() tells how many), ENOMEM
  * (no memory for a new worker's record: likewise).
@@ -402,7 +402,7 @@ CREW_EXPORT int crew_enqueue_tasks(crew_pool *p, crew_task *t, size_t n, crew_ha
  * Task flags for the _ex variants (crew_task's layout is fixed, so flags travel with the call).
  *   CREW_TASK_BLOCKING  the task blocks (I/O, sleeps, locks held long): it runs on one of the
  *                       pool's blocking threads (crew_config.max_blocking), never on a worker,
- *                       so it cannot hold up short tasks (seed 002 §V-B). Blocking tasks start
+ *                       so it cannot hold up short tasks (Li & Hu, §V-B). Blocking tasks start
  *                       in priority order among themselves; waiters do not run them, except a
  *                       blocking thread that waits (in a blocking task, its on_start or an
  *                       on_drop): it runs queued blocking tasks itself, so waits for blocking
@@ -493,8 +493,8 @@ CREW_EXPORT int crew_cancel(crew_pool *p, crew_handle group);
 CREW_EXPORT int crew_cancelled(void);
 
 /* ---------------------------------------------------------------------------------------------
- * Monitoring (seed 000 §III-F, seed 001 §2). Off by default, and then free: no clock is read and
- * nothing is counted. When on, every task accepted from then on is timed:
+ * Monitoring (Jendersie et al., §III-F; Xu & Bode, §2). Off by default, and then free: no clock
+ * is read and nothing is counted. When on, every task accepted from then on is timed:
  *   submitted  the submitting call began        accepted  the pool queued it
  *   started    a thread began running it        finished  its function returned
  * giving response (submitted -> accepted), idle (accepted -> started, the time in the queue),
@@ -513,8 +513,9 @@ typedef struct crew_latency {
     uint64_t max_ns; /* largest sample */
 } crew_latency;
 
-/* Pool statistics (seed 000 Table IV, seed 001 Table 2). Versioned by size: set size to
- * sizeof(crew_stats) before calling crew_stats_get; fields a later version adds go at the end. */
+/* Pool statistics (Jendersie et al., Table IV; Xu & Bode, Table 2). Versioned by size: set size
+ * to sizeof(crew_stats) before calling crew_stats_get; fields a later version adds go at the
+ * end. */
 typedef struct crew_stats {
     size_t size;            /* IN: sizeof(crew_stats) as the caller compiled it */
     int monitoring;         /* whether statistics are being collected now */
@@ -532,15 +533,15 @@ typedef struct crew_stats {
     uint32_t threads_peak;  /* most workers at once */
     double throughput;      /* completed per second of uptime */
     crew_latency response;  /* submitted -> accepted */
-    crew_latency idle;      /* accepted -> started: the average is seed 000's "avg wait time" */
+    crew_latency idle;      /* accepted -> started: Jendersie et al.'s "avg wait time" */
     crew_latency processing; /* started -> finished */
-    crew_latency turnaround; /* submitted -> finished: seed 000's "avg complete time" */
+    crew_latency turnaround; /* submitted -> finished: Jendersie et al.'s "avg complete time" */
     /* Added after the first version (read it only if size covers it): */
     uint64_t expired; /* of the tasks accepted, dropped because their start-by time passed
                          (crew_submit_deadline); not counted in cancelled */
 } crew_stats;
 
-/* One worker's statistics (seed 000 Table III). */
+/* One worker's statistics (Jendersie et al., Table III). */
 typedef struct crew_thread_stats {
     unsigned index;      /* the worker's number (its thread name ends in -w<index>) */
     int state;           /* 0 running, 1 marked by resize to exit, 2 exited */
@@ -589,8 +590,8 @@ CREW_EXPORT int crew_diagnose_ex(crew_pool *p, FILE *f, unsigned busy_ms, unsign
 CREW_EXPORT int crew_diagnose(crew_pool *p, FILE *f);
 
 /* ---------------------------------------------------------------------------------------------
- * Parallel primitives (seed 000: BOLSTER runs parallel loops and filters on a pool). The caller
- * takes part, and they nest: a primitive called from a task of the same pool works, on any
+ * Parallel primitives (BOLSTER runs parallel loops and filters on a pool: Jendersie et al.). The
+ * caller takes part, and they nest: a primitive called from a task of the same pool works, on any
  * number of threads. grain is the smallest number of elements handed out at once; 0 picks one
  * from the range and the pool size. All return CREW_OK or an error (EINVAL for NULL pool or
  * functions or begin > end; ENOMEM from crew_parallel_reduce and crew_parallel_filter when

@@ -12,9 +12,17 @@
 // Errors from the C library become crew::error (a std::system_error-like exception carrying the
 // CREW_E* code). An exception escaping a task started with submit() reaches future::get(); one
 // escaping a task of a group is rethrown by group::wait(); one escaping post() goes to the pool's
-// error handler (by default it is printed to stderr) -- never std::terminate.
+// error handler (by default it is printed to stderr) -- never std::terminate. A group destroyed
+// without a wait() that would have delivered its exception waits for its tasks (as std::jthread
+// joins) and hands the exception to the pool's error handler: it is never dropped silently.
 #ifndef CREW_HPP
 #define CREW_HPP
+
+// One line instead of pages of template errors: the layer uses if constexpr, std::apply,
+// std::invoke_result_t and the _v traits. (MSVC reports __cplusplus correctly with /Zc:__cplusplus.)
+#if !defined(__cplusplus) || __cplusplus < 201703L
+#error "crew.hpp needs C++17 or later (-std=c++17); from C, or older C++, include crew.h instead"
+#else
 
 #include <atomic>
 #include <chrono>
@@ -195,14 +203,17 @@ public:
         enqueue(priority, nullptr, wrap_post(std::forward<F>(f)));
     }
 
-    // Where exceptions escaping post() go (default: a line on stderr). Thread-safe.
+    // Where exceptions escaping post() go, and those of a group destroyed before a wait() could
+    // rethrow them (default: a line on stderr). The handler runs on the thread that met the
+    // exception: a worker for post(), the destroying thread for a group. An exception escaping
+    // the handler itself is ignored, and the default line printed instead. Thread-safe.
     void on_error(error_handler h) { state_->set(std::move(h)); }
 
     // Wait until every accepted task has finished; the caller helps. Throws crew::error with
     // CREW_ECANCELED if a shutdown dropped tasks, CREW_EDEADLK from a task of this pool.
     void wait() { detail::check(crew_wait_all(p_), "crew::pool::wait"); }
 
-    // Asio's join() and the seed-003 pool's close(): stop taking work, run what was accepted,
+    // Asio's join() and the close() of Jue's pool: stop taking work, run what was accepted,
     // and stop the workers. Later submissions throw crew::error (CREW_ESHUTDOWN).
     void join() { detail::check(crew_shutdown(p_, CREW_DRAIN), "crew::pool::join"); }
     void close() { join(); }
@@ -245,7 +256,8 @@ private:
             std::lock_guard<std::mutex> g(m);
             h = std::move(nh);
         }
-        void report(std::exception_ptr e) {
+        // who: whose exception it is, for the default line ("a posted task").
+        void report(std::exception_ptr e, const char *who) {
             error_handler copy;
             {
                 std::lock_guard<std::mutex> g(m);
@@ -261,9 +273,9 @@ private:
             try {
                 std::rethrow_exception(e);
             } catch (const std::exception &x) {
-                std::fprintf(stderr, "crew: a posted task threw: %s\n", x.what());
+                std::fprintf(stderr, "crew: %s threw: %s\n", who, x.what());
             } catch (...) {
-                std::fprintf(stderr, "crew: a posted task threw a non-standard exception\n");
+                std::fprintf(stderr, "crew: %s threw a non-standard exception\n", who);
             }
         }
     };
@@ -274,7 +286,7 @@ private:
             try {
                 f();
             } catch (...) {
-                s->report(std::current_exception());
+                s->report(std::current_exception(), "a posted task");
             }
         };
     }
@@ -295,15 +307,28 @@ private:
 };
 
 // A group of tasks waited for together (caller helps). Like tbb::task_group: the first
-// exception a task throws is kept and rethrown by wait(); the destructor waits too. run() and
-// wait() may be called from several threads, and from the group's own tasks (nesting).
+// exception a task throws is kept and rethrown by wait(). run() and wait() may be called from
+// several threads, and from the group's own tasks (nesting). The group must not outlive its pool.
+//
+// The destructor waits for every task run() so far (they may use the enclosing scope), as
+// std::jthread joins. It cannot throw, so if a task's exception is still kept there (wait() was
+// never called, or not after that task), the destructor hands it to the pool's error handler
+// (pool::on_error; by default one line on stderr) instead of dropping it: call wait() to get it
+// as an exception. A group that was cancel()led, or whose run_by() tasks expired, reports nothing
+// for those (the caller asked for them); any other failure of the wait is reported as a
+// crew::error.
 class group {
 public:
     explicit group(pool &p) : p_(p), state_(std::make_shared<shared>()) {}
     ~group() {
+        const char *who = "a task of a crew::group destroyed without wait()";
+        int rc = wait_runs();
         try {
-            wait();
-        } catch (...) {
+            if (rc != CREW_OK && rc != CREW_ECANCELED && rc != CREW_EEXPIRED)
+                p_.state_->report(std::make_exception_ptr(error(rc, "crew::group::~group")), who);
+            if (std::exception_ptr kept = state_->take())
+                p_.state_->report(kept, who);
+        } catch (...) { // out of memory while reporting: nothing more can be done here
         }
     }
     group(const group &) = delete;
@@ -334,21 +359,30 @@ public:
 
     // Wait for every task run() so far; rethrow the first exception one of them threw.
     void wait() {
-        // Wait without holding m_ (tasks may run() into the group meanwhile); if run() opened
-        // a new crew group in the meantime, wait for that one too.
-        for (crew_handle h = current();; h = current()) {
-            if (h.slot != 0)
-                detail::check(crew_wait(p_.p_, h), "crew::group::wait");
-            crew_handle now = current();
-            if (now.slot == h.slot && now.gen == h.gen)
-                break;
-        }
+        detail::check(wait_runs(), "crew::group::wait");
         std::exception_ptr e = state_->take();
         if (e)
             std::rethrow_exception(e);
     }
 
 private:
+    // Wait for every task run() so far, without holding m_ (tasks may run() into the group
+    // meanwhile); if run() opened a new crew group in the meantime, wait for that one too.
+    // Returns the first failure of crew_wait (CREW_OK if none), having waited for all.
+    int wait_runs() noexcept {
+        int first = CREW_OK;
+        for (crew_handle h = current();; h = current()) {
+            if (h.slot != 0) {
+                int rc = crew_wait(p_.p_, h);
+                if (first == CREW_OK)
+                    first = rc;
+            }
+            crew_handle now = current();
+            if (now.slot == h.slot && now.gen == h.gen)
+                return first;
+        }
+    }
+
     template <class F> void run_until(std::uint64_t start_by, F &&f, std::uint32_t priority) {
         auto body = [f = std::forward<F>(f), s = state_]() mutable {
             try {
@@ -421,7 +455,7 @@ void parallel_for(pool &p, std::size_t begin, std::size_t end, F &&f, std::size_
     struct ctx {
         F &f;
         detail::loop_errors err;
-    } c{f, {}};
+    } loop{f, {}};
     auto body = [](std::size_t b, std::size_t e, void *a) {
         auto *c = static_cast<ctx *>(a);
         if (c->err.failed.load(std::memory_order_relaxed))
@@ -436,8 +470,9 @@ void parallel_for(pool &p, std::size_t begin, std::size_t end, F &&f, std::size_
             c->err.keep(std::current_exception());
         }
     };
-    detail::check(crew_parallel_for(p.native(), begin, end, grain, body, &c), "crew::parallel_for");
-    c.err.rethrow();
+    detail::check(crew_parallel_for(p.native(), begin, end, grain, body, &loop),
+                  "crew::parallel_for");
+    loop.err.rethrow();
 }
 
 // Deterministic reduction: fold(b, e, acc) -> acc over chunks, combine(a, b) -> a (+) b in
@@ -451,7 +486,7 @@ T parallel_reduce(pool &p, std::size_t begin, std::size_t end, T identity, Fold 
         Fold &fold;
         Combine &combine;
         detail::loop_errors err;
-    } c{fold, combine, {}};
+    } loop{fold, combine, {}};
     auto f = [](std::size_t b, std::size_t e, void *acc, void *a) {
         auto *c = static_cast<ctx *>(a);
         if (c->err.failed.load(std::memory_order_relaxed))
@@ -473,9 +508,9 @@ T parallel_reduce(pool &p, std::size_t begin, std::size_t end, T identity, Fold 
     };
     T result = identity;
     detail::check(crew_parallel_reduce(p.native(), begin, end, grain, &result, sizeof(T), f, comb,
-                                       &c),
+                                       &loop),
                   "crew::parallel_reduce");
-    c.err.rethrow();
+    loop.err.rethrow();
     return result;
 }
 
@@ -487,7 +522,7 @@ std::vector<T> parallel_filter(pool &p, const std::vector<T> &in, Pred &&keep) {
     struct ctx {
         Pred &keep;
         detail::loop_errors err;
-    } c{keep, {}};
+    } loop{keep, {}};
     auto pred = [](const void *x, void *a) -> int {
         auto *c = static_cast<ctx *>(a);
         try {
@@ -500,13 +535,14 @@ std::vector<T> parallel_filter(pool &p, const std::vector<T> &in, Pred &&keep) {
     std::vector<T> out(in.size());
     std::size_t n = 0;
     detail::check(crew_parallel_filter(p.native(), in.data(), in.size(), sizeof(T), out.data(), &n,
-                                       pred, &c),
+                                       pred, &loop),
                   "crew::parallel_filter");
-    c.err.rethrow();
+    loop.err.rethrow();
     out.resize(n);
     return out;
 }
 
 } // namespace crew
 
+#endif // C++17
 #endif // CREW_HPP

@@ -1,4 +1,4 @@
-/* main.c -- crew-sim: replay request traces against crew pools (seed 001 §4.1). */
+/* main.c -- crew-sim: replay request traces against crew pools (Xu & Bode, §4.1). */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -35,7 +35,7 @@ static const char usage_text[] =
 "  --min N, --max N      autosize bounds, 1..4096 (default 1 and 4 x cores)\n"
 "  --scheduler S         steal (default), shared, lockfree, per-worker\n"
 "  --free-workload F     0..100 (default 0): percent of each task's execution time E that\n"
-"                        is waiting (seed 001 Fig. 4). The task computes (calibrated loop)\n"
+"                        is waiting (Xu & Bode, Fig. 4). The task computes (calibrated loop)\n"
 "                        for E*(100-F)/100 us, then sleeps (nanosleep) for E*F/100 us.\n"
 "  --speed X             divide arrival times by X, 0.001..1e9 (default 1: real time)\n"
 "  --exec-scale X        multiply execution times by X, 0..1000 (default 1)\n"
@@ -247,8 +247,14 @@ static const char replay_plot[] =
     "'' using 1:10 with lines title 'running', '' using 1:9 axes x1y2 with lines "
     "title 'queued (right axis)'\n";
 
+/* Thread counts are whole numbers: ticks every 1, 2, 4, ... threads, at most about 16 of them,
+ * half a step of margin at each end; the legend goes below the plot, never over a curve. */
 static const char sweep_plot[] =
     "set datafile separator ','\nset terminal pngcairo noenhanced size 900,450\nset grid\n"
+    "stats 'sweep.csv' using 1 nooutput\n"
+    "step = 1\nwhile ((STATS_max - STATS_min) / step > 16) { step = step * 2 }\n"
+    "set xtics step\nset mxtics 1\nset format x '%.0f'\n"
+    "set xrange [STATS_min - 0.5 : STATS_max + 0.5]\nset key below horizontal\n"
     "set xlabel 'threads'\nset output 'sweep.png'\nset ylabel 'completed per second'\n"
     "set y2label 'mean turnaround (ms)'\nset y2tics\nset ytics nomirror\n"
     "plot 'sweep.csv' using 1:4 with linespoints title 'throughput', "

@@ -154,7 +154,7 @@ void replay_opts_init(replay_opts *o)
 
 void replay_split(double exec_us, double free_workload, double *compute_us, double *wait_us)
 {
-    /* Seed 001 Fig. 4: total execution time = real computation + free_workload. The text says
+    /* Xu & Bode, Fig. 4: total execution time = real computation + free_workload. The text says
      * free_workload = F makes the task sleep "F times e us"; with e = E/100 that is F percent of
      * E, so F = 0 is pure computation and F = 100 pure waiting. */
     *wait_us = exec_us * free_workload / 100.0;

@@ -84,7 +84,7 @@ void replay_stop(void);
 void replay_stop_reset(void);
 int replay_stop_requested(void);
 
-/* How a task of exec_us splits (seed 001 Fig. 4): compute first, then wait. */
+/* How a task of exec_us splits (Xu & Bode, Fig. 4): compute first, then wait. */
 void replay_split(double exec_us, double free_workload, double *compute_us, double *wait_us);
 
 /* Print the summary tables. */

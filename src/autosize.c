@@ -8,7 +8,7 @@
  * crew__autosize_sample also adds its idle time (accepted -> started) to the current cycle,
  * under the controller's own lock, since a cycle is K tasks of the whole pool. Two controllers:
  *
- * CREW_AUTOSIZE_AIT -- seed 001 Fig. 9 (dynamicThreadPool) as written: at the end of each cycle
+ * CREW_AUTOSIZE_AIT -- Xu & Bode, Fig. 9 (dynamicThreadPool) as written: at the end of each cycle
  * of K completed tasks, compare the cycle's average idle time (AIT) with the previous two cycles'
  * and move the size by `stride`. Kept verbatim, quirks included (with no change above 1% it
  * keeps growing, because prePoolSize always equals poolSize at the next cycle), so its published

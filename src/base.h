@@ -22,7 +22,8 @@
 #define CREW__TASK_NODE 1u    /* the pool allocated this task (crew_submit): recycle it */
 #define CREW__TASK_STAMPED 2u /* timed (monitoring or autosize): see crew__task_submitted_ns */
 #define CREW__TASK_COUNTED 4u /* submitted while monitoring was on: counted in the statistics */
-#define CREW__TASK_BOUNDED 8u /* counted in pool->bounded.admitted (the bounded queue) until it starts */
+#define CREW__TASK_BOUNDED 8u /* holds a place in the bounded queue (pool->bounded.admitted)
+                                 until it starts or is dropped */
 #define CREW__TASK_DEADLINE 16u /* a crew__node with a start-by time (crew_submit_deadline) */
 
 /* A timed task's clock readings, in crew_task's private fields (whose public names are fixed

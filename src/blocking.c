@@ -1,5 +1,5 @@
 /*
- * blocking.c -- blocking tasks (CREW_TASK_BLOCKING, seed 002 §V-B): a task that sleeps, waits
+ * blocking.c -- blocking tasks (CREW_TASK_BLOCKING, Li & Hu, §V-B): a task that sleeps, waits
  * for I/O or holds a lock for long runs on an extra thread, so it never occupies a worker and
  * short tasks keep flowing however many blocking tasks are in progress.
  *

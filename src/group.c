@@ -1,6 +1,6 @@
 /*
  * group.c -- groups of tasks: the slot map with open-task counts and generation counters of
- * seed 000 §III-D.
+ * Jendersie et al., §III-D.
  *
  * A group lives in a slot. The slot's state word packs the generation (high 32 bits) and the
  * number of open tasks (low 32 bits): a waiter holding {slot, gen} is done when the generation

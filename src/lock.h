@@ -1,6 +1,6 @@
 /*
  * lock.h -- the lock that guards a queue: a pthread mutex or a test-and-test-and-set spinlock,
- * chosen per pool (crew_config.lock, seed 002's option).
+ * chosen per pool (crew_config.lock, Li & Hu's option).
  *
  * The spinlock yields the processor after a short spin, so an oversubscribed machine (more
  * runnable threads than cores, where the holder may be preempted) degrades to sched_yield

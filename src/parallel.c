@@ -1,6 +1,6 @@
 /*
  * parallel.c -- parallel for, reduce and filter on a pool (the primitives BOLSTER runs on its
- * pool, seed 000 §I).
+ * pool, Jendersie et al., §I).
  *
  * One engine serves all three: a loop over chunk indices 0..nchunks-1 handed out by an atomic
  * counter (dynamic self-scheduling, like OpenMP's schedule(dynamic)). The caller spawns one

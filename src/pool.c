@@ -1,6 +1,6 @@
 /*
- * pool.c -- a pool's lifecycle: crew_create, crew_resize (lazy, seed 000 §III-E), crew_shutdown
- * and crew_destroy.
+ * pool.c -- a pool's lifecycle: crew_create, crew_resize (lazy, Jendersie et al., §III-E),
+ * crew_shutdown and crew_destroy.
  *
  * Workers are never killed: shrinking marks the surplus (RUNNING -> MARKED, compare-and-swap
  * under pool->lock) and each marked worker exits after its current task; growing first revives
@@ -175,7 +175,7 @@ static unsigned transition(crew_pool *p, unsigned n, int from, int to) {
     for (unsigned i = crew__nworkers(p); i-- > 0 && done < n;) {
         int expected = from;
         /* Relaxed compare-and-swap: every transition happens under the lock, which orders them;
-         * the CAS states the check-then-set of seed 000 §III-E in one step. */
+         * the CAS states the check-then-set of Jendersie et al., §III-E in one step. */
         if (crew__cas_relaxed(&crew__worker_at(p, i)->state, &expected, to))
             done++;
     }

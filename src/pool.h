@@ -58,9 +58,9 @@ typedef struct crew__worker {
     crew_pool *pool;  /* owner */
     pthread_t thread; /* valid when started */
     unsigned index;   /* position in pool->workers, for the thread name */
-    /* Transitions happen under pool->lock with compare-and-swap (seed 000 §III-E); relaxed
-     * suffices because the lock orders them; lock-free readers take it as a hint, and a worker
-     * re-checks its own state after taking a task (worker.c). */
+    /* Transitions happen under pool->lock with compare-and-swap (Jendersie et al., §III-E);
+     * relaxed suffices because the lock orders them; lock-free readers take it as a hint, and a
+     * worker re-checks its own state after taking a task (worker.c). */
     _Atomic int state;
     bool started; /* resize_lock: thread was created */
     bool joined;  /* resize_lock: thread was joined, or claimed by crew_shutdown to join */

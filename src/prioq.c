@@ -1,7 +1,7 @@
 /*
  * prioq.c -- the shared priority queue: an implicit binary min-heap of priority *levels*, each
- * level a FIFO list of its tasks (seed 000 §III-B asks for a priority queue on an implicit heap,
- * FIFO among equal priorities).
+ * level a FIFO list of its tasks (Jendersie et al., §III-B, ask for a priority queue on an
+ * implicit heap, FIFO among equal priorities).
  *
  * Why levels: programs use few distinct priorities, so the heap holds a handful of levels while
  * the tasks sit in linked lists. Push and pop are O(1) plus O(log L) only when a level appears or

@@ -1,7 +1,7 @@
 /*
- * stats.c -- optional monitoring (seed 000 §III-F; seed 001 §2 and §3.3): per-task timestamps
- * turned into response, idle, processing and turnaround distributions, per-worker waiting and
- * busy time and task counts, and pool totals.
+ * stats.c -- optional monitoring (Jendersie et al., §III-F; Xu & Bode, §2 and §3.3): per-task
+ * timestamps turned into response, idle, processing and turnaround distributions, per-worker
+ * waiting and busy time and task counts, and pool totals.
  *
  * No lock and no shared cache line on the recording path: each thread records into a block
  * (crew__tstats) and readers sum the blocks.

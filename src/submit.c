@@ -260,7 +260,7 @@ static int wait_for_room(crew_pool *p, size_t n, const admit_how *how, crew__blo
     crew__ec_prepare(&p->bounded.room, &me);
     if (crew__load_seq_cst(&p->state) != CREW__OPEN)
         rc = CREW_ESHUTDOWN;
-    else if (crew__load_seq_cst(&p->bounded.admitted) + n > p->bounded.capacity) { /* seq_cst: see crew_pool */
+    else if (crew__load_seq_cst(&p->bounded.admitted) + n > p->bounded.capacity) { /* seq_cst */
         crew__blocked_add(p, rec);
         if (crew__ec_commit(&p->bounded.room, &me, &p->lock, how->timed ? &how->deadline : NULL) ==
             CREW__EC_TIMEDOUT)

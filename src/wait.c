@@ -1,5 +1,5 @@
 /*
- * wait.c -- waiting with the caller's help (seed 000 §III-C, §III-D).
+ * wait.c -- waiting with the caller's help (Jendersie et al., §III-C, §III-D).
  *
  * A waiting thread runs queued tasks itself: first the awaited group's own tasks, newest first
  * (the tasks it just spawned, so nested spawn-and-wait recurses like a depth-first call tree),

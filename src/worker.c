@@ -11,8 +11,8 @@
  * (a queue's length, a deque's bottom) asks crew__ec_sleepers(&p->work) and takes the lock
  * only if someone sleeps. The notifiers of this file: crew__notify_work (tasks queued),
  * pending_sub (the last pending task ended: pool->quiet), crew__tasks_finished (a group ended:
- * its slot's waiters), crew__admit_release (a place in the bounded queue: pool->bounded.room). A busy
- * pool reads the counts and finds 0.
+ * its slot's waiters), crew__admit_release (a place in the bounded queue: pool->bounded.room).
+ * A busy pool reads the counts and finds 0.
  *
  * A worker leaves its loop when resize has marked it, or when the pool is closing and no
  * accepted task is left anywhere (so every worker helps drain a closing pool). A worker

@@ -1,25 +1,85 @@
 #!/usr/bin/env bash
-# Installs the build into a scratch prefix, then builds a small consumer against it both ways:
-# with CMake (find_package(crew), shared and static targets) and with pkg-config; runs all three.
+# crew used from outside its tree, the three ways README and compat/README describe:
+# 1. installed (cmake --install into a scratch prefix): find_package(crew) with crew::crew,
+#    crew::crew_static and the drop-ins crew::thpool, crew::threadpool (and their _static), and
+#    pkg-config with crew.pc, crew-thpool.pc and crew-threadpool.pc, whose paths must be plain
+#    (no ../..); the shared libraries export only their own API;
+# 2. added with add_subdirectory to a project that has no GoogleTest: only the libraries are built
+#    (no tests, benchmarks, crew-sim or examples), under the same crew:: names;
+# 3. compat/README's link lines, run as written from the source tree against this build.
 set -euo pipefail
 build=$1 src=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cmake --install "$build" --prefix "$work/prefix" >/dev/null
-cmake -S "$src/tests/package" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+fail() { echo "package_test: FAILED: $*" >&2; exit 1; }
+gen=()
+command -v ninja >/dev/null && gen=(-G Ninja)
+prefix=$work/prefix
+
+# 1. Installed.
+cmake --install "$build" --prefix "$prefix" >/dev/null
+libdirs="$prefix/lib:$prefix/lib/x86_64-linux-gnu"
+cmake -S "$src/tests/package" -B "$work/cmake" "${gen[@]}" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$work/cmake" >/dev/null
-LD_LIBRARY_PATH="$work/prefix/lib:$work/prefix/lib/x86_64-linux-gnu" "$work/cmake/consumer_shared"
-"$work/cmake/consumer_static"
-pcdir=$(dirname "$(find "$work/prefix" -name crew.pc | head -1)")
+for exe in consumer_shared consumer_static consumer_compat consumer_compat_static; do
+    LD_LIBRARY_PATH=$libdirs "$work/cmake/$exe" >/dev/null || fail "find_package: $exe failed"
+done
+pcdir=$(dirname "$(find "$prefix" -name crew.pc | head -1)")
+pc() { PKG_CONFIG_PATH="$pcdir" pkg-config "$@"; }
+for name in crew crew-thpool crew-threadpool; do
+    flags=$(pc --cflags --libs "$name")
+    case "$flags" in *..*) fail "$name.pc gives paths with '..': $flags" ;; esac
+    case "$flags" in *"-I$prefix/include"*) ;; *) fail "$name.pc: no -I$prefix/include: $flags" ;; esac
+done
 # shellcheck disable=SC2046
-cc -o "$work/consumer_pc" "$src/tests/package/consumer.c" \
-    $(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs crew)
-LD_LIBRARY_PATH="$(PKG_CONFIG_PATH="$pcdir" pkg-config --variable=libdir crew)" "$work/consumer_pc"
-# Only crew_ symbols leave the shared library.
-so=$(find "$work/prefix" -name 'libcrew.so.*.*' | head -1)
-bad=$(nm -D --defined-only "$so" | awk '$2 == "T" && $3 !~ /^crew_/ {print $3}')
-if [ -n "$bad" ]; then
-    echo "package_test: the shared library exports non-crew symbols: $bad" >&2
-    exit 1
-fi
+cc -o "$work/consumer_pc" "$src/tests/package/consumer.c" $(pc --cflags --libs crew)
+LD_LIBRARY_PATH="$(pc --variable=libdir crew)" "$work/consumer_pc" >/dev/null ||
+    fail "pkg-config: consumer.c failed"
+# shellcheck disable=SC2046
+cc -o "$work/consumer_compat_pc" "$src/tests/package/consumer_compat.c" \
+    $(pc --cflags --libs crew-thpool crew-threadpool)
+LD_LIBRARY_PATH="$(pc --variable=libdir crew)" "$work/consumer_compat_pc" >/dev/null ||
+    fail "pkg-config: consumer_compat.c failed"
+# Each shared library exports its own API only (crew inside the drop-ins stays hidden).
+exports() {
+    so=$(find "$prefix" -name "$1.so.*.*" | head -1)
+    [ -n "$so" ] || fail "$1.so not installed"
+    nm -D --defined-only "$so" | awk -v ok="$2" '$2 == "T" && $3 !~ ok {print $3}'
+}
+for lib in "libcrew ^crew_" "libcrew_thpool ^thpool_" "libcrew_threadpool ^threadpool_"; do
+    # shellcheck disable=SC2086
+    bad=$(exports $lib)
+    [ -z "$bad" ] || fail "${lib% *}.so exports other symbols: $bad"
+done
+echo "package_test: installed: find_package, pkg-config (plain paths) and exports ok"
+
+# 2. add_subdirectory, in a project without GoogleTest.
+cmake -S "$src/tests/package" -B "$work/sub" "${gen[@]}" -DCREW_SUBPROJECT="$src" \
+    -DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON >"$work/sub.log" 2>&1 ||
+    fail "add_subdirectory consumer did not configure: $(cat "$work/sub.log")"
+targets=$(cmake --build "$work/sub" --target help)
+for t in test_api test_c_header soak fig7_pool_vs_tpr bench_peers crew-sim http_server \
+    compat_example_thpool test_compat_thpool; do
+    if grep -qw -- "$t" <<<"$targets"; then fail "as a subproject crew defines target $t"; fi
+done
+[ ! -e "$work/sub/crew/CTestTestfile.cmake" ] || fail "as a subproject crew registers tests"
+cmake --build "$work/sub" -j 2 >/dev/null || fail "add_subdirectory consumer did not build"
+for exe in consumer_shared consumer_static consumer_compat consumer_compat_static; do
+    "$work/sub/$exe" >/dev/null || fail "add_subdirectory: $exe failed"
+done
+echo "package_test: add_subdirectory: libraries only, no GoogleTest needed, same crew:: names"
+
+# 3. compat/README's link lines, from the source tree, with this build as README's build/release.
+grep '^cc app.c .*build/release' "$src/compat/README.md" >"$work/lines"
+[ "$(wc -l <"$work/lines")" -ge 2 ] || fail "compat/README.md has no cc lines"
+i=0
+while read -r line; do
+    i=$((i + 1))
+    case "$line" in *-lcrew_threadpool* | *libcrew_threadpool*) app=threadpool ;; *) app=thpool ;; esac
+    line=${line//build\/release/$build}
+    line=${line/app.c/$src/compat/examples/${app}_example.c}
+    (cd "$src" && eval "$line -o $work/readme_$i") || fail "compat/README line failed: $line"
+    LD_LIBRARY_PATH="$build/compat" "$work/readme_$i" >/dev/null || fail "compat/README program $i"
+done <"$work/lines"
+echo "package_test: compat/README's $i link lines build and run"
 echo "package_test: ok"

@@ -1,5 +1,5 @@
 /* test_autosize.c -- the sizing controllers' decision functions, alone, with scripted inputs:
- * seed 001 Fig. 9 (crew__ait_step) branch by branch, and crew's BALANCE controller
+ * Xu & Bode, Fig. 9 (crew__ait_step) branch by branch, and crew's BALANCE controller
  * (crew__balance_step) on CPU-bound, blocking, idle and noisy periods. Exits non-zero on
  * failure. */
 #include <stdio.h>

@@ -118,7 +118,7 @@ TEST(Cpp, ResizeSizeAndErrorsAsExceptions) {
     }
 }
 
-// Seed 003's Boost.Asio example, line by line: a pool of N threads, one lambda per target that
+// Jue's Boost.Asio example, line by line: a pool of N threads, one lambda per target that
 // stores its result by index, then join().
 TEST(Cpp, Seed003ExampleTranslatesLineByLine) {
     std::vector<std::string> websites = {"a.example", "b.example", "c.example", "d.example"};
@@ -245,4 +245,72 @@ TEST(Cpp, PauseCancelAndDroppedJobsAreFreed) {
     p.cancel(); // a cancelling shutdown drops it
     EXPECT_THROW(dropped.get(), std::future_error);
     EXPECT_EQ(shared.use_count(), 1) << "a dropped job's closure was not freed";
+}
+
+// A group destroyed without wait() waits for its tasks (they may use the enclosing scope), and
+// the exception a task threw goes to the pool's error handler, once, instead of being dropped.
+TEST(Cpp, GroupDestroyedWithoutWaitReportsTheException) {
+    crew::pool p(crew::options{2});
+    std::atomic<int> handled{0}, ran{0};
+    std::string message;
+    p.on_error([&](std::exception_ptr e) {
+        try {
+            std::rethrow_exception(e);
+        } catch (const std::runtime_error &x) {
+            message = x.what();
+            handled++;
+        }
+    });
+    {
+        crew::group g(p);
+        for (int i = 0; i < 100; i++)
+            g.run([&] {
+                std::this_thread::sleep_for(std::chrono::microseconds(50));
+                ran++;
+            });
+        g.run([] { throw std::runtime_error("never waited for"); });
+    } // no wait(): the destructor waits, then reports
+    EXPECT_EQ(ran.load(), 100);
+    EXPECT_EQ(handled.load(), 1);
+    EXPECT_EQ(message, "never waited for");
+
+    { // wait() delivered it: the destructor has nothing left to report
+        crew::group g(p);
+        g.run([] { throw std::runtime_error("delivered"); });
+        EXPECT_THROW(g.wait(), std::runtime_error);
+    }
+    { // an exception after the last wait() is reported
+        crew::group g(p);
+        g.run([] {});
+        g.wait();
+        g.run([] { throw std::runtime_error("after the wait"); });
+    }
+    EXPECT_EQ(handled.load(), 2);
+    EXPECT_EQ(message, "after the wait");
+
+    { // a cancel the caller asked for is not an error to report
+        p.pause();
+        crew::group g(p);
+        for (int i = 0; i < 10; i++)
+            g.run([&] { ran++; });
+        g.cancel();
+        p.resume();
+    }
+    EXPECT_EQ(handled.load(), 2);
+    EXPECT_EQ(ran.load(), 100);
+}
+
+// Without a handler, the report is one line on stderr naming the group; the program goes on.
+TEST(Cpp, GroupDestroyedWithoutWaitPrintsByDefault) {
+    crew::pool p(crew::options{1});
+    testing::internal::CaptureStderr();
+    {
+        crew::group g(p);
+        g.run([] { throw std::logic_error("lost exception"); });
+    }
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("crew::group destroyed without wait()"), std::string::npos) << err;
+    EXPECT_NE(err.find("lost exception"), std::string::npos) << err;
+    auto f = p.submit([] { return 3; });
+    EXPECT_EQ(f.get(), 3);
 }

@@ -30,7 +30,7 @@ struct Server {
     int port = 0;
     FILE *out = nullptr;
 
-    explicit Server(const char *mode) {
+    explicit Server(const char *mode, const std::vector<const char *> &extra = {}) {
         int pipefd[2];
         if (pipe(pipefd) != 0)
             return;
@@ -39,8 +39,11 @@ struct Server {
         posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
         posix_spawn_file_actions_addclose(&fa, pipefd[0]);
         std::string bin = std::string(CREW_EXAMPLES_DIR) + "/http_server";
-        const char *argv[] = {bin.c_str(), "-t", "2", "-m", mode, "-i", "300", nullptr};
-        if (posix_spawn(&pid, bin.c_str(), &fa, nullptr, const_cast<char **>(argv), environ) != 0)
+        std::vector<const char *> argv = {bin.c_str(), "-t", "2", "-m", mode, "-i", "300"};
+        argv.insert(argv.end(), extra.begin(), extra.end()); // later options win
+        argv.push_back(nullptr);
+        if (posix_spawn(&pid, bin.c_str(), &fa, nullptr, const_cast<char **>(argv.data()),
+                        environ) != 0)
             pid = -1;
         posix_spawn_file_actions_destroy(&fa);
         close(pipefd[1]);
@@ -136,8 +139,8 @@ bool closed_within(int fd, int ms) {
     return false;
 }
 
-void exercise(const char *mode) {
-    Server s(mode);
+void exercise(const char *mode, const std::vector<const char *> &extra = {}) {
+    Server s(mode, extra);
     ASSERT_GT(s.port, 0) << "server did not start";
     const int port = s.port;
 
@@ -206,6 +209,8 @@ void exercise(const char *mode) {
 
 TEST(Examples, HttpServerOnACrewPool) { exercise("pool"); }
 TEST(Examples, HttpServerThreadPerConnection) { exercise("thread"); }
+TEST(Examples, HttpServerSlowOnTheWorkersStillWorks) { exercise("pool", {"-B"}); }
+
 
 namespace {
 
@@ -298,6 +303,9 @@ TEST(Examples, HasherHashesEveryFileTheSameOnAnyPoolSize) {
     ASSERT_EQ(run("hasher -t 3 " + dir, three, false), 0);
     EXPECT_EQ(one, want);
     EXPECT_EQ(three, want);
+    std::string blocking; // -b: the same, read on the blocking threads
+    ASSERT_EQ(run("hasher -b -t 1 " + dir, blocking, false), 0);
+    EXPECT_EQ(blocking, want);
     std::string err;
     EXPECT_EQ(run("hasher " + dir + "/does-not-exist", err), 1);
     EXPECT_NE(err.find("cannot walk"), std::string::npos) << err;
@@ -306,4 +314,48 @@ TEST(Examples, HasherHashesEveryFileTheSameOnAnyPoolSize) {
         unlink(f.first.c_str());
     rmdir((dir + "/sub").c_str());
     rmdir(dir.c_str());
+}
+
+namespace {
+// Milliseconds a /static request takes on a 1-worker server while a /slow request of 1.5 s is
+// being served (its response is checked too).
+long static_ms_during_slow(const std::vector<const char *> &extra) {
+    std::vector<const char *> args = {"-t", "1"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Server s("pool", args);
+    EXPECT_GT(s.port, 0);
+    int slow = connect_to(s.port);
+    send_str(slow, "GET /slow?ms=1500 HTTP/1.1\r\n\r\n");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200)); // it is sleeping by now
+    auto t0 = std::chrono::steady_clock::now();
+    EXPECT_NE(get(s.port, "GET /static HTTP/1.1\r\n\r\n").find("200 OK"), std::string::npos);
+    long ms = long(std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::steady_clock::now() - t0)
+                       .count());
+    EXPECT_NE(read_response(slow).find("slept 1500 ms"), std::string::npos);
+    close(slow);
+    EXPECT_EQ(s.stop(), 0);
+    return ms;
+}
+} // namespace
+
+// README's advice, followed by the example: a request that sleeps runs as a CREW_TASK_BLOCKING
+// task, so even the only worker stays free for short requests. With -B (sleeping on the workers)
+// the short request waits for the sleep to end.
+TEST(Examples, HttpServerSlowRequestsDoNotHoldTheWorkers) {
+    EXPECT_LT(static_ms_during_slow({}), 800);
+    EXPECT_GE(static_ms_during_slow({"-B"}), 800);
+}
+
+// Every example answers --help (and -h) on stdout with status 0, and a bad option with 2.
+TEST(Examples, HelpAndBadOptions) {
+    for (const char *prog : {"http_server", "prober", "hasher"}) {
+        std::string out;
+        EXPECT_EQ(run(std::string(prog) + " --help", out, false), 0) << prog;
+        EXPECT_NE(out.find("usage:"), std::string::npos) << prog << ": " << out;
+        EXPECT_NE(out.find("--help"), std::string::npos) << prog << ": " << out;
+        EXPECT_EQ(run(std::string(prog) + " -h", out, false), 0) << prog;
+        EXPECT_EQ(run(std::string(prog) + " --no-such-option", out), 2) << prog;
+        EXPECT_NE(out.find("usage:"), std::string::npos) << prog << ": " << out;
+    }
 }

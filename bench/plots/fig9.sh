@@ -1,4 +1,4 @@
-# Sourced by bench/plot.sh ($dir, $term set): seed 000 Fig. 9 from fig9.csv (fig9_slots -c:
+# Sourced by bench/plot.sh ($dir, $term set): Jendersie et al., Fig. 9 from fig9.csv (fig9_slots -c:
 # threads,open,tasks,strategy,run,ops,seconds,ops_per_s): groups per second against threads, one
 # panel per number of groups each thread keeps open, one line per strategy (medians).
 if [ -f "$dir/fig9.csv" ]; then
@@ -6,7 +6,7 @@ if [ -f "$dir/fig9.csv" ]; then
     fig9_strats=$(tail -n +2 "$dir/fig9.csv" | awk -F, '!seen[$4]++ {print $4}')
     fig9_gp="$term
 set output \"$dir/fig9.png\"
-set multiplot layout 1,$(echo "$fig9_opens" | wc -w) title \"Seed 000 Fig. 9: groups per second (median) vs threads, 2 cores\"
+set multiplot layout 1,$(echo "$fig9_opens" | wc -w) title \"Jendersie et al., Fig. 9: groups per second (median) vs threads, 2 cores\"
 set xlabel \"threads\"; set logscale x 2; set logscale y; set grid; set key bottom left"
     fig9_first=1
     for g in $fig9_opens; do
@@ -31,5 +31,5 @@ plot ${fig9_plots%,}"
         fig9_first=0
     done
     printf '%s\nunset multiplot\n' "$fig9_gp" | gnuplot
-    echo "![seed 000 Fig. 9](fig9.png)"
+    echo "![Jendersie et al., Fig. 9](fig9.png)"
 fi

@@ -19,7 +19,7 @@ if [ -f "$dir/http.csv" ]; then
             }' >"$dir/http_stats.dat"
     awk -F, 'NR > 1 && !seen[$1]++ { print $1 }' "$dir/http.csv" | while read -r ep; do
         line="$ep"
-        for srv in pool pool_x16 thread; do
+        for srv in pool pool_-B pool_x16_-B thread; do
             s=$(awk -v e="$ep" -v s="$srv" '$1 == e && $2 == s { print $3, $4, $5 }' \
                 "$dir/http_stats.dat")
             line="$line ${s:-NaN NaN NaN}"
@@ -34,8 +34,9 @@ set title "HTTP example under wrk: requests/s (median of the runs, bars: min..ma
 set ylabel "requests per second"; set logscale y; set grid ytics; set key outside
 set style data histogram; set style histogram errorbars gap 1 lw 1
 set style fill solid 0.6 border -1; set boxwidth 0.9
-plot "$dir/http.dat" using 2:3:4:xtic(1) title "pool", "" using 5:6:7 title "pool x16", \
-     "" using 8:9:10 title "thread"
+plot "$dir/http.dat" using 2:3:4:xtic(1) title "pool (blocking tasks)", \
+     "" using 5:6:7 title "pool -B (sleeps on workers)", "" using 8:9:10 title "pool x16 -B", \
+     "" using 11:12:13 title "thread"
 EOF
         echo "![HTTP: requests/s per endpoint and server](http.png)"
     fi

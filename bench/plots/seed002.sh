@@ -1,4 +1,4 @@
-# Seed 002 Figs. 1-3 from $dir/seed002.csv (bench/seed002_mix -c), sourced by bench/plot.sh
+# Li & Hu, Figs. 1-3 from $dir/seed002.csv (bench/seed002_mix -c), sourced by bench/plot.sh
 # with $dir and $term set:
 #   seed002_mix.png    Figs. 1-2: time vs blocking share per implementation (median of runs)
 #   seed002_scale.png  Fig. 3: time vs threads per implementation (median of runs)
@@ -37,7 +37,7 @@ if [ -f "$dir/seed002.csv" ]; then
         {
             echo "$term"
             echo "set output \"$dir/seed002_mix.png\""
-            echo "set multiplot layout 1,2 title \"Seed 002 Figs. 1-2: blocking file I/O" \
+            echo "set multiplot layout 1,2 title \"Li & Hu, Figs. 1-2: blocking file I/O" \
                 "mixed with short tasks (median)\""
             echo "set xlabel \"blocking tasks (%)\"; set ylabel \"ms\"; set logscale y; set grid"
             echo "set offsets graph 0.05, graph 0.05, 0, 0; set key top left font \",8\""
@@ -45,17 +45,17 @@ if [ -f "$dir/seed002.csv" ]; then
             [ -n "$seed002_empty" ] && echo "set title \"Fig. 2: + empty tasks\"; plot $seed002_empty"
             echo "unset multiplot"
         } | gnuplot
-        echo "![seed 002 Figs. 1-2](seed002_mix.png)"
+        echo "![Li & Hu, Figs. 1-2](seed002_mix.png)"
     fi
     if [ -n "$seed002_scale" ]; then
         gnuplot <<EOF
 $term
 set output "$dir/seed002_scale.png"
-set title "Seed 002 Fig. 3: scalability, time vs threads (median)"
+set title "Li & Hu, Fig. 3: scalability, time vs threads (median)"
 set xlabel "threads (T)"; set ylabel "ms"; set logscale x 2; set logscale y; set grid
 set key top right
 plot $seed002_scale
 EOF
-        echo "![seed 002 Fig. 3](seed002_scale.png)"
+        echo "![Li & Hu, Fig. 3](seed002_scale.png)"
     fi
 fi

@@ -1,5 +1,5 @@
-# Seed 003 (sourced by bench/plot.sh with $dir and $term set): speedup over sequential and
-# failure share against pool size, per implementation, medians over the runs.
+# Jue's I/O-bound study (sourced by bench/plot.sh with $dir and $term set): speedup over
+# sequential and failure share against pool size, per implementation, medians over the runs.
 #   seed003.csv: impl,pool_size,tasks,run,seconds,failures,sequential_seconds,cpu_seconds
 if [ -f "$dir/seed003.csv" ]; then
     s3_plots="" s3_fplots=""
@@ -20,7 +20,7 @@ if [ -f "$dir/seed003.csv" ]; then
         gnuplot <<EOF
 $term
 set output "$dir/seed003.png"
-set multiplot layout 1,2 title "Seed 003: I/O-bound tasks with time-outs, local servers (median)"
+set multiplot layout 1,2 title "I/O-bound tasks with time-outs, local servers (median; Jue)"
 set xlabel "pool size"; set logscale x 2; set grid; set key left top
 set ylabel "speedup over sequential"; set logscale y 2
 plot ${s3_plots%,}, x with lines dashtype 2 title "linear"
@@ -30,6 +30,6 @@ plot ${s3_fplots%,}, \
      "$dir/seed003_seq.fail.dat" using 1:2 with points pointtype 7 title "sequential"
 unset multiplot
 EOF
-        echo "![seed 003: speedup and failure share vs pool size](seed003.png)"
+        echo "![I/O-bound tasks (Jue): speedup and failure share vs pool size](seed003.png)"
     fi
 fi

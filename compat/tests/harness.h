@@ -104,6 +104,38 @@ static inline void count_task(void *arg) { atomic_fetch_add((atomic_int *)arg, 1
 
 static inline void noop_task(void *arg) { (void)arg; }
 
+/* ---- a probe: how many tasks run at once, at most, and whether one ran on a given thread ---- */
+struct probe {
+    atomic_int now;     /* tasks inside probe_task */
+    atomic_int most;    /* the largest value of now seen */
+    atomic_int done;    /* tasks finished */
+    atomic_int on_main; /* tasks that ran on the thread that set main_thread */
+    pthread_t main_thread;
+    long sleep_ms;      /* how long each task stays inside */
+};
+
+static inline void probe_init(struct probe *p, long ms) {
+    atomic_init(&p->now, 0);
+    atomic_init(&p->most, 0);
+    atomic_init(&p->done, 0);
+    atomic_init(&p->on_main, 0);
+    p->main_thread = pthread_self();
+    p->sleep_ms = ms;
+}
+
+static inline void probe_task(void *arg) {
+    struct probe *p = arg;
+    int now = atomic_fetch_add(&p->now, 1) + 1;
+    for (int most = atomic_load(&p->most); now > most;)
+        if (atomic_compare_exchange_weak(&p->most, &most, now))
+            break;
+    if (pthread_equal(pthread_self(), p->main_thread))
+        atomic_fetch_add(&p->on_main, 1);
+    sleep_ms(p->sleep_ms);
+    atomic_fetch_sub(&p->now, 1);
+    atomic_fetch_add(&p->done, 1);
+}
+
 /* Run each test in turn, print its verdict and time, and return the exit status. A hang (a wait
  * that never returns) fails fast through alarm() instead of waiting for CTest's timeout. */
 struct compat_test {

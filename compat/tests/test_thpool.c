@@ -11,8 +11,6 @@
 
 /* ---- invalid arguments ----------------------------------------------------------------------- */
 static void test_invalid(void) {
-    CHECK(thpool_init(0) == NULL);
-    CHECK(thpool_init(-3) == NULL);
     CHECK(thpool_init(4097) == NULL);
     int x = 0;
     CHECK(thpool_add_work(NULL, noop_task, &x) == -1);
@@ -31,6 +29,66 @@ static void test_invalid(void) {
     thpool_wait(tp); /* nothing added: returns at once */
     CHECK(thpool_num_threads_working(tp) == 0);
     thpool_destroy(tp);
+}
+
+/* ---- a count <= 0: as the original, a pool without threads (work queues, never runs) ------- */
+static void test_no_threads(void) {
+    for (int n = 0; n >= -3; n -= 3) {
+        threadpool tp = thpool_init(n);
+        CHECK(tp != NULL);
+        if (!tp)
+            return;
+        atomic_int count;
+        atomic_init(&count, 0);
+        thpool_wait(tp); /* nothing added: returns at once */
+        for (int i = 0; i < 10; i++)
+            CHECK(thpool_add_work(tp, count_task, &count) == 0);
+        thpool_resume(tp); /* a pool without threads stays without */
+        sleep_ms(20);
+        CHECK(atomic_load(&count) == 0);
+        CHECK(thpool_num_threads_working(tp) == 0);
+        thpool_destroy(tp); /* drops the 10 jobs; ASan and valgrind check their memory */
+        CHECK(atomic_load(&count) == 0);
+    }
+}
+
+/* ---- the caller of thpool_wait only waits: a pool of n threads runs at most n jobs at once,
+ *      and thpool_num_threads_working never exceeds n (the original's timing test: 4 jobs of
+ *      a second on 1 thread take 4 s, not 2) --------------------------------------------------- */
+static void test_concurrency_bound(void) {
+    for (int threads = 1; threads <= 2; threads++) {
+        threadpool tp = thpool_init(threads);
+        CHECK(tp != NULL);
+        if (!tp)
+            return;
+        struct probe p;
+        probe_init(&p, 5);
+        int jobs = 8 * threads;
+        double t0 = now_s();
+        for (int i = 0; i < jobs; i++)
+            CHECK(thpool_add_work(tp, probe_task, &p) == 0);
+        thpool_wait(tp);
+        double took = now_s() - t0;
+        CHECK(atomic_load(&p.done) == jobs);
+        CHECK(atomic_load(&p.most) <= threads);
+        CHECK(atomic_load(&p.on_main) == 0);
+        CHECK(took >= 0.005 * jobs / threads * 0.9); /* the jobs ran one wave per thread */
+        /* Sampled while a waiter waits: working stays within the pool's threads. */
+        struct gate g;
+        gate_init(&g);
+        for (int i = 0; i < 2 * threads; i++)
+            CHECK(thpool_add_work(tp, gated_task, &g) == 0);
+        CHECK(wait_for(&g.entered, threads));
+        for (int i = 0; i < 20; i++) {
+            CHECK(thpool_num_threads_working(tp) <= threads);
+            sleep_ms(1);
+        }
+        gate_open(&g);
+        thpool_wait(tp);
+        CHECK(atomic_load(&g.finished) == 2 * threads);
+        gate_destroy(&g);
+        thpool_destroy(tp);
+    }
 }
 
 /* ---- every task runs exactly once, from several producers and from inside tasks -------------- */
@@ -334,6 +392,8 @@ static void test_churn(void) {
 int main(void) {
     static const struct compat_test tests[] = {
         {"invalid", test_invalid},
+        {"no_threads", test_no_threads},
+        {"concurrency_bound", test_concurrency_bound},
         {"exactly_once", test_exactly_once},
         {"wait", test_wait},
         {"pause_resume", test_pause_resume},

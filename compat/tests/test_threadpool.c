@@ -196,6 +196,26 @@ static void run_destroy_case(int flags) {
 static void test_destroy_graceful(void) { run_destroy_case(threadpool_graceful); }
 static void test_destroy_immediate(void) { run_destroy_case(0); }
 
+/* ---- a graceful destroy waits for the workers to run the queue: the destroying thread runs
+ *      nothing, so a pool of n threads never runs more than n tasks at once ------------------ */
+static void test_graceful_bound(void) {
+    for (int threads = 1; threads <= 2; threads++) {
+        threadpool_t *tp = threadpool_create(threads, 64, 0);
+        CHECK(tp != NULL);
+        if (!tp)
+            return;
+        struct probe p;
+        probe_init(&p, 5);
+        int tasks = 8 * threads;
+        for (int i = 0; i < tasks; i++)
+            CHECK(threadpool_add(tp, probe_task, &p, 0) == 0);
+        CHECK(threadpool_destroy(tp, threadpool_graceful) == 0);
+        CHECK(atomic_load(&p.done) == tasks);
+        CHECK(atomic_load(&p.most) <= threads);
+        CHECK(atomic_load(&p.on_main) == 0);
+    }
+}
+
 /* ---- threadpool_destroy from a task of its own pool fails, and the pool stays usable -------- */
 struct self_destroy {
     threadpool_t *tp;
@@ -249,6 +269,7 @@ int main(void) {
         {"queue_full", test_queue_full},
         {"destroy_graceful", test_destroy_graceful},
         {"destroy_immediate", test_destroy_immediate},
+        {"graceful_bound", test_graceful_bound},
         {"destroy_from_task", test_destroy_from_task},
         {"churn", test_churn},
     };

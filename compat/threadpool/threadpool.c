@@ -3,14 +3,22 @@
  *
  * The original's fixed-size queue is crew's bounded queue: queue_capacity = queue_size with the
  * CREW_FULL_FAIL policy, so a full queue is reported at once (threadpool_queue_full) instead of
- * blocking the caller. Tasks go in with crew_submit, which keeps its own copy of the function and
- * argument, so this layer allocates nothing per task and needs no trampoline: a cancelling
- * shutdown (immediate destroy) frees the copies of the tasks it drops.
+ * blocking the caller.
+ *
+ * Tasks run on the pool's worker threads only, as in the original: a pool of n threads never
+ * runs more than n tasks at once, a graceful threadpool_destroy included. crew_shutdown's caller
+ * helps drain the queue, so the graceful destroy first waits, without helping, until this
+ * layer's count of unfinished tasks (pending) is 0. Counting needs a trampoline, so each task
+ * travels as a small heap node holding a crew_task (queued with crew_enqueue_task, so crew makes
+ * no copy of its own) and the user's function and argument; the trampoline frees the node.
+ * An immediate destroy drains the queue through the trampolines too, which then skip the user's
+ * function: that frees the nodes of the tasks it drops.
  *
  * Exported names are the original's (threadpool_*); everything else is static.
  */
 #include "threadpool.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -24,14 +32,58 @@
 #define THREADPOOL_API
 #endif
 
+enum { OPEN, GRACEFUL, IMMEDIATE }; /* threadpool_t.closing */
+
 struct threadpool_t {
     crew_pool *pool;
-    /* Set when threadpool_destroy begins. crew reports a full queue before a shutdown, so a task
-     * adding work during the destroy would see threadpool_queue_full for ever (the queue of an
-     * immediate destroy is not emptied until that very task returns): the flag makes it
-     * threadpool_shutdown, as the original's users expect. */
-    atomic_bool closing;
+    /* Set when threadpool_destroy begins: adds get threadpool_shutdown from then on (crew would
+     * report a full queue first), and IMMEDIATE makes the trampoline skip queued tasks. */
+    atomic_int closing;
+    /* Tasks added and not yet finished or dropped; a graceful destroy waits for 0 on idle. The
+     * task that brings it to 0 takes idle_lock to broadcast, so a waiter that saw it nonzero
+     * under the lock cannot miss the wake-up. */
+    atomic_long pending;
+    pthread_mutex_t idle_lock;
+    pthread_cond_t idle;
 };
+
+/* One task. task must stay first-class crew memory until task_run starts (crew.h, "Memory of a
+ * task"); from then on the node is ours to free. */
+struct node {
+    crew_task task;
+    threadpool_t *tp;
+    void (*fn)(void *);
+    void *arg;
+};
+
+/* The pool whose task the calling thread is running (NULL outside tasks): threadpool_destroy from
+ * a task of its own pool must not wait for (nor join) itself. Saved and restored around each
+ * task, in case a pool's task runs inside another's. */
+static _Thread_local threadpool_t *current_pool;
+
+static void task_done(threadpool_t *tp) {
+    if (atomic_fetch_sub(&tp->pending, 1) == 1) {
+        pthread_mutex_lock(&tp->idle_lock);
+        pthread_cond_broadcast(&tp->idle);
+        pthread_mutex_unlock(&tp->idle_lock);
+    }
+}
+
+static void task_run(void *arg) {
+    struct node *n = arg;
+    threadpool_t *tp = n->tp;
+    void (*fn)(void *) = n->fn;
+    void *fn_arg = n->arg;
+    free(n); /* crew no longer reads the task once its function has started */
+    if (atomic_load(&tp->closing) != IMMEDIATE) {
+        threadpool_t *outer = current_pool;
+        current_pool = tp;
+        fn(fn_arg);
+        current_pool = outer;
+    }
+    /* Before returning: threadpool_destroy frees tp only after every task_run has returned. */
+    task_done(tp);
+}
 
 THREADPOOL_API threadpool_t *threadpool_create(int thread_count, int queue_size, int flags) {
     (void)flags; /* unused, as documented by the original */
@@ -41,7 +93,17 @@ THREADPOOL_API threadpool_t *threadpool_create(int thread_count, int queue_size,
     threadpool_t *tp = malloc(sizeof *tp);
     if (!tp)
         return NULL;
-    atomic_init(&tp->closing, false);
+    atomic_init(&tp->closing, OPEN);
+    atomic_init(&tp->pending, 0);
+    if (pthread_mutex_init(&tp->idle_lock, NULL) != 0) {
+        free(tp);
+        return NULL;
+    }
+    if (pthread_cond_init(&tp->idle, NULL) != 0) {
+        pthread_mutex_destroy(&tp->idle_lock);
+        free(tp);
+        return NULL;
+    }
     crew_config cfg;
     crew_config_init(&cfg);
     cfg.threads = (unsigned)thread_count;
@@ -49,6 +111,8 @@ THREADPOOL_API threadpool_t *threadpool_create(int thread_count, int queue_size,
     cfg.full_policy = CREW_FULL_FAIL;
     cfg.name = "tpool"; /* workers show up as tpool-<id>-w<i> in top and debuggers */
     if (crew_create(&tp->pool, &cfg) != CREW_OK) {
+        pthread_cond_destroy(&tp->idle);
+        pthread_mutex_destroy(&tp->idle_lock);
         free(tp);
         return NULL;
     }
@@ -60,14 +124,27 @@ THREADPOOL_API int threadpool_add(threadpool_t *tp, void (*routine)(void *), voi
     (void)flags; /* unused, as documented by the original */
     if (!tp || !routine)
         return threadpool_invalid;
-    if (atomic_load(&tp->closing))
+    if (atomic_load(&tp->closing) != OPEN)
         return threadpool_shutdown;
-    switch (crew_submit(tp->pool, routine, arg, 0, NULL)) {
-    case CREW_OK:
+    struct node *n = calloc(1, sizeof *n);
+    if (!n) /* no room for the task, in memory rather than in the queue: the same to a caller */
+        return threadpool_queue_full;
+    n->task.fn = task_run;
+    n->task.arg = n;
+    n->tp = tp;
+    n->fn = routine;
+    n->arg = arg;
+    /* Counted before it can run (and finish), so a concurrent graceful destroy sees it. */
+    atomic_fetch_add(&tp->pending, 1);
+    int rc = crew_enqueue_task(tp->pool, &n->task, NULL);
+    if (rc == CREW_OK)
         return 0;
+    free(n); /* not accepted: the node is still ours */
+    task_done(tp);
+    switch (rc) {
     case CREW_EFULL:
-    case CREW_ENOMEM: /* no room for the task, in the queue or in memory: the same to a caller */
-        return atomic_load(&tp->closing) ? threadpool_shutdown : threadpool_queue_full;
+    case CREW_ENOMEM:
+        return atomic_load(&tp->closing) != OPEN ? threadpool_shutdown : threadpool_queue_full;
     case CREW_ESHUTDOWN:
         return threadpool_shutdown;
     default: /* EINVAL only, and the arguments were checked above */
@@ -78,24 +155,26 @@ THREADPOOL_API int threadpool_add(threadpool_t *tp, void (*routine)(void *), voi
 THREADPOOL_API int threadpool_destroy(threadpool_t *tp, int flags) {
     if (!tp)
         return threadpool_invalid;
-    /* Graceful: run what is queued. Immediate: drop it (crew frees the dropped copies); either
-     * way crew_shutdown returns once the running tasks have finished and the threads exited. */
-    int how = (flags & threadpool_graceful) ? CREW_DRAIN : CREW_CANCEL;
-    /* Before the shutdown, which waits for the running tasks: one of them may be adding work. */
-    atomic_store(&tp->closing, true);
-    int rc = crew_shutdown(tp->pool, how);
-    if (rc == CREW_EDEADLK) {
-        /* From a task of this pool: it cannot wait for itself. Nothing happened (crew checks
-         * this first), so the pool takes work again; an add racing with this misuse may have
-         * been refused with threadpool_shutdown meanwhile. */
-        atomic_store(&tp->closing, false);
+    if (current_pool == tp) /* a task of this pool cannot join its own thread: nothing happens */
         return threadpool_thread_failure;
+    bool graceful = (flags & threadpool_graceful) != 0;
+    /* Before waiting: a running task may be adding work. */
+    atomic_store(&tp->closing, graceful ? GRACEFUL : IMMEDIATE);
+    if (graceful) {
+        /* The workers run what is queued; this thread only waits (see the top of this file). */
+        pthread_mutex_lock(&tp->idle_lock);
+        while (atomic_load(&tp->pending) != 0)
+            pthread_cond_wait(&tp->idle, &tp->idle_lock);
+        pthread_mutex_unlock(&tp->idle_lock);
     }
-    if (rc != CREW_OK)
-        return threadpool_invalid;
-    rc = crew_destroy(tp->pool);
+    /* Graceful: nothing is left to run. Immediate: the queued tasks drain through task_run,
+     * which skips them (the caller may run some of those, which only free their nodes). Either
+     * way it returns once the running tasks have finished and the threads exited. */
+    int rc = crew_destroy(tp->pool);
     if (rc != CREW_OK) /* EDEADLK, ruled out above */
         return threadpool_thread_failure;
+    pthread_cond_destroy(&tp->idle);
+    pthread_mutex_destroy(&tp->idle_lock);
     free(tp);
     return 0;
 }

@@ -7,8 +7,10 @@
  * does. Everything else in the library is static or prefixed crew_compat_. No crew type appears
  * here.
  *
- * Written from the original's documented interface (its header comments and README), not its
- * code. Behaviour, including the choices made where that documentation says nothing ("choice"):
+ * Written from the original's documented interface (its header comments and README), then
+ * checked against its code and its own tests (compat/README.md says how to run them against this
+ * library). Behaviour, including the choices made where the original leaves it undefined
+ * ("choice"):
  *
  *   threadpool_create(thread_count, queue_size, flags)
  *       starts thread_count worker threads (all of them, before it returns) with a queue of
@@ -16,8 +18,8 @@
  *       1..MAX_THREADS, queue_size outside 1..MAX_QUEUE, or memory or a thread could not be had
  *       (nothing leaks). flags is unused, as in the original.
  *       The queue holds exactly queue_size tasks waiting to start (tasks running are not
- *       counted). Choice: an old README of the original says one slot is reserved to tell a full
- *       queue; here none is, so a program sized for either sees a full queue no earlier.
+ *       counted), as in the original's code (an old README of it says one slot is reserved to
+ *       tell a full queue; none is, there or here).
  *   threadpool_add(pool, routine, arg, flags)
  *       queues routine(arg); returns 0, or:
  *         threadpool_invalid     pool or routine NULL
@@ -33,8 +35,9 @@
  *   threadpool_destroy(pool, flags)
  *       stops accepting tasks, then with threadpool_graceful in flags runs every queued task;
  *       without it (flags 0) drops the queued tasks unrun. Either way the running tasks finish,
- *       the threads exit and everything is freed before it returns 0. The thread calling it may
- *       run some of the queued tasks itself during a graceful destroy (crew's helping wait).
+ *       the threads exit and everything is freed before it returns 0. The thread calling it
+ *       only waits: the pool's threads run the queued tasks, so a pool of n threads never runs
+ *       more than n tasks at once, during a graceful destroy too.
  *       Errors: threadpool_invalid (pool NULL; nothing happens); choice: threadpool_thread_failure
  *       when called from a task of the same pool (the pool cannot join the thread running the
  *       call; nothing happens and the pool stays usable). Bits of flags other than

@@ -136,6 +136,16 @@ TEST(SimCli, ReplayWithOutAndSweep)
     EXPECT_TRUE(has(s.out, "\n      1 ")) << s.out;
     EXPECT_TRUE(has(s.out, "\n      2 ")) << s.out;
     EXPECT_TRUE(has(s.err, "[crew-sim]")) << "--progress forces the progress line";
+    // sweep --out: the plot script puts the legend below the plot (never over a curve) and ticks
+    // the thread axis at whole numbers.
+    std::string sw = tmpdir() + "/sweep";
+    Res so = run("sweep " + tr + " --threads 1..3 --speed 4 --calibration 300 --out " + sw);
+    EXPECT_EQ(so.status, 0) << so.err;
+    std::string gp = slurp(sw + "/sweep.gp");
+    EXPECT_TRUE(has(gp, "set key below")) << gp;
+    EXPECT_TRUE(has(gp, "set xtics step")) << gp;
+    EXPECT_TRUE(has(gp, "set format x '%.0f'")) << gp;
+    EXPECT_EQ(access((sw + "/sweep.csv").c_str(), R_OK), 0);
 }
 
 TEST(SimCli, InterruptStillReports)

@@ -1,4 +1,4 @@
-// seed002 -- the goroutine side of seed 002 (JEThread) Figs. 1-3, driven by bench/seed002_mix.
+// seed002 -- the goroutine side of Li & Hu's (JEThread) Figs. 1-3, driven by bench/seed002_mix.
 //
 // The same three tasks as the C side: blocking (-io read: a 4 KiB O_DIRECT read from an unlinked
 // temp file; -io sync: pwrite 4 KiB over its allocated block, then fdatasync; task i uses file
