@@ -53,6 +53,9 @@
  *   a may wait for pool b, or shut it down); only cycles of waits between pools are yours to
  *   avoid.
  *
+ * Environment: crew reads CREW_SCHEDULER (see enum crew_scheduler) and CREW_AUTOSIZE_DEBUG (set:
+ * the automatic sizing controller prints its decisions on stderr); neither can make a call fail.
+ *
  * fork(): a child process gets a copy of the pool's memory but none of its threads, and locks
  * that those threads held stay locked. So in the child every call on a pool created before the
  * fork returns CREW_EFORKED (never hangs), crew_destroy included: it frees nothing, since the
@@ -237,7 +240,9 @@ typedef struct crew_hooks {
  * How tasks reach threads (docs/design.md compares them; every one runs the whole test suite).
  *   CREW_SCHED_DEFAULT         CREW_SCHED_STEAL, unless the environment variable CREW_SCHEDULER
  *                              names another (steal, shared, lockfree, per-worker): a switch for
- *                              experiments and tests without recompiling.
+ *                              experiments and tests without recompiling. Any other value is
+ *                              ignored (the default is used), with one line on stderr, once per
+ *                              process, naming the variable, its value and the accepted values.
  *   CREW_SCHED_STEAL           a work-stealing deque per worker (Chase-Lev) and a priority
  *                              injection queue for submissions from outside the pool's tasks.
  *                              Priorities order the injection queue; a worker takes a queued
@@ -311,8 +316,8 @@ CREW_EXPORT void crew_config_init(crew_config *cfg);
  * Create a pool and start its workers. cfg NULL means defaults.
  * OUT: *out, the new pool (set only on success).
  * Errors: EINVAL (out NULL, threads > CREW_MAX_THREADS, an unknown scheduler or lock, a
- * stack_size the system refuses, or CREW_SCHEDULER naming an unknown scheduler; with autosize: an unknown controller,
- * max_threads 0 or above CREW_MAX_THREADS, min_threads > max_threads), ENOMEM, EAGAIN (a thread
+ * stack_size the system refuses; with autosize: an unknown controller, max_threads 0 or above
+ * CREW_MAX_THREADS, min_threads > max_threads), ENOMEM, EAGAIN (a thread
  * could not be created; every thread already started is stopped again and nothing leaks),
  * ENOTSUP (monitoring or autosize asked of a build made with CREW_MONITORING=OFF). Bad hooks
  * (size too small, cpus NULL with ncpus > 0 or the reverse, a cpu the process may not use):

@@ -4,6 +4,7 @@
  * once per call, then the strategy's table; and what every strategy shares: cancelling a
  * group's queued tasks or all of them, the count of queued tasks, crew_diagnose's view.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,20 @@
 #include "pool.h"
 #include "schedule.h"
 #include "worker.h"
+
+/* An environment variable must never turn a working program into a broken one: a value
+ * CREW_SCHEDULER does not know is reported once per process (as libgomp reports a bad
+ * OMP_SCHEDULE) and the default is used. */
+static void warn_unknown(const char *value) {
+    static atomic_bool warned; /* relaxed: at most a second line if two pools race */
+    if (crew__load_relaxed(&warned))
+        return;
+    crew__store_relaxed(&warned, true);
+    fprintf(stderr,
+            "crew: CREW_SCHEDULER=%s is not a scheduler (steal, shared, lockfree, per-worker); "
+            "using the default, steal\n",
+            value);
+}
 
 const crew__sched_ops *crew__sched_resolve(unsigned scheduler, int *kind) {
     static const struct {
@@ -23,17 +38,22 @@ const crew__sched_ops *crew__sched_resolve(unsigned scheduler, int *kind) {
     const size_t n = sizeof table / sizeof table[0];
     if (scheduler > CREW_SCHED_PER_WORKER)
         return NULL;
+    int want = scheduler == CREW_SCHED_DEFAULT ? CREW_SCHED_STEAL : (int)scheduler;
     const char *env = scheduler == CREW_SCHED_DEFAULT ? getenv("CREW_SCHEDULER") : NULL;
-    for (size_t i = 0; i < n; i++) {
-        bool named = env && *env ? strcmp(env, table[i].ops->name) == 0
-                                 : (scheduler == CREW_SCHED_DEFAULT
-                                        ? table[i].kind == CREW_SCHED_STEAL
-                                        : table[i].kind == (int)scheduler);
-        if (named) {
-            *kind = table[i].kind;
+    if (env && *env) {
+        size_t i = 0;
+        while (i < n && strcmp(env, table[i].ops->name) != 0)
+            i++;
+        if (i < n)
+            want = table[i].kind;
+        else
+            warn_unknown(env);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (table[i].kind == want) {
+            *kind = want;
             return table[i].ops;
         }
-    }
     return NULL;
 }
 

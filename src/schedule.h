@@ -113,7 +113,8 @@ void crew__sched_visit_deque(crew__deque *d, const char *what, int index,
                              crew__queue_visitor fn, void *ctx);
 
 /* The strategy a configuration names (CREW_SCHED_DEFAULT resolved through the environment
- * variable CREW_SCHEDULER), or NULL if it names none. OUT: *kind. */
+ * variable CREW_SCHEDULER; a value it does not know is reported once on stderr and the default
+ * used), or NULL for a scheduler number out of range. OUT: *kind. */
 const crew__sched_ops *crew__sched_resolve(unsigned scheduler, int *kind);
 /* The pool's strategy in words (crew_diagnose). */
 const char *crew__sched_what(const crew_pool *p);

@@ -1,6 +1,9 @@
 // test_api.cpp -- every public function, its errors and its bad inputs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+
 #include <atomic>
 #include <dirent.h>
 #include <fstream>
@@ -74,6 +77,38 @@ TEST(Create, RejectsBadInput) {
     cfg.stack_size = 1; // below PTHREAD_STACK_MIN
     EXPECT_EQ(crew_create(&p, &cfg), CREW_EINVAL);
     EXPECT_EQ(p, nullptr);
+}
+
+TEST(Create, AnUnknownCrewSchedulerIsReportedOnceAndTheDefaultUsed) {
+    // An environment variable must not break a working program: a typo is reported once on
+    // stderr (variable, value, the accepted values) and the default is used.
+    const char *old = std::getenv("CREW_SCHEDULER");
+    std::string saved = old ? old : "";
+    setenv("CREW_SCHEDULER", "SHARED", 1); // case matters: not a name
+    testing::internal::CaptureStderr();
+    crew_pool *p = nullptr;
+    ASSERT_EQ(crew_create(&p, nullptr), CREW_OK);
+    std::atomic<int> n{0};
+    ASSERT_EQ(crew_submit(p, count, &n, 0, nullptr), CREW_OK);
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(crew_destroy(p), CREW_OK);
+    setenv("CREW_SCHEDULER", "work-stealing", 1);
+    ASSERT_EQ(crew_create(&p, nullptr), CREW_OK); // reported once per process only
+    EXPECT_EQ(crew_destroy(p), CREW_OK);
+    std::string err = testing::internal::GetCapturedStderr();
+    if (old)
+        setenv("CREW_SCHEDULER", saved.c_str(), 1);
+    else
+        unsetenv("CREW_SCHEDULER");
+    EXPECT_NE(err.find("CREW_SCHEDULER=SHARED"), std::string::npos) << err;
+    EXPECT_NE(err.find("steal, shared, lockfree, per-worker"), std::string::npos) << err;
+    EXPECT_EQ(err.find("work-stealing"), std::string::npos) << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    // An explicit choice in the configuration never reads the variable.
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.scheduler = 99;
+    EXPECT_EQ(crew_create(&p, &cfg), CREW_EINVAL);
 }
 
 TEST(Create, ManyPoolsCoexist) {
