@@ -1,5 +1,5 @@
 /*
- * diagnose.c -- crew_diagnose: what looks stuck in a pool (issue 9, stall diagnostics).
+ * diagnose.c -- crew_diagnose: what looks stuck in a pool (stall diagnostics).
  *
  * Three sources, none of them on the hot path of a pool that is not monitored:
  *   - a busy record per pool thread (crew__busy), written only for timed tasks (worker.c's

@@ -1,5 +1,5 @@
 /*
- * worker.c -- the worker loop, running and finishing a task, and the sleep protocol.
+ * worker.c -- the worker loop, running and finishing a task, and waking sleepers.
  *
  * DESIGN. Workers find work themselves: each loops taking a task from the scheduler (sched.c),
  * running it, and counting it finished, with no pool-wide lock on the way. A worker that finds
