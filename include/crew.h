@@ -136,10 +136,15 @@ typedef void (*crew_fn)(void *arg);
 /*
  * A group of tasks, by value. slot names an entry of the pool's slot map, gen the generation of
  * that entry, so a handle to a finished group never aliases a later group that reuses the slot
- * (within 2^32 reuses of one slot).
+ * (within 2^32 reuses of one slot). The top 8 bits of slot name the pool that issued the handle:
+ * a handle given to another pool is refused with CREW_EINVAL. Pools alive at the same time are
+ * told apart, up to 255 of them; with more, two may share a name, and a handle of one may then
+ * pass for a finished group of the other. A pool has at most 2^24 - 1 slots (groups open at once,
+ * plus those a cancellation retires): beyond, opening a group fails with CREW_ENOMEM. Treat both
+ * fields as opaque.
  */
 typedef struct crew_handle {
-    uint32_t slot; /* slot map index; 0 = no group */
+    uint32_t slot; /* the pool's name and a slot map index; 0 = no group */
     uint32_t gen;  /* generation of the slot when the group opened */
 } crew_handle;
 
@@ -387,7 +392,7 @@ CREW_EXPORT int crew_paused(const crew_pool *p);
  *
  * All-or-nothing: on error no task of the call was accepted.
  * Errors: EINVAL (NULL pool, task array or fn; n 0; a handle this pool never issued, such as
- * one of generation 0; unknown flags), ESHUTDOWN, ESTALE, ECANCELED (the group was
+ * another pool's or one of generation 0; unknown flags), ESHUTDOWN, ESTALE, ECANCELED (the group was
  * cancelled), ENOMEM, ERANGE; EAGAIN (CREW_TASK_BLOCKING tasks, when no blocking thread runs
  * and none could be created); with a bounded queue also EFULL (more tasks than the capacity,
  * policy CREW_FULL_FAIL, or crew_try_submit) and, from crew_submit_timed only, ETIMEDOUT.
@@ -468,7 +473,8 @@ CREW_EXPORT int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n);
  * (crew_cancel) or lost tasks to a shutdown or a full queue, and CREW_EEXPIRED if it lost tasks
  * only to their deadlines (crew_submit_deadline); it keeps reporting that for as long as the
  * pool lives (the group's slot is retired: about 48 bytes per such group). Errors: EINVAL (p NULL, group
- * CREW_HANDLE_NONE, a slot this pool never issued, or generation 0, which no group gets),
+ * CREW_HANDLE_NONE, a handle of another pool or a slot this pool never issued, or generation 0,
+ * which no group gets),
  * EDEADLK (a task of the group, running on this thread, is the caller or one of its callers:
  * the group cannot finish while it waits; found when the wait would otherwise sleep, so the
  * caller may first have helped with other queued tasks of the group).
@@ -489,8 +495,8 @@ CREW_EXPORT int crew_wait_all(crew_pool *p);
  * early). crew_wait on the group then returns CREW_ECANCELED once its running tasks end, and
  * adding tasks to it fails with CREW_ECANCELED. Promptly, not instantly: a task a thread took
  * just as crew_cancel ran may still start. Other groups, and crew_wait_all, are unaffected.
- * Errors: EINVAL (p NULL, group CREW_HANDLE_NONE or never issued), ESTALE (the group has
- * already finished: nothing to cancel).
+ * Errors: EINVAL (p NULL, group CREW_HANDLE_NONE, another pool's or never issued), ESTALE (the
+ * group has already finished: nothing to cancel).
  */
 CREW_EXPORT int crew_cancel(crew_pool *p, crew_handle group);
 /* From inside a task: 1 if its group was cancelled or its pool is shutting down with

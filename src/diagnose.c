@@ -244,7 +244,7 @@ static void check_blocked(diag *d) {
                 waited, b->n, d->p->bounded.capacity);
         else if (b->kind == CREW__BLOCKED_WAIT)
             say(d, "  blocked: a thread has waited %.0f ms in crew_wait for group {%u, %u}\n",
-                waited, b->group.slot, b->group.gen);
+                waited, crew__handle_public(&d->p->groups, b->group).slot, b->group.gen);
         else
             say(d, "  blocked: a thread has waited %.0f ms in crew_wait_all\n", waited);
     }

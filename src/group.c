@@ -50,8 +50,8 @@ bool crew__slot_valid(crew__slotmap *m, uint32_t slot) {
 static uint32_t new_slot(crew__slotmap *m) {
     /* Relaxed: issued only changes under grow_lock, which we hold. */
     uint32_t s = crew__load_relaxed(&m->issued);
-    if (s == UINT32_MAX)
-        return 0; /* 2^32 - 1 groups open at once: report it as out of memory */
+    if (s > CREW__SLOT_MAX)
+        return 0; /* 2^24 - 1 slots in use: report it as out of memory */
     uint64_t offset;
     unsigned k = chunk_of(s, &offset);
     if (crew__load_relaxed(&m->chunk[k]) == NULL) {
@@ -134,13 +134,13 @@ int crew__group_open(crew__slotmap *m, uint32_t n, crew_handle *h, crew__slot_ca
      * adds and decrements, being read-modify-writes, continue this release sequence. Pairs with
      * crew__group_status. */
     crew__store_release(&sl->state, (uint64_t)gen << 32 | n);
-    h->slot = s;
+    h->slot = s | m->tag << CREW__SLOT_BITS; /* as handed out: see crew__handle_public */
     h->gen = gen;
     return CREW_OK;
 }
 
 int crew__group_add(crew__slotmap *m, crew_handle h, uint32_t n) {
-    crew__slot *sl = crew__slot_at(m, h.slot);
+    crew__slot *sl = crew__slot_at(m, crew__slot_index(h.slot));
     /* Relaxed: adding publishes nothing; a waiter that sees the larger count just waits. The
      * compare-and-swap keeps the add atomic against concurrent decrements, and refuses a group
      * that finished (its count is 0 or its generation moved on). */
@@ -199,7 +199,7 @@ bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, enum crew__en
     return true;
 }
 int crew__group_cancel(crew__slotmap *m, crew_handle h) {
-    crew__slot *sl = crew__slot_at(m, h.slot);
+    crew__slot *sl = crew__slot_at(m, crew__slot_index(h.slot));
     /* Check, then mark, with a compare-and-swap from the mark we saw: a plain store could land
      * after the group ended and its slot passed to a later group that was cancelled, and erase
      * that group's mark (its slot would then be reused, and its waiters read CREW_OK). Acquire
@@ -221,7 +221,7 @@ int crew__group_cancel(crew__slotmap *m, crew_handle h) {
 }
 
 int crew__group_status(crew__slotmap *m, crew_handle h) {
-    return crew__slot_status(crew__slot_at(m, h.slot), h.gen);
+    return crew__slot_status(crew__slot_at(m, crew__slot_index(h.slot)), h.gen);
 }
 
 int crew__slotmap_init(crew__slotmap *m) {

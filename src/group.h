@@ -63,7 +63,28 @@ typedef struct crew__slotmap {
      * slot popped and pushed back between another thread's read and its CAS cannot fool it. */
     _Atomic uint64_t free_head;
     pthread_mutex_t grow_lock; /* new slots and chunks */
+    /* Fixed: this pool's tag, 1..CREW__POOL_TAGS, in the top bits of its handles' slot field,
+     * so a handle given to another pool is refused (submit.c assigns it: distinct among the
+     * pools alive at once, up to CREW__POOL_TAGS of them). */
+    uint32_t tag;
 } crew__slotmap;
+
+/* A handle's slot field: the pool's tag in the top 8 bits, the slot's index in the low 24. A
+ * pool has at most 2^24 - 1 slots (groups open, plus those retired by cancellation). Inside
+ * crew, tasks, frames and the strategies use the index alone. */
+#define CREW__SLOT_BITS 24u
+#define CREW__SLOT_MAX ((1u << CREW__SLOT_BITS) - 1u)
+#define CREW__POOL_TAGS 255u
+static inline uint32_t crew__slot_index(uint32_t handle_slot) {
+    return handle_slot & CREW__SLOT_MAX;
+}
+/* h as this pool hands it out (index and tag) / as crew uses it inside (the index alone). */
+static inline crew_handle crew__handle_public(const crew__slotmap *m, crew_handle h) {
+    return (crew_handle){crew__slot_index(h.slot) | m->tag << CREW__SLOT_BITS, h.gen};
+}
+static inline crew_handle crew__handle_local(crew_handle h) {
+    return (crew_handle){crew__slot_index(h.slot), h.gen};
+}
 
 #define crew__gen_of(state) ((uint32_t)((state) >> 32))
 #define crew__open_of(state) ((uint32_t)(state))
@@ -71,10 +92,12 @@ typedef struct crew__slotmap {
 crew__slot *crew__slot_at(crew__slotmap *m, uint32_t slot);
 /* Is slot one this map has issued? (Lock-free.) */
 bool crew__slot_valid(crew__slotmap *m, uint32_t slot);
-/* Could this map have issued h? Its slot must be one it issued, and its generation not 0,
- * which no group ever gets (group.c skips it); CREW_HANDLE_NONE is not a group. */
+/* Could this map have issued h (a handle as handed out)? Its tag must be this pool's, its slot
+ * one it issued, and its generation not 0, which no group ever gets (group.c skips it);
+ * CREW_HANDLE_NONE is not a group. */
 static inline bool crew__handle_valid(crew__slotmap *m, crew_handle h) {
-    return h.slot != 0 && h.gen != 0 && crew__slot_valid(m, h.slot);
+    return h.slot >> CREW__SLOT_BITS == m->tag && h.gen != 0 &&
+           crew__slot_valid(m, crew__slot_index(h.slot));
 }
 /* Free slots kept by one worker (no shared line touched to open and free its groups). */
 #define CREW__SLOT_CACHE 64u

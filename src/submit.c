@@ -123,6 +123,19 @@ static void cache_key_init(void) {
     pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
+/* A handle tag (group.h) that no live pool uses, so a handle given to the wrong pool is
+ * refused; with CREW__POOL_TAGS pools alive, tags repeat (then such a handle may pass for one of
+ * the other pool's finished groups). registry_lock held. */
+static uint32_t free_tag(void) {
+    bool used[CREW__POOL_TAGS + 1] = {false};
+    for (size_t i = 0; i < nregistry; i++)
+        used[registry[i]->groups.tag] = true;
+    for (uint32_t t = 1; t <= CREW__POOL_TAGS; t++)
+        if (!used[t])
+            return t;
+    return (uint32_t)(next_serial % CREW__POOL_TAGS) + 1;
+}
+
 int crew__nodes_register(crew_pool *p) {
     pthread_once(&cache_once, cache_key_init);
     pthread_mutex_lock(&registry_lock);
@@ -137,6 +150,7 @@ int crew__nodes_register(crew_pool *p) {
         cap_registry = cap;
     }
     p->serial = ++next_serial;
+    p->groups.tag = free_tag();
     registry[nregistry++] = p;
     pthread_mutex_unlock(&registry_lock);
     return CREW_OK;
@@ -353,7 +367,7 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
     }
     for (size_t i = 0; i < n; i++) {
         t[i].crew_flags_ = flags | (bounded ? CREW__TASK_BOUNDED : 0u);
-        t[i].crew_private_.slot = h.slot;
+        t[i].crew_private_.slot = crew__slot_index(h.slot);
     }
     uint64_t accepted = submitted ? stamp_tasks(p, t, n, submitted) : 0;
     /* Read now: once pushed, a task may run and its memory be freed or reused (crew.h). */
@@ -370,10 +384,10 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
         rc = blocking ? crew__blocking_push(p, t, n) : crew__sched_push(p, t, n);
     if (rc != CREW_OK) {
         if (open_new) {
-            crew__group_abandon(&p->groups, h.slot, own_slots(p));
+            crew__group_abandon(&p->groups, crew__slot_index(h.slot), own_slots(p));
             crew__tasks_finished(p, 0, n, CREW__RAN);
         } else {
-            crew__tasks_finished(p, h.slot, n, CREW__RAN);
+            crew__tasks_finished(p, crew__slot_index(h.slot), n, CREW__RAN);
         }
         for (size_t i = 0; bounded && i < n; i++)
             crew__admit_release(p);
@@ -389,7 +403,7 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
         return CREW_OK;
     }
     if (!blocking)
-        crew__notify_work(p, n, h.slot);
+        crew__notify_work(p, n, crew__slot_index(h.slot));
     return CREW_OK;
 }
 

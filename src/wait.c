@@ -160,6 +160,7 @@ int crew_wait(crew_pool *p, crew_handle group) {
         return CREW_EINVAL;
     if (crew__forked(p)) /* before the slot's answer: nothing of the parent's pool is asked */
         return CREW_EFORKED;
+    group = crew__handle_local(group); /* from here on, the slot's index */
     crew__slot *sl = crew__slot_at(&p->groups, group.slot);
     int st = crew__slot_status(sl, group.gen);
     if (st != 1)
@@ -207,7 +208,7 @@ int crew_cancel(crew_pool *p, crew_handle group) {
     if (rc != CREW_OK)
         return rc; /* CREW_ESTALE: it finished */
     /* Queued tasks that queues can give up go now; those in deques when they come up. */
-    crew__sched_cancel_group(p, group.slot, group.gen);
+    crew__sched_cancel_group(p, crew__slot_index(group.slot), group.gen);
     return CREW_OK;
 }
 

@@ -51,7 +51,7 @@ bool crew__in_task_of(const crew_pool *p) {
 
 bool crew__in_group(const crew_pool *p, crew_handle g) {
     for (const crew__frame *f = crew__tls_frame; f; f = f->up)
-        if (f->pool == p && f->group.slot == g.slot && f->group.gen == g.gen)
+        if (f->pool == p && f->group.slot == crew__slot_index(g.slot) && f->group.gen == g.gen)
             return true;
     return false;
 }

@@ -256,6 +256,30 @@ TEST(Wait, ForeignHandleOfAnotherPoolIsRejectedWhenNeverIssued) {
     crew_destroy(b);
 }
 
+TEST(Wait, AHandleOfAnotherLivePoolIsRejected) {
+    // Both pools have issued slots, so the other pool's handle names a slot each has: it must
+    // still be refused (not taken for a finished group of this pool) while a's task runs.
+    crew_pool *a = make_pool(1), *b = make_pool(1);
+    std::atomic<int> n{0};
+    crew_handle gb = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit(b, count, &n, 0, &gb), CREW_OK);
+    ASSERT_EQ(crew_wait(b, gb), CREW_OK);
+    Gate gate;
+    crew_handle ga = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit(a, Gate::block, &gate, 0, &ga), CREW_OK);
+    gate.wait_arrivals(1); // a's task is running
+    EXPECT_NE(ga.slot, gb.slot); // the pools' handles differ, even for the same slot number
+    EXPECT_EQ(crew_wait(b, ga), CREW_EINVAL);
+    EXPECT_EQ(crew_cancel(b, ga), CREW_EINVAL);
+    crew_handle join = ga;
+    EXPECT_EQ(crew_submit(b, count, &n, 0, &join), CREW_EINVAL);
+    EXPECT_EQ(crew_wait(a, gb), CREW_EINVAL);
+    gate.open();
+    EXPECT_EQ(crew_wait(a, ga), CREW_OK);
+    crew_destroy(a);
+    crew_destroy(b);
+}
+
 struct InTask {
     crew_pool *p;
     int wait_all_rc = 1, shutdown_rc = 1, destroy_rc = 1, resize_rc = 1;
