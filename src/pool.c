@@ -492,7 +492,8 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     if (crew__nodes_register(p) != CREW_OK || crew__sched_init(p, cfg, threads) != CREW_OK ||
         crew__blocking_init(p, cfg) != CREW_OK) {
         free_pool(p);
-        return crew__fail(CREW_ENOMEM, "crew_create: out of memory for the pool's queues");
+        return crew__fail(CREW_ENOMEM,
+                          "crew_create: out of memory for the pool's queues or registry");
     }
 
     pthread_mutex_lock(&p->resize_lock);
