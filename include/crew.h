@@ -7,7 +7,8 @@
  * it waits, so waiting inside a task (nested parallelism) never deadlocks.
  *
  * This header is plain C11 and compiles unchanged as C++. Every function that can fail returns
- * CREW_OK (0) or a negative CREW_E* code; crew_strerror() explains a code in words.
+ * CREW_OK (0) or a negative CREW_E* code; crew_strerror() explains a code in words, and
+ * crew_last_error() the calling thread's last failure in detail (which argument, which limit).
  *
  * Who may call what, concurrently:
  *   - crew_submit, crew_enqueue_*, crew_wait, crew_wait_all, crew_size and crew_resize may be
@@ -122,6 +123,15 @@ enum crew_errno { CREW_ERRNO_MAP(CREW_ERRNO_ENUM_) CREW_ERRNO_LAST_ = -15 };
 CREW_EXPORT const char *crew_strerror(int err);
 /* The code's name without prefix: "EINVAL", "OK", or "UNKNOWN". */
 CREW_EXPORT const char *crew_err_name(int err);
+/* The calling thread's detail of its last failed crew call (one that returned a negative
+ * CREW_E* code, crew_create included), naming the function and what was wrong, for example
+ * "crew_resize: threads is 0; a pool needs at least 1"; "" if no crew call has failed on this
+ * thread yet. In the manner of dlerror() and sqlite3_errmsg(), but like errno successful calls
+ * leave it unchanged, so read it right after the failure. Per thread: another thread's failure
+ * never changes it (a task that this thread runs while it waits in crew_wait, crew_wait_all or a
+ * crew_parallel_* call is code on this thread: its failed calls count). Never NULL; the text is
+ * valid until this thread's next failing crew call, and is at most 255 characters. */
+CREW_EXPORT const char *crew_last_error(void);
 
 /* ---------------------------------------------------------------------------------------------
  * Types.

@@ -44,13 +44,23 @@
 
 namespace crew {
 
-// A failed call of the C library.
+// A failed call of the C library. what() reads "<where>: <crew_strerror(code)>: <detail>", the
+// detail being crew_last_error() of the constructing thread, captured at construction (the
+// thread's next failing call replaces it), so construct it right after the failed call, on its
+// thread. For example "crew::pool::resize: invalid argument (...): crew_resize: threads is 0; a
+// pool needs at least 1".
 class error : public std::runtime_error {
 public:
     error(int code, const char *where)
-        : std::runtime_error(std::string(where) + ": " + crew_strerror(code)), code_(code) {}
+        : std::runtime_error(message(code, where, crew_last_error())), code_(code) {}
     int code() const noexcept { return code_; } // a CREW_E* value
 private:
+    static std::string message(int code, const char *where, const char *detail) {
+        std::string m = std::string(where) + ": " + crew_strerror(code);
+        if (detail && *detail)
+            m.append(": ").append(detail);
+        return m;
+    }
     int code_;
 };
 

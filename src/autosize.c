@@ -33,6 +33,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -352,10 +353,20 @@ int crew__autosize_check(const crew_config *cfg) {
     if (cfg->autosize == CREW_AUTOSIZE_OFF)
         return CREW_OK;
     if (cfg->autosize != CREW_AUTOSIZE_AIT && cfg->autosize != CREW_AUTOSIZE_BALANCE)
-        return CREW_EINVAL;
+        return crew__fail(CREW_EINVAL,
+                          "crew_create: crew_config.autosize is %u; accepted: CREW_AUTOSIZE_OFF "
+                          "(0), CREW_AUTOSIZE_AIT (1) or CREW_AUTOSIZE_BALANCE (2)",
+                          cfg->autosize);
     unsigned min = cfg->min_threads ? cfg->min_threads : 1;
-    if (cfg->max_threads == 0 || cfg->max_threads > CREW_MAX_THREADS || min > cfg->max_threads)
-        return CREW_EINVAL;
+    if (cfg->max_threads == 0 || cfg->max_threads > CREW_MAX_THREADS)
+        return crew__fail(CREW_EINVAL,
+                          "crew_create: crew_config.max_threads is %u; automatic sizing needs a "
+                          "maximum from 1 to CREW_MAX_THREADS (%u)",
+                          cfg->max_threads, CREW_MAX_THREADS);
+    if (min > cfg->max_threads)
+        return crew__fail(CREW_EINVAL,
+                          "crew_create: crew_config.min_threads (%u) is above max_threads (%u)",
+                          min, cfg->max_threads);
     return CREW_OK;
 }
 
@@ -364,7 +375,7 @@ int crew__autosize_start(crew_pool *p, const crew_config *cfg) {
         return CREW_OK;
     crew__autosize *as = calloc(1, sizeof *as);
     if (!as)
-        return CREW_ENOMEM;
+        return crew__fail(CREW_ENOMEM, "crew_create: out of memory for the autosize controller");
     as->mode = cfg->autosize;
     as->min = cfg->min_threads ? cfg->min_threads : 1;
     as->max = cfg->max_threads;
@@ -374,22 +385,29 @@ int crew__autosize_start(crew_pool *p, const crew_config *cfg) {
     /* The controller sleeps with timeouts measured on the monotonic clock (wait_ms). */
     if (crew__cond_init_monotonic(&as->cv) != 0) {
         free(as);
-        return CREW_ENOMEM;
+        return crew__fail(CREW_ENOMEM, "crew_create: the autosize controller's condition "
+                                       "variable could not be made");
     }
     if (pthread_mutex_init(&as->join_lock, NULL) != 0) {
         pthread_cond_destroy(&as->cv);
         free(as);
-        return CREW_ENOMEM;
+        return crew__fail(CREW_ENOMEM, "crew_create: the autosize controller's lock could not "
+                                       "be made");
     }
     if (pthread_mutex_init(&as->lock, NULL) != 0) {
         pthread_mutex_destroy(&as->join_lock);
         pthread_cond_destroy(&as->cv);
         free(as);
-        return CREW_ENOMEM;
+        return crew__fail(CREW_ENOMEM, "crew_create: the autosize controller's lock could not "
+                                       "be made");
     }
     p->autosize = as;
-    if (crew__spawn(&as->thread, NULL, controller_main, p) != 0)
-        return CREW_EAGAIN; /* crew_create cleans up through crew__autosize_stop/free */
+    int rc = crew__spawn(&as->thread, NULL, controller_main, p);
+    if (rc != 0) /* crew_create cleans up through crew__autosize_stop/free */
+        return crew__fail(CREW_EAGAIN,
+                          "crew_create: pthread_create refused the autosize controller's thread: "
+                          "%s",
+                          strerror(rc));
     as->started = true;
     return CREW_OK;
 }

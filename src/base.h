@@ -51,6 +51,29 @@ typedef struct crew__node {
  * for libraries loaded later with dlopen. */
 #define CREW__TLS _Thread_local __attribute__((tls_model("initial-exec")))
 
+/* The detail of a failed call (error.c): formats "<public function>: <what was wrong>" into the
+ * calling thread's crew_last_error() buffer (truncated at 255 characters) and returns rc, so a
+ * failure reads `return crew__fail(CREW_EINVAL, "crew_resize: threads is %u; ...", n);`. Cold
+ * and out of line: only failures pay for it. */
+__attribute__((cold, noinline, format(printf, 2, 3))) int crew__fail(int rc, const char *fmt,
+                                                                      ...);
+/* The same detail under the name of the public call that made the failed inner one (keeps the
+ * text after the inner call's "name: "); returns rc. */
+__attribute__((cold, noinline)) int crew__fail_as(int rc, const char *who);
+/* The detail of a bad pool or group handle given to who: a NULL pool, CREW_HANDLE_NONE, or a
+ * handle the pool never issued; returns rc. */
+__attribute__((cold, noinline)) int crew__fail_handle(int rc, const char *who, const void *pool,
+                                                      crew_handle h);
+/* Keep and put back the detail across an inner call whose failure the outer call absorbs (it
+ * succeeds, so the detail must not change). copy: CREW__ERROR_SAVE bytes. */
+#define CREW__ERROR_SAVE 256
+void crew__error_save(char *copy, size_t size);
+void crew__error_restore(const char *copy);
+/* The text of CREW_EFORKED's detail, after "<function>: ". */
+#define CREW__FORKED_DETAIL                                                                     \
+    "the pool was created before fork() and belongs to the parent process; create a new pool "  \
+    "in this child"
+
 /* The pause between two polls of an idle thread (crew_config.spin counts the polls). Pausing
  * only: yielding in the second half of the spin was measured slower (fork-join on 2 cores with
  * 3 threads: about 1.8 us a round against 0.9-1.9 us; a sched_yield costs about a microsecond). */

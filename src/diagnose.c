@@ -254,9 +254,9 @@ static void check_blocked(diag *d) {
 int crew_diagnose_ex(crew_pool *p, FILE *f, unsigned busy_ms, unsigned queued_ms,
                      unsigned blocked_ms) {
     if (!p)
-        return CREW_EINVAL;
+        return crew__fail(CREW_EINVAL, "crew_diagnose: the pool is NULL");
     if (crew__forked(p))
-        return CREW_EFORKED;
+        return crew__fail(CREW_EFORKED, "crew_diagnose: " CREW__FORKED_DETAIL);
     diag d = {p, f, 0, (uint64_t)busy_ms * 1000000u, (uint64_t)queued_ms * 1000000u,
               (uint64_t)blocked_ms * 1000000u, 0, 0};
     pthread_mutex_lock(&p->diag.lock);
@@ -284,7 +284,8 @@ int crew_diagnose_ex(crew_pool *p, FILE *f, unsigned busy_ms, unsigned queued_ms
         say(&d, "  nothing stalled\n");
     pthread_mutex_unlock(&p->diag.lock);
     if (f && ferror(f))
-        return CREW_EIO;
+        return crew__fail(CREW_EIO, "crew_diagnose: writing the report failed (the stream's "
+                                    "error indicator is set; ferror)");
     return d.findings;
 }
 

@@ -93,8 +93,14 @@ static int run_loop(crew_pool *p, loop *l) {
      * caller would otherwise wait for room before running a chunk). */
     int rc = crew__enqueue_helpers(p, t, helpers, &g);
     run_chunks(l); /* with or without helpers: the caller alone finishes the loop */
-    if (rc == CREW_OK)
-        (void)crew_wait(p, g); /* OK, or helpers dropped (cancelled, expired): none is needed */
+    if (rc == CREW_OK) {
+        /* OK, or helpers dropped (cancelled, expired): none is needed. The loop succeeds either
+         * way, so crew_wait's failure must not change the caller's crew_last_error. */
+        char saved[CREW__ERROR_SAVE];
+        crew__error_save(saved, sizeof saved);
+        if (crew_wait(p, g) < 0)
+            crew__error_restore(saved);
+    }
     if (t != tasks)
         free(t);
     /* Queueing the helpers may fail (pool shutting down or full, no memory, a parent's pool in
@@ -118,8 +124,13 @@ static void for_chunk(loop *l, size_t index, size_t b, size_t e) {
 
 int crew_parallel_for(crew_pool *p, size_t begin, size_t end, size_t grain, crew_range_fn fn,
                       void *arg) {
-    if (!p || !fn || begin > end)
-        return CREW_EINVAL;
+    if (!p)
+        return crew__fail(CREW_EINVAL, "crew_parallel_for: the pool is NULL");
+    if (!fn)
+        return crew__fail(CREW_EINVAL, "crew_parallel_for: fn is NULL");
+    if (begin > end)
+        return crew__fail(CREW_EINVAL, "crew_parallel_for: begin (%zu) is after end (%zu)", begin,
+                          end);
     if (begin == end)
         return CREW_OK;
     for_ctx c = {fn, arg};
@@ -144,8 +155,19 @@ static void reduce_chunk(loop *l, size_t index, size_t b, size_t e) {
 
 int crew_parallel_reduce(crew_pool *p, size_t begin, size_t end, size_t grain, void *result,
                          size_t size, crew_fold_fn fold, crew_combine_fn combine, void *arg) {
-    if (!p || !result || size == 0 || !fold || !combine || begin > end)
-        return CREW_EINVAL;
+    if (!p)
+        return crew__fail(CREW_EINVAL, "crew_parallel_reduce: the pool is NULL");
+    if (!result)
+        return crew__fail(CREW_EINVAL, "crew_parallel_reduce: result is NULL");
+    if (size == 0)
+        return crew__fail(CREW_EINVAL, "crew_parallel_reduce: size is 0; give the result's size "
+                                       "in bytes");
+    if (!fold || !combine)
+        return crew__fail(CREW_EINVAL, "crew_parallel_reduce: %s is NULL",
+                          !fold ? "fold" : "combine");
+    if (begin > end)
+        return crew__fail(CREW_EINVAL, "crew_parallel_reduce: begin (%zu) is after end (%zu)",
+                          begin, end);
     if (begin == end)
         return CREW_OK;
     size_t n = end - begin;
@@ -154,11 +176,12 @@ int crew_parallel_reduce(crew_pool *p, size_t begin, size_t end, size_t grain, v
     if (n / grain >= MAX_REDUCE_CHUNKS) /* keep the partials bounded: raise the grain */
         grain = n / MAX_REDUCE_CHUNKS + 1;
     size_t nchunks = n / grain + (n % grain != 0);
-    if (nchunks > SIZE_MAX / size)
-        return CREW_ENOMEM;
-    unsigned char *partials = malloc(nchunks * size);
-    if (!partials)
-        return CREW_ENOMEM;
+    unsigned char *partials = NULL;
+    if (nchunks > SIZE_MAX / size || !(partials = malloc(nchunks * size)))
+        return crew__fail(CREW_ENOMEM,
+                          "crew_parallel_reduce: out of memory for %zu partial results of %zu "
+                          "bytes",
+                          nchunks, size);
     for (size_t i = 0; i < nchunks; i++)
         memcpy(partials + i * size, result, size);
     reduce_ctx c = {fold, arg, partials, size};
@@ -220,8 +243,18 @@ static void copy_chunk(loop *l, size_t index, size_t b, size_t e) {
 
 int crew_parallel_filter(crew_pool *p, const void *in, size_t n, size_t elem_size, void *out,
                          size_t *out_n, crew_pred_fn keep, void *arg) {
-    if (!p || (!in && n) || (!out && n) || !out_n || elem_size == 0 || !keep)
-        return CREW_EINVAL;
+    if (!p)
+        return crew__fail(CREW_EINVAL, "crew_parallel_filter: the pool is NULL");
+    if ((!in && n) || (!out && n))
+        return crew__fail(CREW_EINVAL, "crew_parallel_filter: %s is NULL but n is %zu",
+                          !in ? "in" : "out", n);
+    if (!out_n)
+        return crew__fail(CREW_EINVAL, "crew_parallel_filter: out_n is NULL");
+    if (elem_size == 0)
+        return crew__fail(CREW_EINVAL, "crew_parallel_filter: elem_size is 0; give an "
+                                       "element's size in bytes");
+    if (!keep)
+        return crew__fail(CREW_EINVAL, "crew_parallel_filter: keep is NULL");
     *out_n = 0;
     if (n == 0)
         return CREW_OK;
@@ -246,5 +279,9 @@ int crew_parallel_filter(crew_pool *p, const void *in, size_t n, size_t elem_siz
     }
     free(c.flags);
     free(c.counts);
+    if (rc == CREW_ENOMEM)
+        return crew__fail(rc, "crew_parallel_filter: out of memory for the flags of %zu "
+                              "elements",
+                          n);
     return rc;
 }

@@ -9,6 +9,8 @@
  * to resize_lock; crew_shutdown takes it only after every task has finished, so a task that
  * calls crew_resize can never hold up the shutdown that joins its own thread.
  */
+#include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
@@ -66,14 +68,18 @@ int crew__spawn(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), v
     return rc;
 }
 
-/* Start w's thread (with every signal blocked: crew__spawn). */
-static int start_thread(crew_pool *p, crew__worker *w) {
+/* Start w's thread (with every signal blocked: crew__spawn); who: the public call, for the
+ * detail of a failure. */
+static int start_thread(crew_pool *p, crew__worker *w, const char *who) {
     pthread_attr_t attr;
     if (pthread_attr_init(&attr) != 0)
-        return CREW_ENOMEM;
+        return crew__fail(CREW_ENOMEM, "%s: pthread_attr_init failed (out of memory)", who);
     if (p->stack_size != 0 && pthread_attr_setstacksize(&attr, p->stack_size) != 0) {
         pthread_attr_destroy(&attr);
-        return CREW_EINVAL;
+        return crew__fail(CREW_EINVAL,
+                          "%s: crew_config.stack_size %zu is refused by pthread_attr_setstacksize "
+                          "(at least PTHREAD_STACK_MIN, %zu here, is needed)",
+                          who, p->stack_size, (size_t)PTHREAD_STACK_MIN);
     }
     crew__sched_worker_open(p, w, true);
     /* Relaxed: the thread does not exist yet; pthread_create orders these stores before it. */
@@ -95,7 +101,8 @@ static int start_thread(crew_pool *p, crew__worker *w) {
         pthread_mutex_unlock(&p->lock);
         if (orphan) /* nowhere to put it: run it here rather than lose it */
             crew__run(p, orphan);
-        return CREW_EAGAIN;
+        return crew__fail(CREW_EAGAIN, "%s: pthread_create refused worker %u: %s", who, w->index,
+                          strerror(rc));
     }
     w->started = true;
     w->joined = false;
@@ -182,13 +189,14 @@ static unsigned transition(crew_pool *p, unsigned n, int from, int to) {
     return done;
 }
 
-/* Make `threads` workers RUNNING; resize_lock held. */
-static int set_workers(crew_pool *p, unsigned threads) {
+/* Make `threads` workers RUNNING; resize_lock held. who: the public call (crew_create or
+ * crew_resize), for the detail of a failure. */
+static int set_workers(crew_pool *p, unsigned threads, const char *who) {
     pthread_mutex_lock(&p->lock);
     /* Seq_cst, under the lock: a shutdown may have begun. */
     if (crew__load_seq_cst(&p->state) != CREW__OPEN) {
         pthread_mutex_unlock(&p->lock);
-        return CREW_ESHUTDOWN;
+        return crew__fail(CREW_ESHUTDOWN, "%s: the pool is shutting down or shut down", who);
     }
     unsigned running = crew__running_workers_locked(p);
     bool changed = false;
@@ -210,10 +218,10 @@ static int set_workers(crew_pool *p, unsigned threads) {
     while (running < threads) {
         crew__worker *w = free_record(p);
         if (!w) {
-            rc = CREW_ENOMEM;
+            rc = crew__fail(CREW_ENOMEM, "%s: out of memory for worker %u's record", who, running);
             break;
         }
-        if ((rc = start_thread(p, w)) != CREW_OK)
+        if ((rc = start_thread(p, w, who)) != CREW_OK)
             break;
         running++;
     }
@@ -296,23 +304,36 @@ static int copy_hooks(crew_hooks *out, const crew_hooks *in) {
     if (!in)
         return CREW_OK;
     if (in->size < offsetof(crew_hooks, cpus)) /* older than the first version */
-        return CREW_EINVAL;
+        return crew__fail(CREW_EINVAL,
+                          "crew_create: crew_config.hooks->size is %zu; set it to "
+                          "sizeof(crew_hooks) (at least %zu)",
+                          in->size, offsetof(crew_hooks, cpus));
     memcpy(out, in, in->size < sizeof *out ? in->size : sizeof *out);
     out->size = sizeof *out;
     if ((out->cpus == NULL) != (out->ncpus == 0))
-        return CREW_EINVAL;
+        return crew__fail(CREW_EINVAL,
+                          "crew_create: crew_hooks.cpus is %s but ncpus is %zu; give both or "
+                          "neither",
+                          out->cpus ? "set" : "NULL", out->ncpus);
     if (!out->cpus)
         return CREW_OK;
 #if defined(__linux__)
     cpu_set_t allowed;
     if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
-        return CREW_EINVAL;
+        return crew__fail(CREW_EINVAL,
+                          "crew_create: crew_hooks.cpus: sched_getaffinity failed (%s), so the "
+                          "CPUs cannot be checked",
+                          strerror(errno));
     for (size_t i = 0; i < out->ncpus; i++)
         if (out->cpus[i] < 0 || out->cpus[i] >= CPU_SETSIZE || !CPU_ISSET(out->cpus[i], &allowed))
-            return CREW_EINVAL;
+            return crew__fail(CREW_EINVAL,
+                              "crew_create: crew_hooks.cpus[%zu] is %d, not a CPU this process "
+                              "may run on (sched_getaffinity)",
+                              i, out->cpus[i]);
     return CREW_OK;
 #else
-    return CREW_EINVAL; /* no affinity on this system */
+    return crew__fail(CREW_EINVAL, "crew_create: crew_hooks.cpus: this system has no thread "
+                                   "affinity"); /* no affinity on this system */
 #endif
 }
 
@@ -355,32 +376,67 @@ static bool waits_for_itself(const crew_pool *p) {
     return crew__tls_hook == p || crew__in_task_of(p);
 }
 
+/* CREW_EDEADLK of crew_shutdown and crew_destroy, with the detail of where the call came from. */
+static int deadlock(const char *who, const crew_pool *p) {
+    return crew__fail(CREW_EDEADLK,
+                      "%s: called from %s of this pool, which the shutdown would wait for; call it "
+                      "from another thread",
+                      who, crew__tls_hook == p ? "on_start or on_stop of a thread" : "a task");
+}
+
 int crew_create(crew_pool **out, const crew_config *cfg) {
     static atomic_uint next_id; /* numbers pools in thread names only */
     crew_config defaults;
     if (!out)
-        return CREW_EINVAL;
+        return crew__fail(CREW_EINVAL, "crew_create: out is NULL; pass the address of a "
+                                       "crew_pool * to receive the pool");
     if (!cfg) {
         crew_config_init(&defaults);
         cfg = &defaults;
     }
     int sched_kind = 0;
     const crew__sched_ops *sched = crew__sched_resolve(cfg->scheduler, &sched_kind);
-    if (cfg->threads > CREW_MAX_THREADS || crew__autosize_check(cfg) != CREW_OK || !sched ||
-        cfg->lock > CREW_LOCK_SPIN || cfg->max_blocking > CREW_MAX_THREADS ||
-        cfg->full_policy > CREW_FULL_DROP_OLDEST)
-        return CREW_EINVAL;
+    if (cfg->threads > CREW_MAX_THREADS)
+        return crew__fail(CREW_EINVAL,
+                          "crew_create: crew_config.threads is %u; at most CREW_MAX_THREADS (%u), "
+                          "or 0 for one per online core",
+                          cfg->threads, CREW_MAX_THREADS);
+    if (crew__autosize_check(cfg) != CREW_OK)
+        return CREW_EINVAL; /* with its detail */
+    if (!sched)
+        return crew__fail(CREW_EINVAL,
+                          "crew_create: crew_config.scheduler is %u; accepted: CREW_SCHED_DEFAULT "
+                          "(0) to CREW_SCHED_PER_WORKER (%d)",
+                          cfg->scheduler, CREW_SCHED_PER_WORKER);
+    if (cfg->lock > CREW_LOCK_SPIN)
+        return crew__fail(CREW_EINVAL,
+                          "crew_create: crew_config.lock is %u; accepted: CREW_LOCK_MUTEX (0) or "
+                          "CREW_LOCK_SPIN (1)",
+                          cfg->lock);
+    if (cfg->max_blocking > CREW_MAX_THREADS)
+        return crew__fail(CREW_EINVAL,
+                          "crew_create: crew_config.max_blocking is %u; at most CREW_MAX_THREADS "
+                          "(%u), or 0 for the default",
+                          cfg->max_blocking, CREW_MAX_THREADS);
+    if (cfg->full_policy > CREW_FULL_DROP_OLDEST)
+        return crew__fail(CREW_EINVAL,
+                          "crew_create: crew_config.full_policy is %u; accepted: CREW_FULL_BLOCK "
+                          "(0) to CREW_FULL_DROP_OLDEST (%d)",
+                          cfg->full_policy, CREW_FULL_DROP_OLDEST);
 #ifdef CREW_NO_MONITORING
     if (cfg->monitoring || cfg->autosize != CREW_AUTOSIZE_OFF)
-        return CREW_ENOTSUP;
+        return crew__fail(CREW_ENOTSUP,
+                          "crew_create: crew_config.%s needs monitoring, which this build leaves "
+                          "out (CREW_MONITORING=OFF)",
+                          cfg->monitoring ? "monitoring" : "autosize");
 #endif
     crew_hooks hooks;
     if (copy_hooks(&hooks, cfg->hooks) != CREW_OK)
-        return CREW_EINVAL;
+        return CREW_EINVAL; /* with its detail */
     if (hooks.cpus) { /* our own copy: workers started later (crew_resize) read it */
         int *cpus = malloc(hooks.ncpus * sizeof *cpus);
         if (!cpus)
-            return CREW_ENOMEM;
+            return crew__fail(CREW_ENOMEM, "crew_create: out of memory for the CPU list");
         memcpy(cpus, hooks.cpus, hooks.ncpus * sizeof *cpus);
         hooks.cpus = cpus;
     }
@@ -393,14 +449,15 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     crew_pool *p = calloc(1, sizeof *p);
     if (!p) {
         free((void *)hooks.cpus);
-        return CREW_ENOMEM;
+        return crew__fail(CREW_ENOMEM, "crew_create: out of memory for the pool");
     }
     p->workers = calloc(CREW_MAX_THREADS, sizeof *p->workers);
     if (!p->workers || init_sync(p) != CREW_OK) {
         free(p->workers);
         free(p);
         free((void *)hooks.cpus);
-        return CREW_ENOMEM;
+        return crew__fail(CREW_ENOMEM,
+                          "crew_create: out of memory for the pool's workers or locks");
     }
     /* Relaxed: a counter for names, nothing is ordered by it. */
     p->id = crew__fetch_add_relaxed(&next_id, 1u) + 1;
@@ -435,11 +492,12 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     if (crew__nodes_register(p) != CREW_OK || crew__sched_init(p, cfg, threads) != CREW_OK ||
         crew__blocking_init(p, cfg) != CREW_OK) {
         free_pool(p);
-        return CREW_ENOMEM;
+        return crew__fail(CREW_ENOMEM,
+                          "crew_create: out of memory for the pool's queues or registry");
     }
 
     pthread_mutex_lock(&p->resize_lock);
-    int rc = set_workers(p, threads);
+    int rc = set_workers(p, threads, "crew_create");
     pthread_mutex_unlock(&p->resize_lock);
     if (rc == CREW_OK)
         rc = crew__autosize_start(p, cfg);
@@ -453,15 +511,20 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
 }
 
 int crew_resize(crew_pool *p, unsigned threads) {
-    if (!p || threads == 0 || threads > CREW_MAX_THREADS)
-        return CREW_EINVAL;
+    if (!p)
+        return crew__fail(CREW_EINVAL, "crew_resize: the pool is NULL");
+    if (threads == 0)
+        return crew__fail(CREW_EINVAL, "crew_resize: threads is 0; a pool needs at least 1");
+    if (threads > CREW_MAX_THREADS)
+        return crew__fail(CREW_EINVAL, "crew_resize: threads is %u; at most CREW_MAX_THREADS (%u)",
+                          threads, CREW_MAX_THREADS);
     if (crew__forked(p))
-        return CREW_EFORKED;
+        return crew__fail(CREW_EFORKED, "crew_resize: " CREW__FORKED_DETAIL);
     /* Seq_cst: an early answer for a closing pool; set_workers checks again under the lock. */
     if (crew__load_seq_cst(&p->state) != CREW__OPEN)
-        return CREW_ESHUTDOWN;
+        return crew__fail(CREW_ESHUTDOWN, "crew_resize: the pool is shutting down or shut down");
     pthread_mutex_lock(&p->resize_lock);
-    int rc = set_workers(p, threads);
+    int rc = set_workers(p, threads, "crew_resize");
     pthread_mutex_unlock(&p->resize_lock);
     return rc;
 }
@@ -472,12 +535,16 @@ unsigned crew_size(const crew_pool *p) {
 }
 
 int crew_shutdown(crew_pool *p, int how) {
-    if (!p || (how != CREW_DRAIN && how != CREW_CANCEL))
-        return CREW_EINVAL;
+    if (!p)
+        return crew__fail(CREW_EINVAL, "crew_shutdown: the pool is NULL");
+    if (how != CREW_DRAIN && how != CREW_CANCEL)
+        return crew__fail(CREW_EINVAL,
+                          "crew_shutdown: how is %d; accepted: CREW_DRAIN (0) or CREW_CANCEL (1)",
+                          how);
     if (crew__forked(p))
-        return CREW_EFORKED;
+        return crew__fail(CREW_EFORKED, "crew_shutdown: " CREW__FORKED_DETAIL);
     if (waits_for_itself(p))
-        return CREW_EDEADLK;
+        return deadlock("crew_shutdown", p);
 
     pthread_mutex_lock(&p->lock);
     /* Seq_cst: pairs with the submitters' pending increment and state load (submit.c). */
@@ -529,9 +596,9 @@ int crew_shutdown(crew_pool *p, int how) {
 
 int crew_pause(crew_pool *p) {
     if (!p)
-        return CREW_EINVAL;
+        return crew__fail(CREW_EINVAL, "crew_pause: the pool is NULL");
     if (crew__forked(p))
-        return CREW_EFORKED;
+        return crew__fail(CREW_EFORKED, "crew_pause: " CREW__FORKED_DETAIL);
     pthread_mutex_lock(&p->lock);
     int rc = CREW_ESHUTDOWN;
     if (crew__load_seq_cst(&p->state) == CREW__OPEN) { /* seq_cst: see crew_pool */
@@ -539,14 +606,16 @@ int crew_pause(crew_pool *p) {
         rc = CREW_OK;
     }
     pthread_mutex_unlock(&p->lock);
+    if (rc != CREW_OK)
+        return crew__fail(rc, "crew_pause: the pool is shutting down or shut down");
     return rc;
 }
 
 int crew_resume(crew_pool *p) {
     if (!p)
-        return CREW_EINVAL;
+        return crew__fail(CREW_EINVAL, "crew_resume: the pool is NULL");
     if (crew__forked(p))
-        return CREW_EFORKED;
+        return crew__fail(CREW_EFORKED, "crew_resume: " CREW__FORKED_DETAIL);
     pthread_mutex_lock(&p->lock);
     /* Relaxed: every sleeper looks for work under this lock, and is woken under it here. */
     crew__store_relaxed(&p->paused, false);
@@ -565,9 +634,10 @@ int crew_destroy(crew_pool *p) {
     if (!p)
         return CREW_OK;
     if (crew__forked(p)) /* nothing freed: see crew.h */
-        return CREW_EFORKED;
+        return crew__fail(CREW_EFORKED, "crew_destroy: " CREW__FORKED_DETAIL
+                                        " (nothing is freed: the memory is the parent's copy)");
     if (waits_for_itself(p))
-        return CREW_EDEADLK;
+        return deadlock("crew_destroy", p);
     crew_shutdown(p, CREW_DRAIN);
     free_pool(p);
     return CREW_OK;

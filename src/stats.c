@@ -334,12 +334,13 @@ static void sum_blocks(crew_pool *p, totals *t) {
 
 int crew_set_monitoring(crew_pool *p, int on) {
     if (!p)
-        return CREW_EINVAL;
+        return crew__fail(CREW_EINVAL, "crew_set_monitoring: the pool is NULL");
     if (crew__forked(p))
-        return CREW_EFORKED;
+        return crew__fail(CREW_EFORKED, "crew_set_monitoring: " CREW__FORKED_DETAIL);
 #ifdef CREW_NO_MONITORING
     if (on)
-        return CREW_ENOTSUP;
+        return crew__fail(CREW_ENOTSUP, "crew_set_monitoring: this build leaves monitoring out "
+                                        "(CREW_MONITORING=OFF)");
 #endif
     /* Relaxed: a hint read by submitters before they take the lock; a task submitted while it
      * changes is simply timed or not. */
@@ -351,13 +352,20 @@ int crew_set_monitoring(crew_pool *p, int on) {
 }
 
 int crew_stats_get(crew_pool *p, crew_stats *out) {
-    if (!p || !out || out->size < offsetof(crew_stats, response))
-        return CREW_EINVAL;
+    if (!p)
+        return crew__fail(CREW_EINVAL, "crew_stats_get: the pool is NULL");
+    if (!out)
+        return crew__fail(CREW_EINVAL, "crew_stats_get: out is NULL");
+    if (out->size < offsetof(crew_stats, response))
+        return crew__fail(CREW_EINVAL,
+                          "crew_stats_get: out->size is %zu; set it to sizeof(crew_stats) (at "
+                          "least %zu)",
+                          out->size, offsetof(crew_stats, response));
     if (crew__forked(p))
-        return CREW_EFORKED;
+        return crew__fail(CREW_EFORKED, "crew_stats_get: " CREW__FORKED_DETAIL);
     totals *t = malloc(sizeof *t);
     if (!t)
-        return CREW_ENOMEM;
+        return crew__fail(CREW_ENOMEM, "crew_stats_get: out of memory for the totals");
     crew_stats s;
     memset(&s, 0, sizeof s);
     pthread_mutex_lock(&p->stats.lock);
@@ -399,10 +407,17 @@ int crew_stats_get(crew_pool *p, crew_stats *out) {
 }
 
 int crew_stats_threads(crew_pool *p, crew_thread_stats *out, size_t cap, size_t *n) {
-    if (!p || !n || (!out && cap))
-        return CREW_EINVAL;
+    if (!p)
+        return crew__fail(CREW_EINVAL, "crew_stats_threads: the pool is NULL");
+    if (!n)
+        return crew__fail(CREW_EINVAL, "crew_stats_threads: n is NULL");
+    if (!out && cap)
+        return crew__fail(CREW_EINVAL,
+                          "crew_stats_threads: out is NULL but cap is %zu; pass cap 0 to ask "
+                          "only for the count",
+                          cap);
     if (crew__forked(p))
-        return CREW_EFORKED;
+        return crew__fail(CREW_EFORKED, "crew_stats_threads: " CREW__FORKED_DETAIL);
     pthread_mutex_lock(&p->stats.lock);
     unsigned nw = crew__nworkers(p);
     *n = nw;
@@ -428,9 +443,9 @@ int crew_stats_threads(crew_pool *p, crew_thread_stats *out, size_t cap, size_t 
 
 int crew_stats_reset(crew_pool *p) {
     if (!p)
-        return CREW_EINVAL;
+        return crew__fail(CREW_EINVAL, "crew_stats_reset: the pool is NULL");
     if (crew__forked(p))
-        return CREW_EFORKED;
+        return crew__fail(CREW_EFORKED, "crew_stats_reset: " CREW__FORKED_DETAIL);
     pthread_mutex_lock(&p->stats.lock);
     /* Relaxed: workers zero their own blocks when they see the new epoch (crew__stats_block);
      * readers hold stats_lock, which orders this store before their loads. */
@@ -464,18 +479,21 @@ static void json_latency(FILE *f, const char *name, const crew_latency *l, const
 }
 
 int crew_stats_write_json(crew_pool *p, FILE *f) {
-    if (!p || !f)
-        return CREW_EINVAL;
+    if (!p)
+        return crew__fail(CREW_EINVAL, "crew_stats_write_json: the pool is NULL");
+    if (!f)
+        return crew__fail(CREW_EINVAL, "crew_stats_write_json: f is NULL");
     crew_stats s;
     s.size = sizeof s;
     int rc = crew_stats_get(p, &s);
     if (rc != CREW_OK)
-        return rc;
+        return crew__fail_as(rc, "crew_stats_write_json");
     size_t n = 0;
     crew_stats_threads(p, NULL, 0, &n);
     crew_thread_stats *t = n ? calloc(n, sizeof *t) : NULL;
     if (n && !t)
-        return CREW_ENOMEM;
+        return crew__fail(CREW_ENOMEM, "crew_stats_write_json: out of memory for %zu workers' "
+                                       "statistics", n);
     size_t cap = n;
     if (cap)
         crew_stats_threads(p, t, cap, &n);
@@ -507,5 +525,8 @@ int crew_stats_write_json(crew_pool *p, FILE *f) {
                 (unsigned long long)t[i].stolen);
     fprintf(f, "%s]\n}\n", n ? "\n  " : "");
     free(t);
-    return ferror(f) ? CREW_EIO : CREW_OK;
+    if (ferror(f))
+        return crew__fail(CREW_EIO, "crew_stats_write_json: writing to the stream failed (its "
+                                    "error indicator is set; ferror)");
+    return CREW_OK;
 }

@@ -325,6 +325,61 @@ static int admit(crew_pool *p, size_t n, const admit_how *how, bool *caller_runs
     }
 }
 
+/* The detail of enqueue's failure rc for the public call who (NULL: an internal submission,
+ * whose failure the caller absorbs: no detail); h: the group joined, if any. Returns rc. */
+static __attribute__((cold, noinline)) int enqueue_fail(const char *who, crew_pool *p, int rc,
+                                                        size_t n, crew_handle h,
+                                                        const admit_how *how) {
+    if (!who)
+        return rc;
+    switch (rc) {
+    case CREW_EINVAL:
+        return crew__fail_handle(rc, who, p, h);
+    case CREW_EFORKED:
+        return crew__fail(rc, "%s: " CREW__FORKED_DETAIL, who);
+    case CREW_ESHUTDOWN:
+        return crew__fail(rc, "%s: the pool is shutting down or shut down; it accepts no more "
+                              "tasks", who);
+    case CREW_ERANGE:
+        if (n > UINT32_MAX)
+            return crew__fail(rc, "%s: n is %zu; one call adds at most 4294967295 tasks", who, n);
+        return crew__fail(rc,
+                          "%s: the group {%u, %u} would hold more than 4294967295 unfinished "
+                          "tasks",
+                          who, h.slot, h.gen);
+    case CREW_ESTALE:
+        return crew__fail(rc,
+                          "%s: the group {%u, %u} has finished (CREW_ESTALE): open a new group "
+                          "(a handle set to CREW_HANDLE_NONE)",
+                          who, h.slot, h.gen);
+    case CREW_ECANCELED:
+        return crew__fail(rc, "%s: the group {%u, %u} was cancelled; it takes no more tasks",
+                          who, h.slot, h.gen);
+    case CREW_EFULL:
+        if (n > p->bounded.capacity)
+            return crew__fail(rc,
+                              "%s: %zu tasks are more than the queue can ever hold "
+                              "(crew_config.queue_capacity %zu)",
+                              who, n, p->bounded.capacity);
+        return crew__fail(rc, "%s: the queue is full (crew_config.queue_capacity %zu) and %s",
+                          who, p->bounded.capacity,
+                          how->try_only ? "this call never waits for room"
+                                        : "the full-queue policy is CREW_FULL_FAIL");
+    case CREW_ETIMEDOUT:
+        return crew__fail(rc,
+                          "%s: the queue (crew_config.queue_capacity %zu) had no room for %zu "
+                          "tasks before the time limit",
+                          who, p->bounded.capacity, n);
+    case CREW_ENOMEM:
+        return crew__fail(rc, "%s: out of memory for the queue or the group's slot", who);
+    case CREW_EAGAIN:
+        return crew__fail(rc, "%s: the system refused to create a thread for blocking tasks",
+                          who);
+    default:
+        return crew__fail(rc, "%s: %s", who, crew_strerror(rc));
+    }
+}
+
 /* Queue n tasks (their fn already checked) into *group. All or nothing: room in a bounded
  * queue is taken first, then the group is opened or joined (those can fail without side
  * effects, or are given back), the tasks are counted in pending, and the pool's state is
@@ -332,21 +387,22 @@ static int admit(crew_pool *p, size_t n, const admit_how *how, bool *caller_runs
  * one of the two sees the other); then the tasks are pushed, and if that fails (memory) the
  * count, the group and the room are taken back before anyone could have seen the tasks. */
 static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uint32_t flags,
-                   uint64_t submitted, unsigned user_flags, const admit_how *how) {
+                   uint64_t submitted, unsigned user_flags, const admit_how *how, const char *who) {
     if (n > UINT32_MAX)
-        return CREW_ERANGE;
+        return enqueue_fail(who, p, CREW_ERANGE, n, CREW_HANDLE_NONE, how);
     bool open_new = group && group->slot == 0 && group->gen == 0;
     if (group && !open_new && !crew__handle_valid(&p->groups, *group))
-        return CREW_EINVAL;
+        return enqueue_fail(who, p, CREW_EINVAL, n, *group, how);
     /* Seq_cst: an early answer for a closed pool; the check that counts is below. */
     int state = crew__load_seq_cst(&p->state);
     if (state != CREW__OPEN)
-        return state == CREW__FORKED ? CREW_EFORKED : CREW_ESHUTDOWN;
+        return enqueue_fail(who, p, state == CREW__FORKED ? CREW_EFORKED : CREW_ESHUTDOWN, n,
+                            CREW_HANDLE_NONE, how);
     bool blocking = user_flags & CREW_TASK_BLOCKING, caller_runs = false, bounded = false;
     int rc = CREW_OK;
     if (p->bounded.capacity && !blocking) {
         if ((rc = admit(p, n, how, &caller_runs)) != CREW_OK)
-            return rc;
+            return enqueue_fail(who, p, rc, n, CREW_HANDLE_NONE, how);
         bounded = !caller_runs;
     }
     crew_handle h = group && !open_new ? *group : (crew_handle){0, 0};
@@ -363,7 +419,7 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
         if ((rc == CREW_ESTALE || rc == CREW_ECANCELED) &&
             crew__load_seq_cst(&p->state) == CREW__CLOSING)
             rc = CREW_ESHUTDOWN;
-        return rc;
+        return enqueue_fail(who, p, rc, n, h, how);
     }
     for (size_t i = 0; i < n; i++) {
         t[i].crew_flags_ = flags | (bounded ? CREW__TASK_BOUNDED : 0u);
@@ -391,7 +447,7 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
         }
         for (size_t i = 0; bounded && i < n; i++)
             crew__admit_release(p);
-        return rc;
+        return enqueue_fail(who, p, rc, n, h, how);
     }
     if (open_new)
         *group = h;
@@ -427,29 +483,44 @@ static int rejected(crew_pool *p, int rc, size_t n) {
     return rc;
 }
 
-int crew_enqueue_tasks_ex(crew_pool *p, crew_task *t, size_t n, crew_handle *group,
-                          unsigned flags) {
+/* crew_enqueue_task(s)(_ex); who: the public call. */
+static int enqueue_tasks(crew_pool *p, crew_task *t, size_t n, crew_handle *group,
+                         unsigned flags, const char *who) {
     if (!p)
-        return CREW_EINVAL;
-    if (!t || n == 0 || (flags & ~CREW_TASK_BLOCKING))
-        return rejected(p, CREW_EINVAL, n);
+        return crew__fail(CREW_EINVAL, "%s: the pool is NULL", who);
+    if (!t)
+        return rejected(p, crew__fail(CREW_EINVAL, "%s: the task array is NULL", who), n);
+    if (n == 0)
+        return rejected(p, crew__fail(CREW_EINVAL, "%s: n is 0; give at least one task", who), n);
+    if (flags & ~CREW_TASK_BLOCKING)
+        return rejected(p,
+                        crew__fail(CREW_EINVAL,
+                                   "%s: flags is %#x; the only flag is CREW_TASK_BLOCKING (%#x)",
+                                   who, flags, CREW_TASK_BLOCKING),
+                        n);
     for (size_t i = 0; i < n; i++)
         if (!t[i].fn)
-            return rejected(p, CREW_EINVAL, n);
-    return rejected(p, enqueue(p, t, n, group, 0, stamp(p), flags, &admit_default), n);
+            return rejected(p, crew__fail(CREW_EINVAL, "%s: task %zu's fn is NULL", who, i), n);
+    return rejected(p, enqueue(p, t, n, group, 0, stamp(p), flags, &admit_default, who), n);
+}
+
+int crew_enqueue_tasks_ex(crew_pool *p, crew_task *t, size_t n, crew_handle *group,
+                          unsigned flags) {
+    return enqueue_tasks(p, t, n, group, flags, "crew_enqueue_tasks_ex");
 }
 
 int crew__enqueue_helpers(crew_pool *p, crew_task *t, size_t n, crew_handle *group) {
     static const admit_how how = {true, false, {0, 0}}; /* never wait for room */
-    return enqueue(p, t, n, group, 0, stamp(p), 0, &how); /* not the caller's: not counted */
+    /* Not the caller's: not counted, and no detail (crew_parallel_* absorbs a failure). */
+    return enqueue(p, t, n, group, 0, stamp(p), 0, &how, NULL);
 }
 
 int crew_enqueue_tasks(crew_pool *p, crew_task *t, size_t n, crew_handle *group) {
-    return crew_enqueue_tasks_ex(p, t, n, group, 0);
+    return enqueue_tasks(p, t, n, group, 0, "crew_enqueue_tasks");
 }
 
 int crew_enqueue_task(crew_pool *p, crew_task *t, crew_handle *group) {
-    return crew_enqueue_tasks_ex(p, t, 1, group, 0);
+    return enqueue_tasks(p, t, 1, group, 0, "crew_enqueue_task");
 }
 
 /* One task in a node of the pool's own; start_by: its start-by time, 0 for none. Inlined into
@@ -457,17 +528,25 @@ int crew_enqueue_task(crew_pool *p, crew_task *t, crew_handle *group) {
 static inline __attribute__((always_inline)) int submit(crew_pool *p, crew_fn fn, void *arg,
                                                         uint32_t priority, unsigned flags,
                                                         crew_handle *group, const admit_how *how,
-                                                        uint64_t start_by) {
+                                                        uint64_t start_by, const char *who) {
     if (!p)
-        return CREW_EINVAL;
-    if (!fn || (flags & ~CREW_TASK_BLOCKING))
-        return rejected(p, CREW_EINVAL, 1);
+        return crew__fail(CREW_EINVAL, "%s: the pool is NULL", who);
+    if (!fn)
+        return rejected(p, crew__fail(CREW_EINVAL, "%s: fn is NULL; a task needs a function",
+                                      who),
+                        1);
+    if (flags & ~CREW_TASK_BLOCKING)
+        return rejected(p,
+                        crew__fail(CREW_EINVAL,
+                                   "%s: flags is %#x; the only flag is CREW_TASK_BLOCKING (%#x)",
+                                   who, flags, CREW_TASK_BLOCKING),
+                        1);
     if (crew__forked(p)) /* before the node cache, whose lock may be held */
-        return CREW_EFORKED;
+        return crew__fail(CREW_EFORKED, "%s: " CREW__FORKED_DETAIL, who);
     uint64_t submitted = stamp(p);
     crew_task *t = crew__node_get(p);
     if (!t)
-        return rejected(p, CREW_ENOMEM, 1);
+        return rejected(p, crew__fail(CREW_ENOMEM, "%s: out of memory for the task", who), 1);
     t->fn = fn;
     t->arg = arg;
     t->priority = priority;
@@ -476,7 +555,7 @@ static inline __attribute__((always_inline)) int submit(crew_pool *p, crew_fn fn
         ((crew__node *)t)->start_by = start_by;
         own |= CREW__TASK_DEADLINE;
     }
-    int rc = enqueue(p, t, 1, group, own, submitted, flags, how);
+    int rc = enqueue(p, t, 1, group, own, submitted, flags, how, who);
     if (rc != CREW_OK)
         crew__node_release(p, t);
     return rejected(p, rc, 1);
@@ -492,10 +571,10 @@ int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_han
     if (__builtin_expect(!p || !fn || group || p->bounded.capacity, 0) ||
         crew__load_relaxed(&p->timing) != 0 || /* relaxed: see struct crew_pool */
         __builtin_expect(crew__load_seq_cst(&p->state) != CREW__OPEN, 0))
-        return submit(p, fn, arg, priority, 0, group, &admit_default, 0);
+        return submit(p, fn, arg, priority, 0, group, &admit_default, 0, "crew_submit");
     crew_task *t = crew__node_get(p);
     if (!t)
-        return CREW_ENOMEM;
+        return crew__fail(CREW_ENOMEM, "crew_submit: out of memory for the task");
     t->fn = fn;
     t->arg = arg;
     t->priority = priority;
@@ -507,7 +586,7 @@ int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_han
     if (__builtin_expect(rc != CREW_OK, 0)) {
         crew__tasks_finished(p, 0, 1, CREW__RAN);
         crew__node_release(p, t);
-        return rc;
+        return enqueue_fail("crew_submit", p, rc, 1, CREW_HANDLE_NONE, &admit_default);
     }
     crew__notify_work(p, 1, 0);
     return CREW_OK;
@@ -515,23 +594,24 @@ int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_han
 
 int crew_submit_ex(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, unsigned flags,
                    crew_handle *group) {
-    return submit(p, fn, arg, priority, flags, group, &admit_default, 0);
+    return submit(p, fn, arg, priority, flags, group, &admit_default, 0, "crew_submit_ex");
 }
 
 int crew_try_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group) {
     static const admit_how how = {true, false, {0, 0}};
-    return submit(p, fn, arg, priority, 0, group, &how, 0);
+    return submit(p, fn, arg, priority, 0, group, &how, 0, "crew_try_submit");
 }
 
 int crew_submit_timed(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group,
                       unsigned timeout_ms) {
     admit_how how = {false, true, crew__deadline_after_ms(timeout_ms)};
-    return submit(p, fn, arg, priority, 0, group, &how, 0);
+    return submit(p, fn, arg, priority, 0, group, &how, 0, "crew_submit_timed");
 }
 
 int crew_submit_deadline(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, unsigned flags,
                          uint64_t start_by_ns, crew_handle *group) {
-    return submit(p, fn, arg, priority, flags, group, &admit_default, start_by_ns);
+    return submit(p, fn, arg, priority, flags, group, &admit_default, start_by_ns,
+                  "crew_submit_deadline");
 }
 
 uint64_t crew_now_ns(void) { return crew__now_ns(); }

@@ -155,22 +155,49 @@ static const crew__policy waiter_policy = {
     .run = waiter_run,
     .retry_at_once = true};
 
+/* The detail of crew_wait's answer st for group, if it is a failure; returns st. */
+static __attribute__((cold, noinline)) int wait_failed(crew_handle group, int st) {
+    switch (st) {
+    case CREW_ECANCELED:
+        return crew__fail(st,
+                          "crew_wait: the group {%u, %u} lost tasks: cancelled (crew_cancel), or "
+                          "dropped by a cancelling shutdown or a full queue",
+                          group.slot, group.gen);
+    case CREW_EEXPIRED:
+        return crew__fail(st,
+                          "crew_wait: the group {%u, %u} lost tasks that no thread could start "
+                          "by their start-by time (crew_submit_deadline)",
+                          group.slot, group.gen);
+    case CREW_EDEADLK:
+        return crew__fail(st,
+                          "crew_wait: called from inside a task of the group {%u, %u} itself: "
+                          "the group cannot finish before this call returns",
+                          group.slot, group.gen);
+    case CREW_EFORKED:
+        return crew__fail(st, "crew_wait: " CREW__FORKED_DETAIL);
+    default:
+        return crew__fail(st, "crew_wait: the group {%u, %u}: %s", group.slot, group.gen,
+                          crew_strerror(st));
+    }
+}
+
 int crew_wait(crew_pool *p, crew_handle group) {
     if (!p || !crew__handle_valid(&p->groups, group))
-        return CREW_EINVAL;
+        return crew__fail_handle(CREW_EINVAL, "crew_wait", p, group);
     if (crew__forked(p)) /* before the slot's answer: nothing of the parent's pool is asked */
-        return CREW_EFORKED;
+        return wait_failed(group, CREW_EFORKED);
+    crew_handle given = group;          /* as handed out, for the details */
     group = crew__handle_local(group); /* from here on, the slot's index */
     crew__slot *sl = crew__slot_at(&p->groups, group.slot);
     int st = crew__slot_status(sl, group.gen);
     if (st != 1)
-        return st; /* finished */
+        return st == CREW_OK ? st : wait_failed(given, st); /* finished */
     waiter_ctx c = {.p = p, .group = group, .sl = sl, .mark = mark_of(p), .status = 1};
     crew__debug_yield();
     crew__dispatch(&waiter_policy, &c, p->spin);
     if (crew__tls_pushed_back) /* put back by the last look, and not run or slept on */
         crew__notify_pushed_back(p);
-    return c.status;
+    return c.status == CREW_OK ? c.status : wait_failed(given, c.status);
 }
 
 /* Run queued tasks until no accepted task is unfinished (crew_wait_all, crew_shutdown). */
@@ -181,32 +208,40 @@ void crew__help_until_quiet(crew_pool *p) {
 
 int crew_wait_all(crew_pool *p) {
     if (!p)
-        return CREW_EINVAL;
+        return crew__fail(CREW_EINVAL, "crew_wait_all: the pool is NULL");
     if (crew__forked(p))
-        return CREW_EFORKED;
+        return crew__fail(CREW_EFORKED, "crew_wait_all: " CREW__FORKED_DETAIL);
     if (crew__in_task_of(p))
-        return CREW_EDEADLK;
+        return crew__fail(CREW_EDEADLK,
+                          "crew_wait_all: called from a task of this pool, which cannot be quiet "
+                          "while that task runs; wait for a group instead (crew_wait)");
     crew__help_until_quiet(p);
     /* Relaxed: see struct crew_pool. */
-    return crew__load_relaxed(&p->cancelled_any) ? CREW_ECANCELED : CREW_OK;
+    if (crew__load_relaxed(&p->cancelled_any))
+        return crew__fail(CREW_ECANCELED,
+                          "crew_wait_all: the pool has dropped tasks without running them (a "
+                          "cancelling shutdown, or a full queue under CREW_FULL_DROP_OLDEST)");
+    return CREW_OK;
 }
 
 int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n) {
     crew_handle h = CREW_HANDLE_NONE;
     int rc = crew_enqueue_tasks(p, t, n, &h);
-    if (rc != CREW_OK)
-        return rc;
-    return crew_wait(p, h);
+    if (rc == CREW_OK)
+        rc = crew_wait(p, h);
+    return rc == CREW_OK ? rc : crew__fail_as(rc, "crew_enqueue_tasks_wait");
 }
 
 int crew_cancel(crew_pool *p, crew_handle group) {
     if (!p || !crew__handle_valid(&p->groups, group))
-        return CREW_EINVAL;
+        return crew__fail_handle(CREW_EINVAL, "crew_cancel", p, group);
     if (crew__forked(p))
-        return CREW_EFORKED;
+        return crew__fail(CREW_EFORKED, "crew_cancel: " CREW__FORKED_DETAIL);
     int rc = crew__group_cancel(&p->groups, group);
-    if (rc != CREW_OK)
-        return rc; /* CREW_ESTALE: it finished */
+    if (rc != CREW_OK) /* CREW_ESTALE: it finished */
+        return crew__fail(rc, "crew_cancel: the group {%u, %u} has already finished; nothing is "
+                              "left to cancel",
+                          group.slot, group.gen);
     /* Queued tasks that queues can give up go now; those in deques when they come up. */
     crew__sched_cancel_group(p, crew__slot_index(group.slot), group.gen);
     return CREW_OK;

@@ -1,6 +1,7 @@
 /* test_c_header.c -- the public header compiled as strict C11 (-std=c11 -pedantic -Werror), and
  * a small program using it from C. Exits non-zero on failure. */
 #include <stdio.h>
+#include <string.h>
 
 #include "crew.h"
 
@@ -27,6 +28,18 @@ int main(void) {
         rc = crew_submit(p, add, &n, 0, NULL);
     if (rc == CREW_OK)
         rc = crew_wait_all(p);
+    /* The detail of a failed call: never NULL, names the function. */
+    if (crew_resize(p, 0) != CREW_EINVAL) {
+        fprintf(stderr, "test_c_header: crew_resize(0) did not fail\n");
+        crew_destroy(p);
+        return 1;
+    }
+    const char *detail = crew_last_error();
+    if (!detail || strstr(detail, "crew_resize: threads is 0") == NULL) {
+        fprintf(stderr, "test_c_header: crew_last_error() is \"%s\"\n", detail ? detail : "NULL");
+        crew_destroy(p);
+        return 1;
+    }
     crew_destroy(p);
     if (rc != CREW_OK || n != 5) {
         fprintf(stderr, "test_c_header: rc=%s n=%d\n", crew_err_name(rc), n);
