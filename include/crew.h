@@ -62,8 +62,8 @@
  * fork returns CREW_EFORKED (never hangs), crew_destroy included: it frees nothing, since the
  * memory is the parent's copy, reclaimed when the child exits or execs. The two calls that
  * return no code answer from that copy: crew_size the size the parent had asked for, and
- * crew_paused 1 (nothing runs); the parallel primitives do the work in the caller. The parent's pools are
- * unaffected. A pool created in the child works normally.
+ * crew_paused 1 (nothing runs); the parallel primitives do the work in the caller. The parent's
+ * pools are unaffected. A pool created in the child works normally.
  *
  * Memory of a task: a crew_task passed to crew_enqueue_task(s) belongs to the caller, but the pool
  * uses it (its private fields) from the moment it is accepted until its function starts. The
@@ -363,10 +363,10 @@ CREW_EXPORT int crew_destroy(crew_pool *p);
  * which finish their current task and exit; growing revives marked workers before creating new
  * ones. Once it returns, at most `threads` workers will start a new task; the one exception is a
  * marked worker whose current task is inside crew_wait: it still runs queued tasks of the group it
- * waits for (taking them away could deadlock), but nothing else. May be called from a task.
- * Errors: EINVAL (p NULL, threads 0 or > CREW_MAX_THREADS), ESHUTDOWN, EAGAIN (a new thread could
- * not be created: the pool keeps the workers it has, and crew_size() tells how many), ENOMEM
- * (no memory for a new worker's record: likewise).
+ * waits for (taking them away could deadlock), but nothing else. May be called from a task. Errors:
+ * EINVAL (p NULL, threads 0 or > CREW_MAX_THREADS), ESHUTDOWN, EAGAIN (a new thread could not be
+ * created: the pool keeps the workers it has, and crew_size() tells how many), ENOMEM (no memory
+ * for a new worker's record: likewise).
  */
 CREW_EXPORT int crew_resize(crew_pool *p, unsigned threads);
 
@@ -400,12 +400,12 @@ CREW_EXPORT int crew_paused(const crew_pool *p);
  * all its tasks at once, or handle CREW_ESTALE by opening a new group. The handle variable
  * belongs to the caller: do not share one *group between threads that submit at the same time.
  *
- * All-or-nothing: on error no task of the call was accepted.
- * Errors: EINVAL (NULL pool, task array or fn; n 0; a handle this pool never issued, such as
- * another pool's or one of generation 0; unknown flags), ESHUTDOWN, ESTALE, ECANCELED (the group was
- * cancelled), ENOMEM, ERANGE; EAGAIN (CREW_TASK_BLOCKING tasks, when no blocking thread runs
- * and none could be created); with a bounded queue also EFULL (more tasks than the capacity,
- * policy CREW_FULL_FAIL, or crew_try_submit) and, from crew_submit_timed only, ETIMEDOUT.
+ * All-or-nothing: on error no task of the call was accepted. Errors: EINVAL (NULL pool, task array
+ * or fn; n 0; a handle this pool never issued, such as another pool's or one of generation 0;
+ * unknown flags), ESHUTDOWN, ESTALE, ECANCELED (the group was cancelled), ENOMEM, ERANGE; EAGAIN
+ * (CREW_TASK_BLOCKING tasks, when no blocking thread runs and none could be created); with a
+ * bounded queue also EFULL (more tasks than the capacity, policy CREW_FULL_FAIL, or
+ * crew_try_submit) and, from crew_submit_timed only, ETIMEDOUT.
  * ------------------------------------------------------------------------------------------- */
 
 /* Queue fn(arg) with a priority. The pool keeps its own copy of the task. */
@@ -481,13 +481,12 @@ CREW_EXPORT int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n);
  * Wait until the group has finished. A handle to a group that finished earlier (its slot may be
  * reused since) returns CREW_OK at once. Returns CREW_ECANCELED if the group was cancelled
  * (crew_cancel) or lost tasks to a shutdown or a full queue, and CREW_EEXPIRED if it lost tasks
- * only to their deadlines (crew_submit_deadline); it keeps reporting that for as long as the
- * pool lives (the group's slot is retired: about 48 bytes per such group). Errors: EINVAL (p NULL, group
+ * only to their deadlines (crew_submit_deadline); it keeps reporting that for as long as the pool
+ * lives (the group's slot is retired: about 48 bytes per such group). Errors: EINVAL (p NULL, group
  * CREW_HANDLE_NONE, a handle of another pool or a slot this pool never issued, or generation 0,
- * which no group gets),
- * EDEADLK (a task of the group, running on this thread, is the caller or one of its callers:
- * the group cannot finish while it waits; found when the wait would otherwise sleep, so the
- * caller may first have helped with other queued tasks of the group).
+ * which no group gets), EDEADLK (a task of the group, running on this thread, is the caller or one
+ * of its callers: the group cannot finish while it waits; found when the wait would otherwise
+ * sleep, so the caller may first have helped with other queued tasks of the group).
  */
 CREW_EXPORT int crew_wait(crew_pool *p, crew_handle group);
 

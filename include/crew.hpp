@@ -19,7 +19,8 @@
 #define CREW_HPP
 
 // One line instead of pages of template errors: the layer uses if constexpr, std::apply,
-// std::invoke_result_t and the _v traits. (MSVC reports __cplusplus correctly with /Zc:__cplusplus.)
+// std::invoke_result_t and the _v traits. (MSVC reports __cplusplus correctly with
+// /Zc:__cplusplus.)
 #if !defined(__cplusplus) || __cplusplus < 201703L
 #error "crew.hpp needs C++17 or later (-std=c++17); from C, or older C++, include crew.h instead"
 #else
@@ -403,7 +404,8 @@ private:
         };
         detail::job *j = detail::make_job(std::move(body));
         std::lock_guard<std::mutex> g(m_);
-        int rc = crew_submit_deadline(p_.p_, detail::job::trampoline, j, priority, 0, start_by, &h_);
+        int rc =
+            crew_submit_deadline(p_.p_, detail::job::trampoline, j, priority, 0, start_by, &h_);
         if (rc == CREW_ESTALE) { // the group had finished: everything before is done
             h_ = CREW_HANDLE_NONE;
             rc = crew_submit_deadline(p_.p_, detail::job::trampoline, j, priority, 0, start_by,
