@@ -25,23 +25,6 @@
 #include "wait.h"
 #include "worker.h"
 
-void crew_config_init(crew_config *cfg) {
-    if (!cfg)
-        return;
-    memset(cfg, 0, sizeof *cfg);
-    cfg->threads = 0;
-    cfg->monitoring = 0;
-    cfg->stack_size = 0;
-    cfg->name = "crew";
-    cfg->spin = 64;
-    cfg->scheduler = CREW_SCHED_DEFAULT;
-    cfg->lock = CREW_LOCK_MUTEX;
-    cfg->max_blocking = 64;
-    cfg->blocking_idle_ms = 10000;
-    cfg->queue_capacity = 0;
-    cfg->full_policy = CREW_FULL_BLOCK;
-}
-
 CREW__TLS uint32_t crew__tls_rng;
 
 CREW__TLS unsigned crew__tls_number;
@@ -297,46 +280,6 @@ static void free_pool(crew_pool *p) {
     free(p);
 }
 
-/* Validate and copy crew_config.hooks (NULL: none). CREW_OK or CREW_EINVAL. The CPU list is
- * still the caller's here; crew_create copies it. */
-static int copy_hooks(crew_hooks *out, const crew_hooks *in) {
-    memset(out, 0, sizeof *out);
-    if (!in)
-        return CREW_OK;
-    if (in->size < offsetof(crew_hooks, cpus)) /* older than the first version */
-        return crew__fail(CREW_EINVAL,
-                          "crew_create: crew_config.hooks->size is %zu; set it to "
-                          "sizeof(crew_hooks) (at least %zu)",
-                          in->size, offsetof(crew_hooks, cpus));
-    memcpy(out, in, in->size < sizeof *out ? in->size : sizeof *out);
-    out->size = sizeof *out;
-    if ((out->cpus == NULL) != (out->ncpus == 0))
-        return crew__fail(CREW_EINVAL,
-                          "crew_create: crew_hooks.cpus is %s but ncpus is %zu; give both or "
-                          "neither",
-                          out->cpus ? "set" : "NULL", out->ncpus);
-    if (!out->cpus)
-        return CREW_OK;
-#if defined(__linux__)
-    cpu_set_t allowed;
-    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
-        return crew__fail(CREW_EINVAL,
-                          "crew_create: crew_hooks.cpus: sched_getaffinity failed (%s), so the "
-                          "CPUs cannot be checked",
-                          strerror(errno));
-    for (size_t i = 0; i < out->ncpus; i++)
-        if (out->cpus[i] < 0 || out->cpus[i] >= CPU_SETSIZE || !CPU_ISSET(out->cpus[i], &allowed))
-            return crew__fail(CREW_EINVAL,
-                              "crew_create: crew_hooks.cpus[%zu] is %d, not a CPU this process "
-                              "may run on (sched_getaffinity)",
-                              i, out->cpus[i]);
-    return CREW_OK;
-#else
-    return crew__fail(CREW_EINVAL, "crew_create: crew_hooks.cpus: this system has no thread "
-                                   "affinity"); /* no affinity on this system */
-#endif
-}
-
 CREW__TLS const crew_pool *crew__tls_hook;
 
 void crew__thread_start(crew_pool *p, unsigned index) {
@@ -395,51 +338,11 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
         cfg = &defaults;
     }
     int sched_kind = 0;
-    const crew__sched_ops *sched = crew__sched_resolve(cfg->scheduler, &sched_kind);
-    if (cfg->threads > CREW_MAX_THREADS)
-        return crew__fail(CREW_EINVAL,
-                          "crew_create: crew_config.threads is %u; at most CREW_MAX_THREADS (%u), "
-                          "or 0 for one per online core",
-                          cfg->threads, CREW_MAX_THREADS);
-    if (crew__autosize_check(cfg) != CREW_OK)
-        return CREW_EINVAL; /* with its detail */
-    if (!sched)
-        return crew__fail(CREW_EINVAL,
-                          "crew_create: crew_config.scheduler is %u; accepted: CREW_SCHED_DEFAULT "
-                          "(0) to CREW_SCHED_PER_WORKER (%d)",
-                          cfg->scheduler, CREW_SCHED_PER_WORKER);
-    if (cfg->lock > CREW_LOCK_SPIN)
-        return crew__fail(CREW_EINVAL,
-                          "crew_create: crew_config.lock is %u; accepted: CREW_LOCK_MUTEX (0) or "
-                          "CREW_LOCK_SPIN (1)",
-                          cfg->lock);
-    if (cfg->max_blocking > CREW_MAX_THREADS)
-        return crew__fail(CREW_EINVAL,
-                          "crew_create: crew_config.max_blocking is %u; at most CREW_MAX_THREADS "
-                          "(%u), or 0 for the default",
-                          cfg->max_blocking, CREW_MAX_THREADS);
-    if (cfg->full_policy > CREW_FULL_DROP_OLDEST)
-        return crew__fail(CREW_EINVAL,
-                          "crew_create: crew_config.full_policy is %u; accepted: CREW_FULL_BLOCK "
-                          "(0) to CREW_FULL_DROP_OLDEST (%d)",
-                          cfg->full_policy, CREW_FULL_DROP_OLDEST);
-#ifdef CREW_NO_MONITORING
-    if (cfg->monitoring || cfg->autosize != CREW_AUTOSIZE_OFF)
-        return crew__fail(CREW_ENOTSUP,
-                          "crew_create: crew_config.%s needs monitoring, which this build leaves "
-                          "out (CREW_MONITORING=OFF)",
-                          cfg->monitoring ? "monitoring" : "autosize");
-#endif
+    const crew__sched_ops *sched = NULL;
     crew_hooks hooks;
-    if (copy_hooks(&hooks, cfg->hooks) != CREW_OK)
-        return CREW_EINVAL; /* with its detail */
-    if (hooks.cpus) { /* our own copy: workers started later (crew_resize) read it */
-        int *cpus = malloc(hooks.ncpus * sizeof *cpus);
-        if (!cpus)
-            return crew__fail(CREW_ENOMEM, "crew_create: out of memory for the CPU list");
-        memcpy(cpus, hooks.cpus, hooks.ncpus * sizeof *cpus);
-        hooks.cpus = cpus;
-    }
+    int rc = crew__config_check(cfg, &sched, &sched_kind, &hooks);
+    if (rc != CREW_OK)
+        return rc; /* with its detail */
     unsigned threads = cfg->threads ? cfg->threads : crew__online_cores();
     if (cfg->autosize != CREW_AUTOSIZE_OFF) { /* start inside [min, max] */
         unsigned min = cfg->min_threads ? cfg->min_threads : 1;
@@ -497,7 +400,7 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     }
 
     pthread_mutex_lock(&p->resize_lock);
-    int rc = set_workers(p, threads, "crew_create");
+    rc = set_workers(p, threads, "crew_create");
     pthread_mutex_unlock(&p->resize_lock);
     if (rc == CREW_OK)
         rc = crew__autosize_start(p, cfg);

@@ -219,4 +219,10 @@ unsigned crew__online_cores(void); /* at least 1, at most CREW_MAX_THREADS */
 int crew__spawn(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
 unsigned crew__running_workers_locked(crew_pool *p); /* workers RUNNING now; lock held */
 
+/* config.c: check crew_create's configuration (each failure with its detail). OUT: the
+ * strategy and its kind, and the hooks, copied (with their own CPU list, to free with the
+ * pool). CREW_OK, CREW_EINVAL, CREW_ENOTSUP or CREW_ENOMEM. */
+int crew__config_check(const crew_config *cfg, const crew__sched_ops **sched, int *sched_kind,
+                       crew_hooks *hooks);
+
 #endif /* CREW_POOL_H */
