@@ -127,16 +127,20 @@ static const crew__policy bthread_policy = {
 
 CREW__TLS const crew_pool *crew__tls_bthread;
 
+crew_task *crew__blocking_take_group(crew_pool *p, uint32_t slot) {
+    /* Its queue keeps no group lists: it counts them as scattered (a hint). */
+    if (slot == 0 || !crew__lq_scattered(&p->groups, slot))
+        return NULL;
+    return crew__lq_take_group(p->blocking->queue, slot);
+}
+
 crew_task *crew__blocking_help(crew_pool *p, uint32_t slot, bool general) {
     /* Relaxed: see crew_pool.paused. */
     if (crew__tls_bthread != p || crew__load_relaxed(&p->paused))
         return NULL;
-    crew__lq *q = p->blocking->queue;
-    crew_task *t = NULL;
-    if (slot != 0 && crew__lq_scattered(&p->groups, slot))
-        t = crew__lq_take_group(q, slot);
+    crew_task *t = crew__blocking_take_group(p, slot);
     if (!t && general)
-        t = crew__lq_take(q);
+        t = crew__lq_take(p->blocking->queue);
     return t;
 }
 

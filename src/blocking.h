@@ -46,6 +46,9 @@ extern CREW__TLS const crew_pool *crew__tls_bthread;
  * end. A queued blocking task of group slot (0: none), newest first, or if general any queued
  * blocking task; NULL on any other thread, or while p is paused. */
 crew_task *crew__blocking_help(crew_pool *p, uint32_t slot, bool general);
+/* A queued blocking task of group slot (0: none), newest first, or NULL (crew_cancel, and the
+ * helping above). */
+crew_task *crew__blocking_take_group(crew_pool *p, uint32_t slot);
 /* Every accepted task finished: stop the threads and join them; returns once every one is
  * joined, also when several crew_shutdown calls run it at once. */
 void crew__blocking_stop(crew_pool *p);

@@ -102,12 +102,8 @@ crew_task *crew__sched_take_any(crew_pool *p) { return p->sched.ops->take_any(p)
 /* A queued task of group slot from the queues under locks (not the deques: crew__run drops
  * those when they come up), or NULL. */
 static crew_task *take_locked_group(crew_pool *p, uint32_t slot) {
-    crew_task *t;
-    /* Blocking tasks: their queue keeps no group lists, so it counts them as scattered. */
-    if (p->blocking && crew__lq_scattered(&p->groups, slot) &&
-        (t = crew__lq_take_group(p->blocking->queue, slot)) != NULL)
-        return t;
-    return p->sched.ops->take_locked_group(p, slot);
+    crew_task *t = p->blocking ? crew__blocking_take_group(p, slot) : NULL;
+    return t ? t : p->sched.ops->take_locked_group(p, slot);
 }
 
 size_t crew__sched_cancel_group(crew_pool *p, uint32_t slot, uint32_t gen) {
