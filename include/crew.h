@@ -376,8 +376,9 @@ CREW_EXPORT unsigned crew_size(const crew_pool *p);
 /*
  * Pause the pool: its threads (workers, blocking threads, and callers helping in crew_wait)
  * finish the task they are running and take no new one until crew_resume. Submissions still
- * queue. It takes effect promptly, not at the instant of return: a thread that took a task just
- * as the pause began still runs it. crew_wait and crew_wait_all on a paused pool wait for the
+ * queue. A task submitted after crew_pause returned (by the same thread, or by one that knows it
+ * returned) does not start before crew_resume; a task queued before may still start if a thread
+ * took it just as the pause began. crew_wait and crew_wait_all on a paused pool wait for the
  * resume (so calling them from the only thread that would resume it never returns).
  * crew_shutdown resumes a paused pool (draining needs its threads). Pausing twice is the same as
  * once. Safe with concurrent resize, submissions and shutdown. Errors: EINVAL (p NULL),

@@ -118,7 +118,9 @@ static crew_task *bthread_sleep(void *ctx, bool *stop) {
 }
 
 static bool bthread_run(void *ctx, crew_task *t) {
-    crew__run(((bthread_ctx *)ctx)->p, t);
+    crew_pool *p = ((bthread_ctx *)ctx)->p;
+    if (!crew__held_by_pause(p, t))
+        crew__run(p, t);
     return false;
 }
 

@@ -115,7 +115,9 @@ struct crew_pool {
     atomic_int state;
     /* crew_pause: every taker (worker, helping waiter, blocking thread) finds no work. Written
      * under lock; read relaxed by takers, since a sleeper's last look and crew_resume's wake-up
-     * both happen under lock, and a spinning taker only needs to see it eventually. */
+     * both happen under lock, and a spinning taker only needs to see it eventually. Read again
+     * (relaxed) after each take, before the task runs (crew__held_by_pause): a task pushed after
+     * crew_pause returned was taken with acquire, so that read sees the pause (coherence). */
     atomic_bool paused;
     /* crew_shutdown(CREW_CANCEL) began: crew_cancelled() tells running tasks (relaxed: a hint
      * they poll). */
@@ -200,6 +202,14 @@ static inline crew_task *crew__sched_take(crew_pool *p, bool *retry) {
     if (__builtin_expect(crew__load_relaxed(&p->paused), 0))
         return NULL;
     return p->sched.ops->take(p, crew__self(p), retry);
+}
+/* Taken just as a pause began (after the look above): put back in front of its queue, true;
+ * false if it may run. Checked after every take, so that no task submitted after crew_pause
+ * returned starts before crew_resume (the look before the take alone left a window). */
+bool crew__put_back_paused(crew_pool *p, crew_task *t); /* sched.c */
+static inline bool crew__held_by_pause(crew_pool *p, crew_task *t) {
+    /* Relaxed: see paused. */
+    return __builtin_expect(crew__load_relaxed(&p->paused), 0) && crew__put_back_paused(p, t);
 }
 /* A queued task of group slot for this thread (a waiter), newest first; none while paused. */
 static inline crew_task *crew__sched_take_group(crew_pool *p, uint32_t slot, int64_t mark) {

@@ -99,6 +99,26 @@ size_t crew__sched_queued(crew_pool *p) {
 
 crew_task *crew__sched_take_any(crew_pool *p) { return p->sched.ops->take_any(p); }
 
+bool crew__put_back_paused(crew_pool *p, crew_task *t) {
+    /* In front of the queue it came from (a blocking task: the blocking threads' queue), where
+     * crew_cancel finds it and crew_resume's wake-up makes it run first. Without memory to put
+     * it back, it runs: the pause is then late for this one task. */
+    bool blocking = t->crew_flags_ & CREW__TASK_BLOCKING;
+    if ((blocking ? crew__lq_requeue(p->blocking->queue, t) : crew__sched_requeue(p, t)) != 0)
+        return false;
+    /* A crew_resume may have come between the look and the put-back, its wake-ups already
+     * spent, and this thread may leave (a resize): wake a thread for the task. */
+    if (blocking) {
+        pthread_mutex_lock(&p->lock);
+        crew__blocking_wake_all_locked(p);
+        pthread_mutex_unlock(&p->lock);
+    } else {
+        crew__tls_pushed_back++;
+        crew__notify_pushed_back(p);
+    }
+    return true;
+}
+
 /* A queued task of group slot from the queues under locks (not the deques: crew__run drops
  * those when they come up), or NULL. */
 static crew_task *take_locked_group(crew_pool *p, uint32_t slot) {

@@ -210,7 +210,8 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
         return enqueue_fail(who, p, rc, n, h, how);
     }
     for (size_t i = 0; i < n; i++) {
-        t[i].crew_flags_ = flags | (bounded ? CREW__TASK_BOUNDED : 0u);
+        t[i].crew_flags_ =
+            flags | (bounded ? CREW__TASK_BOUNDED : 0u) | (blocking ? CREW__TASK_BLOCKING : 0u);
         t[i].crew_private_.slot = crew__slot_index(h.slot);
     }
     uint64_t accepted = submitted ? stamp_tasks(p, t, n, submitted) : 0;

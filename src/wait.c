@@ -144,7 +144,9 @@ static crew_task *waiter_sleep(void *ctx, bool *stop) {
 }
 
 static bool waiter_run(void *ctx, crew_task *t) {
-    crew__run(((waiter_ctx *)ctx)->p, t);
+    crew_pool *p = ((waiter_ctx *)ctx)->p;
+    if (!crew__held_by_pause(p, t))
+        crew__run(p, t);
     return false;
 }
 

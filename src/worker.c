@@ -443,6 +443,8 @@ static bool worker_run(void *ctx, crew_task *t) {
         crew__flush_finished(p, c->w);
         return try_exit(p, c->w);
     }
+    if (crew__held_by_pause(p, t))
+        return false;
     if (c->idle_since) {
         crew__stats_waited(p, crew__now_ns() - c->idle_since);
         c->idle_since = 0;

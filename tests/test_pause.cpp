@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -163,6 +164,67 @@ TEST(Pause, RacingResizeAndSubmitters) {
     toggler.join();
     ASSERT_EQ(crew_wait_all(p), CREW_OK);
     EXPECT_EQ(runs.load(), 3 * per);
+    crew_destroy(p);
+}
+
+// A task submitted after crew_pause returned never starts before crew_resume, also when a worker,
+// a blocking thread or a helping waiter was in the middle of a look for work as the pause began
+// (workers that poll long are always in one). Each task knows its round; the test records, under
+// a mutex, the last round it resumed: a task that finds its own round not yet resumed started
+// too early.
+TEST(Pause, NothingSubmittedAfterThePauseStartsBeforeTheResume) {
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 2;
+    cfg.spin = 1u << 20; // idle workers keep polling
+    crew_pool *p = make_pool(cfg);
+    struct Probe {
+        std::mutex m;
+        long resumed = -1, early = 0, runs = 0;
+    } probe;
+    struct Round {
+        Probe *probe;
+        long i;
+    };
+    auto check = [](void *arg) {
+        auto *r = static_cast<Round *>(arg);
+        std::lock_guard<std::mutex> lock(r->probe->m);
+        r->probe->early += r->probe->resumed < r->i;
+        r->probe->runs++;
+    };
+    auto resume = [&](long i) {
+        {
+            std::lock_guard<std::mutex> lock(probe.m);
+            probe.resumed = i;
+        }
+        EXPECT_EQ(crew_resume(p), CREW_OK);
+    };
+    const long rounds = scaled(5000);
+    std::vector<Round> rs(static_cast<size_t>(rounds));
+    long submitted = 0;
+    for (long i = 0; i < rounds; i++) {
+        rs[size_t(i)] = Round{&probe, i};
+        ASSERT_EQ(crew_pause(p), CREW_OK);
+        unsigned flags = i % 4 == 3 ? CREW_TASK_BLOCKING : 0u;
+        ASSERT_EQ(crew_submit_ex(p, check, &rs[size_t(i)], 0, flags, nullptr), CREW_OK);
+        submitted++;
+        if (i % 16 == 0) { // and a waiter that would help: it must not take it either
+            crew_handle g = CREW_HANDLE_NONE;
+            ASSERT_EQ(crew_submit(p, check, &rs[size_t(i)], 0, &g), CREW_OK);
+            submitted++;
+            std::thread resumer([&] {
+                std::this_thread::sleep_for(std::chrono::microseconds(50));
+                resume(i);
+            });
+            EXPECT_EQ(crew_wait(p, g), CREW_OK);
+            resumer.join();
+        } else {
+            resume(i);
+        }
+    }
+    ASSERT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(probe.early, 0) << "tasks started while the pool was paused";
+    EXPECT_EQ(probe.runs, submitted);
     crew_destroy(p);
 }
 
