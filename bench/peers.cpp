@@ -76,6 +76,24 @@ unsigned g_threads = 2;
 // ------------------------------------------------------------------------------------------
 void empty_fn(void *) {}
 
+// Wait until the previous peer's threads have stopped spinning and gone to sleep: libgomp's
+// spin after a region, oneTBB's idle workers and crew's polling workers would otherwise take the
+// cores from the peer measured next. Settled: the whole process used under 10% of one core over
+// 10 ms (a fixed pause cannot know how long each peer spins). At most 2 s, then on regardless.
+void settle() {
+    auto cpu = [] {
+        timespec ts;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+        return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+    };
+    for (int i = 0; i < 200; i++) {
+        double c0 = cpu();
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        if (cpu() - c0 < 0.001)
+            return;
+    }
+}
+
 struct LcgArg {
     uint64_t seed;
     uint64_t out;
@@ -821,10 +839,7 @@ int main(int argc, char **argv) {
         const long expect_fib = fib_seq(fib_n);
         for (int r = 0; r < repeats; r++)
             for (auto &p : live) {
-                // Let the previous peer's threads finish spinning and go to sleep (libgomp
-                // spins for a while after a region, oneTBB's workers too): on a small machine
-                // they would otherwise steal the cores from the peer being measured.
-                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                settle();
                 double s = -1, m = 0;
                 if (w == "empty") {
                     s = p->empty(empty_n);

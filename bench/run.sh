@@ -86,6 +86,15 @@ step "empty-task throughput, one producer ($repeats runs)"
 "$bin/empty_tasks" -t "$cores" -n "$empty_n" -r "$repeats" | tee -a "$report"
 "$bin/empty_tasks" -t "$cores" -n "$empty_n" -r "$repeats" -m array | tee -a "$report"
 printf '```\n\n' >>"$report"
+{
+    echo "Why the rate swings (docs/benchmarks.md): the same runs instrumented from Linux's"
+    echo "per-thread accounts, slowest first; a backlog (queue in the thousands) is the fast regime."
+    echo
+    echo '```'
+} >>"$report"
+"$bin/swing" -t "$cores" -n "$empty_n" -r "$repeats" | sed -n '1,3p;/slowest first/,$p' |
+    tee -a "$report"
+printf '```\n\n' >>"$report"
 
 step "crew against peer pools (empty, fork-join, fib, matmul)"
 {
