@@ -88,7 +88,8 @@ step "empty-task throughput, one producer ($repeats runs)"
 printf '```\n\n' >>"$report"
 {
     echo "Why the rate swings (docs/benchmarks.md): the same runs instrumented from Linux's"
-    echo "per-thread accounts, slowest first; a backlog (queue in the thousands) is the fast regime."
+    echo "per-thread accounts, slowest first; a backlog (a queue in the thousands) is the fast"
+    echo "regime."
     echo
     echo '```'
 } >>"$report"
