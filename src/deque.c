@@ -117,6 +117,11 @@ int crew__deque_push_ptrs(crew__deque *d, crew_task *const *v, size_t n) {
 }
 
 crew_task *crew__deque_take(crew__deque *d) {
+    /* Empty: no claim, no fence. Top never decreases and only the owner moves bottom, so a top
+     * at or past bottom, however stale (relaxed), proves it; a stale lower top takes the full
+     * path below. Most takes of a worker fed from outside find its own deque empty. */
+    if (crew__load_relaxed(&d->top) >= crew__load_relaxed(&d->bottom))
+        return NULL;
     /* Relaxed: the owner's own bottom and array. */
     int64_t b = crew__load_relaxed(&d->bottom) - 1;
     crew__deque_array *a = crew__load_relaxed(&d->array);
@@ -166,13 +171,6 @@ crew_task *crew__deque_steal(crew__deque *d, bool *contended) {
         return NULL;
     }
     return x;
-}
-
-size_t crew__deque_size(crew__deque *d) {
-    /* Relaxed: an estimate; callers that must not miss a task order it with a fence first. */
-    int64_t b = crew__load_relaxed(&d->bottom);
-    int64_t t = crew__load_relaxed(&d->top);
-    return b > t ? (size_t)(b - t) : 0;
 }
 
 int64_t crew__deque_top(crew__deque *d) {

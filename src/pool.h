@@ -197,6 +197,15 @@ static inline crew__worker *crew__self(const crew_pool *p) {
 static inline int crew__sched_push(crew_pool *p, crew_task *t, size_t n) {
     return p->sched.ops->push(p, crew__self(p), t, n);
 }
+/* n tasks of group slot (0 = none) were just queued: wake whoever can run them. The push
+ * before it is the event: a worker or helper (p->work), or a waiter of the group, whose own
+ * tasks these are, may sleep. The check (the eventcount's fence and a load) is inlined into
+ * every submission; the wake-up is not. */
+static inline void crew__notify_work(crew_pool *p, size_t n, uint32_t slot) {
+    if (__builtin_expect(crew__ec_sleepers(&p->work), 0) ||
+        (slot != 0 && crew__ec_sleepers(&crew__slot_at(&p->groups, slot)->waiters)))
+        crew__wake(p, n, slot);
+}
 /* Any task, for this thread; none while the pool is paused (relaxed: see paused). */
 static inline crew_task *crew__sched_take(crew_pool *p, bool *retry) {
     if (__builtin_expect(crew__load_relaxed(&p->paused), 0))

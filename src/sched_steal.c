@@ -77,7 +77,7 @@ static int push_external(crew_pool *p, crew_task *t, size_t n) {
             return crew__lq_push_n(p->sched.central, t, n);
     crew__ext *x = ext_of_thread(p);
     crew__lock_acquire(&x->lock);
-    int rc = crew__deque_push(&x->deque, t, n);
+    int rc = n == 1 ? crew__deque_push1(&x->deque, t) : crew__deque_push(&x->deque, t, n);
     crew__lock_release(&x->lock);
     return rc;
 }
@@ -127,7 +127,7 @@ static int push(crew_pool *p, crew__worker *self, crew_task *t, size_t n) {
     /* Relaxed: the owner's own state. A marked worker still pushes locally: it drains its
      * deque into the injection queue before it exits. */
     if (self && crew__load_relaxed(&self->state) != CREW__W_EXITED)
-        return crew__deque_push(&self->deque, t, n);
+        return n == 1 ? crew__deque_push1(&self->deque, t) : crew__deque_push(&self->deque, t, n);
     return push_external(p, t, n);
 }
 
@@ -181,7 +181,8 @@ static crew_task *take_injected(crew_pool *p, crew__worker *w) {
 
 static crew_task *take(crew_pool *p, crew__worker *w, bool *retry) {
     crew_task *t;
-    if (w && (t = crew__deque_take(&w->deque)) != NULL) {
+    /* The size first (inlined): a worker fed from outside mostly finds its own deque empty. */
+    if (w && crew__deque_size(&w->deque) != 0 && (t = crew__deque_take(&w->deque)) != NULL) {
         if (t->priority != 0) { /* anything better queued from outside? */
             crew_task *u = NULL;
             if (external_queued(p))

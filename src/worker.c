@@ -313,12 +313,7 @@ void crew__wake_locked(crew_pool *p, size_t n, uint32_t slot) {
         crew__ec_broadcast_locked(&p->wait_cv);
 }
 
-void crew__notify_work(crew_pool *p, size_t n, uint32_t slot) {
-    /* The push before it is the event: a worker or helper (p->work), or a waiter of the
-     * group, whose own tasks these are, may sleep. */
-    if (!crew__ec_sleepers(&p->work) &&
-        (slot == 0 || !crew__ec_sleepers(&crew__slot_at(&p->groups, slot)->waiters)))
-        return;
+void crew__wake(crew_pool *p, size_t n, uint32_t slot) {
     pthread_mutex_lock(&p->lock);
     crew__wake_locked(p, n, slot);
     pthread_mutex_unlock(&p->lock);

@@ -40,8 +40,8 @@ bool crew__in_task_of(const crew_pool *p);
 bool crew__in_group(const crew_pool *p, crew_handle g);
 /* Run a task taken with crew__sched_take*, then count it finished. */
 void crew__run(crew_pool *p, crew_task *t);
-/* n tasks of group slot (0 = none) were just queued: wake whoever can run them. */
-void crew__notify_work(crew_pool *p, size_t n, uint32_t slot);
+/* crew__notify_work (pool.h) found sleepers: wake whoever can run the n tasks of group slot. */
+void crew__wake(crew_pool *p, size_t n, uint32_t slot);
 /* Wake every sleeper of p (state changes: resize, shutdown). */
 void crew__notify_all(crew_pool *p);
 /* Wake every sleeping worker and waiter (lock held). */
