@@ -25,22 +25,6 @@
 #include "atomic.h"
 #include "group.h"
 
-static unsigned chunk_of(uint32_t slot, uint64_t *offset) {
-    uint64_t v = (uint64_t)slot + CREW__SLOT_CHUNK0;
-    unsigned msb = 63u - (unsigned)__builtin_clzll(v);
-    unsigned k = msb - 6u; /* log2(CREW__SLOT_CHUNK0) == 6 */
-    *offset = v - ((uint64_t)CREW__SLOT_CHUNK0 << k);
-    return k;
-}
-
-crew__slot *crew__slot_at(crew__slotmap *m, uint32_t slot) {
-    uint64_t offset;
-    unsigned k = chunk_of(slot, &offset);
-    /* Acquire: pairs with the release in new_slot(), so the chunk's initialisation is visible. */
-    crew__slot *chunk = crew__load_acquire(&m->chunk[k]);
-    return &chunk[offset];
-}
-
 bool crew__slot_valid(crew__slotmap *m, uint32_t slot) {
     /* Acquire: pairs with the release in new_slot(); slot < issued implies its chunk is set. */
     return slot != 0 && slot < crew__load_acquire(&m->issued);
@@ -53,7 +37,7 @@ static uint32_t new_slot(crew__slotmap *m) {
     if (s > CREW__SLOT_MAX)
         return 0; /* 2^24 - 1 slots in use: report it as out of memory */
     uint64_t offset;
-    unsigned k = chunk_of(s, &offset);
+    unsigned k = crew__slot_chunk_of(s, &offset);
     if (crew__load_relaxed(&m->chunk[k]) == NULL) {
         size_t n = (size_t)CREW__SLOT_CHUNK0 << k;
         crew__slot *c = malloc(n * sizeof *c);

@@ -89,7 +89,22 @@ static inline crew_handle crew__handle_local(crew_handle h) {
 #define crew__gen_of(state) ((uint32_t)((state) >> 32))
 #define crew__open_of(state) ((uint32_t)(state))
 
-crew__slot *crew__slot_at(crew__slotmap *m, uint32_t slot);
+/* Slot number -> (chunk k, offset in it): chunk k holds slots [64 (2^k - 1), 64 (2^(k+1) - 1)). */
+static inline unsigned crew__slot_chunk_of(uint32_t slot, uint64_t *offset) {
+    uint64_t v = (uint64_t)slot + CREW__SLOT_CHUNK0;
+    unsigned msb = 63u - (unsigned)__builtin_clzll(v);
+    unsigned k = msb - 6u; /* log2(CREW__SLOT_CHUNK0) == 6 */
+    *offset = v - ((uint64_t)CREW__SLOT_CHUNK0 << k);
+    return k;
+}
+/* Inlined: every group operation and every task of a group looks its slot up. */
+static inline crew__slot *crew__slot_at(crew__slotmap *m, uint32_t slot) {
+    uint64_t offset;
+    unsigned k = crew__slot_chunk_of(slot, &offset);
+    /* Acquire: pairs with the release in new_slot(), so the chunk's initialisation is visible. */
+    crew__slot *chunk = crew__load_acquire(&m->chunk[k]);
+    return &chunk[offset];
+}
 /* Is slot one this map has issued? (Lock-free.) */
 bool crew__slot_valid(crew__slotmap *m, uint32_t slot);
 /* Could this map have issued h (a handle as handed out)? Its tag must be this pool's, its slot

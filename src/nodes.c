@@ -16,7 +16,6 @@
 #include "submit.h"
 
 #define NODES_PER_CHUNK 255
-#define NODE_CACHE_MAX 256u /* a worker keeps at most this many free nodes of its own */
 #define NODE_BATCH 64u      /* nodes moved between a worker's cache and the pool at a time */
 
 struct node_chunk {
@@ -50,13 +49,9 @@ static crew_task *pool_node_locked(crew_pool *p) {
  * lists. The registry lock is taken only when a thread switches pools or exits, and when pools
  * are created and destroyed.
  */
-typedef struct node_cache {
-    crew_pool *pool; /* the pool the nodes belong to (compared, never dereferenced, if stale) */
-    uint64_t serial; /* its serial number */
-    crew__node_list nodes;
-} node_cache;
+typedef crew__node_cache node_cache; /* submit.h */
 
-static CREW__TLS node_cache tls_cache;
+CREW__TLS node_cache crew__tls_nodes;
 static pthread_key_t cache_key; /* its destructor gives the nodes back when the thread exits */
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -171,7 +166,7 @@ void crew__nodes_unregister(crew_pool *p) {
 
 /* This thread's cache, made to belong to p (flushing another pool's nodes). */
 static node_cache *cache_for(crew_pool *p) {
-    node_cache *c = &tls_cache;
+    node_cache *c = &crew__tls_nodes;
     if (c->pool != p || c->serial != p->serial) {
         cache_flush(c);
         c->pool = p;
@@ -187,7 +182,7 @@ static crew__node_list *node_list(crew_pool *p) {
     return w ? &w->nodes : &cache_for(p)->nodes;
 }
 
-crew_task *crew__node_get(crew_pool *p) {
+crew_task *crew__node_get_slow(crew_pool *p) {
     crew__node_list *l = node_list(p);
     if (!l->head) { /* refill a batch while we hold the lock */
         crew__lock_acquire(&p->nodes.lock);
@@ -206,14 +201,14 @@ crew_task *crew__node_get(crew_pool *p) {
     return t;
 }
 
-void crew__node_release(crew_pool *p, crew_task *t) {
+void crew__node_release_slow(crew_pool *p, crew_task *t) {
     crew__node_list *l = node_list(p);
     t->crew_private_.gnext = l->head;
     l->head = t;
     /* Too many: give a batch back, so nodes flow from the threads that run tasks to the
      * threads that submit them. */
-    if (++l->n > NODE_CACHE_MAX)
-        spill(p, l, NODE_CACHE_MAX - NODE_BATCH);
+    if (++l->n > CREW__NODE_CACHE_MAX)
+        spill(p, l, CREW__NODE_CACHE_MAX - NODE_BATCH);
 }
 
 void crew__nodes_free(crew_pool *p) {

@@ -197,6 +197,37 @@ static inline crew__worker *crew__self(const crew_pool *p) {
 static inline int crew__sched_push(crew_pool *p, crew_task *t, size_t n) {
     return p->sched.ops->push(p, crew__self(p), t, n);
 }
+/* The calling thread's own list of free nodes for p, if it has one ready: its worker's, or its
+ * producer cache if that serves p (else NULL: the slow path makes it p's). */
+static inline crew__node_list *crew__node_list_of(crew_pool *p) {
+    crew__worker *w = crew__self(p);
+    if (w)
+        return &w->nodes;
+    crew__node_cache *c = &crew__tls_nodes;
+    return c->pool == p && c->serial == p->serial ? &c->nodes : NULL;
+}
+/* A node for a crew_submit task (NULL when out of memory), from the thread's own list. */
+static inline crew_task *crew__node_get(crew_pool *p) {
+    crew__node_list *l = crew__node_list_of(p);
+    crew_task *t;
+    if (__builtin_expect(!l || !(t = l->head), 0))
+        return crew__node_get_slow(p);
+    l->head = t->crew_private_.gnext;
+    l->n--;
+    return t;
+}
+/* A node back to the thread's own list (a batch goes back to the pool when it is full, so that
+ * nodes flow from the threads that run tasks to those that submit them). */
+static inline void crew__node_release(crew_pool *p, crew_task *t) {
+    crew__node_list *l = crew__node_list_of(p);
+    if (__builtin_expect(!l || l->n >= CREW__NODE_CACHE_MAX, 0)) {
+        crew__node_release_slow(p, t);
+        return;
+    }
+    t->crew_private_.gnext = l->head;
+    l->head = t;
+    l->n++;
+}
 /* n tasks of group slot (0 = none) were just queued: wake whoever can run them. The push
  * before it is the event: a worker or helper (p->work), or a waiter of the group, whose own
  * tasks these are, may sleep. The check (the eventcount's fence and a load) is inlined into

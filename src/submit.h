@@ -34,11 +34,21 @@ typedef struct crew__node_list {
     unsigned n;
 } crew__node_list;
 
-crew_task *crew__node_get(crew_pool *p); /* NULL when out of memory */
+/* A producer's cache (nodes.c): free nodes of the pool it last submitted to. */
+typedef struct crew__node_cache {
+    crew_pool *pool; /* the pool the nodes belong to (compared, never dereferenced, if stale) */
+    uint64_t serial; /* its serial number */
+    crew__node_list nodes;
+} crew__node_cache;
+extern CREW__TLS crew__node_cache crew__tls_nodes;
+#define CREW__NODE_CACHE_MAX 256u /* a thread keeps at most this many free nodes of its own */
+/* crew__node_get and crew__node_release (pool.h, inlined) when their fast path does not do:
+ * an empty list to refill, a full one to spill, or a producer cache of another pool. */
+crew_task *crew__node_get_slow(crew_pool *p); /* NULL when out of memory */
+void crew__node_release_slow(crew_pool *p, crew_task *t);
 /* crew_enqueue_tasks that never waits for room in a bounded queue (CREW_EFULL instead): the
  * parallel primitives' helper tasks. */
 int crew__enqueue_helpers(crew_pool *p, crew_task *t, size_t n, crew_handle *group);
-void crew__node_release(crew_pool *p, crew_task *t);
 void crew__nodes_free(crew_pool *p);
 int crew__nodes_register(crew_pool *p);  /* list p as alive (for threads' node caches) */
 void crew__nodes_unregister(crew_pool *p); /* before its nodes are freed */
