@@ -44,12 +44,22 @@ static int order(void) {
             return fail("steals in FIFO order", i);
     if (crew__deque_steal(&d, &contended) != NULL)
         return fail("a drained deque gave a task", 0);
+    /* One at a time, through two growths, and an empty owner take that claims nothing. */
+    for (long i = 0; i < 1000; i++)
+        if (crew__deque_push1(&d, &tasks[i]) != CREW_OK)
+            return fail("push1", i);
+    for (long i = 999; i >= 0; i--)
+        if (crew__deque_take(&d) != &tasks[i])
+            return fail("takes in LIFO order after one-task pushes", i);
+    if (crew__deque_take(&d) != NULL || crew__deque_size(&d) != 0 ||
+        crew__deque_steal(&d, &contended) != NULL)
+        return fail("an emptied deque gave a task", 0);
     crew__deque_free(&d);
     return 0;
 }
 
-/* The owner: pushes runs of 1..16 tasks under the lock, and every other time takes up to 8
- * back, newest first (as a waiting submitter does). */
+/* The owner: pushes runs of 1..16 tasks under the lock (all at once, or one by one), and every
+ * other time takes up to 8 back, newest first (as a waiting submitter does). */
 static void *owner(void *arg) {
     (void)arg;
     unsigned seed = 1;
@@ -58,11 +68,16 @@ static void *owner(void *arg) {
         if (k > n_tasks - i)
             k = n_tasks - i;
         crew__lock_acquire(&lock);
-        if (crew__deque_push(&deque, &tasks[i], (size_t)k) != CREW_OK) {
-            crew__lock_release(&lock);
-            fprintf(stderr, "test_deque: out of memory\n");
-            exit(1);
-        }
+        /* Half the runs one task at a time, through the inlined one-task push (which hands a
+         * full array to the general push to grow). */
+        bool single = rand_r(&seed) % 2;
+        for (long j = 0; j < (single ? k : 1); j++)
+            if ((single ? crew__deque_push1(&deque, &tasks[i + j])
+                        : crew__deque_push(&deque, &tasks[i], (size_t)k)) != CREW_OK) {
+                crew__lock_release(&lock);
+                fprintf(stderr, "test_deque: out of memory\n");
+                exit(1);
+            }
         i += k;
         crew_task *back[8];
         int nb = 0;
