@@ -19,6 +19,13 @@
  * the outcomes there are. The NO_FENCE variant shows why the waker's fence is needed: it models
  * the waker's store sitting in a store buffer past its read of the count.
  *
+ * The lookers (src/pool.h, crew_pool.lookers): a worker counts itself in from a look that found
+ * nothing until it finds a task or sleeps, and a woken worker is counted in by its waker; a
+ * submitter that sees a looker wakes nobody. A worker that stops looking as the last looker,
+ * with tasks queued and workers asleep, wakes one (worker.c, stop_looking). The model checks
+ * that this skipped wake-up is never a lost one: the looker leaves the count before the
+ * eventcount's fence and its last look.
+ *
  * Not modelled (covered elsewhere): spinning before sleep (crew_config.spin = 0 is a valid
  * configuration, and spinning only delays the same steps); shutdown and must_leave (the tests
  * test_shutdown and tests/soak.c); waiters in crew_wait (same pattern on slot->waiters and
@@ -34,6 +41,9 @@
  *                   fail.
  *   NO_FENCE        the waker's seq_cst fence dropped (its store to the queue can be delayed
  *                   past its load of the count): must fail.
+ *   BROKEN_LOOKER   the worker leaves the lookers after its last look instead of before it: a
+ *                   submitter that saw it looking wakes nobody, and the task is stranded: must
+ *                   fail.
  *   W, S, TASKS     workers, submitters, tasks per submitter (default 2, 2, 2).
  */
 
@@ -55,6 +65,7 @@ byte sleeping_workers = 0; /* p->sleeping_workers: plain, under p->lock */
 bool counted[W];           /* w->waiter.counted (crew__ec_waiter): plain, under p->lock */
 bool waiting[W];           /* w is blocked inside pthread_cond_wait(&w->cv, &p->lock) */
 bit lock = 0;              /* p->lock (pthread mutex) */
+byte lookers = 0;          /* p->lookers: atomic (seq_cst), workers looking for a task */
 #ifdef NO_FENCE
 byte buffered[S];          /* a submitter's pushes not yet visible to other threads */
 #endif
@@ -113,17 +124,75 @@ inline ec_wake_locked(w, result) {
     fi
 }
 
+/* crew__wake(p, 1, 0) = crew__wake_locked under the lock: wake one counted worker; a woken
+ * worker is counted among the lookers by its waker (wake_worker_locked). */
+inline wake_one(w, n, did) {
+    lock_acquire();
+    if
+    :: sleeping_workers != 0 ->
+        w = 0;
+        n = 1;
+        do
+        :: w < W && n != 0 ->
+            ec_wake_locked(w, did);
+            if
+            :: did -> sleeping_workers--; n--; lookers++
+            :: else -> skip
+            fi;
+            w++
+        :: else -> break
+        od
+    :: else -> skip
+    fi;
+    lock_release();
+    w = 0; n = 0; did = false /* scratch, reset: fewer states */
+}
+
+/* stop_looking (worker.c): leave the lookers (seq_cst RMW, its old value in was); the last one
+ * out, with workers asleep and tasks queued, wakes one. */
+inline stop_looking(was, sl, w, n, did) {
+    looking = false;
+    atomic { was = lookers; lookers-- };
+    ec_sleepers(sl);
+    if
+    :: was == 1 && sl && work > 0 -> wake_one(w, n, did)
+    :: else -> skip
+    fi;
+    was = 0; sl = false /* scratch, reset: fewer states */
+}
+
 proctype worker(byte me) {
     bool got;
     bool woken;
+    bool looking = false;
+    byte was;
+    bool sl;
+    byte w;
+    byte n;
+    bool did;
     do
-    :: /* crew__worker_main (worker.c): look for work. */
+    :: /* crew__worker_main (worker.c): look for work (worker_take). */
        take(got);
        if
        :: got ->
+           if
+           :: looking -> stop_looking(was, sl, w, n, did)
+           :: else -> skip
+           fi;
 progress_run:
            ran++ /* crew__run: a task taken once runs once */
        :: else ->
+           if
+           :: !looking -> looking = true; lookers++
+           :: else -> skip
+           fi;
+#ifndef BROKEN_LOOKER
+           /* worker_sleep: stop looking before the sleep (and its fence and last look) */
+           if
+           :: looking -> stop_looking(was, sl, w, n, did)
+           :: else -> skip
+           fi;
+#endif
            /* sleep_for_work (worker.c) */
            lock_acquire();
            sleeping_workers++;
@@ -134,6 +203,12 @@ progress_run:
 #else
            got = false;
 #endif
+#ifdef BROKEN_LOOKER
+           if /* leaving the lookers only now, after the last look: the bug */
+           :: looking -> looking = false; lookers--
+           :: else -> skip
+           fi;
+#endif
            if
            :: got -> skip /* returned to the worker loop, which runs it */
            :: else -> ec_commit(me, woken)
@@ -141,7 +216,7 @@ progress_run:
            ec_cancel(me); /* the last look found work */
            if
            :: !woken -> sleeping_workers-- /* wake_worker_locked counted it out itself */
-           :: else -> skip
+           :: else -> looking = true /* and counted it among the lookers */
            fi;
            lock_release();
            if
@@ -172,28 +247,10 @@ proctype submitter(byte me) {
         work++;                 /* crew__sched_push: the task becomes visible */
         ec_sleepers(wake);      /* crew__notify_work: crew__ec_sleepers(&p->work) */
 #endif
+        /* crew__notify_work: with a looker in sight, nobody is woken (seq_cst load, after the
+         * fence of crew__ec_sleepers) */
         if
-        :: wake ->
-            lock_acquire();
-            /* crew__wake_locked(p, n = 1, slot = 0) */
-            if
-            :: sleeping_workers != 0 ->
-                w = 0;
-                n = 1;
-                do
-                :: w < W && n != 0 ->
-                    /* wake_worker_locked: crew__ec_wake_locked takes w off the count */
-                    ec_wake_locked(w, did);
-                    if
-                    :: did -> sleeping_workers--; n--
-                    :: else -> skip
-                    fi;
-                    w++
-                :: else -> break
-                od
-            :: else -> skip
-            fi;
-            lock_release()
+        :: wake && lookers == 0 -> wake_one(w, n, did)
         :: else -> skip
         fi;
         i++

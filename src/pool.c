@@ -384,6 +384,7 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     crew__ec_init(&p->quiet);
     crew__atomic_init(&p->cancelled_any, false);
     crew__atomic_init(&p->paused, false);
+    crew__atomic_init(&p->lookers, 0u);
     crew__atomic_init(&p->cancelling, false);
     crew__atomic_init(&p->rr, 0u);
     crew__atomic_init(&p->nworkers, 0u);

@@ -137,6 +137,15 @@ struct crew_pool {
      * (quiet; notified by the decrement to 0). */
     crew__ec work;
     crew__ec quiet;
+    /* Workers awake and looking for a task: from a look that found nothing to a task or a sleep,
+     * and from being woken (the waker counts them in) to their first task or sleep. With one in
+     * sight a submission wakes nobody (crew__notify_work): the looker's next look, or its last
+     * one before it sleeps, finds the task, since it leaves the count before its fence and that
+     * last look, and the submitter reads the count after its push and fence (Dekker's pattern, as
+     * in ec.h). A looker that finds a task hands the look on: if it was the last and tasks are
+     * still queued, it wakes a sleeper (worker.c). Seq_cst read-modify-writes and loads. Only for
+     * strategies whose workers can take any queued task (crew__sched_ops.any_worker). */
+    _Atomic unsigned lookers;
     atomic_bool cancelled_any; /* a shutdown dropped tasks (relaxed: read after joining) */
 
     pthread_mutex_t lock;    /* see the top of this file */
@@ -233,7 +242,8 @@ static inline void crew__node_release(crew_pool *p, crew_task *t) {
  * tasks these are, may sleep. The check (the eventcount's fence and a load) is inlined into
  * every submission; the wake-up is not. */
 static inline void crew__notify_work(crew_pool *p, size_t n, uint32_t slot) {
-    if (__builtin_expect(crew__ec_sleepers(&p->work), 0) ||
+    if ((__builtin_expect(crew__ec_sleepers(&p->work), 0) &&
+         (crew__load_seq_cst(&p->lookers) == 0 || !p->sched.ops->any_worker)) ||
         (slot != 0 && crew__ec_sleepers(&crew__slot_at(&p->groups, slot)->waiters)))
         crew__wake(p, n, slot);
 }

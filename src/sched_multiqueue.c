@@ -122,6 +122,7 @@ static void visit(crew_pool *p, crew__queue_visitor fn, void *ctx) {
 const crew__sched_ops crew__sched_multiqueue = {
     .name = "lockfree",
     .what = "MultiQueue",
+    .any_worker = true,
     .init = init,
     .free = free_queues,
     .push = push,

@@ -164,6 +164,7 @@ static void visit(crew_pool *p, crew__queue_visitor fn, void *ctx) {
 const crew__sched_ops crew__sched_per_worker = {
     .name = "per-worker",
     .what = "a queue per worker",
+    .any_worker = false,
     .init = init,
     .free = free_nothing,
     .worker_init = worker_init,

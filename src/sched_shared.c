@@ -73,6 +73,7 @@ static void visit(crew_pool *p, crew__queue_visitor fn, void *ctx) {
 const crew__sched_ops crew__sched_shared = {
     .name = "shared",
     .what = "one shared queue",
+    .any_worker = true,
     .init = init,
     .free = crew__sched_central_free,
     .push = push,

@@ -278,6 +278,7 @@ static void visit(crew_pool *p, crew__queue_visitor fn, void *ctx) {
 const crew__sched_ops crew__sched_steal = {
     .name = "steal",
     .what = "work stealing",
+    .any_worker = true,
     .init = init,
     .free = free_queues,
     .worker_init = worker_init,

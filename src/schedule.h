@@ -57,6 +57,7 @@ typedef void (*crew__queue_visitor)(void *ctx, const crew__queue_view *v);
 typedef struct crew__sched_ops {
     const char *name; /* as CREW_SCHEDULER spells it */
     const char *what; /* in words, for crew_diagnose */
+    bool any_worker;  /* any worker can take any queued task (the pool's lookers: pool.h) */
     int (*init)(crew_pool *p, const crew_config *cfg, unsigned threads); /* CREW_OK, ENOMEM */
     void (*free)(crew_pool *p); /* also after a failed init */
     /* Optional: a worker record's own queue (made once per record, freed with the pool), and

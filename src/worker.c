@@ -292,8 +292,11 @@ void crew__run(crew_pool *p, crew_task *t) {
  * the submissions that follow, before w has even run, see no sleeper and stay on the fast path
  * instead of each taking the lock to wake it again. */
 static void wake_worker_locked(crew_pool *p, crew__worker *w) {
-    if (crew__ec_wake_locked(&p->work, &w->waiter))
+    if (crew__ec_wake_locked(&p->work, &w->waiter)) {
         p->sleeping_workers--;
+        /* Counted among the lookers from now (pool.h): the submissions that follow see it. */
+        crew__fetch_add_seq_cst(&p->lookers, 1u);
+    }
 }
 
 void crew__wake_locked(crew_pool *p, size_t n, uint32_t slot) {
@@ -356,7 +359,7 @@ static inline bool must_leave(crew_pool *p, crew__worker *w) {
 
 /* The worker's sleep (the eventcount, ec.h): a last look for work, then sleep. Returns a task
  * found on the last look, or NULL after waking up. */
-static crew_task *sleep_for_work(crew_pool *p, crew__worker *w) {
+static crew_task *sleep_for_work(crew_pool *p, crew__worker *w, bool *woken_out) {
     crew_task *t = NULL;
     bool retry = false, woken = false;
     pthread_mutex_lock(&p->lock);
@@ -372,6 +375,7 @@ static crew_task *sleep_for_work(crew_pool *p, crew__worker *w) {
     crew__ec_cancel(&p->work, &w->waiter); /* if the last look found work */
     if (!woken) /* wake_worker_locked counted the worker out itself */
         p->sleeping_workers--;
+    *woken_out = woken; /* and counted it among the lookers */
     pthread_mutex_unlock(&p->lock);
     if (crew__tls_pushed_back) /* the last look put a task back: wake someone for it */
         crew__notify_pushed_back(p);
@@ -402,10 +406,37 @@ typedef struct worker_ctx {
     crew_pool *p;
     crew__worker *w;
     uint64_t idle_since; /* monitoring: when this worker ran out of work, or 0 */
+    bool looking;        /* counted in p->lookers */
 } worker_ctx;
 
+/* The worker stops looking: it found a task, or it goes to sleep or leaves. It leaves the
+ * lookers, and if it was the last one while tasks are queued and workers sleep, it wakes one
+ * (which becomes a looker): a burst that one looker's submitters left to it does not wait
+ * behind the task it took, nor for a worker that leaves. The decrement, the eventcount's fence,
+ * then the look at the queues: a submitter that saw this looker (and woke nobody) pushed before
+ * its own fence, so either it saw the count at 0 and woke someone, or this look sees its task
+ * (pool.h). Before a sleep the worker's own last look would find such a task too; the wake-up
+ * then is one too many, but only when a task came in that instant. */
+static __attribute__((noinline)) void stop_looking(worker_ctx *c) {
+    crew_pool *p = c->p;
+    c->looking = false;
+    /* Seq_cst: see crew_pool.lookers. */
+    if (crew__fetch_sub_seq_cst(&p->lookers, 1u) == 1 && crew__ec_sleepers(&p->work) &&
+        crew__sched_queued(p) != 0)
+        crew__wake(p, 1, 0);
+}
+
 static crew_task *worker_take(void *ctx, bool *retry) {
-    return crew__sched_take(((worker_ctx *)ctx)->p, retry);
+    worker_ctx *c = ctx;
+    crew_task *t = crew__sched_take(c->p, retry);
+    if (__builtin_expect(c->looking, 0)) {
+        if (t)
+            stop_looking(c);
+    } else if (!t && c->p->sched.ops->any_worker) {
+        c->looking = true;
+        crew__fetch_add_seq_cst(&c->p->lookers, 1u); /* seq_cst: see crew_pool.lookers */
+    }
+    return t;
 }
 
 /* Out of work: give the credit back, leave if resize marked it or the pool is closing and
@@ -423,7 +454,14 @@ static bool worker_idle(void *ctx) {
 
 static crew_task *worker_sleep(void *ctx, bool *stop) {
     crew__unused(stop);
-    return sleep_for_work(((worker_ctx *)ctx)->p, ((worker_ctx *)ctx)->w);
+    worker_ctx *c = ctx;
+    if (c->looking)
+        stop_looking(c);
+    bool woken;
+    crew_task *t = sleep_for_work(c->p, c->w, &woken);
+    if (woken) /* the waker counted it in */
+        c->looking = true;
+    return t;
 }
 
 static bool worker_run(void *ctx, crew_task *t) {
@@ -465,8 +503,10 @@ void *crew__worker_main(void *arg) {
     crew__tls_worker = w;
     crew__tls_busy = &w->busy;
 
-    worker_ctx ctx = {p, w, 0};
+    worker_ctx ctx = {p, w, 0, false};
     crew__dispatch(&worker_policy, &ctx, p->spin);
+    if (ctx.looking)
+        stop_looking(&ctx);
     crew__flush_finished(p, w); /* nothing may stay in credit: see crew__worker */
     crew__tls_busy = NULL;
     crew__tls_worker = NULL;
