@@ -422,7 +422,7 @@ static __attribute__((noinline)) void stop_looking(worker_ctx *c) {
     c->looking = false;
     /* Seq_cst: see crew_pool.lookers. */
     if (crew__fetch_sub_seq_cst(&p->lookers, 1u) == 1 && crew__ec_sleepers(&p->work) &&
-        crew__sched_queued(p) != 0)
+        p->sched.ops->queued(p) != 0) /* not the blocking queue: workers cannot take those */
         crew__wake(p, 1, 0);
 }
 
