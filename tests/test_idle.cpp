@@ -1,6 +1,11 @@
-// test_idle.cpp -- an idle pool sleeps: eight idle workers use well under 1% of a core.
+// test_idle.cpp -- an idle pool sleeps: eight idle workers use well under 1% of a core; and it
+// wakes enough of them: a burst of as many tasks as workers runs on all of them at once, although
+// a submission wakes nobody while a worker is looking for work (the lookers hand the wake-up
+// on: pool.h, worker.c).
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <thread>
 #include <time.h>
 
@@ -28,4 +33,53 @@ TEST(Idle, SleepingPoolUsesAlmostNoCpu) {
     // a whole second here.
     EXPECT_LT(used, 0.01) << "idle pool used " << used * 100 << "% of a core";
     crew_destroy(p);
+}
+
+// n tasks that each wait (up to 10 s) until all n have started: they finish only if n workers
+// run them at the same time. The submitting thread does not help (it polls a count instead of
+// crew_wait_all), so every worker must have been woken.
+struct Rendezvous {
+    std::atomic<int> arrived{0}, finished{0}, missed{0};
+    int n = 0;
+    static void task(void *arg) {
+        auto *r = static_cast<Rendezvous *>(arg);
+        r->arrived.fetch_add(1);
+        auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (r->arrived.load() < r->n)
+            if (std::chrono::steady_clock::now() > until) {
+                r->missed.fetch_add(1);
+                break;
+            } else {
+                std::this_thread::yield();
+            }
+        r->finished.fetch_add(1);
+    }
+};
+
+TEST(Idle, ABurstWakesEveryWorker) {
+    for (unsigned spin : {0u, 64u, 1u << 16}) {
+        for (unsigned threads : {2u, 4u}) {
+            crew_config cfg;
+            crew_config_init(&cfg);
+            cfg.threads = threads;
+            cfg.spin = spin;
+            crew_pool *p = crewtest::make_pool(cfg);
+            const long rounds = crewtest::scaled(200) < 5 ? 5 : crewtest::scaled(200);
+            for (long r = 0; r < rounds; r++) {
+                if (r % 10 == 0) // now and then from a pool whose workers are all asleep
+                    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+                Rendezvous rv;
+                rv.n = int(threads);
+                for (unsigned i = 0; i < threads; i++)
+                    ASSERT_EQ(crew_submit(p, Rendezvous::task, &rv, 0, nullptr), CREW_OK);
+                while (rv.finished.load() < rv.n)
+                    std::this_thread::yield();
+                ASSERT_EQ(rv.missed.load(), 0)
+                    << "round " << r << ", " << threads << " workers, spin " << spin
+                    << ": a task waited for a worker that nobody woke";
+            }
+            EXPECT_EQ(crew_wait_all(p), CREW_OK);
+            crew_destroy(p);
+        }
+    }
 }
