@@ -46,10 +46,12 @@ done
 # monitoring off and on.
 et=build/release/bench/empty_tasks
 nomon=build/nomon/bench/empty_tasks
-if [ ! -x "$nomon" ] && [ $quick = 0 ] && command -v cmake >/dev/null; then
-    { cmake -S . -B build/nomon -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCREW_BUILD_TESTS=OFF \
-        -DCREW_BUILD_BENCH=ON -DCREW_BUILD_SIM=OFF -DCREW_BUILD_COMPAT=OFF \
-        -DCREW_MONITORING=OFF && cmake --build build/nomon --target empty_tasks; } >/dev/null 2>&1 || true
+# Built (incrementally) every time: a build left from an older commit would count old code.
+if [ $quick = 0 ] && command -v cmake >/dev/null; then
+    { { [ -f build/nomon/CMakeCache.txt ] || cmake -S . -B build/nomon \
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCREW_BUILD_TESTS=OFF -DCREW_BUILD_BENCH=ON \
+        -DCREW_BUILD_SIM=OFF -DCREW_BUILD_COMPAT=OFF -DCREW_MONITORING=OFF; } &&
+        cmake --build build/nomon --target empty_tasks; } >/dev/null 2>&1 || true
 fi
 count_et() { # binary extra-args n -> total instructions
     # shellcheck disable=SC2086 # extra-args: zero or more words
