@@ -358,14 +358,16 @@ static inline bool must_leave(crew_pool *p, crew__worker *w) {
 }
 
 /* The worker's sleep (the eventcount, ec.h): a last look for work, then sleep. Returns a task
- * found on the last look, or NULL after waking up. */
-static crew_task *sleep_for_work(crew_pool *p, crew__worker *w, bool *woken_out) {
+ * found on the last look, or NULL after waking up (*woken_out: by wake_worker_locked) or
+ * without sleeping because the worker must leave (*looked false: no last look either). */
+static crew_task *sleep_for_work(crew_pool *p, crew__worker *w, bool *woken_out, bool *looked) {
     crew_task *t = NULL;
     bool retry = false, woken = false;
     pthread_mutex_lock(&p->lock);
     p->sleeping_workers++;
     crew__ec_prepare(&p->work, &w->waiter);
-    if (!must_leave(p, w)) {
+    *looked = !must_leave(p, w);
+    if (*looked) {
         t = crew__sched_take(p, &retry);
         if (!t && !retry) {
             crew__debug_yield(); /* lock held: lets others pile up behind the sleeper */
@@ -401,6 +403,13 @@ static bool try_exit(crew_pool *p, crew__worker *w) {
     return leave;
 }
 
+/* The last looker has stopped looking: wake a sleeping worker if tasks a worker can take are
+ * queued (not the blocking queue's). After a seq_cst decrement of lookers: see stop_looking. */
+static void hand_on(crew_pool *p) {
+    if (crew__ec_sleepers(&p->work) && p->sched.ops->queued(p) != 0)
+        crew__wake(p, 1, 0);
+}
+
 /* The worker's dispatch policy (dispatch.h). */
 typedef struct worker_ctx {
     crew_pool *p;
@@ -409,21 +418,26 @@ typedef struct worker_ctx {
     bool looking;        /* counted in p->lookers */
 } worker_ctx;
 
-/* The worker stops looking: it found a task, or it goes to sleep or leaves. It leaves the
+/* The worker stops looking: it found a task, or it leaves without a last look. It leaves the
  * lookers, and if it was the last one while tasks are queued and workers sleep, it wakes one
  * (which becomes a looker): a burst that one looker's submitters left to it does not wait
  * behind the task it took, nor for a worker that leaves. The decrement, the eventcount's fence,
  * then the look at the queues: a submitter that saw this looker (and woke nobody) pushed before
  * its own fence, so either it saw the count at 0 and woke someone, or this look sees its task
- * (pool.h). Before a sleep the worker's own last look would find such a task too; the wake-up
- * then is one too many, but only when a task came in that instant. */
+ * (pool.h). A worker about to sleep only leaves the count (leave_lookers): its own last look
+ * finds such a task, and a hand-on there would wake sleepers in turn for ever while a paused
+ * pool holds tasks. */
+static void leave_lookers(worker_ctx *c) {
+    c->looking = false;
+    crew__fetch_sub_seq_cst(&c->p->lookers, 1u); /* seq_cst: see crew_pool.lookers */
+}
+
 static __attribute__((noinline)) void stop_looking(worker_ctx *c) {
     crew_pool *p = c->p;
     c->looking = false;
     /* Seq_cst: see crew_pool.lookers. */
-    if (crew__fetch_sub_seq_cst(&p->lookers, 1u) == 1 && crew__ec_sleepers(&p->work) &&
-        p->sched.ops->queued(p) != 0) /* not the blocking queue: workers cannot take those */
-        crew__wake(p, 1, 0);
+    if (crew__fetch_sub_seq_cst(&p->lookers, 1u) == 1)
+        hand_on(p);
 }
 
 static crew_task *worker_take(void *ctx, bool *retry) {
@@ -455,10 +469,12 @@ static bool worker_idle(void *ctx) {
 static crew_task *worker_sleep(void *ctx, bool *stop) {
     crew__unused(stop);
     worker_ctx *c = ctx;
-    if (c->looking)
-        stop_looking(c);
-    bool woken;
-    crew_task *t = sleep_for_work(c->p, c->w, &woken);
+    bool was_looking = c->looking, woken, looked;
+    if (was_looking)
+        leave_lookers(c);
+    crew_task *t = sleep_for_work(c->p, c->w, &woken, &looked);
+    if (was_looking && !looked) /* leaving: no last look covered a skipped wake-up */
+        hand_on(c->p);
     if (woken) /* the waker counted it in */
         c->looking = true;
     return t;

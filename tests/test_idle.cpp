@@ -35,6 +35,25 @@ TEST(Idle, SleepingPoolUsesAlmostNoCpu) {
     crew_destroy(p);
 }
 
+// A paused pool with tasks queued sleeps too: no worker wakes another for tasks it may not
+// take (an earlier version of the lookers' hand-on did, in turn, for ever).
+TEST(Idle, PausedPoolWithQueuedTasksSleeps) {
+    if (crewtest::under_valgrind())
+        GTEST_SKIP() << "valgrind serialises threads; CPU time means nothing there";
+    crew_pool *p = crewtest::make_pool(4);
+    ASSERT_EQ(crew_pause(p), CREW_OK);
+    for (int i = 0; i < 100; i++)
+        ASSERT_EQ(crew_submit(p, [](void *) {}, nullptr, 0, nullptr), CREW_OK);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    double before = cpu_seconds();
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    double used = cpu_seconds() - before;
+    EXPECT_LT(used, 0.01) << "a paused pool used " << used * 200 << "% of a core";
+    ASSERT_EQ(crew_resume(p), CREW_OK);
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    crew_destroy(p);
+}
+
 // n tasks that each wait (up to 10 s) until all n have started: they finish only if n workers
 // run them at the same time. The submitting thread does not help (it polls a count instead of
 // crew_wait_all), so every worker must have been woken.
