@@ -378,7 +378,10 @@ CREW_EXPORT unsigned crew_size(const crew_pool *p);
  * finish the task they are running and take no new one until crew_resume. Submissions still
  * queue. A task submitted after crew_pause returned (by the same thread, or by one that knows it
  * returned) does not start before crew_resume; a task queued before may still start if a thread
- * took it just as the pause began. crew_wait and crew_wait_all on a paused pool wait for the
+ * took it just as the pause began. (Exceptions: under CREW_FULL_CALLER_RUNS a submitter that
+ * finds the queue full runs its task itself, paused or not; and a thread that took a task as the
+ * pause began and finds no memory to put it back runs it.) Putting a task back may move it ahead
+ * of tasks queued after it. crew_wait and crew_wait_all on a paused pool wait for the
  * resume (so calling them from the only thread that would resume it never returns).
  * crew_shutdown resumes a paused pool (draining needs its threads). Pausing twice is the same as
  * once. Safe with concurrent resize, submissions and shutdown. Errors: EINVAL (p NULL),

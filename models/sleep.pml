@@ -189,11 +189,11 @@ progress_run:
            :: else -> skip
            fi;
 #ifndef BROKEN_LOOKER
-           /* worker_sleep: leave the lookers before the sleep (and its fence and last look),
-            * without handing on (leave_lookers): the last look covers a skipped wake-up */
+           /* worker_sleep: leave the lookers before the sleep (and its fence and last look);
+            * it hands on below only if it does not sleep (leave_lookers, hand_on) */
            if
-           :: looking -> looking = false; lookers--
-           :: else -> skip
+           :: looking -> looking = false; atomic { was = lookers; lookers-- }
+           :: else -> was = 0
            fi;
 #endif
            /* sleep_for_work (worker.c) */
@@ -224,9 +224,18 @@ progress_run:
            lock_release();
            if
            :: got ->
+#ifndef BROKEN_LOOKER
+               /* did not sleep: the last looker hands on (more of a burst may be queued) */
+               ec_sleepers(sl);
+               if
+               :: was == 1 && sl && work > 0 -> wake_one(w, n, did)
+               :: else -> skip
+               fi;
+               was = 0; sl = false;
+#endif
 progress_run2:
                ran++
-           :: else -> skip
+           :: else -> was = 0
            fi
        fi
     od

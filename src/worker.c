@@ -358,20 +358,21 @@ static inline bool must_leave(crew_pool *p, crew__worker *w) {
 }
 
 /* The worker's sleep (the eventcount, ec.h): a last look for work, then sleep. Returns a task
- * found on the last look, or NULL after waking up (*woken_out: by wake_worker_locked) or
- * without sleeping because the worker must leave (*looked false: no last look either). */
-static crew_task *sleep_for_work(crew_pool *p, crew__worker *w, bool *woken_out, bool *looked) {
+ * found on the last look, or NULL after waking up (*woken_out: by wake_worker_locked); *slept
+ * false when it did not sleep (a task found, a race lost, or it must leave: no last look). */
+static crew_task *sleep_for_work(crew_pool *p, crew__worker *w, bool *woken_out, bool *slept) {
     crew_task *t = NULL;
     bool retry = false, woken = false;
     pthread_mutex_lock(&p->lock);
     p->sleeping_workers++;
     crew__ec_prepare(&p->work, &w->waiter);
-    *looked = !must_leave(p, w);
-    if (*looked) {
+    *slept = false;
+    if (!must_leave(p, w)) {
         t = crew__sched_take(p, &retry);
         if (!t && !retry) {
             crew__debug_yield(); /* lock held: lets others pile up behind the sleeper */
             woken = crew__ec_commit(&p->work, &w->waiter, &p->lock, NULL) == CREW__EC_WOKEN;
+            *slept = true;
         }
     }
     crew__ec_cancel(&p->work, &w->waiter); /* if the last look found work */
@@ -424,12 +425,13 @@ typedef struct worker_ctx {
  * behind the task it took, nor for a worker that leaves. The decrement, the eventcount's fence,
  * then the look at the queues: a submitter that saw this looker (and woke nobody) pushed before
  * its own fence, so either it saw the count at 0 and woke someone, or this look sees its task
- * (pool.h). A worker about to sleep only leaves the count (leave_lookers): its own last look
- * finds such a task, and a hand-on there would wake sleepers in turn for ever while a paused
- * pool holds tasks. */
-static void leave_lookers(worker_ctx *c) {
+ * (pool.h). A worker about to sleep leaves the count first (leave_lookers), and hands on only
+ * if it then does not sleep (its last look found a task, or lost a race, or it must leave): a
+ * last look that finds nothing proves no task was left to it, and a hand-on there would wake
+ * sleepers in turn for ever while a paused pool holds tasks. */
+static bool leave_lookers(worker_ctx *c) { /* true: it was the last looker */
     c->looking = false;
-    crew__fetch_sub_seq_cst(&c->p->lookers, 1u); /* seq_cst: see crew_pool.lookers */
+    return crew__fetch_sub_seq_cst(&c->p->lookers, 1u) == 1; /* seq_cst: see crew_pool.lookers */
 }
 
 static __attribute__((noinline)) void stop_looking(worker_ctx *c) {
@@ -469,11 +471,9 @@ static bool worker_idle(void *ctx) {
 static crew_task *worker_sleep(void *ctx, bool *stop) {
     crew__unused(stop);
     worker_ctx *c = ctx;
-    bool was_looking = c->looking, woken, looked;
-    if (was_looking)
-        leave_lookers(c);
-    crew_task *t = sleep_for_work(c->p, c->w, &woken, &looked);
-    if (was_looking && !looked) /* leaving: no last look covered a skipped wake-up */
+    bool last = c->looking && leave_lookers(c), woken, slept;
+    crew_task *t = sleep_for_work(c->p, c->w, &woken, &slept);
+    if (last && !slept) /* a burst left to it may hold more than the one task it took */
         hand_on(c->p);
     if (woken) /* the waker counted it in */
         c->looking = true;
