@@ -435,11 +435,8 @@ static bool leave_lookers(worker_ctx *c) { /* true: it was the last looker */
 }
 
 static __attribute__((noinline)) void stop_looking(worker_ctx *c) {
-    crew_pool *p = c->p;
-    c->looking = false;
-    /* Seq_cst: see crew_pool.lookers. */
-    if (crew__fetch_sub_seq_cst(&p->lookers, 1u) == 1)
-        hand_on(p);
+    if (leave_lookers(c))
+        hand_on(c->p);
 }
 
 static crew_task *worker_take(void *ctx, bool *retry) {
