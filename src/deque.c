@@ -116,12 +116,7 @@ int crew__deque_push_ptrs(crew__deque *d, crew_task *const *v, size_t n) {
     return push(d, NULL, v, n);
 }
 
-crew_task *crew__deque_take(crew__deque *d) {
-    /* Empty: no claim, no fence. Top never decreases and only the owner moves bottom, so a top
-     * at or past bottom, however stale (relaxed), proves it; a stale lower top takes the full
-     * path below. Most takes of a worker fed from outside find its own deque empty. */
-    if (crew__load_relaxed(&d->top) >= crew__load_relaxed(&d->bottom))
-        return NULL;
+crew_task *crew__deque_take_claim(crew__deque *d) {
     /* Relaxed: the owner's own bottom and array. */
     int64_t b = crew__load_relaxed(&d->bottom) - 1;
     crew__deque_array *a = crew__load_relaxed(&d->array);

@@ -47,7 +47,16 @@ static inline int crew__deque_push1(crew__deque *d, crew_task *t) {
 int crew__deque_push_ptrs(crew__deque *d, crew_task *const *v, size_t n); /* *v[0..n) */
 /* Owner: make room for n more tasks now, so a later push of at most n cannot fail. */
 int crew__deque_reserve(crew__deque *d, size_t n);
-crew_task *crew__deque_take(crew__deque *d); /* owner: the newest task, or NULL */
+crew_task *crew__deque_take_claim(crew__deque *d); /* crew__deque_take's claim (deque.c) */
+/* Owner: the newest task, or NULL. Inlined: an empty deque needs no claim and no fence. Top
+ * never decreases and only the owner moves bottom, so a top at or past bottom, however stale
+ * (relaxed), proves it empty; a stale lower top takes the claim. Most takes of a worker fed
+ * from outside find its own deque empty. */
+static inline crew_task *crew__deque_take(crew__deque *d) {
+    if (crew__load_relaxed(&d->top) >= crew__load_relaxed(&d->bottom))
+        return NULL;
+    return crew__deque_take_claim(d);
+}
 /* Anyone: the oldest task, or NULL; *contended is set when a race was lost. */
 crew_task *crew__deque_steal(crew__deque *d, bool *contended);
 /* An estimate (relaxed loads; callers that must not miss a task order it with a fence first);

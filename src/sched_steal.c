@@ -181,8 +181,7 @@ static crew_task *take_injected(crew_pool *p, crew__worker *w) {
 
 static crew_task *take(crew_pool *p, crew__worker *w, bool *retry) {
     crew_task *t;
-    /* The size first (inlined): a worker fed from outside mostly finds its own deque empty. */
-    if (w && crew__deque_size(&w->deque) != 0 && (t = crew__deque_take(&w->deque)) != NULL) {
+    if (w && (t = crew__deque_take(&w->deque)) != NULL) {
         if (t->priority != 0) { /* anything better queued from outside? */
             crew_task *u = NULL;
             if (external_queued(p))
