@@ -168,6 +168,46 @@ static __attribute__((cold, noinline)) int enqueue_fail(const char *who, crew_po
     }
 }
 
+/* Open a new group (open_new: *group is CREW_HANDLE_NONE) or join *group (already checked with
+ * crew__handle_valid) with n tasks. OUT: *h, the group as handed out ({0, 0}: none). CREW_OK,
+ * or the error (CREW_ENOMEM, CREW_ESTALE, CREW_ECANCELED, CREW_ERANGE) with nothing changed. */
+static inline int join(crew_pool *p, crew_handle *group, bool open_new, uint32_t n,
+                       crew_handle *h) {
+    if (open_new)
+        return crew__group_open(&p->groups, n, h, own_slots(p));
+    *h = group ? *group : (crew_handle){0, 0};
+    return group ? crew__group_add(&p->groups, *h, n) : CREW_OK;
+}
+
+/* The answer when join failed (nothing changed). A shutdown that began since the caller's early
+ * look at the state may be what ended the group (a cancelling one drops its queued tasks): the
+ * pool's answer comes first. Seq_cst: as that early look. */
+static __attribute__((cold, noinline)) int join_fail(const char *who, crew_pool *p, int rc,
+                                                     size_t n, crew_handle h,
+                                                     const admit_how *how) {
+    if ((rc == CREW_ESTALE || rc == CREW_ECANCELED) &&
+        crew__load_seq_cst(&p->state) == CREW__CLOSING)
+        rc = CREW_ESHUTDOWN;
+    return enqueue_fail(who, p, rc, n, h, how);
+}
+
+/* Undo join, and the count in pending, for n tasks that were not queued after all. */
+static void unjoin(crew_pool *p, bool open_new, crew_handle h, size_t n) {
+    if (open_new) {
+        crew__group_abandon(&p->groups, crew__slot_index(h.slot), own_slots(p));
+        crew__tasks_finished(p, 0, n, CREW__RAN);
+    } else {
+        crew__tasks_finished(p, crew__slot_index(h.slot), n, CREW__RAN);
+    }
+}
+
+/* The group whose waiters a submission into h may have to wake: none for a group this call
+ * opened, since nobody has its handle yet (a waiter of the slot's previous group was woken when
+ * that group finished, and wants nothing of these tasks). */
+static inline uint32_t notify_slot(bool open_new, crew_handle h) {
+    return open_new ? 0 : crew__slot_index(h.slot);
+}
+
 /* Queue n tasks (their fn already checked) into *group. All or nothing: room in a bounded
  * queue is taken first, then the group is opened or joined (those can fail without side
  * effects, or are given back), the tasks are counted in pending, and the pool's state is
@@ -193,21 +233,11 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
             return enqueue_fail(who, p, rc, n, CREW_HANDLE_NONE, how);
         bounded = !caller_runs;
     }
-    crew_handle h = group && !open_new ? *group : (crew_handle){0, 0};
-    if (open_new)
-        rc = crew__group_open(&p->groups, (uint32_t)n, &h, own_slots(p));
-    else if (group)
-        rc = crew__group_add(&p->groups, h, (uint32_t)n);
-    if (rc != CREW_OK) {
+    crew_handle h;
+    if ((rc = join(p, group, open_new, (uint32_t)n, &h)) != CREW_OK) {
         for (size_t i = 0; bounded && i < n; i++)
             crew__admit_release(p);
-        /* A shutdown that began since the early answer may be what ended the group (a
-         * cancelling one drops its queued tasks): the pool's answer comes first. Seq_cst: as
-         * the early answer. */
-        if ((rc == CREW_ESTALE || rc == CREW_ECANCELED) &&
-            crew__load_seq_cst(&p->state) == CREW__CLOSING)
-            rc = CREW_ESHUTDOWN;
-        return enqueue_fail(who, p, rc, n, h, how);
+        return join_fail(who, p, rc, n, h, how);
     }
     for (size_t i = 0; i < n; i++) {
         t[i].crew_flags_ =
@@ -228,12 +258,7 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
     else
         rc = blocking ? crew__blocking_push(p, t, n) : crew__sched_push(p, t, n);
     if (rc != CREW_OK) {
-        if (open_new) {
-            crew__group_abandon(&p->groups, crew__slot_index(h.slot), own_slots(p));
-            crew__tasks_finished(p, 0, n, CREW__RAN);
-        } else {
-            crew__tasks_finished(p, crew__slot_index(h.slot), n, CREW__RAN);
-        }
+        unjoin(p, open_new, h, n);
         for (size_t i = 0; bounded && i < n; i++)
             crew__admit_release(p);
         return enqueue_fail(who, p, rc, n, h, how);
@@ -248,7 +273,7 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
         return CREW_OK;
     }
     if (!blocking)
-        crew__notify_work(p, n, crew__slot_index(h.slot));
+        crew__notify_work(p, n, notify_slot(open_new, h));
     return CREW_OK;
 }
 
@@ -350,35 +375,69 @@ static inline __attribute__((always_inline)) int submit(crew_pool *p, crew_fn fn
     return rejected(p, rc, 1);
 }
 
-int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group) {
-    /* The common case on its own: no group, nothing timed, no bounded queue. The same steps as
-     * enqueue (see there), minus the ones that do not apply. */
-    /* A closed pool goes the long way too (enqueue's early answer): refused submissions must
-     * not touch pending, or submitters hammering a closing pool could keep it above 0 every
-     * time its last worker looks, and the shutdown would wait for them (seen under valgrind).
-     * Seq_cst load of the state, as in enqueue; the check that counts comes after the count. */
-    if (__builtin_expect(!p || !fn || group || p->bounded.capacity, 0) ||
-        crew__load_relaxed(&p->timing) != 0 || /* relaxed: see struct crew_pool */
-        __builtin_expect(crew__load_seq_cst(&p->state) != CREW__OPEN, 0))
-        return submit(p, fn, arg, priority, 0, group, &admit_default, 0, "crew_submit");
-    crew_task *t = crew__node_get(p);
-    if (!t)
-        return crew__fail(CREW_ENOMEM, "crew_submit: out of memory for the task");
+/* crew_submit's fast path after its checks: fill node t, count it, check the state, push it and
+ * wake a thread, as enqueue does; undo everything if it cannot be queued. h: the group it
+ * joined ({0, 0}: none), open_new: opened for it. Inlined into both cases, so that the one
+ * without a group folds the group's steps away. */
+static inline __attribute__((always_inline)) int submit_node(crew_pool *p, crew_task *t,
+                                                             crew_fn fn, void *arg,
+                                                             uint32_t priority, bool open_new,
+                                                             crew_handle h) {
     t->fn = fn;
     t->arg = arg;
     t->priority = priority;
     t->crew_flags_ = CREW__TASK_NODE;
-    t->crew_private_.slot = 0;
+    t->crew_private_.slot = crew__slot_index(h.slot);
     crew__pending_add(p, 1); /* then the seq_cst load of the state: see enqueue */
     int rc =
         crew__load_seq_cst(&p->state) == CREW__OPEN ? crew__sched_push(p, t, 1) : CREW_ESHUTDOWN;
     if (__builtin_expect(rc != CREW_OK, 0)) {
-        crew__tasks_finished(p, 0, 1, CREW__RAN);
+        unjoin(p, open_new, h, 1);
         crew__node_release(p, t);
-        return enqueue_fail("crew_submit", p, rc, 1, CREW_HANDLE_NONE, &admit_default);
+        return enqueue_fail("crew_submit", p, rc, 1, h, &admit_default);
     }
-    crew__notify_work(p, 1, 0);
+    crew__notify_work(p, 1, notify_slot(open_new, h));
     return CREW_OK;
+}
+
+/* crew_submit into a group, once crew_submit's checks have passed (out of line, so that the
+ * case without a group keeps its registers). */
+static __attribute__((noinline)) int submit_grouped(crew_pool *p, crew_fn fn, void *arg,
+                                                    uint32_t priority, crew_handle *group) {
+    bool open_new = group->slot == 0 && group->gen == 0;
+    if (!open_new && __builtin_expect(!crew__handle_valid(&p->groups, *group), 0))
+        return enqueue_fail("crew_submit", p, CREW_EINVAL, 1, *group, &admit_default);
+    crew_task *t = crew__node_get(p);
+    if (!t)
+        return crew__fail(CREW_ENOMEM, "crew_submit: out of memory for the task");
+    crew_handle h;
+    int rc = join(p, group, open_new, 1, &h);
+    if (__builtin_expect(rc != CREW_OK, 0)) {
+        crew__node_release(p, t);
+        return join_fail("crew_submit", p, rc, 1, h, &admit_default);
+    }
+    if ((rc = submit_node(p, t, fn, arg, priority, open_new, h)) == CREW_OK && open_new)
+        *group = h; /* handed out only once the task is queued (all or nothing) */
+    return rc;
+}
+
+int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group) {
+    /* The common cases on their own: nothing timed, no bounded queue; a group or none. The
+     * same steps as enqueue (see there), minus the ones that do not apply. */
+    /* A closed pool goes the long way too (enqueue's early answer): refused submissions must
+     * not touch pending, or submitters hammering a closing pool could keep it above 0 every
+     * time its last worker looks, and the shutdown would wait for them (seen under valgrind).
+     * Seq_cst load of the state, as in enqueue; the check that counts comes after the count. */
+    if (__builtin_expect(!p || !fn || p->bounded.capacity, 0) ||
+        crew__load_relaxed(&p->timing) != 0 || /* relaxed: see struct crew_pool */
+        __builtin_expect(crew__load_seq_cst(&p->state) != CREW__OPEN, 0))
+        return submit(p, fn, arg, priority, 0, group, &admit_default, 0, "crew_submit");
+    if (group)
+        return submit_grouped(p, fn, arg, priority, group);
+    crew_task *t = crew__node_get(p);
+    if (!t)
+        return crew__fail(CREW_ENOMEM, "crew_submit: out of memory for the task");
+    return submit_node(p, t, fn, arg, priority, false, (crew_handle){0, 0});
 }
 
 int crew_submit_ex(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, unsigned flags,
