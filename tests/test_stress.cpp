@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <thread>
 #include <vector>
@@ -96,4 +97,136 @@ TEST(Stress, OneProducerManyEmptyTasks) {
     EXPECT_EQ(crew_wait_all(p), CREW_OK);
     EXPECT_EQ(n.load(), total);
     crew_destroy(p);
+}
+
+namespace {
+
+// One task of HandOffRacingResizeCancelAndShutdown: accepted by the pool (its submission
+// returned CREW_OK), run, or dropped (handed to on_drop). A spawner's child is the next cell.
+struct Cell3 {
+    std::atomic<int> accepted{0}, runs{0}, dropped{0};
+};
+struct Race {
+    crew_pool *p = nullptr;
+    std::unique_ptr<Cell3[]> cells;
+};
+Race *race; // the round running now (tasks find their pool through it)
+
+void run3(void *a) { static_cast<Cell3 *>(a)->runs.fetch_add(1); }
+// Runs, then submits its child (the next cell) from inside the pool: a worker's own push.
+void spawn3(void *a) {
+    auto *c = static_cast<Cell3 *>(a);
+    c->runs.fetch_add(1);
+    Cell3 *child = c + 1;
+    if (crew_submit(race->p, run3, child, 0, nullptr) == CREW_OK)
+        child->accepted.store(1);
+}
+void dropped3(crew_fn, void *a, void *) { static_cast<Cell3 *>(a)->dropped.fetch_add(1); }
+
+} // namespace
+
+// The submission paths (outside producers with and without groups, other priorities, blocking
+// tasks, tasks that spawn) racing crew_resize, crew_cancel of their groups, and a shutdown of
+// either kind: every accepted task runs exactly once or is dropped and handed to on_drop, never
+// both; a refused one never runs; a drain runs every task that nobody cancelled.
+TEST(Stress, HandOffRacingResizeCancelAndShutdown) {
+    // Each unit of five cells: four submissions from outside, and the fourth one's child.
+    const long rounds = scaled(24), units = scaled(10000);
+    for (long r = 0; r < rounds; r++) {
+        crew_config cfg;
+        crew_config_init(&cfg);
+        cfg.threads = 2;
+        cfg.spin = r % 3 == 0 ? 0 : 64; // sleeping at once: the wake-up's racy path
+        crew_hooks hooks{};
+        hooks.size = sizeof hooks;
+        hooks.on_drop = dropped3;
+        cfg.hooks = &hooks;
+        Race rc;
+        rc.p = crewtest::make_pool(cfg);
+        rc.cells.reset(new Cell3[units * 5]);
+        race = &rc;
+        const bool cancel_at_end = r % 2 == 1;
+        std::atomic<long> next{0};
+        std::atomic<bool> stop{false};
+        std::mutex gm;
+        std::vector<crew_handle> open_groups;
+        std::vector<std::thread> ts;
+        for (int k = 0; k < 3; k++)
+            ts.emplace_back([&, k] {
+                crew_handle g = CREW_HANDLE_NONE;
+                for (long u; (u = next.fetch_add(1)) < units;) {
+                    Cell3 *c = &rc.cells[u * 5];
+                    int res[4];
+                    res[0] = crew_submit(rc.p, run3, &c[0], 0, nullptr);
+                    res[1] = crew_submit_ex(rc.p, run3, &c[1], uint32_t(1 + k),
+                                            u % 16 == 0 ? CREW_TASK_BLOCKING : 0u, nullptr);
+                    res[2] = crew_submit(rc.p, run3, &c[2], 0, &g);
+                    if (res[2] == CREW_ESTALE || res[2] == CREW_ECANCELED) {
+                        g = CREW_HANDLE_NONE; // finished or cancelled: a new group
+                        res[2] = crew_submit(rc.p, run3, &c[2], 0, &g);
+                    }
+                    if (res[2] == CREW_OK && u % 16 == 0) {
+                        std::lock_guard<std::mutex> l(gm);
+                        open_groups.push_back(g);
+                    }
+                    res[3] = crew_submit(rc.p, spawn3, &c[3], 0, nullptr); // child: c[4]
+                    for (int j = 0; j < 4; j++) {
+                        ASSERT_TRUE(res[j] == CREW_OK || res[j] == CREW_ESHUTDOWN)
+                            << j << ": " << crew_strerror(res[j]);
+                        if (res[j] == CREW_OK)
+                            c[j].accepted.store(1);
+                    }
+                    if (res[3] != CREW_OK)
+                        return; // the pool is closing
+                }
+            });
+        ts.emplace_back([&] { // resize between 1 and 4 workers
+            for (unsigned k = 0; !stop; k++) {
+                int res = crew_resize(rc.p, 1 + k % 4);
+                ASSERT_TRUE(res == CREW_OK || res == CREW_ESHUTDOWN) << crew_strerror(res);
+                std::this_thread::yield();
+            }
+        });
+        ts.emplace_back([&] { // cancel some of the producers' groups
+            while (!stop) {
+                crew_handle g = CREW_HANDLE_NONE;
+                {
+                    std::lock_guard<std::mutex> l(gm);
+                    if (!open_groups.empty()) {
+                        g = open_groups.back();
+                        open_groups.pop_back();
+                    }
+                }
+                if (g.gen != 0) {
+                    int res = crew_cancel(rc.p, g);
+                    ASSERT_TRUE(res == CREW_OK || res == CREW_ESTALE) << crew_strerror(res);
+                }
+                std::this_thread::yield();
+            }
+        });
+        while (next.load() < units / 2)
+            std::this_thread::yield();
+        ASSERT_EQ(crew_shutdown(rc.p, cancel_at_end ? CREW_CANCEL : CREW_DRAIN), CREW_OK);
+        stop = true;
+        for (auto &t : ts)
+            t.join();
+        crew_destroy(rc.p);
+        long bad = 0, first = -1, ran = 0, drops = 0;
+        for (long i = 0; i < units * 5; i++) {
+            const Cell3 &c = rc.cells[i];
+            int a = c.accepted.load(), x = c.runs.load(), d = c.dropped.load();
+            // A drain drops only tasks of cancelled groups (the third of each unit).
+            bool ok = a ? x + d == 1 && (cancel_at_end || i % 5 == 2 || d == 0) : x + d == 0;
+            if (!ok && bad++ == 0)
+                first = i;
+            ran += x;
+            drops += d;
+        }
+        EXPECT_EQ(bad, 0) << "round " << r << ": task " << first << " accepted "
+                          << rc.cells[first < 0 ? 0 : first].accepted.load() << ", ran "
+                          << rc.cells[first < 0 ? 0 : first].runs.load() << " times, dropped "
+                          << rc.cells[first < 0 ? 0 : first].dropped.load() << " times";
+        EXPECT_GT(ran, 0);
+        race = nullptr;
+    }
 }
