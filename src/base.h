@@ -26,6 +26,10 @@
                                  until it starts or is dropped */
 #define CREW__TASK_DEADLINE 16u /* a crew__node with a start-by time (crew_submit_deadline) */
 #define CREW__TASK_BLOCKING 32u /* queued for the blocking threads (CREW_TASK_BLOCKING) */
+/* A take's copy of a task that a deque held by value (deque.h), in the taker's buffer: valid
+ * until that thread's next take; to queue it again, push it by value or give it a node
+ * (crew__task_keep, nodes.c). */
+#define CREW__TASK_COPY 64u
 
 /* A timed task's clock readings, in crew_task's private fields (whose public names are fixed
  * by crew.h): when its submission began (ns, crew_now_ns's clock), and how long acceptance

@@ -7,7 +7,7 @@
  * thieves steal at the top (FIFO: the oldest, usually the biggest piece of a divide-and-conquer
  * tree). The only contention is on the last task, settled by a compare-and-swap on top.
  *
- * Two changes to the paper, both strengthening it:
+ * Three changes to the paper:
  *   - every store to bottom is a release store (the paper uses a release fence before push's
  *     relaxed store and relaxed stores in take). A thief that reads bottom then synchronises
  *     with the owner's latest store whichever operation made it, so the task's fields, written
@@ -16,6 +16,13 @@
  *     over the paper's version.
  *   - the array grows before a batch push rather than one slot at a time, so a push of n tasks
  *     either fits or fails with nothing pushed (submission is all-or-nothing).
+ *   - a place holds a task by address or by value (function, argument, group slot and
+ *     priority: three words, deque.h), so that crew_submit needs no node for its task. A thief
+ *     reads the three words before its claim (the CAS on top) and keeps them only if the claim
+ *     succeeds. The owner writes a place again only after its acquire load of top has seen the
+ *     place's task claimed, so a successful claim's reads happen before any rewrite: a
+ *     successful thief never sees a torn task. The owner's own take reads its place after its
+ *     claim; only it writes places.
  * Arrays that a grow replaces stay allocated until the deque is freed, because a thief may
  * still be reading from one (the paper leaves reclamation open; the waste is at most the size of
  * the live array, since sizes double).
@@ -34,8 +41,11 @@ static crew__deque_array *array_new(unsigned log) {
         return NULL;
     a->mask = n - 1;
     a->older = NULL;
-    for (size_t i = 0; i < n; i++)
-        crew__atomic_init(&a->slot[i], NULL);
+    for (size_t i = 0; i < n; i++) {
+        crew__atomic_init(&a->slot[i].fn, NULL);
+        crew__atomic_init(&a->slot[i].arg, NULL);
+        crew__atomic_init(&a->slot[i].aux, 0);
+    }
     return a;
 }
 
@@ -59,6 +69,18 @@ void crew__deque_free(crew__deque *d) {
     crew__store_relaxed(&d->array, NULL);
 }
 
+/* Entries, relaxed: the owner's writes are published by its release store of bottom (or of the
+ * array), and a thief's reads come before its claim (see the file comment). */
+static inline void entry_put(crew__deque_entry *e, crew_fn fn, void *arg, uint64_t aux) {
+    crew__store_relaxed(&e->fn, fn);
+    crew__store_relaxed(&e->arg, arg);
+    crew__store_relaxed(&e->aux, aux);
+}
+static inline crew_task *entry_get(crew__deque_entry *e, crew_task *buf) {
+    return crew__deque_task(crew__load_relaxed(&e->fn), crew__load_relaxed(&e->arg),
+                            crew__load_relaxed(&e->aux), buf);
+}
+
 /* Owner only: make room for n more tasks (top is t, bottom b). */
 static crew__deque_array *grow(crew__deque *d, crew__deque_array *a, int64_t t, int64_t b,
                                size_t need);
@@ -77,17 +99,21 @@ static __attribute__((noinline)) crew__deque_array *grow(crew__deque *d, crew__d
     crew__deque_array *g = array_new(log);
     if (!g)
         return NULL;
-    for (int64_t i = t; i < b; i++) /* relaxed: the owner copies its own, published, slots */
-        crew__store_relaxed(&g->slot[(size_t)i & g->mask],
-                            crew__load_relaxed(&a->slot[(size_t)i & a->mask]));
+    for (int64_t i = t; i < b; i++) { /* the owner copies its own, published, entries */
+        crew__deque_entry *e = &a->slot[(size_t)i & a->mask];
+        entry_put(&g->slot[(size_t)i & g->mask], crew__load_relaxed(&e->fn),
+                  crew__load_relaxed(&e->arg), crew__load_relaxed(&e->aux));
+    }
     g->older = a;
     /* Release: a thief that loads the new array (acquire, in steal) sees the copied slots. */
     crew__store_release(&d->array, g);
     return g;
 }
 
-/* Owner: push n tasks, t[i] or *v[i] (one of t and v is NULL), all or nothing. */
-static int push(crew__deque *d, crew_task *t, crew_task *const *v, size_t n) {
+/* Owner: push n tasks by address, t[i] or *v[i] (one of t and v is NULL), or (n == 1, both
+ * NULL) the task fn, arg, aux by value; all or nothing. */
+static int push(crew__deque *d, crew_task *t, crew_task *const *v, size_t n, crew_fn fn,
+                void *arg, uint64_t aux) {
     /* Relaxed: bottom is written only by the owner (this thread). */
     int64_t b = crew__load_relaxed(&d->bottom);
     /* Acquire: pairs with the thieves' CAS on top, so slots they freed are ours to reuse. */
@@ -95,14 +121,27 @@ static int push(crew__deque *d, crew_task *t, crew_task *const *v, size_t n) {
     crew__deque_array *a = reserve(d, crew__load_relaxed(&d->array), top, b, n);
     if (!a)
         return CREW_ENOMEM;
-    for (size_t i = 0; i < n; i++) /* relaxed: published by the release store of bottom */
-        crew__store_relaxed(&a->slot[(size_t)(b + (int64_t)i) & a->mask], t ? &t[i] : v[i]);
+    for (size_t i = 0; i < n; i++) {
+        crew__deque_entry *e = &a->slot[(size_t)(b + (int64_t)i) & a->mask];
+        if (t || v)
+            entry_put(e, NULL, t ? &t[i] : v[i], 0);
+        else
+            entry_put(e, fn, arg, aux);
+    }
     /* Release: the tasks (and their slots) are visible to a thief that reads the new bottom. */
     crew__store_release(&d->bottom, b + (int64_t)n);
     return CREW_OK;
 }
 
-int crew__deque_push(crew__deque *d, crew_task *t, size_t n) { return push(d, t, NULL, n); }
+int crew__deque_push(crew__deque *d, crew_task *t, size_t n) {
+    return push(d, t, NULL, n, NULL, NULL, 0);
+}
+
+int crew__deque_push_slow(crew__deque *d, crew_fn fn, void *arg, uint64_t aux) {
+    if (!fn) /* by address */
+        return push(d, arg, NULL, 1, NULL, NULL, 0);
+    return push(d, NULL, NULL, 1, fn, arg, aux);
+}
 
 int crew__deque_reserve(crew__deque *d, size_t n) {
     /* Relaxed bottom: the owner's own; acquire top: as in push. */
@@ -113,10 +152,10 @@ int crew__deque_reserve(crew__deque *d, size_t n) {
 }
 
 int crew__deque_push_ptrs(crew__deque *d, crew_task *const *v, size_t n) {
-    return push(d, NULL, v, n);
+    return push(d, NULL, v, n, NULL, NULL, 0);
 }
 
-crew_task *crew__deque_take_claim(crew__deque *d) {
+crew_task *crew__deque_take_claim(crew__deque *d, crew_task *buf) {
     /* Relaxed: the owner's own bottom and array. */
     int64_t b = crew__load_relaxed(&d->bottom) - 1;
     crew__deque_array *a = crew__load_relaxed(&d->array);
@@ -134,18 +173,19 @@ crew_task *crew__deque_take_claim(crew__deque *d) {
         crew__store_release(&d->bottom, b + 1); /* release: see the file comment */
         return NULL;
     }
-    crew_task *x = crew__load_relaxed(&a->slot[(size_t)b & a->mask]);
     if (t == b) {
         /* The last task: race the thieves for it. Seq_cst on success (the paper's order);
          * relaxed on failure, since we then return nothing. */
-        if (!crew__cas_seq_cst(&d->top, &t, t + 1))
-            x = NULL;
+        bool won = crew__cas_seq_cst(&d->top, &t, t + 1);
         crew__store_release(&d->bottom, b + 1); /* release: see the file comment */
+        if (!won)
+            return NULL;
     }
-    return x;
+    /* Ours now: no thief reads a place at or past top, and only the owner writes. */
+    return entry_get(&a->slot[(size_t)b & a->mask], buf);
 }
 
-crew_task *crew__deque_steal(crew__deque *d, bool *contended) {
+crew_task *crew__deque_steal(crew__deque *d, crew_task *buf, bool *contended) {
     /* Acquire, full fence, acquire: the paper's orders for reading top before bottom. */
 #ifdef CREW__TSAN /* the same order without a fence, which TSan does not model (atomic.h) */
     int64_t t = crew__load_seq_cst(&d->top);
@@ -157,15 +197,20 @@ crew_task *crew__deque_steal(crew__deque *d, bool *contended) {
 #endif
     if (t >= b)
         return NULL;
-    /* Acquire (the paper's consume): the array and its slots as the owner published them. */
+    /* Acquire (the paper's consume): the array and its slots as the owner published them. The
+     * entry is read before the claim (after it, the owner may reuse the place), and copied
+     * into buf only if the claim succeeds: a lost race leaves buf as it was. */
     crew__deque_array *a = crew__load_acquire(&d->array);
-    crew_task *x = crew__load_relaxed(&a->slot[(size_t)t & a->mask]);
+    crew__deque_entry *e = &a->slot[(size_t)t & a->mask];
+    crew_fn fn = crew__load_relaxed(&e->fn);
+    void *arg = crew__load_relaxed(&e->arg);
+    uint64_t aux = crew__load_relaxed(&e->aux);
     /* Seq_cst on success (the paper's order); a failed race means another thread took it. */
     if (!crew__cas_seq_cst(&d->top, &t, t + 1)) {
         *contended = true;
         return NULL;
     }
-    return x;
+    return crew__deque_task(fn, arg, aux, buf);
 }
 
 int64_t crew__deque_top(crew__deque *d) {

@@ -9,12 +9,24 @@
 #include <stdint.h>
 
 #include "atomic.h"
+#include "base.h"
 #include "crew.h"
+
+/* One place of a deque. A task given by its address (fn NULL, arg the crew_task), or held here
+ * by value (fn, arg, and aux: its group slot in the low 32 bits and its priority in the high
+ * ones), so that crew_submit's tasks need no node. Relaxed fields: published through bottom,
+ * and a thief's reads come before its claim on top, which the owner's reuse of the place
+ * waits for (deque.c). */
+typedef struct crew__deque_entry {
+    _Atomic(crew_fn) fn;
+    void *_Atomic arg;
+    _Atomic uint64_t aux;
+} crew__deque_entry;
 
 typedef struct crew__deque_array {
     size_t mask;                       /* slots - 1; slots is a power of two */
     struct crew__deque_array *older;   /* the array this one replaced (freed with the deque) */
-    crew_task *_Atomic slot[];         /* relaxed: published through bottom (see deque.c) */
+    crew__deque_entry slot[];
 } crew__deque_array;
 
 typedef struct crew__deque {
@@ -26,39 +38,72 @@ typedef struct crew__deque {
     crew__deque_array *_Atomic array;
 } crew__deque;
 
+/* A task held by value, as a take returns it: copied into the taker's buffer, flagged
+ * CREW__TASK_COPY (base.h). A task given by address is returned as it is. */
+static inline crew_task *crew__deque_task(crew_fn fn, void *arg, uint64_t aux, crew_task *buf) {
+    if (!fn)
+        return arg;
+    buf->fn = fn;
+    buf->arg = arg;
+    buf->priority = (uint32_t)(aux >> 32);
+    buf->crew_flags_ = CREW__TASK_COPY;
+    buf->crew_private_.slot = (uint32_t)aux;
+    return buf;
+}
+static inline uint64_t crew__deque_aux(uint32_t slot, uint32_t priority) {
+    return (uint64_t)priority << 32 | slot;
+}
+
 int crew__deque_init(crew__deque *d);
 void crew__deque_free(crew__deque *d);
-/* Owner: push t[0..n) (all or nothing: CREW_OK or CREW_ENOMEM). */
+/* Owner: push t[0..n) by address (all or nothing: CREW_OK or CREW_ENOMEM). */
 int crew__deque_push(crew__deque *d, crew_task *t, size_t n);
-/* Owner: push one task; inlined, since it is on every submission's path. The array is full
- * only when the deque has never held this many tasks: then the general push grows it. The
- * memory orders are push's in deque.c (relaxed bottom and array: the owner's own; acquire top:
- * the slots thieves freed are ours; release bottom: publishes the task). */
-static inline int crew__deque_push1(crew__deque *d, crew_task *t) {
+/* Owner: push one entry when the array is full (the general push grows it). */
+int crew__deque_push_slow(crew__deque *d, crew_fn fn, void *arg, uint64_t aux);
+/* Owner: push one task by value (fn, arg, aux as in crew__deque_entry); inlined, since it is on
+ * every crew_submit's path. The array is full only when the deque has never held this many
+ * tasks: then the general push grows it. The memory orders are push's in deque.c (relaxed
+ * bottom and array: the owner's own; acquire top: the places thieves freed are ours; release
+ * bottom: publishes the entry). */
+static inline int crew__deque_push_value(crew__deque *d, crew_fn fn, void *arg, uint64_t aux) {
     int64_t b = crew__load_relaxed(&d->bottom);
     int64_t top = crew__load_acquire(&d->top);
     crew__deque_array *a = crew__load_relaxed(&d->array);
     if (__builtin_expect((size_t)(b - top) > a->mask, 0))
-        return crew__deque_push(d, t, 1);
-    crew__store_relaxed(&a->slot[(size_t)b & a->mask], t);
+        return crew__deque_push_slow(d, fn, arg, aux);
+    crew__deque_entry *e = &a->slot[(size_t)b & a->mask];
+    crew__store_relaxed(&e->fn, fn);
+    crew__store_relaxed(&e->arg, arg);
+    crew__store_relaxed(&e->aux, aux);
     crew__store_release(&d->bottom, b + 1);
     return CREW_OK;
+}
+/* Owner: push one task: by value if it is a copy a take made (CREW__TASK_COPY), else by
+ * address. */
+static inline int crew__deque_push1(crew__deque *d, crew_task *t) {
+    if (t->crew_flags_ & CREW__TASK_COPY)
+        return crew__deque_push_value(d, t->fn, t->arg,
+                                      crew__deque_aux(t->crew_private_.slot, t->priority));
+    return crew__deque_push_value(d, NULL, t, 0);
 }
 int crew__deque_push_ptrs(crew__deque *d, crew_task *const *v, size_t n); /* *v[0..n) */
 /* Owner: make room for n more tasks now, so a later push of at most n cannot fail. */
 int crew__deque_reserve(crew__deque *d, size_t n);
-crew_task *crew__deque_take_claim(crew__deque *d); /* crew__deque_take's claim (deque.c) */
-/* Owner: the newest task, or NULL. Inlined: an empty deque needs no claim and no fence. Top
- * never decreases and only the owner moves bottom, so a top at or past bottom, however stale
- * (relaxed), proves it empty; a stale lower top takes the claim. Most takes of a worker fed
- * from outside find its own deque empty. */
-static inline crew_task *crew__deque_take(crew__deque *d) {
+/* crew__deque_take's claim (deque.c). */
+crew_task *crew__deque_take_claim(crew__deque *d, crew_task *buf);
+/* Owner: the newest task, or NULL (a task held by value is copied into buf, see
+ * crew__deque_task). Inlined: an empty deque needs no claim and no fence. Top never decreases
+ * and only the owner moves bottom, so a top at or past bottom, however stale (relaxed), proves
+ * it empty; a stale lower top takes the claim. Most takes of a worker fed from outside find its
+ * own deque empty. */
+static inline crew_task *crew__deque_take(crew__deque *d, crew_task *buf) {
     if (crew__load_relaxed(&d->top) >= crew__load_relaxed(&d->bottom))
         return NULL;
-    return crew__deque_take_claim(d);
+    return crew__deque_take_claim(d, buf);
 }
-/* Anyone: the oldest task, or NULL; *contended is set when a race was lost. */
-crew_task *crew__deque_steal(crew__deque *d, bool *contended);
+/* Anyone: the oldest task, or NULL (by value: into buf); *contended is set when a race was
+ * lost. */
+crew_task *crew__deque_steal(crew__deque *d, crew_task *buf, bool *contended);
 /* An estimate (relaxed loads; callers that must not miss a task order it with a fence first);
  * inlined, since thieves test every deque with it before they try a steal. */
 static inline size_t crew__deque_size(crew__deque *d) {

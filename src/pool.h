@@ -237,6 +237,29 @@ static inline void crew__node_release(crew_pool *p, crew_task *t) {
     l->head = t;
     l->n++;
 }
+/* Queue one crew_submit task (no flags; group slot, 0 for none): by value where the strategy
+ * can hold it so, else in a node. CREW_OK, CREW_ENOMEM or the push's error. */
+static inline int crew__sched_push_value(crew_pool *p, crew_fn fn, void *arg, uint32_t priority,
+                                         uint32_t slot) {
+    const crew__sched_ops *ops = p->sched.ops;
+    if (ops->push_value)
+        return ops->push_value(p, crew__self(p), fn, arg, priority, slot);
+    crew_task *t = crew__node_get(p);
+    if (!t)
+        return CREW_ENOMEM;
+    t->fn = fn;
+    t->arg = arg;
+    t->priority = priority;
+    t->crew_flags_ = CREW__TASK_NODE;
+    t->crew_private_.slot = slot;
+    int rc = ops->push(p, crew__self(p), t, 1);
+    if (rc != CREW_OK)
+        crew__node_release(p, t);
+    return rc;
+}
+/* A task that may be a take's copy (CREW__TASK_COPY) as one a locked queue can hold: itself, or
+ * a node with its fields; NULL when out of memory (nodes.c). */
+crew_task *crew__task_keep(crew_pool *p, crew_task *t);
 /* n tasks of group slot (0 = none) were just queued: wake whoever can run them. The push
  * before it is the event: a worker or helper (p->work), or a waiter of the group, whose own
  * tasks these are, may sleep. The check (the eventcount's fence and a load) is inlined into

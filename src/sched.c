@@ -81,7 +81,13 @@ void crew__sched_worker_open(crew_pool *p, crew__worker *w, bool open) {
 }
 
 int crew__sched_requeue(crew_pool *p, crew_task *t) {
-    return p->sched.ops->requeue(p, crew__self(p), t);
+    crew_task *q = crew__task_keep(p, t); /* a take's copy needs a node */
+    if (!q)
+        return CREW_ENOMEM;
+    int rc = p->sched.ops->requeue(p, crew__self(p), q);
+    if (rc != CREW_OK && q != t)
+        crew__node_release(p, q);
+    return rc;
 }
 
 int crew__sched_worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_task **orphan) {

@@ -16,6 +16,11 @@
  * task never waits behind a backlog of lower-priority local work); then the slots, oldest
  * first; then a batch from the injection queue; then it steals from the other workers,
  * starting at a random one.
+ *
+ * A crew_submit task of priority 0 (from outside, into a slot) or of any priority (from a worker,
+ * into its deque) is held in the deque by value (deque.h): no node. A take copies it into the
+ * taking thread's buffer (taken, below), valid until that thread's next take; putting such a
+ * copy back pushes it by value, or gives it a node (crew__task_keep) for a locked queue.
  */
 #include <stdlib.h>
 
@@ -65,6 +70,11 @@ static void worker_free(crew_pool *p, crew__worker *w) {
     crew__deque_free(&w->deque);
 }
 
+/* The calling thread's copy of the last task it took that a deque held by value. Its next take
+ * may overwrite it: by then the task has started (crew__run copies what it needs first) or has
+ * been put back. */
+static CREW__TLS crew_task taken;
+
 /* ---- External submission slots ---- */
 
 static inline crew__ext *ext_of_thread(crew_pool *p) {
@@ -82,6 +92,32 @@ static int push_external(crew_pool *p, crew_task *t, size_t n) {
     return rc;
 }
 
+/* A crew_submit task by value: into the caller's deque (a worker) or its slot (priority 0);
+ * other priorities from outside go to the injection queue, in a node. */
+static int push_value(crew_pool *p, crew__worker *self, crew_fn fn, void *arg, uint32_t priority,
+                      uint32_t slot) {
+    uint64_t aux = crew__deque_aux(slot, priority);
+    /* Relaxed: the owner's own state (see push). */
+    if (self && crew__load_relaxed(&self->state) != CREW__W_EXITED)
+        return crew__deque_push_value(&self->deque, fn, arg, aux);
+    if (priority == 0) {
+        crew__ext *x = ext_of_thread(p);
+        crew__lock_acquire(&x->lock);
+        int rc = crew__deque_push_value(&x->deque, fn, arg, aux);
+        crew__lock_release(&x->lock);
+        return rc;
+    }
+    crew_task copy = {.fn = fn, .arg = arg, .priority = priority, .crew_flags_ = CREW__TASK_COPY};
+    copy.crew_private_.slot = slot;
+    crew_task *t = crew__task_keep(p, &copy);
+    if (!t)
+        return CREW_ENOMEM;
+    int rc = crew__lq_push_n(p->sched.central, t, 1);
+    if (rc != CREW_OK)
+        crew__node_release(p, t);
+    return rc;
+}
+
 /* Steal the oldest task of any slot, starting with the one that last had work for this thread
  * (usually the only busy one: one submitting thread). */
 static crew_task *steal_external(crew_pool *p, bool *retry) {
@@ -90,7 +126,7 @@ static crew_task *steal_external(crew_pool *p, bool *retry) {
         unsigned k = (last + i) % CREW__EXT_SLOTS;
         crew__ext *x = &p->sched.ext[k];
         if (crew__deque_size(&x->deque) != 0) {
-            crew_task *t = crew__deque_steal(&x->deque, retry);
+            crew_task *t = crew__deque_steal(&x->deque, &taken, retry);
             if (t) {
                 last = k;
                 return t;
@@ -113,9 +149,9 @@ static crew_task *take_external_group(crew_pool *p, uint32_t slot) {
     if (crew__deque_size(&x->deque) == 0)
         return NULL;
     crew__lock_acquire(&x->lock);
-    crew_task *t = crew__deque_take(&x->deque);
+    crew_task *t = crew__deque_take(&x->deque, &taken);
     if (t && t->crew_private_.slot != slot) {
-        crew__deque_push(&x->deque, t, 1); /* cannot fail: its place is free */
+        crew__deque_push1(&x->deque, t); /* cannot fail: its place is free */
         crew__tls_pushed_back++;
         t = NULL;
     }
@@ -142,7 +178,7 @@ static crew_task *steal_any(crew_pool *p, crew__worker *self, bool *retry) {
         crew__worker *v = crew__worker_at(p, (start + i) % nw);
         if (v == self || crew__deque_size(&v->deque) == 0)
             continue;
-        crew_task *t = crew__deque_steal(&v->deque, retry);
+        crew_task *t = crew__deque_steal(&v->deque, &taken, retry);
         if (t) {
             if (self) /* relaxed: only this worker writes it; statistics read it */
                 crew__store_relaxed(&self->stolen, crew__load_relaxed(&self->stolen) + 1);
@@ -181,21 +217,21 @@ static crew_task *take_injected(crew_pool *p, crew__worker *w) {
 
 static crew_task *take(crew_pool *p, crew__worker *w, bool *retry) {
     crew_task *t;
-    if (w && (t = crew__deque_take(&w->deque)) != NULL) {
+    if (w && (t = crew__deque_take(&w->deque, &taken)) != NULL) {
         if (t->priority != 0) { /* anything better queued from outside? */
-            crew_task *u = NULL;
+            crew_task *u = NULL, keep = *t; /* a steal below may overwrite taken */
             if (external_queued(p))
                 u = steal_external(p, retry);
             /* A hint; the worst a stale value does is one task's order. */
             if (!u && crew__lq_top(p->sched.central) < t->priority)
                 u = crew__lq_take(p->sched.central);
             if (u) { /* cannot fail: the place t left is free again */
-                crew__deque_push(&w->deque, t, 1);
+                crew__deque_push1(&w->deque, t == &taken ? &keep : t);
                 crew__tls_pushed_back++;
                 return u;
             }
         }
-        return t;
+        return t; /* no steal succeeded: taken, if t is it, is intact */
     }
     if ((t = steal_external(p, retry)) != NULL)
         return t;
@@ -209,7 +245,7 @@ static crew_task *take_group(crew_pool *p, crew__worker *self, uint32_t slot, in
     /* The tasks this task (and tasks it helped with) pushed sit above mark in our deque: our
      * own descendants, newest first. Relaxed: the owner's own bottom. */
     if (self && crew__load_relaxed(&self->deque.bottom) > mark)
-        t = crew__deque_take(&self->deque);
+        t = crew__deque_take(&self->deque, &taken);
     else if (!self)
         t = take_external_group(p, slot);
     return t ? t : crew__lq_take_group(p->sched.central, slot);
@@ -226,8 +262,11 @@ static int requeue(crew_pool *p, crew__worker *self, crew_task *t) {
 
 static int worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_task **orphan) {
     crew_task *t;
-    while ((t = crew__deque_take(&w->deque)) != NULL) {
-        if (crew__lq_requeue(p->sched.central, t) != CREW_OK) {
+    while ((t = crew__deque_take(&w->deque, &taken)) != NULL) {
+        crew_task *q = crew__task_keep(p, t); /* a node for a task held by value */
+        if (!q || crew__lq_requeue(p->sched.central, q) != CREW_OK) {
+            if (q && q != t)
+                crew__node_release(p, q);
             *orphan = t;
             return CREW_ENOMEM;
         }
@@ -283,6 +322,7 @@ const crew__sched_ops crew__sched_steal = {
     .worker_init = worker_init,
     .worker_free = worker_free,
     .push = push,
+    .push_value = push_value,
     .take = take,
     .take_group = take_group,
     .mark = mark,

@@ -68,6 +68,10 @@ typedef struct crew__sched_ops {
     /* Queue t[0..n), all or nothing: CREW_OK, CREW_ENOMEM, or CREW_ESHUTDOWN when no queue
      * takes pushes. */
     int (*push)(crew_pool *p, crew__worker *self, crew_task *t, size_t n);
+    /* Optional: queue one crew_submit task (no flags; group slot, 0 for none) without a node,
+     * by value: CREW_OK or CREW_ENOMEM. Without it, crew_submit gives the task a node. */
+    int (*push_value)(crew_pool *p, crew__worker *self, crew_fn fn, void *arg, uint32_t priority,
+                      uint32_t slot);
     crew_task *(*take)(crew_pool *p, crew__worker *self, bool *retry);
     /* A queued task of group slot, newest first (STEAL: or one this thread pushed after
      * mark, its own descendants). */

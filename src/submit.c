@@ -159,7 +159,8 @@ static __attribute__((cold, noinline)) int enqueue_fail(const char *who, crew_po
                           "tasks before the time limit",
                           who, p->bounded.capacity, n);
     case CREW_ENOMEM:
-        return crew__fail(rc, "%s: out of memory for the queue or the group's slot", who);
+        return crew__fail(rc, "%s: out of memory for the task, the queue or the group's slot",
+                          who);
     case CREW_EAGAIN:
         return crew__fail(rc, "%s: the system refused to create a thread for blocking tasks",
                           who);
@@ -375,25 +376,20 @@ static inline __attribute__((always_inline)) int submit(crew_pool *p, crew_fn fn
     return rejected(p, rc, 1);
 }
 
-/* crew_submit's fast path after its checks: fill node t, count it, check the state, push it and
- * wake a thread, as enqueue does; undo everything if it cannot be queued. h: the group it
- * joined ({0, 0}: none), open_new: opened for it. Inlined into both cases, so that the one
- * without a group folds the group's steps away. */
-static inline __attribute__((always_inline)) int submit_node(crew_pool *p, crew_task *t,
-                                                             crew_fn fn, void *arg,
-                                                             uint32_t priority, bool open_new,
-                                                             crew_handle h) {
-    t->fn = fn;
-    t->arg = arg;
-    t->priority = priority;
-    t->crew_flags_ = CREW__TASK_NODE;
-    t->crew_private_.slot = crew__slot_index(h.slot);
+/* crew_submit's fast path after its checks: count the task, check the state, queue it (by
+ * value where the strategy can: crew__sched_push_value) and wake a thread, as enqueue does;
+ * undo everything if it cannot be queued. h: the group it joined ({0, 0}: none), open_new:
+ * opened for it. Inlined into both cases, so that the one without a group folds the group's
+ * steps away. */
+static inline __attribute__((always_inline)) int submit_one(crew_pool *p, crew_fn fn, void *arg,
+                                                            uint32_t priority, bool open_new,
+                                                            crew_handle h) {
     crew__pending_add(p, 1); /* then the seq_cst load of the state: see enqueue */
-    int rc =
-        crew__load_seq_cst(&p->state) == CREW__OPEN ? crew__sched_push(p, t, 1) : CREW_ESHUTDOWN;
+    int rc = crew__load_seq_cst(&p->state) == CREW__OPEN
+                 ? crew__sched_push_value(p, fn, arg, priority, crew__slot_index(h.slot))
+                 : CREW_ESHUTDOWN;
     if (__builtin_expect(rc != CREW_OK, 0)) {
         unjoin(p, open_new, h, 1);
-        crew__node_release(p, t);
         return enqueue_fail("crew_submit", p, rc, 1, h, &admit_default);
     }
     crew__notify_work(p, 1, notify_slot(open_new, h));
@@ -407,16 +403,11 @@ static __attribute__((noinline)) int submit_grouped(crew_pool *p, crew_fn fn, vo
     bool open_new = group->slot == 0 && group->gen == 0;
     if (!open_new && __builtin_expect(!crew__handle_valid(&p->groups, *group), 0))
         return enqueue_fail("crew_submit", p, CREW_EINVAL, 1, *group, &admit_default);
-    crew_task *t = crew__node_get(p);
-    if (!t)
-        return crew__fail(CREW_ENOMEM, "crew_submit: out of memory for the task");
     crew_handle h;
     int rc = join(p, group, open_new, 1, &h);
-    if (__builtin_expect(rc != CREW_OK, 0)) {
-        crew__node_release(p, t);
+    if (__builtin_expect(rc != CREW_OK, 0))
         return join_fail("crew_submit", p, rc, 1, h, &admit_default);
-    }
-    if ((rc = submit_node(p, t, fn, arg, priority, open_new, h)) == CREW_OK && open_new)
+    if ((rc = submit_one(p, fn, arg, priority, open_new, h)) == CREW_OK && open_new)
         *group = h; /* handed out only once the task is queued (all or nothing) */
     return rc;
 }
@@ -434,10 +425,7 @@ int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_han
         return submit(p, fn, arg, priority, 0, group, &admit_default, 0, "crew_submit");
     if (group)
         return submit_grouped(p, fn, arg, priority, group);
-    crew_task *t = crew__node_get(p);
-    if (!t)
-        return crew__fail(CREW_ENOMEM, "crew_submit: out of memory for the task");
-    return submit_node(p, t, fn, arg, priority, false, (crew_handle){0, 0});
+    return submit_one(p, fn, arg, priority, false, (crew_handle){0, 0});
 }
 
 int crew_submit_ex(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, unsigned flags,

@@ -2,7 +2,8 @@
 /* test_deque.c -- the Chase-Lev deque (src/deque.c) alone, used as an external submission slot
  * is: an owner pushes and takes under a lock, thieves steal single tasks without it. First the
  * order on one thread; then every task must be taken exactly once while two thieves race the
- * owner, through array growth. Exits non-zero on failure. */
+ * owner, through array growth, with tasks pushed by address and by value (a copy taken must
+ * come out whole: its three words from one push). Exits non-zero on failure. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,36 +25,85 @@ static int fail(const char *what, long i) {
     return 1;
 }
 
-static void took(crew_task *t) { atomic_fetch_add(&taken[t - tasks], 1); }
+static _Atomic int torn; /* copies whose words came from different pushes (seq_cst) */
+
+static void by_value(void *arg) { (void)arg; }
+/* Task i pushed by value: its words name it three times (function, argument, slot and
+ * priority), so a torn copy shows. */
+static int push_value(crew__deque *d, long i) {
+    return crew__deque_push_value(d, by_value, &tasks[i],
+                                  crew__deque_aux((uint32_t)i, (uint32_t)i ^ 0x5a5au));
+}
+
+static void took(crew_task *t) {
+    if (t->crew_flags_ & CREW__TASK_COPY) {
+        long i = (crew_task *)t->arg - tasks;
+        if (t->fn != by_value || i < 0 || i >= N || t->crew_private_.slot != (uint32_t)i ||
+            t->priority != ((uint32_t)i ^ 0x5a5au)) {
+            atomic_fetch_add(&torn, 1);
+            return;
+        }
+        atomic_fetch_add(&taken[i], 1);
+        return;
+    }
+    atomic_fetch_add(&taken[t - tasks], 1);
+}
 
 /* One thread: thieves take the oldest, the owner the newest. */
 static int order(void) {
     crew__deque d;
+    crew_task buf;
     bool contended = false;
     if (crew__deque_init(&d) != CREW_OK)
         return fail("init", 0);
-    if (crew__deque_steal(&d, &contended) != NULL || crew__deque_take(&d) != NULL)
+    if (crew__deque_steal(&d, &buf, &contended) != NULL || crew__deque_take(&d, &buf) != NULL)
         return fail("an empty deque gave a task", 0);
     crew__deque_push(&d, tasks, 1000); /* grows the array */
-    if (crew__deque_steal(&d, &contended) != &tasks[0] || crew__deque_take(&d) != &tasks[999])
+    if (crew__deque_steal(&d, &buf, &contended) != &tasks[0] ||
+        crew__deque_take(&d, &buf) != &tasks[999])
         return fail("a steal takes the oldest, a take the newest", 0);
     if (crew__deque_size(&d) != 998 || contended)
         return fail("size after a steal and a take", (long)crew__deque_size(&d));
     for (long i = 1; i < 999; i++)
-        if (crew__deque_steal(&d, &contended) != &tasks[i])
+        if (crew__deque_steal(&d, &buf, &contended) != &tasks[i])
             return fail("steals in FIFO order", i);
-    if (crew__deque_steal(&d, &contended) != NULL)
+    if (crew__deque_steal(&d, &buf, &contended) != NULL)
         return fail("a drained deque gave a task", 0);
     /* One at a time, through two growths, and an empty owner take that claims nothing. */
     for (long i = 0; i < 1000; i++)
         if (crew__deque_push1(&d, &tasks[i]) != CREW_OK)
             return fail("push1", i);
     for (long i = 999; i >= 0; i--)
-        if (crew__deque_take(&d) != &tasks[i])
+        if (crew__deque_take(&d, &buf) != &tasks[i])
             return fail("takes in LIFO order after one-task pushes", i);
-    if (crew__deque_take(&d) != NULL || crew__deque_size(&d) != 0 ||
-        crew__deque_steal(&d, &contended) != NULL)
+    if (crew__deque_take(&d, &buf) != NULL || crew__deque_size(&d) != 0 ||
+        crew__deque_steal(&d, &buf, &contended) != NULL)
         return fail("an emptied deque gave a task", 0);
+    /* By value, mixed with by address, through a growth: copies into buf, in order, whole; a
+     * copy pushed back (push1) is pushed by value again. */
+    for (long i = 0; i < 600; i++)
+        if ((i % 3 ? push_value(&d, i) : crew__deque_push1(&d, &tasks[i])) != CREW_OK)
+            return fail("push by value", i);
+    crew_task *t = crew__deque_steal(&d, &buf, &contended);
+    if (t != &tasks[0])
+        return fail("the oldest, pushed by address, is stolen as it is", 0);
+    t = crew__deque_steal(&d, &buf, &contended);
+    if (t != &buf || !(t->crew_flags_ & CREW__TASK_COPY) || t->arg != &tasks[1] ||
+        t->crew_private_.slot != 1 || t->priority != (1u ^ 0x5a5au) || t->fn != by_value)
+        return fail("a task pushed by value is stolen as a whole copy", 1);
+    if (crew__deque_push1(&d, t) != CREW_OK)
+        return fail("a copy pushed back", 1);
+    t = crew__deque_take(&d, &buf);
+    if (t != &buf || t->arg != &tasks[1] || t->crew_private_.slot != 1)
+        return fail("a copy pushed back is taken by value", 1);
+    for (long i = 599; i >= 2; i--) {
+        t = crew__deque_take(&d, &buf);
+        if (i % 3 ? t != &buf || t->arg != &tasks[i] || t->crew_private_.slot != (uint32_t)i
+                  : t != &tasks[i])
+            return fail("takes in LIFO order, by value and by address", i);
+    }
+    if (crew__deque_size(&d) != 0)
+        return fail("a drained deque's size", (long)crew__deque_size(&d));
     crew__deque_free(&d);
     return 0;
 }
@@ -68,21 +118,22 @@ static void *owner(void *arg) {
         if (k > n_tasks - i)
             k = n_tasks - i;
         crew__lock_acquire(&lock);
-        /* Half the runs one task at a time, through the inlined one-task push (which hands a
-         * full array to the general push to grow). */
-        bool single = rand_r(&seed) % 2;
-        for (long j = 0; j < (single ? k : 1); j++)
-            if ((single ? crew__deque_push1(&deque, &tasks[i + j])
-                        : crew__deque_push(&deque, &tasks[i], (size_t)k)) != CREW_OK) {
+        /* A third of the runs one task at a time, through the inlined one-task push (which
+         * hands a full array to the general push to grow), a third by value. */
+        int how = (int)(rand_r(&seed) % 3); /* by address: one or all at once; by value */
+        for (long j = 0; j < (how != 1 ? k : 1); j++)
+            if ((how == 0   ? crew__deque_push1(&deque, &tasks[i + j])
+                 : how == 1 ? crew__deque_push(&deque, &tasks[i], (size_t)k)
+                            : push_value(&deque, i + j)) != CREW_OK) {
                 crew__lock_release(&lock);
                 fprintf(stderr, "test_deque: out of memory\n");
                 exit(1);
             }
         i += k;
-        crew_task *back[8];
+        crew_task buf[8], *back[8]; /* a take by value copies into its own buffer */
         int nb = 0;
         for (int want = rand_r(&seed) % 2 ? (int)(rand_r(&seed) % 9) : 0; nb < want; nb++)
-            if (!(back[nb] = crew__deque_take(&deque)))
+            if (!(back[nb] = crew__deque_take(&deque, &buf[nb])))
                 break;
         crew__lock_release(&lock);
         for (int j = 0; j < nb; j++)
@@ -97,7 +148,7 @@ static void *thief(void *arg) {
     for (;;) {
         int finished = atomic_load(&done); /* before the look: then empty means drained */
         bool contended = false;
-        crew_task *t = crew__deque_steal(&deque, &contended);
+        crew_task buf, *t = crew__deque_steal(&deque, &buf, &contended);
         if (t)
             took(t);
         else if (finished && !contended && crew__deque_size(&deque) == 0)
@@ -119,6 +170,8 @@ static int race(bool spin) {
         pthread_join(th[i], NULL);
     crew__deque_free(&deque);
     crew__lock_destroy(&lock);
+    if (atomic_load(&torn) != 0)
+        return fail("torn copies", atomic_load(&torn));
     for (long i = 0; i < n_tasks; i++)
         if (atomic_load(&taken[i]) != 1)
             return fail(atomic_load(&taken[i]) ? "a task was taken twice" : "a task was lost", i);
