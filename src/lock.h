@@ -10,7 +10,6 @@
 #define CREW_LOCK_H
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdbool.h>
 
 #include "atomic.h"
@@ -39,17 +38,17 @@ static inline bool crew__lock_try(crew__lock *l) {
            crew__cas_acquire(&l->held, &expected, 1);
 }
 
+/* The spinlock's wait when its first try failed (lock.c): out of line, so that an uncontended
+ * acquire is a load and a compare-and-swap, with nothing for its caller to save around a call. */
+void crew__lock_spin(crew__lock *l);
+
 static inline void crew__lock_acquire(crew__lock *l) {
     if (!l->spin) {
         pthread_mutex_lock(&l->m);
         return;
     }
-    for (unsigned i = 0; !crew__lock_try(l); i++) {
-        if (i < 64)
-            crew__cpu_relax();
-        else
-            sched_yield(); /* the holder may be preempted: let it run */
-    }
+    if (__builtin_expect(!crew__lock_try(l), 0))
+        crew__lock_spin(l);
 }
 
 static inline void crew__lock_release(crew__lock *l) {

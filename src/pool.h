@@ -201,6 +201,22 @@ static inline crew__worker *crew__self(const crew_pool *p) {
     crew__worker *w = crew__tls_worker;
     return w && w->pool == p ? w : NULL;
 }
+/* Count n newly accepted tasks in pending: from the credit of self (the calling thread's worker
+ * record, or NULL: crew__self) if it is a worker (see crew__worker.credit), else in pending
+ * itself. Inlined: once per submission. */
+static inline void crew__pending_add(crew_pool *p, crew__worker *self, size_t n) {
+    if (self) {
+        size_t credit = crew__load_relaxed(&self->credit); /* relaxed: the owner's own */
+        if (__builtin_expect(credit < n, 0)) {
+            size_t get = n - credit + CREW__CREDIT_BATCH;
+            crew__fetch_add_seq_cst(&p->pending, get); /* seq_cst: see struct crew_pool */
+            credit += get;
+        }
+        crew__store_relaxed(&self->credit, credit - n);
+        return;
+    }
+    crew__fetch_add_seq_cst(&p->pending, n); /* seq_cst: see struct crew_pool */
+}
 /* The strategy's calls made once or more per task, inlined into their callers (a call to a
  * wrapper in sched.c cost about 7 instructions a task); the others are in sched.c. */
 static inline int crew__sched_push(crew_pool *p, crew_task *t, size_t n) {
@@ -237,13 +253,13 @@ static inline void crew__node_release(crew_pool *p, crew_task *t) {
     l->head = t;
     l->n++;
 }
-/* Queue one crew_submit task (no flags; group slot, 0 for none): by value where the strategy
- * can hold it so, else in a node. CREW_OK, CREW_ENOMEM or the push's error. */
-static inline int crew__sched_push_value(crew_pool *p, crew_fn fn, void *arg, uint32_t priority,
-                                         uint32_t slot) {
+/* Queue one crew_submit task (no flags; group slot, 0 for none) for self (crew__self): by value
+ * where the strategy can hold it so, else in a node. CREW_OK, CREW_ENOMEM or the push's error. */
+static inline int crew__sched_push_value(crew_pool *p, crew__worker *self, crew_fn fn, void *arg,
+                                         uint32_t priority, uint32_t slot) {
     const crew__sched_ops *ops = p->sched.ops;
     if (ops->push_value)
-        return ops->push_value(p, crew__self(p), fn, arg, priority, slot);
+        return ops->push_value(p, self, fn, arg, priority, slot);
     crew_task *t = crew__node_get(p);
     if (!t)
         return CREW_ENOMEM;
@@ -252,7 +268,7 @@ static inline int crew__sched_push_value(crew_pool *p, crew_fn fn, void *arg, ui
     t->priority = priority;
     t->crew_flags_ = CREW__TASK_NODE;
     t->crew_private_.slot = slot;
-    int rc = ops->push(p, crew__self(p), t, 1);
+    int rc = ops->push(p, self, t, 1);
     if (rc != CREW_OK)
         crew__node_release(p, t);
     return rc;
@@ -292,7 +308,9 @@ static inline crew_task *crew__sched_take_group(crew_pool *p, uint32_t slot, int
 }
 /* This thread's mark for crew__sched_take_group, when a task starts. */
 static inline int64_t crew__sched_mark(crew_pool *p) {
-    return p->sched.ops->mark ? p->sched.ops->mark(crew__self(p)) : 0;
+    crew__worker *w;
+    /* Relaxed: the worker's own bottom. */
+    return p->sched.ops->marks && (w = crew__self(p)) ? crew__load_relaxed(&w->deque.bottom) : 0;
 }
 
 /* pool.c helpers shared with the other subsystems. */

@@ -120,7 +120,8 @@ static int push_value(crew_pool *p, crew__worker *self, crew_fn fn, void *arg, u
 
 /* Steal the oldest task of any slot, starting with the one that last had work for this thread
  * (usually the only busy one: one submitting thread). */
-static crew_task *steal_external(crew_pool *p, bool *retry) {
+static inline __attribute__((always_inline)) crew_task *steal_external(crew_pool *p,
+                                                                      bool *retry) {
     static CREW__TLS unsigned last;
     for (unsigned i = 0; i < CREW__EXT_SLOTS; i++) {
         unsigned k = (last + i) % CREW__EXT_SLOTS;
@@ -251,10 +252,6 @@ static crew_task *take_group(crew_pool *p, crew__worker *self, uint32_t slot, in
     return t ? t : crew__lq_take_group(p->sched.central, slot);
 }
 
-static int64_t mark(crew__worker *self) {
-    return self ? crew__load_relaxed(&self->deque.bottom) : 0; /* relaxed: its own bottom */
-}
-
 static int requeue(crew_pool *p, crew__worker *self, crew_task *t) {
     crew__unused(self);
     return crew__lq_requeue(p->sched.central, t);
@@ -325,7 +322,7 @@ const crew__sched_ops crew__sched_steal = {
     .push_value = push_value,
     .take = take,
     .take_group = take_group,
-    .mark = mark,
+    .marks = true,
     .requeue = requeue,
     .worker_exit = worker_exit,
     .take_any = take_any,

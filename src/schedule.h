@@ -76,8 +76,9 @@ typedef struct crew__sched_ops {
     /* A queued task of group slot, newest first (STEAL: or one this thread pushed after
      * mark, its own descendants). */
     crew_task *(*take_group)(crew_pool *p, crew__worker *self, uint32_t slot, int64_t mark);
-    /* Optional (0 without): this thread's mark for take_group when a task starts. */
-    int64_t (*mark)(crew__worker *self);
+    /* take_group takes a worker's own descendants above a mark: the bottom of its deque when
+     * the task began (crew__sched_mark; false: the mark is always 0). */
+    bool marks;
     /* Put a taken task back, in front: CREW_OK, or CREW_ENOMEM (then the caller runs it). */
     int (*requeue)(crew_pool *p, crew__worker *self, crew_task *t);
     /* Optional: w leaves; move its queued tasks where others find them (*moved: how many).

@@ -251,7 +251,7 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
     /* Count them (a worker uses its credit; any thread's count is in pending before the state
      * is read: a worker's credit was added to pending earlier), then the seq_cst load of the
      * state: see above. */
-    crew__pending_add(p, n);
+    crew__pending_add(p, crew__self(p), n);
     if (crew__load_seq_cst(&p->state) != CREW__OPEN)
         rc = CREW_ESHUTDOWN;
     else if (caller_runs)
@@ -384,9 +384,10 @@ static inline __attribute__((always_inline)) int submit(crew_pool *p, crew_fn fn
 static inline __attribute__((always_inline)) int submit_one(crew_pool *p, crew_fn fn, void *arg,
                                                             uint32_t priority, bool open_new,
                                                             crew_handle h) {
-    crew__pending_add(p, 1); /* then the seq_cst load of the state: see enqueue */
+    crew__worker *self = crew__self(p);
+    crew__pending_add(p, self, 1); /* then the seq_cst load of the state: see enqueue */
     int rc = crew__load_seq_cst(&p->state) == CREW__OPEN
-                 ? crew__sched_push_value(p, fn, arg, priority, crew__slot_index(h.slot))
+                 ? crew__sched_push_value(p, self, fn, arg, priority, crew__slot_index(h.slot))
                  : CREW_ESHUTDOWN;
     if (__builtin_expect(rc != CREW_OK, 0)) {
         unjoin(p, open_new, h, 1);
@@ -412,6 +413,12 @@ static __attribute__((noinline)) int submit_grouped(crew_pool *p, crew_fn fn, vo
     return rc;
 }
 
+/* crew_submit the long way (enqueue), out of line: its registers are not the fast path's. */
+static __attribute__((noinline)) int submit_slow(crew_pool *p, crew_fn fn, void *arg,
+                                                 uint32_t priority, crew_handle *group) {
+    return submit(p, fn, arg, priority, 0, group, &admit_default, 0, "crew_submit");
+}
+
 int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group) {
     /* The common cases on their own: nothing timed, no bounded queue; a group or none. The
      * same steps as enqueue (see there), minus the ones that do not apply. */
@@ -422,7 +429,7 @@ int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_han
     if (__builtin_expect(!p || !fn || p->bounded.capacity, 0) ||
         crew__load_relaxed(&p->timing) != 0 || /* relaxed: see struct crew_pool */
         __builtin_expect(crew__load_seq_cst(&p->state) != CREW__OPEN, 0))
-        return submit(p, fn, arg, priority, 0, group, &admit_default, 0, "crew_submit");
+        return submit_slow(p, fn, arg, priority, group);
     if (group)
         return submit_grouped(p, fn, arg, priority, group);
     return submit_one(p, fn, arg, priority, false, (crew_handle){0, 0});

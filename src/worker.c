@@ -107,21 +107,6 @@ void crew__flush_finished(crew_pool *p, crew__worker *w) {
     }
 }
 
-void crew__pending_add(crew_pool *p, size_t n) {
-    crew__worker *w = crew__self(p);
-    if (w) {
-        size_t credit = crew__load_relaxed(&w->credit); /* relaxed: the owner's own */
-        if (credit < n) {
-            size_t get = n - credit + CREW__CREDIT_BATCH;
-            crew__fetch_add_seq_cst(&p->pending, get); /* seq_cst: see struct crew_pool */
-            credit += get;
-        }
-        crew__store_relaxed(&w->credit, credit - n);
-        return;
-    }
-    crew__fetch_add_seq_cst(&p->pending, n); /* seq_cst: see struct crew_pool */
-}
-
 CREW__TLS size_t crew__tls_pushed_back;
 
 void crew__notify_pushed_back(crew_pool *p) {
@@ -189,7 +174,8 @@ static __attribute__((noinline, cold)) void drop_cancelled(crew_pool *p, crew_ta
 /* What running a task needs with or without monitoring: copy what is needed from t (from here
  * on its memory belongs to its owner again), and run the function in a new frame. OUT: the
  * task's group slot. Returns false, running nothing and keeping t, if its group was cancelled. */
-static inline bool call(crew_pool *p, crew_task *t, uint32_t *slot_out) {
+static inline __attribute__((always_inline)) bool call(crew_pool *p, crew_task *t,
+                                                       uint32_t *slot_out) {
     crew_fn fn = t->fn;
     void *arg = t->arg;
     uint32_t slot = t->crew_private_.slot;

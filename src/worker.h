@@ -60,8 +60,6 @@ extern CREW__TLS size_t crew__tls_pushed_back;
 void crew__notify_pushed_back(crew_pool *p);
 /* A task that held a place in the bounded queue started or was dropped: free the place. */
 void crew__admit_release(crew_pool *p);
-/* Count n newly accepted tasks in pending (from the calling worker's credit if it is one). */
-void crew__pending_add(crew_pool *p, size_t n);
 /* Return the calling worker's credit to pending now (see crew__worker). */
 void crew__flush_finished(crew_pool *p, crew__worker *w);
 /* pool->lock held: wake up to n sleeping workers that can run newly queued work, and the

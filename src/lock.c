@@ -1,0 +1,16 @@
+/*
+ * lock.c -- the spinlock's wait (lock.h): spin a little, then yield to a holder that may have
+ * been preempted.
+ */
+#include <sched.h>
+
+#include "lock.h"
+
+void crew__lock_spin(crew__lock *l) {
+    for (unsigned i = 0; !crew__lock_try(l); i++) {
+        if (i < 64)
+            crew__cpu_relax();
+        else
+            sched_yield(); /* the holder may be preempted: let it run */
+    }
+}
