@@ -306,11 +306,10 @@ static inline crew_task *crew__sched_take_group(crew_pool *p, uint32_t slot, int
         return NULL;
     return p->sched.ops->take_group(p, crew__self(p), slot, mark);
 }
-/* This thread's mark for crew__sched_take_group, when a task starts. */
-static inline int64_t crew__sched_mark(crew_pool *p) {
-    crew__worker *w;
+/* This thread's mark for crew__sched_take_group, when a task starts (self: crew__self). */
+static inline int64_t crew__sched_mark(crew_pool *p, crew__worker *self) {
     /* Relaxed: the worker's own bottom. */
-    return p->sched.ops->marks && (w = crew__self(p)) ? crew__load_relaxed(&w->deque.bottom) : 0;
+    return p->sched.ops->marks && self ? crew__load_relaxed(&self->deque.bottom) : 0;
 }
 
 /* pool.c helpers shared with the other subsystems. */

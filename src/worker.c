@@ -75,6 +75,16 @@ static void pending_sub(crew_pool *p, size_t n) {
         crew__notify_all(p);
 }
 
+/* Give n finished tasks' units of pending back to worker w's credit; false if that would hold
+ * more than 2 x CREW__CREDIT_BATCH (the caller returns the surplus). Inlined into crew__run. */
+static inline bool credit_back(crew__worker *w, size_t n) {
+    size_t credit = crew__load_relaxed(&w->credit) + n; /* relaxed: the owner's own */
+    if (__builtin_expect(credit > 2 * CREW__CREDIT_BATCH, 0))
+        return false;
+    crew__store_relaxed(&w->credit, credit);
+    return true;
+}
+
 void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end how) {
     crew__worker *w = crew__self(p);
     if (slot != 0 && crew__group_done(&p->groups, slot, (uint32_t)n, how, w ? &w->slots : NULL)) {
@@ -87,13 +97,12 @@ void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end 
         }
     }
     if (w) { /* a worker: batch the shared decrement (see crew__worker) */
-        size_t credit = crew__load_relaxed(&w->credit) + n; /* relaxed: the owner's own */
-        if (credit > 2 * CREW__CREDIT_BATCH) {
-            pending_sub(p, credit - CREW__CREDIT_BATCH); /* cannot reach 0: the credit kept
-                                                          * is still counted */
-            credit = CREW__CREDIT_BATCH;
-        }
-        crew__store_relaxed(&w->credit, credit);
+        if (credit_back(w, n))
+            return;
+        /* Relaxed: the owner's own. */
+        size_t surplus = crew__load_relaxed(&w->credit) + n - CREW__CREDIT_BATCH;
+        crew__store_relaxed(&w->credit, CREW__CREDIT_BATCH);
+        pending_sub(p, surplus); /* cannot reach 0: the credit kept is still counted */
         return;
     }
     pending_sub(p, n);
@@ -146,7 +155,7 @@ static void drop(crew_pool *p, crew_task *t, enum crew__end how) {
         crew__node_release(p, t);
     if (p->hooks.on_drop) {
         crew__frame frame = {p, crew__tls_frame, crew__tls_frame ? crew__tls_frame->depth + 1 : 1,
-                             {slot, 0}, crew__sched_mark(p)};
+                             {slot, 0}, crew__sched_mark(p, crew__self(p))};
         if (slot != 0) { /* the group is open: t is unfinished. Relaxed: as in call() */
             crew__slot *sl = crew__slot_at(&p->groups, slot);
             frame.group.gen = crew__gen_of(crew__load_relaxed(&sl->state));
@@ -174,14 +183,14 @@ static __attribute__((noinline, cold)) void drop_cancelled(crew_pool *p, crew_ta
 /* What running a task needs with or without monitoring: copy what is needed from t (from here
  * on its memory belongs to its owner again), and run the function in a new frame. OUT: the
  * task's group slot. Returns false, running nothing and keeping t, if its group was cancelled. */
-static inline __attribute__((always_inline)) bool call(crew_pool *p, crew_task *t,
-                                                       uint32_t *slot_out) {
+static inline __attribute__((always_inline)) bool call(crew_pool *p, crew__worker *self,
+                                                       crew_task *t, uint32_t *slot_out) {
     crew_fn fn = t->fn;
     void *arg = t->arg;
     uint32_t slot = t->crew_private_.slot;
     *slot_out = slot;
     crew__frame frame = {p, crew__tls_frame, crew__tls_frame ? crew__tls_frame->depth + 1 : 1,
-                         {slot, 0}, crew__sched_mark(p)};
+                         {slot, 0}, crew__sched_mark(p, self)};
     if (slot != 0) {
         /* The group is open (this task is unfinished), so its generation is current. Relaxed:
          * the queue that handed us the task ordered the group's opening before it. */
@@ -221,7 +230,7 @@ static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t
         crew__admit_release(p); /* it starts: its place is free */
     uint32_t slot;
     if (!(flags & CREW__TASK_STAMPED)) {
-        if (call(p, t, &slot))
+        if (call(p, crew__self(p), t, &slot))
             crew__tasks_finished(p, slot, 1, CREW__RAN);
         else
             drop_timed(p, t);
@@ -237,7 +246,7 @@ static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t
         busy = NULL;
     if (busy)
         crew__busy_begin(busy, t->fn, started);
-    bool ran = call(p, t, &slot);
+    bool ran = call(p, crew__self(p), t, &slot);
     if (busy)
         crew__busy_end(busy);
     if (!ran) {
@@ -255,7 +264,8 @@ static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t
     crew__tasks_finished(p, slot, 1, CREW__RAN);
 }
 
-void crew__run(crew_pool *p, crew_task *t) {
+/* crew__run's body, inlined into the worker's loop as well. */
+static inline __attribute__((always_inline)) void run_task(crew_pool *p, crew_task *t) {
     /* Whoever runs a task first wakes a sleeper for tasks it put back while taking this one
      * (sched.c); here no lock is held. */
     if (__builtin_expect(crew__tls_pushed_back != 0, 0))
@@ -266,13 +276,18 @@ void crew__run(crew_pool *p, crew_task *t) {
         run_timed(p, t);
         return;
     }
+    crew__worker *self = crew__self(p); /* the same after the task: a thread's own record */
     uint32_t slot;
-    if (__builtin_expect(!call(p, t, &slot), 0)) {
+    if (__builtin_expect(!call(p, self, t, &slot), 0)) {
         drop_cancelled(p, t);
         return;
     }
-    crew__tasks_finished(p, slot, 1, CREW__RAN);
+    /* The common end inline: a task of no group, on a worker with room for its credit. */
+    if (__builtin_expect(slot != 0 || !self || !credit_back(self, 1), 0))
+        crew__tasks_finished(p, slot, 1, CREW__RAN);
 }
+
+void crew__run(crew_pool *p, crew_task *t) { run_task(p, t); }
 
 /* Wake sleeping worker w (lock held). The eventcount takes it off the count at once, so that
  * the submissions that follow, before w has even run, see no sleeper and stay on the fast path
@@ -481,7 +496,7 @@ static bool worker_run(void *ctx, crew_task *t) {
         crew__stats_waited(p, crew__now_ns() - c->idle_since);
         c->idle_since = 0;
     }
-    crew__run(p, t);
+    run_task(p, t);
     return false;
 }
 
