@@ -216,24 +216,28 @@ static crew_task *take_injected(crew_pool *p, crew__worker *w) {
     return batch[0];
 }
 
+/* Worker w took t, of priority above 0, from its deque: a task queued from outside with a
+ * strictly higher priority instead, t going back, if there is one; else t. Out of line: most
+ * tasks have priority 0. */
+static __attribute__((noinline)) crew_task *better_than(crew_pool *p, crew__worker *w,
+                                                        crew_task *t, bool *retry) {
+    crew_task *u = NULL, keep = *t; /* a steal below may overwrite taken */
+    if (external_queued(p))
+        u = steal_external(p, retry);
+    /* A hint; the worst a stale value does is one task's order. */
+    if (!u && crew__lq_top(p->sched.central) < t->priority)
+        u = crew__lq_take(p->sched.central);
+    if (!u)
+        return t; /* no steal succeeded: taken, if t is it, is intact */
+    crew__deque_push1(&w->deque, t == &taken ? &keep : t); /* cannot fail: t's place is free */
+    crew__tls_pushed_back++;
+    return u;
+}
+
 static crew_task *take(crew_pool *p, crew__worker *w, bool *retry) {
     crew_task *t;
-    if (w && (t = crew__deque_take(&w->deque, &taken)) != NULL) {
-        if (t->priority != 0) { /* anything better queued from outside? */
-            crew_task *u = NULL, keep = *t; /* a steal below may overwrite taken */
-            if (external_queued(p))
-                u = steal_external(p, retry);
-            /* A hint; the worst a stale value does is one task's order. */
-            if (!u && crew__lq_top(p->sched.central) < t->priority)
-                u = crew__lq_take(p->sched.central);
-            if (u) { /* cannot fail: the place t left is free again */
-                crew__deque_push1(&w->deque, t == &taken ? &keep : t);
-                crew__tls_pushed_back++;
-                return u;
-            }
-        }
-        return t; /* no steal succeeded: taken, if t is it, is intact */
-    }
+    if (w && (t = crew__deque_take(&w->deque, &taken)) != NULL)
+        return __builtin_expect(t->priority != 0, 0) ? better_than(p, w, t, retry) : t;
     if ((t = steal_external(p, retry)) != NULL)
         return t;
     if ((t = w ? take_injected(p, w) : crew__lq_take(p->sched.central)) != NULL)
