@@ -19,8 +19,10 @@
  *   - a place holds a task by address or by value (function, argument, group slot and
  *     priority: three words, deque.h), so that crew_submit needs no node for its task. A thief
  *     reads the three words before its claim (the CAS on top) and keeps them only if the claim
- *     succeeds. The owner writes a place again only after its acquire load of top has seen the
- *     place's task claimed, so a successful claim's reads happen before any rewrite: a
+ *     succeeds. The owner writes a place again only after its task is gone: a thief claimed it
+ *     (the owner's acquire load of top saw the claim, so the thief's reads happen before the
+ *     rewrite), or the owner took it itself, and then no thief's claim of it succeeds (the
+ *     protocol's exclusion; a thief that reads the new bottom reads the new task whole). So a
  *     successful thief never sees a torn task. The owner's own take reads its place after its
  *     claim; only it writes places.
  * Arrays that a grow replaces stay allocated until the deque is freed, because a thief may
