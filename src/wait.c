@@ -51,6 +51,7 @@ static crew_task *sleep_waiting(crew_pool *p, crew_handle group, bool general, i
     crew__slot *sl = group.slot ? crew__slot_at(&p->groups, group.slot) : NULL;
     crew__ec *ec = sl ? &sl->waiters : &p->quiet;
     crew__ec_waiter me = {&p->wait_cv, false}, as_helper = {&p->wait_cv, false};
+    uint64_t slept_at = 0;
     pthread_mutex_lock(&p->lock);
     crew__ec_prepare(ec, &me);
     if (general) {
@@ -70,6 +71,7 @@ static crew_task *sleep_waiting(crew_pool *p, crew_handle group, bool general, i
             crew__blocked rec = {.since = *since, .group = group,
                                  .kind = sl ? CREW__BLOCKED_WAIT : CREW__BLOCKED_WAIT_ALL};
             crew__blocked_add(p, &rec);
+            slept_at = crew__tracing(p) ? crew__now_ns() : 0; /* a trace records the sleep */
             crew__ec_commit(ec, &me, &p->lock, NULL); /* woken by a broadcast of wait_cv */
             crew__blocked_remove(p, &rec);
             *since = rec.since;
@@ -81,6 +83,8 @@ static crew_task *sleep_waiting(crew_pool *p, crew_handle group, bool general, i
     }
     crew__ec_cancel(ec, &me);
     pthread_mutex_unlock(&p->lock);
+    if (slept_at)
+        crew__trace_span(p, CREW__TR_SLEEP, group, slept_at);
     if (crew__tls_pushed_back) /* the last look put a task back: wake someone for it */
         crew__notify_pushed_back(p);
     return t;
@@ -196,16 +200,23 @@ int crew_wait(crew_pool *p, crew_handle group) {
         return st == CREW_OK ? st : wait_failed(given, st); /* finished */
     waiter_ctx c = {.p = p, .group = group, .sl = sl, .mark = mark_of(p), .status = 1};
     crew__debug_yield();
+    /* A wait that does not return at once is recorded by a trace (trace.h). */
+    uint64_t began = __builtin_expect(crew__tracing(p), 0) ? crew__now_ns() : 0;
     crew__dispatch(&waiter_policy, &c, p->spin);
     if (crew__tls_pushed_back) /* put back by the last look, and not run or slept on */
         crew__notify_pushed_back(p);
+    if (__builtin_expect(began != 0, 0))
+        crew__trace_span(p, CREW__TR_WAIT, group, began);
     return c.status == CREW_OK ? c.status : wait_failed(given, c.status);
 }
 
 /* Run queued tasks until no accepted task is unfinished (crew_wait_all, crew_shutdown). */
 void crew__help_until_quiet(crew_pool *p) {
     waiter_ctx c = {.p = p, .group = CREW_HANDLE_NONE, .status = 1};
+    uint64_t began = __builtin_expect(crew__tracing(p), 0) ? crew__now_ns() : 0;
     crew__dispatch(&waiter_policy, &c, p->spin);
+    if (__builtin_expect(began != 0, 0))
+        crew__trace_span(p, CREW__TR_WAIT, CREW_HANDLE_NONE, began);
 }
 
 int crew_wait_all(crew_pool *p) {

@@ -222,9 +222,10 @@ static void drop_timed(crew_pool *p, crew_task *t) {
     drop_cancelled(p, t);
 }
 
-/* crew__run for a timed task (monitoring or autosize), one that held a place in the bounded
- * queue or one with a start-by time: the same, between two clock readings. Kept out of line so
- * that other tasks pay only the test of their flags. */
+/* crew__run for a timed task (monitoring, autosize or a trace), one that held a place in the
+ * bounded queue or one with a start-by time: the same, between two clock readings. Kept out of
+ * line so that other tasks pay only the test of their flags. Under a trace (trace.h) the task
+ * is recorded on this thread's ring; its fields are read for that before it runs. */
 static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t) {
     uint32_t flags = t->crew_flags_;
     if ((flags & CREW__TASK_DEADLINE) && crew__now_ns() > ((crew__node *)t)->start_by) {
@@ -243,6 +244,8 @@ static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t
     }
     uint64_t submitted = crew__task_submitted_ns(t);
     uint64_t accepted = submitted + crew__task_response_ns(t);
+    crew__trace_task tt;
+    bool traced = __builtin_expect(crew__tracing(p), 0) && crew__trace_task_begin(p, t, &tt);
     uint64_t started = crew__now_ns();
     /* crew_diagnose sees the outermost task a pool thread runs (not those it helps with while
      * that task waits). */
@@ -259,7 +262,11 @@ static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t
         return;
     }
     uint64_t finished = crew__now_ns();
-    crew__tstats *s = crew__stats_block(p); /* NULL if out of memory: the sample is lost */
+    if (traced)
+        crew__trace_task_end(p, &tt, started, finished);
+    /* NULL if out of memory (the sample is lost), or if nothing is counted (only a trace) */
+    crew__tstats *s =
+        (flags & CREW__TASK_COUNTED) || p->autosize ? crew__stats_block(p) : NULL;
     if (s && (flags & CREW__TASK_COUNTED))
         crew__stats_done(s, submitted, accepted, started, finished);
     if (s && p->autosize)
@@ -363,6 +370,7 @@ static inline bool must_leave(crew_pool *p, crew__worker *w) {
 static crew_task *sleep_for_work(crew_pool *p, crew__worker *w, bool *woken_out, bool *slept) {
     crew_task *t = NULL;
     bool retry = false, woken = false;
+    uint64_t slept_at = 0;
     pthread_mutex_lock(&p->lock);
     p->sleeping_workers++;
     crew__ec_prepare(&p->work, &w->waiter);
@@ -371,6 +379,7 @@ static crew_task *sleep_for_work(crew_pool *p, crew__worker *w, bool *woken_out,
         t = crew__sched_take(p, &retry);
         if (!t && !retry) {
             crew__debug_yield(); /* lock held: lets others pile up behind the sleeper */
+            slept_at = crew__tracing(p) ? crew__now_ns() : 0; /* a trace records the sleep */
             woken = crew__ec_commit(&p->work, &w->waiter, &p->lock, NULL) == CREW__EC_WOKEN;
             *slept = true;
         }
@@ -380,6 +389,8 @@ static crew_task *sleep_for_work(crew_pool *p, crew__worker *w, bool *woken_out,
         p->sleeping_workers--;
     *woken_out = woken; /* and counted it among the lookers */
     pthread_mutex_unlock(&p->lock);
+    if (slept_at)
+        crew__trace_span(p, CREW__TR_SLEEP, CREW_HANDLE_NONE, slept_at);
     if (crew__tls_pushed_back) /* the last look put a task back: wake someone for it */
         crew__notify_pushed_back(p);
     return t;
