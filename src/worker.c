@@ -364,13 +364,21 @@ static inline bool must_leave(crew_pool *p, crew__worker *w) {
            (crew__load_seq_cst(&p->state) != CREW__OPEN && crew__load_seq_cst(&p->pending) == 0);
 }
 
+/* sleep_for_work's sleep under a trace, recorded (lock held; the lock order is pool->lock, then
+ * the trace's). Out of line, so that the worker's loop keeps its registers. True: woken. */
+static __attribute__((noinline, cold)) bool commit_traced(crew_pool *p, crew__worker *w) {
+    uint64_t slept_at = crew__now_ns();
+    bool woken = crew__ec_commit(&p->work, &w->waiter, &p->lock, NULL) == CREW__EC_WOKEN;
+    crew__trace_span(p, CREW__TR_SLEEP, CREW_HANDLE_NONE, slept_at);
+    return woken;
+}
+
 /* The worker's sleep (the eventcount, ec.h): a last look for work, then sleep. Returns a task
  * found on the last look, or NULL after waking up (*woken_out: by wake_worker_locked); *slept
  * false when it did not sleep (a task found, a race lost, or it must leave: no last look). */
 static crew_task *sleep_for_work(crew_pool *p, crew__worker *w, bool *woken_out, bool *slept) {
     crew_task *t = NULL;
     bool retry = false, woken = false;
-    uint64_t slept_at = 0;
     pthread_mutex_lock(&p->lock);
     p->sleeping_workers++;
     crew__ec_prepare(&p->work, &w->waiter);
@@ -379,8 +387,10 @@ static crew_task *sleep_for_work(crew_pool *p, crew__worker *w, bool *woken_out,
         t = crew__sched_take(p, &retry);
         if (!t && !retry) {
             crew__debug_yield(); /* lock held: lets others pile up behind the sleeper */
-            slept_at = crew__tracing(p) ? crew__now_ns() : 0; /* a trace records the sleep */
-            woken = crew__ec_commit(&p->work, &w->waiter, &p->lock, NULL) == CREW__EC_WOKEN;
+            if (__builtin_expect(crew__tracing(p), 0)) /* a trace records the sleep */
+                woken = commit_traced(p, w);
+            else
+                woken = crew__ec_commit(&p->work, &w->waiter, &p->lock, NULL) == CREW__EC_WOKEN;
             *slept = true;
         }
     }
@@ -389,8 +399,6 @@ static crew_task *sleep_for_work(crew_pool *p, crew__worker *w, bool *woken_out,
         p->sleeping_workers--;
     *woken_out = woken; /* and counted it among the lookers */
     pthread_mutex_unlock(&p->lock);
-    if (slept_at)
-        crew__trace_span(p, CREW__TR_SLEEP, CREW_HANDLE_NONE, slept_at);
     if (crew__tls_pushed_back) /* the last look put a task back: wake someone for it */
         crew__notify_pushed_back(p);
     return t;
