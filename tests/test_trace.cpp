@@ -57,7 +57,7 @@ private:
     const std::string &s_;
     size_t i_ = 0;
     void ws() {
-        while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\t' || s_[i_] == '\r'))
+        while (i_ < s_.size() && std::string(" \n\t\r").find(s_[i_]) != std::string::npos)
             i_++;
     }
     bool lit(const char *w) {
@@ -326,7 +326,8 @@ std::string trace_path(const char *what) {
 // Distinct task functions, told apart by address ("fn" in the JSON).
 std::atomic<int> ran[128];
 template <int I> void task_fn(void *) { ran[I].fetch_add(1); }
-template <int... I> constexpr std::array<crew_fn, sizeof...(I)> make_fns(std::integer_sequence<int, I...>) {
+template <int... I>
+constexpr std::array<crew_fn, sizeof...(I)> make_fns(std::integer_sequence<int, I...>) {
     return {{&task_fn<I>...}};
 }
 const std::array<crew_fn, 128> fns = make_fns(std::make_integer_sequence<int, 128>{});
