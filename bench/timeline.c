@@ -40,14 +40,10 @@ void fork_join(void *arg) {
         return;
     }
     node kids[2] = {{depth - 1}, {depth - 1}};
-    crew_handle g = CREW_HANDLE_NONE;
-    for (int i = 0; i < 2; i++)
-        if (crew_submit(pool, fork_join, &kids[i], 0, &g) != CREW_OK) {
-            fprintf(stderr, "timeline: crew_submit: %s\n", crew_last_error());
-            exit(1);
-        }
-    if (crew_wait(pool, g) != CREW_OK) {
-        fprintf(stderr, "timeline: crew_wait: %s\n", crew_last_error());
+    /* One group of two, queued at once (a child may finish before a second submission). */
+    crew_task t[2] = {{.fn = fork_join, .arg = &kids[0]}, {.fn = fork_join, .arg = &kids[1]}};
+    if (crew_enqueue_tasks_wait(pool, t, 2) != CREW_OK) {
+        fprintf(stderr, "timeline: crew_enqueue_tasks_wait: %s\n", crew_last_error());
         exit(1);
     }
 }
