@@ -18,7 +18,7 @@
 
 static crew_pool *pool;
 
-/* About 20 microseconds of arithmetic: long enough to see on the timeline. */
+/* Some tens of microseconds of arithmetic: long enough to see on the timeline. */
 static void leaf_work(void) {
     volatile double x = 1.0;
     for (int i = 0; i < 4000; i++)
@@ -99,7 +99,8 @@ int main(int argc, char **argv) {
     uint64_t events = 0, dropped = 0;
     check(crew_trace_stop_ex(pool, &events, &dropped), "crew_trace_stop");
     printf("fork-join, depth %d (%d tasks): %llu events, %llu dropped -> %s\n", depth,
-           (2 << depth) - 1, (unsigned long long)events, (unsigned long long)dropped, path);
+           (2 << depth) - 1, (unsigned long long)events, (unsigned long long)dropped,
+           "timeline_forkjoin.json");
 
     usleep(20000);
     snprintf(path, sizeof path, "%s/timeline_empty.json", dir);
@@ -109,7 +110,7 @@ int main(int argc, char **argv) {
     check(crew_wait_all(pool), "crew_wait_all");
     check(crew_trace_stop_ex(pool, &events, &dropped), "crew_trace_stop");
     printf("empty tasks (%ld): %llu events, %llu dropped -> %s\n", n, (unsigned long long)events,
-           (unsigned long long)dropped, path);
+           (unsigned long long)dropped, "timeline_empty.json");
     crew_destroy(pool);
     return 0;
 }

@@ -4,15 +4,16 @@
 #   timeline_empty.png      empty tasks submitted one by one from outside, then crew_wait_all
 # One row per thread; colours: running a task (from the thread's own loop), running a task
 # while waiting ("help"), waiting in crew_wait / crew_wait_all, asleep. Events nest (a wait
-# inside a task, the tasks a waiter runs inside its wait): the innermost is drawn on top.
+# inside a task, the tasks a waiter runs inside its wait): as in a flame chart, each level of
+# nesting is drawn as a band below the one that encloses it.
 timeline_png() { # json png title
     local json=$1 png=$2 title=$3 rows height
     [ -f "$json" ] || return 0
-    # Rows in the trace's thread order; events as "start_us end_us row colour" in the trace's
-    # order (per thread by start, an enclosing event before those it encloses: drawn first).
+    # Rows in the trace's thread order; events as "start_us end_us row depth colour" (the trace
+    # lists a thread's events by start, an enclosing event before those it encloses).
     awk -v d="$dir" '
         BEGIN {
-            n = 0
+            n = 0; maxdepth = 1
             colour["task"] = 3108799; colour["help"] = 14708778   # #2f6fbf, #e0702a
             colour["wait"] = 15913308; colour["sleep"] = 11579568 # #f2d15c, #b0b0b0
         }
@@ -31,13 +32,19 @@ timeline_png() { # json png title
             n++
         }
         /"ph":"X"/ {
-            c = field("cat"); ts = field("ts"); du = field("dur")
-            print ts, ts + du, row[field("tid")], colour[c] > d "/timeline_events.dat"
+            c = field("cat"); ts = field("ts") + 0; du = field("dur") + 0; t = field("tid")
+            # Depth: the slices of this thread still open at ts (they come in start order).
+            while (top[t] > 0 && stack[t, top[t]] <= ts)
+                top[t]--
+            stack[t, ++top[t]] = ts + du
+            if (top[t] > maxdepth)
+                maxdepth = top[t]
+            print ts, ts + du, row[t], top[t], colour[c] > d "/timeline_events.dat"
         }
-        END { print n > d "/timeline_rows.dat" }' "$json"
-    rows=$(cat "$dir/timeline_rows.dat")
+        END { print n, maxdepth > d "/timeline_rows.dat" }' "$json"
+    read -r rows depth <"$dir/timeline_rows.dat"
     if [ "${rows:-0}" -gt 0 ] && [ -s "$dir/timeline_events.dat" ]; then
-        height=$((160 + 50 * rows))
+        height=$((160 + 90 * rows))
         gnuplot <<EOF
 ${term/size 900,520/size 900,$height}
 set output "$dir/$png"
@@ -47,7 +54,9 @@ set ytics ($(cat "$dir/timeline_ytics.dat")) nomirror
 set yrange [$rows - 0.5:-0.5]
 set grid x; set key outside bottom center horizontal
 set style fill solid 1.0 noborder
-plot "$dir/timeline_events.dat" using ((\$1+\$2)/2):3:1:2:(\$3-0.38):(\$3+0.38):4 \
+h = 0.84 / $depth
+plot "$dir/timeline_events.dat" \
+        using ((\$1+\$2)/2):3:1:2:(\$3-0.42+(\$4-1)*h):(\$3-0.42+\$4*h):5 \
         with boxxyerror lc rgb variable notitle, \
      NaN with boxes lc rgb "#2f6fbf" title "running a task", \
      NaN with boxes lc rgb "#e0702a" title "running a task while waiting (help)", \
