@@ -106,8 +106,8 @@ extern "C" {
     X(EFULL, -10, "the pool's queue is full (crew_config.queue_capacity) and the full-queue "     \
                   "policy or the call does not wait for room")                                  \
     X(ETIMEDOUT, -11, "the time limit passed before the queue had room for the tasks")          \
-    X(ENOTSUP, -12, "this build of crew leaves the feature out (monitoring and automatic sizing: " \
-                    "built with CREW_MONITORING=OFF)")                                          \
+    X(ENOTSUP, -12, "this build of crew leaves the feature out (monitoring, automatic sizing "   \
+                    "and tracing: built with CREW_MONITORING=OFF)")                             \
     X(EEXPIRED, -13, "some tasks were dropped without running because no thread could start "   \
                      "them by their start-by time (crew_submit_deadline)")                      \
     X(EFORKED, -14, "the pool belongs to the parent process: it was created before fork(), and "  \
