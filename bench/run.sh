@@ -294,6 +294,23 @@ fig9_args=""
 "$bin/fig9_slots" $fig9_args -c "$out/fig9.csv" | tee -a "$report"
 printf '```\n\n' >>"$report"
 
+step "task timelines (crew_trace_start/stop)"
+{
+    echo
+    echo "## Task timelines"
+    echo
+    echo "Two short runs recorded with crew_trace_start/stop on $cores workers (bench/timeline.c): a"
+    echo "fork-join tree of depth 9 (each inner task spawns two and waits, leaves ~30 us of"
+    echo "arithmetic) and 2000 empty tasks submitted one by one from outside, then crew_wait_all."
+    echo "The traces (timeline_*.json) open in Perfetto (docs/trace.md); the pictures, drawn as"
+    echo "flame charts (each level of nesting a band below the one that encloses it), are under"
+    echo "Plots."
+    echo
+    echo '```'
+} >>"$report"
+"$bin/timeline" -t "$cores" "$out" | tee -a "$report"
+printf '```\n\n' >>"$report"
+
 step "plots"
 {
     echo

@@ -32,7 +32,7 @@
  *     crew_cancel, crew_cancelled    allowed                    allowed
  *     crew_resize, crew_size         allowed                    allowed
  *     crew_pause, _resume, _paused   allowed (2)                allowed (2)
- *     crew_stats_*, crew_set_monitoring, crew_diagnose*
+ *     crew_stats_*, crew_set_monitoring, crew_diagnose*, crew_trace_*
  *                                    allowed                    allowed
  *     crew_parallel_*                allowed                    allowed
  *     crew_shutdown, crew_destroy    CREW_EDEADLK               CREW_EDEADLK
@@ -106,8 +106,8 @@ extern "C" {
     X(EFULL, -10, "the pool's queue is full (crew_config.queue_capacity) and the full-queue "     \
                   "policy or the call does not wait for room")                                  \
     X(ETIMEDOUT, -11, "the time limit passed before the queue had room for the tasks")          \
-    X(ENOTSUP, -12, "this build of crew leaves the feature out (monitoring and automatic sizing: " \
-                    "built with CREW_MONITORING=OFF)")                                          \
+    X(ENOTSUP, -12, "this build of crew leaves the feature out (monitoring, automatic sizing "   \
+                    "and tracing: built with CREW_MONITORING=OFF)")                             \
     X(EEXPIRED, -13, "some tasks were dropped without running because no thread could start "   \
                      "them by their start-by time (crew_submit_deadline)")                      \
     X(EFORKED, -14, "the pool belongs to the parent process: it was created before fork(), and "  \
@@ -612,6 +612,50 @@ CREW_EXPORT int crew_diagnose_ex(crew_pool *p, FILE *f, unsigned busy_ms, unsign
 /* crew_diagnose_ex with every limit at CREW_DIAGNOSE_DEFAULT_MS. */
 #define CREW_DIAGNOSE_DEFAULT_MS 1000u
 CREW_EXPORT int crew_diagnose(crew_pool *p, FILE *f);
+
+/* ---------------------------------------------------------------------------------------------
+ * Task timeline ("what did my pool do?"): record, on each thread, when every task ran, when the
+ * thread waited in crew_wait or crew_wait_all (running queued tasks meanwhile: "help"), and when
+ * it slept, and write it as Chrome Trace Event Format JSON, which Perfetto (ui.perfetto.dev) and
+ * chrome://tracing open (docs/trace.md).
+ *
+ * Recorded: the tasks submitted while the trace runs (one accepted earlier, or a task run by a
+ * forked child, is not), each as a complete event named by its function's symbol when the
+ * dynamic linker knows it (else its address), in category "task" (run from a pool thread's
+ * loop) or "help" (run by a waiting thread: a caller in crew_wait or crew_wait_all, or a task
+ * that waits), with its group ("slot/gen" of its crew_handle, "0/0": none) and, under the
+ * work-stealing strategy, whether the worker stole it ("stolen": 1; always 0 under the other
+ * strategies, and the first task a worker runs in a trace may count a steal made before it);
+ * waits ("crew_wait", "crew_wait_all": the waits that did not return at once), and sleeps (a
+ * worker idle, or a waiter, asleep). Dropped tasks (cancelled, expired) are not recorded.
+ * Times: "ts" and "dur" in microseconds from crew_trace_start.
+ *
+ * Cost: none while no trace runs. While one runs, tasks are timed as under monitoring (two clock
+ * readings each) and each thread appends to a ring of its own, without a lock; a ring holds
+ * events_per_thread events (about 40 bytes each), allocated at the thread's first event and
+ * freed by crew_trace_stop. When a ring is full its oldest events are dropped (overwritten) and
+ * counted: "dropped_events" in the JSON's otherData, and crew_trace_stop_ex's *dropped.
+ * One trace at a time per pool. crew_destroy of a pool that is being traced writes the trace
+ * first, as crew_trace_stop would (a failure to write is not reported).
+ * ------------------------------------------------------------------------------------------- */
+
+/* Start a trace of p, to be written to path (created or truncated now, so that a bad path fails
+ * here) by crew_trace_stop; each thread keeps its last 65536 events. Works on a running pool.
+ * Errors: EINVAL (p or path NULL, path empty, or p already being traced), EIO (path cannot be
+ * opened for writing; crew_last_error() says why), ENOTSUP (a build made with
+ * CREW_MONITORING=OFF, which has no timed path for tasks), EFORKED. */
+CREW_EXPORT int crew_trace_start(crew_pool *p, const char *path);
+/* crew_trace_start keeping events_per_thread events per thread (0: the default, 65536; at most
+ * 16777216, else EINVAL). */
+CREW_EXPORT int crew_trace_start_ex(crew_pool *p, const char *path, size_t events_per_thread);
+/* End the trace: stop recording (a task still running is not recorded), write the file and
+ * close it, free the rings' events. Errors: EINVAL (p NULL, or p not being traced), EIO
+ * (writing or closing the file failed; the trace is over all the same), EFORKED. */
+CREW_EXPORT int crew_trace_stop(crew_pool *p);
+/* crew_trace_stop that also returns how many events were written and how many were dropped
+ * because a thread's ring was full (or its memory could not be allocated). Either pointer may
+ * be NULL. Errors as for crew_trace_stop (with EIO both counts are still set). */
+CREW_EXPORT int crew_trace_stop_ex(crew_pool *p, uint64_t *events, uint64_t *dropped);
 
 /* ---------------------------------------------------------------------------------------------
  * Parallel primitives (BOLSTER runs parallel loops and filters on a pool: Jendersie et al.). The

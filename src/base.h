@@ -47,6 +47,7 @@ typedef struct crew__node {
 #define CREW__TIMING_MONITOR 1u  /* monitoring is on */
 #define CREW__TIMING_AUTOSIZE 2u /* an autosize controller runs */
 #define CREW__TIMING_FORKED 4u   /* set in a forked child: sends crew_submit off its fast path */
+#define CREW__TIMING_TRACE 8u    /* crew_trace_start: tasks are stamped and recorded (trace.h) */
 
 #define crew__unused(x) ((void)(x))
 

@@ -236,7 +236,11 @@ static int init_sync(crew_pool *p) {
         goto no_slotmap;
     if (crew__cond_init_monotonic(&p->bounded.cv) != 0) /* crew_submit_timed's deadlines */
         goto no_space_cv;
+    if (crew__trace_init(p) != CREW_OK)
+        goto no_trace;
     return CREW_OK;
+no_trace:
+    pthread_cond_destroy(&p->bounded.cv);
 no_space_cv:
     crew__slotmap_free(&p->groups);
 no_slotmap:
@@ -257,6 +261,7 @@ no_resize_lock:
 }
 
 static void free_pool(crew_pool *p) {
+    crew__trace_free(p); /* first: a trace still running names the threads' tasks */
     free((void *)p->hooks.cpus);
     crew__autosize_free(p);
     crew__blocking_free(p);

@@ -37,6 +37,7 @@
 #include "schedule.h"
 #include "stats.h"
 #include "submit.h"
+#include "trace.h"
 #include "worker.h"
 
 /* A worker takes this many units of pool->pending at a time as credit (worker.c). */
@@ -98,10 +99,10 @@ struct crew_pool {
     char name[8];       /* thread name prefix */
     size_t stack_size;  /* 0 = default */
     unsigned spin;      /* polls before sleeping */
-    /* Are tasks timed, and why: CREW__TIMING_MONITOR (statistics, crew_set_monitoring) and
-     * CREW__TIMING_AUTOSIZE (the controller's inputs), one word so that the untimed hot path
-     * tests one value. Read without the lock (relaxed: a task submitted while it changes is
-     * simply timed or not). */
+    /* Are tasks timed, and why: CREW__TIMING_MONITOR (statistics, crew_set_monitoring),
+     * CREW__TIMING_AUTOSIZE (the controller's inputs) and CREW__TIMING_TRACE (a task timeline,
+     * trace.h), one word so that the untimed hot path tests one value. Read without the lock
+     * (relaxed: a task submitted while it changes is simply timed or not). */
     atomic_uint timing;
 
     crew__sched sched; /* the scheduling strategy and its queues (schedule.h) */
@@ -165,6 +166,7 @@ struct crew_pool {
     crew_hooks hooks; /* crew_config.hooks, copied (fixed after create; zero: none) */
     crew__pool_stats stats; /* monitoring (stats.h) */
     crew__diag diag;        /* stall diagnostics (diagnose.h) */
+    crew__trace trace;      /* the task timeline (trace.h) */
 
     pthread_mutex_t resize_lock; /* see the top of this file */
     unsigned joins;              /* resize_lock: crew_shutdown calls joining workers now */

@@ -39,6 +39,15 @@ static int64_t mark_of(const crew_pool *p) {
     return 0;
 }
 
+/* sleep_waiting's sleep under a trace, recorded (lock held; the lock order is pool->lock, then
+ * the trace's). Out of line: waiters that are not traced keep their registers. */
+static __attribute__((noinline, cold)) void commit_traced(crew_pool *p, crew__ec *ec,
+                                                          crew__ec_waiter *me, crew_handle group) {
+    uint64_t slept_at = crew__now_ns();
+    crew__ec_commit(ec, me, &p->lock, NULL); /* woken by a broadcast of wait_cv */
+    crew__trace_span(p, CREW__TR_SLEEP, group, slept_at);
+}
+
 /* The waiter's sleep (the eventcount, ec.h), on wait_cv: it prepares on its group's waiters
  * (slot: the group waited for; 0: on pool->quiet, a wait for a quiet pool) and, if it may take
  * any task, on pool->work as a worker would; looks once more; then sleeps. While it sleeps, the
@@ -70,7 +79,10 @@ static crew_task *sleep_waiting(crew_pool *p, crew_handle group, bool general, i
             crew__blocked rec = {.since = *since, .group = group,
                                  .kind = sl ? CREW__BLOCKED_WAIT : CREW__BLOCKED_WAIT_ALL};
             crew__blocked_add(p, &rec);
-            crew__ec_commit(ec, &me, &p->lock, NULL); /* woken by a broadcast of wait_cv */
+            if (__builtin_expect(crew__tracing(p), 0)) /* a trace records the sleep */
+                commit_traced(p, ec, &me, group);
+            else
+                crew__ec_commit(ec, &me, &p->lock, NULL); /* woken by a broadcast of wait_cv */
             crew__blocked_remove(p, &rec);
             *since = rec.since;
         }
@@ -157,6 +169,14 @@ static const crew__policy waiter_policy = {
     .run = waiter_run,
     .retry_at_once = true};
 
+/* A wait under a trace (trace.h): the same loop, its span recorded. Out of line, so that an
+ * untraced wait pays only the test of the trace bit. */
+static __attribute__((noinline, cold)) void dispatch_traced(crew_pool *p, waiter_ctx *c) {
+    uint64_t began = crew__now_ns();
+    crew__dispatch(&waiter_policy, c, p->spin);
+    crew__trace_span(p, CREW__TR_WAIT, c->group, began);
+}
+
 /* The detail of crew_wait's answer st for group, if it is a failure; returns st. */
 static __attribute__((cold, noinline)) int wait_failed(crew_handle group, int st) {
     switch (st) {
@@ -196,7 +216,10 @@ int crew_wait(crew_pool *p, crew_handle group) {
         return st == CREW_OK ? st : wait_failed(given, st); /* finished */
     waiter_ctx c = {.p = p, .group = group, .sl = sl, .mark = mark_of(p), .status = 1};
     crew__debug_yield();
-    crew__dispatch(&waiter_policy, &c, p->spin);
+    if (__builtin_expect(crew__tracing(p), 0))
+        dispatch_traced(p, &c);
+    else
+        crew__dispatch(&waiter_policy, &c, p->spin);
     if (crew__tls_pushed_back) /* put back by the last look, and not run or slept on */
         crew__notify_pushed_back(p);
     return c.status == CREW_OK ? c.status : wait_failed(given, c.status);
@@ -205,7 +228,10 @@ int crew_wait(crew_pool *p, crew_handle group) {
 /* Run queued tasks until no accepted task is unfinished (crew_wait_all, crew_shutdown). */
 void crew__help_until_quiet(crew_pool *p) {
     waiter_ctx c = {.p = p, .group = CREW_HANDLE_NONE, .status = 1};
-    crew__dispatch(&waiter_policy, &c, p->spin);
+    if (__builtin_expect(crew__tracing(p), 0))
+        dispatch_traced(p, &c);
+    else
+        crew__dispatch(&waiter_policy, &c, p->spin);
 }
 
 int crew_wait_all(crew_pool *p) {

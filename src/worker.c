@@ -217,9 +217,10 @@ static void drop_timed(crew_pool *p, crew_task *t) {
     drop_cancelled(p, t);
 }
 
-/* crew__run for a timed task (monitoring or autosize), one that held a place in the bounded
- * queue or one with a start-by time: the same, between two clock readings. Kept out of line so
- * that other tasks pay only the test of their flags. */
+/* crew__run for a timed task (monitoring, autosize or a trace), one that held a place in the
+ * bounded queue or one with a start-by time: the same, between two clock readings. Kept out of
+ * line so that other tasks pay only the test of their flags. Under a trace (trace.h) the task
+ * is recorded on this thread's ring; its fields are read for that before it runs. */
 static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t) {
     uint32_t flags = t->crew_flags_;
     if ((flags & CREW__TASK_DEADLINE) && crew__now_ns() > ((crew__node *)t)->start_by) {
@@ -238,6 +239,8 @@ static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t
     }
     uint64_t submitted = crew__task_submitted_ns(t);
     uint64_t accepted = submitted + crew__task_response_ns(t);
+    crew__trace_task tt;
+    bool traced = __builtin_expect(crew__tracing(p), 0) && crew__trace_task_begin(p, t, &tt);
     uint64_t started = crew__now_ns();
     /* crew_diagnose sees the outermost task a pool thread runs (not those it helps with while
      * that task waits). */
@@ -254,7 +257,11 @@ static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t
         return;
     }
     uint64_t finished = crew__now_ns();
-    crew__tstats *s = crew__stats_block(p); /* NULL if out of memory: the sample is lost */
+    if (traced)
+        crew__trace_task_end(p, &tt, started, finished);
+    /* NULL if out of memory (the sample is lost), or if nothing is counted (only a trace) */
+    crew__tstats *s =
+        (flags & CREW__TASK_COUNTED) || p->autosize ? crew__stats_block(p) : NULL;
     if (s && (flags & CREW__TASK_COUNTED))
         crew__stats_done(s, submitted, accepted, started, finished);
     if (s && p->autosize)
@@ -358,6 +365,15 @@ static inline bool must_leave(crew_pool *p, crew__worker *w) {
            (crew__load_seq_cst(&p->state) != CREW__OPEN && crew__load_seq_cst(&p->pending) == 0);
 }
 
+/* sleep_for_work's sleep under a trace, recorded (lock held; the lock order is pool->lock, then
+ * the trace's). Out of line, so that the worker's loop keeps its registers. True: woken. */
+static __attribute__((noinline, cold)) bool commit_traced(crew_pool *p, crew__worker *w) {
+    uint64_t slept_at = crew__now_ns();
+    bool woken = crew__ec_commit(&p->work, &w->waiter, &p->lock, NULL) == CREW__EC_WOKEN;
+    crew__trace_span(p, CREW__TR_SLEEP, CREW_HANDLE_NONE, slept_at);
+    return woken;
+}
+
 /* The worker's sleep (the eventcount, ec.h): a last look for work, then sleep. Returns a task
  * found on the last look, or NULL after waking up (*woken_out: by wake_worker_locked); *slept
  * false when it did not sleep (a task found, a race lost, or it must leave: no last look). */
@@ -372,7 +388,10 @@ static crew_task *sleep_for_work(crew_pool *p, crew__worker *w, bool *woken_out,
         t = crew__sched_take(p, &retry);
         if (!t && !retry) {
             crew__debug_yield(); /* lock held: lets others pile up behind the sleeper */
-            woken = crew__ec_commit(&p->work, &w->waiter, &p->lock, NULL) == CREW__EC_WOKEN;
+            if (__builtin_expect(crew__tracing(p), 0)) /* a trace records the sleep */
+                woken = commit_traced(p, w);
+            else
+                woken = crew__ec_commit(&p->work, &w->waiter, &p->lock, NULL) == CREW__EC_WOKEN;
             *slept = true;
         }
     }

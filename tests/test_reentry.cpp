@@ -130,6 +130,10 @@ void exercise(Ctx *c, Where w) {
     expect_in(c, w, "crew_stats_reset", crew_stats_reset(p), {CREW_OK});
     if (crew_diagnose(p, nullptr) < 0)
         c->fail(w, "crew_diagnose", crew_diagnose(p, nullptr));
+    // A trace from a callback (another callback may be tracing, or stop this one first).
+    expect_in(c, w, "crew_trace_start", crew_trace_start(p, "/dev/null"),
+              {CREW_OK, CREW_EINVAL, CREW_ENOTSUP});
+    expect_in(c, w, "crew_trace_stop", crew_trace_stop(p), {CREW_OK, CREW_EINVAL});
 
     std::atomic<size_t> covered{0};
     expect_in(c, w, "crew_parallel_for", crew_parallel_for(p, 0, 100, 7, add_range, &covered),

@@ -1,0 +1,414 @@
+/*
+ * trace.c -- the task timeline: crew_trace_start, crew_trace_stop, the per-thread rings that
+ * record tasks, waits and sleeps, and the Chrome Trace Event Format JSON they are written as.
+ *
+ * trace.h explains the design: recording rides on the cold paths (tasks stamped because
+ * CREW__TIMING_TRACE is set go through worker.c's run_timed; sleeps and waits are recorded where
+ * a thread already sleeps or waits), each thread writes only its own ring, and crew_trace_stop
+ * turns the trace off, then waits for each ring's writer to be quiet before reading it.
+ *
+ * The JSON is the "JSON Object Format" of the Trace Event Format: {"traceEvents": [...],
+ * "displayTimeUnit": "ns", "otherData": {...}}, one event per line. Tasks, waits and sleeps are
+ * complete events ("ph": "X", ts and dur in microseconds from the start of the trace), each
+ * thread gets thread_name and thread_sort_index metadata events ("ph": "M"), and otherData
+ * counts the events written and dropped. Task functions are named by dladdr() when the dynamic
+ * linker knows their symbol (exported, or the program linked with -rdynamic), else by address.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#endif
+
+#include "atomic.h"
+#include "blocking.h"
+#include "pool.h"
+#include "trace.h"
+#include "worker.h"
+
+/* The calling thread's ring, cached for the last pool it recorded for (serial: pools are never
+ * confused with a later pool at the same address). */
+static CREW__TLS struct {
+    const crew_pool *pool;
+    uint64_t serial;
+    crew__trace_ring *ring;
+} tls_ring;
+
+static long thread_id(void) {
+#if defined(__linux__)
+    return (long)syscall(SYS_gettid);
+#else
+    static atomic_long next; /* relaxed: a number to tell threads apart, nothing more */
+    static CREW__TLS long id;
+    if (id == 0)
+        id = crew__fetch_add_relaxed(&next, 1) + 1;
+    return id;
+#endif
+}
+
+/* Find or make the calling thread's ring: once per thread and pool (more often only for a
+ * thread that alternates between pools' tasks), under the trace's lock. NULL: out of memory. */
+static __attribute__((noinline)) crew__trace_ring *own_ring_slow(crew_pool *p) {
+    crew__trace *tr = &p->trace;
+    pthread_t self = pthread_self();
+    long tid = thread_id();
+    crew__trace_ring *r;
+    pthread_mutex_lock(&tr->lock);
+    for (r = tr->rings; r; r = r->next)
+        if (pthread_equal(r->owner, self) && r->tid == tid)
+            break;
+    if (!r && (r = calloc(1, sizeof *r)) != NULL) {
+        r->owner = self;
+        r->tid = tid;
+#if defined(__linux__)
+        if (pthread_getname_np(self, r->name, sizeof r->name) != 0)
+#endif
+            snprintf(r->name, sizeof r->name, "thread %ld", tid);
+        crew__atomic_init(&r->busy, 0);
+        *tr->tail = r;
+        tr->tail = &r->next;
+    }
+    pthread_mutex_unlock(&tr->lock);
+    if (r) {
+        tls_ring.pool = p;
+        tls_ring.serial = p->serial;
+        tls_ring.ring = r;
+    }
+    return r;
+}
+
+static inline crew__trace_ring *own_ring(crew_pool *p) {
+    if (tls_ring.pool == p && tls_ring.serial == p->serial)
+        return tls_ring.ring;
+    return own_ring_slow(p);
+}
+
+/* Append ev to the owner's ring r, if the trace is still on (the handshake of trace.h). */
+static void record(crew_pool *p, crew__trace_ring *r, const crew__trace_ev *ev) {
+    crew__store_seq_cst(&r->busy, 1);                      /* seq_cst: see trace.h */
+    uint64_t state = crew__load_seq_cst(&p->trace.state); /* seq_cst: see trace.h */
+    if (state & 1u) {
+        uint64_t session = state >> 1;
+        if (r->session != session) { /* the first event of this thread in this trace */
+            size_t cap = p->trace.cap; /* cap and t0: published by state's store */
+            if (!r->ev || r->cap != cap) {
+                free(r->ev);
+                r->ev = malloc(cap * sizeof *r->ev);
+                r->cap = r->ev ? cap : 0;
+            }
+            r->session = session;
+            r->head = 0;
+            r->lost = 0;
+        }
+        if (ev->start_ns < p->trace.t0) {
+            /* began before this trace (seen on by a stale hint after the previous one) */
+        } else if (r->ev) {
+            r->ev[r->head % r->cap] = *ev; /* full: the oldest goes */
+            r->head++;
+        } else {
+            r->lost++;
+        }
+    }
+    crew__store_release(&r->busy, 0); /* release: stop reads the event after it sees 0 */
+}
+
+bool crew__trace_task_begin(crew_pool *p, const crew_task *t, crew__trace_task *tt) {
+    crew__trace_ring *r = own_ring(p);
+    if (!r)
+        return false;
+    tt->ring = r;
+    crew_handle g = {t->crew_private_.slot, 0};
+    if (g.slot != 0) {
+        /* The group is open (the task is unfinished). Relaxed: as in worker.c's call(). */
+        g.gen = crew__gen_of(crew__load_relaxed(&crew__slot_at(&p->groups, g.slot)->state));
+        g = crew__handle_public(&p->groups, g);
+    }
+    crew__worker *w = crew__self(p);
+    /* A task run inside another task (which waits), or by a thread that is neither a worker
+     * nor a blocking thread of p (a caller in crew_wait or crew_wait_all), is help. */
+    bool help = crew__tls_frame != NULL || (!w && crew__tls_bthread != p);
+    bool stolen = false;
+    if (w) {
+        /* The worker counts its steals as it takes (sched_steal.c): if the count moved since
+         * its last traced task, this task was stolen. Relaxed: the owner's own counter. */
+        uint64_t s = crew__load_relaxed(&w->stolen);
+        stolen = s != r->last_stolen;
+        r->last_stolen = s;
+    }
+    tt->ev = (crew__trace_ev){0, 0, (uintptr_t)t->fn, g.slot, g.gen,
+                              (uint8_t)(help ? CREW__TR_HELP : CREW__TR_TASK), stolen};
+    return true;
+}
+
+void crew__trace_task_end(crew_pool *p, crew__trace_task *tt, uint64_t start_ns,
+                          uint64_t end_ns) {
+    tt->ev.start_ns = start_ns;
+    tt->ev.end_ns = end_ns;
+    record(p, tt->ring, &tt->ev);
+}
+
+void crew__trace_span(crew_pool *p, enum crew__trace_kind kind, crew_handle group,
+                      uint64_t start_ns) {
+    crew__trace_ring *r = own_ring(p);
+    if (!r)
+        return;
+    if (group.slot != 0)
+        group = crew__handle_public(&p->groups, group);
+    crew__trace_ev ev = {start_ns, crew__now_ns(), 0, group.slot, group.gen, (uint8_t)kind, 0};
+    record(p, r, &ev);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Writing the JSON.
+ * ------------------------------------------------------------------------------------------- */
+
+/* s as the inside of a JSON string (quotes, backslashes and control characters escaped). */
+static void put_json_string(FILE *f, const char *s) {
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+}
+
+/* Task functions' names, looked up once per function (dladdr takes the loader's lock). */
+#define NAME_CACHE 64u
+typedef struct name_cache {
+    uintptr_t fn[NAME_CACHE];
+    const char *name[NAME_CACHE]; /* the dynamic linker's string, or NULL: unknown */
+} name_cache;
+
+static const char *fn_name(name_cache *c, uintptr_t fn) {
+    unsigned k = (unsigned)((fn >> 4) % NAME_CACHE);
+    if (c->fn[k] == fn)
+        return c->name[k];
+    Dl_info info;
+    const char *name = NULL;
+    if (dladdr((void *)fn, &info) && info.dli_sname && (uintptr_t)info.dli_saddr == fn)
+        name = info.dli_sname;
+    c->fn[k] = fn;
+    c->name[k] = name;
+    return name;
+}
+
+/* Start order, and the longer (enclosing) event first among equal starts. */
+static int by_start(const void *a, const void *b) {
+    const crew__trace_ev *x = a, *y = b;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    if (x->end_ns != y->end_ns)
+        return x->end_ns > y->end_ns ? -1 : 1;
+    return 0;
+}
+
+static double us(uint64_t ns) { return (double)ns / 1e3; }
+
+static void write_event(FILE *f, name_cache *nc, long pid, const crew__trace_ring *r,
+                        const crew__trace_ev *e, uint64_t t0) {
+    static const char *const cat[] = {"task", "help", "wait", "sleep"};
+    uint64_t start = e->start_ns; /* at least t0: see record() */
+    uint64_t end = e->end_ns < start ? start : e->end_ns;
+    fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"", cat[e->kind & 3u]);
+    if (e->kind == CREW__TR_WAIT) {
+        fputs(e->slot ? "crew_wait" : "crew_wait_all", f);
+    } else if (e->kind == CREW__TR_SLEEP) {
+        fputs("sleep", f);
+    } else {
+        const char *name = fn_name(nc, e->fn);
+        if (name)
+            put_json_string(f, name);
+        else
+            fprintf(f, "%#lx", (unsigned long)e->fn);
+    }
+    fprintf(f, "\",\"pid\":%ld,\"tid\":%ld,\"ts\":%.3f,\"dur\":%.3f", pid, r->tid,
+            us(start - t0), us(end - start));
+    if (e->kind == CREW__TR_SLEEP)
+        fputs(",\"cname\":\"thread_state_sleeping\"", f);
+    else if (e->kind == CREW__TR_WAIT)
+        fputs(",\"cname\":\"thread_state_iowait\"", f);
+    fputs(",\"args\":{", f);
+    if (e->kind == CREW__TR_TASK || e->kind == CREW__TR_HELP)
+        fprintf(f, "\"fn\":\"%#lx\",\"stolen\":%d,", (unsigned long)e->fn, e->stolen);
+    fprintf(f, "\"group\":\"%u/%u\"}}", e->slot, e->gen);
+}
+
+/* Write the trace of session (every owner quiet). OUT: events written and dropped. */
+static void write_trace(crew_pool *p, uint64_t session, uint64_t *events, uint64_t *dropped) {
+    crew__trace *tr = &p->trace;
+    FILE *f = tr->f;
+    long pid = (long)getpid();
+    name_cache nc = {{0}, {0}};
+    uint64_t written = 0, lost = 0;
+    unsigned index = 0;
+    fprintf(f, "{\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%ld,"
+               "\"tid\":0,\"args\":{\"name\":\"crew pool %u (%s)\"}}",
+            pid, p->id, p->name);
+    for (crew__trace_ring *r = tr->rings; r; r = r->next) {
+        if (r->session != session || (r->head == 0 && r->lost == 0))
+            continue;
+        fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%ld,\"tid\":%ld,"
+                   "\"args\":{\"name\":\"",
+                pid, r->tid);
+        put_json_string(f, r->name);
+        fprintf(f, "\"}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%ld,"
+                   "\"tid\":%ld,\"args\":{\"sort_index\":%u}}",
+                pid, r->tid, index++);
+        size_t n = r->head < r->cap ? (size_t)r->head : r->cap;
+        lost += r->lost + (r->head - n);
+        if (n == 0)
+            continue;
+        qsort(r->ev, n, sizeof *r->ev, by_start); /* the ring is freed after this */
+        for (size_t i = 0; i < n; i++)
+            write_event(f, &nc, pid, r, &r->ev[i], tr->t0);
+        written += n;
+    }
+    fprintf(f, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"crew_pool\":%u,"
+               "\"clock\":\"CLOCK_MONOTONIC\",\"start_ns\":%llu,\"events\":%llu,"
+               "\"dropped_events\":%llu,\"events_per_thread\":%zu}}\n",
+            p->id, (unsigned long long)tr->t0, (unsigned long long)written,
+            (unsigned long long)lost, tr->cap);
+    *events = written;
+    *dropped = lost;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Starting and stopping.
+ * ------------------------------------------------------------------------------------------- */
+
+int crew__trace_init(crew_pool *p) {
+    crew__trace *tr = &p->trace;
+    if (pthread_mutex_init(&tr->lock, NULL) != 0)
+        return CREW_ENOMEM;
+    crew__atomic_init(&tr->state, 0u);
+    tr->rings = NULL;
+    tr->tail = &tr->rings;
+    return CREW_OK;
+}
+
+static int start(crew_pool *p, const char *path, size_t events, const char *who) {
+    if (!p)
+        return crew__fail(CREW_EINVAL, "%s: the pool is NULL", who);
+    if (!path || !*path)
+        return crew__fail(CREW_EINVAL, "%s: the path is %s; name the file to write the trace to",
+                          who, path ? "empty" : "NULL");
+    if (events > CREW__TRACE_MAX_EVENTS)
+        return crew__fail(CREW_EINVAL, "%s: events_per_thread is %zu; at most %u", who, events,
+                          CREW__TRACE_MAX_EVENTS);
+    if (crew__forked(p))
+        return crew__fail(CREW_EFORKED, "%s: " CREW__FORKED_DETAIL, who);
+#ifdef CREW_NO_MONITORING
+    return crew__fail(CREW_ENOTSUP, "%s: this build of crew leaves tracing out "
+                                    "(CREW_MONITORING=OFF)", who);
+#else
+    crew__trace *tr = &p->trace;
+    pthread_mutex_lock(&tr->lock);
+    if (crew__load_relaxed(&tr->state) & 1u) { /* relaxed: written under this lock */
+        pthread_mutex_unlock(&tr->lock);
+        return crew__fail(CREW_EINVAL, "%s: the pool is already being traced; one trace at a "
+                                       "time (crew_trace_stop ends it)", who);
+    }
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        int e = errno;
+        pthread_mutex_unlock(&tr->lock);
+        return crew__fail(CREW_EIO, "%s: cannot open \"%s\" for writing: %s", who, path,
+                          strerror(e));
+    }
+    tr->f = f;
+    tr->cap = events ? events : CREW__TRACE_DEFAULT_EVENTS;
+    tr->t0 = crew__now_ns();
+    tr->sessions++;
+    /* Seq_cst: publishes cap to the recording threads, and the handshake of trace.h. */
+    crew__store_seq_cst(&tr->state, (tr->sessions << 1) | 1u);
+    crew__fetch_or_relaxed(&p->timing, CREW__TIMING_TRACE); /* relaxed: see crew_pool.timing */
+    pthread_mutex_unlock(&tr->lock);
+    return CREW_OK;
+#endif
+}
+
+int crew_trace_start(crew_pool *p, const char *path) {
+    return start(p, path, 0, "crew_trace_start");
+}
+
+int crew_trace_start_ex(crew_pool *p, const char *path, size_t events_per_thread) {
+    return start(p, path, events_per_thread, "crew_trace_start_ex");
+}
+
+/* Turn the trace off, wait for the rings' writers, write and close the file, free the
+ * events. Lock held. */
+static int stop_locked(crew_pool *p, uint64_t *events, uint64_t *dropped) {
+    crew__trace *tr = &p->trace;
+    uint64_t state = crew__load_relaxed(&tr->state); /* relaxed: written under this lock */
+    crew__fetch_and_relaxed(&p->timing, ~CREW__TIMING_TRACE); /* relaxed: a hint */
+    crew__store_seq_cst(&tr->state, state & ~(uint64_t)1u);  /* seq_cst: see trace.h */
+    for (crew__trace_ring *r = tr->rings; r; r = r->next)
+        while (crew__load_seq_cst(&r->busy)) /* seq_cst: see trace.h; a write is short */
+            sched_yield();
+    write_trace(p, state >> 1, events, dropped);
+    int rc = ferror(tr->f) ? CREW_EIO : CREW_OK;
+    if (fclose(tr->f) != 0)
+        rc = CREW_EIO;
+    tr->f = NULL;
+    for (crew__trace_ring *r = tr->rings; r; r = r->next) {
+        free(r->ev);
+        r->ev = NULL;
+        r->cap = 0;
+    }
+    return rc;
+}
+
+static int stop(crew_pool *p, uint64_t *events, uint64_t *dropped, const char *who) {
+    uint64_t e = 0, d = 0;
+    if (!p)
+        return crew__fail(CREW_EINVAL, "%s: the pool is NULL", who);
+    if (crew__forked(p))
+        return crew__fail(CREW_EFORKED, "%s: " CREW__FORKED_DETAIL, who);
+    crew__trace *tr = &p->trace;
+    pthread_mutex_lock(&tr->lock);
+    if (!(crew__load_relaxed(&tr->state) & 1u)) { /* relaxed: written under this lock */
+        pthread_mutex_unlock(&tr->lock);
+        return crew__fail(CREW_EINVAL, "%s: the pool is not being traced (crew_trace_start "
+                                       "begins a trace)", who);
+    }
+    int rc = stop_locked(p, &e, &d);
+    pthread_mutex_unlock(&tr->lock);
+    if (events)
+        *events = e;
+    if (dropped)
+        *dropped = d;
+    if (rc != CREW_OK)
+        return crew__fail(rc, "%s: writing the trace failed (disk full, or the file was "
+                              "removed?)", who);
+    return CREW_OK;
+}
+
+int crew_trace_stop(crew_pool *p) {
+    return stop(p, NULL, NULL, "crew_trace_stop");
+}
+
+int crew_trace_stop_ex(crew_pool *p, uint64_t *events, uint64_t *dropped) {
+    return stop(p, events, dropped, "crew_trace_stop_ex");
+}
+
+void crew__trace_free(crew_pool *p) {
+    crew__trace *tr = &p->trace;
+    uint64_t e, d;
+    if (crew__load_relaxed(&tr->state) & 1u) /* relaxed: no other call on p is in progress */
+        (void)stop_locked(p, &e, &d);
+    for (crew__trace_ring *r = tr->rings, *next; r; r = next) {
+        next = r->next;
+        free(r->ev);
+        free(r);
+    }
+    tr->rings = NULL;
+    tr->tail = &tr->rings;
+    pthread_mutex_destroy(&tr->lock);
+}
