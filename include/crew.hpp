@@ -7,6 +7,8 @@
 //   g.run([] { ... }); g.run([] { ... });
 //   g.wait();                                      // the caller helps; rethrows a task's exception
 //   p.wait();                                      // every task of the pool (caller helps)
+//   crew::lane strand(p);                          // tasks in order, one at a time
+//   strand.post([] { ... }); auto r = strand.submit(f);
 //   crew_stats s = p.stats();                      // with options{.monitoring = true}
 //
 // Errors from the C library become crew::error (a std::system_error-like exception carrying the
