@@ -291,17 +291,26 @@ TEST(Lanes, GroupWaitsForTasksStillInTheLaneAndStatisticsCountThem) {
     ASSERT_EQ(crew_lane_create(p, 1, &l), CREW_OK);
     std::atomic<long> runs{0};
     const long n = 100;
+    // The group's tasks wait in the lane behind a held task (the group cannot finish early).
+    Gate gate;
+    ASSERT_EQ(crew_lane_submit(l, Gate::block, &gate, nullptr), CREW_OK);
+    gate.wait_arrivals(1);
     crew_handle g = CREW_HANDLE_NONE;
     for (long i = 0; i < n; i++)
         ASSERT_EQ(crew_lane_submit(l, bump, &runs, &g), CREW_OK);
+    std::thread opener([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        gate.open();
+    });
     ASSERT_EQ(crew_wait(p, g), CREW_OK);
     EXPECT_EQ(runs.load(), n) << "crew_wait returned before the group's lane tasks ran";
+    opener.join();
     ASSERT_EQ(crew_lane_destroy(l), CREW_OK);
     crew_stats s;
     s.size = sizeof s;
     ASSERT_EQ(crew_stats_get(p, &s), CREW_OK);
-    EXPECT_EQ(s.submitted, uint64_t(n)); // the lane's tasks, not its runners
-    EXPECT_EQ(s.completed, uint64_t(n));
+    EXPECT_EQ(s.submitted, uint64_t(n + 1)); // the lane's tasks, not its runners
+    EXPECT_EQ(s.completed, uint64_t(n + 1));
     crew_destroy(p);
 }
 
