@@ -496,7 +496,9 @@ CREW_EXPORT uint64_t crew_now_ns(void);
  * handed to on_drop, while a lane task already running finishes. A full queue's
  * CREW_FULL_DROP_OLDEST that picks a lane's queued runner drops the tasks waiting in that lane
  * with it (each reported as cancelled). Lane tasks are not blocking tasks: they run on the
- * workers, so a task that blocks holds a worker, as any task does.
+ * workers, so a task that blocks holds a worker, as any task does. In crew_stats, a lane's
+ * queued runner counts in queued, and the tasks waiting in lanes count in running (they are
+ * accepted and unfinished, but in no queue of the pool).
  *
  * A task of a lane that waits (crew_wait) for a later task of the same lane waits for ever if
  * the lane has no free place to start it (always, for a strand): it is waiting for itself.
@@ -524,8 +526,9 @@ CREW_EXPORT int crew_lane_submit(crew_lane *l, crew_fn fn, void *arg, crew_handl
 /*
  * Wait until every task submitted to l has finished (or been dropped), then free l. From a
  * task of the pool, the caller runs queued tasks of the pool while it waits (as crew_wait
- * does). No crew_lane_submit on l may be in progress or follow. NULL is a no-op. May be called
- * after crew_shutdown of its pool (it returns at once), not after crew_destroy. Errors:
+ * does). On a paused pool it waits for crew_resume, as crew_wait does. No crew_lane_submit on l
+ * may be in progress or follow. NULL is a no-op. May be called after crew_shutdown of its pool
+ * (it returns at once), not after crew_destroy. Errors:
  * EDEADLK (called from one of l's own tasks, or from on_drop for one of them: l cannot be idle
  * before this call returns; nothing is freed), ENOMEM (nothing is freed).
  */
