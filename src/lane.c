@@ -117,13 +117,7 @@ static bool queue_runner(crew_pool *p, crew_lane *l, crew_task *r) {
     return true;
 }
 
-int crew__lane_push(crew_lane *l, crew_task *t, crew_task **runner) {
-    crew_pool *p = l->pool;
-    /* Taken before the lock, so that a failure leaves the lane as it was; given back below if
-     * enough runners are active. */
-    crew_task *r = crew__node_get(p);
-    if (!r)
-        return CREW_ENOMEM;
+bool crew__lane_push(crew_lane *l, crew_task *t) {
     t->crew_private_.qnext = NULL;
     lane_lock(l);
     if (l->tail)
@@ -135,20 +129,21 @@ int crew__lane_push(crew_lane *l, crew_task *t, crew_task **runner) {
     if (start)
         l->active++;
     lane_unlock(l);
-    if (!start) {
-        crew__node_release(p, r);
-        r = NULL;
-    }
-    *runner = r;
-    return CREW_OK;
+    return start;
 }
 
-void crew__lane_start(crew_lane *l, crew_task *runner) {
+void crew__lane_start(crew_lane *l) {
     crew_pool *p = l->pool;
-    /* If the pool had no memory to queue it, this thread runs it now (its tasks are accepted
-     * and must run), as CREW_FULL_CALLER_RUNS runs a task in its submitter. */
-    if (!queue_runner(p, l, runner))
-        crew__run(p, runner);
+    crew_task *r = crew__node_get(p);
+    if (r && queue_runner(p, l, r))
+        return;
+    /* No memory for the runner's node, or to queue it: this thread is the runner, now (the
+     * lane's tasks are accepted and must run), as CREW_FULL_CALLER_RUNS runs a task in its
+     * submitter. */
+    if (r)
+        crew__run(p, r); /* counted in pending by queue_runner: run as the task it is */
+    else
+        crew__lane_runner(l);
 }
 
 /* Has resize marked the worker running this runner? (Relaxed: its own state.) */

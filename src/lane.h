@@ -12,13 +12,13 @@
  * behind the pool's other tasks (the fairness rule: round robin through the pool's queue). */
 #define CREW__LANE_BATCH 16u
 
-/* Append accepted task t (already counted in its group and in pending) to lane l. OUT: *runner,
- * a runner task to start with crew__lane_start once the submission's bookkeeping is done, or
- * NULL if enough runners are active. CREW_OK, or CREW_ENOMEM (no memory for a runner: nothing
- * was appended). */
-int crew__lane_push(crew_lane *l, crew_task *t, crew_task **runner);
-/* Queue runner (from crew__lane_push) on the pool. */
-void crew__lane_start(crew_lane *l, crew_task *runner);
+/* Append accepted task t (already counted in its group and in pending) to lane l. Returns true
+ * if the lane needs one more runner: the caller then calls crew__lane_start once the
+ * submission's bookkeeping is done (the lane counts that runner already). */
+bool crew__lane_push(crew_lane *l, crew_task *t);
+/* Start the runner that crew__lane_push asked for: a task queued on the pool or, without
+ * memory for one, this thread runs the lane's tasks itself. */
+void crew__lane_start(crew_lane *l);
 /* The pool of l. */
 crew_pool *crew__lane_pool(const crew_lane *l);
 /* The function of a runner task (arg: its lane): worker.c's drop recognises runners by it. */

@@ -193,7 +193,7 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
                             CREW_HANDLE_NONE, how);
     bool blocking = user_flags & CREW_TASK_BLOCKING, caller_runs = false, bounded = false;
     int rc = CREW_OK;
-    crew_task *runner = NULL;
+    bool start_runner = false;
     if (p->bounded.capacity && !blocking && !lane) {
         if ((rc = admit(p, n, how, &caller_runs)) != CREW_OK)
             return enqueue_fail(who, p, rc, n, CREW_HANDLE_NONE, how);
@@ -232,7 +232,7 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
     else if (caller_runs)
         rc = CREW_OK;
     else if (__builtin_expect(lane != NULL, 0))
-        rc = crew__lane_push(lane, t, &runner);
+        start_runner = crew__lane_push(lane, t); /* cannot fail */
     else
         rc = blocking ? crew__blocking_push(p, t, n) : crew__sched_push(p, t, n);
     if (rc != CREW_OK) {
@@ -256,8 +256,8 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
         return CREW_OK;
     }
     if (lane) { /* its runner, if it needs a new one, is what the pool queues */
-        if (runner)
-            crew__lane_start(lane, runner);
+        if (start_runner)
+            crew__lane_start(lane);
         return CREW_OK;
     }
     if (!blocking)
