@@ -384,6 +384,41 @@ void shutdown_with_full_lanes(int how) {
 TEST(Lanes, DrainingShutdownRunsTheTasksInLanes) { shutdown_with_full_lanes(CREW_DRAIN); }
 TEST(Lanes, CancellingShutdownDropsTheTasksInLanes) { shutdown_with_full_lanes(CREW_CANCEL); }
 
+// A full bounded queue that drops its oldest task may pick a lane's queued runner: the lane's
+// waiting tasks are then dropped with it and reported, never lost, and the lane goes on.
+TEST(Lanes, DropOldestThatPicksARunnerReportsTheLanesTasks) {
+    DropLog log;
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 1;
+    cfg.queue_capacity = 2;
+    cfg.full_policy = CREW_FULL_DROP_OLDEST;
+    crew_hooks hooks{};
+    hooks.size = sizeof hooks;
+    hooks.on_drop = on_drop;
+    hooks.arg = &log;
+    cfg.hooks = &hooks;
+    crew_pool *p = make_pool(cfg);
+    Gate gate;
+    gate.hold(p, 1);
+    crew_lane *l = nullptr;
+    ASSERT_EQ(crew_lane_create(p, 1, &l), CREW_OK);
+    std::atomic<long> runs{0};
+    const int n = 30;
+    for (int i = 0; i < n; i++) // no place taken: the lane is their waiting room
+        ASSERT_EQ(crew_lane_submit(l, bump, &runs, nullptr), CREW_OK);
+    for (int i = 0; i < 6; i++) // fill the queue, then make it drop
+        ASSERT_EQ(crew_submit(p, noop, nullptr, 0, nullptr), CREW_OK);
+    gate.open();
+    crew_wait_all(p); // CREW_ECANCELED: the queue dropped tasks
+    EXPECT_EQ(log.plain.load(), 0) << "on_drop was handed a runner";
+    EXPECT_EQ(runs.load() + log.dropped.load(), n) << "a lane task was neither run nor reported";
+    ASSERT_EQ(crew_lane_submit(l, bump, &runs, nullptr), CREW_OK); // the lane goes on
+    ASSERT_EQ(crew_lane_destroy(l), CREW_OK);
+    EXPECT_EQ(runs.load() + log.dropped.load(), n + 1);
+    crew_destroy(p);
+}
+
 // ---- crew_lane_destroy from tasks ------------------------------------------------------------
 
 struct SelfDestroy {
