@@ -31,7 +31,7 @@
  *     crew_wait_all                  CREW_EDEADLK               allowed (it helps)
  *     crew_cancel, crew_cancelled    allowed                    allowed
  *     crew_lane_create, _submit      allowed                    allowed
- *     crew_lane_destroy              allowed (3)                allowed
+ *     crew_lane_destroy              allowed (3)                allowed (it helps)
  *     crew_resize, crew_size         allowed                    allowed
  *     crew_pause, _resume, _paused   allowed (2)                allowed (2)
  *     crew_stats_*, crew_set_monitoring, crew_diagnose*
@@ -525,8 +525,8 @@ CREW_EXPORT int crew_lane_submit(crew_lane *l, crew_fn fn, void *arg, crew_handl
 
 /*
  * Wait until every task submitted to l has finished (or been dropped), then free l. From a
- * task of the pool, the caller runs queued tasks of the pool while it waits (as crew_wait
- * does). On a paused pool it waits for crew_resume, as crew_wait does. No crew_lane_submit on l
+ * task of the pool, or its on_start or on_stop, the caller runs queued tasks of the pool while
+ * it waits (as crew_wait does). On a paused pool it waits for crew_resume, as crew_wait does. No crew_lane_submit on l
  * may be in progress or follow. NULL is a no-op. May be called after crew_shutdown of its pool
  * (it returns at once), not after crew_destroy. Errors:
  * EDEADLK (called from one of l's own tasks, or from on_drop for one of them: l cannot be idle

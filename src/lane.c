@@ -250,11 +250,12 @@ static bool may_help(crew_pool *p) {
     return depth < CREW__HELP_DEPTH_MAX && !marked(p);
 }
 
-/* Wait until w is done. From a task of the pool, the caller runs queued tasks meanwhile (a
- * runner of the lane may be queued behind the very task that waits, on the only worker), and
- * looks again every millisecond; from any other thread, it sleeps. */
+/* Wait until w is done. From a task of the pool (a runner of the lane may be queued behind
+ * the very task that waits, on the only worker) or its on_start or on_stop (which may hold up
+ * the only worker), the caller runs queued tasks meanwhile and looks again every millisecond;
+ * from any other thread, it sleeps. */
 static void wait_for_runners(crew_pool *p, lane_waiter *w) {
-    bool help = crew__in_task_of(p);
+    bool help = crew__in_task_of(p) || crew__tls_hook == p;
     for (;;) {
         pthread_mutex_lock(&p->lock);
         while (!help && !w->done)
