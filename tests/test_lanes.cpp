@@ -173,6 +173,59 @@ TEST(Lanes, ManyStrandsKeepTheirOrderAmongOtherWork) {
     crew_destroy(p);
 }
 
+// The lane goes idle and busy again over and over (each round waits for its task), from two
+// threads at once: a task that arrives as the last runner leaves must never be stranded (the
+// group's crew_wait would then never return).
+TEST(Lanes, IdleAndBusyAgainNeverStrandsATask) {
+    crew_pool *p = make_pool(2);
+    crew_lane *l = nullptr;
+    ASSERT_EQ(crew_lane_create(p, 1, &l), CREW_OK);
+    std::atomic<long> runs{0};
+    const long rounds = scaled(3000);
+    auto producer = [&] {
+        for (long i = 0; i < rounds; i++) {
+            crew_handle g = CREW_HANDLE_NONE;
+            ASSERT_EQ(crew_lane_submit(l, bump, &runs, &g), CREW_OK);
+            ASSERT_EQ(crew_wait(p, g), CREW_OK);
+        }
+    };
+    std::thread a(producer), b(producer);
+    a.join();
+    b.join();
+    ASSERT_EQ(crew_lane_destroy(l), CREW_OK);
+    EXPECT_EQ(runs.load(), 2 * rounds);
+    crew_destroy(p);
+}
+
+// A strand's task that submits to its own strand: the new task runs after it, in order.
+struct Chain {
+    crew_lane *l;
+    std::atomic<long> depth{0};
+    std::atomic<long> errors{0};
+    std::atomic<bool> running{false};
+};
+void chain_step(void *arg) {
+    auto *c = static_cast<Chain *>(arg);
+    if (c->running.exchange(true))
+        c->errors++;
+    long d = c->depth.fetch_add(1);
+    if (d < 200 && crew_lane_submit(c->l, chain_step, c, nullptr) != CREW_OK)
+        c->errors++;
+    c->running = false;
+}
+
+TEST(Lanes, ATaskSubmitsToItsOwnStrand) {
+    crew_pool *p = make_pool(2);
+    Chain c;
+    ASSERT_EQ(crew_lane_create(p, 1, &c.l), CREW_OK);
+    ASSERT_EQ(crew_lane_submit(c.l, chain_step, &c, nullptr), CREW_OK);
+    ASSERT_EQ(crew_wait_all(p), CREW_OK); // counts tasks still in the lane
+    EXPECT_EQ(c.depth.load(), 201);
+    EXPECT_EQ(c.errors.load(), 0);
+    ASSERT_EQ(crew_lane_destroy(c.l), CREW_OK);
+    crew_destroy(p);
+}
+
 // ---- Resize, pause, cancel, groups, statistics -----------------------------------------------
 
 TEST(Lanes, SurvivesResize) {
