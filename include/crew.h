@@ -30,6 +30,8 @@
  *     crew_enqueue_tasks_wait        allowed                    allowed
  *     crew_wait_all                  CREW_EDEADLK               allowed (it helps)
  *     crew_cancel, crew_cancelled    allowed                    allowed
+ *     crew_lane_create, _submit      allowed                    allowed
+ *     crew_lane_destroy              allowed (3)                allowed (it helps)
  *     crew_resize, crew_size         allowed                    allowed
  *     crew_pause, _resume, _paused   allowed (2)                allowed (2)
  *     crew_stats_*, crew_set_monitoring, crew_diagnose*, crew_trace_*
@@ -44,6 +46,8 @@
  *     CREW_EDEADLK when it would otherwise sleep: that group cannot finish before the caller.
  *   (2) crew_pause from a callback is allowed, but a wait that follows it needs a crew_resume
  *     from another thread (see crew_pause).
+ *   (3) CREW_EDEADLK from a task of that lane itself (or on_drop for one); from any other task
+ *     it waits for the lane's tasks, running queued tasks meanwhile.
  *   on_drop runs as a task of the dropped task's group would: before the group finishes (so a
  *     waiter cannot free task_arg under it), after the task has given back its place in a
  *     bounded queue (so it may submit into the queue that dropped it, which may drop another
@@ -466,6 +470,69 @@ CREW_EXPORT int crew_submit_deadline(crew_pool *p, crew_fn fn, void *arg, uint32
                                      unsigned flags, uint64_t start_by_ns, crew_handle *group);
 /* The clock of start-by times: CLOCK_MONOTONIC, in nanoseconds. */
 CREW_EXPORT uint64_t crew_now_ns(void);
+
+/* ---------------------------------------------------------------------------------------------
+ * Lanes: serial and bounded-concurrency queues of tasks on a shared pool (a strand, as in Asio;
+ * Kudu's serial thread-pool tokens). A lane's tasks start in submission order, and at most
+ * max_concurrency of them run at once, on the pool's threads; with max_concurrency 1 (a strand)
+ * each task starts after the previous one has finished, so they need no lock among
+ * themselves. An idle lane holds no thread and no task (48 bytes): one per connection, for
+ * hundreds of thousands of connections, is fine.
+ *
+ * Fairness: a lane with work has up to max_concurrency runners, ordinary tasks of the pool;
+ * each runs at most 16 of the lane's tasks, then, if more wait, queues itself again behind the
+ * pool's other queued tasks. So busy lanes, and the pool's other tasks, take turns.
+ *
+ * A lane's task is a task of the pool in every other respect: it joins its group (a group that
+ * counts it from crew_lane_submit on, so crew_wait waits for it), runs in the group's frame
+ * (crew_cancelled, EDEADLK checks), is counted in the statistics, in crew_wait_all and in a
+ * draining crew_shutdown. Differences: it has no priority (its runner has priority 0); it waits
+ * in its lane, not in the bounded queue, so crew_config.queue_capacity does not limit lanes
+ * (the runners take no place either); crew_cancel drops a lane's task of the cancelled group
+ * when its turn comes, not at once (as for tasks in the work-stealing deques: the runner drops
+ * it instead of running it, reporting it to on_drop; crew_wait on the group returns
+ * CREW_ECANCELED once the tasks of the lane before it are done); crew_pause stops a lane
+ * between two of its tasks; a cancelling crew_shutdown drops the tasks waiting in lanes, each
+ * handed to on_drop, while a lane task already running finishes. A full queue's
+ * CREW_FULL_DROP_OLDEST that picks a lane's queued runner drops the tasks waiting in that lane
+ * with it (each reported as cancelled). Lane tasks are not blocking tasks: they run on the
+ * workers, so a task that blocks holds a worker, as any task does. In crew_stats, a lane's
+ * queued runner counts in queued, and the tasks waiting in lanes count in running (they are
+ * accepted and unfinished, but in no queue of the pool).
+ *
+ * A task of a lane that waits (crew_wait) for a later task of the same lane waits for ever if
+ * the lane has no free place to start it (always, for a strand): it is waiting for itself.
+ * ------------------------------------------------------------------------------------------- */
+
+/* A lane. Opaque; created by crew_lane_create, freed by crew_lane_destroy. */
+typedef struct crew_lane crew_lane;
+
+/*
+ * Create a lane on p that runs at most max_concurrency of its tasks at once (1: a strand).
+ * OUT: *out (set only on success). Errors: EINVAL (p or out NULL, max_concurrency 0),
+ * ESHUTDOWN (p is shutting down), ENOMEM. Callable from anywhere, tasks and callbacks included.
+ */
+CREW_EXPORT int crew_lane_create(crew_pool *p, unsigned max_concurrency, crew_lane **out);
+
+/*
+ * Queue fn(arg) on lane l; group as for crew_submit (CREW_HANDLE_NONE opens a group). Several
+ * threads may submit to one lane at once; the lane's tasks start in the order their
+ * crew_lane_submit calls took them (one thread's submissions in its own order). Errors as
+ * crew_submit's (EINVAL: l or fn NULL, or a bad handle; ESHUTDOWN, ESTALE, ECANCELED, ENOMEM,
+ * ERANGE); never EFULL (see above). All-or-nothing.
+ */
+CREW_EXPORT int crew_lane_submit(crew_lane *l, crew_fn fn, void *arg, crew_handle *group);
+
+/*
+ * Wait until every task submitted to l has finished (or been dropped), then free l. From a
+ * task of the pool, or its on_start or on_stop, the caller runs queued tasks of the pool while
+ * it waits (as crew_wait does). On a paused pool it waits for crew_resume, as crew_wait does. No crew_lane_submit on l
+ * may be in progress or follow. NULL is a no-op. May be called after crew_shutdown of its pool
+ * (it returns at once), not after crew_destroy. Errors:
+ * EDEADLK (called from one of l's own tasks, or from on_drop for one of them: l cannot be idle
+ * before this call returns; nothing is freed), ENOMEM (nothing is freed).
+ */
+CREW_EXPORT int crew_lane_destroy(crew_lane *l);
 
 /* ---------------------------------------------------------------------------------------------
  * Waiting. The caller helps: while it waits it runs queued tasks itself, first those of the

@@ -7,6 +7,8 @@
 //   g.run([] { ... }); g.run([] { ... });
 //   g.wait();                                      // the caller helps; rethrows a task's exception
 //   p.wait();                                      // every task of the pool (caller helps)
+//   crew::lane strand(p);                          // tasks in order, one at a time
+//   strand.post([] { ... }); auto r = strand.submit(f);
 //   crew_stats s = p.stats();                      // with options{.monitoring = true}
 //
 // Errors from the C library become crew::error (a std::system_error-like exception carrying the
@@ -121,6 +123,7 @@ struct options {
 };
 
 class group;
+class lane;
 
 class pool {
 public:
@@ -259,6 +262,7 @@ public:
 
 private:
     friend class group;
+    friend class lane;
 
     struct shared { // outlives the pool while tasks hold it
         std::mutex m;
@@ -437,6 +441,76 @@ private:
     std::mutex m_;                     // guards h_
     crew_handle h_ = CREW_HANDLE_NONE; // the crew group of the tasks run() so far
     std::shared_ptr<shared> state_;
+};
+
+// A lane (crew_lane_*): tasks that start in the order they were posted or submitted, at most
+// max_concurrency at once (1, the default: a strand, whose tasks never overlap, so they need no
+// lock among themselves), on the pool's threads. An idle lane costs a few dozen bytes and no
+// thread. Exceptions go where the pool's do: a submit()ted task's to its future, a post()ed
+// task's to the pool's error handler. Movable, not copyable; it must not outlive its pool. The
+// destructor waits for the lane's tasks (from a task of the pool it runs queued tasks
+// meanwhile); destroying a lane from one of its own tasks cannot wait for that task, so the
+// destructor then reports CREW_EDEADLK to the error handler and leaves the lane alive (leaked).
+class lane {
+public:
+    explicit lane(pool &p, unsigned max_concurrency = 1) : p_(&p) {
+        detail::check(crew_lane_create(p.p_, max_concurrency, &l_), "crew::lane");
+    }
+    ~lane() { release(); }
+    lane(const lane &) = delete;
+    lane &operator=(const lane &) = delete;
+    lane(lane &&o) noexcept : p_(o.p_), l_(std::exchange(o.l_, nullptr)) {}
+    lane &operator=(lane &&o) noexcept {
+        if (this != &o) {
+            release();
+            p_ = o.p_;
+            l_ = std::exchange(o.l_, nullptr);
+        }
+        return *this;
+    }
+
+    // Fire and forget. An exception escaping f goes to the pool's error handler.
+    template <class F, class = std::enable_if_t<std::is_invocable_v<F>>> void post(F &&f) {
+        enqueue(p_->wrap_post(std::forward<F>(f)));
+    }
+    // Run f(args...) in the lane and get its result (or its exception) through a future. A task
+    // dropped without running (pool::cancel()) leaves the future's promise broken.
+    template <class F, class... A, class = std::enable_if_t<std::is_invocable_v<F, A...>>>
+    auto submit(F &&f, A &&...args) {
+        using R = std::invoke_result_t<F, A...>;
+        auto bound = detail::bind(std::forward<F>(f), std::forward<A>(args)...);
+        std::packaged_task<R()> task(std::move(bound));
+        std::future<R> fut = task.get_future();
+        enqueue([t = std::move(task)]() mutable { t(); });
+        return fut;
+    }
+    crew_lane *native() const noexcept { return l_; }
+
+private:
+    template <class F> void enqueue(F &&f) {
+        if (!l_)
+            throw error(CREW_EINVAL, "crew::lane::submit (a moved-from lane)");
+        detail::job *j = detail::make_job(std::forward<F>(f));
+        int rc = crew_lane_submit(l_, detail::job::trampoline, j, nullptr);
+        if (rc != CREW_OK) {
+            delete j;
+            throw error(rc, "crew::lane::submit");
+        }
+    }
+    void release() noexcept {
+        if (!l_)
+            return;
+        int rc = crew_lane_destroy(std::exchange(l_, nullptr));
+        if (rc != CREW_OK) {
+            try {
+                p_->state_->report(std::make_exception_ptr(error(rc, "crew::lane::~lane")),
+                                   "the destruction of a crew::lane");
+            } catch (...) { // out of memory while reporting: nothing more can be done here
+            }
+        }
+    }
+    pool *p_;
+    crew_lane *l_ = nullptr;
 };
 
 // ------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "atomic.h"
+#include "lane.h"
 #include "pool.h"
 #include "submit.h"
 #include "worker.h"
@@ -215,8 +216,12 @@ static inline uint32_t notify_slot(bool open_new, crew_handle h) {
  * checked after that count (crew_shutdown sets the state, then waits for pending to reach 0:
  * one of the two sees the other); then the tasks are pushed, and if that fails (memory) the
  * count, the group and the room are taken back before anyone could have seen the tasks. */
+/* lane: a lane's task (crew_lane_submit, n is 1): it joins the lane instead of a queue, and
+ * takes no place in the bounded queue (it waits in its lane; its runner is what the pool
+ * queues). */
 static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uint32_t flags,
-                   uint64_t submitted, unsigned user_flags, const admit_how *how, const char *who) {
+                   uint64_t submitted, unsigned user_flags, const admit_how *how, const char *who,
+                   crew_lane *lane) {
     if (n > UINT32_MAX)
         return enqueue_fail(who, p, CREW_ERANGE, n, CREW_HANDLE_NONE, how);
     bool open_new = group && group->slot == 0 && group->gen == 0;
@@ -229,7 +234,8 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
                             CREW_HANDLE_NONE, how);
     bool blocking = user_flags & CREW_TASK_BLOCKING, caller_runs = false, bounded = false;
     int rc = CREW_OK;
-    if (p->bounded.capacity && !blocking) {
+    bool start_runner = false;
+    if (p->bounded.capacity && !blocking && !lane) {
         if ((rc = admit(p, n, how, &caller_runs)) != CREW_OK)
             return enqueue_fail(who, p, rc, n, CREW_HANDLE_NONE, how);
         bounded = !caller_runs;
@@ -256,6 +262,8 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
         rc = CREW_ESHUTDOWN;
     else if (caller_runs)
         rc = CREW_OK;
+    else if (__builtin_expect(lane != NULL, 0))
+        start_runner = crew__lane_push(lane, t); /* cannot fail */
     else
         rc = blocking ? crew__blocking_push(p, t, n) : crew__sched_push(p, t, n);
     if (rc != CREW_OK) {
@@ -271,6 +279,11 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
     if (caller_runs) { /* back-pressure: the producer does the work it adds */
         for (size_t i = 0; i < n; i++)
             crew__run(p, &t[i]);
+        return CREW_OK;
+    }
+    if (lane) { /* its runner, if it needs a new one, is what the pool queues */
+        if (start_runner)
+            crew__lane_start(lane);
         return CREW_OK;
     }
     if (!blocking)
@@ -316,7 +329,7 @@ static int enqueue_tasks(crew_pool *p, crew_task *t, size_t n, crew_handle *grou
     for (size_t i = 0; i < n; i++)
         if (!t[i].fn)
             return rejected(p, crew__fail(CREW_EINVAL, "%s: task %zu's fn is NULL", who, i), n);
-    return rejected(p, enqueue(p, t, n, group, 0, stamp(p), flags, &admit_default, who), n);
+    return rejected(p, enqueue(p, t, n, group, 0, stamp(p), flags, &admit_default, who, NULL), n);
 }
 
 int crew_enqueue_tasks_ex(crew_pool *p, crew_task *t, size_t n, crew_handle *group,
@@ -327,7 +340,7 @@ int crew_enqueue_tasks_ex(crew_pool *p, crew_task *t, size_t n, crew_handle *gro
 int crew__enqueue_helpers(crew_pool *p, crew_task *t, size_t n, crew_handle *group) {
     static const admit_how how = {true, false, {0, 0}}; /* never wait for room */
     /* Not the caller's: not counted, and no detail (crew_parallel_* absorbs a failure). */
-    return enqueue(p, t, n, group, 0, stamp(p), 0, &how, NULL);
+    return enqueue(p, t, n, group, 0, stamp(p), 0, &how, NULL, NULL);
 }
 
 int crew_enqueue_tasks(crew_pool *p, crew_task *t, size_t n, crew_handle *group) {
@@ -343,7 +356,8 @@ int crew_enqueue_task(crew_pool *p, crew_task *t, crew_handle *group) {
 static inline __attribute__((always_inline)) int submit(crew_pool *p, crew_fn fn, void *arg,
                                                         uint32_t priority, unsigned flags,
                                                         crew_handle *group, const admit_how *how,
-                                                        uint64_t start_by, const char *who) {
+                                                        uint64_t start_by, const char *who,
+                                                        crew_lane *lane) {
     if (!p)
         return crew__fail(CREW_EINVAL, "%s: the pool is NULL", who);
     if (!fn)
@@ -370,7 +384,7 @@ static inline __attribute__((always_inline)) int submit(crew_pool *p, crew_fn fn
         ((crew__node *)t)->start_by = start_by;
         own |= CREW__TASK_DEADLINE;
     }
-    int rc = enqueue(p, t, 1, group, own, submitted, flags, how, who);
+    int rc = enqueue(p, t, 1, group, own, submitted, flags, how, who, lane);
     if (rc != CREW_OK)
         crew__node_release(p, t);
     return rejected(p, rc, 1);
@@ -416,7 +430,7 @@ static __attribute__((noinline)) int submit_grouped(crew_pool *p, crew_fn fn, vo
 /* crew_submit the long way (enqueue), out of line: its registers are not the fast path's. */
 static __attribute__((noinline)) int submit_slow(crew_pool *p, crew_fn fn, void *arg,
                                                  uint32_t priority, crew_handle *group) {
-    return submit(p, fn, arg, priority, 0, group, &admit_default, 0, "crew_submit");
+    return submit(p, fn, arg, priority, 0, group, &admit_default, 0, "crew_submit", NULL);
 }
 
 int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group) {
@@ -437,24 +451,31 @@ int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_han
 
 int crew_submit_ex(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, unsigned flags,
                    crew_handle *group) {
-    return submit(p, fn, arg, priority, flags, group, &admit_default, 0, "crew_submit_ex");
+    return submit(p, fn, arg, priority, flags, group, &admit_default, 0, "crew_submit_ex", NULL);
 }
 
 int crew_try_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group) {
     static const admit_how how = {true, false, {0, 0}};
-    return submit(p, fn, arg, priority, 0, group, &how, 0, "crew_try_submit");
+    return submit(p, fn, arg, priority, 0, group, &how, 0, "crew_try_submit", NULL);
 }
 
 int crew_submit_timed(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group,
                       unsigned timeout_ms) {
     admit_how how = {false, true, crew__deadline_after_ms(timeout_ms)};
-    return submit(p, fn, arg, priority, 0, group, &how, 0, "crew_submit_timed");
+    return submit(p, fn, arg, priority, 0, group, &how, 0, "crew_submit_timed", NULL);
 }
 
 int crew_submit_deadline(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, unsigned flags,
                          uint64_t start_by_ns, crew_handle *group) {
     return submit(p, fn, arg, priority, flags, group, &admit_default, start_by_ns,
-                  "crew_submit_deadline");
+                  "crew_submit_deadline", NULL);
+}
+
+int crew_lane_submit(crew_lane *l, crew_fn fn, void *arg, crew_handle *group) {
+    if (!l)
+        return crew__fail(CREW_EINVAL, "crew_lane_submit: the lane is NULL");
+    return submit(crew__lane_pool(l), fn, arg, 0, 0, group, &admit_default, 0,
+                  "crew_lane_submit", l);
 }
 
 uint64_t crew_now_ns(void) { return crew__now_ns(); }

@@ -27,6 +27,7 @@
 
 #include "atomic.h"
 #include "dispatch.h"
+#include "lane.h"
 #include "pool.h"
 #include "wait.h"
 #include "worker.h"
@@ -153,7 +154,9 @@ static void drop(crew_pool *p, crew_task *t, enum crew__end how) {
         crew__stats_dropped(p, how);
     if (flags & CREW__TASK_NODE)
         crew__node_release(p, t);
-    if (p->hooks.on_drop) {
+    if (__builtin_expect(fn == crew__lane_runner, 0)) {
+        crew__lane_runner_dropped(p, arg); /* a lane's runner: its lane's tasks go with it */
+    } else if (p->hooks.on_drop) {
         crew__frame frame = {p, crew__tls_frame, crew__tls_frame ? crew__tls_frame->depth + 1 : 1,
                              {slot, 0}, crew__sched_mark(p, crew__self(p))};
         if (slot != 0) { /* the group is open: t is unfinished. Relaxed: as in call() */

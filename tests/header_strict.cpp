@@ -37,6 +37,16 @@ int use_every_part_of_crew_hpp() {
         std::fprintf(stderr, "%s (%d)\n", e.what(), e.code());
     }
 
+    crew::lane strand(p);
+    crew::lane wide(p, 4u);
+    strand.post([] {});
+    auto e = strand.submit([](int x) { return x; }, 5);
+    auto f = wide.submit([] {});
+    crew::lane moved(std::move(wide));
+    wide = std::move(moved);
+    (void)e.get();
+    f.get();
+
     std::vector<int> v(100);
     crew::parallel_for(p, 0, v.size(), [&](std::size_t i) { v[i] = int(i); });
     crew::parallel_for(p, 0, v.size(), [&](std::size_t lo, std::size_t hi) { v[lo] = int(hi); }, 8);

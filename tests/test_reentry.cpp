@@ -107,6 +107,18 @@ void exercise(Ctx *c, Where w) {
     }
     expect_in(c, w, "crew_cancelled", crew_cancelled(), {0, 1});
 
+    // A lane: its tasks, then its destruction, which waits for them (helping from a frame of
+    // the pool or a hook, where its runner may be queued behind the caller).
+    crew_lane *lane = nullptr;
+    rc = crew_lane_create(p, 2, &lane);
+    if (!shut(rc))
+        expect_in(c, w, "crew_lane_create", rc, {CREW_OK});
+    if (rc == CREW_OK) {
+        for (int i = 0; i < 3; i++)
+            submitted(c, w, "crew_lane_submit", crew_lane_submit(lane, count_task, c, nullptr));
+        expect_in(c, w, "crew_lane_destroy", crew_lane_destroy(lane), {CREW_OK});
+    }
+
     rc = crew_resize(p, crew_size(p));
     if (!shut(rc))
         expect_in(c, w, "crew_resize", rc, {CREW_OK});

@@ -1,0 +1,312 @@
+/*
+ * lane.c -- lanes: serial (strand) and bounded-concurrency queues of tasks on a shared pool
+ * (crew_lane_create, crew_lane_destroy; crew_lane_submit is submit.c's, which accepts the task
+ * like any other and hands it to crew__lane_push).
+ *
+ * DESIGN. A lane is a FIFO of accepted tasks under a small spinlock, plus the number of its
+ * runners that are queued or running ("active"). A runner is an ordinary pool task (a node of
+ * submit.c's, function crew__lane_runner, no group, priority 0) that pops the lane's tasks in
+ * order and runs each as the pool runs any task (crew__run: its group's frame, cancellation,
+ * statistics). A submission that appends a task and finds fewer than max_concurrency runners
+ * active counts one more and queues a new runner; a runner that finds the lane empty counts
+ * itself out in the same critical section, so a task is never left in a lane without a runner
+ * (the race between the last runner leaving and a new submission is decided by the lock). The
+ * tasks start in submission order (the pops are ordered by the lock) and at most
+ * max_concurrency run at once (one per active runner). An idle lane holds no thread and no
+ * task: 48 bytes.
+ *
+ * Fairness: a runner runs at most CREW__LANE_BATCH tasks, then, if more wait, queues itself
+ * again behind the pool's other tasks and returns its thread; runners always go to the pool's
+ * shared queue (STEAL: the external slots, FIFO; PER_WORKER: round robin), never to the
+ * worker's own deque, where it would be taken again at once. So busy lanes and plain tasks
+ * take turns through the pool's queue. A runner also steps back (queues itself again) when the
+ * pool is paused, seen under the lane's lock so that a task submitted after crew_pause returned
+ * does not start before crew_resume, and when resize has marked its worker.
+ *
+ * Each task is counted in its group and in the pool's pending count from crew_lane_submit on,
+ * so crew_wait, crew_wait_all and crew_shutdown(CREW_DRAIN) wait for tasks still in a lane;
+ * each runner is counted in pending too while it is queued or runs (not in the statistics, nor
+ * in any group). Tasks of a cancelled group are dropped when their runner comes to them, as
+ * the work-stealing deques' are. A cancelling shutdown drops the runners that are queued, and
+ * a dropped runner drops its lane's waiting tasks (crew__lane_runner_dropped); a runner that
+ * is running drops the rest instead of running them.
+ */
+#include <sched.h>
+#include <stdlib.h>
+
+#include "atomic.h"
+#include "lane.h"
+#include "pool.h"
+#include "worker.h"
+
+/* crew_lane_destroy waiting for a lane's runners: done is set, and cv signalled, by the runner
+ * that counts the last one out, with pool->lock held. */
+typedef struct lane_waiter {
+    pthread_cond_t cv;
+    bool done; /* pool->lock */
+} lane_waiter;
+
+struct crew_lane {
+    crew_pool *pool; /* fixed */
+    /* The spinlock guarding the fields below (its critical sections are a few stores). Acquire
+     * on taking it, release on giving it back: every field below is read and written under
+     * it. */
+    atomic_int lock;
+    unsigned max;           /* fixed: max_concurrency */
+    unsigned active;        /* lock: runners queued or running */
+    crew_task *head, *tail; /* lock: the waiting tasks, linked by crew_private_.qnext */
+    lane_waiter *destroyer; /* lock: crew_lane_destroy, waiting for active to reach 0 */
+};
+
+/* The lanes whose runners run on this thread (a runner's task may wait and help, so runners
+ * nest): crew_lane_destroy from one of them would wait for itself. */
+typedef struct lane_frame {
+    const crew_lane *lane;
+    struct lane_frame *up;
+} lane_frame;
+static CREW__TLS lane_frame *tls_lane;
+
+static void lane_lock(crew_lane *l) {
+    for (unsigned i = 0;; i++) {
+        int expected = 0;
+        /* Relaxed look first; acquire on success: pairs with lane_unlock's release. */
+        if (crew__load_relaxed(&l->lock) == 0 && crew__cas_acquire(&l->lock, &expected, 1))
+            return;
+        if (i < 64)
+            crew__cpu_relax();
+        else
+            sched_yield(); /* the holder may be preempted: let it run */
+    }
+}
+
+static void lane_unlock(crew_lane *l) {
+    crew__store_release(&l->lock, 0); /* release: publishes the critical section */
+}
+
+/* A runner counts itself out (lock held). Returns the destroyer to wake, if this was the last
+ * runner and crew_lane_destroy waits: from here on the lane may be freed. */
+static lane_waiter *leave_locked(crew_lane *l) {
+    return --l->active == 0 ? l->destroyer : NULL;
+}
+
+static void wake_destroyer(crew_pool *p, lane_waiter *w) {
+    if (!w)
+        return;
+    pthread_mutex_lock(&p->lock);
+    w->done = true;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&p->lock);
+}
+
+crew_pool *crew__lane_pool(const crew_lane *l) { return l->pool; }
+
+/* Count runner r (a node) for lane l in pending and queue it behind the pool's queued tasks
+ * (see the top of this file). Returns false if the pool had no memory to queue it: r is then
+ * counted but not queued, for the caller to run or to give back. l is not read after the push:
+ * the runner may finish, and the lane be freed, at once. */
+static bool queue_runner(crew_pool *p, crew_lane *l, crew_task *r) {
+    r->fn = crew__lane_runner;
+    r->arg = l;
+    r->priority = 0;
+    r->crew_flags_ = CREW__TASK_NODE;
+    r->crew_private_.slot = 0;
+    crew__pending_add(p, crew__self(p), 1);
+    if (p->sched.ops->push(p, NULL, r, 1) != CREW_OK)
+        return false;
+    crew__notify_work(p, 1, 0);
+    return true;
+}
+
+bool crew__lane_push(crew_lane *l, crew_task *t) {
+    t->crew_private_.qnext = NULL;
+    lane_lock(l);
+    if (l->tail)
+        l->tail->crew_private_.qnext = t;
+    else
+        l->head = t;
+    l->tail = t;
+    bool start = l->active < l->max;
+    if (start)
+        l->active++;
+    lane_unlock(l);
+    return start;
+}
+
+void crew__lane_start(crew_lane *l) {
+    crew_pool *p = l->pool;
+    crew_task *r = crew__node_get(p);
+    if (r && queue_runner(p, l, r))
+        return;
+    /* No memory for the runner's node, or to queue it: this thread is the runner, now (the
+     * lane's tasks are accepted and must run), as CREW_FULL_CALLER_RUNS runs a task in its
+     * submitter. */
+    if (r)
+        crew__run(p, r); /* counted in pending by queue_runner: run as the task it is */
+    else
+        crew__lane_runner(l);
+}
+
+/* Has resize marked the worker running this runner? (Relaxed: its own state.) */
+static bool marked(crew_pool *p) {
+    crew__worker *w = crew__self(p);
+    return w && crew__load_relaxed(&w->state) != CREW__W_RUNNING;
+}
+
+void crew__lane_runner(void *arg) {
+    crew_lane *l = arg;
+    crew_pool *p = l->pool;
+    lane_frame frame = {l, tls_lane};
+    tls_lane = &frame;
+    bool may_step_back = true;
+    for (unsigned k = 0;; k++) {
+        lane_lock(l);
+        crew_task *t = l->head;
+        if (!t) {
+            lane_waiter *w = leave_locked(l);
+            lane_unlock(l);
+            wake_destroyer(p, w);
+            break;
+        }
+        /* Relaxed paused, read under the lane's lock: a task submitted after crew_pause
+         * returned was appended under this lock, so a runner that pops it reads paused after
+         * the store (coherence), and steps back instead of starting it. */
+        if (may_step_back &&
+            (k >= CREW__LANE_BATCH || crew__load_relaxed(&p->paused) || marked(p))) {
+            lane_unlock(l);
+            crew_task *r = crew__node_get(p);
+            if (r && queue_runner(p, l, r))
+                break; /* this runner's count goes to the new one; l is not read again */
+            if (r) {
+                crew__tasks_finished(p, 0, 1, CREW__RAN); /* counted by queue_runner */
+                crew__node_release(p, r);
+            }
+            may_step_back = false; /* no memory: this runner carries on */
+            continue;
+        }
+        l->head = t->crew_private_.qnext;
+        if (!l->head)
+            l->tail = NULL;
+        lane_unlock(l);
+        if (crew__load_relaxed(&p->cancelling)) /* relaxed: see crew_pool */
+            crew__task_dropped(p, t, true);
+        else
+            crew__run(p, t);
+    }
+    tls_lane = frame.up;
+}
+
+void crew__lane_runner_dropped(crew_pool *p, void *arg) {
+    crew_lane *l = arg;
+    lane_frame frame = {l, tls_lane};
+    tls_lane = &frame;
+    for (;;) {
+        lane_lock(l);
+        crew_task *t = l->head;
+        l->head = l->tail = NULL;
+        if (!t) {
+            lane_waiter *w = leave_locked(l);
+            lane_unlock(l);
+            wake_destroyer(p, w);
+            break;
+        }
+        lane_unlock(l);
+        while (t) {
+            crew_task *next = t->crew_private_.qnext;
+            crew__task_dropped(p, t, true);
+            t = next;
+        }
+    }
+    tls_lane = frame.up;
+}
+
+int crew_lane_create(crew_pool *p, unsigned max_concurrency, crew_lane **out) {
+    if (!p)
+        return crew__fail(CREW_EINVAL, "crew_lane_create: the pool is NULL");
+    if (!out)
+        return crew__fail(CREW_EINVAL, "crew_lane_create: out is NULL");
+    if (max_concurrency == 0)
+        return crew__fail(CREW_EINVAL,
+                          "crew_lane_create: max_concurrency is 0; a lane runs at least 1 task "
+                          "at a time (1 makes a serial lane, a strand)");
+    if (crew__forked(p))
+        return crew__fail(CREW_EFORKED, "crew_lane_create: " CREW__FORKED_DETAIL);
+    if (crew__load_seq_cst(&p->state) != CREW__OPEN) /* seq_cst: see struct crew_pool */
+        return crew__fail(CREW_ESHUTDOWN, "crew_lane_create: the pool is shutting down or shut "
+                                          "down; it accepts no more tasks");
+    crew_lane *l = calloc(1, sizeof *l);
+    if (!l)
+        return crew__fail(CREW_ENOMEM, "crew_lane_create: out of memory for the lane");
+    l->pool = p;
+    crew__atomic_init(&l->lock, 0);
+    l->max = max_concurrency;
+    *out = l;
+    return CREW_OK;
+}
+
+/* May this thread run any queued task while it waits? (As wait.c's helpers: not too deep, and
+ * not on a worker that resize marked.) */
+static bool may_help(crew_pool *p) {
+    unsigned depth = crew__tls_frame ? crew__tls_frame->depth : 0;
+    return depth < CREW__HELP_DEPTH_MAX && !marked(p);
+}
+
+/* Wait until w is done. From a task of the pool (a runner of the lane may be queued behind
+ * the very task that waits, on the only worker) or its on_start or on_stop (which may hold up
+ * the only worker), the caller runs queued tasks meanwhile and looks again every millisecond;
+ * from any other thread, it sleeps. */
+static void wait_for_runners(crew_pool *p, lane_waiter *w) {
+    bool help = crew__in_task_of(p) || crew__tls_hook == p;
+    for (;;) {
+        pthread_mutex_lock(&p->lock);
+        while (!help && !w->done)
+            pthread_cond_wait(&w->cv, &p->lock);
+        bool done = w->done;
+        pthread_mutex_unlock(&p->lock);
+        if (done)
+            return;
+        bool retry = false;
+        crew_task *t = may_help(p) ? crew__sched_take(p, &retry) : NULL;
+        if (t) {
+            if (!crew__held_by_pause(p, t))
+                crew__run(p, t);
+            continue;
+        }
+        if (crew__tls_pushed_back)
+            crew__notify_pushed_back(p);
+        if (retry)
+            continue;
+        struct timespec deadline = crew__deadline_after_ms(1);
+        pthread_mutex_lock(&p->lock);
+        if (!w->done)
+            pthread_cond_timedwait(&w->cv, &p->lock, &deadline);
+        pthread_mutex_unlock(&p->lock);
+    }
+}
+
+int crew_lane_destroy(crew_lane *l) {
+    if (!l)
+        return CREW_OK;
+    crew_pool *p = l->pool;
+    if (crew__forked(p))
+        return crew__fail(CREW_EFORKED, "crew_lane_destroy: " CREW__FORKED_DETAIL);
+    for (const lane_frame *f = tls_lane; f; f = f->up)
+        if (f->lane == l)
+            return crew__fail(CREW_EDEADLK,
+                              "crew_lane_destroy: called from a task of the lane itself, which "
+                              "cannot finish before this call returns; destroy it from "
+                              "elsewhere");
+    lane_waiter w = {.done = false};
+    if (crew__cond_init_monotonic(&w.cv) != 0)
+        return crew__fail(CREW_ENOMEM, "crew_lane_destroy: out of memory for a condition "
+                                       "variable to wait on; the lane is left as it was");
+    lane_lock(l);
+    bool idle = l->active == 0;
+    if (!idle)
+        l->destroyer = &w;
+    lane_unlock(l);
+    if (!idle)
+        wait_for_runners(p, &w);
+    pthread_cond_destroy(&w.cv);
+    free(l);
+    return CREW_OK;
+}

@@ -1,0 +1,31 @@
+/*
+ * lane.h -- lanes (lane.c): serial and bounded-concurrency queues of tasks on a shared pool.
+ * submit.c accepts a lane's task (group, pending count, statistics, as for any task) and hands
+ * it to the lane here; worker.c's drop hands a dropped runner back here.
+ */
+#ifndef CREW_LANE_H
+#define CREW_LANE_H
+
+#include "base.h"
+
+/* A runner runs at most this many of its lane's tasks, then, if more wait, queues itself again
+ * behind the pool's other tasks (the fairness rule: round robin through the pool's queue). */
+#define CREW__LANE_BATCH 16u
+
+/* Append accepted task t (already counted in its group and in pending) to lane l. Returns true
+ * if the lane needs one more runner: the caller then calls crew__lane_start once the
+ * submission's bookkeeping is done (the lane counts that runner already). */
+bool crew__lane_push(crew_lane *l, crew_task *t);
+/* Start the runner that crew__lane_push asked for: a task queued on the pool or, without
+ * memory for one, this thread runs the lane's tasks itself. */
+void crew__lane_start(crew_lane *l);
+/* The pool of l. */
+crew_pool *crew__lane_pool(const crew_lane *l);
+/* The function of a runner task (arg: its lane): worker.c's drop recognises runners by it. */
+void crew__lane_runner(void *arg);
+/* A queued runner of lane arg was dropped (a cancelling shutdown, or a full queue's
+ * CREW_FULL_DROP_OLDEST): the tasks waiting in its lane are dropped with it, each reported as
+ * any dropped task. Called by drop() in place of on_drop. */
+void crew__lane_runner_dropped(crew_pool *p, void *arg);
+
+#endif /* CREW_LANE_H */
