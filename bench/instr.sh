@@ -4,7 +4,8 @@
 # a few tasks, divided by the difference (start-up and teardown cancel out). Polling by idle
 # threads counts too, as it does on the machine. One run each: counts vary by a few percent
 # with thread interleaving, not by the machine's load.
-#   bench/instr.sh [--quick] [peer ...]      (default: crew's strategies and the peers)
+#   bench/instr.sh [--quick] [peer ...]      (default: crew's strategies, crew's tasks through
+#                                             a lane (crew-lane), and the peers)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=build/release/bench/bench_peers
@@ -15,7 +16,7 @@ if [ "${1:-}" = "--quick" ]; then
 fi
 peers=("$@")
 [ ${#peers[@]} -gt 0 ] || peers=(crew crew-shared crew-shared-spin crew-lockfree crew-per-worker
-    openmp onetbb boost.asio glib textbook)
+    crew-lane openmp onetbb boost.asio glib textbook)
 command -v valgrind >/dev/null || {
     echo "valgrind is not installed: instruction counts skipped"
     exit 0

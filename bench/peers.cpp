@@ -224,15 +224,21 @@ void check(int rc, const char *what) {
 }
 
 // crew with its default scheduler ("crew"), or one named strategy ("crew-shared",
-// "crew-shared-spin", "crew-lockfree", "crew-per-worker", "crew-steal").
+// "crew-shared-spin", "crew-lockfree", "crew-per-worker", "crew-steal"); or crew with its
+// default scheduler whose empty tasks go another way, for bench/instr.sh to price that way
+// against a plain crew_submit: through one lane of as many tasks at once as threads
+// ("crew-lane").
+enum class EmptyVia { submit, lane };
+
 class CrewPeer : public Peer {
     crew_pool *p_ = nullptr;
     std::string name_;
+    EmptyVia via_;
 
 public:
     explicit CrewPeer(const std::string &name = "crew", unsigned sched = CREW_SCHED_DEFAULT,
-                      unsigned lock = CREW_LOCK_MUTEX)
-        : name_(name) {
+                      unsigned lock = CREW_LOCK_MUTEX, EmptyVia via = EmptyVia::submit)
+        : name_(name), via_(via) {
         crew_config cfg;
         crew_config_init(&cfg);
         cfg.threads = g_threads;
@@ -243,11 +249,21 @@ public:
     ~CrewPeer() override { crew_destroy(p_); }
     const char *name() const override { return name_.c_str(); }
     double empty(long n) override {
+        crew_lane *lane = nullptr;
+        if (via_ == EmptyVia::lane)
+            check(crew_lane_create(p_, g_threads, &lane), "crew_lane_create");
         double t = now();
-        for (long i = 0; i < n; i++)
-            check(crew_submit(p_, empty_fn, nullptr, 0, nullptr), "submit");
+        if (lane)
+            for (long i = 0; i < n; i++)
+                check(crew_lane_submit(lane, empty_fn, nullptr, nullptr), "lane submit");
+        else
+            for (long i = 0; i < n; i++)
+                check(crew_submit(p_, empty_fn, nullptr, 0, nullptr), "submit");
         check(crew_wait_all(p_), "wait_all");
-        return now() - t;
+        t = now() - t;
+        if (lane)
+            check(crew_lane_destroy(lane), "crew_lane_destroy");
+        return t;
     }
     double forkjoin(long rounds) override {
         std::vector<LcgArg> args(g_threads);
@@ -728,6 +744,9 @@ std::unique_ptr<Peer> make_peer(const std::string &name) {
         return std::make_unique<CrewPeer>(name, CREW_SCHED_SHARED_LOCKFREE);
     if (name == "crew-per-worker")
         return std::make_unique<CrewPeer>(name, CREW_SCHED_PER_WORKER);
+    if (name == "crew-lane")
+        return std::make_unique<CrewPeer>(name, CREW_SCHED_DEFAULT, CREW_LOCK_MUTEX,
+                                          EmptyVia::lane);
 #ifdef CREW_HAVE_OPENMP
     if (name == "openmp")
         return std::make_unique<OmpPeer>();
@@ -781,7 +800,8 @@ int main(int argc, char **argv) {
             std::fprintf(stderr,
                          "usage: %s [-w empty,forkjoin,fib,matmul,wakeup,skynet] [-p crew,openmp,"
                          "onetbb,boost.asio,glib,textbook,thread/task,crew-steal,crew-shared,"
-                         "crew-shared-spin,crew-lockfree,crew-per-worker] [-r repeats] [-t threads] "
+                         "crew-shared-spin,crew-lockfree,crew-per-worker,crew-lane] [-r repeats] "
+                         "[-t threads] "
                          "[-n empty_tasks] [-R rounds] [-f fib_n] [-m matmuls] "
                          "[-D skynet_depth: 10^D leaves, 6] [-c out.csv] [-S summary.md]\n",
                          argv[0]);
