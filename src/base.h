@@ -26,6 +26,7 @@
                                  until it starts or is dropped */
 #define CREW__TASK_DEADLINE 16u /* a crew__node with a start-by time (crew_submit_deadline) */
 #define CREW__TASK_BLOCKING 32u /* queued for the blocking threads (CREW_TASK_BLOCKING) */
+#define CREW__TASK_NOTIFY 64u /* a completion callback (crew_notify): never dropped (notify.c) */
 
 /* A timed task's clock readings, in crew_task's private fields (whose public names are fixed
  * by crew.h): when its submission began (ns, crew_now_ns's clock), and how long acceptance

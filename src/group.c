@@ -52,6 +52,7 @@ static uint32_t new_slot(crew__slotmap *m) {
             crew__atomic_init(&c[i].next_free, 0u);
             crew__ec_init(&c[i].waiters);
             crew__atomic_init(&c[i].scattered, 0u);
+            crew__atomic_init(&c[i].notify, NULL);
         }
         /* Release: publish the initialised chunk; pairs with the acquire in crew__slot_at. */
         crew__store_release(&m->chunk[k], c);
@@ -151,7 +152,7 @@ void crew__group_abandon(crew__slotmap *m, uint32_t slot, crew__slot_cache *cach
 }
 
 bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, enum crew__end how,
-                      crew__slot_cache *cache) {
+                      crew__slot_cache *cache, crew_task **notify) {
     crew__slot *sl = crew__slot_at(m, slot);
     /* The group is open (this is its task), so the generation read is its own. Relaxed: the
      * release of our decrement below orders it before the group's end. */
@@ -163,10 +164,17 @@ bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, enum crew__en
     }
     /* Release: everything the task did happens-before a waiter that acquires the count it
      * leaves; acquire: the last decrement also synchronises with all earlier ones, so the
-     * generation store below carries them all. Pairs with crew__group_status. */
-    uint64_t prev = crew__fetch_sub_acq_rel(&sl->state, (uint64_t)n);
+     * generation store below carries them all. Pairs with crew__group_status. Seq_cst, not
+     * just acq_rel: the decrement to 0 is the finisher's half of crew_notify's protocol (the
+     * same instruction on x86-64 and AArch64). */
+    uint64_t prev = crew__fetch_sub_seq_cst(&sl->state, (uint64_t)n);
     if (crew__open_of(prev) != n)
         return false;
+    /* Callbacks to run, taken before the slot can pass to a later group. Seq_cst: see
+     * crew__slot.notify; the exchange, because a registrant that saw the decrement may be
+     * taking the list too (each callback goes to exactly one of them). */
+    if (__builtin_expect(crew__load_seq_cst(&sl->notify) != NULL, 0))
+        *notify = crew__exchange_seq_cst(&sl->notify, NULL);
     /* A group that lost tasks keeps its slot, at its generation with no task open, so its
      * handle reports CREW_ECANCELED for as long as the pool lives, to waiters however late
      * (handles are plain values: there is no telling when the last one is dropped). This
@@ -213,11 +221,18 @@ int crew__slotmap_init(crew__slotmap *m) {
     crew__atomic_init(&m->free_head, 0u);
     for (unsigned k = 0; k < CREW__SLOT_CHUNKS; k++)
         crew__atomic_init(&m->chunk[k], NULL);
-    return pthread_mutex_init(&m->grow_lock, NULL) == 0 ? CREW_OK : CREW_ENOMEM;
+    if (pthread_mutex_init(&m->grow_lock, NULL) != 0)
+        return CREW_ENOMEM;
+    if (pthread_mutex_init(&m->notify_lock, NULL) != 0) {
+        pthread_mutex_destroy(&m->grow_lock);
+        return CREW_ENOMEM;
+    }
+    return CREW_OK;
 }
 
 void crew__slotmap_free(crew__slotmap *m) {
     pthread_mutex_destroy(&m->grow_lock);
+    pthread_mutex_destroy(&m->notify_lock);
     for (unsigned k = 0; k < CREW__SLOT_CHUNKS; k++) {
         free(crew__load_relaxed(&m->chunk[k]));
         crew__store_relaxed(&m->chunk[k], NULL);
