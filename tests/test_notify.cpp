@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common.h"
+#include "crew.hpp"
 
 using crewtest::Gate;
 using crewtest::make_pool;
@@ -584,6 +585,65 @@ TEST(Notify, BadInputIsRefused) {
     EXPECT_EQ(tasks.load(), 2) << "a refused callback ran";
     crew_destroy(other);
     crew_destroy(p);
+}
+
+// C++: crew::group::on_done and crew::pool::notify; exceptions reach pool::on_error.
+TEST(NotifyCpp, GroupOnDoneRunsAfterTheTasks) {
+    crew::options o;
+    o.threads = 2;
+    crew::pool p(o);
+    std::atomic<int> ran{0}, done_calls{0}, seen_at_done{-1};
+    {
+        crew::group g(p);
+        for (int i = 0; i < 50; i++)
+            g.run([&] { ran.fetch_add(1); });
+        g.on_done([&] {
+            seen_at_done.store(ran.load());
+            done_calls.fetch_add(1);
+        });
+        g.wait();
+    }
+    p.wait(); // the callback is accepted work
+    EXPECT_EQ(done_calls.load(), 1);
+    EXPECT_EQ(seen_at_done.load(), 50);
+    crew::group empty(p);
+    empty.on_done([&] { done_calls.fetch_add(1); }); // nothing run: done already
+    p.wait();
+    EXPECT_EQ(done_calls.load(), 2);
+}
+
+TEST(NotifyCpp, ExceptionsGoToTheErrorHandler) {
+    crew::options o;
+    o.threads = 2;
+    crew::pool p(o);
+    std::mutex m;
+    std::vector<std::string> errors;
+    p.on_error([&](std::exception_ptr e) {
+        try {
+            std::rethrow_exception(e);
+        } catch (const std::exception &x) {
+            std::lock_guard<std::mutex> lk(m);
+            errors.push_back(x.what());
+        }
+    });
+    crew::group g(p);
+    g.run([] {});
+    g.on_done([] { throw std::runtime_error("from on_done"); });
+    g.wait();
+    crew_handle h = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit(p.native(), [](void *) {}, nullptr, 0, &h), CREW_OK);
+    std::atomic<int> wait_rc{1};
+    p.notify(h, [&] {
+        wait_rc.store(crew_wait(p.native(), h));
+        throw std::runtime_error("from notify");
+    });
+    p.wait();
+    EXPECT_EQ(wait_rc.load(), CREW_OK);
+    std::lock_guard<std::mutex> lk(m);
+    ASSERT_EQ(errors.size(), 2u);
+    EXPECT_TRUE((errors[0] == "from on_done" && errors[1] == "from notify") ||
+                (errors[1] == "from on_done" && errors[0] == "from notify"));
+    EXPECT_THROW(p.notify(CREW_HANDLE_NONE, [] {}), crew::error);
 }
 
 } // namespace
