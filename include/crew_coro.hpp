@@ -43,6 +43,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <variant> // std::monostate
 
 namespace crew {
 

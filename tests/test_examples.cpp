@@ -3,6 +3,7 @@
 // slow clients timed out, many concurrent clients on a 2-thread pool, and a clean exit; in both
 // the crew-pool mode and the thread-per-connection mode. Traffic stays on 127.0.0.1.
 // notify_epoll: completions reach an epoll loop through crew_notify, each exactly once.
+// coro_fib (with C++20 coroutines): the coroutine fib agrees with the C one.
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
@@ -290,6 +291,16 @@ TEST(Examples, NotifyEpollHandsCompletionsToTheLoop) {
     EXPECT_EQ(run("notify_epoll -n 0", out), 2);
     EXPECT_NE(out.find("usage: notify_epoll"), std::string::npos) << out;
 }
+
+#ifdef CREW_CORO_EXAMPLE
+TEST(Examples, CoroFibMatchesTheCVersion) {
+    std::string out;
+    ASSERT_EQ(run("coro_fib -n 15 -t 2 -r 2", out), 0) << out;
+    EXPECT_NE(out.find("fib(15) = 610 (coroutines), 610 (C spawn-and-wait)"), std::string::npos)
+        << out;
+    EXPECT_EQ(run("coro_fib -n 0", out), 2);
+}
+#endif
 
 TEST(Examples, HasherHashesEveryFileTheSameOnAnyPoolSize) {
     char tmpl[] = "/tmp/crew-hasher-XXXXXX";
