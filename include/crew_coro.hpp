@@ -158,9 +158,9 @@ struct driver {
             // Not symmetric transfer: once on_end has run, the owner may free this frame from
             // another thread at any moment, so nothing may touch it after (a handle returned
             // for transfer may be kept in the frame by the compiler).
-            void await_suspend(std::coroutine_handle<promise_type> h) noexcept {
-                void (*f)(void *) = h.promise().on_end;
-                f(h.promise().ctx);
+            void await_suspend(std::coroutine_handle<promise_type> self) noexcept {
+                void (*f)(void *) = self.promise().on_end;
+                f(self.promise().ctx);
             }
             void await_resume() const noexcept {}
         };
