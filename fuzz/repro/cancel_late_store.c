@@ -45,8 +45,8 @@ static void hook(void *where) {
     crew__group_done(&m, 1, 1, CREW__RAN, NULL, &cbs); /* A's only task finishes normally */
     if (crew__group_open(&m, 2, &b, NULL) != CREW_OK) /* B opens with 2 tasks; reuses slot 1 */
         abort();
-    crew__group_done(&m, b.slot, 1, CREW__LOST, NULL, &cbs); /* B loses a task (shutdown, drop-oldest, or
-                                                     crew_cancel(B)'s queue sweep) */
+    /* B loses a task (shutdown, drop-oldest, or crew_cancel(B)'s queue sweep) */
+    crew__group_done(&m, b.slot, 1, CREW__LOST, NULL, &cbs);
     printf("B = {slot %u, gen %u}, cancelled_gen = %u before the late store\n", b.slot, b.gen,
            (unsigned)atomic_load(&crew__slot_at(&m, b.slot)->cancelled_gen));
 }
