@@ -73,6 +73,10 @@ typedef struct crew__slotmap {
     /* crew_notify's registrations, one at a time, so that a slot's callback list only ever
      * holds callbacks of one generation (notify.c). Never taken by a finisher. */
     pthread_mutex_t notify_lock;
+    /* Fixed after init (pool.c): what queues a finished group's callbacks, and its first
+     * argument (the pool). A function pointer keeps group.c free of the pool's code. */
+    void (*on_notify)(void *owner, crew_task *list);
+    void *owner;
     /* Fixed: this pool's tag, 1..CREW__POOL_TAGS, in the top bits of its handles' slot field,
      * so a handle given to another pool is refused (submit.c assigns it: distinct among the
      * pools alive at once, up to CREW__POOL_TAGS of them). */
@@ -146,10 +150,10 @@ enum crew__end {
     CREW__EXPIRED = 2 /* dropped: their start-by time passed */
 };
 /* n tasks of slot ended as `how` says. Returns true if the group finished (its open count
- * reached 0); then, if callbacks were registered on it (crew_notify), *notify receives their
- * list, taken off the slot before the slot can be reused (else *notify is left as it was). */
+ * reached 0); callbacks registered on it (crew_notify) are then taken off the slot, before the
+ * slot can be reused, and handed to m->on_notify. */
 bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, enum crew__end how,
-                      crew__slot_cache *cache, crew_task **notify);
+                      crew__slot_cache *cache);
 /* Cancel an open group: its tasks not yet started will be dropped. CREW_OK or CREW_ESTALE. */
 int crew__group_cancel(crew__slotmap *m, crew_handle h);
 /* The group's status without the lock: 1 = still open, CREW_OK = finished, CREW_ECANCELED,

@@ -30,7 +30,8 @@
 #include "pool.h"
 #include "worker.h"
 
-void crew__notify_queue(crew_pool *p, crew_task *list) {
+void crew__notify_queue(void *pool, crew_task *list) {
+    crew_pool *p = pool;
     /* The stack holds the newest registration first: queue the oldest first. */
     crew_task *fifo = NULL;
     while (list) {

@@ -77,9 +77,7 @@ static void pending_sub(crew_pool *p, size_t n) {
 
 void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end how) {
     crew__worker *w = crew__self(p);
-    crew_task *notify = NULL;
-    if (slot != 0 &&
-        crew__group_done(&p->groups, slot, (uint32_t)n, how, w ? &w->slots : NULL, &notify)) {
+    if (slot != 0 && crew__group_done(&p->groups, slot, (uint32_t)n, how, w ? &w->slots : NULL)) {
         /* The group's final state is the event its waiters look for. A slot reused
          * meanwhile only costs a spurious wake-up. */
         if (crew__ec_sleepers(&crew__slot_at(&p->groups, slot)->waiters)) {
@@ -87,8 +85,6 @@ void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end 
             crew__ec_broadcast_locked(&p->wait_cv);
             pthread_mutex_unlock(&p->lock);
         }
-        if (__builtin_expect(notify != NULL, 0)) /* crew_notify's callbacks: queue them */
-            crew__notify_queue(p, notify);
     }
     if (w) { /* a worker: batch the shared decrement (see crew__worker) */
         size_t credit = crew__load_relaxed(&w->credit) + n; /* relaxed: the owner's own */

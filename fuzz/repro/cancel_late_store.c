@@ -35,18 +35,17 @@ static void hook(void *where);
 static crew__slotmap m;
 static void *armed; /* the cancelled_gen word whose next store is crew_cancel's late one */
 static crew_handle b;
-static crew_task *cbs; /* crew__group_done's callback list (none here) */
 
 static void hook(void *where) {
     if (where != armed)
         return;
     armed = NULL;
     /* Here crew__group_cancel(A) has checked that A is open, and is about to store. */
-    crew__group_done(&m, 1, 1, CREW__RAN, NULL, &cbs); /* A's only task finishes normally */
+    crew__group_done(&m, 1, 1, CREW__RAN, NULL);     /* A's only task finishes normally */
     if (crew__group_open(&m, 2, &b, NULL) != CREW_OK) /* B opens with 2 tasks; reuses slot 1 */
         abort();
-    /* B loses a task (shutdown, drop-oldest, or crew_cancel(B)'s queue sweep) */
-    crew__group_done(&m, b.slot, 1, CREW__LOST, NULL, &cbs);
+    crew__group_done(&m, b.slot, 1, CREW__LOST, NULL); /* B loses a task (shutdown, drop-oldest, or
+                                                     crew_cancel(B)'s queue sweep) */
     printf("B = {slot %u, gen %u}, cancelled_gen = %u before the late store\n", b.slot, b.gen,
            (unsigned)atomic_load(&crew__slot_at(&m, b.slot)->cancelled_gen));
 }
@@ -61,7 +60,7 @@ int main(void) {
            (unsigned)atomic_load(&crew__slot_at(&m, a.slot)->cancelled_gen));
     if (b.slot != a.slot)
         return 2; /* B did not reuse A's slot: the scenario did not happen */
-    crew__group_done(&m, b.slot, 1, CREW__RAN, NULL, &cbs); /* B's other task finishes normally */
+    crew__group_done(&m, b.slot, 1, CREW__RAN, NULL); /* B's other task finishes normally */
     int st = crew__group_status(&m, b);          /* what crew_wait(B) returns */
     printf("crew_wait(B) would return %d (%s); B lost a task, so CREW_ECANCELED (%d) is due\n", st,
            st == CREW_OK ? "CREW_OK" : st == CREW_ECANCELED ? "CREW_ECANCELED" : "?", CREW_ECANCELED);
