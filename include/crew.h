@@ -11,18 +11,19 @@
  * crew_last_error() the calling thread's last failure in detail (which argument, which limit).
  *
  * Who may call what, concurrently:
- *   - crew_submit, crew_enqueue_*, crew_wait, crew_wait_all, crew_size and crew_resize may be
- *     called from any thread, including from inside a running task, at the same time.
+ *   - crew_submit, crew_enqueue_*, crew_wait, crew_wait_all, crew_notify, crew_size and
+ *     crew_resize may be called from any thread, including from inside a running task, at the
+ *     same time.
  *   - crew_shutdown may run concurrently with all of the above (they then fail with
  *     CREW_ESHUTDOWN or report cancellation); it must not be called from a task of the same pool.
  *   - crew_destroy must be the last call on a pool: no other call on it may be in progress or
  *     follow it.
  *
- * Calls from callbacks (re-entrancy). crew runs code of yours in five places: a task's
- * function; crew_hooks.on_start and on_stop, on each pool thread as it starts and stops;
- * crew_hooks.on_drop, on the thread that drops a task; and in crew.hpp the pool's on_error
- * handler, inside the task whose exception it reports. What each public call on the SAME pool
- * does when made from one of them:
+ * Calls from callbacks (re-entrancy). crew runs code of yours in six places: a task's
+ * function; a completion callback (crew_notify), run as a task; crew_hooks.on_start and
+ * on_stop, on each pool thread as it starts and stops; crew_hooks.on_drop, on the thread that
+ * drops a task; and in crew.hpp the pool's on_error handler, inside the task whose exception it
+ * reports. What each public call on the SAME pool does when made from one of them:
  *
  *     call on the pool               task, on_drop, on_error    on_start, on_stop
  *     crew_submit*, crew_enqueue_*   allowed                    allowed
@@ -32,6 +33,7 @@
  *     crew_cancel, crew_cancelled    allowed                    allowed
  *     crew_lane_create, _submit      allowed                    allowed
  *     crew_lane_destroy              allowed (3)                allowed (it helps)
+ *     crew_notify                    allowed (4)                allowed
  *     crew_resize, crew_size         allowed                    allowed
  *     crew_pause, _resume, _paused   allowed (2)                allowed (2)
  *     crew_stats_*, crew_set_monitoring, crew_diagnose*, crew_trace_*
@@ -48,6 +50,10 @@
  *     from another thread (see crew_pause).
  *   (3) CREW_EDEADLK from a task of that lane itself (or on_drop for one); from any other task
  *     it waits for the lane's tasks, running queued tasks meanwhile.
+ *   (4) crew_notify's callback is a task of no group: the "task" column applies to it, and in
+ *     it crew_wait on the group it was registered on returns at once. A task may register a
+ *     callback on its own group (it runs after the task returns). During a shutdown,
+ *     crew_notify returns CREW_ESHUTDOWN, as submissions do, also from a callback.
  *   on_drop runs as a task of the dropped task's group would: before the group finishes (so a
  *     waiter cannot free task_arg under it), after the task has given back its place in a
  *     bounded queue (so it may submit into the queue that dropped it, which may drop another
@@ -567,6 +573,28 @@ CREW_EXPORT int crew_wait(crew_pool *p, crew_handle group);
  * Errors: EINVAL (p NULL), EDEADLK (called from a task of this pool).
  */
 CREW_EXPORT int crew_wait_all(crew_pool *p);
+
+/*
+ * Completion callback: run fn(arg) once the group has finished, however it finished (every task
+ * ran, or some were cancelled or expired), exactly once, as a task of no group at the highest
+ * priority, on a thread that runs the pool's tasks (a worker, or a caller helping in a wait, as
+ * any task), never inside crew_notify itself. In fn, crew_wait on the group returns at once
+ * with the group's result (CREW_OK, CREW_ECANCELED or CREW_EEXPIRED), and everything the
+ * group's tasks did happens-before fn. For a group that has already finished (its handle may
+ * be stale: its slot reused since) fn is queued at once. Several callbacks on one group all run,
+ * in no guaranteed order. Nothing is allocated per group, one crew_submit node per callback.
+ * A callback is an accepted task from its registration on: crew_wait_all and crew_shutdown
+ * (drain or cancel) wait for it, so crew_destroy never frees the pool under a running callback.
+ * It is never dropped: a cancelling shutdown runs the callbacks of the groups it ends, and a
+ * full queue (CREW_FULL_DROP_OLDEST) that comes to one runs it in the submitting thread instead
+ * (the one case where fn runs on a thread that is not helping). On a paused pool it waits for
+ * crew_resume, as a task. Not counted nor timed in crew_stats (crew_stats.running may include
+ * callbacks whose group is still open). Errors: EINVAL (p or fn NULL, group CREW_HANDLE_NONE, a
+ * handle of another pool or a slot this pool never issued, or generation 0; as crew_wait),
+ * ESHUTDOWN (the pool is shutting down: fn will not run), ENOMEM. May be called from any thread
+ * and from every callback, fn included (see the re-entrancy table).
+ */
+CREW_EXPORT int crew_notify(crew_pool *p, crew_handle group, crew_fn fn, void *arg);
 
 /*
  * Cancel a group: its tasks that have not started are dropped, never run, wherever they are

@@ -217,6 +217,15 @@ public:
         enqueue(priority, nullptr, wrap_post(std::forward<F>(f)));
     }
 
+    // Completion callback (crew_notify): f() runs once the C group h has finished, however it
+    // finished, as a task of no group; in it crew_wait(native(), h) answers at once. An
+    // exception escaping f goes to the error handler, as for post(). Throws crew::error
+    // (CREW_EINVAL for a handle this pool never issued, CREW_ESHUTDOWN, CREW_ENOMEM).
+    template <class F, class = std::enable_if_t<std::is_invocable_v<F>>>
+    void notify(crew_handle h, F &&f) {
+        notify_job(h, wrap_post(std::forward<F>(f), "a completion callback"), "crew::pool::notify");
+    }
+
     // Where exceptions escaping post() go, and those of a group destroyed before a wait() could
     // rethrow them (default: a line on stderr). The handler runs on the thread that met the
     // exception: a worker for post(), the destroying thread for a group. An exception escaping
@@ -295,15 +304,25 @@ private:
         }
     };
 
-    // f as a posted job: an exception escaping it goes to the error handler.
-    template <class F> auto wrap_post(F &&f) {
-        return [f = std::forward<F>(f), s = state_]() mutable {
+    // f as a posted job: an exception escaping it goes to the error handler; who names it.
+    template <class F> auto wrap_post(F &&f, const char *who = "a posted task") {
+        return [f = std::forward<F>(f), s = state_, who]() mutable {
             try {
                 f();
             } catch (...) {
-                s->report(std::current_exception(), "a posted task");
+                s->report(std::current_exception(), who);
             }
         };
+    }
+
+    // Register job body j (already wrapped) as a completion callback of h.
+    template <class J> void notify_job(crew_handle h, J &&body, const char *where) {
+        detail::job *j = detail::make_job(std::forward<J>(body));
+        int rc = crew_notify(p_, h, detail::job::trampoline, j);
+        if (rc != CREW_OK) {
+            delete j;
+            throw error(rc, where);
+        }
     }
 
     template <class F>
@@ -379,6 +398,24 @@ public:
         if (e)
             std::rethrow_exception(e);
     }
+
+    // Completion callback: f() runs once every task run() so far has finished (through
+    // crew_notify, without blocking a thread meanwhile), on a pool thread; with no task run()
+    // yet, soon. Tasks run() after this call are not waited for. An exception escaping f goes
+    // to the pool's error handler (pool::on_error). f must not use this group object, which
+    // may be gone by then; the pool outlives f (its destructor drains). Throws crew::error as
+    // pool::notify.
+    template <class F, class = std::enable_if_t<std::is_invocable_v<F>>> void on_done(F &&f) {
+        auto body = p_.wrap_post(std::forward<F>(f), "a crew::group's on_done callback");
+        std::lock_guard<std::mutex> g(m_);
+        if (h_.slot == 0) // nothing run yet: done already
+            p_.enqueue(0, nullptr, std::move(body));
+        else
+            p_.notify_job(h_, std::move(body), "crew::group::on_done");
+    }
+    // The C group of the tasks run() so far (CREW_HANDLE_NONE before the first), e.g. for
+    // crew_notify or crew_wait on the C interface.
+    crew_handle native() { return current(); }
 
 private:
     // Wait for every task run() so far, without holding m_ (tasks may run() into the group

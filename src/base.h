@@ -30,6 +30,7 @@
  * until that thread's next take; to queue it again, push it by value or give it a node
  * (crew__task_keep, nodes.c). */
 #define CREW__TASK_COPY 64u
+#define CREW__TASK_NOTIFY 128u /* a completion callback (crew_notify): never dropped (notify.c) */
 
 /* A timed task's clock readings, in crew_task's private fields (whose public names are fixed
  * by crew.h): when its submission began (ns, crew_now_ns's clock), and how long acceptance

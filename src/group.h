@@ -50,6 +50,13 @@ typedef struct crew__slot {
     /* Tasks of the group queued in queues that keep no group lists (PER_WORKER, the MultiQueue);
      * relaxed, changed under those queues' locks (sched.c). */
     atomic_uint scattered;
+    /* Completion callbacks (crew_notify) of the open group, a stack of crew_submit nodes linked
+     * by crew_private_.gnext, every one of them for the generation in state. Pushed by
+     * compare-and-swap under the slot map's notify_lock (one registrant at a time), taken
+     * whole by exchange (the finisher in crew__group_done, or a registrant that finds the
+     * group finished). Seq_cst: a registrant pushes then reads state, the finisher decrements
+     * state then reads this (Dekker's pattern): one of them sees the other (notify.c). */
+    crew_task *_Atomic notify;
 } crew__slot;
 
 typedef struct crew__slotmap {
@@ -63,6 +70,13 @@ typedef struct crew__slotmap {
      * slot popped and pushed back between another thread's read and its CAS cannot fool it. */
     _Atomic uint64_t free_head;
     pthread_mutex_t grow_lock; /* new slots and chunks */
+    /* crew_notify's registrations, one at a time, so that a slot's callback list only ever
+     * holds callbacks of one generation (notify.c). Never taken by a finisher. */
+    pthread_mutex_t notify_lock;
+    /* Fixed after init (pool.c): what queues a finished group's callbacks, and its first
+     * argument (the pool). A function pointer keeps group.c free of the pool's code. */
+    void (*on_notify)(void *owner, crew_task *list);
+    void *owner;
     /* Fixed: this pool's tag, 1..CREW__POOL_TAGS, in the top bits of its handles' slot field,
      * so a handle given to another pool is refused (submit.c assigns it: distinct among the
      * pools alive at once, up to CREW__POOL_TAGS of them). */
@@ -136,7 +150,8 @@ enum crew__end {
     CREW__EXPIRED = 2 /* dropped: their start-by time passed */
 };
 /* n tasks of slot ended as `how` says. Returns true if the group finished (its open count
- * reached 0). */
+ * reached 0); callbacks registered on it (crew_notify) are then taken off the slot, before the
+ * slot can be reused, and handed to m->on_notify. */
 bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, enum crew__end how,
                       crew__slot_cache *cache);
 /* Cancel an open group: its tasks not yet started will be dropped. CREW_OK or CREW_ESTALE. */

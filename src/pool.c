@@ -234,6 +234,8 @@ static int init_sync(crew_pool *p) {
         goto no_node_lock;
     if (crew__slotmap_init(&p->groups) != CREW_OK)
         goto no_slotmap;
+    p->groups.on_notify = crew__notify_queue; /* a finished group's callbacks (notify.c) */
+    p->groups.owner = p;
     if (crew__cond_init_monotonic(&p->bounded.cv) != 0) /* crew_submit_timed's deadlines */
         goto no_space_cv;
     if (crew__trace_init(p) != CREW_OK)

@@ -156,11 +156,21 @@ size_t crew__sched_cancel_group(crew_pool *p, uint32_t slot, uint32_t gen) {
 
 size_t crew__sched_cancel_all(crew_pool *p) {
     size_t n = 0;
-    crew_task *t;
+    crew_task *t, *callbacks = NULL;
     while ((t = crew__sched_take_any(p)) != NULL) {
+        /* A completion callback (crew_notify) is not a task the shutdown may drop: it tells
+         * its owner that a group ended (ended by this very sweep, often). Set aside, queued
+         * again once the queues are empty, and run by the threads that drain the pool. */
+        if (t->crew_flags_ & CREW__TASK_NOTIFY) {
+            t->crew_private_.gnext = callbacks;
+            callbacks = t;
+            continue;
+        }
         crew__task_dropped(p, t, true);
         n++;
     }
+    if (callbacks)
+        crew__notify_queue(p, callbacks);
     return n;
 }
 

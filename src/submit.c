@@ -102,7 +102,9 @@ static int admit(crew_pool *p, size_t n, const admit_how *how, bool *caller_runs
         }
         if (policy == CREW_FULL_DROP_OLDEST) {
             crew_task *old = crew__sched_take_any(p);
-            if (old)
+            if (old && (old->crew_flags_ & CREW__TASK_NOTIFY))
+                crew__run(p, old); /* a completion callback is never dropped: it runs here */
+            else if (old)
                 crew__task_dropped(p, old, true); /* frees its place */
             else if (crew__load_seq_cst(&p->bounded.admitted) + n > p->bounded.capacity)
                 sched_yield(); /* the places are held by tasks being taken right now */

@@ -53,6 +53,10 @@ void crew__task_dropped(crew_pool *p, crew_task *t, bool by_pool);
 /* n tasks of group slot (0 = none) ended as `how` says, or were never queued after all
  * (CREW__RAN): count them and wake whoever waits for them. */
 void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end how);
+/* notify.c: queue a list of crew_notify callbacks (crew_submit nodes linked by
+ * crew_private_.gnext, already counted in pending) whose group has finished. pool is the
+ * crew_pool (a void * to fit crew__slotmap.on_notify). */
+void crew__notify_queue(void *pool, crew_task *list);
 /* Tasks this thread pushed back into a queue while taking one (sched.c). crew__run wakes a
  * sleeper for them before it runs the task taken; a taker that ends up sleeping instead calls
  * crew__notify_pushed_back itself once it holds no lock. */

@@ -41,6 +41,26 @@ for cxx in g++ clang++; do
             fail=1
         fi
     done
+    # crew_coro.hpp: with C++20 coroutines, the example that instantiates its templates compiles
+    # clean; under C++17 the header defines nothing (crew.hpp users are unaffected).
+    printf '#include <crew_coro.hpp>\n#ifdef CREW_HAS_COROUTINES\n#error coroutines\n#endif\n' \
+        >"$work/coro17.cpp"
+    if "$cxx" -std=c++17 "${flags[@]}" -c "$work/coro17.cpp" -o "$work/coro17.o"; then
+        echo "header_test: crew_coro.hpp, c++17, $cxx: clean, defines nothing"
+    else
+        echo "header_test: crew_coro.hpp, c++17, $cxx: FAILED"
+        fail=1
+    fi
+    if echo '#include <coroutine>' | "$cxx" -std=c++20 -x c++ -fsyntax-only - 2>/dev/null; then
+        if "$cxx" -std=c++20 "${flags[@]}" -c "$src/examples/coro_fib.cpp" -o "$work/coro.o"; then
+            echo "header_test: crew_coro.hpp, c++20, $cxx: clean"
+        else
+            echo "header_test: crew_coro.hpp, c++20, $cxx: FAILED (warnings above)"
+            fail=1
+        fi
+    else
+        echo "header_test: crew_coro.hpp, c++20, $cxx: no <coroutine>, skipped"
+    fi
     # Too old a standard: one error line that says what is needed, nothing else.
     out=$("$cxx" -std=c++14 "${flags[@]}" -c "$work/only.cpp" -o "$work/old.o" 2>&1) && {
         echo "header_test: crew.hpp, c++14, $cxx: compiled, but it must refuse"

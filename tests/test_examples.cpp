@@ -2,6 +2,8 @@
 // http_server: every endpoint, bad input (400/405/413), keep-alive and pipelining, silent and
 // slow clients timed out, many concurrent clients on a 2-thread pool, and a clean exit; in both
 // the crew-pool mode and the thread-per-connection mode. Traffic stays on 127.0.0.1.
+// notify_epoll: completions reach an epoll loop through crew_notify, each exactly once.
+// coro_fib (with C++20 coroutines): the coroutine fib agrees with the C one.
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
@@ -276,6 +278,29 @@ TEST(Examples, ProberReproducesSpeedupAndFailureCurves) {
     EXPECT_NE(out.find(":2: expected IPv4:port"), std::string::npos) << out;
     unlink(tmpl);
 }
+
+TEST(Examples, NotifyEpollHandsCompletionsToTheLoop) {
+    std::string out;
+    ASSERT_EQ(run("notify_epoll -n 40 -k 4 -t 2", out), 0) << out;
+    EXPECT_NE(out.find("done: 40 requests, 0 cancelled, 0 wrong"), std::string::npos) << out;
+    EXPECT_NE(out.find("request 39: sum "), std::string::npos) << out;
+    // Cancelled requests still complete (their callback runs), reported as cancelled.
+    ASSERT_EQ(run("notify_epoll -n 30 -k 64 -t 1 -c", out), 0) << out;
+    EXPECT_NE(out.find("done: 30 requests, "), std::string::npos) << out;
+    EXPECT_NE(out.find(": cancelled"), std::string::npos) << out;
+    EXPECT_EQ(run("notify_epoll -n 0", out), 2);
+    EXPECT_NE(out.find("usage: notify_epoll"), std::string::npos) << out;
+}
+
+#ifdef CREW_CORO_EXAMPLE
+TEST(Examples, CoroFibMatchesTheCVersion) {
+    std::string out;
+    ASSERT_EQ(run("coro_fib -n 15 -t 2 -r 2", out), 0) << out;
+    EXPECT_NE(out.find("fib(15) = 610 (coroutines), 610 (C spawn-and-wait)"), std::string::npos)
+        << out;
+    EXPECT_EQ(run("coro_fib -n 0", out), 2);
+}
+#endif
 
 TEST(Examples, HasherHashesEveryFileTheSameOnAnyPoolSize) {
     char tmpl[] = "/tmp/crew-hasher-XXXXXX";
