@@ -5,7 +5,9 @@
 # threads counts too, as it does on the machine. One run each: counts vary by a few percent
 # with thread interleaving, not by the machine's load.
 #   bench/instr.sh [--quick] [peer ...]      (default: crew's strategies, crew's tasks through
-#                                             a lane (crew-lane), and the peers)
+#                                             a lane (crew-lane), each in a group of its own
+#                                             (crew-group) with a crew_notify callback on it
+#                                             (crew-notify), and the peers)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=build/release/bench/bench_peers
@@ -16,7 +18,7 @@ if [ "${1:-}" = "--quick" ]; then
 fi
 peers=("$@")
 [ ${#peers[@]} -gt 0 ] || peers=(crew crew-shared crew-shared-spin crew-lockfree crew-per-worker
-    crew-lane openmp onetbb boost.asio glib textbook)
+    crew-lane crew-group crew-notify openmp onetbb boost.asio glib textbook)
 command -v valgrind >/dev/null || {
     echo "valgrind is not installed: instruction counts skipped"
     exit 0

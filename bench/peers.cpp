@@ -227,8 +227,10 @@ void check(int rc, const char *what) {
 // "crew-shared-spin", "crew-lockfree", "crew-per-worker", "crew-steal"); or crew with its
 // default scheduler whose empty tasks go another way, for bench/instr.sh to price that way
 // against a plain crew_submit: through one lane of as many tasks at once as threads
-// ("crew-lane").
-enum class EmptyVia { submit, lane };
+// ("crew-lane"), each into a group of its own ("crew-group"), or each into a group of its own
+// with a completion callback (crew_notify, an empty function) on it ("crew-notify": the
+// callback's cost is this row minus crew-group's).
+enum class EmptyVia { submit, lane, group, notify };
 
 class CrewPeer : public Peer {
     crew_pool *p_ = nullptr;
@@ -253,12 +255,20 @@ public:
         if (via_ == EmptyVia::lane)
             check(crew_lane_create(p_, g_threads, &lane), "crew_lane_create");
         double t = now();
-        if (lane)
+        if (lane) {
             for (long i = 0; i < n; i++)
                 check(crew_lane_submit(lane, empty_fn, nullptr, nullptr), "lane submit");
-        else
+        } else if (via_ == EmptyVia::group || via_ == EmptyVia::notify) {
+            for (long i = 0; i < n; i++) {
+                crew_handle g = CREW_HANDLE_NONE;
+                check(crew_submit(p_, empty_fn, nullptr, 0, &g), "submit");
+                if (via_ == EmptyVia::notify)
+                    check(crew_notify(p_, g, empty_fn, nullptr), "crew_notify");
+            }
+        } else {
             for (long i = 0; i < n; i++)
                 check(crew_submit(p_, empty_fn, nullptr, 0, nullptr), "submit");
+        }
         check(crew_wait_all(p_), "wait_all");
         t = now() - t;
         if (lane)
@@ -747,6 +757,12 @@ std::unique_ptr<Peer> make_peer(const std::string &name) {
     if (name == "crew-lane")
         return std::make_unique<CrewPeer>(name, CREW_SCHED_DEFAULT, CREW_LOCK_MUTEX,
                                           EmptyVia::lane);
+    if (name == "crew-group")
+        return std::make_unique<CrewPeer>(name, CREW_SCHED_DEFAULT, CREW_LOCK_MUTEX,
+                                          EmptyVia::group);
+    if (name == "crew-notify")
+        return std::make_unique<CrewPeer>(name, CREW_SCHED_DEFAULT, CREW_LOCK_MUTEX,
+                                          EmptyVia::notify);
 #ifdef CREW_HAVE_OPENMP
     if (name == "openmp")
         return std::make_unique<OmpPeer>();
@@ -800,7 +816,8 @@ int main(int argc, char **argv) {
             std::fprintf(stderr,
                          "usage: %s [-w empty,forkjoin,fib,matmul,wakeup,skynet] [-p crew,openmp,"
                          "onetbb,boost.asio,glib,textbook,thread/task,crew-steal,crew-shared,"
-                         "crew-shared-spin,crew-lockfree,crew-per-worker,crew-lane] [-r repeats] "
+                         "crew-shared-spin,crew-lockfree,crew-per-worker,crew-lane,crew-group,crew-notify] "
+                         "[-r repeats] "
                          "[-t threads] "
                          "[-n empty_tasks] [-R rounds] [-f fib_n] [-m matmuls] "
                          "[-D skynet_depth: 10^D leaves, 6] [-c out.csv] [-S summary.md]\n",
