@@ -816,10 +816,9 @@ int main(int argc, char **argv) {
             std::fprintf(stderr,
                          "usage: %s [-w empty,forkjoin,fib,matmul,wakeup,skynet] [-p crew,openmp,"
                          "onetbb,boost.asio,glib,textbook,thread/task,crew-steal,crew-shared,"
-                         "crew-shared-spin,crew-lockfree,crew-per-worker,crew-lane,crew-group,crew-notify] "
-                         "[-r repeats] "
-                         "[-t threads] "
-                         "[-n empty_tasks] [-R rounds] [-f fib_n] [-m matmuls] "
+                         "crew-shared-spin,crew-lockfree,crew-per-worker,crew-lane,crew-group,"
+                         "crew-notify] [-r repeats] [-t threads] [-n empty_tasks] [-R rounds] "
+                         "[-f fib_n] [-m matmuls] "
                          "[-D skynet_depth: 10^D leaves, 6] [-c out.csv] [-S summary.md]\n",
                          argv[0]);
             return opt == 'h' ? 0 : 2;
