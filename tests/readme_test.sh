@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Compiles and runs every code block of README.md marked <!-- example: NAME.c|.cpp -->, against
-# the build's headers and static library, so the README's examples cannot rot.
+# Compiles and runs every code block of README.md marked <!-- example: NAME.c|.cpp|.cpp20 -->
+# (.cpp20: C++20, skipped with a message by a compiler without <coroutine>), against the build's
+# headers and static library, so the README's examples cannot rot.
 set -euo pipefail
 build=$1 src=$2
 work=$(mktemp -d)
@@ -17,6 +18,13 @@ for f in "$work"/*; do
     case "$f" in
     *.c) cc -std=c11 -Wall -Wextra -Werror -I"$src/include" "$f" "$build/libcrew.a" -pthread -o "$f.bin" ;;
     *.cpp) c++ -std=c++17 -Wall -Wextra -Werror -I"$src/include" "$f" "$build/libcrew.a" -pthread -o "$f.bin" ;;
+    *.cpp20)
+        if ! echo '#include <coroutine>' | c++ -std=c++20 -x c++ -fsyntax-only - 2>/dev/null; then
+            echo "readme_test: $(basename "$f"): the compiler has no C++20 coroutines, skipped"
+            continue
+        fi
+        c++ -std=c++20 -x c++ -Wall -Wextra -Werror -I"$src/include" "$f" -x none "$build/libcrew.a" \
+            -pthread -o "$f.bin" ;;
     esac
     "$f.bin" >/dev/null
     echo "readme_test: $(basename "$f") compiled and ran"
