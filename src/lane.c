@@ -199,23 +199,20 @@ void crew__lane_runner_dropped(crew_pool *p, void *arg) {
     crew_lane *l = arg;
     lane_frame frame = {l, tls_lane};
     tls_lane = &frame;
-    for (;;) {
-        lane_lock(l);
-        crew_task *t = l->head;
-        l->head = l->tail = NULL;
-        if (!t) {
-            lane_waiter *w = leave_locked(l);
-            lane_unlock(l);
-            wake_destroyer(p, w);
-            break;
-        }
-        lane_unlock(l);
-        while (t) {
-            crew_task *next = t->crew_private_.qnext;
-            crew__task_dropped(p, t, true);
-            t = next;
-        }
+    /* The waiting tasks and the runner's place in the count leave together: a task submitted
+     * while they are dropped (an on_drop may resubmit) starts a runner of its own instead of
+     * joining the tasks this dropped runner took with it. */
+    lane_lock(l);
+    crew_task *t = l->head;
+    l->head = l->tail = NULL;
+    lane_waiter *w = leave_locked(l);
+    lane_unlock(l);
+    while (t) {
+        crew_task *next = t->crew_private_.qnext;
+        crew__task_dropped(p, t, true);
+        t = next;
     }
+    wake_destroyer(p, w); /* after the drops: a destroyer may free l once woken */
     tls_lane = frame.up;
 }
 
