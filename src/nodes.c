@@ -214,15 +214,7 @@ void crew__node_release_slow(crew_pool *p, crew_task *t) {
 crew_task *crew__task_keep(crew_pool *p, crew_task *t) {
     if (!(t->crew_flags_ & CREW__TASK_COPY))
         return t;
-    crew_task *n = crew__node_get(p);
-    if (!n)
-        return NULL;
-    n->fn = t->fn;
-    n->arg = t->arg;
-    n->priority = t->priority;
-    n->crew_flags_ = CREW__TASK_NODE;
-    n->crew_private_.slot = t->crew_private_.slot;
-    return n;
+    return crew__node_of(p, t->fn, t->arg, t->priority, t->crew_private_.slot);
 }
 
 void crew__nodes_free(crew_pool *p) {

@@ -255,6 +255,20 @@ static inline void crew__node_release(crew_pool *p, crew_task *t) {
     l->head = t;
     l->n++;
 }
+/* A node holding a crew_submit task (no flag but CREW__TASK_NODE; group slot, 0 for none), or
+ * NULL when out of memory. */
+static inline crew_task *crew__node_of(crew_pool *p, crew_fn fn, void *arg, uint32_t priority,
+                                       uint32_t slot) {
+    crew_task *t = crew__node_get(p);
+    if (t) {
+        t->fn = fn;
+        t->arg = arg;
+        t->priority = priority;
+        t->crew_flags_ = CREW__TASK_NODE;
+        t->crew_private_.slot = slot;
+    }
+    return t;
+}
 /* Queue one crew_submit task (no flags; group slot, 0 for none) for self (crew__self): by value
  * where the strategy can hold it so, else in a node. CREW_OK, CREW_ENOMEM or the push's error. */
 static inline int crew__sched_push_value(crew_pool *p, crew__worker *self, crew_fn fn, void *arg,
@@ -262,14 +276,9 @@ static inline int crew__sched_push_value(crew_pool *p, crew__worker *self, crew_
     const crew__sched_ops *ops = p->sched.ops;
     if (ops->push_value)
         return ops->push_value(p, self, fn, arg, priority, slot);
-    crew_task *t = crew__node_get(p);
+    crew_task *t = crew__node_of(p, fn, arg, priority, slot);
     if (!t)
         return CREW_ENOMEM;
-    t->fn = fn;
-    t->arg = arg;
-    t->priority = priority;
-    t->crew_flags_ = CREW__TASK_NODE;
-    t->crew_private_.slot = slot;
     int rc = ops->push(p, self, t, 1);
     if (rc != CREW_OK)
         crew__node_release(p, t);

@@ -107,9 +107,7 @@ static int push_value(crew_pool *p, crew__worker *self, crew_fn fn, void *arg, u
         crew__lock_release(&x->lock);
         return rc;
     }
-    crew_task copy = {.fn = fn, .arg = arg, .priority = priority, .crew_flags_ = CREW__TASK_COPY};
-    copy.crew_private_.slot = slot;
-    crew_task *t = crew__task_keep(p, &copy);
+    crew_task *t = crew__node_of(p, fn, arg, priority, slot);
     if (!t)
         return CREW_ENOMEM;
     int rc = crew__lq_push_n(p->sched.central, t, 1);
@@ -264,10 +262,8 @@ static int requeue(crew_pool *p, crew__worker *self, crew_task *t) {
 static int worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_task **orphan) {
     crew_task *t;
     while ((t = crew__deque_take(&w->deque, &taken)) != NULL) {
-        crew_task *q = crew__task_keep(p, t); /* a node for a task held by value */
-        if (!q || crew__lq_requeue(p->sched.central, q) != CREW_OK) {
-            if (q && q != t)
-                crew__node_release(p, q);
+        /* Into the injection queue (requeue, below), a task held by value in a node. */
+        if (crew__sched_requeue(p, t) != CREW_OK) {
             *orphan = t;
             return CREW_ENOMEM;
         }

@@ -217,8 +217,8 @@ static inline uint32_t notify_slot(bool open_new, crew_handle h) {
  * effects, or are given back), the tasks are counted in pending, and the pool's state is
  * checked after that count (crew_shutdown sets the state, then waits for pending to reach 0:
  * one of the two sees the other); then the tasks are pushed, and if that fails (memory) the
- * count, the group and the room are taken back before anyone could have seen the tasks. */
-/* lane: a lane's task (crew_lane_submit, n is 1): it joins the lane instead of a queue, and
+ * count, the group and the room are taken back before anyone could have seen the tasks.
+ * lane: a lane's task (crew_lane_submit, n is 1): it joins the lane instead of a queue, and
  * takes no place in the bounded queue (it waits in its lane; its runner is what the pool
  * queues). */
 static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uint32_t flags,
