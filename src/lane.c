@@ -100,16 +100,16 @@ static void wake_destroyer(crew_pool *p, lane_waiter *w) {
 
 crew_pool *crew__lane_pool(const crew_lane *l) { return l->pool; }
 
-/* Count runner r (a node) for lane l in pending and queue it behind the pool's queued tasks
- * (see the top of this file). Returns false if the pool had no memory to queue it: r is then
- * counted but not queued, for the caller to run or to give back. l is not read after the push:
- * the runner may finish, and the lane be freed, at once. */
-static bool queue_runner(crew_pool *p, crew_lane *l, crew_task *r) {
-    r->fn = crew__lane_runner;
-    r->arg = l;
-    r->priority = 0;
-    r->crew_flags_ = CREW__TASK_NODE;
-    r->crew_private_.slot = 0;
+/* A node for a runner of lane l (NULL when out of memory). */
+static crew_task *runner_node(crew_pool *p, crew_lane *l) {
+    return crew__node_of(p, crew__lane_runner, l, 0, 0);
+}
+
+/* Count runner r (a node from runner_node) in pending and queue it behind the pool's queued
+ * tasks (see the top of this file). Returns false if the pool had no memory to queue it: r is
+ * then counted but not queued, for the caller to run or to give back. The caller does not read
+ * its lane after the push: the runner may finish, and the lane be freed, at once. */
+static bool queue_runner(crew_pool *p, crew_task *r) {
     crew__pending_add(p, crew__self(p), 1);
     if (p->sched.ops->push(p, NULL, r, 1) != CREW_OK)
         return false;
@@ -134,8 +134,8 @@ bool crew__lane_push(crew_lane *l, crew_task *t) {
 
 void crew__lane_start(crew_lane *l) {
     crew_pool *p = l->pool;
-    crew_task *r = crew__node_get(p);
-    if (r && queue_runner(p, l, r))
+    crew_task *r = runner_node(p, l);
+    if (r && queue_runner(p, r))
         return;
     /* No memory for the runner's node, or to queue it: this thread is the runner, now (the
      * lane's tasks are accepted and must run), as CREW_FULL_CALLER_RUNS runs a task in its
@@ -173,8 +173,8 @@ void crew__lane_runner(void *arg) {
         if (may_step_back &&
             (k >= CREW__LANE_BATCH || crew__load_relaxed(&p->paused) || marked(p))) {
             lane_unlock(l);
-            crew_task *r = crew__node_get(p);
-            if (r && queue_runner(p, l, r))
+            crew_task *r = runner_node(p, l);
+            if (r && queue_runner(p, r))
                 break; /* this runner's count goes to the new one; l is not read again */
             if (r) {
                 crew__tasks_finished(p, 0, 1, CREW__RAN); /* counted by queue_runner */

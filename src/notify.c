@@ -66,14 +66,10 @@ int crew_notify(crew_pool *p, crew_handle group, crew_fn fn, void *arg) {
     if (crew__load_seq_cst(&p->state) != CREW__OPEN)
         return crew__fail(CREW_ESHUTDOWN, "crew_notify: the pool is shutting down or shut down; "
                                           "it takes no more callbacks");
-    crew_task *t = crew__node_get(p);
+    crew_task *t = crew__node_of(p, fn, arg, 0, 0); /* priority 0: a completion is news */
     if (!t)
         return crew__fail(CREW_ENOMEM, "crew_notify: out of memory for the callback");
-    t->fn = fn;
-    t->arg = arg;
-    t->priority = 0; /* a completion is news: ahead of queued work */
-    t->crew_flags_ = CREW__TASK_NODE | CREW__TASK_NOTIFY;
-    t->crew_private_.slot = 0;
+    t->crew_flags_ |= CREW__TASK_NOTIFY;
     t->crew_private_.gnext = NULL;
     /* Counted in pending, then the state read, as a submission does (submit.c's enqueue): a
      * shutdown that has begun refuses the callback; one that begins later waits for it. */
