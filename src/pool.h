@@ -297,11 +297,16 @@ static inline void crew__notify_work(crew_pool *p, size_t n, uint32_t slot) {
         (slot != 0 && crew__ec_sleepers(&crew__slot_at(&p->groups, slot)->waiters)))
         crew__wake(p, n, slot);
 }
-/* Any task, for this thread; none while the pool is paused (relaxed: see paused). */
-static inline crew_task *crew__sched_take(crew_pool *p, bool *retry) {
+/* Any task, for the thread whose worker record for p is self (crew__self); none while the pool
+ * is paused (relaxed: see paused). */
+static inline crew_task *crew__sched_take_as(crew_pool *p, crew__worker *self, bool *retry) {
     if (__builtin_expect(crew__load_relaxed(&p->paused), 0))
         return NULL;
-    return p->sched.ops->take(p, crew__self(p), retry);
+    return p->sched.ops->take(p, self, retry);
+}
+/* The same for the calling thread (self = crew__self). */
+static inline crew_task *crew__sched_take(crew_pool *p, bool *retry) {
+    return crew__sched_take_as(p, crew__self(p), retry);
 }
 /* Taken just as a pause began (after the look above): put back in front of its queue, true;
  * false if it may run. Checked after every take, so that no task submitted after crew_pause
@@ -311,11 +316,16 @@ static inline bool crew__held_by_pause(crew_pool *p, crew_task *t) {
     /* Relaxed: see paused. */
     return __builtin_expect(crew__load_relaxed(&p->paused), 0) && crew__put_back_paused(p, t);
 }
-/* A queued task of group slot for this thread (a waiter), newest first; none while paused. */
-static inline crew_task *crew__sched_take_group(crew_pool *p, uint32_t slot, int64_t mark) {
+/* A queued task of group slot for a waiter (self: its worker record for p, crew__self), newest
+ * first; none while paused. */
+static inline crew_task *crew__sched_take_group_as(crew_pool *p, crew__worker *self,
+                                                   uint32_t slot, int64_t mark) {
     if (crew__load_relaxed(&p->paused))
         return NULL;
-    return p->sched.ops->take_group(p, crew__self(p), slot, mark);
+    return p->sched.ops->take_group(p, self, slot, mark);
+}
+static inline crew_task *crew__sched_take_group(crew_pool *p, uint32_t slot, int64_t mark) {
+    return crew__sched_take_group_as(p, crew__self(p), slot, mark);
 }
 /* This thread's mark for crew__sched_take_group, when a task starts (self: crew__self). */
 static inline int64_t crew__sched_mark(crew_pool *p, crew__worker *self) {

@@ -21,14 +21,14 @@
 #include "wait.h"
 #include "worker.h"
 
-/* May this thread take a task that is not of the group it waits for? */
-static inline bool may_help_generally(const crew_pool *p) {
+/* May this thread (self: its worker record, crew__self) take a task that is not of the group it
+ * waits for? */
+static inline bool may_help_generally(const crew__worker *self) {
     unsigned depth = crew__tls_frame ? crew__tls_frame->depth : 0;
     if (depth >= CREW__HELP_DEPTH_MAX)
         return false;
     /* A worker that resize marked starts no new general task. Relaxed: its own state. */
-    const crew__worker *w = crew__self(p);
-    return !(w && crew__load_relaxed(&w->state) == CREW__W_MARKED);
+    return !(self && crew__load_relaxed(&self->state) == CREW__W_MARKED);
 }
 
 /* This thread's deque mark for p: that of its innermost task of p (see crew__sched_take_group). */
@@ -99,9 +99,15 @@ static crew_task *sleep_waiting(crew_pool *p, crew_handle group, bool general, i
 }
 
 /* A waiter's dispatch policy (dispatch.h): it waits for a group (sl set) or for a quiet pool;
- * it takes its group's tasks first, then any task if it may help generally. */
+ * it takes its group's tasks first, then any task if it may help generally. A waiter that is not
+ * a worker counts the tasks of no group it ran in finished, and returns them to pending in one
+ * decrement when a look finds nothing and when it stops (flush_finished): pending still counts
+ * them meanwhile, so nothing looks quiet early, and since a look that finds nothing comes before
+ * any sleep, none is held while the waiter sleeps or after it returns. */
 typedef struct waiter_ctx {
     crew_pool *p;
+    crew__worker *self; /* this thread's worker record for p (crew__self), or NULL */
+    size_t finished;    /* tasks run and not yet taken off pending (self NULL) */
     crew_handle group; /* CREW_HANDLE_NONE: a wait for a quiet pool */
     crew__slot *sl;    /* the group's slot, or NULL */
     int64_t mark;      /* this thread's deque mark (crew__sched_take_group) */
@@ -111,22 +117,37 @@ typedef struct waiter_ctx {
     int status;        /* the group's answer (crew__slot_status), or CREW_EDEADLK */
 } waiter_ctx;
 
+static inline void flush_finished(waiter_ctx *c) {
+    if (c->finished != 0) {
+        crew__pending_sub(c->p, c->finished);
+        c->finished = 0;
+    }
+}
+
 static inline __attribute__((always_inline)) bool waiter_done(void *ctx) {
     waiter_ctx *c = ctx;
     if (c->sl)
         return (c->status = crew__slot_status(c->sl, c->group.gen)) != 1;
-    return crew__load_seq_cst(&c->p->pending) == 0; /* seq_cst: see struct crew_pool */
+    /* Quiet once only the tasks this waiter ran are left: then it returns them, and whoever
+     * else waits for a quiet pool is woken by that decrement. Seq_cst: see struct crew_pool. */
+    if (crew__load_seq_cst(&c->p->pending) != c->finished)
+        return false;
+    flush_finished(c);
+    return true;
 }
 
 static inline __attribute__((always_inline)) crew_task *waiter_take(void *ctx, bool *retry) {
     waiter_ctx *c = ctx;
-    c->general = may_help_generally(c->p);
+    c->general = may_help_generally(c->self);
     /* The group is open (not done), so the slot still belongs to it. */
-    crew_task *t = c->sl ? crew__sched_take_group(c->p, c->group.slot, c->mark) : NULL;
+    crew_task *t =
+        c->sl ? crew__sched_take_group_as(c->p, c->self, c->group.slot, c->mark) : NULL;
     if (!t && c->general)
-        t = crew__sched_take(c->p, retry);
+        t = crew__sched_take_as(c->p, c->self, retry);
     if (!t && crew__tls_bthread == c->p) /* a blocking thread runs blocking tasks too */
         t = crew__blocking_help(c->p, c->group.slot, c->general);
+    if (!t)
+        flush_finished(c);
     return t;
 }
 
@@ -152,13 +173,14 @@ static crew_task *waiter_sleep(void *ctx, bool *stop) {
     }
     if (crew__tls_pushed_back)
         crew__notify_pushed_back(c->p);
+    flush_finished(c); /* done by the look before; a sleep must hold none */
     return sleep_waiting(c->p, c->group, c->general, c->mark, &c->slept);
 }
 
 static bool waiter_run(void *ctx, crew_task *t) {
-    crew_pool *p = ((waiter_ctx *)ctx)->p;
-    if (!crew__held_by_pause(p, t))
-        crew__run(p, t);
+    waiter_ctx *c = ctx;
+    if (!crew__held_by_pause(c->p, t))
+        crew__run_helping(c->p, c->self, t, &c->finished);
     return false;
 }
 
@@ -174,6 +196,7 @@ static const crew__policy waiter_policy = {
 static __attribute__((noinline, cold)) void dispatch_traced(crew_pool *p, waiter_ctx *c) {
     uint64_t began = crew__now_ns();
     crew__dispatch(&waiter_policy, c, p->spin);
+    flush_finished(c);
     crew__trace_span(p, CREW__TR_WAIT, c->group, began);
 }
 
@@ -214,12 +237,14 @@ int crew_wait(crew_pool *p, crew_handle group) {
     int st = crew__slot_status(sl, group.gen);
     if (st != 1)
         return st == CREW_OK ? st : wait_failed(given, st); /* finished */
-    waiter_ctx c = {.p = p, .group = group, .sl = sl, .mark = mark_of(p), .status = 1};
+    waiter_ctx c = {.p = p, .self = crew__self(p), .group = group, .sl = sl, .mark = mark_of(p),
+                    .status = 1};
     crew__debug_yield();
     if (__builtin_expect(crew__tracing(p), 0))
         dispatch_traced(p, &c);
     else
         crew__dispatch(&waiter_policy, &c, p->spin);
+    flush_finished(&c);
     if (crew__tls_pushed_back) /* put back by the last look, and not run or slept on */
         crew__notify_pushed_back(p);
     return c.status == CREW_OK ? c.status : wait_failed(given, c.status);
@@ -227,11 +252,12 @@ int crew_wait(crew_pool *p, crew_handle group) {
 
 /* Run queued tasks until no accepted task is unfinished (crew_wait_all, crew_shutdown). */
 void crew__help_until_quiet(crew_pool *p) {
-    waiter_ctx c = {.p = p, .group = CREW_HANDLE_NONE, .status = 1};
+    waiter_ctx c = {.p = p, .self = crew__self(p), .group = CREW_HANDLE_NONE, .status = 1};
     if (__builtin_expect(crew__tracing(p), 0))
         dispatch_traced(p, &c);
     else
         crew__dispatch(&waiter_policy, &c, p->spin);
+    flush_finished(&c);
 }
 
 int crew_wait_all(crew_pool *p) {

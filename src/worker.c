@@ -10,7 +10,7 @@
  * more, and commits to sleep on its own cv only if there is none; whoever makes work visible
  * (a queue's length, a deque's bottom) asks crew__ec_sleepers(&p->work) and takes the lock
  * only if someone sleeps. The notifiers of this file: crew__notify_work (tasks queued),
- * pending_sub (the last pending task ended: pool->quiet), crew__tasks_finished (a group ended:
+ * crew__pending_sub (the last pending task ended: pool->quiet), crew__tasks_finished (a group ended:
  * its slot's waiters), crew__admit_release (a place in the bounded queue: pool->bounded.room).
  * A busy pool reads the counts and finds 0.
  *
@@ -59,7 +59,7 @@ bool crew__in_group(const crew_pool *p, crew_handle g) {
 
 /* The count of pending tasks dropped by n; the thread that takes it to 0 wakes whoever waits
  * for a quiet pool. */
-static void pending_sub(crew_pool *p, size_t n) {
+void crew__pending_sub(crew_pool *p, size_t n) {
     /* Seq_cst: the decrement, the fence and the read of quiet's count form the waker's half of
      * the sleep protocol (see the top of this file). */
     if (crew__fetch_sub_seq_cst(&p->pending, n) != n)
@@ -103,17 +103,17 @@ void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end 
         /* Relaxed: the owner's own. */
         size_t surplus = crew__load_relaxed(&w->credit) + n - CREW__CREDIT_BATCH;
         crew__store_relaxed(&w->credit, CREW__CREDIT_BATCH);
-        pending_sub(p, surplus); /* cannot reach 0: the credit kept is still counted */
+        crew__pending_sub(p, surplus); /* cannot reach 0: the credit kept is still counted */
         return;
     }
-    pending_sub(p, n);
+    crew__pending_sub(p, n);
 }
 
 void crew__flush_finished(crew_pool *p, crew__worker *w) {
     size_t n = crew__load_relaxed(&w->credit); /* relaxed: the owner's own */
     if (n != 0) {
         crew__store_relaxed(&w->credit, 0);
-        pending_sub(p, n);
+        crew__pending_sub(p, n);
     }
 }
 
@@ -275,7 +275,12 @@ static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t
 }
 
 /* crew__run's body, inlined into the worker's loop as well. */
-static inline __attribute__((always_inline)) void run_task(crew_pool *p, crew_task *t) {
+/* Run t on this thread, whose worker record for p is self (crew__self), and count it finished.
+ * A task of no group is counted in self's credit on a worker, or in *finished on a thread that
+ * helps while it waits (finished non-NULL: the waiter returns them to pending itself, see
+ * wait.c); otherwise at once. */
+static inline __attribute__((always_inline)) void run_task(crew_pool *p, crew__worker *self,
+                                                           crew_task *t, size_t *finished) {
     /* Whoever runs a task first wakes a sleeper for tasks it put back while taking this one
      * (sched.c); here no lock is held. */
     if (__builtin_expect(crew__tls_pushed_back != 0, 0))
@@ -286,18 +291,27 @@ static inline __attribute__((always_inline)) void run_task(crew_pool *p, crew_ta
         run_timed(p, t);
         return;
     }
-    crew__worker *self = crew__self(p); /* the same after the task: a thread's own record */
     uint32_t slot;
     if (__builtin_expect(!call(p, self, t, &slot), 0)) {
         drop_cancelled(p, t);
         return;
     }
-    /* The common end inline: a task of no group, on a worker with room for its credit. */
-    if (__builtin_expect(slot != 0 || !self || !credit_back(self, 1), 0))
-        crew__tasks_finished(p, slot, 1, CREW__RAN);
+    /* The common end inline: a task of no group, counted where it costs no shared write. */
+    if (__builtin_expect(slot == 0, 1)) {
+        if (self ? credit_back(self, 1) : finished != NULL) {
+            if (!self)
+                ++*finished;
+            return;
+        }
+    }
+    crew__tasks_finished(p, slot, 1, CREW__RAN);
 }
 
-void crew__run(crew_pool *p, crew_task *t) { run_task(p, t); }
+void crew__run(crew_pool *p, crew_task *t) { run_task(p, crew__self(p), t, NULL); }
+
+void crew__run_helping(crew_pool *p, crew__worker *self, crew_task *t, size_t *finished) {
+    run_task(p, self, t, finished);
+}
 
 /* Wake sleeping worker w (lock held). The eventcount takes it off the count at once, so that
  * the submissions that follow, before w has even run, see no sleeper and stay on the fast path
@@ -518,7 +532,7 @@ static bool worker_run(void *ctx, crew_task *t) {
         crew__stats_waited(p, crew__now_ns() - c->idle_since);
         c->idle_since = 0;
     }
-    run_task(p, t);
+    run_task(p, c->w, t, NULL);
     return false;
 }
 

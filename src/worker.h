@@ -40,6 +40,13 @@ bool crew__in_task_of(const crew_pool *p);
 bool crew__in_group(const crew_pool *p, crew_handle g);
 /* Run a task taken with crew__sched_take*, then count it finished. */
 void crew__run(crew_pool *p, crew_task *t);
+/* The same for a thread that helps while it waits, whose worker record for p is self
+ * (crew__self): a task of no group that it runs outside a worker is counted in *finished, which
+ * it returns with crew__pending_sub before it looks for sleep or stops looking. */
+void crew__run_helping(crew_pool *p, crew__worker *self, crew_task *t, size_t *finished);
+/* Tasks that ended, n of them, leave pending; whoever takes it to 0 wakes those waiting for a
+ * quiet pool. */
+void crew__pending_sub(crew_pool *p, size_t n);
 /* crew__notify_work (pool.h) found sleepers: wake whoever can run the n tasks of group slot. */
 void crew__wake(crew_pool *p, size_t n, uint32_t slot);
 /* Wake every sleeper of p (state changes: resize, shutdown). */
