@@ -42,6 +42,19 @@ static inline bool crew__lock_try(crew__lock *l) {
  * acquire is a load and a compare-and-swap, with nothing for its caller to save around a call. */
 void crew__lock_spin(crew__lock *l);
 
+/* A lock known to be a spinlock (initialised with spin true): the same, without the test. */
+static inline void crew__spinlock_acquire(crew__lock *l) {
+    int expected = 0;
+    /* As in crew__lock_try: relaxed test first, acquire on success. */
+    if (__builtin_expect(crew__load_relaxed(&l->held) != 0 ||
+                             !crew__cas_acquire(&l->held, &expected, 1),
+                         0))
+        crew__lock_spin(l);
+}
+static inline void crew__spinlock_release(crew__lock *l) {
+    crew__store_release(&l->held, 0); /* release: as in crew__lock_release */
+}
+
 static inline void crew__lock_acquire(crew__lock *l) {
     if (!l->spin) {
         pthread_mutex_lock(&l->m);

@@ -86,9 +86,9 @@ static int push_external(crew_pool *p, crew_task *t, size_t n) {
         if (t[i].priority != 0)
             return crew__lq_push_n(p->sched.central, t, n);
     crew__ext *x = ext_of_thread(p);
-    crew__lock_acquire(&x->lock);
+    crew__spinlock_acquire(&x->lock);
     int rc = n == 1 ? crew__deque_push1(&x->deque, t) : crew__deque_push(&x->deque, t, n);
-    crew__lock_release(&x->lock);
+    crew__spinlock_release(&x->lock);
     return rc;
 }
 
@@ -102,9 +102,9 @@ static int push_value(crew_pool *p, crew__worker *self, crew_fn fn, void *arg, u
         return crew__deque_push_value(&self->deque, fn, arg, aux);
     if (priority == 0) {
         crew__ext *x = ext_of_thread(p);
-        crew__lock_acquire(&x->lock);
+        crew__spinlock_acquire(&x->lock);
         int rc = crew__deque_push_value(&x->deque, fn, arg, aux);
-        crew__lock_release(&x->lock);
+        crew__spinlock_release(&x->lock);
         return rc;
     }
     crew_task *t = crew__node_of(p, fn, arg, priority, slot);
@@ -147,14 +147,14 @@ static crew_task *take_external_group(crew_pool *p, uint32_t slot) {
     crew__ext *x = ext_of_thread(p);
     if (crew__deque_size(&x->deque) == 0)
         return NULL;
-    crew__lock_acquire(&x->lock);
+    crew__spinlock_acquire(&x->lock);
     crew_task *t = crew__deque_take(&x->deque, &taken);
     if (t && t->crew_private_.slot != slot) {
         crew__deque_push1(&x->deque, t); /* cannot fail: its place is free */
         crew__tls_pushed_back++;
         t = NULL;
     }
-    crew__lock_release(&x->lock);
+    crew__spinlock_release(&x->lock);
     return t;
 }
 
