@@ -165,7 +165,9 @@ int crew__deque_push_ptrs(crew__deque *d, crew_task *const *v, size_t n) {
     return push(d, NULL, v, n, NULL, NULL, 0);
 }
 
-crew_task *crew__deque_take_claim(crew__deque *d, crew_task *buf) {
+/* The owner's take; with claimers (non-NULL), one that gives way to batch claims in progress
+ * (see crew__deque_steal_batch). */
+static inline crew_task *take_claim(crew__deque *d, crew_task *buf, atomic_uint *claimers) {
     /* Relaxed: the owner's own bottom and array. */
     int64_t b = crew__load_relaxed(&d->bottom) - 1;
     crew__deque_array *a = crew__load_relaxed(&d->array);
@@ -173,13 +175,17 @@ crew_task *crew__deque_take_claim(crew__deque *d, crew_task *buf) {
      * top, or a thief and the owner could both take the last task (the paper's seq_cst fence). */
 #ifdef CREW__TSAN /* the same order without a fence, which TSan does not model (atomic.h) */
     crew__exchange_seq_cst(&d->bottom, b);
+    bool busy = claimers && crew__load_seq_cst(claimers) != 0;
     int64_t t = crew__load_seq_cst(&d->top);
 #else
     crew__store_release(&d->bottom, b);
     crew__fence_seq_cst();
+    /* After the fence (the owner's half of the batch protocol, crew__deque_steal_batch);
+     * acquire: a count a claimer left shows its claim to the read of top below. */
+    bool busy = claimers && crew__load_acquire(claimers) != 0;
     int64_t t = crew__load_relaxed(&d->top); /* relaxed: ordered by the fence */
 #endif
-    if (t > b) {                             /* empty: undo the claim */
+    if (t > b || busy) {                        /* empty, or a batch claim runs: undo */
         crew__store_release(&d->bottom, b + 1); /* release: see the file comment */
         return NULL;
     }
@@ -195,16 +201,31 @@ crew_task *crew__deque_take_claim(crew__deque *d, crew_task *buf) {
     return entry_get(&a->slot[(size_t)b & a->mask], buf);
 }
 
-crew_task *crew__deque_steal(crew__deque *d, crew_task *buf, bool *contended) {
+crew_task *crew__deque_take_claim(crew__deque *d, crew_task *buf) {
+    return take_claim(d, buf, NULL);
+}
+
+crew_task *crew__deque_take_unless(crew__deque *d, crew_task *buf, atomic_uint *claimers) {
+    if (crew__load_relaxed(&d->top) >= crew__load_relaxed(&d->bottom))
+        return NULL; /* empty: see crew__deque_take */
+    return take_claim(d, buf, claimers);
+}
+
+/* A thief's look at the ends: top in *t, bottom returned. */
+static inline int64_t thief_look(crew__deque *d, int64_t *t) {
     /* Acquire, full fence, acquire: the paper's orders for reading top before bottom. */
 #ifdef CREW__TSAN /* the same order without a fence, which TSan does not model (atomic.h) */
-    int64_t t = crew__load_seq_cst(&d->top);
-    int64_t b = crew__load_seq_cst(&d->bottom);
+    *t = crew__load_seq_cst(&d->top);
+    return crew__load_seq_cst(&d->bottom);
 #else
-    int64_t t = crew__load_acquire(&d->top);
+    *t = crew__load_acquire(&d->top);
     crew__fence_seq_cst();
-    int64_t b = crew__load_acquire(&d->bottom);
+    return crew__load_acquire(&d->bottom);
 #endif
+}
+
+crew_task *crew__deque_steal(crew__deque *d, crew_task *buf, bool *contended) {
+    int64_t t, b = thief_look(d, &t);
     if (t >= b)
         return NULL;
     /* Acquire (the paper's consume): the array and its slots as the owner published them. The
@@ -221,6 +242,56 @@ crew_task *crew__deque_steal(crew__deque *d, crew_task *buf, bool *contended) {
         return NULL;
     }
     return crew__deque_task(fn, arg, aux, buf);
+}
+
+/* Why a claim of n places is safe. The owner's takes: the claimer counts itself in claimers
+ * before it reads top and bottom, the owner lowers bottom before it reads claimers (each
+ * followed by a full fence, or all seq_cst under TSan), so in their single order either the
+ * owner sees the count and gives way (crew__deque_take_unless undoes its take), or the claimer
+ * reads the lowered bottom and claims below it; the count is left only after the claim, whose
+ * compare-and-swap a later take's read of top sees. The owner's pushes: the places [t, t + n)
+ * read here are below the bottom read after top, so published; the owner writes a place again
+ * only once top has passed it (push's acquire of top), and top is still t when the
+ * compare-and-swap succeeds (it only grows), so none was rewritten before the claim; a
+ * replaced array is never written again. Other thieves: the same compare-and-swap orders
+ * every claim. */
+size_t crew__deque_steal_batch(crew__deque *d, crew__deque_entry *out, size_t max,
+                               atomic_uint *claimers, bool *contended) {
+    /* Seq_cst read-modify-write (a full barrier): the claimer's half of the protocol above. */
+    crew__fetch_add_seq_cst(claimers, 1u);
+    int64_t t, b = thief_look(d, &t);
+    if (t >= b) {
+        crew__fetch_sub_release(claimers, 1u); /* release: after everything read above */
+        return 0;
+    }
+    size_t n = (size_t)(b - t) < max ? (size_t)(b - t) : max;
+    crew__deque_array *a = crew__load_acquire(&d->array); /* acquire: as in steal */
+    for (size_t i = 0; i < n; i++) {
+        crew__deque_entry *e = &a->slot[(size_t)(t + (int64_t)i) & a->mask];
+        entry_put(&out[i], crew__load_relaxed(&e->fn), crew__load_relaxed(&e->arg),
+                  crew__load_relaxed(&e->aux));
+    }
+    crew__debug_yield(); /* tests: widen the window an owner's take could hit */
+    /* Seq_cst on success, as in steal. */
+    bool won = crew__cas_seq_cst(&d->top, &t, t + (int64_t)n);
+    crew__fetch_sub_release(claimers, 1u); /* release: after the claim */
+    if (!won) {
+        *contended = true;
+        return 0;
+    }
+    return n;
+}
+
+void crew__deque_push_entries_reversed(crew__deque *d, const crew__deque_entry *e, size_t n) {
+    /* Relaxed bottom and array: the owner's own; room was reserved, so no grow. */
+    int64_t b = crew__load_relaxed(&d->bottom);
+    crew__deque_array *a = crew__load_relaxed(&d->array);
+    for (size_t i = 0; i < n; i++)
+        entry_put(&a->slot[(size_t)(b + (int64_t)i) & a->mask],
+                  crew__load_relaxed(&e[n - 1 - i].fn), crew__load_relaxed(&e[n - 1 - i].arg),
+                  crew__load_relaxed(&e[n - 1 - i].aux));
+    /* Release: the tasks are visible to a thief that reads the new bottom. */
+    crew__store_release(&d->bottom, b + (int64_t)n);
 }
 
 int64_t crew__deque_top(crew__deque *d) {

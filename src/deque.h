@@ -104,6 +104,24 @@ static inline crew_task *crew__deque_take(crew__deque *d, crew_task *buf) {
 /* Anyone: the oldest task, or NULL (by value: into buf); *contended is set when a race was
  * lost. */
 crew_task *crew__deque_steal(crew__deque *d, crew_task *buf, bool *contended);
+/* Anyone: claim the oldest tasks, at most max, with one compare-and-swap, copying their places
+ * into out[0..n); returns n (0: empty, or a race lost, which sets *contended). claimers counts
+ * the claims in progress, for a deque whose owner takes with crew__deque_take_unless (and never
+ * with crew__deque_take), which gives way to them: a take by the owner in the middle of a claim
+ * of several could take one of them too. */
+size_t crew__deque_steal_batch(crew__deque *d, crew__deque_entry *out, size_t max,
+                               atomic_uint *claimers, bool *contended);
+/* Owner: crew__deque_take, but NULL also while a batch claim counted in claimers runs. */
+crew_task *crew__deque_take_unless(crew__deque *d, crew_task *buf, atomic_uint *claimers);
+/* Owner: push e[n-1], e[n-2], ..., e[0] (the oldest last, so that the owner's takes run them
+ * in order e[0], e[1], ... and thieves take the newest); the room must have been reserved
+ * (crew__deque_reserve), so it cannot fail. */
+void crew__deque_push_entries_reversed(crew__deque *d, const crew__deque_entry *e, size_t n);
+/* A place's task, as a take returns it (see crew__deque_task). */
+static inline crew_task *crew__deque_entry_task(const crew__deque_entry *e, crew_task *buf) {
+    return crew__deque_task(crew__load_relaxed(&e->fn), crew__load_relaxed(&e->arg),
+                            crew__load_relaxed(&e->aux), buf);
+}
 /* An estimate (relaxed loads; callers that must not miss a task order it with a fence first);
  * inlined, since thieves test every deque with it before they try a steal. */
 static inline size_t crew__deque_size(crew__deque *d) {

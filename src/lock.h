@@ -43,12 +43,13 @@ static inline bool crew__lock_try(crew__lock *l) {
 void crew__lock_spin(crew__lock *l);
 
 /* A lock known to be a spinlock (initialised with spin true): the same, without the test. */
-static inline void crew__spinlock_acquire(crew__lock *l) {
+static inline bool crew__spinlock_try(crew__lock *l) {
     int expected = 0;
     /* As in crew__lock_try: relaxed test first, acquire on success. */
-    if (__builtin_expect(crew__load_relaxed(&l->held) != 0 ||
-                             !crew__cas_acquire(&l->held, &expected, 1),
-                         0))
+    return crew__load_relaxed(&l->held) == 0 && crew__cas_acquire(&l->held, &expected, 1);
+}
+static inline void crew__spinlock_acquire(crew__lock *l) {
+    if (__builtin_expect(!crew__spinlock_try(l), 0))
         crew__lock_spin(l);
 }
 static inline void crew__spinlock_release(crew__lock *l) {

@@ -6,7 +6,8 @@
  * A thread that is not a worker pushes priority-0 tasks (the highest priority, and the default)
  * into one of CREW__EXT_SLOTS Chase-Lev deques, chosen per thread, whose owner side (push, and
  * the pop of a waiting submitter) is serialised by a spinlock that one submitting thread keeps
- * in its cache; workers steal from the top without a lock, oldest first. So one thread's
+ * in its cache; workers steal from the top without a lock, oldest first (a batch at a time
+ * when the backlog is long: claim_batch). So one thread's
  * priority-0 submissions run in FIFO order, as from the injection queue, but a submission costs
  * no shared lock and no heap operation (oneTBB gives external threads a slot of their own in
  * the same spirit). Other priorities go to the injection queue.
@@ -14,8 +15,8 @@
  * A worker takes from its deque, except that when a slot or the injection queue holds a
  * strictly higher priority than the task it popped it takes that one first (so a priority-0
  * task never waits behind a backlog of lower-priority local work); then the slots, oldest
- * first; then a batch from the injection queue; then it steals from the other workers,
- * starting at a random one.
+ * first, a batch at a time when a slot's backlog is long (claim_batch); then a batch from the
+ * injection queue; then it steals from the other workers, starting at a random one.
  *
  * A crew_submit task of priority 0 (from outside, into a slot) or of any priority (from a worker,
  * into its deque) is held in the deque by value (deque.h): no node. A take copies it into the
@@ -40,6 +41,7 @@ static int init(crew_pool *p, const crew_config *cfg, unsigned threads) {
         crew__ext *x = &s->ext[s->ext_ready];
         if (crew__lock_init(&x->lock, true) != 0)
             return CREW_ENOMEM;
+        crew__atomic_init(&x->claimers, 0u);
         if (crew__deque_init(&x->deque) != CREW_OK) {
             crew__lock_destroy(&x->lock);
             return CREW_ENOMEM;
@@ -116,16 +118,57 @@ static int push_value(crew_pool *p, crew__worker *self, crew_fn fn, void *arg, u
     return rc;
 }
 
-/* Steal the oldest task of any slot, starting with the one that last had work for this thread
- * (usually the only busy one: one submitting thread). */
+#define EXT_BATCH 16u /* most tasks a worker claims from a slot at a time */
+
+/* The batch worker w claims from a slot that holds len tasks: none (0: one steal) unless w
+ * runs no task (its main loop: a waiter inside a task takes one at a time) and tasks are not
+ * timed (autosize reads each task's times as it starts; a batch would have them wait in one
+ * worker's deque instead); then an equal share of the backlog for this worker and each of
+ * the others, at most EXT_BATCH, at least 2. */
+static inline size_t batch_size(crew_pool *p, crew__worker *w, size_t len) {
+    /* Relaxed timing: see struct crew_pool. */
+    if (!w || len < 4 || crew__tls_frame || crew__load_relaxed(&p->timing) != 0)
+        return 0;
+    size_t n = len / (crew__nworkers(p) + 1);
+    return n < 2 ? 0 : n > EXT_BATCH ? EXT_BATCH : n;
+}
+
+/* Worker w claims up to n of slot x's oldest tasks with one compare-and-swap, runs the oldest
+ * and pushes the rest into its deque, where it takes them in order and idle workers can steal
+ * them (newest first). A share, not the backlog: the others keep finding work in the slot. One
+ * claim instead of one per task, and the producer, whose pushes read top, sees it move once a
+ * batch. The slot's owner side (a waiting submitter's take) gives way to the claim while it
+ * runs (x->claimers, crew__deque_steal_batch); the producer's pushes do not wait for it. */
+static __attribute__((noinline)) crew_task *claim_batch(crew__worker *w, crew__ext *x, size_t n,
+                                                        bool *retry) {
+    crew__deque_entry e[EXT_BATCH];
+    if (crew__deque_reserve(&w->deque, n - 1) != CREW_OK) /* no room: one task */
+        return crew__deque_steal(&x->deque, &taken, retry);
+    n = crew__deque_steal_batch(&x->deque, e, n, &x->claimers, retry);
+    if (n == 0)
+        return NULL;
+    if (n > 1) {
+        crew__deque_push_entries_reversed(&w->deque, e + 1, n - 1);
+        crew__tls_pushed_back += n - 1; /* others may steal them: wake a sleeper */
+    }
+    return crew__deque_entry_task(&e[0], &taken);
+}
+
+/* Steal the oldest task of any slot (a batch of them for a worker, batch_size), starting with
+ * the one that last had work for this thread (usually the only busy one: one submitting
+ * thread). w: the calling worker, or NULL. */
 static inline __attribute__((always_inline)) crew_task *steal_external(crew_pool *p,
+                                                                      crew__worker *w,
                                                                       bool *retry) {
     static CREW__TLS unsigned last;
     for (unsigned i = 0; i < CREW__EXT_SLOTS; i++) {
         unsigned k = (last + i) % CREW__EXT_SLOTS;
         crew__ext *x = &p->sched.ext[k];
-        if (crew__deque_size(&x->deque) != 0) {
-            crew_task *t = crew__deque_steal(&x->deque, &taken, retry);
+        size_t len = crew__deque_size(&x->deque), n;
+        if (len != 0) {
+            crew_task *t = __builtin_expect((n = batch_size(p, w, len)) != 0, 0)
+                               ? claim_batch(w, x, n, retry)
+                               : crew__deque_steal(&x->deque, &taken, retry);
             if (t) {
                 last = k;
                 return t;
@@ -148,7 +191,8 @@ static crew_task *take_external_group(crew_pool *p, uint32_t slot) {
     if (crew__deque_size(&x->deque) == 0)
         return NULL;
     crew__spinlock_acquire(&x->lock);
-    crew_task *t = crew__deque_take(&x->deque, &taken);
+    /* NULL also while a worker claims a batch (claim_batch): the waiter looks again. */
+    crew_task *t = crew__deque_take_unless(&x->deque, &taken, &x->claimers);
     if (t && t->crew_private_.slot != slot) {
         crew__deque_push1(&x->deque, t); /* cannot fail: its place is free */
         crew__tls_pushed_back++;
@@ -221,7 +265,7 @@ static __attribute__((noinline)) crew_task *better_than(crew_pool *p, crew__work
                                                         crew_task *t, bool *retry) {
     crew_task *u = NULL, keep = *t; /* a steal below may overwrite taken */
     if (external_queued(p))
-        u = steal_external(p, retry);
+        u = steal_external(p, NULL, retry); /* one task: t goes back on top of w's deque */
     /* A hint; the worst a stale value does is one task's order. */
     if (!u && crew__lq_top(p->sched.central) < t->priority)
         u = crew__lq_take(p->sched.central);
@@ -236,7 +280,7 @@ static crew_task *take(crew_pool *p, crew__worker *w, bool *retry) {
     crew_task *t;
     if (w && (t = crew__deque_take(&w->deque, &taken)) != NULL)
         return __builtin_expect(t->priority != 0, 0) ? better_than(p, w, t, retry) : t;
-    if ((t = steal_external(p, retry)) != NULL)
+    if ((t = steal_external(p, w, retry)) != NULL)
         return t;
     if ((t = w ? take_injected(p, w) : crew__lq_take(p->sched.central)) != NULL)
         return t;
@@ -277,7 +321,7 @@ static crew_task *take_any(crew_pool *p) {
     crew_task *t;
     do {
         retry = false;
-        t = steal_external(p, &retry);
+        t = steal_external(p, NULL, &retry);
         if (!t)
             t = crew__lq_take(p->sched.central);
         if (!t)

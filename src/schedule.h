@@ -35,6 +35,9 @@
 typedef struct crew__ext {
     crew__lock lock;   /* serialises push and pop (the owner side) */
     crew__deque deque; /* thieves steal without the lock */
+    /* Batch claims in progress (crew__deque_steal_batch's protocol with the owner's
+     * crew__deque_take_unless: seq_cst increment, release decrement, acquire read). */
+    atomic_uint claimers;
 } crew__ext;
 
 /* One queue as crew_diagnose sees it. */

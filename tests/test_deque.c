@@ -1,9 +1,10 @@
 #define _GNU_SOURCE /* rand_r */
 /* test_deque.c -- the Chase-Lev deque (src/deque.c) alone, used as an external submission slot
- * is: an owner pushes and takes under a lock, thieves steal single tasks without it. First the
- * order on one thread; then every task must be taken exactly once while two thieves race the
- * owner, through array growth, with tasks pushed by address and by value (a copy taken must
- * come out whole: its three words from one push). Exits non-zero on failure. */
+ * is: an owner pushes and takes under a lock, thieves steal without it, single tasks or (with
+ * the owner's takes giving way to them) batches. First the order on one thread; then every task
+ * must be taken exactly once while two thieves race the owner, through array growth, with tasks
+ * pushed by address and by value (a copy taken must come out whole: its three words from one
+ * push). Exits non-zero on failure. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,8 @@ static _Atomic int taken[N]; /* times each task was taken (seq_cst: counted, the
 static crew__deque deque;
 static crew__lock lock;
 static _Atomic int done; /* the owner has pushed everything (seq_cst) */
+static atomic_uint claimers; /* batch claims in progress (crew__deque_steal_batch) */
+static bool batches;         /* this round: one thief claims batches, the owner gives way */
 static long n_tasks = N; /* this run's share of N */
 
 static int fail(const char *what, long i) {
@@ -104,6 +107,36 @@ static int order(void) {
     }
     if (crew__deque_size(&d) != 0)
         return fail("a drained deque's size", (long)crew__deque_size(&d));
+    /* Batches: the oldest first, whole copies, then the rest in its own deque in order. */
+    atomic_uint nobody = 0;
+    for (long i = 0; i < 40; i++)
+        if ((i % 2 ? push_value(&d, i) : crew__deque_push1(&d, &tasks[i])) != CREW_OK)
+            return fail("push for a batch", i);
+    crew__deque_entry e[16];
+    if (crew__deque_steal_batch(&d, e, 16, &nobody, &contended) != 16 || contended ||
+        crew__deque_size(&d) != 24 || atomic_load(&nobody) != 0)
+        return fail("a batch claims 16 of 40 and leaves the count as it was", 0);
+    crew__deque o;
+    if (crew__deque_init(&o) != CREW_OK || crew__deque_reserve(&o, 15) != CREW_OK)
+        return fail("init", 0);
+    crew__deque_push_entries_reversed(&o, e + 1, 15);
+    for (long i = 0; i < 16; i++) {
+        t = i == 0 ? crew__deque_entry_task(&e[0], &buf) : crew__deque_take(&o, &buf);
+        if (i % 2 ? t != &buf || t->arg != &tasks[i] || t->crew_private_.slot != (uint32_t)i ||
+                        t->priority != ((uint32_t)i ^ 0x5a5au)
+                  : t != &tasks[i])
+            return fail("a batch's tasks come out oldest first, whole", i);
+    }
+    crew__deque_free(&o);
+    atomic_store(&nobody, 1); /* a claim in progress: the owner's take gives way */
+    if (crew__deque_take_unless(&d, &buf, &nobody) != NULL || crew__deque_size(&d) != 24)
+        return fail("an owner's take while a batch is claimed", 0);
+    atomic_store(&nobody, 0);
+    if (crew__deque_take_unless(&d, &buf, &nobody) != &buf || buf.arg != &tasks[39] ||
+        crew__deque_steal_batch(&d, e, 16, &nobody, &contended) != 16 ||
+        crew__deque_steal_batch(&d, e, 16, &nobody, &contended) != 7 || e[0].arg != &tasks[32] ||
+        crew__deque_steal_batch(&d, e, 16, &nobody, &contended) != 0)
+        return fail("a take, then batches to the end", 0);
     crew__deque_free(&d);
     return 0;
 }
@@ -133,7 +166,8 @@ static void *owner(void *arg) {
         crew_task buf[8], *back[8]; /* a take by value copies into its own buffer */
         int nb = 0;
         for (int want = rand_r(&seed) % 2 ? (int)(rand_r(&seed) % 9) : 0; nb < want; nb++)
-            if (!(back[nb] = crew__deque_take(&deque, &buf[nb])))
+            if (!(back[nb] = batches ? crew__deque_take_unless(&deque, &buf[nb], &claimers)
+                                     : crew__deque_take(&deque, &buf[nb])))
                 break;
         crew__lock_release(&lock);
         for (int j = 0; j < nb; j++)
@@ -143,15 +177,24 @@ static void *owner(void *arg) {
     return NULL;
 }
 
+/* A thief: single steals, or (arg non-NULL) batches of 2..16 tasks. */
 static void *thief(void *arg) {
-    (void)arg;
+    unsigned seed = 7;
     for (;;) {
         int finished = atomic_load(&done); /* before the look: then empty means drained */
-        bool contended = false;
-        crew_task buf, *t = crew__deque_steal(&deque, &buf, &contended);
-        if (t)
+        bool contended = false, got;
+        crew_task buf, *t;
+        if (arg) {
+            crew__deque_entry e[16];
+            size_t n = crew__deque_steal_batch(&deque, e, 2 + rand_r(&seed) % 15, &claimers,
+                                               &contended);
+            for (size_t i = 0; i < n; i++)
+                took(crew__deque_entry_task(&e[i], &buf));
+            got = n != 0;
+        } else if ((got = (t = crew__deque_steal(&deque, &buf, &contended)) != NULL)) {
             took(t);
-        else if (finished && !contended && crew__deque_size(&deque) == 0)
+        }
+        if (!got && finished && !contended && crew__deque_size(&deque) == 0)
             return NULL;
     }
 }
@@ -165,7 +208,7 @@ static int race(bool spin) {
     pthread_t th[3];
     pthread_create(&th[0], NULL, owner, NULL);
     pthread_create(&th[1], NULL, thief, NULL);
-    pthread_create(&th[2], NULL, thief, NULL);
+    pthread_create(&th[2], NULL, thief, batches ? &batches : NULL);
     for (int i = 0; i < 3; i++)
         pthread_join(th[i], NULL);
     crew__deque_free(&deque);
@@ -188,9 +231,11 @@ int main(void) {
     }
     if (order())
         return 1;
-    for (int round = 0; round < 4; round++)
+    for (int round = 0; round < 8; round++) {
+        batches = round >= 4;
         if (race(round % 2 == 0))
             return 1;
+    }
     printf("test_deque: ok\n");
     return 0;
 }

@@ -126,12 +126,15 @@ void dropped3(crew_fn, void *a, void *) { static_cast<Cell3 *>(a)->dropped.fetch
 } // namespace
 
 // The submission paths (outside producers with and without groups, other priorities, blocking
-// tasks, tasks that spawn) racing crew_resize, crew_cancel of their groups, and a shutdown of
-// either kind: every accepted task runs exactly once or is dropped and handed to on_drop, never
-// both; a refused one never runs; a drain runs every task that nobody cancelled.
+// tasks, tasks that spawn, an outside thread that waits for its own groups and runs their
+// tasks while workers claim batches from its slot) racing crew_resize, crew_cancel of their
+// groups, and a shutdown of either kind: every accepted task runs exactly once or is dropped
+// and handed to on_drop, never both; a refused one never runs; a drain runs every task that
+// nobody cancelled; a wait that returns CREW_OK saw all its group's tasks run.
 TEST(Stress, HandOffRacingResizeCancelAndShutdown) {
-    // Each unit of five cells: four submissions from outside, and the fourth one's child.
-    const long rounds = scaled(24), units = scaled(10000);
+    // Each unit of five cells: four submissions from outside, and the fourth one's child; the
+    // waiter's units are groups of eight.
+    const long rounds = scaled(24), units = scaled(10000), wunits = scaled(2000);
     for (long r = 0; r < rounds; r++) {
         crew_config cfg;
         crew_config_init(&cfg);
@@ -144,6 +147,7 @@ TEST(Stress, HandOffRacingResizeCancelAndShutdown) {
         Race rc;
         rc.p = crewtest::make_pool(cfg);
         rc.cells.reset(new Cell3[units * 5]);
+        std::unique_ptr<Cell3[]> wcells(new Cell3[wunits * 8]);
         race = &rc;
         const bool cancel_at_end = r % 2 == 1;
         std::atomic<long> next{0};
@@ -180,6 +184,34 @@ TEST(Stress, HandOffRacingResizeCancelAndShutdown) {
                         return; // the pool is closing
                 }
             });
+        ts.emplace_back([&] { // a waiter: groups of 8 from outside, each waited for at once
+            for (long u = 0; u < wunits && !stop; u++) {
+                Cell3 *c = &wcells[u * 8];
+                crew_handle g = CREW_HANDLE_NONE;
+                int n = 0, first = 0; // the group waited for holds c[first..n)
+                for (; n < 8; n++) {
+                    int res = crew_submit(rc.p, run3, &c[n], 0, &g);
+                    if (res == CREW_ESTALE || res == CREW_ECANCELED) { // it finished already
+                        g = CREW_HANDLE_NONE;
+                        first = n;
+                        res = crew_submit(rc.p, run3, &c[n], 0, &g);
+                    }
+                    ASSERT_TRUE(res == CREW_OK || res == CREW_ESHUTDOWN) << crew_strerror(res);
+                    if (res != CREW_OK)
+                        break;
+                    c[n].accepted.store(1);
+                }
+                if (n == first)
+                    return; // the pool is closing
+                int res = crew_wait(rc.p, g);
+                ASSERT_TRUE(res == CREW_OK || (res == CREW_ECANCELED && cancel_at_end))
+                    << crew_strerror(res);
+                for (int j = first; res == CREW_OK && j < n; j++)
+                    ASSERT_EQ(c[j].runs.load(), 1) << "a task of a group waited for";
+                if (n < 8)
+                    return;
+            }
+        });
         ts.emplace_back([&] { // resize between 1 and 4 workers
             for (unsigned k = 0; !stop; k++) {
                 int res = crew_resize(rc.p, 1 + k % 4);
@@ -226,6 +258,13 @@ TEST(Stress, HandOffRacingResizeCancelAndShutdown) {
                           << rc.cells[first < 0 ? 0 : first].accepted.load() << ", ran "
                           << rc.cells[first < 0 ? 0 : first].runs.load() << " times, dropped "
                           << rc.cells[first < 0 ? 0 : first].dropped.load() << " times";
+        for (long i = 0; i < wunits * 8; i++) {
+            const Cell3 &c = wcells[i];
+            int a = c.accepted.load(), x = c.runs.load(), d = c.dropped.load();
+            if (!(a ? x + d == 1 && (cancel_at_end || d == 0) : x + d == 0) && bad++ == 0)
+                ADD_FAILURE() << "round " << r << ": the waiter's task " << i << " accepted " << a
+                              << ", ran " << x << " times, dropped " << d << " times";
+        }
         EXPECT_GT(ran, 0);
         race = nullptr;
     }
