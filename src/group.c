@@ -100,6 +100,11 @@ static void push_free(crew__slotmap *m, uint32_t s) {
     } while (!crew__cas_weak_release(&m->free_head, &head, (head & ~(uint64_t)UINT32_MAX) | s));
 }
 
+void crew__slots_give_back(crew__slotmap *m, crew__slot_cache *cache) {
+    while (cache->n != 0)
+        push_free(m, cache->slot[--cache->n]);
+}
+
 int crew__group_open(crew__slotmap *m, uint32_t n, crew_handle *h, crew__slot_cache *cache) {
     /* A cached slot was freed by this thread (its final state is ours in program order). */
     uint32_t s = cache && cache->n ? cache->slot[--cache->n] : pop_free(m);

@@ -138,6 +138,8 @@ typedef struct crew__slot_cache {
 /* Open a new group of n tasks, taking the slot from cache if it has one (cache: the calling
  * worker's, or NULL). OUT: *h. CREW_OK or CREW_ENOMEM. */
 int crew__group_open(crew__slotmap *m, uint32_t n, crew_handle *h, crew__slot_cache *cache);
+/* Put every slot of cache back on the slot map's free list, leaving it empty. */
+void crew__slots_give_back(crew__slotmap *m, crew__slot_cache *cache);
 /* Add n tasks to an open group. CREW_OK, CREW_ESTALE or CREW_ERANGE. */
 int crew__group_add(crew__slotmap *m, crew_handle h, uint32_t n);
 /* Undo a successful crew__group_open whose tasks could not be queued (the handle was never

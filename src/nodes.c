@@ -4,8 +4,8 @@
  *
  * A crew_submit task lives in a node (a crew__node) of the pool's own, taken from a cache of
  * the calling thread: a worker's own, or a producer's (one per thread, for the pool it last
- * used), refilled from the pool's free list NODE_BATCH at a time; chunks of nodes are freed
- * with the pool. The registry of live pools lets a thread's cache outlive its pool safely,
+ * used, which keeps the group slots it freed too), refilled from the pool's free list
+ * NODE_BATCH at a time; chunks of nodes are freed with the pool. The registry of live pools lets a thread's cache outlive its pool safely,
  * gives each live pool a distinct handle tag (group.h), and marks the pools in a forked child.
  */
 #include <pthread.h>
@@ -72,13 +72,15 @@ static void spill(crew_pool *p, crew__node_list *l, unsigned keep) {
     crew__lock_release(&p->nodes.lock);
 }
 
-/* Give c's nodes back to their pool if it is still alive; forget them otherwise. */
+/* Give c's nodes and group slots back to their pool if it is still alive; forget them
+ * otherwise. */
 static void cache_flush(node_cache *c) {
-    if (c->nodes.n != 0) {
+    if (c->nodes.n != 0 || c->slots.n != 0) {
         pthread_mutex_lock(&registry_lock);
         for (size_t i = 0; i < nregistry; i++)
             if (registry[i] == c->pool && registry[i]->serial == c->serial) {
                 spill(registry[i], &c->nodes, 0);
+                crew__slots_give_back(&registry[i]->groups, &c->slots);
                 break;
             }
         pthread_mutex_unlock(&registry_lock);
@@ -164,8 +166,8 @@ void crew__nodes_unregister(crew_pool *p) {
     pthread_mutex_unlock(&registry_lock);
 }
 
-/* This thread's cache, made to belong to p (flushing another pool's nodes). */
-static node_cache *cache_for(crew_pool *p) {
+/* This thread's cache, made to belong to p (flushing another pool's nodes and slots). */
+node_cache *crew__producer_cache(crew_pool *p) {
     node_cache *c = &crew__tls_nodes;
     if (c->pool != p || c->serial != p->serial) {
         cache_flush(c);
@@ -179,7 +181,7 @@ static node_cache *cache_for(crew_pool *p) {
 /* The calling thread's node list for p: its worker's, or its producer cache (made p's). */
 static crew__node_list *node_list(crew_pool *p) {
     crew__worker *w = crew__self(p);
-    return w ? &w->nodes : &cache_for(p)->nodes;
+    return w ? &w->nodes : &crew__producer_cache(p)->nodes;
 }
 
 crew_task *crew__node_get_slow(crew_pool *p) {

@@ -18,10 +18,9 @@
 #include "submit.h"
 #include "worker.h"
 
-/* The calling worker's slot cache (group.c), or NULL for other threads. */
+/* The calling thread's slot cache for p (group.c): its worker's, or its producer cache. */
 static inline crew__slot_cache *own_slots(crew_pool *p) {
-    crew__worker *w = crew__self(p);
-    return w ? &w->slots : NULL;
+    return crew__slots_to_open(p, crew__self(p));
 }
 
 /* Monitoring or autosize: mark n tasks about to be queued as timed (CREW__TASK_STAMPED) with

@@ -8,6 +8,7 @@
 
 #include "base.h"
 #include "ec.h"
+#include "group.h"
 #include "lock.h"
 
 /* The bounded queue (crew_config.queue_capacity) in struct crew_pool. */
@@ -34,17 +35,23 @@ typedef struct crew__node_list {
     unsigned n;
 } crew__node_list;
 
-/* A producer's cache (nodes.c): free nodes of the pool it last submitted to. */
+/* A producer's cache (nodes.c): free nodes and group slots of the pool it last used. */
 typedef struct crew__node_cache {
     crew_pool *pool; /* the pool the nodes belong to (compared, never dereferenced, if stale) */
     uint64_t serial; /* its serial number */
     crew__node_list nodes;
+    /* Group slots this thread freed (group.c), for the groups it opens next: no shared
+     * compare-and-swap per group, as on a worker. */
+    crew__slot_cache slots;
 } crew__node_cache;
 extern CREW__TLS crew__node_cache crew__tls_nodes;
 #define CREW__NODE_CACHE_MAX 256u /* a thread keeps at most this many free nodes of its own */
 /* crew__node_get and crew__node_release (pool.h, inlined) when their fast path does not do:
  * an empty list to refill, a full one to spill, or a producer cache of another pool. */
 crew_task *crew__node_get_slow(crew_pool *p); /* NULL when out of memory */
+/* The calling thread's producer cache, made p's (another pool's nodes and slots are given
+ * back first). */
+crew__node_cache *crew__producer_cache(crew_pool *p);
 void crew__node_release_slow(crew_pool *p, crew_task *t);
 /* crew_enqueue_tasks that never waits for room in a bounded queue (CREW_EFULL instead): the
  * parallel primitives' helper tasks. */

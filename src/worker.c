@@ -88,7 +88,8 @@ static inline bool credit_back(crew__worker *w, size_t n) {
 
 void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end how) {
     crew__worker *w = crew__self(p);
-    if (slot != 0 && crew__group_done(&p->groups, slot, (uint32_t)n, how, w ? &w->slots : NULL)) {
+    if (slot != 0 &&
+        crew__group_done(&p->groups, slot, (uint32_t)n, how, crew__slots_to_free(p, w))) {
         /* The group's final state is the event its waiters look for. A slot reused
          * meanwhile only costs a spurious wake-up. */
         if (crew__ec_sleepers(&crew__slot_at(&p->groups, slot)->waiters)) {

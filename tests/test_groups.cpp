@@ -2,6 +2,7 @@
 // slot reuse with generations, many groups at once, and the caller helping.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <thread>
@@ -157,6 +158,43 @@ TEST(Groups, CallerHelpsWhenEveryWorkerIsBlocked) {
     EXPECT_EQ(n.load(), 200);
     gate.open();
     EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    crew_destroy(p);
+}
+
+// An outside thread keeps the group slots it frees for the groups it opens next; they go back
+// to the pool when the thread exits or turns to another pool, so threads that come and go do
+// not make the slot map grow. Here every worker is held, so each thread runs (and finishes)
+// its own groups while it waits; without the give-back, each thread would keep 10 slots.
+TEST(Groups, OutsideThreadsGiveTheirCachedSlotsBack) {
+    crew_pool *p = make_pool(1), *other = make_pool(1);
+    Gate gate;
+    ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, nullptr), CREW_OK);
+    gate.wait_arrivals(1);
+    std::atomic<int> n{0};
+    uint32_t top = 0; // the highest slot index handed out
+    auto round = [&](bool switch_pools) {
+        crew_handle g[10];
+        for (auto &h : g) {
+            h = CREW_HANDLE_NONE;
+            ASSERT_EQ(crew_submit(p, count, &n, 0, &h), CREW_OK);
+            top = std::max(top, h.slot & 0xffffffu);
+        }
+        for (auto &h : g)
+            ASSERT_EQ(crew_wait(p, h), CREW_OK); // run here: the only worker is held
+        if (switch_pools) { // a group on another pool: this thread's cache turns to it
+            crew_handle h = CREW_HANDLE_NONE;
+            ASSERT_EQ(crew_submit(other, count, &n, 0, &h), CREW_OK);
+            ASSERT_EQ(crew_wait(other, h), CREW_OK);
+        }
+    };
+    for (int i = 0; i < 100; i++)
+        std::thread(round, false).join();
+    for (int i = 0; i < 100; i++)
+        round(true); // the same thread, turning from pool to pool
+    EXPECT_EQ(n.load(), 2100);
+    EXPECT_LE(top, 30u) << "slots kept by threads that exited or turned to another pool";
+    gate.open();
+    crew_destroy(other);
     crew_destroy(p);
 }
 
