@@ -5,8 +5,9 @@
  * A crew_submit task lives in a node (a crew__node) of the pool's own, taken from a cache of
  * the calling thread: a worker's own, or a producer's (one per thread, for the pool it last
  * used, which keeps the group slots it freed too), refilled from the pool's free list
- * NODE_BATCH at a time; chunks of nodes are freed with the pool. The registry of live pools lets a thread's cache outlive its pool safely,
- * gives each live pool a distinct handle tag (group.h), and marks the pools in a forked child.
+ * NODE_BATCH at a time; chunks of nodes are freed with the pool. The registry of live pools
+ * lets a thread's cache outlive its pool safely, gives each live pool a distinct handle tag
+ * (group.h), and marks the pools in a forked child.
  */
 #include <pthread.h>
 #include <stdlib.h>

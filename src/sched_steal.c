@@ -121,13 +121,14 @@ static int push_value(crew_pool *p, crew__worker *self, crew_fn fn, void *arg, u
 #define EXT_BATCH 16u /* most tasks a worker claims from a slot at a time */
 
 /* The batch worker w claims from a slot that holds len tasks: none (0: one steal) unless w
- * runs no task (its main loop: a waiter inside a task takes one at a time) and tasks are not
- * timed (autosize reads each task's times as it starts; a batch would have them wait in one
- * worker's deque instead); then an equal share of the backlog for this worker and each of
- * the others, at most EXT_BATCH, at least 2. */
+ * runs no task (its main loop: a waiter inside a task takes one at a time), is not marked to
+ * leave (resize), and tasks are not timed (autosize reads each task's times as it starts; a
+ * batch would have them wait in one worker's deque instead); then an equal share of the
+ * backlog for this worker and each of the others, at most EXT_BATCH, at least 2. */
 static inline size_t batch_size(crew_pool *p, crew__worker *w, size_t len) {
-    /* Relaxed timing: see struct crew_pool. */
-    if (!w || len < 4 || crew__tls_frame || crew__load_relaxed(&p->timing) != 0)
+    /* Relaxed: the timing bits (see struct crew_pool) and the worker's own state. */
+    if (!w || len < 4 || crew__tls_frame || crew__load_relaxed(&p->timing) != 0 ||
+        crew__load_relaxed(&w->state) != CREW__W_RUNNING)
         return 0;
     size_t n = len / (crew__nworkers(p) + 1);
     return n < 2 ? 0 : n > EXT_BATCH ? EXT_BATCH : n;

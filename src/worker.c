@@ -10,8 +10,9 @@
  * more, and commits to sleep on its own cv only if there is none; whoever makes work visible
  * (a queue's length, a deque's bottom) asks crew__ec_sleepers(&p->work) and takes the lock
  * only if someone sleeps. The notifiers of this file: crew__notify_work (tasks queued),
- * crew__pending_sub (the last pending task ended: pool->quiet), crew__tasks_finished (a group ended:
- * its slot's waiters), crew__admit_release (a place in the bounded queue: pool->bounded.room).
+ * crew__pending_sub (the last pending task ended: pool->quiet), crew__tasks_finished (a group
+ * ended: its slot's waiters), crew__admit_release (a place in the bounded queue:
+ * pool->bounded.room).
  * A busy pool reads the counts and finds 0.
  *
  * A worker leaves its loop when resize has marked it, or when the pool is closing and no
@@ -275,11 +276,10 @@ static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t
     crew__tasks_finished(p, slot, 1, CREW__RAN);
 }
 
-/* crew__run's body, inlined into the worker's loop as well. */
-/* Run t on this thread, whose worker record for p is self (crew__self), and count it finished.
- * A task of no group is counted in self's credit on a worker, or in *finished on a thread that
- * helps while it waits (finished non-NULL: the waiter returns them to pending itself, see
- * wait.c); otherwise at once. */
+/* crew__run's body, inlined into the worker's loop as well: run t on this thread, whose worker
+ * record for p is self (crew__self), and count it finished. A task of no group is counted in
+ * self's credit on a worker, or in *finished on a thread that helps while it waits (finished
+ * non-NULL: the waiter returns them to pending itself, see wait.c); otherwise at once. */
 static inline __attribute__((always_inline)) void run_task(crew_pool *p, crew__worker *self,
                                                            crew_task *t, size_t *finished) {
     /* Whoever runs a task first wakes a sleeper for tasks it put back while taking this one
