@@ -56,6 +56,7 @@ int crew__deque_init(crew__deque *d) {
         return CREW_ENOMEM;
     crew__atomic_init(&d->top, 0);
     crew__atomic_init(&d->bottom, 0);
+    d->top_seen = 0;
     crew__atomic_init(&d->array, a);
     return CREW_OK;
 }
@@ -128,6 +129,7 @@ static int push(crew__deque *d, crew_task *t, crew_task *const *v, size_t n, cre
     int64_t b = crew__load_relaxed(&d->bottom);
     /* Acquire: pairs with the thieves' CAS on top, so slots they freed are ours to reuse. */
     int64_t top = crew__load_acquire(&d->top);
+    d->top_seen = top;
     crew__deque_array *a = reserve(d, crew__load_relaxed(&d->array), top, b, n);
     if (!a)
         return CREW_ENOMEM;

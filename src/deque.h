@@ -36,6 +36,10 @@ typedef struct crew__deque {
     _Alignas(64) _Atomic int64_t bottom;
     /* The current array; release-published by the owner when it grows, acquired by thieves. */
     crew__deque_array *_Atomic array;
+    /* The owner's last look at top (its own: a worker's, or under an external slot's lock).
+     * Top only grows, so the room it shows is at most the real room: a push that fits by it
+     * needs no read of top, a line the thieves write on every steal (push refreshes it). */
+    int64_t top_seen;
 } crew__deque;
 
 /* A task held by value, as a take returns it: copied into the taker's buffer, flagged
@@ -61,15 +65,15 @@ int crew__deque_push(crew__deque *d, crew_task *t, size_t n);
 /* Owner: push one entry when the array is full (the general push grows it). */
 int crew__deque_push_slow(crew__deque *d, crew_fn fn, void *arg, uint64_t aux);
 /* Owner: push one task by value (fn, arg, aux as in crew__deque_entry); inlined, since it is on
- * every crew_submit's path. The array is full only when the deque has never held this many
- * tasks: then the general push grows it. The memory orders are push's in deque.c (relaxed
- * bottom and array: the owner's own; acquire top: the places thieves freed are ours; release
- * bottom: publishes the entry). */
+ * every crew_submit's path. The array looks full by top_seen only when the deque has held this
+ * many tasks since the owner last read top: then the general push reads top again and grows
+ * the array if it is really full. The memory orders are push's in deque.c (relaxed bottom and
+ * array: the owner's own; top_seen came from an acquire of top, so the places thieves had
+ * freed by then are ours; release bottom: publishes the entry). */
 static inline int crew__deque_push_value(crew__deque *d, crew_fn fn, void *arg, uint64_t aux) {
     int64_t b = crew__load_relaxed(&d->bottom);
-    int64_t top = crew__load_acquire(&d->top);
     crew__deque_array *a = crew__load_relaxed(&d->array);
-    if (__builtin_expect((size_t)(b - top) > a->mask, 0))
+    if (__builtin_expect((size_t)(b - d->top_seen) > a->mask, 0))
         return crew__deque_push_slow(d, fn, arg, aux);
     crew__deque_entry *e = &a->slot[(size_t)b & a->mask];
     crew__store_relaxed(&e->fn, fn);
