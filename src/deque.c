@@ -7,7 +7,7 @@
  * thieves steal at the top (FIFO: the oldest, usually the biggest piece of a divide-and-conquer
  * tree). The only contention is on the last task, settled by a compare-and-swap on top.
  *
- * Three changes to the paper:
+ * Five changes to the paper:
  *   - every store to bottom is a release store (the paper uses a release fence before push's
  *     relaxed store and relaxed stores in take). A thief that reads bottom then synchronises
  *     with the owner's latest store whichever operation made it, so the task's fields, written
@@ -25,6 +25,11 @@
  *     protocol's exclusion; a thief that reads the new bottom reads the new task whole). So a
  *     successful thief never sees a torn task. The owner's own take reads its place after its
  *     claim; only it writes places.
+ *   - the owner reads top only when the deque looks full by its last read (top_seen, deque.h):
+ *     top only grows, so the room that shows is real, and that read was an acquire whose
+ *     claims the rewrite still happens after.
+ *   - thieves may claim several tasks with one CAS (crew__deque_steal_batch), on a deque whose
+ *     owner takes only with crew__deque_take_unless.
  * Arrays that a grow replaces stay allocated until the deque is freed, because a thief may
  * still be reading from one (the paper leaves reclamation open; the waste is at most the size of
  * the live array, since sizes double).
@@ -253,10 +258,10 @@ crew_task *crew__deque_steal(crew__deque *d, crew_task *buf, bool *contended) {
  * reads the lowered bottom and claims below it; the count is left only after the claim, whose
  * compare-and-swap a later take's read of top sees. The owner's pushes: the places [t, t + n)
  * read here are below the bottom read after top, so published; the owner writes a place again
- * only once top has passed it (push's acquire of top), and top is still t when the
- * compare-and-swap succeeds (it only grows), so none was rewritten before the claim; a
- * replaced array is never written again. Other thieves: the same compare-and-swap orders
- * every claim. */
+ * only once top has passed it (push's acquire of top, then or earlier: top_seen), and top is
+ * still t when the compare-and-swap succeeds (it only grows), so none was rewritten before the
+ * claim; a replaced array is never written again. Other thieves: the same compare-and-swap
+ * orders every claim. */
 size_t crew__deque_steal_batch(crew__deque *d, crew__deque_entry *out, size_t max,
                                atomic_uint *claimers, bool *contended) {
     /* Seq_cst read-modify-write (a full barrier): the claimer's half of the protocol above. */
