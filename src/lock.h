@@ -28,24 +28,16 @@ static inline int crew__lock_init(crew__lock *l, bool spin) {
 
 static inline void crew__lock_destroy(crew__lock *l) { pthread_mutex_destroy(&l->m); }
 
-static inline bool crew__lock_try(crew__lock *l) {
-    if (!l->spin)
-        return pthread_mutex_trylock(&l->m) == 0;
-    int expected = 0;
-    /* Relaxed load first (test-and-test-and-set); acquire on success: the critical section
-     * happens-after the previous holder's release in crew__lock_release. */
-    return crew__load_relaxed(&l->held) == 0 &&
-           crew__cas_acquire(&l->held, &expected, 1);
-}
-
 /* The spinlock's wait when its first try failed (lock.c): out of line, so that an uncontended
  * acquire is a load and a compare-and-swap, with nothing for its caller to save around a call. */
 void crew__lock_spin(crew__lock *l);
 
-/* A lock known to be a spinlock (initialised with spin true): the same, without the test. */
+/* The spinlock's operations, for a lock known to be one (initialised with spin true; the
+ * external slots call them directly, without the test of the kind). */
 static inline bool crew__spinlock_try(crew__lock *l) {
     int expected = 0;
-    /* As in crew__lock_try: relaxed test first, acquire on success. */
+    /* Relaxed load first (test-and-test-and-set); acquire on success: the critical section
+     * happens-after the previous holder's release in crew__spinlock_release. */
     return crew__load_relaxed(&l->held) == 0 && crew__cas_acquire(&l->held, &expected, 1);
 }
 static inline void crew__spinlock_acquire(crew__lock *l) {
@@ -53,25 +45,26 @@ static inline void crew__spinlock_acquire(crew__lock *l) {
         crew__lock_spin(l);
 }
 static inline void crew__spinlock_release(crew__lock *l) {
-    crew__store_release(&l->held, 0); /* release: as in crew__lock_release */
+    /* Release: publishes the critical section to the next acquirer (crew__spinlock_try). */
+    crew__store_release(&l->held, 0);
+}
+
+static inline bool crew__lock_try(crew__lock *l) {
+    return l->spin ? crew__spinlock_try(l) : pthread_mutex_trylock(&l->m) == 0;
 }
 
 static inline void crew__lock_acquire(crew__lock *l) {
-    if (!l->spin) {
+    if (l->spin)
+        crew__spinlock_acquire(l);
+    else
         pthread_mutex_lock(&l->m);
-        return;
-    }
-    if (__builtin_expect(!crew__lock_try(l), 0))
-        crew__lock_spin(l);
 }
 
 static inline void crew__lock_release(crew__lock *l) {
-    if (!l->spin) {
+    if (l->spin)
+        crew__spinlock_release(l);
+    else
         pthread_mutex_unlock(&l->m);
-        return;
-    }
-    /* Release: publishes the critical section to the next acquirer (crew__lock_try). */
-    crew__store_release(&l->held, 0);
 }
 
 #endif /* CREW_LOCK_H */

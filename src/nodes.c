@@ -170,7 +170,7 @@ void crew__nodes_unregister(crew_pool *p) {
 /* This thread's cache, made to belong to p (flushing another pool's nodes and slots). */
 node_cache *crew__producer_cache(crew_pool *p) {
     node_cache *c = &crew__tls_nodes;
-    if (c->pool != p || c->serial != p->serial) {
+    if (!crew__producer_cache_if(p)) {
         cache_flush(c);
         c->pool = p;
         c->serial = p->serial;

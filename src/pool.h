@@ -224,23 +224,27 @@ static inline void crew__pending_add(crew_pool *p, crew__worker *self, size_t n)
 static inline int crew__sched_push(crew_pool *p, crew_task *t, size_t n) {
     return p->sched.ops->push(p, crew__self(p), t, n);
 }
+/* The calling thread's producer cache if it serves p, else NULL (crew__producer_cache makes it
+ * p's). */
+static inline crew__node_cache *crew__producer_cache_if(const crew_pool *p) {
+    crew__node_cache *c = &crew__tls_nodes;
+    return c->pool == p && c->serial == p->serial ? c : NULL;
+}
 /* The calling thread's cache of free group slots for p: its worker's (self), or its producer
  * cache, made p's if it serves another pool (opening a group). */
 static inline crew__slot_cache *crew__slots_to_open(crew_pool *p, crew__worker *self) {
     if (self)
         return &self->slots;
-    crew__node_cache *c = &crew__tls_nodes;
-    if (__builtin_expect(c->pool == p && c->serial == p->serial, 1))
-        return &c->slots;
-    return &crew__producer_cache(p)->slots;
+    crew__node_cache *c = crew__producer_cache_if(p);
+    return __builtin_expect(c != NULL, 1) ? &c->slots : &crew__producer_cache(p)->slots;
 }
 /* The same for a slot this thread frees (a group it finished), without switching pools: NULL
  * (the shared list) if the producer cache serves another pool. */
 static inline crew__slot_cache *crew__slots_to_free(crew_pool *p, crew__worker *self) {
     if (self)
         return &self->slots;
-    crew__node_cache *c = &crew__tls_nodes;
-    return c->pool == p && c->serial == p->serial ? &c->slots : NULL;
+    crew__node_cache *c = crew__producer_cache_if(p);
+    return c ? &c->slots : NULL;
 }
 /* The calling thread's own list of free nodes for p, if it has one ready: its worker's, or its
  * producer cache if that serves p (else NULL: the slow path makes it p's). */
@@ -248,8 +252,8 @@ static inline crew__node_list *crew__node_list_of(crew_pool *p) {
     crew__worker *w = crew__self(p);
     if (w)
         return &w->nodes;
-    crew__node_cache *c = &crew__tls_nodes;
-    return c->pool == p && c->serial == p->serial ? &c->nodes : NULL;
+    crew__node_cache *c = crew__producer_cache_if(p);
+    return c ? &c->nodes : NULL;
 }
 /* A node for a crew_submit task (NULL when out of memory), from the thread's own list. */
 static inline crew_task *crew__node_get(crew_pool *p) {
