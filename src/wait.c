@@ -196,8 +196,16 @@ static const crew__policy waiter_policy = {
 static __attribute__((noinline, cold)) void dispatch_traced(crew_pool *p, waiter_ctx *c) {
     uint64_t began = crew__now_ns();
     crew__dispatch(&waiter_policy, c, p->spin);
-    flush_finished(c);
     crew__trace_span(p, CREW__TR_WAIT, c->group, began);
+}
+
+/* The waiter's loop, traced or not, then the tasks it ran given back to pending. */
+static inline void wait_loop(crew_pool *p, waiter_ctx *c) {
+    if (__builtin_expect(crew__tracing(p), 0))
+        dispatch_traced(p, c);
+    else
+        crew__dispatch(&waiter_policy, c, p->spin);
+    flush_finished(c);
 }
 
 /* The detail of crew_wait's answer st for group, if it is a failure; returns st. */
@@ -240,11 +248,7 @@ int crew_wait(crew_pool *p, crew_handle group) {
     waiter_ctx c = {.p = p, .self = crew__self(p), .group = group, .sl = sl, .mark = mark_of(p),
                     .status = 1};
     crew__debug_yield();
-    if (__builtin_expect(crew__tracing(p), 0))
-        dispatch_traced(p, &c);
-    else
-        crew__dispatch(&waiter_policy, &c, p->spin);
-    flush_finished(&c);
+    wait_loop(p, &c);
     if (crew__tls_pushed_back) /* put back by the last look, and not run or slept on */
         crew__notify_pushed_back(p);
     return c.status == CREW_OK ? c.status : wait_failed(given, c.status);
@@ -253,11 +257,7 @@ int crew_wait(crew_pool *p, crew_handle group) {
 /* Run queued tasks until no accepted task is unfinished (crew_wait_all, crew_shutdown). */
 void crew__help_until_quiet(crew_pool *p) {
     waiter_ctx c = {.p = p, .self = crew__self(p), .group = CREW_HANDLE_NONE, .status = 1};
-    if (__builtin_expect(crew__tracing(p), 0))
-        dispatch_traced(p, &c);
-    else
-        crew__dispatch(&waiter_policy, &c, p->spin);
-    flush_finished(&c);
+    wait_loop(p, &c);
 }
 
 int crew_wait_all(crew_pool *p) {

@@ -299,9 +299,10 @@ static inline __attribute__((always_inline)) void run_task(crew_pool *p, crew__w
     }
     /* The common end inline: a task of no group, counted where it costs no shared write. */
     if (__builtin_expect(slot == 0, 1)) {
-        if (self ? credit_back(self, 1) : finished != NULL) {
-            if (!self)
-                ++*finished;
+        if (self && credit_back(self, 1))
+            return;
+        if (!self && finished) {
+            ++*finished;
             return;
         }
     }
