@@ -106,7 +106,7 @@ extern "C" {
                   "or a handle this pool never issued)")                                         \
     X(ENOMEM, -2, "out of memory")                                                               \
     X(ESHUTDOWN, -3, "the pool is shutting down or shut down and accepts no more tasks")         \
-    X(ESTALE, -4, "the group has already finished; its handle can no longer take tasks")         \
+    X(ESTALE, -4, "the group has already finished; nothing of it is left to cancel")             \
     X(ECANCELED, -5, "some tasks were cancelled (dropped without running) by crew_cancel or a "   \
                      "shutdown")                                                                  \
     X(EDEADLK, -6, "the call would wait for the calling task itself and could never return")     \
@@ -407,16 +407,23 @@ CREW_EXPORT int crew_paused(const crew_pool *p);
  * Submitting tasks.
  *
  * group may be NULL (no group). If *group is CREW_HANDLE_NONE, a new group opens and its handle
- * is stored in *group; otherwise the tasks join that group, which must still have unfinished
- * tasks: a group finishes the moment its last task does, and adding to a finished group fails
- * with CREW_ESTALE. So a series of single submissions to one group can see CREW_ESTALE part-way
- * through if the earlier tasks already ran: open the group with crew_enqueue_tasks, which adds
- * all its tasks at once, or handle CREW_ESTALE by opening a new group. The handle variable
- * belongs to the caller: do not share one *group between threads that submit at the same time.
+ * is stored in *group; otherwise the tasks join that group. The rule for a group that has
+ * finished (its tasks so far have all ended, as can happen between two single submissions):
+ * the tasks open a new group in its place, and its handle is stored in *group. So *group always
+ * names the group of the tasks just submitted, and one crew_wait(p, *group) after a loop of
+ * single submissions through it waits for every task of the loop (the earlier groups had
+ * finished before the later ones opened); no submission is refused for it. Copies of the old
+ * handle keep naming the old, finished group. Two exceptions keep a group's result: a group
+ * that was cancelled (crew_cancel) takes no more tasks (CREW_ECANCELED), and a group that lost
+ * tasks otherwise (a full queue's CREW_FULL_DROP_OLDEST, a start-by time) takes them into
+ * itself again, the handle unchanged, and keeps answering CREW_ECANCELED or CREW_EEXPIRED. A
+ * handle of a generation its slot never reached is refused (CREW_EINVAL) as forged. The handle
+ * variable belongs to the caller: do not share one *group between threads that submit at the
+ * same time.
  *
  * All-or-nothing: on error no task of the call was accepted. Errors: EINVAL (NULL pool, task array
  * or fn; n 0; a handle this pool never issued, such as another pool's or one of generation 0;
- * unknown flags), ESHUTDOWN, ESTALE, ECANCELED (the group was cancelled), ENOMEM, ERANGE; EAGAIN
+ * unknown flags), ESHUTDOWN, ECANCELED (the group was cancelled), ENOMEM, ERANGE; EAGAIN
  * (CREW_TASK_BLOCKING tasks, when no blocking thread runs and none could be created); with a
  * bounded queue also EFULL (more tasks than the capacity, policy CREW_FULL_FAIL, or
  * crew_try_submit) and, from crew_submit_timed only, ETIMEDOUT.
@@ -524,7 +531,7 @@ CREW_EXPORT int crew_lane_create(crew_pool *p, unsigned max_concurrency, crew_la
  * Queue fn(arg) on lane l; group as for crew_submit (CREW_HANDLE_NONE opens a group). Several
  * threads may submit to one lane at once; the lane's tasks start in the order their
  * crew_lane_submit calls took them (one thread's submissions in its own order). Errors as
- * crew_submit's (EINVAL: l or fn NULL, or a bad handle; ESHUTDOWN, ESTALE, ECANCELED, ENOMEM,
+ * crew_submit's (EINVAL: l or fn NULL, or a bad handle; ESHUTDOWN, ECANCELED, ENOMEM,
  * ERANGE); never EFULL (see above). All-or-nothing.
  */
 CREW_EXPORT int crew_lane_submit(crew_lane *l, crew_fn fn, void *arg, crew_handle *group);
@@ -559,11 +566,12 @@ CREW_EXPORT int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n);
  * reused since) returns CREW_OK at once. Returns CREW_ECANCELED if the group was cancelled
  * (crew_cancel) or lost tasks to a shutdown or a full queue, and CREW_EEXPIRED if it lost tasks
  * only to their deadlines (crew_submit_deadline); it keeps reporting that for as long as the pool
- * lives (the group's slot is retired: about 48 bytes per such group). Errors: EINVAL (p NULL, group
- * CREW_HANDLE_NONE, a handle of another pool or a slot this pool never issued, or generation 0,
- * which no group gets), EDEADLK (a task of the group, running on this thread, is the caller or one
- * of its callers: the group cannot finish while it waits; found when the wait would otherwise
- * sleep, so the caller may first have helped with other queued tasks of the group).
+ * lives (the group's slot is retired: about 48 bytes per such group). Errors: EINVAL (p NULL,
+ * group CREW_HANDLE_NONE, a handle of another pool or a slot this pool never issued, generation
+ * 0, which no group gets, or a generation its slot never reached), EDEADLK (a task of the group,
+ * running on this thread, is the caller or one of its callers: the group cannot finish while it
+ * waits; found when the wait would otherwise sleep, so the caller may first have helped with
+ * other queued tasks of the group).
  */
 CREW_EXPORT int crew_wait(crew_pool *p, crew_handle group);
 
@@ -589,8 +597,10 @@ CREW_EXPORT int crew_wait_all(crew_pool *p);
  * full queue (CREW_FULL_DROP_OLDEST) that comes to one runs it in the submitting thread instead
  * (the one case where fn runs on a thread that is not helping). On a paused pool it waits for
  * crew_resume, as a task. Not counted nor timed in crew_stats (crew_stats.running may include
- * callbacks whose group is still open). Errors: EINVAL (p or fn NULL, group CREW_HANDLE_NONE, a
- * handle of another pool or a slot this pool never issued, or generation 0; as crew_wait),
+ * callbacks whose group is still open). Tasks submitted through a handle variable after its
+ * group finished form a new group (see "Submitting tasks"): the callback does not wait for them.
+ * Errors: EINVAL (p or fn NULL, group CREW_HANDLE_NONE, a handle of another pool or a slot this
+ * pool never issued, generation 0, or a generation never reached; as crew_wait),
  * ESHUTDOWN (the pool is shutting down: fn will not run), ENOMEM. May be called from any thread
  * and from every callback, fn included (see the re-entrancy table).
  */

@@ -445,13 +445,9 @@ private:
         };
         detail::job *j = detail::make_job(std::move(body));
         std::lock_guard<std::mutex> g(m_);
+        // A crew group that has finished is replaced by a new one, stored in h_ (crew.h).
         int rc =
             crew_submit_deadline(p_.p_, detail::job::trampoline, j, priority, 0, start_by, &h_);
-        if (rc == CREW_ESTALE) { // the group had finished: everything before is done
-            h_ = CREW_HANDLE_NONE;
-            rc = crew_submit_deadline(p_.p_, detail::job::trampoline, j, priority, 0, start_by,
-                                      &h_);
-        }
         if (rc != CREW_OK) {
             delete j;
             throw error(rc, "crew::group::run");

@@ -48,6 +48,7 @@ static uint32_t new_slot(crew__slotmap *m) {
             crew__atomic_init(&c[i].cancelled_gen, 0u);
             crew__atomic_init(&c[i].lost_gen, 0u);
             crew__atomic_init(&c[i].dropped_gen, 0u);
+            crew__atomic_init(&c[i].issued_gen, 0u);
             c[i].queued = NULL;
             crew__atomic_init(&c[i].next_free, 0u);
             crew__ec_init(&c[i].waiters);
@@ -118,6 +119,9 @@ int crew__group_open(crew__slotmap *m, uint32_t n, crew_handle *h, crew__slot_ca
     crew__slot *sl = crew__slot_at(m, s);
     /* Relaxed load: the slot is ours (popped, or new) and nobody else writes its state now. */
     uint32_t gen = crew__gen_of(crew__load_relaxed(&sl->state));
+    /* Relaxed: only the slot's owner writes it; see crew__slot. UINT32_MAX (wrapped) stays. */
+    if (gen > crew__load_relaxed(&sl->issued_gen))
+        crew__store_relaxed(&sl->issued_gen, gen);
     /* Release, not relaxed: a waiter holding the previous group's handle may read this value
      * and return; the release (after our acquire of the slot from the free list, which the
      * finisher released) keeps that waiter ordered after the previous group's tasks, and later
@@ -131,18 +135,27 @@ int crew__group_open(crew__slotmap *m, uint32_t n, crew_handle *h, crew__slot_ca
 
 int crew__group_add(crew__slotmap *m, crew_handle h, uint32_t n) {
     crew__slot *sl = crew__slot_at(m, crew__slot_index(h.slot));
-    /* Relaxed: adding publishes nothing; a waiter that sees the larger count just waits. The
-     * compare-and-swap keeps the add atomic against concurrent decrements, and refuses a group
-     * that finished (its count is 0 or its generation moved on). */
-    uint64_t st = crew__load_relaxed(&sl->state);
+    /* Acquire (the load, and the CAS on failure: acq_rel is the variant that acquires on
+     * failure; the add itself publishes nothing, and a waiter that sees the larger count just
+     * waits): a group found with no open task must show the lost_gen its dropped tasks wrote
+     * before their decrements, and a caller that opens a new group in place of a finished one
+     * (submit.c) must happen-after its tasks. The CAS keeps the add atomic against concurrent
+     * decrements, and refuses a group that finished (its generation moved on, or its count is
+     * 0 and its slot is going back to the free list). A group that lost tasks keeps its slot
+     * at its generation (end_group), so it can gain tasks again, keeping its result
+     * (CREW_ECANCELED or CREW_EEXPIRED) for its waiters. */
+    uint64_t st = crew__load_acquire(&sl->state);
     do {
-        if (crew__gen_of(st) != h.gen || crew__open_of(st) == 0)
+        if (crew__gen_of(st) != h.gen)
             return CREW_ESTALE;
         if (crew__slot_cancelled(sl, h.gen))
             return CREW_ECANCELED;
+        /* Relaxed: ordered by the acquire above. */
+        if (crew__open_of(st) == 0 && crew__load_relaxed(&sl->lost_gen) != h.gen)
+            return CREW_ESTALE;
         if ((uint64_t)crew__open_of(st) + n > UINT32_MAX)
             return CREW_ERANGE;
-    } while (!crew__cas_relaxed(&sl->state, &st, st + n));
+    } while (!crew__cas_acq_rel(&sl->state, &st, st + n));
     return CREW_OK;
 }
 
@@ -152,6 +165,9 @@ void crew__group_abandon(crew__slotmap *m, uint32_t slot, crew__slot_cache *cach
      * holding the previous group's handle may read this value and return, and must still
      * happen-after that group's tasks (the release sequence of crew__group_open's store). */
     uint64_t st = crew__load_relaxed(&sl->state); /* relaxed: this thread wrote it last */
+    /* Relaxed, as in crew__group_open: the generation is not issued after all. */
+    if (crew__load_relaxed(&sl->issued_gen) == crew__gen_of(st))
+        crew__store_relaxed(&sl->issued_gen, crew__gen_of(st) - 1u);
     crew__store_release(&sl->state, st & ~(uint64_t)UINT32_MAX);
     release_slot(m, slot, cache);
 }
@@ -168,8 +184,11 @@ static inline void end_group(crew__slotmap *m, crew__slot *sl, uint32_t slot, ui
         crew__load_relaxed(&sl->cancelled_gen) == crew__gen_of(prev))
         return;
     uint32_t gen = crew__gen_of(prev) + 1;
-    if (gen == 0)
+    if (gen == 0) {
         gen = 1; /* generation 0 would look like CREW_HANDLE_NONE */
+        /* Wrapped: from now on any generation may have been issued. Relaxed: see crew__slot. */
+        crew__store_relaxed(&sl->issued_gen, UINT32_MAX);
+    }
     /* Release: a waiter that sees the new generation also sees the tasks' effects. */
     crew__store_release(&sl->state, (uint64_t)gen << 32);
     release_slot(m, slot, cache);

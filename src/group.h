@@ -43,6 +43,12 @@ typedef struct crew__slot {
     /* Central queue's lock: newest task of the group queued there, linked by
      * crew_private_.gnext (sched.c). */
     crew_task *queued;
+    /* The newest generation handed out for this slot (crew__group_open), UINT32_MAX once the
+     * generation has wrapped: a handle of a later generation was never issued (forged), and
+     * is refused as such (crew__gen_issued). Written by the slot's owner (the opener, or the
+     * finisher at a wrap); read relaxed: a caller holding a handle got it, through its own
+     * synchronisation, after the open that stored its generation here. */
+    _Atomic uint32_t issued_gen;
     /* Free list link (relaxed: ordered by the free list head's CAS, group.c). */
     _Atomic uint32_t next_free;
     /* Threads asleep in a wait for this group (ec.h); notified when it finishes or gets work. */
@@ -140,7 +146,9 @@ typedef struct crew__slot_cache {
 int crew__group_open(crew__slotmap *m, uint32_t n, crew_handle *h, crew__slot_cache *cache);
 /* Put every slot of cache back on the slot map's free list, leaving it empty. */
 void crew__slots_give_back(crew__slotmap *m, crew__slot_cache *cache);
-/* Add n tasks to an open group. CREW_OK, CREW_ESTALE or CREW_ERANGE. */
+/* Add n tasks to an open group, or to a finished group that lost tasks (it keeps its slot and
+ * its result: see crew__group_done). CREW_OK, CREW_ESTALE (it finished, or h was never
+ * issued: see crew__gen_issued), CREW_ECANCELED (crew_cancel) or CREW_ERANGE. */
 int crew__group_add(crew__slotmap *m, crew_handle h, uint32_t n);
 /* Undo a successful crew__group_open whose tasks could not be queued (the handle was never
  * handed out). */
@@ -180,6 +188,12 @@ static inline int crew__slot_status(crew__slot *sl, uint32_t gen) {
 /* Is the open group of slot, generation gen, cancelled? */
 static inline bool crew__slot_cancelled(crew__slot *sl, uint32_t gen) {
     return crew__load_relaxed(&sl->cancelled_gen) == gen; /* see above */
+}
+/* Was generation gen of slot sl ever handed out? A handle that passes crew__handle_valid but
+ * names a later generation than the slot has reached is forged. Only asked once the group
+ * looks finished (a handle of an open group is its own proof). */
+static inline bool crew__gen_issued(crew__slot *sl, uint32_t gen) {
+    return gen <= crew__load_relaxed(&sl->issued_gen); /* relaxed: see crew__slot */
 }
 int crew__slotmap_init(crew__slotmap *m); /* CREW_OK or CREW_ENOMEM */
 void crew__slotmap_free(crew__slotmap *m);

@@ -58,6 +58,8 @@ static inline bool still_open(uint64_t st, uint32_t gen) {
 int crew_notify(crew_pool *p, crew_handle group, crew_fn fn, void *arg) {
     if (!p || !crew__handle_valid(&p->groups, group))
         return crew__fail_handle(CREW_EINVAL, "crew_notify", p, group);
+    if (!crew__gen_issued(crew__slot_at(&p->groups, crew__slot_index(group.slot)), group.gen))
+        return crew__fail_handle(CREW_EINVAL, "crew_notify", p, group); /* a forged generation */
     if (!fn)
         return crew__fail(CREW_EINVAL, "crew_notify: fn is NULL; a callback needs a function");
     if (crew__forked(p)) /* before the node cache, whose lock may be held */

@@ -171,15 +171,34 @@ static __attribute__((cold, noinline)) int enqueue_fail(const char *who, crew_po
     }
 }
 
-/* Open a new group (open_new: *group is CREW_HANDLE_NONE) or join *group (already checked with
- * crew__handle_valid) with n tasks. OUT: *h, the group as handed out ({0, 0}: none). CREW_OK,
- * or the error (CREW_ENOMEM, CREW_ESTALE, CREW_ECANCELED, CREW_ERANGE) with nothing changed. */
-static inline int join(crew_pool *p, crew_handle *group, bool open_new, uint32_t n,
+/* *group has finished (crew__group_add said CREW_ESTALE): a submission into it opens a new
+ * group in its place, stored in *group once the tasks are queued (crew.h), so a loop of single
+ * submissions into one handle variable never loses a task, however fast the earlier ones end.
+ * Every task of the finished group happens-before this (the acquire in crew__group_add), so a
+ * crew_wait on the new handle covers every task submitted through the variable. A handle of a
+ * generation never issued is refused (CREW_EINVAL) rather than taken as finished. OUT: *h. */
+static __attribute__((cold, noinline)) int reopen(crew_pool *p, crew_handle *h, uint32_t n) {
+    crew__slot *sl = crew__slot_at(&p->groups, crew__slot_index(h->slot));
+    if (!crew__gen_issued(sl, h->gen))
+        return CREW_EINVAL;
+    return crew__group_open(&p->groups, n, h, own_slots(p));
+}
+
+/* Open a new group (*open_new: *group is CREW_HANDLE_NONE) or join *group (already checked
+ * with crew__handle_valid) with n tasks; a finished *group is replaced by a new one (reopen),
+ * which sets *open_new. OUT: *h, the group as handed out ({0, 0}: none). CREW_OK, or the error
+ * (CREW_ENOMEM, CREW_EINVAL, CREW_ECANCELED, CREW_ERANGE) with nothing changed. */
+static inline int join(crew_pool *p, crew_handle *group, bool *open_new, uint32_t n,
                        crew_handle *h) {
-    if (open_new)
+    if (*open_new)
         return crew__group_open(&p->groups, n, h, own_slots(p));
     *h = group ? *group : (crew_handle){0, 0};
-    return group ? crew__group_add(&p->groups, *h, n) : CREW_OK;
+    if (!group)
+        return CREW_OK;
+    int rc = crew__group_add(&p->groups, *h, n);
+    if (__builtin_expect(rc == CREW_ESTALE, 0) && (rc = reopen(p, h, n)) == CREW_OK)
+        *open_new = true;
+    return rc;
 }
 
 /* The answer when join failed (nothing changed). A shutdown that began since the caller's early
@@ -242,7 +261,7 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
         bounded = !caller_runs;
     }
     crew_handle h;
-    if ((rc = join(p, group, open_new, (uint32_t)n, &h)) != CREW_OK) {
+    if ((rc = join(p, group, &open_new, (uint32_t)n, &h)) != CREW_OK) {
         for (size_t i = 0; bounded && i < n; i++)
             crew__admit_release(p);
         return join_fail(who, p, rc, n, h, how);
@@ -420,7 +439,7 @@ static __attribute__((noinline)) int submit_grouped(crew_pool *p, crew_fn fn, vo
     if (!open_new && __builtin_expect(!crew__handle_valid(&p->groups, *group), 0))
         return enqueue_fail("crew_submit", p, CREW_EINVAL, 1, *group, &admit_default);
     crew_handle h;
-    int rc = join(p, group, open_new, 1, &h);
+    int rc = join(p, group, &open_new, 1, &h);
     if (__builtin_expect(rc != CREW_OK, 0))
         return join_fail("crew_submit", p, rc, 1, h, &admit_default);
     if ((rc = submit_one(p, fn, arg, priority, open_new, h)) == CREW_OK && open_new)

@@ -243,8 +243,11 @@ int crew_wait(crew_pool *p, crew_handle group) {
     group = crew__handle_local(group); /* from here on, the slot's index */
     crew__slot *sl = crew__slot_at(&p->groups, group.slot);
     int st = crew__slot_status(sl, group.gen);
-    if (st != 1)
-        return st == CREW_OK ? st : wait_failed(given, st); /* finished */
+    if (st != 1) { /* finished, or a generation never issued (forged) */
+        if (__builtin_expect(!crew__gen_issued(sl, group.gen), 0))
+            return crew__fail_handle(CREW_EINVAL, "crew_wait", p, given);
+        return st == CREW_OK ? st : wait_failed(given, st);
+    }
     waiter_ctx c = {.p = p, .self = crew__self(p), .group = group, .sl = sl, .mark = mark_of(p),
                     .status = 1};
     crew__debug_yield();
@@ -292,6 +295,9 @@ int crew_cancel(crew_pool *p, crew_handle group) {
     if (crew__forked(p))
         return crew__fail(CREW_EFORKED, "crew_cancel: " CREW__FORKED_DETAIL);
     int rc = crew__group_cancel(&p->groups, group);
+    if (rc != CREW_OK && !crew__gen_issued(crew__slot_at(&p->groups, crew__slot_index(group.slot)),
+                                           group.gen))
+        return crew__fail_handle(CREW_EINVAL, "crew_cancel", p, group);
     if (rc != CREW_OK) /* CREW_ESTALE: it finished */
         return crew__fail(rc, "crew_cancel: the group {%u, %u} has already finished; nothing is "
                               "left to cancel",

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -71,22 +72,128 @@ TEST(Groups, ArrayJoinsOneGroupAtomicallyAndWaitSeesEveryWrite) {
     crew_destroy(p);
 }
 
-TEST(Groups, AddingToAnOpenGroupWorksAndToAFinishedOneIsStale) {
+TEST(Groups, AddingToAFinishedGroupOpensANewOneInTheHandlesPlace) {
     crew_pool *p = make_pool(1);
     Gate gate;
     std::atomic<int> n{0};
     crew_handle g = CREW_HANDLE_NONE;
     ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, &g), CREW_OK);
-    for (int i = 0; i < 10; i++)
+    const crew_handle first = g;
+    for (int i = 0; i < 10; i++) {
         ASSERT_EQ(crew_submit(p, count, &n, 0, &g), CREW_OK); // open: the gate holds it
+        ASSERT_TRUE(g.slot == first.slot && g.gen == first.gen) << "an open group is joined";
+    }
     gate.open();
     ASSERT_EQ(crew_wait(p, g), CREW_OK);
     EXPECT_EQ(n.load(), 10);
-    crew_handle old = g;
-    EXPECT_EQ(crew_submit(p, count, &n, 0, &g), CREW_ESTALE);
-    EXPECT_EQ(crew_wait(p, old), CREW_OK); // finished: returns at once
-    EXPECT_EQ(g.slot, old.slot);           // a failed call leaves the handle alone
-    EXPECT_EQ(g.gen, old.gen);
+    // Finished: the next submission through the variable opens a new group and stores it.
+    ASSERT_EQ(crew_submit(p, count, &n, 0, &g), CREW_OK);
+    EXPECT_FALSE(g.slot == first.slot && g.gen == first.gen);
+    EXPECT_EQ(crew_wait(p, first), CREW_OK); // finished: returns at once
+    EXPECT_EQ(crew_wait(p, g), CREW_OK);
+    EXPECT_EQ(n.load(), 11);
+    // An array into a finished group: all of it joins one new group.
+    crew_task t[3] = {{count, &n, 0, 0, {}}, {count, &n, 0, 0, {}}, {count, &n, 0, 0, {}}};
+    const crew_handle second = g;
+    ASSERT_EQ(crew_enqueue_tasks(p, t, 3, &g), CREW_OK);
+    EXPECT_FALSE(g.slot == second.slot && g.gen == second.gen);
+    EXPECT_EQ(crew_wait(p, g), CREW_OK);
+    EXPECT_EQ(n.load(), 14);
+    crew_destroy(p);
+}
+
+// The loop a newcomer writes: one task at a time into one handle variable, then one wait. The
+// earlier tasks may all have finished between two submissions; none may be skipped, and the
+// wait must cover them all. Every strategy runs this (CTest), on the submission paths that
+// differ: crew_submit's fast path, the general one (crew_enqueue_task), a lane, and from
+// inside a task (a worker's own group slots).
+namespace {
+struct LoopRound {
+    crew_pool *p;
+    crew_lane *lane;
+    int how; // 0 crew_submit, 1 crew_enqueue_task, 2 crew_lane_submit
+    int tasks;
+    std::atomic<int> *ran;
+    int refused = 0;
+    int waited = CREW_EINVAL;
+    std::vector<crew_task> t;
+    void run() {
+        t.assign(size_t(tasks), crew_task{count, ran, 0, 0, {}});
+        crew_handle g = CREW_HANDLE_NONE;
+        for (int i = 0; i < tasks; i++) {
+            int rc = how == 0   ? crew_submit(p, count, ran, 0, &g)
+                     : how == 1 ? crew_enqueue_task(p, &t[size_t(i)], &g)
+                                : crew_lane_submit(lane, count, ran, &g);
+            refused += rc != CREW_OK;
+            if (i % 97 == 0)
+                std::this_thread::yield(); // let the tasks so far finish, now and then
+        }
+        waited = crew_wait(p, g);
+    }
+};
+} // namespace
+
+TEST(Groups, SingleSubmissionsIntoOneHandleNeverSkipATask) {
+    crew_pool *p = make_pool(2);
+    crew_lane *lane = nullptr;
+    ASSERT_EQ(crew_lane_create(p, 2, &lane), CREW_OK);
+    const long rounds = scaled(60);
+    for (int how = 0; how < 3; how++) {
+        for (long r = 0; r < rounds; r++) {
+            std::atomic<int> ran{0};
+            LoopRound round{p, lane, how, 1000, &ran, 0, CREW_EINVAL, {}};
+            round.run();
+            ASSERT_EQ(round.refused, 0) << "how " << how << ", round " << r;
+            ASSERT_EQ(round.waited, CREW_OK);
+            // The wait covered every task: none still running, none skipped.
+            ASSERT_EQ(ran.load(), 1000) << "how " << how << ", round " << r;
+        }
+    }
+    // From inside a task, as nested parallelism does it.
+    std::atomic<int> ran{0};
+    LoopRound inner{p, nullptr, 0, 1000, &ran, 0, CREW_EINVAL, {}};
+    crew_handle outer = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit(
+                  p, [](void *a) { static_cast<LoopRound *>(a)->run(); }, &inner, 0, &outer),
+              CREW_OK);
+    ASSERT_EQ(crew_wait(p, outer), CREW_OK);
+    EXPECT_EQ(inner.refused, 0);
+    EXPECT_EQ(inner.waited, CREW_OK);
+    EXPECT_EQ(ran.load(), 1000);
+    EXPECT_EQ(crew_lane_destroy(lane), CREW_OK);
+    crew_destroy(p);
+}
+
+// A handle of a generation this slot never reached is forged, like any other handle the pool
+// never issued: every call that takes a handle refuses it, on a slot whose group is open and on
+// one whose group has finished.
+TEST(Groups, HandlesOfAGenerationNeverIssuedAreRefused) {
+    crew_pool *p = make_pool(1);
+    Gate gate;
+    crew_handle live = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, &live), CREW_OK);
+    std::atomic<int> n{0};
+    for (uint32_t ahead : {1u, 1000u}) {
+        crew_handle forged = {live.slot, live.gen + ahead};
+        EXPECT_EQ(crew_wait(p, forged), CREW_EINVAL) << ahead;
+        EXPECT_NE(std::string(crew_last_error()).find("not one this pool issued"),
+                  std::string::npos)
+            << crew_last_error();
+        EXPECT_EQ(crew_notify(p, forged, count, &n), CREW_EINVAL) << ahead;
+        EXPECT_EQ(crew_cancel(p, forged), CREW_EINVAL) << ahead;
+        crew_handle into = forged;
+        EXPECT_EQ(crew_submit(p, count, &n, 0, &into), CREW_EINVAL) << ahead;
+        EXPECT_TRUE(into.slot == forged.slot && into.gen == forged.gen) << "left alone";
+    }
+    gate.open();
+    ASSERT_EQ(crew_wait(p, live), CREW_OK);
+    // Finished now: the handle itself stays good, later generations stay forged.
+    EXPECT_EQ(crew_wait(p, live), CREW_OK);
+    crew_handle next = {live.slot, live.gen + 1000};
+    EXPECT_EQ(crew_wait(p, next), CREW_EINVAL);
+    EXPECT_EQ(crew_notify(p, next, count, &n), CREW_EINVAL);
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(n.load(), 0) << "no callback may run for a forged handle";
     crew_destroy(p);
 }
 
@@ -110,14 +217,19 @@ TEST(Groups, SlotReuseMovesTheGenerationOnAndOldHandlesStayFinished) {
         }
         last_gen[g.slot] = g.gen;
         ASSERT_EQ(crew_wait(p, g), CREW_OK);
-        // Every finished handle stays finished and refuses new tasks, reused slot or not.
+        // Every finished handle stays finished, reused slot or not; a submission through it
+        // opens a new group (never joins the group that reuses the slot).
         ASSERT_EQ(crew_wait(p, prev), CREW_OK);
-        ASSERT_EQ(crew_submit(p, count, &n, 0, &prev), CREW_ESTALE);
+        crew_handle again = prev;
+        ASSERT_EQ(crew_submit(p, count, &n, 0, &again), CREW_OK);
+        ASSERT_FALSE(again.slot == prev.slot && again.gen == prev.gen);
+        ASSERT_FALSE(again.slot == g.slot && again.gen == g.gen);
+        ASSERT_EQ(crew_wait(p, again), CREW_OK);
         prev = g;
     }
     EXPECT_TRUE(reused);
     EXPECT_EQ(crew_wait(p, first), CREW_OK);
-    EXPECT_EQ(n.load(), rounds + 1);
+    EXPECT_EQ(n.load(), 2 * rounds + 1);
     crew_destroy(p);
 }
 
