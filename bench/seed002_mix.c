@@ -36,6 +36,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -531,7 +532,8 @@ static void usage(FILE *f, const char *prog) {
             "       [-i read|sync] [-e compute,empty,scale] [-g go_program] [-c out.csv]\n"
             "  -q  quick: 3 runs, 500 tasks in Figs. 1-2 (default 4000), 1000 in Fig. 3 (10000)\n"
             "  -p  threads of crew, per-core and GOMAXPROCS in Figs. 1-2 (default: online cores)\n"
-            "  -t  thread counts of Fig. 3 (default 1,2,4,.. up to max(16, 2 x cores))\n",
+            "  -t  thread counts of Fig. 3 (default 1,2,4,.. up to max(16, 2 x cores))\n"
+            "  -h, --help  this text\n",
             prog);
 }
 
@@ -550,7 +552,9 @@ int main(int argc, char **argv) {
         if (t >= 16 && t >= 2 * cores)
             break;
     }
-    while ((opt = getopt(argc, argv, "qp:t:n:N:s:S:r:u:F:i:e:g:c:h")) != -1) {
+    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {0}};
+    while ((opt = getopt_long(argc, argv, "qp:t:n:N:s:S:r:u:F:i:e:g:c:h", longopts, NULL)) !=
+           -1) {
         switch (opt) {
         case 'q':
             quick = 1;

@@ -54,6 +54,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/epoll.h>
@@ -574,7 +575,9 @@ int main(int argc, char **argv) {
     bool quick = false;
     const char *csv = nullptr;
     int opt;
-    while ((opt = getopt(argc, argv, "qs:n:r:T:d:p:l:x:P:j:i:c:h")) != -1) {
+    static const option longopts[] = {{"help", no_argument, nullptr, 'h'}, {}};
+    const char *optstring = "qs:n:r:T:d:p:l:x:P:j:i:c:h";
+    while ((opt = getopt_long(argc, argv, optstring, longopts, nullptr)) != -1) {
         switch (opt) {
         case 'q': quick = true; break;
         case 's':
@@ -597,12 +600,13 @@ int main(int argc, char **argv) {
         case 'i': impls = split(optarg); break;
         case 'c': csv = optarg; break;
         default:
-            std::fprintf(stderr,
+            std::fprintf(opt == 'h' ? stdout : stderr,
                          "usage: %s [-q] [-s sizes] [-n tasks] [-r runs] [-T timeout_ms] "
                          "[-d dmin,dmax ms] [-p tail_share] [-l tail_max_ms] [-x seed] "
                          "[-P server_ports] [-j server_threads] "
                          "[-i crew-workers,crew-blocking,boost.asio] [-c out.csv]\n"
-                         "  -q: sizes 2,8,32, 64 tasks, 3 runs (explicit options win)\n",
+                         "  -q: sizes 2,8,32, 64 tasks, 3 runs (explicit options win)\n"
+                         "  -h, --help: this text\n",
                          argv[0]);
             return opt == 'h' ? 0 : 2;
         }
