@@ -2,15 +2,34 @@
 # The benchmark report (README's main command runs this through `make bench`).
 # Runs each experiment, prints it as it goes, and writes
 # bench/results/<date>-<host>/report.md with the raw CSV beside it.
-#   bench/run.sh [--quick]     --quick: fewer runs and smaller work, for a smoke test (70-100 s on 2 cores)
+#   bench/run.sh [--quick] [-h|--help]   --quick: fewer runs and smaller work, for a smoke test
+#                                        (70-100 s on 2 cores)
 # CREW_BENCH_BUILD names the build tree to run (default build/release; bench/instr.sh always
 # uses build/release), CREW_BENCH_OUT the results folder (default bench/results/<date>-<host>).
 set -euo pipefail
+usage() {
+    cat <<'EOF'
+usage: bench/run.sh [--quick]
+Runs every benchmark section (about 15 minutes on 2 cores) and writes the report,
+bench/results/<date>-<host>/report.md, with the raw CSV files and the plots beside it.
+  --quick      fewer runs and smaller work, for a smoke test (70-100 s on 2 cores)
+  -h, --help   this text
+Environment: CREW_BENCH_BUILD, the build tree to run (default build/release);
+CREW_BENCH_OUT, the results folder (default bench/results/<date>-<host>).
+See docs/benchmarks.md.
+EOF
+}
+quick=0
+for arg in "$@"; do
+    case $arg in
+    --quick) quick=1 ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "bench/run.sh: unknown argument '$arg'" >&2; usage >&2; exit 2 ;;
+    esac
+done
 cd "$(dirname "$0")/.."
 export CREW_BENCH_BUILD=${CREW_BENCH_BUILD:-build/release}
 bin=$CREW_BENCH_BUILD/bench
-quick=0
-[ "${1:-}" = "--quick" ] && quick=1
 out=${CREW_BENCH_OUT:-"bench/results/$(date +%Y-%m-%d)-$(hostname -s 2>/dev/null || echo host)"}
 mkdir -p "$out"
 report="$out/report.md"
