@@ -1,7 +1,8 @@
 // test_examples.cpp -- runs the example programs as a user would and checks what they do.
-// http_server: every endpoint, bad input (400/405/413), keep-alive and pipelining, silent and
-// slow clients timed out, many concurrent clients on a 2-thread pool, and a clean exit; in both
-// the crew-pool mode and the thread-per-connection mode. Traffic stays on 127.0.0.1.
+// http_server: every endpoint and the index at /, bad input (400/405/413), keep-alive and
+// pipelining, silent and slow clients timed out, many concurrent clients on a 2-thread pool,
+// and a clean exit; in both the crew-pool mode and the thread-per-connection mode. Traffic
+// stays on 127.0.0.1.
 // notify_epoll: completions reach an epoll loop through crew_notify, each exactly once.
 // coro_fib (with C++20 coroutines): the coroutine fib agrees with the C one.
 // Every program the build makes (programs.txt): --help and -h answer with the usage and status
@@ -151,6 +152,11 @@ void exercise(const char *mode, const std::vector<const char *> &extra = {}) {
     ASSERT_GT(s.port, 0) << "server did not start";
     const int port = s.port;
 
+    // GET /, the address a user tries first, is an index of the endpoints, not a 404.
+    std::string index = get(port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    EXPECT_NE(index.find("HTTP/1.1 200 OK"), std::string::npos) << index;
+    for (const char *endpoint : {"\"/static\"", "\"/cpu?n=", "\"/slow?ms="})
+        EXPECT_NE(index.find(endpoint), std::string::npos) << endpoint << " in " << index;
     EXPECT_NE(get(port, "GET /static HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
                   .find("200 OK"),
               std::string::npos);
