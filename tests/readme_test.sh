@@ -31,6 +31,17 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 echo "readme_test: the Layout lists every file of include/, src/, examples/, docs/ and tools/"
 
+# The published files name experiments by what they measure, never by an internal number
+# ("seed" followed by digits); the stored reports under bench/reference/ are history.
+internal=$(cd "$src" && grep -rniE 'seed[ _-]?[0-9]{3}' README.md docs bench examples include src \
+    compat sim tools CMakeLists.txt Makefile tests --exclude-dir=reference \
+    --exclude=readme_test.sh || true)
+if [ -n "$internal" ]; then
+    echo "readme_test: internal names in published files:" >&2
+    echo "$internal" >&2
+    exit 1
+fi
+
 awk -v dir="$work" '
     /<!-- example: / { match($0, /example: [^ ]+/); name = substr($0, RSTART + 9, RLENGTH - 9); next }
     name != "" && /^```/ && !inside { inside = 1; next }
