@@ -7,6 +7,7 @@
  *   -M  with monitoring on (crew_config.monitoring)
  */
 #define _GNU_SOURCE
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,8 @@ int main(int argc, char **argv) {
     unsigned threads = 2;
     long n = 1000000;
     int repeats = 5, array = 0, monitoring = 0, opt;
-    while ((opt = getopt(argc, argv, "t:n:r:m:Mh")) != -1) {
+    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {0}};
+    while ((opt = getopt_long(argc, argv, "t:n:r:m:Mh", longopts, NULL)) != -1) {
         switch (opt) {
         case 't':
             threads = (unsigned)atoi(optarg);
@@ -50,8 +52,10 @@ int main(int argc, char **argv) {
             monitoring = 1;
             break;
         default:
-            fprintf(stderr,
-                    "usage: %s [-t threads] [-n tasks] [-r repeats] [-m submit|array] [-M]\n",
+            fprintf(opt == 'h' ? stdout : stderr,
+                    "usage: %s [-t threads] [-n tasks] [-r repeats] [-m submit|array] [-M]\n"
+                    "  -M          monitoring on (crew_config.monitoring)\n"
+                    "  -h, --help  this text\n",
                     argv[0]);
             return opt == 'h' ? 0 : 2;
         }

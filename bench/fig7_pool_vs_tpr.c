@@ -11,6 +11,7 @@
  * Prints, per thread count: median (min..max) time of each, and the ratio baseline / pool.
  */
 #define _GNU_SOURCE
+#include <getopt.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -91,7 +92,8 @@ int main(int argc, char **argv) {
     int sizes[16] = {4, 8, 16, 32}, nsizes = 4, repeats = 5;
     const char *csv = NULL;
     int opt;
-    while ((opt = getopt(argc, argv, "t:r:w:c:h")) != -1) {
+    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {0}};
+    while ((opt = getopt_long(argc, argv, "t:r:w:c:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 't': {
             nsizes = 0;
@@ -109,7 +111,10 @@ int main(int argc, char **argv) {
             csv = optarg;
             break;
         default:
-            fprintf(stderr, "usage: %s [-t 4,8,16,32] [-r repeats] [-w exp_calls] [-c out.csv]\n",
+            fprintf(opt == 'h' ? stdout : stderr,
+                    "usage: %s [-t 4,8,16,32] [-r repeats] [-w exp_calls] [-c out.csv]\n"
+                    "  -t          tasks per call, also the pool's size (1..64 each)\n"
+                    "  -h, --help  this text\n",
                     argv[0]);
             return opt == 'h' ? 0 : 2;
         }

@@ -11,6 +11,7 @@
  * Usage: fig8_wait_vs_complete [-t 4,8,16,32] [-n tasks] [-w exp_calls] [-r repeats]
  */
 #define _GNU_SOURCE
+#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +44,8 @@ static double now_s(void) {
 int main(int argc, char **argv) {
     int sizes[16] = {4, 8, 16, 32}, nsizes = 4, repeats = 5, opt;
     long n = 10000;
-    while ((opt = getopt(argc, argv, "t:n:w:r:h")) != -1) {
+    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {0}};
+    while ((opt = getopt_long(argc, argv, "t:n:w:r:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 't':
             nsizes = 0;
@@ -54,7 +56,10 @@ int main(int argc, char **argv) {
         case 'w': work_calls = atol(optarg); break;
         case 'r': repeats = atoi(optarg); break;
         default:
-            fprintf(stderr, "usage: %s [-t 4,8,16,32] [-n tasks] [-w exp_calls] [-r repeats]\n",
+            fprintf(opt == 'h' ? stdout : stderr,
+                    "usage: %s [-t 4,8,16,32] [-n tasks] [-w exp_calls] [-r repeats]\n"
+                    "  -t          the pool sizes to run\n"
+                    "  -h, --help  this text\n",
                     argv[0]);
             return opt == 'h' ? 0 : 2;
         }

@@ -31,6 +31,7 @@
  *                   [-s linear,spread,stack,crew,crew-task] [-c out.csv]
  */
 #define _GNU_SOURCE
+#include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -375,7 +376,8 @@ int main(int argc, char **argv) {
     unsigned k = 4;
     double secs = 0;
     const char *csv = NULL;
-    while ((opt = getopt(argc, argv, "t:g:k:r:d:qs:c:h")) != -1) {
+    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {0}};
+    while ((opt = getopt_long(argc, argv, "t:g:k:r:d:qs:c:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 't':
             if ((nthreads = parse_list(optarg, threads, 1, 1024)) < 1)
@@ -403,12 +405,13 @@ int main(int argc, char **argv) {
         case 'c': csv = optarg; break;
         default:
         usage:
-            fprintf(stderr,
+            fprintf(opt == 'h' ? stdout : stderr,
                     "usage: %s [-t 1,2,4,8,16] [-g 1,8,64] [-k tasks] [-r runs] [-d seconds] [-q]\n"
                     "          [-s linear,spread,stack,crew,crew-task] [-c out.csv]\n"
                     "  -t threads opening groups at once   -g groups each keeps open at once\n"
                     "  -k empty tasks per group (4)        -r runs (5; 3 with -q)\n"
-                    "  -d seconds per run (0.08; 0.005 with -q)  -q quick\n",
+                    "  -d seconds per run (0.08; 0.005 with -q)  -q quick\n"
+                    "  -h, --help this text\n",
                     argv[0]);
             return opt == 'h' ? 0 : 2;
         }

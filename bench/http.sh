@@ -12,7 +12,8 @@
 # thread-per-connection are per round, side by side. Prints requests/s, median (min..max) over the
 # runs, the median of the per-round ratios, and the latency percentiles wrk reports (medians over
 # the runs).
-#   bench/http.sh [-r runs] [-e endpoint,...] [-w wrk_threads] [-c out.csv] [seconds] [connections]
+# usage: bench/http.sh [-r runs] [-e endpoint,...] [-w wrk_threads] [-c out.csv] [seconds]
+#                      [connections]   (-h, --help: this text)
 #   defaults: 5 runs, /static,/cpu?n=20000,/slow?ms=5, wrk threads max(2, cores / 4), 2 s, 64
 # Needs wrk (skips with a note without it). CSV columns: endpoint, server, run, req_s, p50_ms,
 # p99_ms, errors.
@@ -21,14 +22,16 @@ cd "$(dirname "$0")/.."
 cores=$(nproc)
 runs=5 endpoints="/static,/cpu?n=20000,/slow?ms=5" csv="" wrk_threads=$((cores / 4))
 [ "$wrk_threads" -lt 2 ] && wrk_threads=2
+usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; } # this header
+[ "${1:-}" = "--help" ] && { usage; exit 0; }
 while getopts "r:e:w:c:h" o; do
     case $o in
         r) runs=$OPTARG ;;
         e) endpoints=$OPTARG ;;
         w) wrk_threads=$OPTARG ;;
         c) csv=$OPTARG ;;
-        h) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        *) exit 2 ;;
+        h) usage; exit 0 ;;
+        *) usage >&2; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))

@@ -4,18 +4,24 @@
 # a few tasks, divided by the difference (start-up and teardown cancel out). Polling by idle
 # threads counts too, as it does on the machine. One run each: counts vary by a few percent
 # with thread interleaving, not by the machine's load.
-#   bench/instr.sh [--quick] [peer ...]      (default: crew's strategies, crew's tasks through
+# usage: bench/instr.sh [--quick] [peer ...]   (default: crew's strategies, crew's tasks through
 #                                             a lane (crew-lane), each in a group of its own
 #                                             (crew-group) with a crew_notify callback on it
 #                                             (crew-notify), and the peers)
+#   --quick: fewer tasks; -h, --help: this text
 set -euo pipefail
-cd "$(dirname "$0")/.."
-bin=build/release/bench/bench_peers
+usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; } # this header
+case ${1:-} in -h | --help) usage; exit 0 ;; esac
 small=2000 big=102000 quick=0
 if [ "${1:-}" = "--quick" ]; then
     small=1000 big=11000 quick=1
     shift
 fi
+for arg in "$@"; do
+    case $arg in -*) echo "bench/instr.sh: unknown option '$arg'" >&2; usage >&2; exit 2 ;; esac
+done
+cd "$(dirname "$0")/.."
+bin=build/release/bench/bench_peers
 peers=("$@")
 [ ${#peers[@]} -gt 0 ] || peers=(crew crew-shared crew-shared-spin crew-lockfree crew-per-worker
     crew-lane crew-group crew-notify openmp onetbb boost.asio glib textbook)

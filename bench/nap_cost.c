@@ -12,6 +12,7 @@
  * Usage: nap_cost [-t threads] [-s seconds] [-r rounds] [-a short_nap_us] [-b long_nap_us]
  */
 #define _GNU_SOURCE
+#include <getopt.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -108,7 +109,8 @@ int main(int argc, char **argv) {
     int threads = (int)sysconf(_SC_NPROCESSORS_ONLN), rounds = 6, opt;
     double seconds = 2.0;
     long short_us = 200, long_us = 5000;
-    while ((opt = getopt(argc, argv, "t:s:r:a:b:h")) != -1) {
+    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {0}};
+    while ((opt = getopt_long(argc, argv, "t:s:r:a:b:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 't': threads = atoi(optarg); break;
         case 's': seconds = atof(optarg); break;
@@ -116,8 +118,11 @@ int main(int argc, char **argv) {
         case 'a': short_us = atol(optarg); break;
         case 'b': long_us = atol(optarg); break;
         default:
-            fprintf(stderr, "usage: %s [-t threads] [-s seconds] [-r rounds] "
-                            "[-a short_nap_us] [-b long_nap_us]\n", argv[0]);
+            fprintf(opt == 'h' ? stdout : stderr,
+                    "usage: %s [-t threads] [-s seconds] [-r rounds] [-a short_nap_us] "
+                    "[-b long_nap_us]\n"
+                    "  -h, --help  this text\n",
+                    argv[0]);
             return opt == 'h' ? 0 : 2;
         }
     }

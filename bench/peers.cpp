@@ -35,6 +35,7 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <getopt.h>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -799,7 +800,8 @@ int main(int argc, char **argv) {
     const char *csv = nullptr, *summary = nullptr;
     g_threads = unsigned(sysconf(_SC_NPROCESSORS_ONLN));
     int opt;
-    while ((opt = getopt(argc, argv, "w:p:r:t:n:R:f:m:D:c:S:h")) != -1) {
+    static const option longopts[] = {{"help", no_argument, nullptr, 'h'}, {}};
+    while ((opt = getopt_long(argc, argv, "w:p:r:t:n:R:f:m:D:c:S:h", longopts, nullptr)) != -1) {
         switch (opt) {
         case 'w': workloads = split(optarg); break;
         case 'p': peers = split(optarg); break;
@@ -813,13 +815,14 @@ int main(int argc, char **argv) {
         case 'c': csv = optarg; break;
         case 'S': summary = optarg; break;
         default:
-            std::fprintf(stderr,
+            std::fprintf(opt == 'h' ? stdout : stderr,
                          "usage: %s [-w empty,forkjoin,fib,matmul,wakeup,skynet] [-p crew,openmp,"
                          "onetbb,boost.asio,glib,textbook,thread/task,crew-steal,crew-shared,"
                          "crew-shared-spin,crew-lockfree,crew-per-worker,crew-lane,crew-group,"
                          "crew-notify] [-r repeats] [-t threads] [-n empty_tasks] [-R rounds] "
                          "[-f fib_n] [-m matmuls] "
-                         "[-D skynet_depth: 10^D leaves, 6] [-c out.csv] [-S summary.md]\n",
+                         "[-D skynet_depth: 10^D leaves, 6] [-c out.csv] [-S summary.md]\n"
+                         "  -h, --help  this text\n",
                          argv[0]);
             return opt == 'h' ? 0 : 2;
         }

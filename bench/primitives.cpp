@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <getopt.h>
 #include <map>
 #include <pthread.h>
 #include <string>
@@ -219,7 +220,8 @@ int main(int argc, char **argv) {
     int repeats = 5;
     g_threads = unsigned(sysconf(_SC_NPROCESSORS_ONLN));
     int opt;
-    while ((opt = getopt(argc, argv, "s:r:t:h")) != -1) {
+    static const option longopts[] = {{"help", no_argument, nullptr, 'h'}, {}};
+    while ((opt = getopt_long(argc, argv, "s:r:t:h", longopts, nullptr)) != -1) {
         switch (opt) {
         case 's': {
             sizes.clear();
@@ -230,7 +232,10 @@ int main(int argc, char **argv) {
         case 'r': repeats = std::atoi(optarg); break;
         case 't': g_threads = unsigned(std::atoi(optarg)); break;
         default:
-            std::fprintf(stderr, "usage: %s [-s sizes,...] [-r repeats] [-t threads]\n", argv[0]);
+            std::fprintf(opt == 'h' ? stdout : stderr,
+                         "usage: %s [-s sizes,...] [-r repeats] [-t threads]\n"
+                         "  -h, --help  this text\n",
+                         argv[0]);
             return opt == 'h' ? 0 : 2;
         }
     }

@@ -2,15 +2,34 @@
 # The benchmark report (README's main command runs this through `make bench`).
 # Runs each experiment, prints it as it goes, and writes
 # bench/results/<date>-<host>/report.md with the raw CSV beside it.
-#   bench/run.sh [--quick]     --quick: fewer runs and smaller work, for a smoke test (70-100 s on 2 cores)
+#   bench/run.sh [--quick] [-h|--help]   --quick: fewer runs and smaller work, for a smoke test
+#                                        (70-100 s on 2 cores)
 # CREW_BENCH_BUILD names the build tree to run (default build/release; bench/instr.sh always
 # uses build/release), CREW_BENCH_OUT the results folder (default bench/results/<date>-<host>).
 set -euo pipefail
+usage() {
+    cat <<'EOF'
+usage: bench/run.sh [--quick]
+Runs every benchmark section (about 15 minutes on 2 cores) and writes the report,
+bench/results/<date>-<host>/report.md, with the raw CSV files and the plots beside it.
+  --quick      fewer runs and smaller work, for a smoke test (70-100 s on 2 cores)
+  -h, --help   this text
+Environment: CREW_BENCH_BUILD, the build tree to run (default build/release);
+CREW_BENCH_OUT, the results folder (default bench/results/<date>-<host>).
+See docs/benchmarks.md.
+EOF
+}
+quick=0
+for arg in "$@"; do
+    case $arg in
+    --quick) quick=1 ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "bench/run.sh: unknown argument '$arg'" >&2; usage >&2; exit 2 ;;
+    esac
+done
 cd "$(dirname "$0")/.."
 export CREW_BENCH_BUILD=${CREW_BENCH_BUILD:-build/release}
 bin=$CREW_BENCH_BUILD/bench
-quick=0
-[ "${1:-}" = "--quick" ] && quick=1
 out=${CREW_BENCH_OUT:-"bench/results/$(date +%Y-%m-%d)-$(hostname -s 2>/dev/null || echo host)"}
 mkdir -p "$out"
 report="$out/report.md"
@@ -138,7 +157,7 @@ if [ $quick = 0 ]; then
     } >>"$report"
     for m in 100000 200000 300000 400000; do
         "$bin/bench_peers" -r 5 -w matmul -m "$m" -p crew-steal,crew-shared,crew-per-worker \
-            -c "$out/seed004_$m.csv" | tee -a "$report"
+            -c "$out/matmul_sweep_$m.csv" | tee -a "$report"
     done
     printf '```\n\n' >>"$report"
 fi
@@ -218,19 +237,19 @@ step "sizing study of Xu & Bode: static sizes, RAIT, AIT vs BALANCE controllers"
 printf '```\n' >>"$report"
 
 step "blocking file I/O mixed with short tasks, and scalability (Li & Hu, Figs. 1-3)"
-# The goroutine peer is built here from bench/go/seed002 when Go is installed; nothing is
+# The goroutine peer is built here from bench/go/blocking_mix when Go is installed; nothing is
 # downloaded (no dependencies, GOPROXY=off, the local toolchain only).
-seed002_args="" seed002_go_note="" seed002_gobin="$PWD/$bin/seed002_go"
-[ $quick = 1 ] && seed002_args="-q"
-seed002_gocmd=$(command -v go || true)
-[ -z "$seed002_gocmd" ] && [ -x /usr/local/go/bin/go ] && seed002_gocmd=/usr/local/go/bin/go
-if [ -z "$seed002_gocmd" ]; then
-    seed002_go_note="Go is not installed (no go on PATH or in /usr/local/go/bin): goroutines skipped."
-elif (cd bench/go/seed002 && GOTOOLCHAIN=local GOPROXY=off GOFLAGS= \
-    "$seed002_gocmd" build -o "$seed002_gobin" .) >&2; then
-    seed002_args="$seed002_args -g $seed002_gobin"
+mix_args="" go_note="" go_bin="$PWD/$bin/blocking_mix_go"
+[ $quick = 1 ] && mix_args="-q"
+go_cmd=$(command -v go || true)
+[ -z "$go_cmd" ] && [ -x /usr/local/go/bin/go ] && go_cmd=/usr/local/go/bin/go
+if [ -z "$go_cmd" ]; then
+    go_note="Go is not installed (no go on PATH or in /usr/local/go/bin): goroutines skipped."
+elif (cd bench/go/blocking_mix && GOTOOLCHAIN=local GOPROXY=off GOFLAGS= \
+    "$go_cmd" build -o "$go_bin" .) >&2; then
+    mix_args="$mix_args -g $go_bin"
 else
-    seed002_go_note="go build of bench/go/seed002 failed: goroutines skipped."
+    go_note="go build of bench/go/blocking_mix failed: goroutines skipped."
 fi
 {
     echo
@@ -244,12 +263,12 @@ fi
     echo "threads, task i on thread i mod T. goroutines: a go statement per task, GOMAXPROCS = T."
     echo "Runs interleave round-robin; x crew is other/crew per run (> 1: crew ahead). Fig. 3 runs"
     echo "10,000 tasks, half blocking, half compute, with T = 1..16 threads."
-    [ -n "$seed002_go_note" ] && { echo; echo "$seed002_go_note"; }
+    [ -n "$go_note" ] && { echo; echo "$go_note"; }
     echo
     echo '```'
 } >>"$report"
 # shellcheck disable=SC2086
-"$bin/seed002_mix" $seed002_args -c "$out/seed002.csv" | tee -a "$report"
+"$bin/blocking_mix" $mix_args -c "$out/blocking_mix.csv" | tee -a "$report"
 printf '```\n' >>"$report"
 
 step "I/O-bound tasks with time-outs, crew vs Boost.Asio (Jue)"
@@ -268,10 +287,10 @@ step "I/O-bound tasks with time-outs, crew vs Boost.Asio (Jue)"
     echo
     echo '```'
 } >>"$report"
-seed003_args=""
-[ $quick = 1 ] && seed003_args="-q"
+io_args=""
+[ $quick = 1 ] && io_args="-q"
 # shellcheck disable=SC2086
-"$bin/seed003_io" $seed003_args -c "$out/seed003.csv" | tee -a "$report"
+"$bin/io_timeouts" $io_args -c "$out/io_timeouts.csv" | tee -a "$report"
 printf '```\n' >>"$report"
 
 step "slot search for group handles vs crew's groups (Jendersie et al., Fig. 9)"

@@ -35,6 +35,7 @@
  *               [-d dynamic_s] [-R ref_s] [-c out.csv]
  */
 #define _GNU_SOURCE
+#include <getopt.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -302,7 +303,8 @@ static void usage(FILE *f, const char *prog) {
             "  -b  start sizes of the dynamic pools, also Fig. 11's (default 1,4,16; -q 1)\n"
             "  -s  seconds per static run (default 0.2), -d per dynamic run (2.0), -R per\n"
             "      reference static run beside the dynamic ones (0.5)\n"
-            "  -c  write every run to a CSV file\n",
+            "  -c  write every run to a CSV file\n"
+            "  -h, --help  this text\n",
             prog, MAX_RUNS);
 }
 
@@ -313,7 +315,8 @@ int main(int argc, char **argv) {
     double dyn_s = 0, static_s = 0, ref_s = 0;
     unsigned sizes[MAX_SIZES], starts[MAX_STARTS];
     const char *csv = NULL;
-    while ((opt = getopt(argc, argv, "qr:m:S:b:d:s:R:c:h")) != -1) {
+    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {0}};
+    while ((opt = getopt_long(argc, argv, "qr:m:S:b:d:s:R:c:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'q': quick = 1; break;
         case 'r': runs = atoi(optarg); break;

@@ -17,6 +17,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,7 +133,8 @@ int main(int argc, char **argv) {
     unsigned threads = 2;
     long n = 1000000, every = 16384, spin = -1;
     int runs = 9, opt;
-    while ((opt = getopt(argc, argv, "t:n:r:q:s:h")) != -1) {
+    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {0}};
+    while ((opt = getopt_long(argc, argv, "t:n:r:q:s:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 't': threads = (unsigned)atoi(optarg); break;
         case 'n': n = atol(optarg); break;
@@ -140,11 +142,12 @@ int main(int argc, char **argv) {
         case 'q': every = atol(optarg); break;
         case 's': spin = atol(optarg); break;
         default:
-            fprintf(stderr,
+            fprintf(opt == 'h' ? stdout : stderr,
                     "usage: %s [-t threads] [-n tasks] [-r runs] [-q sample_every] [-s spin]\n"
                     "  one producer submits n empty tasks per run; per run: the rate, and the\n"
                     "  producer's and the workers' CPU time, run-queue wait, sleeps and\n"
-                    "  preemptions (Linux /proc accounts), steals and the queue length\n",
+                    "  preemptions (Linux /proc accounts), steals and the queue length\n"
+                    "  -h, --help  this text\n",
                     argv[0]);
             return opt == 'h' ? 0 : 2;
         }

@@ -9,6 +9,7 @@
  *   Format: they also open in Perfetto). Defaults: the online cores, depth 9, 2000 tasks.
  */
 #define _GNU_SOURCE
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,11 +58,19 @@ static void check(int rc, const char *what) {
     }
 }
 
+static void usage(FILE *f) {
+    fprintf(f, "usage: timeline [-t threads] [-d depth] [-n empty_tasks] OUT_DIR\n"
+               "  writes OUT_DIR/timeline_forkjoin.json and OUT_DIR/timeline_empty.json (they\n"
+               "  open in Perfetto); defaults: the online cores, depth 9, 2000 tasks\n"
+               "  -h, --help  this text\n");
+}
+
 int main(int argc, char **argv) {
     unsigned threads = 0;
     int depth = 9, opt;
     long n = 2000;
-    while ((opt = getopt(argc, argv, "t:d:n:h")) != -1) {
+    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {0}};
+    while ((opt = getopt_long(argc, argv, "t:d:n:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 't':
             threads = (unsigned)atoi(optarg);
@@ -72,13 +81,16 @@ int main(int argc, char **argv) {
         case 'n':
             n = atol(optarg);
             break;
+        case 'h':
+            usage(stdout);
+            return 0;
         default:
-            fprintf(stderr, "usage: timeline [-t threads] [-d depth] [-n empty_tasks] OUT_DIR\n");
-            return opt == 'h' ? 0 : 2;
+            usage(stderr);
+            return 2;
         }
     }
     if (optind >= argc) {
-        fprintf(stderr, "usage: timeline [-t threads] [-d depth] [-n empty_tasks] OUT_DIR\n");
+        usage(stderr);
         return 2;
     }
     const char *dir = argv[optind];

@@ -6,7 +6,7 @@
 // ever blocks in a wait. The C version (as bench/peers.cpp's fib for crew) submits fib(n-1)
 // into a group, computes fib(n-2) itself, then crew_wait()s, helping with queued tasks.
 //
-//   coro_fib [-n 1..40] [-t threads] [-r runs]
+//   coro_fib [-n 1..40] [-t threads] [-r runs] [-h]
 //
 // Prints both results and, for each, the median time per run over interleaved runs; exits 0
 // if both results are right, 1 if not, 2 on bad options.
@@ -14,7 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <unistd.h>
+#include <getopt.h>
 #include <vector>
 
 #include "crew_coro.hpp"
@@ -67,22 +67,42 @@ double median(std::vector<double> v) {
     return v[v.size() / 2];
 }
 
+void usage(FILE *f, const char *prog) {
+    std::fprintf(f,
+                 "usage: %s [-n 1..40] [-t 1..256 threads] [-r 1..1000 runs]\n"
+                 "  -n N         compute fib(N) (default 25)\n"
+                 "  -t threads   pool workers (default: one per core)\n"
+                 "  -r runs      runs of each version, interleaved (default 5)\n"
+                 "  -h, --help   this text\n"
+                 "Prints both results and the median time per run of each.\n",
+                 prog);
+}
+
+// The argument s of option -opt as a whole number in lo..hi; anything else is a usage error.
+long parse(int opt, const char *s, long lo, long hi, const char *prog) {
+    char *end;
+    long v = std::strtol(s, &end, 10);
+    if (end == s || *end != '\0' || v < lo || v > hi) {
+        std::fprintf(stderr, "%s: -%c %s: expected a number in %ld..%ld\n", prog, opt, s, lo, hi);
+        usage(stderr, prog);
+        std::exit(2);
+    }
+    return v;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
     int n = 25, runs = 5, opt;
     unsigned threads = 0;
-    while ((opt = getopt(argc, argv, "n:t:r:")) != -1) {
-        long v = std::strtol(optarg, nullptr, 10);
-        if (opt == 'n' && v >= 1 && v <= 40)
-            n = int(v);
-        else if (opt == 't' && v >= 1 && v <= 256)
-            threads = unsigned(v);
-        else if (opt == 'r' && v >= 1 && v <= 1000)
-            runs = int(v);
-        else {
-            std::fprintf(stderr, "usage: coro_fib [-n 1..40] [-t 1..256 threads] [-r 1..1000]\n");
-            return 2;
+    static const option longopts[] = {{"help", no_argument, nullptr, 'h'}, {}};
+    while ((opt = getopt_long(argc, argv, "n:t:r:h", longopts, nullptr)) != -1) {
+        switch (opt) {
+        case 'n': n = int(parse(opt, optarg, 1, 40, argv[0])); break;
+        case 't': threads = unsigned(parse(opt, optarg, 1, 256, argv[0])); break;
+        case 'r': runs = int(parse(opt, optarg, 1, 1000, argv[0])); break;
+        case 'h': usage(stdout, argv[0]); return 0;
+        default: usage(stderr, argv[0]); return 2;
         }
     }
     crew::options o;

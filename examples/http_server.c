@@ -6,6 +6,7 @@
  *               [-i idle_timeout_ms] [-B] [-h|--help]
  *
  * Endpoints:
+ *   GET /           an index page that lists the endpoints
  *   GET /static     the file given with -r (default: a built-in page)
  *   GET /cpu?n=N    CPU-heavy: N rounds of a 64-bit LCG (default 100000)
  *   GET /slow?ms=M  I/O-waiting: sleeps M milliseconds (default 50, at most 5000), as a
@@ -56,6 +57,15 @@ static long idle_timeout_ms = 5000;
 static const char *static_body = "<!doctype html><title>crew</title><p>served by a crew pool</p>\n";
 static size_t static_len;
 static char *static_file;
+/* GET /: the first address a browser or a load generator is pointed at lists the endpoints. */
+static const char index_body[] =
+    "<!doctype html><title>crew http_server</title>\n"
+    "<h1>crew http_server</h1>\n"
+    "<ul>\n"
+    "<li><a href=\"/static\">/static</a>: a fixed page (-r file, or a built-in one)\n"
+    "<li><a href=\"/cpu?n=100000\">/cpu?n=N</a>: N rounds of a 64-bit LCG (CPU-heavy)\n"
+    "<li><a href=\"/slow?ms=50\">/slow?ms=M</a>: sleeps M ms, at most 5000 (I/O-waiting)\n"
+    "</ul>\n";
 
 static atomic_long served;   /* responses sent */
 static long max_requests;    /* stop after this many (0 = never) */
@@ -152,7 +162,9 @@ static int answer(conn *c) {
         return 0;
     }
     char body[128];
-    if (strcmp(target, "/static") == 0) {
+    if (strcmp(target, "/") == 0) {
+        return respond(c->fd, 200, "OK", index_body, sizeof index_body - 1, keep) == 0 && keep;
+    } else if (strcmp(target, "/static") == 0) {
         return respond(c->fd, 200, "OK", static_body, static_len, keep) == 0 && keep;
     } else if (strncmp(target, "/cpu", 4) == 0 && (target[4] == 0 || target[4] == '?')) {
         long n = query_long(target, "n", 100000, 0, 100000000);
@@ -391,7 +403,8 @@ static void usage(FILE *f, const char *prog) {
             "  -B           serve /slow on the workers instead of on blocking tasks\n"
             "               (CREW_TASK_BLOCKING), to compare\n"
             "  -h, --help   this text\n"
-            "Endpoints: GET /static, GET /cpu?n=N, GET /slow?ms=M.\n",
+            "Endpoints: GET / (the list of endpoints), GET /static, GET /cpu?n=N,\n"
+            "GET /slow?ms=M.\n",
             prog);
 }
 

@@ -10,13 +10,14 @@
  * With -c, every third request is cancelled (crew_cancel) right after it starts: its callback
  * still runs, and crew_wait reports CREW_ECANCELED.
  *
- *   notify_epoll [-n requests] [-k tasks per request] [-t threads] [-c]
+ *   notify_epoll [-n requests] [-k tasks per request] [-t threads] [-c] [-h]
  *
  * Prints one line per completed request, then a summary; exits 0 if every request completed
  * exactly once with the right sum (or was reported cancelled), 1 otherwise, 2 on bad options.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -80,27 +81,43 @@ static uint64_t expected_sum(unsigned k, unsigned id) {
     return s;
 }
 
-static int usage(void) {
-    fprintf(stderr, "usage: notify_epoll [-n 1..100000 requests] [-k 1..1000 tasks] "
-                    "[-t 1..64 threads] [-c]\n");
-    return 2;
+static void usage(FILE *f, const char *prog) {
+    fprintf(f,
+            "usage: %s [-n 1..100000 requests] [-k 1..1000 tasks] [-t 1..64 threads] [-c]\n"
+            "  -n requests  requests to run (default 100)\n"
+            "  -k tasks     tasks per request (default 8)\n"
+            "  -t threads   pool workers (default 2)\n"
+            "  -c           cancel every third request right after it starts\n"
+            "  -h, --help   this text\n"
+            "Prints a line per completed request, then a summary.\n",
+            prog);
+}
+
+/* The argument s of option -opt as a whole number in lo..hi; anything else is a usage error. */
+static unsigned parse(int opt, const char *s, long lo, long hi, const char *prog) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end != '\0' || v < lo || v > hi) {
+        fprintf(stderr, "%s: -%c %s: expected a number in %ld..%ld\n", prog, opt, s, lo, hi);
+        usage(stderr, prog);
+        exit(2);
+    }
+    return (unsigned)v;
 }
 
 int main(int argc, char **argv) {
     unsigned n = 100, k = 8, threads = 2;
     int cancel = 0, opt;
-    while ((opt = getopt(argc, argv, "n:k:t:c")) != -1) {
-        long v = optarg ? strtol(optarg, NULL, 10) : 0;
-        if (opt == 'n' && v >= 1 && v <= 100000)
-            n = (unsigned)v;
-        else if (opt == 'k' && v >= 1 && v <= 1000)
-            k = (unsigned)v;
-        else if (opt == 't' && v >= 1 && v <= 64)
-            threads = (unsigned)v;
-        else if (opt == 'c')
-            cancel = 1;
-        else
-            return usage();
+    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {0}};
+    while ((opt = getopt_long(argc, argv, "n:k:t:ch", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'n': n = parse(opt, optarg, 1, 100000, argv[0]); break;
+        case 'k': k = parse(opt, optarg, 1, 1000, argv[0]); break;
+        case 't': threads = parse(opt, optarg, 1, 64, argv[0]); break;
+        case 'c': cancel = 1; break;
+        case 'h': usage(stdout, argv[0]); return 0;
+        default: usage(stderr, argv[0]); return 2;
+        }
     }
     crew_config cfg;
     crew_config_init(&cfg);

@@ -77,7 +77,9 @@ static void usage_error(const char *fmt, ...)
     fprintf(stderr, "%s: ", prog);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\n(try '%s --help')\n", prog);
+    /* Then the synopsis (usage_text up to its first blank line); --help gives the options. */
+    fprintf(stderr, "\n%.*s(try '%s --help' for the options)\n",
+            (int)(strstr(usage_text, "\n\n") + 1 - usage_text), usage_text, prog);
     exit(EXIT_USAGE);
 }
 

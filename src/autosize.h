@@ -69,8 +69,8 @@ typedef struct crew__autosize {
     uint64_t resizes;         /* lock: resizes made */
 } crew__autosize;
 
-/* Seed 001 Fig. 9 as written: the next pool size after a cycle whose average idle time is
- * ait (clamped into [min, max]). */
+/* Xu & Bode, Fig. 9 (dynamicThreadPool) as written: the next pool size after a cycle whose
+ * average idle time is ait (clamped into [min, max]). */
 unsigned crew__ait_step(crew__ait_state *s, double ait, unsigned size, unsigned stride,
                         unsigned min, unsigned max);
 /* crew's controller: the next pool size after one measured period. */

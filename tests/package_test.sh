@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # crew used from outside its tree, the three ways README and compat/README describe:
-# 1. installed (cmake --install into a scratch prefix): find_package(crew) with crew::crew,
+# 1. installed (cmake --install into a scratch prefix): every public header of include/ is
+#    there, and a program using each of them (crew.h as C, crew.hpp as C++17, crew_coro.hpp as
+#    C++20 when the compiler has coroutines) builds and runs; find_package(crew) with crew::crew,
 #    crew::crew_static and the drop-ins crew::thpool, crew::threadpool (and their _static), and
 #    pkg-config with crew.pc, crew-thpool.pc and crew-threadpool.pc, whose paths must be plain
 #    (no ../..); the shared libraries export only their own API;
@@ -15,13 +17,27 @@ fail() { echo "package_test: FAILED: $*" >&2; exit 1; }
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
 prefix=$work/prefix
+# The consumers: one per public header; crew_coro.hpp's only with C++20 coroutines.
+consumers=(consumer_shared consumer_static consumer_cpp consumer_compat consumer_compat_static)
+coro=OFF
+if echo '#include <coroutine>' | c++ -std=c++20 -x c++ -fsyntax-only - 2>/dev/null; then
+    coro=ON consumers+=(consumer_coro)
+else
+    echo "package_test: the compiler has no C++20 coroutines: crew_coro.hpp's consumer skipped"
+fi
 
 # 1. Installed.
 cmake --install "$build" --prefix "$prefix" >/dev/null
+for header in "$src"/include/*; do
+    [ -f "$prefix/include/${header##*/}" ] || fail "public header ${header##*/} is not installed"
+done
 libdirs="$prefix/lib:$prefix/lib/x86_64-linux-gnu"
-cmake -S "$src/tests/package" -B "$work/cmake" "${gen[@]}" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
-cmake --build "$work/cmake" >/dev/null
-for exe in consumer_shared consumer_static consumer_compat consumer_compat_static; do
+cmake -S "$src/tests/package" -B "$work/cmake" "${gen[@]}" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DCREW_CONSUMER_CORO=$coro >"$work/cmake.log" 2>&1 ||
+    fail "find_package consumer did not configure: $(cat "$work/cmake.log")"
+cmake --build "$work/cmake" >"$work/build.log" 2>&1 ||
+    fail "find_package consumer did not build: $(cat "$work/build.log")"
+for exe in "${consumers[@]}"; do
     LD_LIBRARY_PATH=$libdirs "$work/cmake/$exe" >/dev/null || fail "find_package: $exe failed"
 done
 pcdir=$(dirname "$(find "$prefix" -name crew.pc | head -1)")
@@ -35,6 +51,19 @@ done
 cc -o "$work/consumer_pc" "$src/tests/package/consumer.c" $(pc --cflags --libs crew)
 LD_LIBRARY_PATH="$(pc --variable=libdir crew)" "$work/consumer_pc" >/dev/null ||
     fail "pkg-config: consumer.c failed"
+cxxflags=(-Wall -Wextra -Wpedantic -Werror)
+# shellcheck disable=SC2046
+c++ -std=c++17 "${cxxflags[@]}" -o "$work/consumer_cpp_pc" "$src/tests/package/consumer.cpp" \
+    $(pc --cflags --libs crew)
+LD_LIBRARY_PATH="$(pc --variable=libdir crew)" "$work/consumer_cpp_pc" >/dev/null ||
+    fail "pkg-config: consumer.cpp failed"
+if [ $coro = ON ]; then
+    # shellcheck disable=SC2046
+    c++ -std=c++20 "${cxxflags[@]}" -o "$work/consumer_coro_pc" \
+        "$src/tests/package/consumer_coro.cpp" $(pc --cflags --libs crew)
+    LD_LIBRARY_PATH="$(pc --variable=libdir crew)" "$work/consumer_coro_pc" >/dev/null ||
+        fail "pkg-config: consumer_coro.cpp failed"
+fi
 # shellcheck disable=SC2046
 cc -o "$work/consumer_compat_pc" "$src/tests/package/consumer_compat.c" \
     $(pc --cflags --libs crew-thpool crew-threadpool)
@@ -51,11 +80,12 @@ for lib in "libcrew ^crew_" "libcrew_thpool ^thpool_" "libcrew_threadpool ^threa
     bad=$(exports $lib)
     [ -z "$bad" ] || fail "${lib% *}.so exports other symbols: $bad"
 done
-echo "package_test: installed: find_package, pkg-config (plain paths) and exports ok"
+echo "package_test: installed: every public header, find_package, pkg-config (plain paths)" \
+    "and exports ok"
 
 # 2. add_subdirectory, in a project without GoogleTest.
 cmake -S "$src/tests/package" -B "$work/sub" "${gen[@]}" -DCREW_SUBPROJECT="$src" \
-    -DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON >"$work/sub.log" 2>&1 ||
+    -DCREW_CONSUMER_CORO=$coro -DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON >"$work/sub.log" 2>&1 ||
     fail "add_subdirectory consumer did not configure: $(cat "$work/sub.log")"
 targets=$(cmake --build "$work/sub" --target help)
 for t in test_api test_c_header soak fig7_pool_vs_tpr bench_peers crew-sim http_server \
@@ -64,7 +94,7 @@ for t in test_api test_c_header soak fig7_pool_vs_tpr bench_peers crew-sim http_
 done
 [ ! -e "$work/sub/crew/CTestTestfile.cmake" ] || fail "as a subproject crew registers tests"
 cmake --build "$work/sub" -j 2 >/dev/null || fail "add_subdirectory consumer did not build"
-for exe in consumer_shared consumer_static consumer_compat consumer_compat_static; do
+for exe in "${consumers[@]}"; do
     "$work/sub/$exe" >/dev/null || fail "add_subdirectory: $exe failed"
 done
 echo "package_test: add_subdirectory: libraries only, no GoogleTest needed, same crew:: names"

@@ -55,6 +55,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <getopt.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -844,19 +845,29 @@ static uint64_t cycle(unsigned k, unsigned producers, unsigned cycle_ms, uint64_
     return ran;
 }
 
+static void usage(FILE *f) {
+    fprintf(f, "usage: soak [-s seconds] [-p producers] [-c cycle_ms]\n"
+               "  -s seconds   how long to run (default: $SOAK_SECONDS, else 300)\n"
+               "  -p producers threads submitting at once, 1..%d (default 4)\n"
+               "  -c cycle_ms  the life of one pool (default 1000)\n"
+               "  -h, --help   this text\n"
+               "Exits 0 if every task was accounted for, 1 on a violation, 2 on bad usage.\n",
+            MAX_PRODUCERS);
+}
+
 int main(int argc, char **argv) {
     const char *env = getenv("SOAK_SECONDS");
     double seconds = env ? atof(env) : 300;
     unsigned producers = 4, cycle_ms = 1000;
     int opt;
-    while ((opt = getopt(argc, argv, "s:p:c:")) != -1) {
+    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {0}};
+    while ((opt = getopt_long(argc, argv, "s:p:c:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 's': seconds = atof(optarg); break;
         case 'p': producers = (unsigned)atoi(optarg); break;
         case 'c': cycle_ms = (unsigned)atoi(optarg); break;
-        default:
-            fprintf(stderr, "usage: soak [-s seconds] [-p producers] [-c cycle_ms]\n");
-            return 2;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
         }
     }
     if (seconds <= 0 || producers == 0 || producers > MAX_PRODUCERS || cycle_ms == 0) {

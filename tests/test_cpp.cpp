@@ -120,7 +120,7 @@ TEST(Cpp, ResizeSizeAndErrorsAsExceptions) {
 
 // Jue's Boost.Asio example, line by line: a pool of N threads, one lambda per target that
 // stores its result by index, then join().
-TEST(Cpp, Seed003ExampleTranslatesLineByLine) {
+TEST(Cpp, JuesAsioExampleTranslatesLineByLine) {
     std::vector<std::string> websites = {"a.example", "b.example", "c.example", "d.example"};
     std::vector<int> results(websites.size());
     auto ping = [](const std::string &site) { return int(site.size()); };

@@ -7,6 +7,7 @@
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "thpool.h"
 
@@ -22,7 +23,18 @@ static void sum_squares(void *arg) {
     partial[job] = s;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    /* No options: -h or --help says what the program does, anything else is refused. */
+    if (argc > 1) {
+        int help = argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0);
+        fprintf(help ? stdout : stderr,
+                "usage: %s [-h|--help]\n"
+                "Sums the squares of 1..%d in %d jobs on a pool of 4 threads (thpool.h), waits\n"
+                "for them and checks the sum; exits 0 if it is right.\n",
+                argv[0], JOBS * SLICE, JOBS);
+        return help ? 0 : 2;
+    }
+
     puts("Making threadpool with 4 threads");
     threadpool pool = thpool_init(4);
     if (!pool) {

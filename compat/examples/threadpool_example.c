@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "threadpool.h"
 
@@ -27,7 +28,19 @@ static void dummy_task(void *arg) {
     atomic_fetch_add(&done, 1);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    /* No options: -h or --help says what the program does, anything else is refused. */
+    if (argc > 1) {
+        int help = argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0);
+        fprintf(help ? stdout : stderr,
+                "usage: %s [-h|--help]\n"
+                "Fills the queue of a pool of %d threads (threadpool.h, queue of %d), adds 1000\n"
+                "tasks more, retrying while it is full, destroys it gracefully and checks that\n"
+                "every task ran; exits 0 if so.\n",
+                argv[0], THREAD, QUEUE);
+        return help ? 0 : 2;
+    }
+
     threadpool_t *pool = threadpool_create(THREAD, QUEUE, 0);
     if (!pool) {
         fputs("threadpool_create failed\n", stderr);

@@ -1,4 +1,5 @@
-// seed002 -- the goroutine side of Li & Hu's (JEThread) Figs. 1-3, driven by bench/seed002_mix.
+// blocking_mix -- the goroutine side of Li & Hu's (JEThread) Figs. 1-3, driven by
+// bench/blocking_mix.c (-g).
 //
 // The same three tasks as the C side: blocking (-io read: a 4 KiB O_DIRECT read from an unlinked
 // temp file; -io sync: pwrite 4 KiB over its allocated block, then fdatasync; task i uses file
@@ -105,7 +106,7 @@ func openFile(path string) (int, error) {
 
 func openFiles(n int) error {
 	for i := 0; i < n; i++ {
-		fd, err := openFile(fmt.Sprintf("%s/seed002-go-%d-%d", os.TempDir(), os.Getpid(), i))
+		fd, err := openFile(fmt.Sprintf("%s/crew-blocking-mix-go-%d-%d", os.TempDir(), os.Getpid(), i))
 		if err != nil {
 			return err
 		}
@@ -118,6 +119,17 @@ func main() {
 	flag.Int64Var(&loops, "loops", 1000, "steps of the compute task")
 	nfiles := flag.Int("files", 256, "temp files for the blocking tasks")
 	mode := flag.String("io", "read", "blocking task: read (O_DIRECT) or sync (pwrite + fdatasync)")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: %s [-loops N] [-files N] [-io read|sync]\n"+
+			"The goroutine peer of bench/blocking_mix (-g), which drives it through stdin;\n"+
+			"-h, --help: this text.\n", os.Args[0])
+		flag.PrintDefaults()
+	}
+	for _, arg := range os.Args[1:] { // asked for, the usage goes to stdout (errors: stderr)
+		if arg == "-h" || arg == "-help" || arg == "--help" {
+			flag.CommandLine.SetOutput(os.Stdout)
+		}
+	}
 	flag.Parse()
 	ioRead = *mode == "read"
 	raw := make([]byte, 2*ioBytes)

@@ -1,4 +1,4 @@
-// seed003_io.cpp -- Jue's study: a thread pool for I/O-bound tasks with time-outs, crew against
+// io_timeouts.cpp -- Jue's study: a thread pool for I/O-bound tasks with time-outs, crew against
 // Boost.Asio's thread_pool, as speedup over a sequential run and share of failed requests.
 //
 // Jue pinged 42 web sites (popen "ping -c 1 -t 1") from pools of 1..128 threads. Here the
@@ -29,9 +29,9 @@
 // the implementations' order rotated per round; speedup is the same round's sequential time
 // over the pool's. Medians of -r rounds with (min..max).
 //
-// Usage: seed003_io [-q] [-s 1,2,4,...] [-n tasks] [-r runs] [-T timeout_ms] [-d dmin,dmax]
-//                   [-p tail_share] [-l tail_max_ms] [-x seed] [-P ports] [-j server_threads]
-//                   [-i crew-workers,crew-blocking,boost.asio] [-c out.csv]
+// Usage: io_timeouts [-q] [-s 1,2,4,...] [-n tasks] [-r runs] [-T timeout_ms] [-d dmin,dmax]
+//                    [-p tail_share] [-l tail_max_ms] [-x seed] [-P ports] [-j server_threads]
+//                    [-i crew-workers,crew-blocking,boost.asio] [-c out.csv]
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -54,6 +54,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/epoll.h>
@@ -80,13 +81,13 @@ namespace {
 const uint32_t kMagic = 0x5eed0003u;
 
 [[noreturn]] void die(const char *what) {
-    std::fprintf(stderr, "seed003_io: %s: %s\n", what, std::strerror(errno));
+    std::fprintf(stderr, "io_timeouts: %s: %s\n", what, std::strerror(errno));
     std::exit(1);
 }
 
 void check(int rc, const char *what) {
     if (rc != CREW_OK) {
-        std::fprintf(stderr, "seed003_io: %s: %s\n", what, crew_strerror(rc));
+        std::fprintf(stderr, "io_timeouts: %s: %s\n", what, crew_strerror(rc));
         std::exit(1);
     }
 }
@@ -528,7 +529,7 @@ double run_pool(const std::string &impl, unsigned n, Batch &b, double *cpu) {
     }
 #endif
     else {
-        std::fprintf(stderr, "seed003_io: unknown implementation %s\n", impl.c_str());
+        std::fprintf(stderr, "io_timeouts: unknown implementation %s\n", impl.c_str());
         std::exit(2);
     }
     return secs;
@@ -574,7 +575,9 @@ int main(int argc, char **argv) {
     bool quick = false;
     const char *csv = nullptr;
     int opt;
-    while ((opt = getopt(argc, argv, "qs:n:r:T:d:p:l:x:P:j:i:c:h")) != -1) {
+    static const option longopts[] = {{"help", no_argument, nullptr, 'h'}, {}};
+    const char *optstring = "qs:n:r:T:d:p:l:x:P:j:i:c:h";
+    while ((opt = getopt_long(argc, argv, optstring, longopts, nullptr)) != -1) {
         switch (opt) {
         case 'q': quick = true; break;
         case 's':
@@ -597,12 +600,13 @@ int main(int argc, char **argv) {
         case 'i': impls = split(optarg); break;
         case 'c': csv = optarg; break;
         default:
-            std::fprintf(stderr,
+            std::fprintf(opt == 'h' ? stdout : stderr,
                          "usage: %s [-q] [-s sizes] [-n tasks] [-r runs] [-T timeout_ms] "
                          "[-d dmin,dmax ms] [-p tail_share] [-l tail_max_ms] [-x seed] "
                          "[-P server_ports] [-j server_threads] "
                          "[-i crew-workers,crew-blocking,boost.asio] [-c out.csv]\n"
-                         "  -q: sizes 2,8,32, 64 tasks, 3 runs (explicit options win)\n",
+                         "  -q: sizes 2,8,32, 64 tasks, 3 runs (explicit options win)\n"
+                         "  -h, --help: this text\n",
                          argv[0]);
             return opt == 'h' ? 0 : 2;
         }
@@ -621,7 +625,7 @@ int main(int argc, char **argv) {
         timeout_ms <= 0 || dmin <= 0 || dmax < dmin || tail < 0 || tail > 1 ||
         tail_max < dmax || nports < 1 || nports > 1024 || server_threads < 1 ||
         server_threads > 256 || impls.empty()) {
-        std::fprintf(stderr, "seed003_io: out of range: -s 1..%u, -n >= 1, -r 1..1000, -T > 0, "
+        std::fprintf(stderr, "io_timeouts: out of range: -s 1..%u, -n >= 1, -r 1..1000, -T > 0, "
                              "0 < dmin <= dmax <= tail_max, -p 0..1, -P 1..1024, -j 1..256\n",
                      CREW_MAX_THREADS);
         return 2;
@@ -637,7 +641,7 @@ int main(int argc, char **argv) {
     }
     const unsigned max_size = *std::max_element(sizes.begin(), sizes.end());
     if (rl.rlim_cur != RLIM_INFINITY && rlim_t(2 * max_size + nports + 64) > rl.rlim_cur) {
-        std::fprintf(stderr, "seed003_io: fd limit %llu is too low for pool size %u\n",
+        std::fprintf(stderr, "io_timeouts: fd limit %llu is too low for pool size %u\n",
                      (unsigned long long)rl.rlim_cur, max_size);
         return 1;
     }
@@ -650,7 +654,7 @@ int main(int argc, char **argv) {
         }
 #endif
         if (i != "crew-workers" && i != "crew-blocking" && i != "boost.asio") {
-            std::fprintf(stderr, "seed003_io: unknown implementation %s\n", i.c_str());
+            std::fprintf(stderr, "io_timeouts: unknown implementation %s\n", i.c_str());
             return 2;
         }
         live.push_back(i);

@@ -1,5 +1,5 @@
 /*
- * seed002_mix.c -- blocking file I/O mixed with short tasks (Li & Hu, JEThread, Figs. 1-3).
+ * blocking_mix.c -- blocking file I/O mixed with short tasks (Li & Hu, JEThread, Figs. 1-3).
  *
  * Three kinds of task, as in Li & Hu (§VI):
  *   blocking  a 4 KiB read with O_DIRECT from a temp file (-i read, the default), or a 4 KiB
@@ -23,19 +23,20 @@
  *   crew-noblock     the same pool, every task submitted as an ordinary task;
  *   per-core         T threads created per run, thread j runs tasks j, j+T, ... in order;
  *   goroutines       a go statement per task and a WaitGroup, in the Go program of
- *                    bench/go/seed002 (-g), with GOMAXPROCS = T. It runs as a child process
+ *                    bench/go/blocking_mix (-g), with GOMAXPROCS = T. It runs as a child process
  *                    that times itself and answers one request per line on a pipe, so its runs
  *                    interleave with the others'.
  * Runs go round-robin across the implementations (the starting one rotates every round), so
  * every ratio "other / crew" is per run, under the same noise; > 1 means crew is ahead.
  *
- * Usage: seed002_mix [-q] [-p threads] [-t 1,2,4,8,16] [-n tasks] [-N scale_tasks]
- *                    [-s 25,50,75] [-S scale_pct] [-r runs] [-u compute_us] [-F files]
- *                    [-i read|sync] [-e compute,empty,scale] [-g go_program] [-c out.csv]
+ * Usage: blocking_mix [-q] [-p threads] [-t 1,2,4,8,16] [-n tasks] [-N scale_tasks]
+ *                     [-s 25,50,75] [-S scale_pct] [-r runs] [-u compute_us] [-F files]
+ *                     [-i read|sync] [-e compute,empty,scale] [-g go_program] [-c out.csv]
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -73,7 +74,7 @@ static double now_s(void) {
 }
 
 static void die(const char *what, int err) {
-    fprintf(stderr, "seed002_mix: %s: %s\n", what, strerror(err));
+    fprintf(stderr, "blocking_mix: %s: %s\n", what, strerror(err));
     exit(1);
 }
 
@@ -166,7 +167,7 @@ static void open_files(void) {
         die("malloc", ENOMEM);
     for (int i = 0; i < nfiles; i++) {
         char path[4096];
-        if (snprintf(path, sizeof path, "%s/seed002-XXXXXX", dir) >= (int)sizeof path)
+        if (snprintf(path, sizeof path, "%s/crew-blocking-mix-XXXXXX", dir) >= (int)sizeof path)
             die("TMPDIR", ENAMETOOLONG);
         fds[i] = mkostemp(path, O_CLOEXEC); /* not inherited by the Go program */
         if (fds[i] < 0)
@@ -182,7 +183,7 @@ static void open_files(void) {
                 close(fds[i]);
                 fds[i] = fd;
             } else if (i == 0) {
-                fprintf(stderr, "seed002_mix: O_DIRECT: %s; blocking tasks write and sync\n",
+                fprintf(stderr, "blocking_mix: O_DIRECT: %s; blocking tasks write and sync\n",
                         strerror(errno));
                 io_read = 0;
             } else {
@@ -258,13 +259,13 @@ static double run_crew(crew_pool *p, long n, int use_flag) {
         unsigned flags = use_flag && kinds[i] == K_BLOCK ? CREW_TASK_BLOCKING : 0;
         int rc = crew_submit_ex(p, crew_task_fn, (void *)(intptr_t)i, 0, flags, NULL);
         if (rc != CREW_OK) {
-            fprintf(stderr, "seed002_mix: crew_submit_ex: %s\n", crew_strerror(rc));
+            fprintf(stderr, "blocking_mix: crew_submit_ex: %s\n", crew_strerror(rc));
             exit(1);
         }
     }
     int rc = crew_wait_all(p);
     if (rc != CREW_OK) {
-        fprintf(stderr, "seed002_mix: crew_wait_all: %s\n", crew_strerror(rc));
+        fprintf(stderr, "blocking_mix: crew_wait_all: %s\n", crew_strerror(rc));
         exit(1);
     }
     return now_s() - t0;
@@ -322,7 +323,7 @@ static int go_start(const char *prog) {
         close(to[0]), close(to[1]), close(from[0]), close(from[1]);
         execl(prog, prog, "-loops", loops, "-files", files, "-io", io_read ? "read" : "sync",
               (char *)NULL);
-        fprintf(stderr, "seed002_mix: %s: %s\n", prog, strerror(errno));
+        fprintf(stderr, "blocking_mix: %s: %s\n", prog, strerror(errno));
         _exit(127);
     }
     close(to[0]);
@@ -333,7 +334,7 @@ static int go_start(const char *prog) {
         die("fdopen", errno);
     char line[64];
     if (!fgets(line, sizeof line, go_out) || strncmp(line, "ready", 5) != 0) {
-        fprintf(stderr, "seed002_mix: the Go program did not start; goroutines skipped\n");
+        fprintf(stderr, "blocking_mix: the Go program did not start; goroutines skipped\n");
         fclose(go_in);
         fclose(go_out);
         waitpid(go_pid, NULL, 0);
@@ -349,13 +350,13 @@ static double run_go(long n, int threads) {
     if (fprintf(go_in, "%d %s\n", threads, kinds) < 0 || fflush(go_in) != 0)
         die("writing to the Go program", errno);
     if (!fgets(line, sizeof line, go_out)) {
-        fprintf(stderr, "seed002_mix: the Go program stopped answering\n");
+        fprintf(stderr, "blocking_mix: the Go program stopped answering\n");
         exit(1);
     }
     char *end;
     double t = strtod(line, &end);
     if (end == line) {
-        fprintf(stderr, "seed002_mix: the Go program: %s", line);
+        fprintf(stderr, "blocking_mix: the Go program: %s", line);
         exit(1);
     }
     return t;
@@ -368,7 +369,7 @@ static void go_stop(void) {
     fclose(go_out);
     int st;
     if (waitpid(go_pid, &st, 0) == go_pid && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
-        fprintf(stderr, "seed002_mix: the Go program exited abnormally\n");
+        fprintf(stderr, "blocking_mix: the Go program exited abnormally\n");
     go_pid = -1;
 }
 
@@ -413,7 +414,7 @@ static crew_pool *make_pool(int threads) {
     crew_pool *p;
     int rc = crew_create(&p, &cfg);
     if (rc != CREW_OK) {
-        fprintf(stderr, "seed002_mix: crew_create: %s\n", crew_strerror(rc));
+        fprintf(stderr, "blocking_mix: crew_create: %s\n", crew_strerror(rc));
         exit(1);
     }
     return p;
@@ -487,7 +488,7 @@ static void mix(const struct opts *o, const char *experiment, char other) {
     }
     fflush(stdout);
     if (crew_destroy(p) != CREW_OK)
-        fprintf(stderr, "seed002_mix: crew_destroy failed\n");
+        fprintf(stderr, "blocking_mix: crew_destroy failed\n");
 }
 
 static void scale(const struct opts *o) {
@@ -503,7 +504,7 @@ static void scale(const struct opts *o) {
         crew_pool *p = make_pool(o->thr[i]);
         measure(o, "scale", o->scale_pct, p, o->scale_n, o->thr[i], impls, nimpl, t);
         if (crew_destroy(p) != CREW_OK)
-            fprintf(stderr, "seed002_mix: crew_destroy failed\n");
+            fprintf(stderr, "blocking_mix: crew_destroy failed\n");
         char label[16];
         snprintf(label, sizeof label, "%d", o->thr[i]);
         for (int k = 0; k < nimpl; k++)
@@ -531,7 +532,8 @@ static void usage(FILE *f, const char *prog) {
             "       [-i read|sync] [-e compute,empty,scale] [-g go_program] [-c out.csv]\n"
             "  -q  quick: 3 runs, 500 tasks in Figs. 1-2 (default 4000), 1000 in Fig. 3 (10000)\n"
             "  -p  threads of crew, per-core and GOMAXPROCS in Figs. 1-2 (default: online cores)\n"
-            "  -t  thread counts of Fig. 3 (default 1,2,4,.. up to max(16, 2 x cores))\n",
+            "  -t  thread counts of Fig. 3 (default 1,2,4,.. up to max(16, 2 x cores))\n"
+            "  -h, --help  this text\n",
             prog);
 }
 
@@ -550,7 +552,9 @@ int main(int argc, char **argv) {
         if (t >= 16 && t >= 2 * cores)
             break;
     }
-    while ((opt = getopt(argc, argv, "qp:t:n:N:s:S:r:u:F:i:e:g:c:h")) != -1) {
+    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {0}};
+    while ((opt = getopt_long(argc, argv, "qp:t:n:N:s:S:r:u:F:i:e:g:c:h", longopts, NULL)) !=
+           -1) {
         switch (opt) {
         case 'q':
             quick = 1;
@@ -619,7 +623,7 @@ int main(int argc, char **argv) {
     if (o.nthr < 1 || o.npct < 1 || o.threads < 1 || o.threads > (int)CREW_MAX_THREADS ||
         o.runs < 1 || o.runs > 64 || o.n < 1 || o.scale_n < 1 || o.scale_pct < 0 ||
         o.scale_pct > 100 || nfiles < 1 || nfiles > 4096 || compute_us < 0) {
-        fprintf(stderr, "seed002_mix: bad option (runs 1..64, shares 0..100, files 1..4096)\n");
+        fprintf(stderr, "blocking_mix: bad option (runs 1..64, shares 0..100, files 1..4096)\n");
         usage(stderr, argv[0]);
         return 2;
     }

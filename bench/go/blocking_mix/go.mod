@@ -1,0 +1,3 @@
+module crew/bench/blocking_mix
+
+go 1.18

@@ -1,3 +1,0 @@
-module crew/bench/seed002
-
-go 1.18
