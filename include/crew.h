@@ -412,14 +412,16 @@ CREW_EXPORT int crew_paused(const crew_pool *p);
  * the tasks open a new group in its place, and its handle is stored in *group. So *group always
  * names the group of the tasks just submitted, and one crew_wait(p, *group) after a loop of
  * single submissions through it waits for every task of the loop (the earlier groups had
- * finished before the later ones opened); no submission is refused for it. Copies of the old
- * handle keep naming the old, finished group. Two exceptions keep a group's result: a group
- * that was cancelled (crew_cancel) takes no more tasks (CREW_ECANCELED), and a group that lost
- * tasks otherwise (a full queue's CREW_FULL_DROP_OLDEST, a start-by time) takes them into
- * itself again, the handle unchanged, and keeps answering CREW_ECANCELED or CREW_EEXPIRED. A
- * handle of a generation its slot never reached is refused (CREW_EINVAL) as forged. The handle
- * variable belongs to the caller: do not share one *group between threads that submit at the
- * same time.
+ * finished before the later ones opened). If the finished group lost tasks (a full queue's
+ * CREW_FULL_DROP_OLDEST, a start-by time), the new group inherits that: its crew_wait answers
+ * CREW_ECANCELED or CREW_EEXPIRED too. A cancelled group takes no more tasks (CREW_ECANCELED),
+ * before and after it finished. A handle of a generation its slot never reached is refused
+ * (CREW_EINVAL) as forged. Handles are values: copies of the old handle keep naming the old,
+ * finished group, and threads that each submit through their own copy of one handle may each
+ * open a group of their own once it has finished; a group gains tasks from several threads
+ * safely while it is open, for instance from its own tasks, which keep it open while they run.
+ * The handle variable belongs to the caller: do not share one *group between threads that
+ * submit at the same time.
  *
  * All-or-nothing: on error no task of the call was accepted. Errors: EINVAL (NULL pool, task array
  * or fn; n 0; a handle this pool never issued, such as another pool's or one of generation 0;

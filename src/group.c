@@ -137,26 +137,35 @@ int crew__group_add(crew__slotmap *m, crew_handle h, uint32_t n) {
     crew__slot *sl = crew__slot_at(m, crew__slot_index(h.slot));
     /* Acquire (the load, and the CAS on failure: acq_rel is the variant that acquires on
      * failure; the add itself publishes nothing, and a waiter that sees the larger count just
-     * waits): a group found with no open task must show the lost_gen its dropped tasks wrote
-     * before their decrements, and a caller that opens a new group in place of a finished one
-     * (submit.c) must happen-after its tasks. The CAS keeps the add atomic against concurrent
-     * decrements, and refuses a group that finished (its generation moved on, or its count is
-     * 0 and its slot is going back to the free list). A group that lost tasks keeps its slot
-     * at its generation (end_group), so it can gain tasks again, keeping its result
-     * (CREW_ECANCELED or CREW_EEXPIRED) for its waiters. */
+     * waits): a caller that finds the group finished and opens a new group in its place
+     * (submit.c) must happen-after its tasks, and read the marks they left (crew__slot). The
+     * CAS keeps the add atomic against concurrent decrements, and refuses a group that
+     * finished (its generation moved on, or its count is 0). */
     uint64_t st = crew__load_acquire(&sl->state);
     do {
         if (crew__gen_of(st) != h.gen)
             return CREW_ESTALE;
         if (crew__slot_cancelled(sl, h.gen))
             return CREW_ECANCELED;
-        /* Relaxed: ordered by the acquire above. */
-        if (crew__open_of(st) == 0 && crew__load_relaxed(&sl->lost_gen) != h.gen)
+        if (crew__open_of(st) == 0)
             return CREW_ESTALE;
         if ((uint64_t)crew__open_of(st) + n > UINT32_MAX)
             return CREW_ERANGE;
     } while (!crew__cas_acq_rel(&sl->state, &st, st + n));
     return CREW_OK;
+}
+
+void crew__group_inherit(crew__slotmap *m, crew_handle h, int status) {
+    if (status != CREW_ECANCELED && status != CREW_EEXPIRED)
+        return;
+    crew__slot *sl = crew__slot_at(m, crew__slot_index(h.slot));
+    /* Relaxed: the group is new and its tasks are not queued yet. Every thread that reads the
+     * marks (a task's finisher in end_group, a waiter through crew__slot_status) does so after
+     * taking one of its tasks from a queue, or after getting its handle, both of which happen
+     * after these stores. */
+    if (status == CREW_ECANCELED)
+        crew__store_relaxed(&sl->dropped_gen, h.gen);
+    crew__store_relaxed(&sl->lost_gen, h.gen);
 }
 
 void crew__group_abandon(crew__slotmap *m, uint32_t slot, crew__slot_cache *cache) {
@@ -165,9 +174,17 @@ void crew__group_abandon(crew__slotmap *m, uint32_t slot, crew__slot_cache *cach
      * holding the previous group's handle may read this value and return, and must still
      * happen-after that group's tasks (the release sequence of crew__group_open's store). */
     uint64_t st = crew__load_relaxed(&sl->state); /* relaxed: this thread wrote it last */
-    /* Relaxed, as in crew__group_open: the generation is not issued after all. */
-    if (crew__load_relaxed(&sl->issued_gen) == crew__gen_of(st))
-        crew__store_relaxed(&sl->issued_gen, crew__gen_of(st) - 1u);
+    uint32_t gen = crew__gen_of(st);
+    /* Relaxed, as in crew__group_open: the generation is not issued after all (unless the
+     * generation has wrapped: then every one counts as issued, for good). */
+    if (gen != UINT32_MAX && crew__load_relaxed(&sl->issued_gen) == gen)
+        crew__store_relaxed(&sl->issued_gen, gen - 1u);
+    /* Marks crew__group_inherit left go too, or the next group of this generation would
+     * inherit them. Relaxed: published by the release below and the free list's. */
+    if (crew__load_relaxed(&sl->lost_gen) == gen) {
+        crew__store_relaxed(&sl->lost_gen, 0u);
+        crew__store_relaxed(&sl->dropped_gen, 0u);
+    }
     crew__store_release(&sl->state, st & ~(uint64_t)UINT32_MAX);
     release_slot(m, slot, cache);
 }

@@ -146,10 +146,13 @@ typedef struct crew__slot_cache {
 int crew__group_open(crew__slotmap *m, uint32_t n, crew_handle *h, crew__slot_cache *cache);
 /* Put every slot of cache back on the slot map's free list, leaving it empty. */
 void crew__slots_give_back(crew__slotmap *m, crew__slot_cache *cache);
-/* Add n tasks to an open group, or to a finished group that lost tasks (it keeps its slot and
- * its result: see crew__group_done). CREW_OK, CREW_ESTALE (it finished, or h was never
- * issued: see crew__gen_issued), CREW_ECANCELED (crew_cancel) or CREW_ERANGE. */
+/* Add n tasks to an open group. CREW_OK, CREW_ESTALE (it finished, or h was never issued: see
+ * crew__gen_issued), CREW_ECANCELED (crew_cancel) or CREW_ERANGE. */
 int crew__group_add(crew__slotmap *m, crew_handle h, uint32_t n);
+/* A group just opened (h, none of its tasks queued yet) in place of a finished one whose answer
+ * was status (crew__slot_status): a loss (CREW_ECANCELED, CREW_EEXPIRED) carries over, so the
+ * handle variable that now names the new group keeps reporting it. */
+void crew__group_inherit(crew__slotmap *m, crew_handle h, int status);
 /* Undo a successful crew__group_open whose tasks could not be queued (the handle was never
  * handed out). */
 void crew__group_abandon(crew__slotmap *m, uint32_t slot, crew__slot_cache *cache);

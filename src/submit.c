@@ -2,7 +2,7 @@
  * submit.c -- accepting tasks: crew_submit and its variants, crew_enqueue_task(s), and the
  * bounded queue's admission (the task nodes crew_submit uses are nodes.c's).
  *
- * Submission is all-or-nothing: a call that fails (closed pool, bad or finished handle, no
+ * Submission is all-or-nothing: a call that fails (closed pool, bad handle, cancelled group, no
  * memory for the queue or the slot map) leaves no task queued and no group opened or changed;
  * see enqueue for how. A bounded queue (crew_config.queue_capacity) admits tasks first, by its
  * full-queue policy.
@@ -137,11 +137,6 @@ static __attribute__((cold, noinline)) int enqueue_fail(const char *who, crew_po
                           "%s: the group {%u, %u} would hold more than 4294967295 unfinished "
                           "tasks",
                           who, h.slot, h.gen);
-    case CREW_ESTALE:
-        return crew__fail(rc,
-                          "%s: the group {%u, %u} has finished (CREW_ESTALE): open a new group "
-                          "(a handle set to CREW_HANDLE_NONE)",
-                          who, h.slot, h.gen);
     case CREW_ECANCELED:
         return crew__fail(rc, "%s: the group {%u, %u} was cancelled; it takes no more tasks",
                           who, h.slot, h.gen);
@@ -175,13 +170,23 @@ static __attribute__((cold, noinline)) int enqueue_fail(const char *who, crew_po
  * group in its place, stored in *group once the tasks are queued (crew.h), so a loop of single
  * submissions into one handle variable never loses a task, however fast the earlier ones end.
  * Every task of the finished group happens-before this (the acquire in crew__group_add), so a
- * crew_wait on the new handle covers every task submitted through the variable. A handle of a
- * generation never issued is refused (CREW_EINVAL) rather than taken as finished. OUT: *h. */
+ * crew_wait on the new handle covers every task submitted through the variable, and the new
+ * group inherits the finished one's loss (its answer stays CREW_ECANCELED or CREW_EEXPIRED).
+ * A cancelled group takes nothing more (CREW_ECANCELED; a crew_cancel that raced the group's
+ * natural end may be missed here, as its own answer says: the group had finished). A handle
+ * of a generation never issued is refused (CREW_EINVAL) rather than taken as finished. OUT:
+ * *h. */
 static __attribute__((cold, noinline)) int reopen(crew_pool *p, crew_handle *h, uint32_t n) {
     crew__slot *sl = crew__slot_at(&p->groups, crew__slot_index(h->slot));
     if (!crew__gen_issued(sl, h->gen))
         return CREW_EINVAL;
-    return crew__group_open(&p->groups, n, h, own_slots(p));
+    if (crew__slot_cancelled(sl, h->gen))
+        return CREW_ECANCELED;
+    int status = crew__slot_status(sl, h->gen); /* finished: CREW_OK or its loss */
+    int rc = crew__group_open(&p->groups, n, h, own_slots(p));
+    if (rc == CREW_OK)
+        crew__group_inherit(&p->groups, crew__handle_local(*h), status);
+    return rc;
 }
 
 /* Open a new group (*open_new: *group is CREW_HANDLE_NONE) or join *group (already checked
@@ -201,13 +206,12 @@ static inline int join(crew_pool *p, crew_handle *group, bool *open_new, uint32_
     return rc;
 }
 
-/* The answer when join failed (nothing changed). A shutdown that began since the caller's early
- * look at the state may be what ended the group (a cancelling one drops its queued tasks): the
- * pool's answer comes first. Seq_cst: as that early look. */
+/* The answer when join failed (nothing changed): if a shutdown began since the caller's early
+ * look at the state, the pool's answer comes first. Seq_cst: as that early look. */
 static __attribute__((cold, noinline)) int join_fail(const char *who, crew_pool *p, int rc,
                                                      size_t n, crew_handle h,
                                                      const admit_how *how) {
-    if ((rc == CREW_ESTALE || rc == CREW_ECANCELED) &&
+    if (rc == CREW_ECANCELED &&
         crew__load_seq_cst(&p->state) == CREW__CLOSING)
         rc = CREW_ESHUTDOWN;
     return enqueue_fail(who, p, rc, n, h, how);

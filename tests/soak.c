@@ -209,7 +209,7 @@ static void on_drop(crew_fn fn, void *task_arg, void *arg) {
 
 /* rc of a submission: OK, or a code that fits this moment. */
 static void check_submit_rc(const char *call, int rc) {
-    if (rc == CREW_OK || rc == CREW_ESTALE)
+    if (rc == CREW_OK) /* never CREW_ESTALE: a finished group is replaced (crew.h) */
         return;
     if (rc == CREW_ESHUTDOWN && atomic_load(&shutting))
         return;
@@ -289,15 +289,17 @@ static void spawn_and_wait(rec *parent, uint64_t *seed) {
             check_submit_rc("crew_try_submit (nested)", rc);
         }
         if (rc == CREW_OK) {
-            if (ok++ == 0)
-                publish(g, h);
+            ok++;
             accepted(&kids[i], 1);
-        } else if (rc == CREW_ESTALE || rc == CREW_ECANCELED) {
-            break; /* the earlier children all finished already, or one was dropped */
+        } else if (rc == CREW_ECANCELED) {
+            break; /* the group lost a child and was cancelled */
         }
+        /* Never CREW_ESTALE: once the earlier children have finished, the submission opens a
+         * new group in h's place (crew.h), which inherits any loss. */
     }
     if (ok == 0)
         return;
+    publish(g, h); /* the final handle: a group of every child accepted (cancel_some) */
     int rc = crew_wait(pool, h);
     if (rc == CREW_OK) {
         for (unsigned i = 0; i < n; i++)
@@ -534,10 +536,10 @@ static void *producer(void *arg) {
             check_submit_rc("crew_enqueue_tasks", rc);
             if (rc != CREW_OK)
                 continue;
-            publish(g, h);
             accepted(r, n);
-            /* Add one more to the same group, one time in four with a start-by time (then the
-             * group may answer CREW_EEXPIRED): CREW_ESTALE if it already finished. */
+            /* Add one more through the same handle, one time in four with a start-by time
+             * (then the group may answer CREW_EEXPIRED); if the group has finished already, a
+             * new group opens in its place and h names it (inheriting any loss). */
             rec *extra = new_recs(1, 0, g);
             if (extra) {
                 if (rnd(&seed) % 4 == 0) {
@@ -552,6 +554,7 @@ static void *producer(void *arg) {
                 if (rc == CREW_OK)
                     accepted(extra, 1);
             }
+            publish(g, h); /* the final handle, which the group's record follows */
             /* The batch array is ours again only once every task has started: wait. */
             rc = crew_wait(pool, h);
             if (rc == CREW_OK) {

@@ -83,12 +83,13 @@ TEST(Deadline, LateTasksAreDroppedAndReportedOthersRun) {
     EXPECT_EQ(s.completed, 152u); // with the two gate tasks
     EXPECT_EQ(s.completed + s.expired + s.cancelled, s.submitted);
     EXPECT_EQ(crew_wait(p, g), CREW_EEXPIRED) << "the answer must last";
-    // A group that lost tasks keeps its slot and its answer: it takes tasks again, and its
-    // waiters still learn that it lost some.
+    // A submission through the handle of a group that lost tasks opens a new group that
+    // inherits the loss: the variable keeps answering that tasks submitted through it expired.
     const crew_handle ended = g;
     EXPECT_EQ(crew_submit(p, bump, &late, 0, &g), CREW_OK);
-    EXPECT_TRUE(g.slot == ended.slot && g.gen == ended.gen) << "the same group";
+    EXPECT_FALSE(g.slot == ended.slot && g.gen == ended.gen) << "a new group";
     EXPECT_EQ(crew_wait(p, g), CREW_EEXPIRED);
+    EXPECT_EQ(crew_wait(p, ended), CREW_EEXPIRED);
     EXPECT_EQ(late.load(), 1);
     crew_destroy(p);
 }

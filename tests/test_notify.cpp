@@ -31,7 +31,7 @@ void bump(void *arg) { static_cast<std::atomic<long> *>(arg)->fetch_add(1); }
 
 // Task arrays for crew_enqueue_tasks, kept until the test ends (a queued task's memory must
 // live until it starts). Opening a group with all its tasks at once matters: single
-// submissions into one group may find it finished part-way (CREW_ESTALE).
+// submissions into one handle may find its group finished part-way, and go to a new group.
 class arena {
 public:
     crew_task *get(size_t n, crew_fn fn, void *arg) {
