@@ -56,6 +56,9 @@ class error : public std::runtime_error {
 public:
     error(int code, const char *where)
         : std::runtime_error(message(code, where, crew_last_error())), code_(code) {}
+    // The same with the detail given, for a failure that no crew call of this thread reported.
+    error(int code, const char *where, const char *detail)
+        : std::runtime_error(message(code, where, detail)), code_(code) {}
     int code() const noexcept { return code_; } // a CREW_E* value
 private:
     static std::string message(int code, const char *where, const char *detail) {
@@ -93,6 +96,20 @@ template <class F> job *make_job(F &&f) {
     return new fn_job<std::decay_t<F>>(std::forward<F>(f));
 }
 
+// A task whose memory its submitter owns (crew_coro.hpp keeps them in coroutine frames),
+// submitted as trampoline with the node as its argument: the pool calls run() if a thread runs
+// it, dropped() if it drops it without running it (a cancelling shutdown, a full queue that
+// drops its oldest task), on the dropping thread, through the pool's on_drop hook. Either call
+// is the last the pool makes on the node.
+struct node {
+    virtual void run() noexcept = 0;
+    virtual void dropped() noexcept = 0;
+    static void trampoline(void *self) { static_cast<node *>(self)->run(); }
+
+protected:
+    ~node() = default;
+};
+
 // A start-by time on crew_now_ns()'s clock: steady_clock is CLOCK_MONOTONIC on Linux (libstdc++
 // and libc++). 0 would mean "no deadline", so the clock's epoch itself becomes 1 ns after it.
 inline std::uint64_t start_by_ns(std::chrono::steady_clock::time_point t) {
@@ -124,6 +141,14 @@ struct options {
 
 class group;
 class lane;
+class pool;
+
+namespace detail {
+// The crew::pool whose worker this thread is (set by the pool's on_start hook, cleared by its
+// on_stop), or nullptr (any other thread, blocking threads included): crew_coro.hpp's
+// sync_wait helps on it instead of blocking the worker.
+inline thread_local const pool *worker_of = nullptr;
+} // namespace detail
 
 class pool {
 public:
@@ -144,13 +169,22 @@ public:
         cfg.queue_capacity = o.queue_capacity;
         cfg.full_policy = o.full_policy;
         // A job dropped without running (cancel) is freed here: its closure, and any promise
-        // in it (the future then reports a broken promise).
+        // in it (the future then reports a broken promise); a node is told (detail::node).
         crew_hooks hooks{};
         hooks.size = sizeof hooks;
         hooks.on_drop = [](crew_fn fn, void *task_arg, void *) {
             if (fn == detail::job::trampoline)
                 delete static_cast<detail::job *>(task_arg);
+            else if (fn == detail::node::trampoline)
+                static_cast<detail::node *>(task_arg)->dropped();
         };
+        // Workers know their pool (detail::worker_of); this object outlives its threads.
+        hooks.arg = this;
+        hooks.on_start = [](unsigned index, void *self) {
+            if (index < CREW_MAX_THREADS) // not a blocking thread
+                detail::worker_of = static_cast<const pool *>(self);
+        };
+        hooks.on_stop = [](unsigned, void *) { detail::worker_of = nullptr; };
         cfg.hooks = &hooks;
         detail::check(crew_create(&p_, &cfg), "crew::pool");
         state_ = std::make_shared<shared>();
