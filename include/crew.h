@@ -534,8 +534,10 @@ CREW_EXPORT int crew_lane_submit(crew_lane *l, crew_fn fn, void *arg, crew_handl
  * Wait until every task submitted to l has finished (or been dropped), then free l. From a
  * task of the pool, or its on_start or on_stop, the caller runs queued tasks of the pool while
  * it waits (as crew_wait does). On a paused pool it waits for crew_resume, as crew_wait does.
- * No crew_lane_submit on l may be in progress or follow. NULL is a no-op. May be called after crew_shutdown of its pool
- * (it returns at once), not after crew_destroy. Errors:
+ * No crew_lane_submit on l may be in progress or follow. NULL is a no-op. May be called after
+ * crew_shutdown of its pool has returned (it returns at once: every runner of the lane, also one
+ * queued by a submission racing the shutdown, has run or been dropped), not after crew_destroy.
+ * Errors:
  * EDEADLK (called from one of l's own tasks, or from on_drop for one of them: l cannot be idle
  * before this call returns; nothing is freed), ENOMEM (nothing is freed).
  */
