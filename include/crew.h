@@ -295,8 +295,9 @@ enum crew_scheduler {
  *   CREW_FULL_CALLER_RUNS  run the tasks in the submitting thread, now (back-pressure that
  *                          slows the producer by exactly the work it adds).
  *   CREW_FULL_DROP_OLDEST  drop the task that would start next to make room; it is reported
- *                          as cancelled (its group's crew_wait returns CREW_ECANCELED) and
- *                          counted in crew_stats.cancelled.
+ *                          as cancelled (its group's crew_wait returns CREW_ECANCELED, and
+ *                          on_drop gets it) and counted in crew_stats.cancelled; crew_wait_all
+ *                          is not affected (the policy chose the drop).
  * A call with more tasks than the capacity fails with CREW_EFULL under every policy.
  * Blocking tasks (CREW_TASK_BLOCKING) are not counted: they wait in their own queue.
  */
@@ -542,8 +543,10 @@ CREW_EXPORT int crew_lane_submit(crew_lane *l, crew_fn fn, void *arg, crew_handl
  * Wait until every task submitted to l has finished (or been dropped), then free l. From a
  * task of the pool, or its on_start or on_stop, the caller runs queued tasks of the pool while
  * it waits (as crew_wait does). On a paused pool it waits for crew_resume, as crew_wait does.
- * No crew_lane_submit on l may be in progress or follow. NULL is a no-op. May be called after crew_shutdown of its pool
- * (it returns at once), not after crew_destroy. Errors:
+ * No crew_lane_submit on l may be in progress or follow. NULL is a no-op. May be called after
+ * crew_shutdown of its pool has returned (it returns at once: every runner of the lane, also one
+ * queued by a submission racing the shutdown, has run or been dropped), not after crew_destroy.
+ * Errors:
  * EDEADLK (called from one of l's own tasks, or from on_drop for one of them: l cannot be idle
  * before this call returns; nothing is freed), ENOMEM (nothing is freed).
  */
@@ -578,8 +581,11 @@ CREW_EXPORT int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n);
 CREW_EXPORT int crew_wait(crew_pool *p, crew_handle group);
 
 /*
- * Wait until every accepted task has finished (while other threads keep submitting, this may
- * not return). Returns CREW_ECANCELED if a shutdown ever dropped tasks of this pool.
+ * Wait until every accepted task has finished or been dropped (while other threads keep
+ * submitting, this may not return). Returns CREW_ECANCELED if a cancelling shutdown ever dropped
+ * tasks of this pool (and from then on, every time). Tasks dropped otherwise, by crew_cancel, by
+ * a full queue (CREW_FULL_DROP_OLDEST) or for their start-by time, do not change its answer:
+ * they are reported to their group's crew_wait, to on_drop and in crew_stats.
  * Errors: EINVAL (p NULL), EDEADLK (called from a task of this pool).
  */
 CREW_EXPORT int crew_wait_all(crew_pool *p);
@@ -653,7 +659,8 @@ typedef struct crew_stats {
     uint64_t uptime_ns;     /* working time: since crew_create or the last crew_stats_reset */
     uint64_t submitted;     /* tasks accepted while monitoring was on */
     uint64_t completed;     /* of those, finished */
-    uint64_t cancelled;     /* of those, dropped by a cancelling shutdown */
+    uint64_t cancelled;     /* of those, dropped unrun: by a cancelling shutdown, crew_cancel or a
+                             * full queue (CREW_FULL_DROP_OLDEST); not those in expired */
     uint64_t rejected;      /* submissions refused (shut down, stale group, no memory, ...) */
     uint64_t queued;        /* tasks queued now: a sum over the queues taken while tasks move
                                between them, so an estimate while busy; with a bounded queue

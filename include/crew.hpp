@@ -267,7 +267,8 @@ public:
     void on_error(error_handler h) { state_->set(std::move(h)); }
 
     // Wait until every accepted task has finished; the caller helps. Throws crew::error with
-    // CREW_ECANCELED if a shutdown dropped tasks, CREW_EDEADLK from a task of this pool.
+    // CREW_ECANCELED if a cancelling shutdown dropped tasks (crew_wait_all), CREW_EDEADLK from
+    // a task of this pool.
     void wait() { detail::check(crew_wait_all(p_), "crew::pool::wait"); }
 
     // Asio's join() and the close() of Jue's pool: stop taking work, run what was accepted,

@@ -15,6 +15,17 @@
  * max_concurrency run at once (one per active runner). An idle lane holds no thread and no
  * task: 48 bytes.
  *
+ * Every runner counted in active is counted in the pool's pending too, from the critical
+ * section that counts it active (crew__lane_push) until it has run or been dropped; so is its
+ * task, from before the submission's check of the pool's state. The new runner's unit of
+ * pending is taken before the task becomes visible to the lane's other runners, so pending
+ * cannot reach 0 between the task's end (another runner may take it at once) and the new
+ * runner's queueing: a closing pool's workers and crew_shutdown wait for the runner, which
+ * then runs or is dropped, and gives its place in active back, under every scheduler and both
+ * kinds of shutdown. (Counted only when queued, as before, the runner could be queued after a
+ * shutdown that had seen pending at 0 had already let the workers go: run by nobody, it kept
+ * active above 0 and crew_lane_destroy waited for ever.)
+ *
  * Fairness: a runner runs at most CREW__LANE_BATCH tasks, then, if more wait, queues itself
  * again behind the pool's other tasks and returns its thread; runners always go to the pool's
  * shared queue (STEAL: the external slots, FIFO; PER_WORKER: round robin), never to the
@@ -39,11 +50,14 @@
 #include "pool.h"
 #include "worker.h"
 
-/* crew_lane_destroy waiting for a lane's runners: done is set, and cv signalled, by the runner
- * that counts the last one out, with pool->lock held. */
+/* crew_lane_destroy waiting for a lane's runners: done is set by the runner that counts the
+ * last one out, with pool->lock held, and the destroyer woken: through cv, or, for one that
+ * helps (a task or hook of the pool, which sleeps on pool->wait_cv as a helping waiter does, so
+ * that queued work wakes it too), by a broadcast of pool->wait_cv. */
 typedef struct lane_waiter {
     pthread_cond_t cv;
-    bool done; /* pool->lock */
+    bool helping; /* fixed before the waiter is published */
+    bool done;    /* pool->lock */
 } lane_waiter;
 
 struct crew_lane {
@@ -94,7 +108,10 @@ static void wake_destroyer(crew_pool *p, lane_waiter *w) {
         return;
     pthread_mutex_lock(&p->lock);
     w->done = true;
-    pthread_cond_signal(&w->cv);
+    if (w->helping)
+        crew__ec_broadcast_locked(&p->wait_cv);
+    else
+        pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -105,12 +122,16 @@ static crew_task *runner_node(crew_pool *p, crew_lane *l) {
     return crew__node_of(p, crew__lane_runner, l, 0, 0);
 }
 
-/* Count runner r (a node from runner_node) in pending and queue it behind the pool's queued
- * tasks (see the top of this file). Returns false if the pool had no memory to queue it: r is
- * then counted but not queued, for the caller to run or to give back. The caller does not read
- * its lane after the push: the runner may finish, and the lane be freed, at once. */
+/* Count one more runner in pending (see the top of this file: before the runner can finish,
+ * and before the task it was started for is visible to other runners). */
+static void count_runner(crew_pool *p) { crew__pending_add(p, crew__self(p), 1); }
+
+/* Queue runner r (a node from runner_node, already counted in pending: count_runner) behind the
+ * pool's queued tasks (see the top of this file). Returns false if the pool had no memory to
+ * queue it: r is then counted but not queued, for the caller to run or to give back. The
+ * caller does not read its lane after the push: the runner may finish, and the lane be freed,
+ * at once. */
 static bool queue_runner(crew_pool *p, crew_task *r) {
-    crew__pending_add(p, crew__self(p), 1);
     if (p->sched.ops->push(p, NULL, r, 1) != CREW_OK)
         return false;
     crew__notify_work(p, 1, 0);
@@ -126,8 +147,10 @@ bool crew__lane_push(crew_lane *l, crew_task *t) {
         l->head = t;
     l->tail = t;
     bool start = l->active < l->max;
-    if (start)
+    if (start) {
         l->active++;
+        count_runner(l->pool); /* before the unlock: see the top of this file */
+    }
     lane_unlock(l);
     return start;
 }
@@ -140,10 +163,12 @@ void crew__lane_start(crew_lane *l) {
     /* No memory for the runner's node, or to queue it: this thread is the runner, now (the
      * lane's tasks are accepted and must run), as CREW_FULL_CALLER_RUNS runs a task in its
      * submitter. */
-    if (r)
-        crew__run(p, r); /* counted in pending by queue_runner: run as the task it is */
-    else
+    if (r) {
+        crew__run(p, r); /* counted in pending by crew__lane_push: run as the task it is */
+    } else {
         crew__lane_runner(l);
+        crew__tasks_finished(p, 0, 1, CREW__RAN); /* its unit of pending; l is not read */
+    }
 }
 
 /* Has resize marked the worker running this runner? (Relaxed: its own state.) */
@@ -174,10 +199,12 @@ void crew__lane_runner(void *arg) {
             (k >= CREW__LANE_BATCH || crew__load_relaxed(&p->paused) || marked(p))) {
             lane_unlock(l);
             crew_task *r = runner_node(p, l);
+            if (r)
+                count_runner(p); /* this runner is still counted: pending stays above 0 */
             if (r && queue_runner(p, r))
                 break; /* this runner's count goes to the new one; l is not read again */
             if (r) {
-                crew__tasks_finished(p, 0, 1, CREW__RAN); /* counted by queue_runner */
+                crew__tasks_finished(p, 0, 1, CREW__RAN); /* the count just taken */
                 crew__node_release(p, r);
             }
             may_step_back = false; /* no memory: this runner carries on */
@@ -195,7 +222,7 @@ void crew__lane_runner(void *arg) {
     tls_lane = frame.up;
 }
 
-void crew__lane_runner_dropped(crew_pool *p, void *arg) {
+void crew__lane_runner_dropped(crew_pool *p, void *arg, bool by_shutdown) {
     crew_lane *l = arg;
     lane_frame frame = {l, tls_lane};
     tls_lane = &frame;
@@ -209,7 +236,7 @@ void crew__lane_runner_dropped(crew_pool *p, void *arg) {
     lane_unlock(l);
     while (t) {
         crew_task *next = t->crew_private_.qnext;
-        crew__task_dropped(p, t, true);
+        crew__task_dropped(p, t, by_shutdown);
         t = next;
     }
     wake_destroyer(p, w); /* after the drops: a destroyer may free l once woken */
@@ -247,15 +274,49 @@ static bool may_help(crew_pool *p) {
     return depth < CREW__HELP_DEPTH_MAX && !marked(p);
 }
 
+/* The helping destroyer's sleep (the eventcount, ec.h): lock held, it prepares on pool->work as
+ * a helping waiter does (wait.c) if it may take a task, looks once more, and sleeps on
+ * pool->wait_cv, which both a queued task (crew__wake_locked broadcasts it to sleeping helpers)
+ * and the last runner (wake_destroyer) broadcast. Returns a task found on the last look, or
+ * NULL once done or after waking up. */
+static crew_task *sleep_helping(crew_pool *p, lane_waiter *w) {
+    crew_task *t = NULL;
+    bool retry = false, general = may_help(p);
+    crew__ec_waiter as_helper = {&p->wait_cv, false};
+    pthread_mutex_lock(&p->lock);
+    if (general) {
+        crew__ec_prepare(&p->work, &as_helper);
+        p->sleeping_helpers++;
+    }
+    if (!w->done) {
+        if (general)
+            t = crew__sched_take(p, &retry);
+        if (!t && !retry) {
+            if (general)
+                crew__ec_commit(&p->work, &as_helper, &p->lock, NULL);
+            else
+                pthread_cond_wait(&p->wait_cv, &p->lock); /* done: wake_destroyer broadcasts */
+        }
+    }
+    if (general) {
+        p->sleeping_helpers--;
+        crew__ec_cancel(&p->work, &as_helper);
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (crew__tls_pushed_back) /* the last look put a task back: wake someone for it */
+        crew__notify_pushed_back(p);
+    return t;
+}
+
 /* Wait until w is done. From a task of the pool (a runner of the lane may be queued behind
  * the very task that waits, on the only worker) or its on_start or on_stop (which may hold up
- * the only worker), the caller runs queued tasks meanwhile and looks again every millisecond;
- * from any other thread, it sleeps. */
+ * the only worker), the caller runs queued tasks meanwhile, and sleeps when there are none
+ * until a task is queued or the last runner leaves (sleep_helping); from any other thread, it
+ * sleeps until the last runner leaves. */
 static void wait_for_runners(crew_pool *p, lane_waiter *w) {
-    bool help = crew__in_task_of(p) || crew__tls_hook == p;
     for (;;) {
         pthread_mutex_lock(&p->lock);
-        while (!help && !w->done)
+        while (!w->helping && !w->done)
             pthread_cond_wait(&w->cv, &p->lock);
         bool done = w->done;
         pthread_mutex_unlock(&p->lock);
@@ -263,20 +324,15 @@ static void wait_for_runners(crew_pool *p, lane_waiter *w) {
             return;
         bool retry = false;
         crew_task *t = may_help(p) ? crew__sched_take(p, &retry) : NULL;
-        if (t) {
-            if (!crew__held_by_pause(p, t))
-                crew__run(p, t);
-            continue;
+        if (!t) {
+            if (crew__tls_pushed_back)
+                crew__notify_pushed_back(p);
+            if (retry)
+                continue;
+            t = sleep_helping(p, w);
         }
-        if (crew__tls_pushed_back)
-            crew__notify_pushed_back(p);
-        if (retry)
-            continue;
-        struct timespec deadline = crew__deadline_after_ms(1);
-        pthread_mutex_lock(&p->lock);
-        if (!w->done)
-            pthread_cond_timedwait(&w->cv, &p->lock, &deadline);
-        pthread_mutex_unlock(&p->lock);
+        if (t && !crew__held_by_pause(p, t))
+            crew__run(p, t);
     }
 }
 
@@ -292,8 +348,8 @@ int crew_lane_destroy(crew_lane *l) {
                               "crew_lane_destroy: called from a task of the lane itself, which "
                               "cannot finish before this call returns; destroy it from "
                               "elsewhere");
-    lane_waiter w = {.done = false};
-    if (crew__cond_init_monotonic(&w.cv) != 0)
+    lane_waiter w = {.helping = crew__in_task_of(p) || crew__tls_hook == p, .done = false};
+    if (pthread_cond_init(&w.cv, NULL) != 0)
         return crew__fail(CREW_ENOMEM, "crew_lane_destroy: out of memory for a condition "
                                        "variable to wait on; the lane is left as it was");
     lane_lock(l);

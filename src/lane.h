@@ -23,9 +23,10 @@ void crew__lane_start(crew_lane *l);
 crew_pool *crew__lane_pool(const crew_lane *l);
 /* The function of a runner task (arg: its lane): worker.c's drop recognises runners by it. */
 void crew__lane_runner(void *arg);
-/* A queued runner of lane arg was dropped (a cancelling shutdown, or a full queue's
- * CREW_FULL_DROP_OLDEST): the tasks waiting in its lane are dropped with it, each reported as
- * any dropped task. Called by drop() in place of on_drop. */
-void crew__lane_runner_dropped(crew_pool *p, void *arg);
+/* A queued runner of lane arg was dropped (by_shutdown: a cancelling shutdown; else a full
+ * queue's CREW_FULL_DROP_OLDEST): the tasks waiting in its lane are dropped with it, each
+ * reported as any dropped task (crew__task_dropped with the same by_shutdown). Called by drop()
+ * in place of on_drop. */
+void crew__lane_runner_dropped(crew_pool *p, void *arg, bool by_shutdown);
 
 #endif /* CREW_LANE_H */

@@ -389,7 +389,7 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     crew__atomic_init(&p->pending, 0);
     crew__ec_init(&p->work);
     crew__ec_init(&p->quiet);
-    crew__atomic_init(&p->cancelled_any, false);
+    crew__atomic_init(&p->shutdown_dropped, false);
     crew__atomic_init(&p->paused, false);
     crew__atomic_init(&p->lookers, 0u);
     crew__atomic_init(&p->cancelling, false);

@@ -147,7 +147,9 @@ struct crew_pool {
      * still queued, it wakes a sleeper (worker.c). Seq_cst read-modify-writes and loads. Only for
      * strategies whose workers can take any queued task (crew__sched_ops.any_worker). */
     _Atomic unsigned lookers;
-    atomic_bool cancelled_any; /* a shutdown dropped tasks (relaxed: read after joining) */
+    /* A cancelling shutdown dropped tasks: crew_wait_all's CREW_ECANCELED (relaxed: set
+     * before the dropped task ends in pending, which crew_wait_all waits for). */
+    atomic_bool shutdown_dropped;
 
     pthread_mutex_t lock;    /* see the top of this file */
     pthread_cond_t wait_cv;  /* waiting callers sleep here */

@@ -104,7 +104,7 @@ static int admit(crew_pool *p, size_t n, const admit_how *how, bool *caller_runs
             if (old && (old->crew_flags_ & CREW__TASK_NOTIFY))
                 crew__run(p, old); /* a completion callback is never dropped: it runs here */
             else if (old)
-                crew__task_dropped(p, old, true); /* frees its place */
+                crew__task_dropped(p, old, false); /* frees its place; not a shutdown's */
             else if (crew__load_seq_cst(&p->bounded.admitted) + n > p->bounded.capacity)
                 sched_yield(); /* the places are held by tasks being taken right now */
             continue;

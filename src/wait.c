@@ -274,10 +274,10 @@ int crew_wait_all(crew_pool *p) {
                           "while that task runs; wait for a group instead (crew_wait)");
     crew__help_until_quiet(p);
     /* Relaxed: see struct crew_pool. */
-    if (crew__load_relaxed(&p->cancelled_any))
+    if (crew__load_relaxed(&p->shutdown_dropped))
         return crew__fail(CREW_ECANCELED,
-                          "crew_wait_all: the pool has dropped tasks without running them (a "
-                          "cancelling shutdown, or a full queue under CREW_FULL_DROP_OLDEST)");
+                          "crew_wait_all: the pool has dropped tasks without running them: a "
+                          "cancelling shutdown (crew_shutdown with CREW_CANCEL) dropped them");
     return CREW_OK;
 }
 

@@ -146,7 +146,7 @@ void crew__admit_release(crew_pool *p) {
  * of its own, as a task of t's group would: calls that would wait for t itself (crew_wait_all,
  * crew_wait on t's group, crew_shutdown, crew_destroy) return CREW_EDEADLK instead of hanging,
  * and t's group has not finished yet, so a waiter cannot free task_arg under on_drop. */
-static void drop(crew_pool *p, crew_task *t, enum crew__end how) {
+static void drop(crew_pool *p, crew_task *t, enum crew__end how, bool by_shutdown) {
     uint32_t slot = t->crew_private_.slot, flags = t->crew_flags_;
     crew_fn fn = t->fn;
     void *arg = t->arg;
@@ -157,7 +157,8 @@ static void drop(crew_pool *p, crew_task *t, enum crew__end how) {
     if (flags & CREW__TASK_NODE)
         crew__node_release(p, t);
     if (__builtin_expect(fn == crew__lane_runner, 0)) {
-        crew__lane_runner_dropped(p, arg); /* a lane's runner: its lane's tasks go with it */
+        /* a lane's runner: its lane's tasks go with it, dropped as it was */
+        crew__lane_runner_dropped(p, arg, by_shutdown);
     } else if (p->hooks.on_drop) {
         crew__frame frame = {p, crew__tls_frame, crew__tls_frame ? crew__tls_frame->depth + 1 : 1,
                              {slot, 0}, crew__sched_mark(p, crew__self(p))};
@@ -172,10 +173,10 @@ static void drop(crew_pool *p, crew_task *t, enum crew__end how) {
     crew__tasks_finished(p, slot, 1, how);
 }
 
-void crew__task_dropped(crew_pool *p, crew_task *t, bool by_pool) {
-    if (by_pool) /* relaxed: see struct crew_pool */
-        crew__store_relaxed(&p->cancelled_any, true);
-    drop(p, t, CREW__LOST);
+void crew__task_dropped(crew_pool *p, crew_task *t, bool by_shutdown) {
+    if (by_shutdown) /* relaxed: see struct crew_pool */
+        crew__store_relaxed(&p->shutdown_dropped, true);
+    drop(p, t, CREW__LOST, by_shutdown);
 }
 
 /* A task of a cancelled group reached a thread: it is dropped instead of run, wherever it was
@@ -229,7 +230,7 @@ static void drop_timed(crew_pool *p, crew_task *t) {
 static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t) {
     uint32_t flags = t->crew_flags_;
     if ((flags & CREW__TASK_DEADLINE) && crew__now_ns() > ((crew__node *)t)->start_by) {
-        drop(p, t, CREW__EXPIRED); /* too late to start: dropped, and its group told */
+        drop(p, t, CREW__EXPIRED, false); /* too late to start: dropped, group told */
         return;
     }
     if (flags & CREW__TASK_BOUNDED)

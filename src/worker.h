@@ -53,10 +53,10 @@ void crew__wake(crew_pool *p, size_t n, uint32_t slot);
 void crew__notify_all(crew_pool *p);
 /* Wake every sleeping worker and waiter (lock held). */
 void crew__wake_all_locked(crew_pool *p);
-/* A queued task is dropped: count and report it, never run it. by_pool: a shutdown that
- * cancels or a full queue that drops its oldest (crew_wait_all reports those); else its group
- * was cancelled. */
-void crew__task_dropped(crew_pool *p, crew_task *t, bool by_pool);
+/* A queued task is dropped: count and report it, never run it. by_shutdown: a cancelling
+ * shutdown drops it (crew_wait_all reports those, crew.h); else its group was cancelled, or a
+ * full queue dropped its oldest (reported to the group, on_drop and crew_stats only). */
+void crew__task_dropped(crew_pool *p, crew_task *t, bool by_shutdown);
 /* n tasks of group slot (0 = none) ended as `how` says, or were never queued after all
  * (CREW__RAN): count them and wake whoever waits for them. */
 void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end how);

@@ -137,7 +137,7 @@ TEST(Bounded, DropOldestPolicyReportsTheDrop) {
     ASSERT_EQ(crew_submit(p, bump, &c, 0, &gc), CREW_OK); // full: a, the oldest, is dropped
     held.gate.open();
     EXPECT_EQ(crew_wait(p, gc), CREW_OK);
-    EXPECT_EQ(crew_wait_all(p), CREW_ECANCELED);
+    EXPECT_EQ(crew_wait_all(p), CREW_OK); // the drop is the group's to report, not the pool's
     EXPECT_EQ(c.load(), 1);
     if (crewtest::strict_priority()) { // strict order: the oldest is a
         EXPECT_EQ(crew_wait(p, ga), CREW_ECANCELED);
@@ -153,6 +153,47 @@ TEST(Bounded, DropOldestPolicyReportsTheDrop) {
     s.size = sizeof s;
     ASSERT_EQ(crew_stats_get(p, &s), CREW_OK);
     EXPECT_EQ(s.cancelled, 1u);
+    crew_destroy(p);
+}
+
+// crew_wait_all answers CREW_ECANCELED once a cancelling shutdown has dropped tasks (crew.h), not
+// for the drops of a full queue's CREW_FULL_DROP_OLDEST: those are the configured policy's, and
+// are reported to the dropped task's group, to on_drop and in crew_stats. (It used to answer
+// CREW_ECANCELED for ever after one such drop.)
+static std::atomic<int> drop_oldest_drops{0};
+static void count_drop(crew_fn, void *, void *) { drop_oldest_drops++; }
+
+TEST(Bounded, DropOldestDropsDoNotMakeWaitAllFail) {
+    crew_hooks hooks{};
+    hooks.size = sizeof hooks;
+    hooks.on_drop = count_drop;
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 1;
+    cfg.queue_capacity = 2;
+    cfg.full_policy = CREW_FULL_DROP_OLDEST;
+    cfg.hooks = &hooks;
+    crew_pool *p = crewtest::make_pool(cfg);
+    drop_oldest_drops = 0;
+    std::atomic<int> runs{0};
+    Held first(p); // lives on: its task may still be leaving the gate when the scope ends
+    for (int i = 0; i < 6; i++) // capacity 2: four of them drop the oldest
+        ASSERT_EQ(crew_submit(p, bump, &runs, 0, nullptr), CREW_OK);
+    first.gate.open();
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(crew_wait_all(p), CREW_OK); // and it stays so
+    EXPECT_EQ(drop_oldest_drops.load(), 4);
+    EXPECT_EQ(runs.load(), 2);
+    // A cancelling shutdown that drops a queued task: from then on CREW_ECANCELED.
+    Held held(p);
+    ASSERT_EQ(crew_submit(p, bump, &runs, 0, nullptr), CREW_OK);
+    std::thread closer([&] { EXPECT_EQ(crew_shutdown(p, CREW_CANCEL), CREW_OK); });
+    while (crew_submit(p, bump, &runs, 0, nullptr) == CREW_OK) // until the shutdown has begun
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    held.gate.open();
+    closer.join();
+    EXPECT_GE(drop_oldest_drops.load(), 5);
+    EXPECT_EQ(crew_wait_all(p), CREW_ECANCELED);
     crew_destroy(p);
 }
 

@@ -552,7 +552,7 @@ TEST(Notify, DropOldestNeverDropsACallback) {
     for (int i = 0; i < 6; i++) // overfill: each drops the oldest
         ASSERT_EQ(crew_submit(p, bump, &tasks, 1, nullptr), CREW_OK);
     gate.open();
-    EXPECT_EQ(crew_wait_all(p), CREW_ECANCELED); // the full queue dropped tasks
+    EXPECT_EQ(crew_wait_all(p), CREW_OK); // the full queue's drops are not the pool's failure
     EXPECT_EQ(s.calls.load(), 1);
     EXPECT_EQ(s.wait_rc.load(), CREW_ECANCELED);
     EXPECT_GE(drops.load(), 1); // the path was taken: the full queue dropped something

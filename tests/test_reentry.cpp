@@ -331,7 +331,9 @@ TEST(Reentry, OnDropSubmitsIntoTheQueueThatDroppedIt) {
     ASSERT_EQ(crew_submit(p, resubmit_task, &r, 0, nullptr), CREW_OK); // B
     EXPECT_EQ(r.drops.load(), 2);
     ASSERT_EQ(crew_resume(p), CREW_OK);
-    EXPECT_EQ(crew_wait_all(p), CREW_ECANCELED); // a full queue dropped tasks
+    // The full queue's drops are reported to on_drop (and the groups), not by crew_wait_all,
+    // which answers CREW_ECANCELED only after a cancelling shutdown's drops.
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
     EXPECT_EQ(r.runs.load(), 1);
     ASSERT_EQ(crew_destroy(p), CREW_OK);
 }

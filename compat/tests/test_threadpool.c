@@ -196,6 +196,67 @@ static void run_destroy_case(int flags) {
 static void test_destroy_graceful(void) { run_destroy_case(threadpool_graceful); }
 static void test_destroy_immediate(void) { run_destroy_case(0); }
 
+/* ---- threadpool_add from another thread while a graceful destroy runs: the add that returns
+ *      threadpool_shutdown is ordered before the destroy frees the pool ---------------------- */
+/* The original's add reads the pool under its mutex, which its destroy takes again before
+ * freeing, so an add that comes while the destroy runs is race-free. Here a held task keeps the
+ * graceful destroy running until an outside thread's add has returned threadpool_shutdown; the
+ * adder tells the task so with a relaxed store, which orders nothing: only the library can order
+ * that add's reads of the pool before the destroy's free. ThreadSanitizer reported the race
+ * when it did not. The adder makes no call once it has seen threadpool_shutdown, so it never
+ * uses the pool after threadpool_destroy returns (the original's contract). */
+struct add_race {
+    threadpool_t *tp;
+    atomic_int holding;   /* the held task has started */
+    atomic_int refused;   /* the adder got threadpool_shutdown (relaxed: orders nothing) */
+    atomic_int last_rc;   /* the adder's last answer */
+};
+
+static void held_until_refused(void *arg) {
+    struct add_race *r = arg;
+    atomic_store(&r->holding, 1);
+    double end = now_s() + 10.0;
+    while (!atomic_load_explicit(&r->refused, memory_order_relaxed) && now_s() < end)
+        sleep_ms(1);
+}
+
+static void *late_adder(void *arg) {
+    struct add_race *r = arg;
+    double end = now_s() + 10.0;
+    int rc;
+    do { /* a full queue (the held task holds the only thread) just means "again" */
+        rc = threadpool_add(r->tp, noop_task, NULL, 0);
+        if (rc != threadpool_shutdown)
+            sleep_ms(1);
+    } while (rc != threadpool_shutdown && (rc == 0 || rc == threadpool_queue_full) &&
+             now_s() < end);
+    atomic_store_explicit(&r->last_rc, rc, memory_order_relaxed);
+    atomic_store_explicit(&r->refused, 1, memory_order_relaxed);
+    return NULL;
+}
+
+static void test_add_racing_destroy(void) {
+    for (int round = 0; round < 5; round++) {
+        struct add_race r;
+        atomic_init(&r.holding, 0);
+        atomic_init(&r.refused, 0);
+        atomic_init(&r.last_rc, 1);
+        r.tp = threadpool_create(1, 4, 0);
+        CHECK(r.tp != NULL);
+        if (!r.tp)
+            return;
+        CHECK(threadpool_add(r.tp, held_until_refused, &r, 0) == 0);
+        CHECK(wait_for(&r.holding, 1));
+        pthread_t adder;
+        MUST(pthread_create(&adder, NULL, late_adder, &r));
+        if (round % 2)
+            sleep_ms(2); /* the adder fills the queue first, or the destroy begins first */
+        CHECK(threadpool_destroy(r.tp, threadpool_graceful) == 0);
+        MUST(pthread_join(adder, NULL));
+        CHECK(atomic_load(&r.last_rc) == threadpool_shutdown);
+    }
+}
+
 /* ---- a graceful destroy waits for the workers to run the queue: the destroying thread runs
  *      nothing, so a pool of n threads never runs more than n tasks at once ------------------ */
 static void test_graceful_bound(void) {
@@ -269,6 +330,7 @@ int main(void) {
         {"queue_full", test_queue_full},
         {"destroy_graceful", test_destroy_graceful},
         {"destroy_immediate", test_destroy_immediate},
+        {"add_racing_destroy", test_add_racing_destroy},
         {"graceful_bound", test_graceful_bound},
         {"destroy_from_task", test_destroy_from_task},
         {"churn", test_churn},

@@ -14,6 +14,16 @@
  * An immediate destroy drains the queue through the trampolines too, which then skip the user's
  * function: that frees the nodes of the tasks it drops.
  *
+ * threadpool_add racing threadpool_destroy. The original's add reads the pool under its mutex,
+ * which its destroy takes again before freeing the pool, so an add made while the destroy runs
+ * (one that returns threadpool_shutdown, say) is ordered before the free. Here each add counts
+ * itself in `adding` for its whole call; the destroy sets ADD_CLOSED in the same word, and from
+ * then on an add leaves under idle_lock (the last one out broadcasts idle), so the destroy,
+ * waiting under idle_lock for the count to reach 0 right before it frees the pool, frees it
+ * after every add that came in time has left. While the pool is open an add leaves with one
+ * compare-and-swap, no lock. The destroy waits for the adds in flight before it waits for the
+ * pending tasks too, so that no task can be accepted after it has seen the queue empty.
+ *
  * Exported names are the original's (threadpool_*); everything else is static.
  */
 #include "threadpool.h"
@@ -34,6 +44,10 @@
 
 enum { OPEN, GRACEFUL, IMMEDIATE }; /* threadpool_t.closing */
 
+/* threadpool_t.adding: the adds in progress (the low bits), and ADD_CLOSED once the destroy has
+ * begun (see the top of this file). */
+#define ADD_CLOSED (1ul << (sizeof(unsigned long) * 8 - 1))
+
 struct threadpool_t {
     crew_pool *pool;
     /* Set when threadpool_destroy begins: adds get threadpool_shutdown from then on (crew would
@@ -43,8 +57,11 @@ struct threadpool_t {
      * task that brings it to 0 takes idle_lock to broadcast, so a waiter that saw it nonzero
      * under the lock cannot miss the wake-up. */
     atomic_long pending;
+    /* threadpool_add calls in progress, and ADD_CLOSED (see the top of this file). Once
+     * ADD_CLOSED is set, it changes only under idle_lock. */
+    atomic_ulong adding;
     pthread_mutex_t idle_lock;
-    pthread_cond_t idle;
+    pthread_cond_t idle; /* pending reached 0, or adding's count did after ADD_CLOSED */
 };
 
 /* One task. task must stay first-class crew memory until task_run starts (crew.h, "Memory of a
@@ -95,6 +112,7 @@ THREADPOOL_API threadpool_t *threadpool_create(int thread_count, int queue_size,
         return NULL;
     atomic_init(&tp->closing, OPEN);
     atomic_init(&tp->pending, 0);
+    atomic_init(&tp->adding, 0);
     if (pthread_mutex_init(&tp->idle_lock, NULL) != 0) {
         free(tp);
         return NULL;
@@ -119,11 +137,24 @@ THREADPOOL_API threadpool_t *threadpool_create(int thread_count, int queue_size,
     return tp;
 }
 
-THREADPOOL_API int threadpool_add(threadpool_t *tp, void (*routine)(void *), void *arg,
-                                  int flags) {
-    (void)flags; /* unused, as documented by the original */
-    if (!tp || !routine)
-        return threadpool_invalid;
+/* An add ends: count it out of tp->adding. While the pool is open, with a compare-and-swap;
+ * once the destroy has set ADD_CLOSED, under idle_lock, whose unlock is this call's last touch
+ * of tp (the destroy frees tp only after it has seen the count at 0 under that lock). Returns
+ * rc. */
+static int add_leave(threadpool_t *tp, int rc) {
+    unsigned long cur = atomic_load(&tp->adding);
+    while (!(cur & ADD_CLOSED))
+        if (atomic_compare_exchange_weak(&tp->adding, &cur, cur - 1))
+            return rc;
+    pthread_mutex_lock(&tp->idle_lock);
+    if (atomic_fetch_sub(&tp->adding, 1) == (ADD_CLOSED | 1))
+        pthread_cond_broadcast(&tp->idle);
+    pthread_mutex_unlock(&tp->idle_lock);
+    return rc;
+}
+
+/* threadpool_add once counted in tp->adding. */
+static int add_counted(threadpool_t *tp, void (*routine)(void *), void *arg) {
     if (atomic_load(&tp->closing) != OPEN)
         return threadpool_shutdown;
     struct node *n = calloc(1, sizeof *n);
@@ -152,6 +183,25 @@ THREADPOOL_API int threadpool_add(threadpool_t *tp, void (*routine)(void *), voi
     }
 }
 
+THREADPOOL_API int threadpool_add(threadpool_t *tp, void (*routine)(void *), void *arg,
+                                  int flags) {
+    (void)flags; /* unused, as documented by the original */
+    if (!tp || !routine)
+        return threadpool_invalid;
+    atomic_fetch_add(&tp->adding, 1);
+    return add_leave(tp, add_counted(tp, routine, arg));
+}
+
+/* The destroy waits, under idle_lock, until no add is in progress and, if graceful, no task is
+ * pending. ADD_CLOSED is set: adds count themselves out under this lock. */
+static void wait_quiet(threadpool_t *tp, bool for_tasks) {
+    pthread_mutex_lock(&tp->idle_lock);
+    while (atomic_load(&tp->adding) != ADD_CLOSED ||
+           (for_tasks && atomic_load(&tp->pending) != 0))
+        pthread_cond_wait(&tp->idle, &tp->idle_lock);
+    pthread_mutex_unlock(&tp->idle_lock);
+}
+
 THREADPOOL_API int threadpool_destroy(threadpool_t *tp, int flags) {
     if (!tp)
         return threadpool_invalid;
@@ -160,19 +210,19 @@ THREADPOOL_API int threadpool_destroy(threadpool_t *tp, int flags) {
     bool graceful = (flags & threadpool_graceful) != 0;
     /* Before waiting: a running task may be adding work. */
     atomic_store(&tp->closing, graceful ? GRACEFUL : IMMEDIATE);
-    if (graceful) {
-        /* The workers run what is queued; this thread only waits (see the top of this file). */
-        pthread_mutex_lock(&tp->idle_lock);
-        while (atomic_load(&tp->pending) != 0)
-            pthread_cond_wait(&tp->idle, &tp->idle_lock);
-        pthread_mutex_unlock(&tp->idle_lock);
-    }
+    pthread_mutex_lock(&tp->idle_lock);
+    atomic_fetch_or(&tp->adding, ADD_CLOSED); /* from now on adds leave under idle_lock */
+    pthread_mutex_unlock(&tp->idle_lock);
+    /* The adds in flight finish (accepted or refused), then, if graceful, the workers run what
+     * is queued; this thread only waits (see the top of this file). */
+    wait_quiet(tp, graceful);
     /* Graceful: nothing is left to run. Immediate: the queued tasks drain through task_run,
      * which skips them (the caller may run some of those, which only free their nodes). Either
      * way it returns once the running tasks have finished and the threads exited. */
     int rc = crew_destroy(tp->pool);
     if (rc != CREW_OK) /* EDEADLK, ruled out above */
         return threadpool_thread_failure;
+    wait_quiet(tp, false); /* the adds that came meanwhile (refused) have left */
     pthread_cond_destroy(&tp->idle);
     pthread_mutex_destroy(&tp->idle_lock);
     free(tp);

@@ -49,7 +49,9 @@
  * testing for it compiles.
  *
  * Thread safety: threadpool_add may be called from any thread and from inside tasks, at the same
- * time; threadpool_destroy must be the last call on a pool.
+ * time; threadpool_destroy must be the last call on a pool. An add made while threadpool_destroy
+ * runs returns threadpool_shutdown (or is accepted, if it began before) and is race-free: the
+ * destroy frees the pool only after it has left, as the original's mutex orders the two.
  */
 #ifndef _THREADPOOL_H_
 #define _THREADPOOL_H_
