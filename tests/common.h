@@ -2,6 +2,7 @@
 // under sanitizers and valgrind, and the deadlock watchdog installed by common.cpp's main().
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <dirent.h>
@@ -49,6 +50,26 @@ public:
             if (crew_submit(p, block, this, 0, nullptr) != CREW_OK)
                 std::abort();
         wait_arrivals(n);
+    }
+
+    // hold() for a pool whose strategy may queue two submissions on one worker (per-worker
+    // queues after a resize, whose round robin can then pick one worker twice): submit one
+    // blocking task at a time, and when it has not arrived after a while (it queued behind a
+    // held worker), submit another, until n have arrived. Returns how many were submitted:
+    // each runs once the gate opens.
+    int hold_each(crew_pool *p, int n) {
+        int submitted = 0;
+        std::unique_lock<std::mutex> g(m_);
+        while (arrived_ < n) {
+            int want = arrived_ + 1;
+            g.unlock();
+            if (crew_submit(p, block, this, 0, nullptr) != CREW_OK)
+                std::abort();
+            submitted++;
+            g.lock();
+            cv_.wait_for(g, std::chrono::milliseconds(50), [&] { return arrived_ >= want; });
+        }
+        return submitted;
     }
 
 private:

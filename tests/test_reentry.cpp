@@ -225,8 +225,7 @@ TEST(Reentry, EveryCallFromEveryCallback) {
     // they may have left more than one), queue two triggers in one group, cancel. (Not a pause:
     // on_drop's waits would then wait for the resume.)
     Gate gate;
-    int held = int(crew_size(p));
-    gate.hold(p, held);
+    int held = gate.hold_each(p, int(crew_size(p))); // per-worker may pick one worker twice
     c.accepted += held;
     crew_task trig[2] = {{trigger_task, &c, 0, 0, {}}, {trigger_task, &c, 0, 0, {}}};
     crew_handle g = CREW_HANDLE_NONE;
