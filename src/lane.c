@@ -42,11 +42,11 @@
  * a dropped runner drops its lane's waiting tasks (crew__lane_runner_dropped); a runner that
  * is running drops the rest instead of running them.
  */
-#include <sched.h>
 #include <stdlib.h>
 
 #include "atomic.h"
 #include "lane.h"
+#include "lock.h"
 #include "pool.h"
 #include "worker.h"
 
@@ -62,10 +62,9 @@ typedef struct lane_waiter {
 
 struct crew_lane {
     crew_pool *pool; /* fixed */
-    /* The spinlock guarding the fields below (its critical sections are a few stores). Acquire
-     * on taking it, release on giving it back: every field below is read and written under
-     * it. */
-    atomic_int lock;
+    /* The spinlock guarding the fields below (its critical sections are a few stores; lock.h
+     * has the orders): every field below is read and written under it. */
+    crew__spinlock lock;
     unsigned max;           /* fixed: max_concurrency */
     unsigned active;        /* lock: runners queued or running */
     crew_task *head, *tail; /* lock: the waiting tasks, linked by crew_private_.qnext */
@@ -80,22 +79,8 @@ typedef struct lane_frame {
 } lane_frame;
 static CREW__TLS lane_frame *tls_lane;
 
-static void lane_lock(crew_lane *l) {
-    for (unsigned i = 0;; i++) {
-        int expected = 0;
-        /* Relaxed look first; acquire on success: pairs with lane_unlock's release. */
-        if (crew__load_relaxed(&l->lock) == 0 && crew__cas_acquire(&l->lock, &expected, 1))
-            return;
-        if (i < 64)
-            crew__cpu_relax();
-        else
-            sched_yield(); /* the holder may be preempted: let it run */
-    }
-}
-
-static void lane_unlock(crew_lane *l) {
-    crew__store_release(&l->lock, 0); /* release: publishes the critical section */
-}
+static void lane_lock(crew_lane *l) { crew__spinlock_acquire(&l->lock); }
+static void lane_unlock(crew_lane *l) { crew__spinlock_release(&l->lock); }
 
 /* A runner counts itself out (lock held). Returns the destroyer to wake, if this was the last
  * runner and crew_lane_destroy waits: from here on the lane may be freed. */
@@ -261,7 +246,7 @@ int crew_lane_create(crew_pool *p, unsigned max_concurrency, crew_lane **out) {
     if (!l)
         return crew__fail(CREW_ENOMEM, "crew_lane_create: out of memory for the lane");
     l->pool = p;
-    crew__atomic_init(&l->lock, 0);
+    crew__spinlock_init(&l->lock);
     l->max = max_concurrency;
     *out = l;
     return CREW_OK;

@@ -6,8 +6,8 @@
 
 #include "lock.h"
 
-void crew__lock_spin(crew__lock *l) {
-    for (unsigned i = 0; !crew__lock_try(l); i++) {
+void crew__spinlock_wait(crew__spinlock *s) {
+    for (unsigned i = 0; !crew__spinlock_try(s); i++) {
         if (i < 64)
             crew__cpu_relax();
         else

@@ -46,8 +46,8 @@ static int push(crew_pool *p, crew__worker *self, crew_task *t, size_t n) {
     crew__sched *s = &p->sched;
     if (n == 1) { /* the common case: a random queue that is free right now */
         crew__lq *one = random_queue(p);
-        for (unsigned k = 0; k < 4 && crew__load_relaxed(&one->lock.held); k++)
-            one = random_queue(p); /* relaxed: a hint (spinlocks only) */
+        for (unsigned k = 0; k < 4 && crew__spinlock_busy(&one->lock.sl); k++)
+            one = random_queue(p); /* a hint (spinlocks only) */
         return crew__lq_push_n(one, t, 1);
     }
     crew__lq *q[4];

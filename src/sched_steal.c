@@ -39,23 +39,18 @@ static int init(crew_pool *p, const crew_config *cfg, unsigned threads) {
         return CREW_ENOMEM;
     for (s->ext_ready = 0; s->ext_ready < CREW__EXT_SLOTS; s->ext_ready++) {
         crew__ext *x = &s->ext[s->ext_ready];
-        if (crew__lock_init(&x->lock, true) != 0)
-            return CREW_ENOMEM;
+        crew__spinlock_init(&x->lock);
         crew__atomic_init(&x->claimers, 0u);
-        if (crew__deque_init(&x->deque) != CREW_OK) {
-            crew__lock_destroy(&x->lock);
+        if (crew__deque_init(&x->deque) != CREW_OK)
             return CREW_ENOMEM;
-        }
     }
     return CREW_OK;
 }
 
 static void free_queues(crew_pool *p) {
     crew__sched *s = &p->sched;
-    for (unsigned i = 0; i < s->ext_ready; i++) {
+    for (unsigned i = 0; i < s->ext_ready; i++)
         crew__deque_free(&s->ext[i].deque);
-        crew__lock_destroy(&s->ext[i].lock);
-    }
     free(s->ext);
     s->ext = NULL;
     s->ext_ready = 0;

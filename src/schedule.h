@@ -33,8 +33,8 @@
 /* STEAL: an external submission slot, a deque whose owner side is locked (sched_steal.c). */
 #define CREW__EXT_SLOTS 8u
 typedef struct crew__ext {
-    crew__lock lock;   /* serialises push and pop (the owner side) */
-    crew__deque deque; /* thieves steal without the lock */
+    crew__spinlock lock; /* serialises push and pop (the owner side) */
+    crew__deque deque;   /* thieves steal without the lock */
     /* Batch claims in progress (crew__deque_steal_batch's protocol with the owner's
      * crew__deque_take_unless: seq_cst increment, release decrement, acquire read). */
     atomic_uint claimers;
