@@ -48,16 +48,20 @@
 #include "lane.h"
 #include "lock.h"
 #include "pool.h"
+#include "wait.h"
 #include "worker.h"
 
 /* crew_lane_destroy waiting for a lane's runners: done is set by the runner that counts the
  * last one out, with pool->lock held, and the destroyer woken: through cv, or, for one that
- * helps (a task or hook of the pool, which sleeps on pool->wait_cv as a helping waiter does, so
- * that queued work wakes it too), by a broadcast of pool->wait_cv. */
+ * helps (a task or hook of the pool, which waits as a helping waiter does, crew__help_until,
+ * so that queued work wakes it too), by a broadcast of pool->wait_cv. */
 typedef struct lane_waiter {
     pthread_cond_t cv;
+    crew__ec ec;  /* a helping destroyer, asleep (crew__help_until) */
     bool helping; /* fixed before the waiter is published */
-    bool done;    /* pool->lock */
+    /* Set once, with release, under pool->lock; read under it, or with acquire by a helping
+     * destroyer (crew__help_until). */
+    atomic_bool done;
 } lane_waiter;
 
 struct crew_lane {
@@ -91,9 +95,12 @@ static lane_waiter *leave_locked(crew_lane *l) {
 static void wake_destroyer(crew_pool *p, lane_waiter *w) {
     if (!w)
         return;
+    /* Read first: a helping destroyer may see done without the lock, return and end w's life;
+     * one that is not helping reads done under the lock, so w->cv lives until the unlock. */
+    bool helping = w->helping;
     pthread_mutex_lock(&p->lock);
-    w->done = true;
-    if (w->helping)
+    crew__store_release(&w->done, true); /* release: see lane_waiter */
+    if (helping) /* it sleeps on wait_cv, counted on w->ec, and looks under this lock */
         crew__ec_broadcast_locked(&p->wait_cv);
     else
         pthread_cond_signal(&w->cv);
@@ -252,73 +259,20 @@ int crew_lane_create(crew_pool *p, unsigned max_concurrency, crew_lane **out) {
     return CREW_OK;
 }
 
-/* May this thread run any queued task while it waits? (As wait.c's helpers: not too deep, and
- * not on a worker that resize marked.) */
-static bool may_help(crew_pool *p) {
-    unsigned depth = crew__tls_frame ? crew__tls_frame->depth : 0;
-    return depth < CREW__HELP_DEPTH_MAX && !marked(p);
-}
-
-/* The helping destroyer's sleep (the eventcount, ec.h): lock held, it prepares on pool->work as
- * a helping waiter does (wait.c) if it may take a task, looks once more, and sleeps on
- * pool->wait_cv, which both a queued task (crew__wake_locked broadcasts it to sleeping helpers)
- * and the last runner (wake_destroyer) broadcast. Returns a task found on the last look, or
- * NULL once done or after waking up. */
-static crew_task *sleep_helping(crew_pool *p, lane_waiter *w) {
-    crew_task *t = NULL;
-    bool retry = false, general = may_help(p);
-    crew__ec_waiter as_helper = {&p->wait_cv, false};
-    pthread_mutex_lock(&p->lock);
-    if (general) {
-        crew__ec_prepare(&p->work, &as_helper);
-        p->sleeping_helpers++;
-    }
-    if (!w->done) {
-        if (general)
-            t = crew__sched_take(p, &retry);
-        if (!t && !retry) {
-            if (general)
-                crew__ec_commit(&p->work, &as_helper, &p->lock, NULL);
-            else
-                pthread_cond_wait(&p->wait_cv, &p->lock); /* done: wake_destroyer broadcasts */
-        }
-    }
-    if (general) {
-        p->sleeping_helpers--;
-        crew__ec_cancel(&p->work, &as_helper);
-    }
-    pthread_mutex_unlock(&p->lock);
-    if (crew__tls_pushed_back) /* the last look put a task back: wake someone for it */
-        crew__notify_pushed_back(p);
-    return t;
-}
-
 /* Wait until w is done. From a task of the pool (a runner of the lane may be queued behind
  * the very task that waits, on the only worker) or its on_start or on_stop (which may hold up
- * the only worker), the caller runs queued tasks meanwhile, and sleeps when there are none
- * until a task is queued or the last runner leaves (sleep_helping); from any other thread, it
- * sleeps until the last runner leaves. */
+ * the only worker), the caller helps as a waiter for a quiet pool would (crew__help_until):
+ * it runs queued tasks meanwhile, and sleeps when there are none until a task is queued or the
+ * last runner leaves; from any other thread, it sleeps until the last runner leaves. */
 static void wait_for_runners(crew_pool *p, lane_waiter *w) {
-    for (;;) {
-        pthread_mutex_lock(&p->lock);
-        while (!w->helping && !w->done)
-            pthread_cond_wait(&w->cv, &p->lock);
-        bool done = w->done;
-        pthread_mutex_unlock(&p->lock);
-        if (done)
-            return;
-        bool retry = false;
-        crew_task *t = may_help(p) ? crew__sched_take(p, &retry) : NULL;
-        if (!t) {
-            if (crew__tls_pushed_back)
-                crew__notify_pushed_back(p);
-            if (retry)
-                continue;
-            t = sleep_helping(p, w);
-        }
-        if (t && !crew__held_by_pause(p, t))
-            crew__run(p, t);
+    if (w->helping) {
+        crew__help_until(p, &w->done, &w->ec);
+        return;
     }
+    pthread_mutex_lock(&p->lock);
+    while (!crew__load_relaxed(&w->done)) /* relaxed: written under this lock */
+        pthread_cond_wait(&w->cv, &p->lock);
+    pthread_mutex_unlock(&p->lock);
 }
 
 int crew_lane_destroy(crew_lane *l) {
@@ -333,7 +287,9 @@ int crew_lane_destroy(crew_lane *l) {
                               "crew_lane_destroy: called from a task of the lane itself, which "
                               "cannot finish before this call returns; destroy it from "
                               "elsewhere");
-    lane_waiter w = {.helping = crew__in_task_of(p) || crew__tls_hook == p, .done = false};
+    lane_waiter w = {.helping = crew__in_task_of(p) || crew__tls_hook == p};
+    crew__ec_init(&w.ec);
+    crew__atomic_init(&w.done, false);
     if (pthread_cond_init(&w.cv, NULL) != 0)
         return crew__fail(CREW_ENOMEM, "crew_lane_destroy: out of memory for a condition "
                                        "variable to wait on; the lane is left as it was");

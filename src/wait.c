@@ -39,6 +39,28 @@ static int64_t mark_of(const crew_pool *p) {
     return 0;
 }
 
+/* A waiter's dispatch policy (dispatch.h): it waits for a group (sl set), for a flag another
+ * thread sets (flag set: crew__help_until) or for a quiet pool; it takes its group's tasks
+ * first, then any task if it may help generally. A waiter that is not a worker counts the tasks
+ * of no group it ran in finished, and returns them to pending in one decrement when a look
+ * finds nothing and when it stops (flush_finished): pending still counts them meanwhile, so
+ * nothing looks quiet early, and since a look that finds nothing comes before any sleep, none is
+ * held while the waiter sleeps or after it returns. */
+typedef struct waiter_ctx {
+    crew_pool *p;
+    crew__worker *self;      /* this thread's worker record for p (crew__self), or NULL */
+    size_t finished;         /* tasks run and not yet taken off pending (self NULL) */
+    crew_handle group;       /* CREW_HANDLE_NONE: a wait for a flag or a quiet pool */
+    crew__slot *sl;          /* the group's slot, or NULL */
+    const atomic_bool *flag; /* crew__help_until's flag, or NULL */
+    crew__ec *flag_ec;       /* its sleepers (woken by whoever sets the flag) */
+    int64_t mark;            /* this thread's deque mark (crew__sched_take_group) */
+    bool general;            /* the last look could take any task */
+    bool checked;            /* the EDEADLK check is made */
+    uint64_t slept;          /* its first sleep, for crew_diagnose */
+    int status;              /* the group's answer (crew__slot_status), or CREW_EDEADLK */
+} waiter_ctx;
+
 /* sleep_waiting's sleep under a trace, recorded (lock held; the lock order is pool->lock, then
  * the trace's). Out of line: waiters that are not traced keep their registers. */
 static __attribute__((noinline, cold)) void commit_traced(crew_pool *p, crew__ec *ec,
@@ -48,17 +70,20 @@ static __attribute__((noinline, cold)) void commit_traced(crew_pool *p, crew__ec
     crew__trace_span(p, CREW__TR_SLEEP, group, slept_at);
 }
 
-/* The waiter's sleep (the eventcount, ec.h), on wait_cv: it prepares on its group's waiters
- * (slot: the group waited for; 0: on pool->quiet, a wait for a quiet pool) and, if it may take
- * any task, on pool->work as a worker would; looks once more; then sleeps. While it sleeps, the
- * thread is listed for crew_diagnose, as blocked since *since (set at its first sleep in this
- * call). Returns a task found on the last look, or NULL after waking up. */
-static crew_task *sleep_waiting(crew_pool *p, crew_handle group, bool general, int64_t mark,
-                                uint64_t *since) {
+/* The waiter's sleep (the eventcount, ec.h), on wait_cv: it prepares on what it waits for (its
+ * group's waiters; the flag's eventcount; pool->quiet for a wait for a quiet pool) and, if it
+ * may take any task, on pool->work as a worker would; looks once more; then sleeps. While it
+ * sleeps in crew_wait or crew_wait_all, the thread is listed for crew_diagnose, as blocked
+ * since c->slept (set at its first sleep in this call). Returns a task found on the last look,
+ * or NULL after waking up. */
+static crew_task *sleep_waiting(waiter_ctx *c) {
+    crew_pool *p = c->p;
+    crew_handle group = c->group;
+    bool general = c->general;
     crew_task *t = NULL;
     bool retry = false;
-    crew__slot *sl = group.slot ? crew__slot_at(&p->groups, group.slot) : NULL;
-    crew__ec *ec = sl ? &sl->waiters : &p->quiet;
+    crew__slot *sl = c->sl;
+    crew__ec *ec = sl ? &sl->waiters : c->flag ? c->flag_ec : &p->quiet;
     crew__ec_waiter me = {&p->wait_cv, false}, as_helper = {&p->wait_cv, false};
     pthread_mutex_lock(&p->lock);
     crew__ec_prepare(ec, &me);
@@ -66,25 +91,30 @@ static crew_task *sleep_waiting(crew_pool *p, crew_handle group, bool general, i
         crew__ec_prepare(&p->work, &as_helper);
         p->sleeping_helpers++;
     }
-    bool done = sl ? crew__group_status(&p->groups, group) != 1
-                   : crew__load_seq_cst(&p->pending) == 0; /* seq_cst: see struct crew_pool */
+    bool done = sl       ? crew__group_status(&p->groups, group) != 1
+                : c->flag ? crew__load_acquire(c->flag) /* acquire: see crew__help_until */
+                          : crew__load_seq_cst(&p->pending) == 0; /* seq_cst: see crew_pool */
     if (!done) {
         if (sl)
-            t = crew__sched_take_group(p, group.slot, mark);
+            t = crew__sched_take_group(p, group.slot, c->mark);
         if (!t && general)
             t = crew__sched_take(p, &retry);
         if (!t) /* a blocking thread: blocking tasks are pushed under this lock */
             t = crew__blocking_help(p, group.slot, general);
         if (!t && !retry) {
-            crew__blocked rec = {.since = *since, .group = group,
+            /* crew_diagnose lists crew_wait and crew_wait_all, which have a kind of their own
+             * (diagnose.h); crew__help_until's callers (crew_lane_destroy) are not listed. */
+            crew__blocked rec = {.since = c->slept, .group = group,
                                  .kind = sl ? CREW__BLOCKED_WAIT : CREW__BLOCKED_WAIT_ALL};
-            crew__blocked_add(p, &rec);
+            if (!c->flag)
+                crew__blocked_add(p, &rec);
             if (__builtin_expect(crew__tracing(p), 0)) /* a trace records the sleep */
                 commit_traced(p, ec, &me, group);
             else
                 crew__ec_commit(ec, &me, &p->lock, NULL); /* woken by a broadcast of wait_cv */
-            crew__blocked_remove(p, &rec);
-            *since = rec.since;
+            if (!c->flag)
+                crew__blocked_remove(p, &rec);
+            c->slept = rec.since;
         }
     }
     if (general) {
@@ -98,25 +128,6 @@ static crew_task *sleep_waiting(crew_pool *p, crew_handle group, bool general, i
     return t;
 }
 
-/* A waiter's dispatch policy (dispatch.h): it waits for a group (sl set) or for a quiet pool;
- * it takes its group's tasks first, then any task if it may help generally. A waiter that is not
- * a worker counts the tasks of no group it ran in finished, and returns them to pending in one
- * decrement when a look finds nothing and when it stops (flush_finished): pending still counts
- * them meanwhile, so nothing looks quiet early, and since a look that finds nothing comes before
- * any sleep, none is held while the waiter sleeps or after it returns. */
-typedef struct waiter_ctx {
-    crew_pool *p;
-    crew__worker *self; /* this thread's worker record for p (crew__self), or NULL */
-    size_t finished;    /* tasks run and not yet taken off pending (self NULL) */
-    crew_handle group; /* CREW_HANDLE_NONE: a wait for a quiet pool */
-    crew__slot *sl;    /* the group's slot, or NULL */
-    int64_t mark;      /* this thread's deque mark (crew__sched_take_group) */
-    bool general;      /* the last look could take any task */
-    bool checked;      /* the EDEADLK check is made */
-    uint64_t slept;    /* its first sleep, for crew_diagnose */
-    int status;        /* the group's answer (crew__slot_status), or CREW_EDEADLK */
-} waiter_ctx;
-
 static inline void flush_finished(waiter_ctx *c) {
     if (c->finished != 0) {
         crew__pending_sub(c->p, c->finished);
@@ -128,6 +139,8 @@ static inline __attribute__((always_inline)) bool waiter_done(void *ctx) {
     waiter_ctx *c = ctx;
     if (c->sl)
         return (c->status = crew__slot_status(c->sl, c->group.gen)) != 1;
+    if (c->flag)
+        return crew__load_acquire(c->flag); /* acquire: see crew__help_until */
     /* Quiet once only the tasks this waiter ran are left: then it returns them, and whoever
      * else waits for a quiet pool is woken by that decrement. Seq_cst: see struct crew_pool. */
     if (crew__load_seq_cst(&c->p->pending) != c->finished)
@@ -174,7 +187,7 @@ static crew_task *waiter_sleep(void *ctx, bool *stop) {
     if (crew__tls_pushed_back)
         crew__notify_pushed_back(c->p);
     flush_finished(c); /* done by the look before; a sleep must hold none */
-    return sleep_waiting(c->p, c->group, c->general, c->mark, &c->slept);
+    return sleep_waiting(c);
 }
 
 static bool waiter_run(void *ctx, crew_task *t) {
@@ -260,6 +273,12 @@ int crew_wait(crew_pool *p, crew_handle group) {
 /* Run queued tasks until no accepted task is unfinished (crew_wait_all, crew_shutdown). */
 void crew__help_until_quiet(crew_pool *p) {
     waiter_ctx c = {.p = p, .self = crew__self(p), .group = CREW_HANDLE_NONE, .status = 1};
+    wait_loop(p, &c);
+}
+
+void crew__help_until(crew_pool *p, const atomic_bool *flag, crew__ec *ec) {
+    waiter_ctx c = {.p = p, .self = crew__self(p), .group = CREW_HANDLE_NONE, .flag = flag,
+                    .flag_ec = ec, .status = 1};
     wait_loop(p, &c);
 }
 
