@@ -109,6 +109,12 @@ struct drop_queue {
     coro_node *head = nullptr;
     coro_node *tail = nullptr;
     bool running = false;
+    coro_node *pop() noexcept { // the oldest, or nullptr
+        coro_node *c = head;
+        if (c && !(head = c->next_dropped))
+            tail = nullptr;
+        return c;
+    }
 };
 inline thread_local drop_queue tls_drops;
 
@@ -124,12 +130,8 @@ inline void deliver_drop(coro_node *n) noexcept {
     if (q.running)
         return;
     q.running = true;
-    while (coro_node *c = q.head) {
-        q.head = c->next_dropped;
-        if (!q.head)
-            q.tail = nullptr;
+    while (coro_node *c = q.pop())
         c->cancelled(); // may free c
-    }
     q.running = false;
 }
 
@@ -141,12 +143,8 @@ inline void coro_node::dropped() noexcept { deliver_drop(this); }
 class drop_scope {
 public:
     drop_scope() : outer_(std::exchange(tls_drops, drop_queue{})) {
-        while (coro_node *c = outer_.head) {
-            outer_.head = c->next_dropped;
-            if (!outer_.head)
-                outer_.tail = nullptr;
+        while (coro_node *c = outer_.pop())
             deliver_drop(c);
-        }
     }
     ~drop_scope() { tls_drops = outer_; }
     drop_scope(const drop_scope &) = delete;
