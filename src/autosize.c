@@ -264,10 +264,26 @@ static double process_cpu_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Sleep on the controller's condition variable for up to ms; as->lock held. */
-static void wait_ms(crew__autosize *as, unsigned ms) {
+/* The controller's look before it sleeps (as->lock held): stop, or a new AIT cycle. */
+typedef struct period_look {
+    crew__autosize *as;
+    uint64_t seen_cycles;
+} period_look;
+
+static bool stop_or_cycle(void *ctx) {
+    period_look *l = ctx;
+    return l->as->stop || l->as->cycles_done != l->seen_cycles;
+}
+
+/* Sleep on as->wake for up to ms, or until crew_shutdown stops the controller or an AIT cycle
+ * ends (seen_cycles: the cycles it has seen); as->lock held. */
+static void wait_ms(crew__autosize *as, unsigned ms, uint64_t seen_cycles) {
     struct timespec until = crew__deadline_after_ms(ms);
-    pthread_cond_timedwait(&as->cv, &as->lock, &until);
+    period_look look = {as, seen_cycles};
+    crew__ec_sleeper me;
+    crew__ec_sleeper_init(&me, NULL);
+    crew__ec_on(&me, &as->wake, NULL);
+    crew__ec_wait(&me, &as->lock, stop_or_cycle, &look, &until);
 }
 
 static void *controller_main(void *arg) {
@@ -292,13 +308,13 @@ static void *controller_main(void *arg) {
         unsigned size = crew_size(p);
         if (as->mode == CREW_AUTOSIZE_AIT) {
             if (as->cycles_done == seen_cycles) {
-                wait_ms(as, 1000);
+                wait_ms(as, 1000, seen_cycles);
                 continue;
             }
             seen_cycles = as->cycles_done;
             next = crew__ait_step(&ait, as->last_ait_ns, size, as->stride, as->min, as->max);
         } else {
-            wait_ms(as, as->period_ms);
+            wait_ms(as, as->period_ms, seen_cycles);
             if (as->stop)
                 break;
             double t = (double)crew__now_ns() * 1e-9, cpu = process_cpu_s();
@@ -382,21 +398,14 @@ int crew__autosize_start(crew_pool *p, const crew_config *cfg) {
     as->cycle = cfg->autosize_cycle ? cfg->autosize_cycle : 5;
     as->stride = cfg->autosize_stride ? cfg->autosize_stride : 2;
     as->period_ms = cfg->autosize_period_ms ? cfg->autosize_period_ms : 100;
-    /* The controller sleeps with timeouts measured on the monotonic clock (wait_ms). */
-    if (crew__cond_init_monotonic(&as->cv) != 0) {
-        free(as);
-        return crew__fail(CREW_ENOMEM, "crew_create: the autosize controller's condition "
-                                       "variable could not be made");
-    }
+    crew__ec_init(&as->wake);
     if (pthread_mutex_init(&as->join_lock, NULL) != 0) {
-        pthread_cond_destroy(&as->cv);
         free(as);
         return crew__fail(CREW_ENOMEM, "crew_create: the autosize controller's lock could not "
                                        "be made");
     }
     if (pthread_mutex_init(&as->lock, NULL) != 0) {
         pthread_mutex_destroy(&as->join_lock);
-        pthread_cond_destroy(&as->cv);
         free(as);
         return crew__fail(CREW_ENOMEM, "crew_create: the autosize controller's lock could not "
                                        "be made");
@@ -423,7 +432,7 @@ void crew__autosize_sample(crew_pool *p, uint64_t idle_ns) {
         as->cycle_idle_ns = 0;
         as->cycle_count = 0;
         as->cycles_done++;
-        pthread_cond_signal(&as->cv);
+        crew__ec_notify_locked(&as->wake, NULL, NULL);
     }
     pthread_mutex_unlock(&as->lock);
 }
@@ -436,7 +445,7 @@ void crew__autosize_stop(crew_pool *p) {
     if (as->started && !as->joined) {
         pthread_mutex_lock(&as->lock);
         as->stop = true;
-        pthread_cond_signal(&as->cv);
+        crew__ec_notify_locked(&as->wake, NULL, NULL);
         pthread_mutex_unlock(&as->lock);
         pthread_join(as->thread, NULL);
         as->joined = true;
@@ -448,7 +457,6 @@ void crew__autosize_free(crew_pool *p) {
     crew__autosize *as = p->autosize;
     if (!as)
         return;
-    pthread_cond_destroy(&as->cv);
     pthread_mutex_destroy(&as->lock);
     pthread_mutex_destroy(&as->join_lock);
     free(as);

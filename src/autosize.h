@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "crew.h"
+#include "ec.h"
 
 typedef struct crew__ait_state {
     double pre;        /* preAIT (ns) */
@@ -60,7 +61,7 @@ typedef struct crew__autosize {
     bool started, joined;     /* join_lock */
     pthread_mutex_t join_lock; /* one crew_shutdown joins the controller */
     pthread_mutex_t lock;     /* the fields marked "lock" below */
-    pthread_cond_t cv;        /* the controller sleeps here, with lock */
+    crew__ec wake;            /* the controller sleeps here, with lock (ec.h) */
     bool stop;                /* lock: the controller must exit */
     uint64_t cycle_idle_ns;   /* lock: idle time summed over the current AIT cycle */
     unsigned cycle_count;     /* lock: tasks in the current AIT cycle */

@@ -28,7 +28,7 @@ struct crew__bthread {
     crew_pool *pool;
     pthread_t thread;
     pthread_cond_t cv; /* the thread sleeps here, with pool->lock (CLOCK_MONOTONIC) */
-    crew__ec_waiter waiter; /* lock: its sleep on blocking->idle (cv: cv) */
+    crew__ec_sleeper sleeper; /* its sleep on blocking->idle (cv: cv) */
     unsigned index;    /* for the thread name */
     bool started;      /* lock: a thread was created for this record */
     bool exited;       /* lock: the thread left its loop; join it */
@@ -42,14 +42,10 @@ int crew__blocking_init(crew_pool *p, const crew_config *cfg) {
     b->max = cfg->max_blocking ? cfg->max_blocking : 64;
     b->idle_ms = cfg->blocking_idle_ms ? cfg->blocking_idle_ms : 10000;
     crew__ec_init(&b->idle);
-    if (pthread_cond_init(&b->joined_cv, NULL) != 0) {
-        free(b);
-        return CREW_ENOMEM;
-    }
+    crew__joins_init(&b->joins);
     b->queue = aligned_alloc(64, sizeof *b->queue);
     if (!b->queue || crew__lq_init(b->queue, &p->groups, false, false) != CREW_OK) {
         free(b->queue);
-        pthread_cond_destroy(&b->joined_cv);
         free(b);
         return CREW_ENOMEM;
     }
@@ -68,7 +64,6 @@ void crew__blocking_free(crew_pool *p) {
     free(b->threads);
     crew__lq_free(b->queue);
     free(b->queue);
-    pthread_cond_destroy(&b->joined_cv);
     free(b);
     p->blocking = NULL;
 }
@@ -95,19 +90,21 @@ static bool work_queued(crew_pool *p) {
     return !crew__load_relaxed(&p->paused) && crew__lq_len(p->blocking->queue) != 0;
 }
 
+/* Its last look (crew__ec_wait, lock held): a shutdown, or a task for it. */
+static bool stop_or_work(void *ctx) {
+    crew_pool *p = ctx;
+    return p->blocking->stop || work_queued(p);
+}
+
 static crew_task *bthread_sleep(void *ctx, bool *stop) {
     crew_pool *p = ((bthread_ctx *)ctx)->p;
     struct crew__bthread *t = ((bthread_ctx *)ctx)->t;
     crew__blocking *b = p->blocking;
     struct timespec until = crew__deadline_after_ms(b->idle_ms);
-    enum crew__ec_end end = CREW__EC_RETURNED;
     pthread_mutex_lock(&p->lock);
-    /* The last look, under the lock; then sleep until a submitter or crew_resume wakes it (a
-     * spurious return sleeps again), or the idle time runs out. */
-    while (!b->stop && !work_queued(p) && end == CREW__EC_RETURNED) {
-        crew__ec_prepare(&b->idle, &t->waiter);
-        end = crew__ec_commit(&b->idle, &t->waiter, &p->lock, &until);
-    }
+    /* The last look, under the lock; then sleep until a submitter or crew_resume wakes it, or
+     * the idle time runs out. */
+    enum crew__ec_end end = crew__ec_wait(&t->sleeper, &p->lock, stop_or_work, p, &until);
     /* Stop at a shutdown, or when idle too long with nothing queued for it. */
     if (b->stop || (end == CREW__EC_TIMEDOUT && crew__lq_len(b->queue) == 0)) {
         b->running--;
@@ -194,7 +191,8 @@ static void start_bthread(crew_pool *p) {
             free(t);
             return;
         }
-        t->waiter = (crew__ec_waiter){&t->cv, false};
+        crew__ec_sleeper_init(&t->sleeper, &t->cv);
+        crew__ec_on(&t->sleeper, &b->idle, NULL);
         t->pool = p;
         t->busy.pool = p;
         t->index = b->nthreads;
@@ -215,6 +213,16 @@ static void start_bthread(crew_pool *p) {
     pthread_attr_destroy(&attr);
 }
 
+/* crew__blocking_push's choice: the first idle thread listed. */
+static bool wake_one(void *ctx, void *data) {
+    crew__unused(data);
+    unsigned *left = ctx;
+    if (*left == 0)
+        return false;
+    (*left)--;
+    return true;
+}
+
 int crew__blocking_push(crew_pool *p, crew_task *t, size_t n) {
     crew__blocking *b = p->blocking;
     /* Under pool->lock throughout: no thread can decide to exit (it looks at the queue under
@@ -229,10 +237,8 @@ int crew__blocking_push(crew_pool *p, crew_task *t, size_t n) {
     int rc = crew__lq_push_n(b->queue, t, n);
     bool unserved = false; /* a task no idle thread was woken for */
     for (size_t i = 0; i < n && rc == CREW_OK; i++) {
-        bool woke = false; /* an idle thread, taken off the idle count */
-        for (unsigned k = 0; k < b->nthreads && crew__ec_count_locked(&b->idle) && !woke; k++)
-            woke = crew__ec_wake_locked(&b->idle, &b->threads[k]->waiter);
-        if (woke)
+        unsigned one = 1; /* an idle thread, taken off the idle count */
+        if (crew__ec_notify_locked(&b->idle, wake_one, &one) != 0)
             continue;
         unserved = true;
         if (b->running < b->max)
@@ -240,10 +246,11 @@ int crew__blocking_push(crew_pool *p, crew_task *t, size_t n) {
         else
             break; /* every thread is busy: they take the rest as they finish */
     }
-    /* Busy blocking threads that wait meanwhile (asleep on wait_cv, under this lock) run them
-     * (crew__blocking_help), also when a new thread could not be started. */
+    /* Busy blocking threads that wait meanwhile (helping waiters, asleep on pool->waiting
+     * under this lock) run them (crew__blocking_help), also when a new thread could not be
+     * started. */
     if (unserved)
-        crew__ec_broadcast_locked(&p->wait_cv);
+        crew__ec_notify_locked(&p->waiting, NULL, NULL);
     pthread_mutex_unlock(&p->lock);
     return rc;
 }
@@ -259,12 +266,21 @@ size_t crew__blocking_cancel_all(crew_pool *p) {
 }
 
 void crew__blocking_wake_all_locked(crew_pool *p) {
-    crew__blocking *b = p->blocking;
-    for (unsigned i = 0; i < b->nthreads; i++)
-        crew__ec_wake_locked(&b->idle, &b->threads[i]->waiter);
+    crew__ec_notify_locked(&p->blocking->idle, NULL, NULL);
 }
 
 size_t crew__blocking_queued(crew_pool *p) { return crew__load_relaxed(&p->blocking->queue->n); }
+
+/* crew__join_each's view of the thread records (pool->lock held). */
+static unsigned bthreads_count(void *ctx) { return ((crew__blocking *)ctx)->nthreads; }
+static bool claim_bthread(void *ctx, unsigned i, pthread_t *thread) {
+    struct crew__bthread *t = ((crew__blocking *)ctx)->threads[i];
+    if (!t->started)
+        return false;
+    t->started = false;
+    *thread = t->thread;
+    return true;
+}
 
 void crew__blocking_stop(crew_pool *p) {
     crew__blocking *b = p->blocking;
@@ -274,21 +290,7 @@ void crew__blocking_stop(crew_pool *p) {
     /* Join each thread once, even when several crew_shutdown calls run at once: a caller
      * claims a record (started -> false) under the lock, then joins it without the lock; then
      * it waits for the joins the others claimed (a thread may still be in on_stop). */
-    b->joins++;
-    for (unsigned i = 0; i < b->nthreads; i++) {
-        struct crew__bthread *t = b->threads[i];
-        if (!t->started)
-            continue;
-        t->started = false;
-        pthread_t th = t->thread;
-        pthread_mutex_unlock(&p->lock);
-        pthread_join(th, NULL);
-        pthread_mutex_lock(&p->lock);
-    }
-    if (--b->joins == 0)
-        pthread_cond_broadcast(&b->joined_cv);
-    while (b->joins != 0)
-        pthread_cond_wait(&b->joined_cv, &p->lock);
+    crew__join_each(&b->joins, &p->lock, bthreads_count, claim_bthread, b);
     pthread_mutex_unlock(&p->lock);
 }
 

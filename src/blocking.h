@@ -21,8 +21,7 @@ typedef struct crew__blocking {
     crew__ec idle;       /* of those, asleep waiting for a task (ec.h, used under lock only) */
     unsigned peak;       /* lock: most alive at once */
     bool stop;           /* lock: crew_shutdown: exit */
-    unsigned joins;      /* lock: crew__blocking_stop calls joining threads now */
-    pthread_cond_t joined_cv; /* they wait here for each other's joins, with pool->lock */
+    crew__joins joins;   /* lock: crew__blocking_stop calls joining threads now (ec.h) */
     struct crew__bthread **threads; /* lock: thread records, reused after their thread exits */
     unsigned nthreads, cap;         /* lock */
 } crew__blocking;

@@ -1,26 +1,142 @@
 /*
- * ec.c -- the eventcount's sleeping half (ec.h says what the eventcount is and how to use it),
- * and the monotonic clock of every timed sleep in crew.
+ * ec.c -- the eventcount's sleeping and waking halves (ec.h says what the eventcount is and how
+ * to use it), each thread's own condition variable, and the monotonic clock of every timed sleep
+ * in crew.
  */
 #include <errno.h>
 
+#include "base.h"
 #include "ec.h"
 
-enum crew__ec_end crew__ec_commit(crew__ec *ec, crew__ec_waiter *w, pthread_mutex_t *lock,
-                                  const struct timespec *until) {
-    int rc = 0;
-    if (w->counted) { /* else a notifier chose it between the last look and here: cannot be,
-                       * the lock is held since crew__ec_prepare, but cheap to honour */
-        if (until)
-            rc = pthread_cond_timedwait(w->cv, lock, until);
-        else
-            rc = pthread_cond_wait(w->cv, lock);
-    }
-    if (!w->counted)
-        return CREW__EC_WOKEN; /* the notifier took it off the count */
-    crew__ec_cancel(ec, w);    /* a broadcast, a timeout or a spurious return */
-    return rc == ETIMEDOUT ? CREW__EC_TIMEDOUT : CREW__EC_RETURNED;
+/* Sleeper, lock held: count and list n on its eventcount. */
+static void prepare(crew__ec_node *n) {
+    crew__ec *ec = n->ec;
+    n->counted = true;
+    n->prev = NULL;
+    n->next = ec->head;
+    if (ec->head)
+        ec->head->prev = n;
+    ec->head = n;
+    /* Seq_cst: the sleeper's write in Dekker's pattern; the fence in crew__ec_wait orders it
+     * before the last look (pairs with the notifier's fence in crew__ec_sleepers). */
+    crew__fetch_add_seq_cst(&ec->count, 1u);
 }
+
+/* Lock held: n off its eventcount's list and count, if it is still on them. */
+static void unlist(crew__ec_node *n) {
+    if (!n->counted)
+        return;
+    crew__ec *ec = n->ec;
+    n->counted = false;
+    if (n->prev)
+        n->prev->next = n->next;
+    else
+        ec->head = n->next;
+    if (n->next)
+        n->next->prev = n->prev;
+    n->next = n->prev = NULL;
+    crew__fetch_sub_seq_cst(&ec->count, 1u); /* seq_cst: pairs with the increment */
+}
+
+static void unlist_all(crew__ec_sleeper *s) {
+    for (unsigned i = 0; i < s->n; i++)
+        unlist(&s->node[i]);
+}
+
+static CREW__TLS unsigned long tls_wakeups;
+
+enum crew__ec_end crew__ec_wait(crew__ec_sleeper *s, pthread_mutex_t *lock,
+                                bool (*look)(void *ctx), void *ctx, const struct timespec *until) {
+    s->woken = false;
+    for (unsigned i = 0; i < s->n; i++)
+        prepare(&s->node[i]);
+    crew__ec_fence_();
+    for (;;) {
+        if (look(ctx)) {
+            unlist_all(s);
+            return CREW__EC_FOUND;
+        }
+        int rc = until ? pthread_cond_timedwait(s->cv, lock, until) : pthread_cond_wait(s->cv, lock);
+        tls_wakeups++;
+        if (s->woken) { /* a notifier took that node off; the others go now */
+            unlist_all(s);
+            return CREW__EC_WOKEN;
+        }
+        if (rc == ETIMEDOUT) {
+            unlist_all(s);
+            return CREW__EC_TIMEDOUT;
+        }
+        /* A spurious return: still counted everywhere, so the next look is a last look too. */
+    }
+}
+
+unsigned crew__ec_notify_locked(crew__ec *ec, crew__ec_match match, void *ctx) {
+    unsigned woke = 0;
+    crew__ec_node *n = ec->head;
+    while (n) {
+        crew__ec_node *next = n->next;
+        if (!match || match(ctx, n->data)) {
+            unlist(n);
+            n->who->woken = true;
+            pthread_cond_signal(n->who->cv);
+            woke++;
+        }
+        n = next;
+    }
+    return woke;
+}
+
+unsigned crew__ec_notify_slow(crew__ec *ec, pthread_mutex_t *lock, crew__ec_match match,
+                              void *ctx) {
+    pthread_mutex_lock(lock);
+    unsigned woke = crew__ec_notify_locked(ec, match, ctx);
+    pthread_mutex_unlock(lock);
+    return woke;
+}
+
+void crew__ec_sleeper_init(crew__ec_sleeper *s, pthread_cond_t *cv) {
+    s->cv = cv ? cv : crew__ec_thread_cv();
+    s->woken = false;
+    s->n = 0;
+}
+
+static bool joins_done(void *ctx) { return ((crew__joins *)ctx)->active == 0; }
+
+void crew__join_each(crew__joins *j, pthread_mutex_t *lock, unsigned (*count)(void *ctx),
+                     bool (*claim)(void *ctx, unsigned i, pthread_t *thread), void *ctx) {
+    j->active++;
+    for (unsigned i = 0; i < count(ctx); i++) {
+        pthread_t th;
+        if (!claim(ctx, i, &th))
+            continue;
+        pthread_mutex_unlock(lock);
+        pthread_join(th, NULL);
+        pthread_mutex_lock(lock);
+    }
+    if (--j->active == 0)
+        crew__ec_notify_locked(&j->done, NULL, NULL);
+    crew__ec_sleeper me;
+    crew__ec_sleeper_init(&me, NULL);
+    crew__ec_on(&me, &j->done, NULL);
+    while (crew__ec_wait(&me, lock, joins_done, j, NULL) != CREW__EC_FOUND)
+        ;
+}
+
+static CREW__TLS pthread_cond_t tls_cv;
+static CREW__TLS bool tls_cv_made;
+
+pthread_cond_t *crew__ec_thread_cv(void) {
+    /* glibc's pthread_cond_init cannot fail with valid attributes; were it to, the
+     * zero-filled cv is glibc's static initialiser (CLOCK_REALTIME): timed waits would only be
+     * off by a clock step. */
+    if (__builtin_expect(!tls_cv_made, 0)) {
+        crew__cond_init_monotonic(&tls_cv);
+        tls_cv_made = true;
+    }
+    return &tls_cv;
+}
+
+unsigned long crew__ec_thread_wakeups(void) { return tls_wakeups; }
 
 int crew__cond_init_monotonic(pthread_cond_t *cv) {
     pthread_condattr_t ca;

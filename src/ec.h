@@ -1,81 +1,144 @@
 /*
- * ec.h -- the eventcount: how every crew thread sleeps without losing a wake-up, and how a busy
- * pool makes no system call to find that nobody sleeps.
+ * ec.h -- the eventcount: how every crew thread sleeps without losing a wake-up, how a busy
+ * pool makes no system call to find that nobody sleeps, and how a wake-up reaches only the
+ * threads that wait for what happened.
  *
  * OVERVIEW. A thread that finds nothing to do (a worker without a task, a caller waiting for a
  * group or for a quiet pool, a submitter waiting for room in a bounded queue, an idle blocking
- * thread) must sleep, and must be woken when what it waits for happens: a task is queued, a
- * group finishes, the last pending task ends, a place frees. The thread that makes it happen
- * (the notifier) is on the hot path and must not take a lock or make a system call when nobody
- * sleeps, which is nearly always. An eventcount (Concurrency Kit's ck_ec, folly's EventCount,
- * oneTBB's concurrent_monitor) splits the wait in two phases, so that the notifier pays one
- * fence and one load:
+ * thread, a thread joining others, the sizing controller between two periods) must sleep, and
+ * must be woken when what it waits for happens: a task is queued, a group finishes, the last
+ * pending task ends, a place frees. The thread that makes it happen (the notifier) is on the hot
+ * path and must not take a lock or make a system call when nobody sleeps, which is nearly
+ * always. An eventcount (Concurrency Kit's ck_ec, folly's EventCount, oneTBB's
+ * concurrent_monitor) splits the wait in two phases, so that the notifier pays one fence and one
+ * load. This module owns the whole sequence on both sides; no other file prepares, commits or
+ * waits on a condition variable:
  *
- *   sleeper                                   notifier
- *   lock                                      make the event visible (a store or RMW)
- *   crew__ec_prepare(ec, &me)   count++,      if (crew__ec_sleepers(ec))    fence, read count
- *                               fence             lock; crew__ec_wake_locked(ec, one) or
- *   look for the event once more                  crew__ec_broadcast_locked(cv); unlock
- *   found:     crew__ec_cancel(ec, &me)
- *   not found: crew__ec_commit(ec, &me, lock, until)   (waits on me.cv, releases the lock)
- *   unlock
+ *   sleeper: crew__ec_wait(s, lock, look, ctx, until)   notifier: make the event visible, then
+ *     for each eventcount s is on: count++, list the       crew__ec_notify(ec, lock, match, ctx)
+ *       node (prepare), fence                              fence, read count; if not 0: lock,
+ *     look(ctx) once more: found? off every list, return   wake the listed nodes that match
+ *     else sleep on s's condition variable (commit)        (off the list and the count, signal
+ *     woken by a notifier: off the other lists, return     their sleeper), unlock
  *
  * Either the sleeper's last look sees the event, or the notifier sees the count (Dekker's
  * pattern: each side writes, fences, then reads the other's variable; C11 forbids both reads
- * missing). A notifier that sees the count takes the lock the sleeper holds from prepare until
- * its wait releases it, so its signal cannot fall between the last look and the wait.
+ * missing). A notifier that sees the count takes the lock the sleeper holds from its prepare
+ * until its wait releases it, so its wake-up cannot fall between the last look and the wait.
+ *
+ * TARGETED WAKE-UPS. Each eventcount lists the nodes of its sleepers, and each sleeper has a
+ * condition variable of its own (a worker's or blocking thread's, or the calling thread's:
+ * crew__ec_thread_cv), so a notifier wakes exactly the sleepers it chooses: those of its
+ * eventcount (a group's, so finishing one group wakes only its own waiters), and of those the
+ * ones its match function accepts (a worker whose queue has work, one sleeper of several, a
+ * waiter of a given group). A sleeper may sleep on several eventcounts at once (a waiter that may
+ * take any task sleeps on its group's and on the pool's work): one node on each, one look, and
+ * the first notifier to choose any of its nodes wakes it.
  *
  * USAGE RULES.
- *   - The sleeper holds the lock from crew__ec_prepare to crew__ec_commit / crew__ec_cancel;
- *     the notifier holds it for crew__ec_wake_locked and crew__ec_broadcast_locked. One lock may
- *     serve several eventcounts (crew uses the pool's lock for all of them).
- *   - The event must be made visible before crew__ec_sleepers, and looked for after
- *     crew__ec_prepare: both sides' seq_cst fences are in these functions, nowhere else.
- *   - A sleeper may prepare on several eventcounts before its one last look (a waiter that may
- *     take any task counts itself as a worker would, and as its group's waiter); it then commits
- *     on one of them and cancels the others, or cancels all.
- *   - crew__ec_wake_locked wakes one chosen sleeper and takes it off the count itself, so the
- *     notifications that follow, before the sleeper has even run, see one sleeper fewer and stay
- *     on the fast path. crew__ec_broadcast_locked wakes every sleeper of a condition variable
- *     (they take themselves off the count when they return).
+ *   - One lock serves the sleeper and the notifiers of an eventcount (crew uses the pool's lock
+ *     for all of its eventcounts): the sleeper holds it around crew__ec_wait, which releases it
+ *     only while asleep; crew__ec_notify takes it, crew__ec_notify_locked expects it held.
+ *   - The event must be made visible before crew__ec_notify (or crew__ec_sleepers), and look()
+ *     must look for it: both sides' seq_cst fences are in this module, nowhere else.
+ *   - A sleeper whose events are only ever made under the lock (the blocking queue's pushes)
+ *     may use crew__ec_notify_locked without crew__ec_sleepers: the lock alone orders them.
+ *   - crew__ec_wait returns after a wake-up without looking again: the caller's loop looks.
  *
- * API (below): crew__ec_init, crew__ec_prepare, crew__ec_cancel, crew__ec_commit,
- * crew__ec_sleepers, crew__ec_wake_locked, crew__ec_broadcast_locked, crew__ec_count_locked
- * (for sleepers that only ever use the lock); crew__cond_init_monotonic
- * and crew__deadline_after_ms for timed sleeps (every timed wait in crew is on CLOCK_MONOTONIC).
+ * API (below): crew__ec_init; crew__ec_sleeper_init, crew__ec_on, crew__ec_wait (the sleeper);
+ * crew__ec_sleepers, crew__ec_notify, crew__ec_notify_locked, crew__ec_listed (the notifier);
+ * crew__ec_thread_cv, crew__cond_init_monotonic and crew__deadline_after_ms for condition
+ * variables and timed sleeps (every timed wait in crew is on CLOCK_MONOTONIC).
  *
  * IMPLEMENTATION NOTES. The count is a plain atomic counter; the sleeper's increment is a
  * seq_cst read-modify-write followed by a seq_cst fence, the notifier's read a seq_cst fence
  * followed by a relaxed load (a busy pool writes no shared line to learn that nobody sleeps).
  * ThreadSanitizer does not model fences, so under it the notifier's read is a seq_cst
  * read-modify-write of the counter itself (fetch_add 0), which the sleeper's increment
- * synchronises with in the counter's modification order: the same guarantee, checked. The
- * protocol is model-checked in models/sleep.pml, whose processes name these functions.
+ * synchronises with in the counter's modification order: the same guarantee, checked. The lists
+ * are doubly linked (a node leaves in O(1) when its sleeper found its event or was woken through
+ * another node) and guarded by the lock. The protocol is model-checked in models/sleep.pml, whose
+ * processes name these functions.
  */
 #ifndef CREW_EC_H
 #define CREW_EC_H
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <time.h>
 
 #include "atomic.h"
 
+typedef struct crew__ec_node crew__ec_node;
+
 typedef struct crew__ec {
-    /* Threads between crew__ec_prepare and the end of their sleep (or a notifier's claim).
+    /* Nodes between their sleeper's prepare and the end of its wait (or a notifier's choice).
      * Changed with seq_cst read-modify-writes under the sleepers' lock; read by notifiers
      * after a seq_cst fence (see the notes above; under ThreadSanitizer the notifier's read is
      * an RMW that adds 0, outside the lock, which changes nothing). */
     atomic_uint count;
+    crew__ec_node *head; /* lock: the counted nodes, most recent sleeper first */
 } crew__ec;
 
-/* One sleeper's record: where it sleeps, and whether a notifier has already woken it. */
-typedef struct crew__ec_waiter {
-    pthread_cond_t *cv; /* its condition variable (its own, or one shared with other sleepers) */
-    bool counted;       /* lock: counted in the eventcount, not yet woken by crew__ec_wake_locked */
-} crew__ec_waiter;
+/* How many eventcounts one sleeper can sleep on at once. */
+#define CREW__EC_NODES 3
 
-static inline void crew__ec_init(crew__ec *ec) { crew__atomic_init(&ec->count, 0u); }
+typedef struct crew__ec_sleeper crew__ec_sleeper;
+
+/* A sleeper's place on one eventcount. */
+struct crew__ec_node {
+    crew__ec_node *next, *prev; /* lock: in ec's list while counted */
+    crew__ec *ec;               /* the eventcount */
+    crew__ec_sleeper *who;      /* the sleeper it belongs to */
+    void *data;                 /* for the notifiers' match functions (crew__ec_on) */
+    bool counted;               /* lock: counted and listed */
+};
+
+/* One sleeping thread: its condition variable and its nodes (crew__ec_on). */
+struct crew__ec_sleeper {
+    pthread_cond_t *cv; /* signalled by notifiers; CLOCK_MONOTONIC for timed waits */
+    bool woken;         /* lock: a notifier chose one of its nodes during the last wait */
+    unsigned n;         /* nodes in use */
+    crew__ec_node node[CREW__EC_NODES];
+};
+
+static inline void crew__ec_init(crew__ec *ec) {
+    crew__atomic_init(&ec->count, 0u);
+    ec->head = NULL;
+}
+
+/* A sleeper on no eventcount yet, sleeping on cv (NULL: the calling thread's own,
+ * crew__ec_thread_cv; then it must be used on this thread only). */
+void crew__ec_sleeper_init(crew__ec_sleeper *s, pthread_cond_t *cv);
+/* s sleeps on ec too (at most CREW__EC_NODES of them), with data for ec's notifiers' match
+ * functions. Not while s waits. */
+static inline void crew__ec_on(crew__ec_sleeper *s, crew__ec *ec, void *data) {
+    crew__ec_node *n = &s->node[s->n++];
+    n->ec = ec;
+    n->who = s;
+    n->data = data;
+    n->counted = false;
+    n->next = n->prev = NULL;
+}
+/* Forget s's eventcounts (between waits), to put it on others. */
+static inline void crew__ec_off_all(crew__ec_sleeper *s) { s->n = 0; }
+
+/* How a wait ended (crew__ec_wait). */
+enum crew__ec_end {
+    CREW__EC_FOUND = 0,   /* look() found what it looks for: no sleep, or not after a return */
+    CREW__EC_WOKEN = 1,   /* a notifier chose this sleeper (through any of its nodes) */
+    CREW__EC_TIMEDOUT = 2 /* the time passed first */
+};
+
+/* The sleeper's whole wait, lock held (released only while asleep, held again on return).
+ * Counts s on each of its eventcounts and fences, then calls look(ctx): true means the event is
+ * there, and the wait returns CREW__EC_FOUND without sleeping; false, and s sleeps until a
+ * notifier chooses it (CREW__EC_WOKEN; the caller looks again itself) or, if until is not NULL,
+ * until that CLOCK_MONOTONIC time (CREW__EC_TIMEDOUT). After any other return from the
+ * condition variable it looks again (and may sleep again). On return s is on no count. */
+enum crew__ec_end crew__ec_wait(crew__ec_sleeper *s, pthread_mutex_t *lock,
+                                bool (*look)(void *ctx), void *ctx, const struct timespec *until);
 
 #if defined(CREW__TSAN)
 #define crew__ec_fence_() ((void)0)
@@ -83,66 +146,61 @@ static inline void crew__ec_init(crew__ec *ec) { crew__atomic_init(&ec->count, 0
 #define crew__ec_fence_() crew__fence_seq_cst()
 #endif
 
-/* Sleeper, lock held: count me, then fence; the last look for the event follows. */
-static inline void crew__ec_prepare(crew__ec *ec, crew__ec_waiter *w) {
-    w->counted = true;
-    /* Seq_cst: the sleeper's write in Dekker's pattern; the fence below orders it before the
-     * last look (pairs with the notifier's fence in crew__ec_sleepers). */
-    crew__fetch_add_seq_cst(&ec->count, 1u);
-    crew__ec_fence_();
-}
-
-/* Sleeper, lock held: the last look found the event; no sleep. */
-static inline void crew__ec_cancel(crew__ec *ec, crew__ec_waiter *w) {
-    if (w->counted) { /* not already taken off by a notifier */
-        w->counted = false;
-        crew__fetch_sub_seq_cst(&ec->count, 1u); /* seq_cst: pairs with the increment */
-    }
-}
-
-/* How a sleep ended (crew__ec_commit). */
-enum crew__ec_end {
-    CREW__EC_WOKEN = 0,    /* a notifier chose this sleeper (crew__ec_wake_locked) */
-    CREW__EC_RETURNED = 1, /* a broadcast, or a spurious return: look for the event again */
-    CREW__EC_TIMEDOUT = 2  /* the time passed first */
-};
-
-/* Sleeper, lock held, after a last look that found nothing: sleep on w->cv until woken or, if
- * until is not NULL, until that time (CLOCK_MONOTONIC; the cv must use that clock:
- * crew__cond_init_monotonic). Returns with the lock held and w off the count. */
-enum crew__ec_end crew__ec_commit(crew__ec *ec, crew__ec_waiter *w, pthread_mutex_t *lock,
-                                  const struct timespec *until);
-
-/* Notifier, after making its event visible: may anyone sleep? (The fence is here.) */
+/* Notifier, after making its event visible: may anyone sleep on ec? (The fence is here.) */
 static inline bool crew__ec_sleepers(crew__ec *ec) {
 #if defined(CREW__TSAN)
     return crew__fetch_add_seq_cst(&ec->count, 0u) != 0; /* seq_cst RMW: see the notes above */
 #else
-    crew__ec_fence_(); /* orders the event before the read; pairs with crew__ec_prepare's */
+    crew__ec_fence_(); /* orders the event before the read; pairs with crew__ec_wait's */
     return crew__load_relaxed(&ec->count) != 0;
 #endif
 }
 
-/* Notifier, lock held: wake w if it still sleeps, taking it off the count. Returns whether it
- * did. */
-static inline bool crew__ec_wake_locked(crew__ec *ec, crew__ec_waiter *w) {
-    if (!w->counted)
-        return false;
-    w->counted = false;
-    crew__fetch_sub_seq_cst(&ec->count, 1u); /* seq_cst: see crew__ec.count */
-    pthread_cond_signal(w->cv);
-    return true;
+/* A notifier's choice among the nodes of an eventcount: true wakes the node's sleeper. data is
+ * the node's (crew__ec_on), ctx the notifier's. Called under the lock, most recent sleeper
+ * first; it may change the notifier's state (count down what it may still wake). */
+typedef bool (*crew__ec_match)(void *ctx, void *data);
+
+/* Notifier, lock held: wake every sleeper listed on ec whose node match accepts (match NULL:
+ * all), taking each off ec's count and list. Returns how many it woke. */
+unsigned crew__ec_notify_locked(crew__ec *ec, crew__ec_match match, void *ctx);
+/* The same out of line, taking lock. */
+unsigned crew__ec_notify_slow(crew__ec *ec, pthread_mutex_t *lock, crew__ec_match match,
+                              void *ctx);
+/* Notifier, after making its event visible, lock not held: the fence and the count, and only if
+ * someone sleeps the lock and crew__ec_notify_locked. Returns how many it woke. */
+static inline unsigned crew__ec_notify(crew__ec *ec, pthread_mutex_t *lock, crew__ec_match match,
+                                       void *ctx) {
+    if (__builtin_expect(!crew__ec_sleepers(ec), 1))
+        return 0;
+    return crew__ec_notify_slow(ec, lock, match, ctx);
 }
+/* Lock held: does anyone sleep on ec now (exact under the lock)? */
+static inline bool crew__ec_listed(const crew__ec *ec) { return ec->head != NULL; }
 
-/* Notifier, lock held: wake every sleeper of cv (which may serve several eventcounts). */
-static inline void crew__ec_broadcast_locked(pthread_cond_t *cv) { pthread_cond_broadcast(cv); }
-
-/* Lock held: sleepers counted now (exact under the lock, which every change that alters it
- * holds). */
-static inline unsigned crew__ec_count_locked(crew__ec *ec) {
-    return crew__load_relaxed(&ec->count); /* relaxed: the lock orders every change */
+/* Threads joining other threads: several crew_shutdown calls may run at once, and each must
+ * return only once every thread is joined, also those another call claimed and is still
+ * joining (a thread may still be in on_stop). */
+typedef struct crew__joins {
+    unsigned active; /* lock: callers of crew__join_each joining now */
+    crew__ec done;   /* they wait here for the others' joins */
+} crew__joins;
+static inline void crew__joins_init(crew__joins *j) {
+    j->active = 0;
+    crew__ec_init(&j->done);
 }
+/* Join every thread that claim(ctx, i, &thread) claims, for i from 0 while i < count(ctx)
+ * (lock held; false: record i has no thread to join, or another caller claimed it), each
+ * without the lock; then wait until every other caller on j has joined what it claimed. Lock
+ * held on entry and on return. */
+void crew__join_each(crew__joins *j, pthread_mutex_t *lock, unsigned (*count)(void *ctx),
+                     bool (*claim)(void *ctx, unsigned i, pthread_t *thread), void *ctx);
 
+/* The calling thread's own condition variable (CLOCK_MONOTONIC), made on first use, for the
+ * sleepers that have none of their own: a thread sleeps in one place at a time. */
+pthread_cond_t *crew__ec_thread_cv(void);
+/* Wake-ups this thread has had (returns from its condition variable), for tests. */
+unsigned long crew__ec_thread_wakeups(void);
 /* Initialise cv for timed sleeps on CLOCK_MONOTONIC. 0 or an errno value. */
 int crew__cond_init_monotonic(pthread_cond_t *cv);
 /* The CLOCK_MONOTONIC time ms milliseconds from now. */

@@ -52,15 +52,13 @@
 #include "worker.h"
 
 /* crew_lane_destroy waiting for a lane's runners: done is set by the runner that counts the
- * last one out, with pool->lock held, and the destroyer woken: through cv, or, for one that
- * helps (a task or hook of the pool, which waits as a helping waiter does, crew__help_until,
- * so that queued work wakes it too), by a broadcast of pool->wait_cv. */
+ * last one out, with pool->lock held, and the destroyer woken through ec, on which it sleeps
+ * (with pool->lock): as a helping waiter does (crew__help_until), if it is a task or hook of the
+ * pool, so that queued work wakes it too, else only for done. */
 typedef struct lane_waiter {
-    pthread_cond_t cv;
-    crew__ec ec;  /* a helping destroyer, asleep (crew__help_until) */
-    bool helping; /* fixed before the waiter is published */
-    /* Set once, with release, under pool->lock; read under it, or with acquire by a helping
-     * destroyer (crew__help_until). */
+    crew__ec ec;
+    /* Set once, with release, under pool->lock; read with acquire, under it or not (a helping
+     * destroyer's loop, crew__help_until). */
     atomic_bool done;
 } lane_waiter;
 
@@ -95,15 +93,12 @@ static lane_waiter *leave_locked(crew_lane *l) {
 static void wake_destroyer(crew_pool *p, lane_waiter *w) {
     if (!w)
         return;
-    /* Read first: a helping destroyer may see done without the lock, return and end w's life;
-     * one that is not helping reads done under the lock, so w->cv lives until the unlock. */
-    bool helping = w->helping;
     pthread_mutex_lock(&p->lock);
+    /* Wake first, then set done, the last touch of w: a helping destroyer may see done without
+     * the lock, return and end w's life. One asleep cannot look again before the unlock, and
+     * one that prepares meanwhile waits for this lock, so either way it sees done. */
+    crew__ec_notify_locked(&w->ec, NULL, NULL);
     crew__store_release(&w->done, true); /* release: see lane_waiter */
-    if (helping) /* it sleeps on wait_cv, counted on w->ec, and looks under this lock */
-        crew__ec_broadcast_locked(&p->wait_cv);
-    else
-        pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -264,14 +259,21 @@ int crew_lane_create(crew_pool *p, unsigned max_concurrency, crew_lane **out) {
  * the only worker), the caller helps as a waiter for a quiet pool would (crew__help_until):
  * it runs queued tasks meanwhile, and sleeps when there are none until a task is queued or the
  * last runner leaves; from any other thread, it sleeps until the last runner leaves. */
+static bool runners_gone(void *ctx) {
+    return crew__load_acquire(&((lane_waiter *)ctx)->done); /* acquire: see lane_waiter */
+}
+
 static void wait_for_runners(crew_pool *p, lane_waiter *w) {
-    if (w->helping) {
+    if (crew__in_task_of(p) || crew__tls_hook == p) {
         crew__help_until(p, &w->done, &w->ec);
         return;
     }
+    crew__ec_sleeper me;
+    crew__ec_sleeper_init(&me, NULL);
+    crew__ec_on(&me, &w->ec, NULL);
     pthread_mutex_lock(&p->lock);
-    while (!crew__load_relaxed(&w->done)) /* relaxed: written under this lock */
-        pthread_cond_wait(&w->cv, &p->lock);
+    while (crew__ec_wait(&me, &p->lock, runners_gone, w, NULL) != CREW__EC_FOUND)
+        ;
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -287,12 +289,9 @@ int crew_lane_destroy(crew_lane *l) {
                               "crew_lane_destroy: called from a task of the lane itself, which "
                               "cannot finish before this call returns; destroy it from "
                               "elsewhere");
-    lane_waiter w = {.helping = crew__in_task_of(p) || crew__tls_hook == p};
+    lane_waiter w;
     crew__ec_init(&w.ec);
     crew__atomic_init(&w.done, false);
-    if (pthread_cond_init(&w.cv, NULL) != 0)
-        return crew__fail(CREW_ENOMEM, "crew_lane_destroy: out of memory for a condition "
-                                       "variable to wait on; the lane is left as it was");
     lane_lock(l);
     bool idle = l->active == 0;
     if (!idle)
@@ -300,7 +299,6 @@ int crew_lane_destroy(crew_lane *l) {
     lane_unlock(l);
     if (!idle)
         wait_for_runners(p, &w);
-    pthread_cond_destroy(&w.cv);
     free(l);
     return CREW_OK;
 }

@@ -131,7 +131,8 @@ static crew__worker *free_record(crew_pool *p) {
     }
     w->pool = p;
     w->index = n;
-    w->waiter = (crew__ec_waiter){&w->cv, false};
+    crew__ec_sleeper_init(&w->sleeper, &w->cv);
+    crew__ec_on(&w->sleeper, &p->work, w); /* its data: wake_match in worker.c */
     crew__atomic_init(&w->state, CREW__W_EXITED);
     crew__atomic_init(&w->gone, true);
     crew__atomic_init(&w->stolen, 0u);
@@ -226,32 +227,20 @@ static int init_sync(crew_pool *p) {
         goto no_stats_lock;
     if (pthread_mutex_init(&p->diag.lock, NULL) != 0)
         goto no_diag_lock;
-    if (pthread_cond_init(&p->wait_cv, NULL) != 0)
-        goto no_wait_cv;
-    if (pthread_cond_init(&p->join_cv, NULL) != 0)
-        goto no_join_cv;
     if (crew__lock_init(&p->nodes.lock, true) != 0) /* short sections: a spinlock */
         goto no_node_lock;
     if (crew__slotmap_init(&p->groups) != CREW_OK)
         goto no_slotmap;
     p->groups.on_notify = crew__notify_queue; /* a finished group's callbacks (notify.c) */
     p->groups.owner = p;
-    if (crew__cond_init_monotonic(&p->bounded.cv) != 0) /* crew_submit_timed's deadlines */
-        goto no_space_cv;
     if (crew__trace_init(p) != CREW_OK)
         goto no_trace;
     return CREW_OK;
 no_trace:
-    pthread_cond_destroy(&p->bounded.cv);
-no_space_cv:
     crew__slotmap_free(&p->groups);
 no_slotmap:
     crew__lock_destroy(&p->nodes.lock);
 no_node_lock:
-    pthread_cond_destroy(&p->join_cv);
-no_join_cv:
-    pthread_cond_destroy(&p->wait_cv);
-no_wait_cv:
     pthread_mutex_destroy(&p->diag.lock);
 no_diag_lock:
     pthread_mutex_destroy(&p->stats.lock);
@@ -277,9 +266,6 @@ static void free_pool(crew_pool *p) {
     crew__nodes_free(p);
     crew__slotmap_free(&p->groups);
     crew__lock_destroy(&p->nodes.lock);
-    pthread_cond_destroy(&p->bounded.cv);
-    pthread_cond_destroy(&p->join_cv);
-    pthread_cond_destroy(&p->wait_cv);
     pthread_mutex_destroy(&p->diag.lock);
     pthread_mutex_destroy(&p->stats.lock);
     pthread_mutex_destroy(&p->resize_lock);
@@ -389,6 +375,8 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     crew__atomic_init(&p->pending, 0);
     crew__ec_init(&p->work);
     crew__ec_init(&p->quiet);
+    crew__ec_init(&p->waiting);
+    crew__joins_init(&p->joins);
     crew__atomic_init(&p->shutdown_dropped, false);
     crew__atomic_init(&p->paused, false);
     crew__atomic_init(&p->lookers, 0u);
@@ -445,6 +433,18 @@ unsigned crew_size(const crew_pool *p) {
     return p ? crew__load_relaxed(&((crew_pool *)p)->target) : 0;
 }
 
+/* crew__join_each's view of the worker records (resize_lock held): a thread started and not yet
+ * joined is claimed by marking it joined. */
+static unsigned workers_count(void *ctx) { return crew__nworkers(ctx); }
+static bool claim_worker(void *ctx, unsigned i, pthread_t *thread) {
+    crew__worker *w = crew__worker_at(ctx, i);
+    if (!w->started || w->joined)
+        return false;
+    w->joined = true;
+    *thread = w->thread;
+    return true;
+}
+
 int crew_shutdown(crew_pool *p, int how) {
     if (!p)
         return crew__fail(CREW_EINVAL, "crew_shutdown: the pool is NULL");
@@ -486,21 +486,7 @@ int crew_shutdown(crew_pool *p, int how) {
      * in on_stop, calling crew_resize (which takes the lock and finds the pool closed). A
      * concurrent crew_shutdown claims what is left and then waits for every join to end. */
     pthread_mutex_lock(&p->resize_lock);
-    p->joins++;
-    for (unsigned i = 0; i < crew__nworkers(p); i++) {
-        crew__worker *w = crew__worker_at(p, i);
-        if (w->started && !w->joined) {
-            w->joined = true;
-            pthread_t th = w->thread;
-            pthread_mutex_unlock(&p->resize_lock);
-            pthread_join(th, NULL);
-            pthread_mutex_lock(&p->resize_lock);
-        }
-    }
-    if (--p->joins == 0)
-        pthread_cond_broadcast(&p->join_cv);
-    while (p->joins != 0)
-        pthread_cond_wait(&p->join_cv, &p->resize_lock);
+    crew__join_each(&p->joins, &p->resize_lock, workers_count, claim_worker, p);
     pthread_mutex_unlock(&p->resize_lock);
     return CREW_OK;
 }

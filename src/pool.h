@@ -68,7 +68,7 @@ typedef struct crew__worker {
     /* The thread has returned from on_stop and touches nothing more: joining it waits for
      * nothing else. Stored with release by the thread, loaded with acquire by reap_exited. */
     _Atomic bool gone;
-    crew__ec_waiter waiter; /* its sleep on pool->work (cv: its own cv) */
+    crew__ec_sleeper sleeper; /* its sleep on pool->work (node data: this record), on cv */
     pthread_cond_t cv; /* the worker sleeps here, with pool->lock */
     /* Monitoring block, allocated by the worker on first use (release: stats.c). */
     crew__tstats *_Atomic stats;
@@ -133,11 +133,14 @@ struct crew_pool {
     atomic_uint rr;     /* PER_WORKER: round-robin position (relaxed: spreads, orders nothing) */
     char pad_submit_end_[64 - sizeof(size_t) - sizeof(unsigned)];
 
-    /* Eventcounts (ec.h), all slept on under lock: workers and waiters that would take any task
-     * (work; notified by whoever queues tasks), and threads waiting for pending to reach 0
-     * (quiet; notified by the decrement to 0). */
+    /* Eventcounts (ec.h), all slept on under lock: workers (node data: the worker record) and
+     * waiters that would take any task (node data: NULL), notified by whoever queues tasks
+     * (work); threads waiting for pending to reach 0 (quiet; notified by the decrement to 0);
+     * and every helping waiter, whatever it waits for (waiting; notified of state changes:
+     * pause, resume, resize, shutdown). */
     crew__ec work;
     crew__ec quiet;
+    crew__ec waiting;
     /* Workers awake and looking for a task: from a look that found nothing to a task or a sleep,
      * and from being woken (the waker counts them in) to their first task or sleep. With one in
      * sight a submission wakes nobody (crew__notify_work): the looker's next look, or its last
@@ -152,9 +155,6 @@ struct crew_pool {
     atomic_bool shutdown_dropped;
 
     pthread_mutex_t lock;    /* see the top of this file */
-    pthread_cond_t wait_cv;  /* waiting callers sleep here */
-    unsigned sleeping_workers; /* lock: workers asleep on their cv */
-    unsigned sleeping_helpers; /* lock: waiters asleep that may take any task when one comes */
 
     crew__bounded bounded; /* the bounded queue (submit.h) */
 
@@ -171,8 +171,7 @@ struct crew_pool {
     crew__trace trace;      /* the task timeline (trace.h) */
 
     pthread_mutex_t resize_lock; /* see the top of this file */
-    unsigned joins;              /* resize_lock: crew_shutdown calls joining workers now */
-    pthread_cond_t join_cv;      /* they wait here for each other's joins, with resize_lock */
+    crew__joins joins;           /* resize_lock: crew_shutdown calls joining workers now */
     /* Every worker record ever made (CREW_MAX_THREADS entries), never freed before the pool:
      * entries below nworkers are set, and thieves and round-robin read them without a lock.
      * Relaxed entries, published by nworkers' release store (made under resize_lock). */

@@ -52,24 +52,43 @@ typedef struct admit_how {
 
 static const admit_how admit_default = {false, false, {0, 0}};
 
+/* wait_for_room's last look (lock held): the pool closed, or room for n tasks. Seq_cst loads:
+ * the pool's state (see struct crew_pool) and the freed place (see crew__bounded). The first
+ * look that finds neither lists the sleeper for crew_diagnose. */
+typedef struct room_look {
+    crew_pool *p;
+    size_t n;
+    crew__blocked *rec;
+    bool listed;
+} room_look;
+
+static bool room_or_closed(void *ctx) {
+    room_look *c = ctx;
+    crew_pool *p = c->p;
+    if (crew__load_seq_cst(&p->state) != CREW__OPEN ||
+        crew__load_seq_cst(&p->bounded.admitted) + c->n <= p->bounded.capacity)
+        return true;
+    if (!c->listed)
+        crew__blocked_add(p, c->rec);
+    c->listed = true;
+    return false;
+}
+
 /* Wait for room in the bounded queue (the eventcount pool->bounded.room, ec.h; crew__admit_release
  * notifies); rec lists the sleeper for crew_diagnose. Returns CREW_OK to try again,
  * CREW_ESHUTDOWN or CREW_ETIMEDOUT. */
 static int wait_for_room(crew_pool *p, size_t n, const admit_how *how, crew__blocked *rec) {
     int rc = CREW_OK;
-    crew__ec_waiter me = {&p->bounded.cv, false};
+    room_look look = {p, n, rec, false};
+    crew__ec_sleeper me;
+    crew__ec_sleeper_init(&me, NULL);
+    crew__ec_on(&me, &p->bounded.room, NULL);
     pthread_mutex_lock(&p->lock);
-    crew__ec_prepare(&p->bounded.room, &me);
-    if (crew__load_seq_cst(&p->state) != CREW__OPEN)
-        rc = CREW_ESHUTDOWN;
-    else if (crew__load_seq_cst(&p->bounded.admitted) + n > p->bounded.capacity) { /* seq_cst */
-        crew__blocked_add(p, rec);
-        if (crew__ec_commit(&p->bounded.room, &me, &p->lock, how->timed ? &how->deadline : NULL) ==
-            CREW__EC_TIMEDOUT)
-            rc = CREW_ETIMEDOUT;
+    if (crew__ec_wait(&me, &p->lock, room_or_closed, &look, how->timed ? &how->deadline : NULL) ==
+        CREW__EC_TIMEDOUT)
+        rc = CREW_ETIMEDOUT;
+    if (look.listed)
         crew__blocked_remove(p, rec);
-    }
-    crew__ec_cancel(&p->bounded.room, &me);
     pthread_mutex_unlock(&p->lock);
     if (rc == CREW_OK && crew__load_seq_cst(&p->state) != CREW__OPEN)
         rc = CREW_ESHUTDOWN;

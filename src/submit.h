@@ -18,8 +18,7 @@ typedef struct crew__bounded {
     /* Queued tasks that hold a place (CREW__TASK_BOUNDED). Seq_cst read-modify-writes: a task
      * that starts frees a place, the event room's sleepers look for (ec.h). */
     _Atomic size_t admitted;
-    crew__ec room;      /* submitters asleep waiting for room (ec.h) */
-    pthread_cond_t cv;  /* they sleep here, with pool->lock (CLOCK_MONOTONIC) */
+    crew__ec room;      /* submitters asleep waiting for room (ec.h), with pool->lock */
 } crew__bounded;
 
 /* crew_submit's nodes in struct crew_pool: free ones, and every chunk for crew_destroy. */

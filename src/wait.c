@@ -61,71 +61,77 @@ typedef struct waiter_ctx {
     int status;              /* the group's answer (crew__slot_status), or CREW_EDEADLK */
 } waiter_ctx;
 
-/* sleep_waiting's sleep under a trace, recorded (lock held; the lock order is pool->lock, then
- * the trace's). Out of line: waiters that are not traced keep their registers. */
-static __attribute__((noinline, cold)) void commit_traced(crew_pool *p, crew__ec *ec,
-                                                          crew__ec_waiter *me, crew_handle group) {
-    uint64_t slept_at = crew__now_ns();
-    crew__ec_commit(ec, me, &p->lock, NULL); /* woken by a broadcast of wait_cv */
-    crew__trace_span(p, CREW__TR_SLEEP, group, slept_at);
-}
+/* The waiter's last look before it sleeps (crew__ec_wait, lock held): is its wait over, or is
+ * there a task it may take? The first look that finds neither lists the thread for crew_diagnose
+ * (crew_wait and crew_wait_all, which have a kind of their own, diagnose.h; crew__help_until's
+ * callers, crew_lane_destroy, are not listed) and, under a trace, notes when it fell asleep. */
+typedef struct last_look_ctx {
+    waiter_ctx *c;
+    crew__ec *ec; /* what it waits for: its group's waiters, the flag's, or pool->quiet */
+    crew_task *t;
+    bool retry;
+    bool listed;
+    crew__blocked rec;
+    uint64_t slept_at;
+} last_look_ctx;
 
-/* The waiter's sleep (the eventcount, ec.h), on wait_cv: it prepares on what it waits for (its
- * group's waiters; the flag's eventcount; pool->quiet for a wait for a quiet pool) and, if it
- * may take any task, on pool->work as a worker would; looks once more; then sleeps. While it
- * sleeps in crew_wait or crew_wait_all, the thread is listed for crew_diagnose, as blocked
- * since c->slept (set at its first sleep in this call). Returns a task found on the last look,
- * or NULL after waking up. */
-static crew_task *sleep_waiting(waiter_ctx *c) {
+static bool last_look(void *ctx) {
+    last_look_ctx *l = ctx;
+    waiter_ctx *c = l->c;
     crew_pool *p = c->p;
-    crew_handle group = c->group;
-    bool general = c->general;
-    crew_task *t = NULL;
-    bool retry = false;
     crew__slot *sl = c->sl;
-    crew__ec *ec = sl ? &sl->waiters : c->flag ? c->flag_ec : &p->quiet;
-    crew__ec_waiter me = {&p->wait_cv, false}, as_helper = {&p->wait_cv, false};
-    pthread_mutex_lock(&p->lock);
-    crew__ec_prepare(ec, &me);
-    if (general) {
-        crew__ec_prepare(&p->work, &as_helper);
-        p->sleeping_helpers++;
-    }
-    bool done = sl       ? crew__group_status(&p->groups, group) != 1
+    bool done = sl       ? crew__group_status(&p->groups, c->group) != 1
                 : c->flag ? crew__load_acquire(c->flag) /* acquire: see crew__help_until */
                           : crew__load_seq_cst(&p->pending) == 0; /* seq_cst: see crew_pool */
-    if (!done) {
-        if (sl)
-            t = crew__sched_take_group(p, group.slot, c->mark);
-        if (!t && general)
-            t = crew__sched_take(p, &retry);
-        if (!t) /* a blocking thread: blocking tasks are pushed under this lock */
-            t = crew__blocking_help(p, group.slot, general);
-        if (!t && !retry) {
-            /* crew_diagnose lists crew_wait and crew_wait_all, which have a kind of their own
-             * (diagnose.h); crew__help_until's callers (crew_lane_destroy) are not listed. */
-            crew__blocked rec = {.since = c->slept, .group = group,
+    if (done)
+        return true;
+    if (sl)
+        l->t = crew__sched_take_group(p, c->group.slot, c->mark);
+    if (!l->t && c->general)
+        l->t = crew__sched_take(p, &l->retry);
+    if (!l->t) /* a blocking thread: blocking tasks are pushed under this lock */
+        l->t = crew__blocking_help(p, c->group.slot, c->general);
+    if (l->t || l->retry)
+        return true;
+    if (!l->listed && !c->flag) {
+        l->rec = (crew__blocked){.since = c->slept, .group = c->group,
                                  .kind = sl ? CREW__BLOCKED_WAIT : CREW__BLOCKED_WAIT_ALL};
-            if (!c->flag)
-                crew__blocked_add(p, &rec);
-            if (__builtin_expect(crew__tracing(p), 0)) /* a trace records the sleep */
-                commit_traced(p, ec, &me, group);
-            else
-                crew__ec_commit(ec, &me, &p->lock, NULL); /* woken by a broadcast of wait_cv */
-            if (!c->flag)
-                crew__blocked_remove(p, &rec);
-            c->slept = rec.since;
-        }
+        crew__blocked_add(p, &l->rec);
+        l->listed = true;
     }
-    if (general) {
-        p->sleeping_helpers--;
-        crew__ec_cancel(&p->work, &as_helper);
+    if (__builtin_expect(crew__tracing(p), 0) && l->slept_at == 0) /* a trace records it */
+        l->slept_at = crew__now_ns();
+    return false;
+}
+
+/* The waiter's sleep (the eventcount, ec.h), on this thread's own condition variable: on what it
+ * waits for (its group's waiters, who are also woken when tasks of the group are queued; the
+ * flag's eventcount; pool->quiet for a wait for a quiet pool), on pool->work as a worker would
+ * if it may take any task, and on pool->waiting (state changes); one last look, then sleep.
+ * While it sleeps in crew_wait or crew_wait_all, the thread is listed for crew_diagnose, as
+ * blocked since c->slept (set at its first sleep in this call). Returns a task found on the last
+ * look, or NULL after waking up. */
+static crew_task *sleep_waiting(waiter_ctx *c) {
+    crew_pool *p = c->p;
+    last_look_ctx l = {.c = c, .ec = c->sl ? &c->sl->waiters : c->flag ? c->flag_ec : &p->quiet};
+    crew__ec_sleeper me;
+    crew__ec_sleeper_init(&me, NULL);
+    crew__ec_on(&me, l.ec, NULL);
+    if (c->general)
+        crew__ec_on(&me, &p->work, NULL); /* no data: a helper (worker.c's wake_match) */
+    crew__ec_on(&me, &p->waiting, NULL);
+    pthread_mutex_lock(&p->lock);
+    crew__ec_wait(&me, &p->lock, last_look, &l, NULL);
+    if (l.listed) {
+        crew__blocked_remove(p, &l.rec);
+        c->slept = l.rec.since;
     }
-    crew__ec_cancel(ec, &me);
+    if (__builtin_expect(l.slept_at != 0, 0))
+        crew__trace_span(p, CREW__TR_SLEEP, c->group, l.slept_at);
     pthread_mutex_unlock(&p->lock);
     if (crew__tls_pushed_back) /* the last look put a task back: wake someone for it */
         crew__notify_pushed_back(p);
-    return t;
+    return l.t;
 }
 
 static inline void flush_finished(waiter_ctx *c) {

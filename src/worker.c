@@ -65,11 +65,7 @@ void crew__pending_sub(crew_pool *p, size_t n) {
      * the sleep protocol (see the top of this file). */
     if (crew__fetch_sub_seq_cst(&p->pending, n) != n)
         return;
-    if (crew__ec_sleepers(&p->quiet)) {
-        pthread_mutex_lock(&p->lock);
-        crew__ec_broadcast_locked(&p->wait_cv);
-        pthread_mutex_unlock(&p->lock);
-    }
+    crew__ec_notify(&p->quiet, &p->lock, NULL, NULL);
     /* A closing pool's workers sleep until nothing is pending, then leave (must_leave); a
      * submission that raced with crew_shutdown can be what brings pending back to 0, after
      * shutdown's last wake-up, so this thread wakes them. Seq_cst load: see crew_pool. */
@@ -91,13 +87,9 @@ void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end 
     crew__worker *w = crew__self(p);
     if (slot != 0 &&
         crew__group_done(&p->groups, slot, (uint32_t)n, how, crew__slots_to_free(p, w))) {
-        /* The group's final state is the event its waiters look for. A slot reused
-         * meanwhile only costs a spurious wake-up. */
-        if (crew__ec_sleepers(&crew__slot_at(&p->groups, slot)->waiters)) {
-            pthread_mutex_lock(&p->lock);
-            crew__ec_broadcast_locked(&p->wait_cv);
-            pthread_mutex_unlock(&p->lock);
-        }
+        /* The group's final state is the event its waiters look for; only they are woken.
+         * A slot reused meanwhile only costs a spurious wake-up. */
+        crew__ec_notify(&crew__slot_at(&p->groups, slot)->waiters, &p->lock, NULL, NULL);
     }
     if (w) { /* a worker: batch the shared decrement (see crew__worker) */
         if (credit_back(w, n))
@@ -130,13 +122,9 @@ void crew__notify_pushed_back(crew_pool *p) {
 void crew__admit_release(crew_pool *p) {
     /* Seq_cst: the freed place is the event a submitter waiting for room looks for. */
     crew__fetch_sub_seq_cst(&p->bounded.admitted, 1);
-    if (crew__ec_sleepers(&p->bounded.room)) {
-        pthread_mutex_lock(&p->lock);
-        /* Broadcast: waiters need different amounts of room, and one that times out or cannot
-         * use the room would otherwise swallow the wake-up. */
-        crew__ec_broadcast_locked(&p->bounded.cv);
-        pthread_mutex_unlock(&p->lock);
-    }
+    /* Every waiter: they need different amounts of room, and one that times out or cannot use
+     * the room would otherwise swallow the wake-up. */
+    crew__ec_notify(&p->bounded.room, &p->lock, NULL, NULL);
 }
 
 /* Drop t (never run it): give back its place in the bounded queue and its node, count it,
@@ -316,32 +304,35 @@ void crew__run_helping(crew_pool *p, crew__worker *self, crew_task *t, size_t *f
     run_task(p, self, t, finished);
 }
 
-/* Wake sleeping worker w (lock held). The eventcount takes it off the count at once, so that
- * the submissions that follow, before w has even run, see no sleeper and stay on the fast path
- * instead of each taking the lock to wake it again. */
-static void wake_worker_locked(crew_pool *p, crew__worker *w) {
-    if (crew__ec_wake_locked(&p->work, &w->waiter)) {
-        p->sleeping_workers--;
-        /* Counted among the lookers from now (pool.h): the submissions that follow see it. */
-        crew__fetch_add_seq_cst(&p->lookers, 1u);
-    }
+/* crew__wake_locked's choice among the sleepers on pool->work: up to n workers that can run the
+ * new tasks, each counted among the lookers at once (pool.h), so that the submissions that
+ * follow, before it has even run, see a looker and stay on the fast path instead of each taking
+ * the lock to wake another; and every waiter that may take any task (its node has no data). */
+typedef struct wake_ctx {
+    crew_pool *p;
+    size_t n;
+    bool all; /* every worker, whether or not it has work (a state change) */
+} wake_ctx;
+
+static bool wake_match(void *ctx, void *data) {
+    wake_ctx *c = ctx;
+    crew__worker *w = data;
+    if (!w)
+        return true; /* a helping waiter */
+    /* PER_WORKER: only a worker whose own queue has work can run it. */
+    if (!c->all && (c->n == 0 || (w->queue && crew__load_relaxed(&w->queue->n) == 0)))
+        return false;
+    c->n--;
+    crew__fetch_add_seq_cst(&c->p->lookers, 1u); /* seq_cst: see crew_pool.lookers */
+    return true;
 }
 
 void crew__wake_locked(crew_pool *p, size_t n, uint32_t slot) {
-    if (p->sleeping_workers != 0) {
-        unsigned nw = crew__nworkers(p);
-        for (unsigned i = 0; i < nw && n != 0; i++) {
-            crew__worker *w = crew__worker_at(p, i);
-            /* PER_WORKER: only a worker whose own queue has work can run it. */
-            if (!w->waiter.counted || (w->queue && crew__load_relaxed(&w->queue->n) == 0))
-                continue;
-            wake_worker_locked(p, w);
-            n--;
-        }
-    }
-    if (p->sleeping_helpers != 0 ||
-        (slot != 0 && crew__ec_count_locked(&crew__slot_at(&p->groups, slot)->waiters) != 0))
-        crew__ec_broadcast_locked(&p->wait_cv);
+    wake_ctx c = {p, n, false};
+    crew__ec_notify_locked(&p->work, wake_match, &c);
+    /* The group's own waiters take its tasks even when they may take no other. */
+    if (slot != 0)
+        crew__ec_notify_locked(&crew__slot_at(&p->groups, slot)->waiters, NULL, NULL);
 }
 
 void crew__wake(crew_pool *p, size_t n, uint32_t slot) {
@@ -351,16 +342,15 @@ void crew__wake(crew_pool *p, size_t n, uint32_t slot) {
 }
 
 void crew__wake_all_locked(crew_pool *p) {
-    unsigned nw = crew__nworkers(p);
-    for (unsigned i = 0; i < nw; i++)
-        wake_worker_locked(p, crew__worker_at(p, i));
-    crew__ec_broadcast_locked(&p->wait_cv);
+    wake_ctx c = {p, 0, true};
+    crew__ec_notify_locked(&p->work, wake_match, &c);
+    crew__ec_notify_locked(&p->waiting, NULL, NULL); /* every helping waiter: look again */
 }
 
 void crew__notify_all(crew_pool *p) {
     pthread_mutex_lock(&p->lock);
     crew__wake_all_locked(p);
-    crew__ec_broadcast_locked(&p->bounded.cv); /* waiters for room: recheck the state */
+    crew__ec_notify_locked(&p->bounded.room, NULL, NULL); /* waiters for room: recheck the state */
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -385,44 +375,47 @@ static inline bool must_leave(crew_pool *p, crew__worker *w) {
            (crew__load_seq_cst(&p->state) != CREW__OPEN && crew__load_seq_cst(&p->pending) == 0);
 }
 
-/* sleep_for_work's sleep under a trace, recorded (lock held; the lock order is pool->lock, then
- * the trace's). Out of line, so that the worker's loop keeps its registers. True: woken. */
-static __attribute__((noinline, cold)) bool commit_traced(crew_pool *p, crew__worker *w) {
-    uint64_t slept_at = crew__now_ns();
-    bool woken = crew__ec_commit(&p->work, &w->waiter, &p->lock, NULL) == CREW__EC_WOKEN;
-    crew__trace_span(p, CREW__TR_SLEEP, CREW_HANDLE_NONE, slept_at);
-    return woken;
+/* The worker's last look before it sleeps (crew__ec_wait, lock held): none if it must leave;
+ * else a task, or a lost race (retry). */
+typedef struct last_look_ctx {
+    crew_pool *p;
+    crew__worker *w;
+    crew_task *t;
+    bool retry;
+    bool slept;        /* the look found nothing: it sleeps */
+    uint64_t slept_at; /* under a trace: when it went to sleep, for the timeline */
+} last_look_ctx;
+
+static bool last_look(void *ctx) {
+    last_look_ctx *c = ctx;
+    if (must_leave(c->p, c->w))
+        return true;
+    c->t = crew__sched_take(c->p, &c->retry);
+    if (c->t || c->retry)
+        return true;
+    crew__debug_yield(); /* lock held: lets others pile up behind the sleeper */
+    c->slept = true;
+    if (__builtin_expect(crew__tracing(c->p), 0) && c->slept_at == 0) /* a trace records it */
+        c->slept_at = crew__now_ns();
+    return false;
 }
 
-/* The worker's sleep (the eventcount, ec.h): a last look for work, then sleep. Returns a task
- * found on the last look, or NULL after waking up (*woken_out: by wake_worker_locked); *slept
- * false when it did not sleep (a task found, a race lost, or it must leave: no last look). */
+/* The worker's sleep on pool->work (ec.h): a last look for work, then sleep. Returns a task
+ * found on the last look, or NULL after waking up (*woken_out: chosen by crew__wake_locked,
+ * which counted it among the lookers); *slept false when it did not sleep (a task found, a
+ * race lost, or it must leave). */
 static crew_task *sleep_for_work(crew_pool *p, crew__worker *w, bool *woken_out, bool *slept) {
-    crew_task *t = NULL;
-    bool retry = false, woken = false;
+    last_look_ctx c = {p, w, NULL, false, false, 0};
     pthread_mutex_lock(&p->lock);
-    p->sleeping_workers++;
-    crew__ec_prepare(&p->work, &w->waiter);
-    *slept = false;
-    if (!must_leave(p, w)) {
-        t = crew__sched_take(p, &retry);
-        if (!t && !retry) {
-            crew__debug_yield(); /* lock held: lets others pile up behind the sleeper */
-            if (__builtin_expect(crew__tracing(p), 0)) /* a trace records the sleep */
-                woken = commit_traced(p, w);
-            else
-                woken = crew__ec_commit(&p->work, &w->waiter, &p->lock, NULL) == CREW__EC_WOKEN;
-            *slept = true;
-        }
-    }
-    crew__ec_cancel(&p->work, &w->waiter); /* if the last look found work */
-    if (!woken) /* wake_worker_locked counted the worker out itself */
-        p->sleeping_workers--;
-    *woken_out = woken; /* and counted it among the lookers */
+    enum crew__ec_end end = crew__ec_wait(&w->sleeper, &p->lock, last_look, &c, NULL);
+    if (__builtin_expect(c.slept_at != 0, 0))
+        crew__trace_span(p, CREW__TR_SLEEP, CREW_HANDLE_NONE, c.slept_at);
     pthread_mutex_unlock(&p->lock);
+    *slept = c.slept;
+    *woken_out = end == CREW__EC_WOKEN;
     if (crew__tls_pushed_back) /* the last look put a task back: wake someone for it */
         crew__notify_pushed_back(p);
-    return t;
+    return c.t;
 }
 
 /* Leave the loop if must_leave still holds under the lock (where resize revives workers):

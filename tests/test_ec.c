@@ -1,10 +1,11 @@
 /*
  * test_ec.c -- the eventcount (src/ec.h) alone, as Concurrency Kit's regressions/ck_ec test
- * theirs: no lost wake-up between a sleeper's last look and a racing notifier, over many rounds
- * (one sleeper on a broadcast cv; several sleepers each on its own cv, woken one at a time by
- * crew__ec_wake_locked); a timed sleep on CLOCK_MONOTONIC ends in time; counts return to 0 when
- * a sleeper prepared on two eventcounts commits on one and cancels the other. A lost wake-up is
- * a hang, which alarm() turns into a failure.
+ * theirs: no lost wake-up between a sleeper's last look (crew__ec_wait) and a racing notifier
+ * (crew__ec_notify), over many rounds (one sleeper woken by every notification; several
+ * sleepers woken one at a time by a match function); a timed sleep on CLOCK_MONOTONIC ends in
+ * time; a sleeper on two eventcounts is woken through either and leaves both counts; a
+ * notification wakes only the sleepers of its eventcount that its match accepts. A lost wake-up
+ * is a hang, which alarm() turns into a failure.
  */
 #define _GNU_SOURCE 1 /* clock_gettime, CLOCK_MONOTONIC under -std=c11 */
 #include <pthread.h>
@@ -33,23 +34,30 @@ static long rounds(long n) {
     return v < 10 ? 10 : v;
 }
 
-/* ---- 1. One sleeper, one notifier, a broadcast cv: the event is "flag reached round". ---- */
+/* ---- 1. One sleeper, one notifier waking every sleeper: the event is "flag reached round". */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static crew__ec ec;
 static atomic_long flag, ack;
 static long nrounds;
 
+typedef struct round_look {
+    long r;
+} round_look;
+
+static bool flag_reached(void *ctx) {
+    return atomic_load_explicit(&flag, memory_order_relaxed) >= ((round_look *)ctx)->r;
+}
+
 static void *sleeper(void *arg) {
     (void)arg;
-    crew__ec_waiter me = {&cv, false};
+    crew__ec_sleeper me;
+    crew__ec_sleeper_init(&me, NULL);
+    crew__ec_on(&me, &ec, NULL);
     for (long r = 1; r <= nrounds; r++) {
-        while (atomic_load_explicit(&flag, memory_order_relaxed) < r) {
+        round_look look = {r};
+        while (!flag_reached(&look)) {
             pthread_mutex_lock(&lock);
-            crew__ec_prepare(&ec, &me);
-            if (atomic_load_explicit(&flag, memory_order_relaxed) < r) /* the last look */
-                crew__ec_commit(&ec, &me, &lock, NULL);
-            crew__ec_cancel(&ec, &me);
+            crew__ec_wait(&me, &lock, flag_reached, &look, NULL);
             pthread_mutex_unlock(&lock);
         }
         atomic_store(&ack, r);
@@ -57,37 +65,37 @@ static void *sleeper(void *arg) {
     return NULL;
 }
 
-static void lost_wakeup_broadcast(void) {
+static void lost_wakeup_all(void) {
     nrounds = rounds(200000);
     crew__ec_init(&ec);
     pthread_t t;
     CHECK(pthread_create(&t, NULL, sleeper, NULL) == 0);
     for (long r = 1; r <= nrounds; r++) {
         atomic_store_explicit(&flag, r, memory_order_relaxed); /* the event; the fence is ec's */
-        if (crew__ec_sleepers(&ec)) {
-            pthread_mutex_lock(&lock);
-            crew__ec_broadcast_locked(&cv);
-            pthread_mutex_unlock(&lock);
-        }
+        crew__ec_notify(&ec, &lock, NULL, NULL);
         while (atomic_load(&ack) < r) /* the sleeper saw it: next round */
             sched_yield();
     }
     pthread_join(t, NULL);
-    CHECK(crew__ec_count_locked(&ec) == 0);
-    printf("broadcast: %ld rounds, no lost wake-up\n", nrounds);
+    CHECK(!crew__ec_listed(&ec) && !crew__ec_sleepers(&ec));
+    printf("notify all: %ld rounds, no lost wake-up\n", nrounds);
 }
 
-/* ---- 2. Several sleepers, each on its own cv, woken one at a time (claimed). ---- */
+/* ---- 2. Several sleepers, each on its own cv, woken one at a time (a match that counts). -- */
 #define NSLEEPERS 3
-static struct one {
-    pthread_cond_t cv;
-    crew__ec_waiter w;
-} ones[NSLEEPERS];
 static atomic_long tokens, consumed;
 static long ntokens;
 
+static bool token_or_end(void *ctx) {
+    (void)ctx;
+    return atomic_load(&tokens) != 0 || atomic_load(&consumed) >= ntokens;
+}
+
 static void *token_sleeper(void *arg) {
-    struct one *o = arg;
+    (void)arg;
+    crew__ec_sleeper me;
+    crew__ec_sleeper_init(&me, NULL); /* this thread's own cv */
+    crew__ec_on(&me, &ec, NULL);
     for (;;) {
         long t = atomic_load(&tokens);
         if (t > 0) {
@@ -98,86 +106,144 @@ static void *token_sleeper(void *arg) {
         if (atomic_load(&consumed) >= ntokens)
             return NULL;
         pthread_mutex_lock(&lock);
-        crew__ec_prepare(&ec, &o->w);
-        if (atomic_load(&tokens) == 0 && atomic_load(&consumed) < ntokens)
-            crew__ec_commit(&ec, &o->w, &lock, NULL);
-        crew__ec_cancel(&ec, &o->w);
+        crew__ec_wait(&me, &lock, token_or_end, NULL, NULL);
         pthread_mutex_unlock(&lock);
     }
+}
+
+static bool first_one(void *ctx, void *data) {
+    (void)data;
+    unsigned *left = ctx;
+    if (*left == 0)
+        return false;
+    (*left)--;
+    return true;
 }
 
 static void lost_wakeup_wake_one(void) {
     ntokens = rounds(100000);
     crew__ec_init(&ec);
     pthread_t t[NSLEEPERS];
-    for (int i = 0; i < NSLEEPERS; i++) {
-        CHECK(pthread_cond_init(&ones[i].cv, NULL) == 0);
-        ones[i].w = (crew__ec_waiter){&ones[i].cv, false};
-        CHECK(pthread_create(&t[i], NULL, token_sleeper, &ones[i]) == 0);
-    }
+    for (int i = 0; i < NSLEEPERS; i++)
+        CHECK(pthread_create(&t[i], NULL, token_sleeper, NULL) == 0);
     for (long k = 0; k < ntokens; k++) {
         atomic_fetch_add(&tokens, 1); /* the event: one token for one sleeper */
-        if (crew__ec_sleepers(&ec)) {
-            pthread_mutex_lock(&lock);
-            for (int i = 0; i < NSLEEPERS; i++)
-                if (crew__ec_wake_locked(&ec, &ones[i].w))
-                    break; /* one, taken off the count by the notifier */
-            pthread_mutex_unlock(&lock);
-        }
+        unsigned one = 1;
+        CHECK(crew__ec_notify(&ec, &lock, first_one, &one) <= 1);
         if (k % 64 == 0)
             while (atomic_load(&consumed) < k) /* let the sleepers fall asleep now and then */
                 sched_yield();
     }
     while (atomic_load(&consumed) < ntokens)
         sched_yield();
-    pthread_mutex_lock(&lock); /* the last token: wake everyone so they see the end */
+    crew__ec_notify(&ec, &lock, NULL, NULL); /* the end: wake everyone so they see it */
     for (int i = 0; i < NSLEEPERS; i++)
-        crew__ec_wake_locked(&ec, &ones[i].w);
-    pthread_mutex_unlock(&lock);
-    for (int i = 0; i < NSLEEPERS; i++) {
         pthread_join(t[i], NULL);
-        pthread_cond_destroy(&ones[i].cv);
-    }
     CHECK(atomic_load(&consumed) == ntokens);
-    CHECK(crew__ec_count_locked(&ec) == 0);
+    CHECK(!crew__ec_listed(&ec) && !crew__ec_sleepers(&ec));
     printf("wake one: %ld tokens over %d sleepers, no lost wake-up\n", ntokens, NSLEEPERS);
 }
 
-/* ---- 3. A timed sleep, and a sleeper prepared on two eventcounts. ---- */
+/* ---- 3. A timed sleep, and a sleeper on two eventcounts. ---- */
+static bool never(void *ctx) {
+    (void)ctx;
+    return false;
+}
+
 static void timed_and_two(void) {
-    pthread_cond_t mono;
-    CHECK(crew__cond_init_monotonic(&mono) == 0);
     crew__ec a, b;
     crew__ec_init(&a);
     crew__ec_init(&b);
-    crew__ec_waiter wa = {&mono, false}, wb = {&mono, false};
+    crew__ec_sleeper me;
+    crew__ec_sleeper_init(&me, NULL);
+    crew__ec_on(&me, &a, NULL);
+    crew__ec_on(&me, &b, NULL);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     struct timespec until = crew__deadline_after_ms(20);
     pthread_mutex_lock(&lock);
-    crew__ec_prepare(&a, &wa);
-    crew__ec_prepare(&b, &wb);
-    CHECK(crew__ec_count_locked(&a) == 1 && crew__ec_count_locked(&b) == 1);
-    enum crew__ec_end end;
-    do /* a spurious return sleeps again, as every caller does */
-        end = crew__ec_commit(&a, &wa, &lock, &until);
-    while (end == CREW__EC_RETURNED && (crew__ec_prepare(&a, &wa), 1));
-    crew__ec_cancel(&b, &wb);
+    enum crew__ec_end end = crew__ec_wait(&me, &lock, never, NULL, &until);
     pthread_mutex_unlock(&lock);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
     CHECK(end == CREW__EC_TIMEDOUT);
     CHECK(ms >= 19);
-    CHECK(crew__ec_count_locked(&a) == 0 && crew__ec_count_locked(&b) == 0);
+    CHECK(!crew__ec_listed(&a) && !crew__ec_listed(&b));
     CHECK(!crew__ec_sleepers(&a) && !crew__ec_sleepers(&b));
-    pthread_cond_destroy(&mono);
     printf("timed sleep: %ld ms for 20; two eventcounts back to 0\n", ms);
+}
+
+/* ---- 4. Targeted wake-ups: each sleeper sleeps on its own eventcount and on a shared one
+ * (with its number as data); notifying one's own wakes it alone, and a match on the shared one
+ * wakes only the sleeper it names. Each counts its wake-ups. ---- */
+#define NTARGETS 4
+static crew__ec own[NTARGETS], shared_ec;
+static atomic_int go[NTARGETS], asleep;
+static atomic_ulong wakeups[NTARGETS];
+static int ids[NTARGETS];
+
+static bool my_go(void *ctx) {
+    int i = *(int *)ctx;
+    if (atomic_load(&go[i]))
+        return true;
+    atomic_fetch_add(&asleep, 1); /* lock held: counted on both before the notifier looks */
+    return false;
+}
+
+static void *target_sleeper(void *arg) {
+    int i = *(int *)arg;
+    crew__ec_sleeper me;
+    crew__ec_sleeper_init(&me, NULL);
+    crew__ec_on(&me, &own[i], NULL);
+    crew__ec_on(&me, &shared_ec, arg);
+    unsigned long before = crew__ec_thread_wakeups();
+    pthread_mutex_lock(&lock);
+    while (crew__ec_wait(&me, &lock, my_go, arg, NULL) != CREW__EC_FOUND)
+        ;
+    pthread_mutex_unlock(&lock);
+    atomic_store(&wakeups[i], crew__ec_thread_wakeups() - before);
+    return NULL;
+}
+
+static bool is_id(void *ctx, void *data) { return *(int *)ctx == *(int *)data; }
+
+static void targeted(void) {
+    crew__ec_init(&shared_ec);
+    pthread_t t[NTARGETS];
+    for (int i = 0; i < NTARGETS; i++) {
+        crew__ec_init(&own[i]);
+        ids[i] = i;
+        CHECK(pthread_create(&t[i], NULL, target_sleeper, &ids[i]) == 0);
+    }
+    while (atomic_load(&asleep) < NTARGETS) /* each has looked and is about to sleep */
+        sched_yield();
+    /* Sleeper 0 through its own eventcount, sleeper 1 through the shared one by its data. */
+    atomic_store(&go[0], 1);
+    CHECK(crew__ec_notify(&own[0], &lock, NULL, NULL) == 1);
+    atomic_store(&go[1], 1);
+    int one = 1;
+    CHECK(crew__ec_notify(&shared_ec, &lock, is_id, &one) == 1);
+    pthread_join(t[0], NULL);
+    pthread_join(t[1], NULL);
+    /* The others were woken by neither: release them one by one through their own. */
+    for (int i = 2; i < NTARGETS; i++) {
+        atomic_store(&go[i], 1);
+        CHECK(crew__ec_notify(&own[i], &lock, NULL, NULL) == 1);
+        pthread_join(t[i], NULL);
+    }
+    for (int i = 0; i < NTARGETS; i++) {
+        CHECK(atomic_load(&wakeups[i]) == 1); /* woken once: by its own notification */
+        CHECK(!crew__ec_listed(&own[i]) && !crew__ec_sleepers(&own[i]));
+    }
+    CHECK(!crew__ec_listed(&shared_ec) && !crew__ec_sleepers(&shared_ec));
+    printf("targeted: %d sleepers, each woken once, by its own notification\n", NTARGETS);
 }
 
 int main(void) {
     alarm(240); /* a lost wake-up hangs: fail instead */
     timed_and_two();
-    lost_wakeup_broadcast();
+    targeted();
+    lost_wakeup_all();
     lost_wakeup_wake_one();
     return 0;
 }

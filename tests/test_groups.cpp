@@ -15,6 +15,10 @@ using crewtest::Gate;
 using crewtest::make_pool;
 using crewtest::scaled;
 
+// The wake-ups this thread has had in crew's sleeps (src/ec.c; the tests link the library's
+// internals): how a test sees that a sleeper was not woken for someone else's event.
+extern "C" unsigned long crew__ec_thread_wakeups(void);
+
 namespace {
 void count(void *arg) { static_cast<std::atomic<int> *>(arg)->fetch_add(1); }
 } // namespace
@@ -392,5 +396,43 @@ TEST(Groups, WaitersWithHandlesRacingSlotReuseNeverHangOrErr) {
     EXPECT_EQ(crew_wait_all(p), CREW_OK);
     EXPECT_EQ(ran.load(), rounds);
     EXPECT_GT(waits.load(), 0);
+    crew_destroy(p);
+}
+
+// A group that finishes wakes its own waiters and nobody else's: N threads each wait for their
+// own group (one task held on a blocking thread of its own, whatever the strategy); once all of
+// them sleep, the groups finish one by one, and each waiter has been woken exactly once. (When
+// every group's waiters shared one condition variable, each finish woke all N.)
+TEST(Groups, FinishingAGroupWakesOnlyItsOwnWaiters) {
+    const int n = 6;
+    crew_pool *p = make_pool(2);
+    std::vector<Gate> gates(n);
+    std::vector<crew_handle> g(n, CREW_HANDLE_NONE);
+    for (int i = 0; i < n; i++) {
+        ASSERT_EQ(crew_submit_ex(p, Gate::block, &gates[i], 0, CREW_TASK_BLOCKING, &g[i]),
+                  CREW_OK);
+        gates[i].wait_arrivals(1);
+    }
+    std::vector<unsigned long> wakeups(n, 0);
+    std::vector<int> rc(n, -1);
+    std::atomic<int> returned{0};
+    std::vector<std::thread> waiters;
+    for (int i = 0; i < n; i++)
+        waiters.emplace_back([&, i] {
+            unsigned long before = crew__ec_thread_wakeups();
+            rc[i] = crew_wait(p, g[i]);
+            wakeups[i] = crew__ec_thread_wakeups() - before;
+            returned.fetch_add(1);
+        });
+    // Every waiter asleep in crew_wait: crew_diagnose lists each one (blocked for 0 ms or more).
+    while (crew_diagnose_ex(p, nullptr, 1u << 30, 1u << 30, 0) < n)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    for (int i = 0; i < n; i++) {
+        gates[i].open();
+        waiters[i].join();
+        EXPECT_EQ(rc[i], CREW_OK);
+        EXPECT_EQ(wakeups[i], 1u) << "waiter " << i << " was woken for other groups";
+    }
+    EXPECT_EQ(returned.load(), n);
     crew_destroy(p);
 }
