@@ -1,8 +1,10 @@
 /*
  * sleep.pml -- crew's sleep/wake protocol: the eventcount of src/ec.h, as the workers use it
- * (src/worker.c: sleep_for_work, crew__notify_work, crew__wake_locked), as a Promela model. Each
- * eventcount function is one inline below, named after it; the worker and submitter processes
- * call them in the order the C code does.
+ * (src/worker.c: sleep_for_work, crew__notify_work, crew__wake_locked), as a Promela model. The
+ * eventcount's two entry points are inlines named after them (ec_wait for crew__ec_wait, the
+ * sleeper's whole wait; ec_notify_locked and ec_sleepers for crew__ec_notify's halves), built
+ * from the steps of src/ec.c (prepare, unlist, the commit inside ec_wait); the worker and
+ * submitter processes call them in the order the C code does.
  *
  * Property: no lost wake-up. Submitters push tasks while every worker may be on its way to
  * sleep; once nothing in the system can move any more (Spin's `timeout`), every task must have
@@ -12,12 +14,17 @@
  * Memory model. Spin interleaves statements: every run is sequentially consistent. That is what
  * the code guarantees for the pattern modelled here (Dekker's: each side writes one variable,
  * then reads the other's): the waker makes work visible, then crew__ec_sleepers (src/ec.h) =
- * seq_cst fence + load of the count; the sleeper's crew__ec_prepare increments the count with a
+ * seq_cst fence + load of the count; crew__ec_wait (its prepare step) increments the count with a
  * seq_cst read-modify-write, then a seq_cst fence, then it looks for work. With a
  * seq_cst fence between each side's write and read, C11 forbids the outcome where both reads
  * miss the other's write (the store-buffering litmus test), so the SC interleavings below are all
  * the outcomes there are. The NO_FENCE variant shows why the waker's fence is needed: it models
  * the waker's store sitting in a store buffer past its read of the count.
+ *
+ * The eventcount's list of nodes (crew__ec.head) is modelled by counted[]: a node is listed
+ * exactly while it is counted (both change together, under the lock, in prepare and unlist), and
+ * crew__ec_notify_locked visits the listed nodes: here every worker whose node is counted, in
+ * index order (the list's order is free: any order is one of the interleavings checked).
  *
  * The lookers (src/pool.h, crew_pool.lookers): a worker counts itself in from a look that found
  * nothing until it finds a task or sleeps, and a woken worker is counted in by its waker; a
@@ -36,8 +43,8 @@
  *
  * Variants (spin -D...):
  *   (none)          the protocol as in the code: must verify.
- *   BROKEN_SLEEPER  sleep_for_work without its last look for work after counting itself: Spin
- *                   must find a lost wake-up.
+ *   BROKEN_SLEEPER  crew__ec_wait without the last look after counting the sleeper (look()
+ *                   not called): Spin must find a lost wake-up.
  *   BROKEN_WAKER    crew__notify_work asking crew__ec_sleepers before the task is visible: must
  *                   fail.
  *   NO_FENCE        the waker's seq_cst fence dropped (its store to the queue can be delayed
@@ -62,8 +69,8 @@
 byte work = 0;             /* tasks visible in the scheduler's queues (crew__sched_push/take) */
 byte ran = 0;              /* tasks run (crew__run) */
 byte count = 0;            /* p->work.count (crew__ec): atomic, sleepers between prepare and wake */
-byte sleeping_workers = 0; /* p->sleeping_workers: plain, under p->lock */
-bool counted[W];           /* w->waiter.counted (crew__ec_waiter): plain, under p->lock */
+bool counted[W];           /* w->sleeper.node[0].counted (crew__ec_node): listed on p->work, under
+                            * p->lock */
 bool waiting[W];           /* w is blocked inside pthread_cond_wait(&w->cv, &p->lock) */
 bit lock = 0;              /* p->lock (pthread mutex) */
 byte lookers = 0;          /* p->lookers: atomic (seq_cst), workers looking for a task */
@@ -87,64 +94,76 @@ inline take(got) {
     }
 }
 
-/* ---- The eventcount (src/ec.h), one inline per function. ---- */
+/* ---- The eventcount (src/ec.h, src/ec.c). ---- */
 
-/* crew__ec_prepare(&p->work, &w->waiter), lock held: counted = true; count++ (seq_cst RMW);
- * crew__ec_fence_() (seq_cst fence: a no-op under SC interleaving). */
-inline ec_prepare(me) { counted[me] = true; count++ }
+/* prepare (ec.c), lock held: listed and counted = true; count++ (seq_cst RMW); then
+ * crew__ec_wait's crew__ec_fence_() (seq_cst fence: a no-op under SC interleaving). */
+inline prepare(me) { counted[me] = true; count++ }
 
-/* crew__ec_cancel, lock held: off the count unless a notifier took it off already. */
-inline ec_cancel(me) {
+/* unlist (ec.c), lock held: off the list and the count unless a notifier took it off already. */
+inline unlist(me) {
     if
     :: counted[me] -> counted[me] = false; count--
     :: else -> skip
     fi
 }
 
-/* crew__ec_commit(&p->work, &w->waiter, &p->lock, NULL): pthread_cond_wait releases the lock
- * atomically; returns with it held; then off the count unless woken by crew__ec_wake_locked
- * (woken = true then). No spurious wake-ups in this model. */
-inline ec_commit(me, woken) {
-    atomic { waiting[me] = true; lock = 0 };
-end_wait:
-    (!waiting[me]);
-    lock_acquire();
-    woken = !counted[me];
-    ec_cancel(me)
-}
-
-/* crew__ec_sleepers(&p->work): crew__ec_fence_() (seq_cst fence) + load of count. */
-inline ec_sleepers(result) { result = (count != 0) }
-
-/* crew__ec_wake_locked(&p->work, &w->waiter), lock held: if w is counted, take it off the count
- * and signal its cv. */
-inline ec_wake_locked(w, result) {
+/* crew__ec_wait(&w->sleeper, &p->lock, last_look, ...), lock held: prepare, the last look
+ * (last_look in worker.c: one take), then FOUND without sleeping, or the commit:
+ * pthread_cond_wait releases the lock atomically and returns with it held; woken (WOKEN) when a
+ * notifier took the node off. No spurious wake-ups in this model. The lookers' bug of
+ * BROKEN_LOOKER sits in the worker's look, after the take. */
+inline ec_wait(me, got, woken) {
+    woken = false;
+    prepare(me);
+#ifndef BROKEN_SLEEPER
+    take(got); /* look(): the last look, after counting itself */
+#else
+    got = false;
+#endif
+#ifdef BROKEN_LOOKER
+    if /* leaving the lookers only now, after the last look: the bug */
+    :: looking -> looking = false; lookers--
+    :: else -> skip
+    fi;
+#endif
     if
-    :: counted[w] -> counted[w] = false; count--; cond_signal(w); result = true
-    :: else -> result = false
+    :: got -> unlist(me) /* FOUND: returned to the worker loop, which runs it */
+    :: else ->
+        atomic { waiting[me] = true; lock = 0 };
+end_wait:
+        (!waiting[me]);
+        lock_acquire();
+        woken = !counted[me];
+        unlist(me)
     fi
 }
 
-/* crew__wake(p, 1, 0) = crew__wake_locked under the lock: wake one counted worker; a woken
- * worker is counted among the lookers by its waker (wake_worker_locked). */
+/* crew__ec_sleepers(&p->work), crew__ec_notify's first half: crew__ec_fence_() (seq_cst fence) +
+ * load of count. */
+inline ec_sleepers(result) { result = (count != 0) }
+
+/* crew__ec_notify_locked(&p->work, wake_match, {n}) (crew__wake_locked), lock held: visit the
+ * listed nodes; wake_match accepts up to n workers and counts each among the lookers
+ * (worker.c); each accepted node leaves the list and the count, and its sleeper is signalled. */
+inline ec_notify_locked(w, n) {
+    w = 0;
+    do
+    :: w < W && n != 0 ->
+        if
+        :: counted[w] -> counted[w] = false; count--; lookers++; n--; cond_signal(w)
+        :: else -> skip
+        fi;
+        w++
+    :: else -> break
+    od
+}
+
+/* crew__wake(p, 1, 0): crew__ec_notify_locked under the lock, waking one worker. */
 inline wake_one(w, n, did) {
     lock_acquire();
-    if
-    :: sleeping_workers != 0 ->
-        w = 0;
-        n = 1;
-        do
-        :: w < W && n != 0 ->
-            ec_wake_locked(w, did);
-            if
-            :: did -> sleeping_workers--; n--; lookers++
-            :: else -> skip
-            fi;
-            w++
-        :: else -> break
-        od
-    :: else -> skip
-    fi;
+    n = 1;
+    ec_notify_locked(w, n);
     lock_release();
     w = 0; n = 0; did = false /* scratch, reset: fewer states */
 }
@@ -198,28 +217,10 @@ progress_run:
 #endif
            /* sleep_for_work (worker.c) */
            lock_acquire();
-           sleeping_workers++;
-           ec_prepare(me);
-           woken = false;
-#ifndef BROKEN_SLEEPER
-           take(got); /* the last look, after counting itself */
-#else
-           got = false;
-#endif
-#ifdef BROKEN_LOOKER
-           if /* leaving the lookers only now, after the last look: the bug */
-           :: looking -> looking = false; lookers--
+           ec_wait(me, got, woken);
+           if
+           :: woken -> looking = true /* wake_match counted it among the lookers */
            :: else -> skip
-           fi;
-#endif
-           if
-           :: got -> skip /* returned to the worker loop, which runs it */
-           :: else -> ec_commit(me, woken)
-           fi;
-           ec_cancel(me); /* the last look found work */
-           if
-           :: !woken -> sleeping_workers-- /* wake_worker_locked counted it out itself */
-           :: else -> looking = true /* and counted it among the lookers */
            fi;
            lock_release();
            if
