@@ -9,6 +9,7 @@
 enum crew__ec_end crew__ec_commit(crew__ec *ec, crew__ec_waiter *w, pthread_mutex_t *lock,
                                   const struct timespec *until) {
     int rc = 0;
+    crew__assert(w->counted); /* prepared, and the lock held since: no notifier took it off */
     if (w->counted) { /* else a notifier chose it between the last look and here: cannot be,
                        * the lock is held since crew__ec_prepare, but cheap to honour */
         if (until)

@@ -60,6 +60,7 @@
 #include <time.h>
 
 #include "atomic.h"
+#include "debug.h"
 
 typedef struct crew__ec {
     /* Threads between crew__ec_prepare and the end of their sleep (or a notifier's claim).
@@ -85,6 +86,7 @@ static inline void crew__ec_init(crew__ec *ec) { crew__atomic_init(&ec->count, 0
 
 /* Sleeper, lock held: count me, then fence; the last look for the event follows. */
 static inline void crew__ec_prepare(crew__ec *ec, crew__ec_waiter *w) {
+    crew__assert(!w->counted); /* counted once: its last sleep was committed or cancelled */
     w->counted = true;
     /* Seq_cst: the sleeper's write in Dekker's pattern; the fence below orders it before the
      * last look (pairs with the notifier's fence in crew__ec_sleepers). */
@@ -96,6 +98,7 @@ static inline void crew__ec_prepare(crew__ec *ec, crew__ec_waiter *w) {
 static inline void crew__ec_cancel(crew__ec *ec, crew__ec_waiter *w) {
     if (w->counted) { /* not already taken off by a notifier */
         w->counted = false;
+        crew__assert(crew__load_relaxed(&ec->count) != 0); /* w is in it (exact: the lock) */
         crew__fetch_sub_seq_cst(&ec->count, 1u); /* seq_cst: pairs with the increment */
     }
 }
@@ -129,6 +132,7 @@ static inline bool crew__ec_wake_locked(crew__ec *ec, crew__ec_waiter *w) {
     if (!w->counted)
         return false;
     w->counted = false;
+    crew__assert(crew__load_relaxed(&ec->count) != 0); /* w is in it (exact: the lock) */
     crew__fetch_sub_seq_cst(&ec->count, 1u); /* seq_cst: see crew__ec.count */
     pthread_cond_signal(w->cv);
     return true;
