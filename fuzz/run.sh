@@ -62,8 +62,9 @@ run() {
 for t in $targets; do
     case $t in
     api)
-        # The library's sources are compiled into the target, instrumented like it.
-        build api_fuzz -I"$lib/include" -I"$lib/src" "$root/fuzz/api_fuzz.c" "$lib"/src/*.c -lm
+        # The library's sources are compiled into the target, instrumented like it, with
+        # crew's assertions on (src/debug.h).
+        build api_fuzz -DCREW_ASSERT=1 -I"$lib/include" -I"$lib/src" "$root/fuzz/api_fuzz.c" "$lib"/src/*.c -lm
         # -timeout: one input (a few hundred calls) takes milliseconds; seconds mean a hang.
         # -rss_limit_mb: the bounded-memory guarantee, per process. -jobs stays 1: the machine
         # is shared and each input already runs several threads.

@@ -51,6 +51,7 @@ static crew__deque_array *array_new(unsigned log) {
     if (!a)
         return NULL;
     a->mask = n - 1;
+    crew__assert((n & a->mask) == 0); /* a power of two: an index wraps with the mask */
     a->older = NULL;
     return a;
 }
@@ -88,12 +89,19 @@ static inline crew_task *entry_get(crew__deque_entry *e, crew_task *buf) {
                             crew__load_relaxed(&e->aux), buf);
 }
 
+/* For assertions: does place e hold a task (a function, or the address of a crew_task)? Every
+ * place in [top, bottom) does; one outside may hold anything, or nothing yet. */
+static inline bool holds_task(crew__deque_entry *e) {
+    return crew__load_relaxed(&e->fn) || crew__load_relaxed(&e->arg);
+}
+
 /* Owner only: make room for n more tasks (top is t, bottom b). */
 static crew__deque_array *grow(crew__deque *d, crew__deque_array *a, int64_t t, int64_t b,
                                size_t need);
 
 static inline crew__deque_array *reserve(crew__deque *d, crew__deque_array *a, int64_t t,
                                          int64_t b, size_t n) {
+    crew__assert(t <= b); /* the owner's look: top never passes bottom between its operations */
     size_t need = (size_t)(b - t) + n;
     return need <= a->mask + 1 ? a : grow(d, a, t, b, need);
 }
@@ -192,6 +200,8 @@ static inline crew_task *take_claim(crew__deque *d, crew_task *buf, atomic_uint 
     bool busy = claimers && crew__load_acquire(claimers) != 0;
     int64_t t = crew__load_relaxed(&d->top); /* relaxed: ordered by the fence */
 #endif
+    /* Top never passes the bottom before this take: the place taken, b, is in [t, b + 1). */
+    crew__assert_msg(t <= b + 1, "top %lld, bottom %lld", (long long)t, (long long)b + 1);
     if (t > b || busy) {                        /* empty, or a batch claim runs: undo */
         crew__store_release(&d->bottom, b + 1); /* release: see the file comment */
         return NULL;
@@ -205,6 +215,7 @@ static inline crew_task *take_claim(crew__deque *d, crew_task *buf, atomic_uint 
             return NULL;
     }
     /* Ours now: no thief reads a place at or past top, and only the owner writes. */
+    crew__assert(holds_task(&a->slot[(size_t)b & a->mask])); /* b is in [top, bottom) */
     return entry_get(&a->slot[(size_t)b & a->mask], buf);
 }
 
@@ -248,6 +259,7 @@ crew_task *crew__deque_steal(crew__deque *d, crew_task *buf, bool *contended) {
         *contended = true;
         return NULL;
     }
+    crew__assert(fn || arg); /* t is in [top, bottom): see holds_task */
     return crew__deque_task(fn, arg, aux, buf);
 }
 
@@ -293,6 +305,7 @@ void crew__deque_push_entries_reversed(crew__deque *d, const crew__deque_entry *
     /* Relaxed bottom and array: the owner's own; room was reserved, so no grow. */
     int64_t b = crew__load_relaxed(&d->bottom);
     crew__deque_array *a = crew__load_relaxed(&d->array);
+    crew__assert((size_t)(b - crew__load_relaxed(&d->top)) + n <= a->mask + 1); /* reserved */
     for (size_t i = 0; i < n; i++)
         entry_put(&a->slot[(size_t)(b + (int64_t)i) & a->mask],
                   crew__load_relaxed(&e[n - 1 - i].fn), crew__load_relaxed(&e[n - 1 - i].arg),

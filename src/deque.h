@@ -11,6 +11,7 @@
 #include "atomic.h"
 #include "base.h"
 #include "crew.h"
+#include "debug.h"
 
 /* One place of a deque. A task given by its address (fn NULL, arg the crew_task), or held here
  * by value (fn, arg, and aux: its group slot in the low 32 bits and its priority in the high
@@ -73,6 +74,7 @@ int crew__deque_push_slow(crew__deque *d, crew_fn fn, void *arg, uint64_t aux);
 static inline int crew__deque_push_value(crew__deque *d, crew_fn fn, void *arg, uint64_t aux) {
     int64_t b = crew__load_relaxed(&d->bottom);
     crew__deque_array *a = crew__load_relaxed(&d->array);
+    crew__assert(d->top_seen <= b); /* top never passes bottom between the owner's operations */
     if (__builtin_expect((size_t)(b - d->top_seen) > a->mask, 0))
         return crew__deque_push_slow(d, fn, arg, aux);
     crew__deque_entry *e = &a->slot[(size_t)b & a->mask];

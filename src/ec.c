@@ -11,6 +11,7 @@
 /* Sleeper, lock held: count and list n on its eventcount. */
 static void prepare(crew__ec_node *n) {
     crew__ec *ec = n->ec;
+    crew__assert(!n->counted); /* counted once: its last wait unlisted it */
     n->counted = true;
     n->prev = NULL;
     n->next = ec->head;
@@ -35,7 +36,9 @@ static void unlist(crew__ec_node *n) {
     if (n->next)
         n->next->prev = n->prev;
     n->next = n->prev = NULL;
-    crew__fetch_sub_seq_cst(&ec->count, 1u); /* seq_cst: pairs with the increment */
+    unsigned was = crew__fetch_sub_seq_cst(&ec->count, 1u); /* seq_cst: pairs with the increment */
+    crew__assert(was != 0); /* n was in it (exact: the lock) */
+    crew__unused(was);
 }
 
 static void unlist_all(crew__ec_sleeper *s) {
@@ -47,6 +50,7 @@ static CREW__TLS unsigned long tls_wakeups;
 
 enum crew__ec_end crew__ec_wait(crew__ec_sleeper *s, pthread_mutex_t *lock,
                                 bool (*look)(void *ctx), void *ctx, const struct timespec *until) {
+    crew__assert(s->n != 0); /* on some eventcount, or no notifier could ever wake it */
     s->woken = false;
     for (unsigned i = 0; i < s->n; i++)
         prepare(&s->node[i]);
@@ -75,6 +79,7 @@ unsigned crew__ec_notify_locked(crew__ec *ec, crew__ec_match match, void *ctx) {
     crew__ec_node *n = ec->head;
     while (n) {
         crew__ec_node *next = n->next;
+        crew__assert(n->counted && n->ec == ec); /* listed exactly while counted */
         if (!match || match(ctx, n->data)) {
             unlist(n);
             n->who->woken = true;

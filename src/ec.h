@@ -69,6 +69,7 @@
 #include <time.h>
 
 #include "atomic.h"
+#include "debug.h"
 
 typedef struct crew__ec_node crew__ec_node;
 
@@ -114,6 +115,7 @@ void crew__ec_sleeper_init(crew__ec_sleeper *s, pthread_cond_t *cv);
 /* s sleeps on ec too (at most CREW__EC_NODES of them), with data for ec's notifiers' match
  * functions. Not while s waits. */
 static inline void crew__ec_on(crew__ec_sleeper *s, crew__ec *ec, void *data) {
+    crew__assert(s->n < CREW__EC_NODES);
     crew__ec_node *n = &s->node[s->n++];
     n->ec = ec;
     n->who = s;

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 
 #include "atomic.h"
+#include "debug.h"
 #include "group.h"
 
 bool crew__slot_valid(crew__slotmap *m, uint32_t slot) {
@@ -85,6 +86,8 @@ static void push_free(crew__slotmap *m, uint32_t s);
 
 /* Free slot s: into the caller's cache if it has room, else onto the shared stack. */
 static void release_slot(crew__slotmap *m, uint32_t s, crew__slot_cache *cache) {
+    /* Relaxed: this thread's own store, the group's end, was the last to its state. */
+    crew__assert(crew__open_of(crew__load_relaxed(&crew__slot_at(m, s)->state)) == 0);
     if (cache && cache->n < CREW__SLOT_CACHE)
         cache->slot[cache->n++] = s;
     else
@@ -119,9 +122,11 @@ int crew__group_open(crew__slotmap *m, uint32_t n, crew_handle *h, crew__slot_ca
     crew__slot *sl = crew__slot_at(m, s);
     /* Relaxed load: the slot is ours (popped, or new) and nobody else writes its state now. */
     uint32_t gen = crew__gen_of(crew__load_relaxed(&sl->state));
+    crew__assert(crew__open_of(crew__load_relaxed(&sl->state)) == 0); /* a free slot: no task */
     /* Relaxed: only the slot's owner writes it; see crew__slot. UINT32_MAX (wrapped) stays. */
     if (gen > crew__load_relaxed(&sl->issued_gen))
         crew__store_relaxed(&sl->issued_gen, gen);
+    crew__assert(gen != 0 && crew__gen_issued(sl, gen)); /* the handle names an issued one */
     /* Release, not relaxed: a waiter holding the previous group's handle may read this value
      * and return; the release (after our acquire of the slot from the free list, which the
      * finisher released) keeps that waiter ordered after the previous group's tasks, and later
@@ -243,6 +248,10 @@ bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, enum crew__en
      * just acq_rel: the decrement to 0 is the finisher's half of crew_notify's protocol (the
      * same instruction on x86-64 and AArch64). */
     uint64_t prev = crew__fetch_sub_seq_cst(&sl->state, (uint64_t)n);
+    crew__assert_msg(crew__open_of(prev) >= n, "slot %u: %u tasks open, %u ended", (unsigned)slot,
+                     crew__open_of(prev), (unsigned)n); /* the open count never goes below 0 */
+    /* Its task ran, so the group was opened (its generation issued) before: see crew__slot. */
+    crew__assert(crew__gen_issued(sl, crew__gen_of(prev)));
     if (crew__open_of(prev) != n)
         return false;
     /* Seq_cst: the finisher's half of crew_notify's protocol (see crew__slot.notify). */

@@ -45,6 +45,7 @@
 #include <stdlib.h>
 
 #include "atomic.h"
+#include "debug.h"
 #include "lane.h"
 #include "lock.h"
 #include "pool.h"
@@ -87,6 +88,7 @@ static void lane_unlock(crew_lane *l) { crew__spinlock_release(&l->lock); }
 /* A runner counts itself out (lock held). Returns the destroyer to wake, if this was the last
  * runner and crew_lane_destroy waits: from here on the lane may be freed. */
 static lane_waiter *leave_locked(crew_lane *l) {
+    crew__assert_msg(l->active != 0 && l->active <= l->max, "active %u, max %u", l->active, l->max);
     return --l->active == 0 ? l->destroyer : NULL;
 }
 
@@ -136,6 +138,7 @@ bool crew__lane_push(crew_lane *l, crew_task *t) {
     bool start = l->active < l->max;
     if (start) {
         l->active++;
+        crew__assert(l->active <= l->max);
         count_runner(l->pool); /* before the unlock: see the top of this file */
     }
     lane_unlock(l);
@@ -294,6 +297,7 @@ int crew_lane_destroy(crew_lane *l) {
     crew__atomic_init(&w.done, false);
     lane_lock(l);
     bool idle = l->active == 0;
+    crew__assert(!idle || l->head == NULL); /* a waiting task always has a runner */
     if (!idle)
         l->destroyer = &w;
     lane_unlock(l);

@@ -28,6 +28,7 @@
 #include "autosize.h"
 #include "base.h"
 #include "blocking.h"
+#include "debug.h"
 #include "deque.h"
 #include "diagnose.h"
 #include "ec.h"
@@ -210,6 +211,7 @@ static inline crew__worker *crew__self(const crew_pool *p) {
 static inline void crew__pending_add(crew_pool *p, crew__worker *self, size_t n) {
     if (self) {
         size_t credit = crew__load_relaxed(&self->credit); /* relaxed: the owner's own */
+        crew__assert(credit <= 2 * CREW__CREDIT_BATCH); /* credit_back's bound (worker.c) */
         if (__builtin_expect(credit < n, 0)) {
             size_t get = n - credit + CREW__CREDIT_BATCH;
             crew__fetch_add_seq_cst(&p->pending, get); /* seq_cst: see struct crew_pool */

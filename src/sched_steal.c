@@ -25,6 +25,7 @@
  */
 #include <stdlib.h>
 
+#include "debug.h"
 #include "pool.h"
 #include "schedule.h"
 #include "worker.h"
@@ -190,7 +191,8 @@ static crew_task *take_external_group(crew_pool *p, uint32_t slot) {
     /* NULL also while a worker claims a batch (claim_batch): the waiter looks again. */
     crew_task *t = crew__deque_take_unless(&x->deque, &taken, &x->claimers);
     if (t && t->crew_private_.slot != slot) {
-        crew__deque_push1(&x->deque, t); /* cannot fail: its place is free */
+        int rc = crew__deque_push1(&x->deque, t); /* its place is free: */
+        crew__assert(rc == CREW_OK);
         crew__tls_pushed_back++;
         t = NULL;
     }
@@ -248,7 +250,8 @@ static crew_task *take_injected(crew_pool *p, crew__worker *w) {
         crew_task *rev[INJECT_BATCH];
         for (size_t i = 1; i < n; i++)
             rev[i - 1] = batch[n - i];
-        crew__deque_push_ptrs(&w->deque, rev, n - 1);
+        int rc = crew__deque_push_ptrs(&w->deque, rev, n - 1);
+        crew__assert(rc == CREW_OK); /* room was reserved */
         crew__tls_pushed_back += n - 1; /* others may steal them: wake a sleeper */
     }
     return batch[0];
@@ -267,7 +270,8 @@ static __attribute__((noinline)) crew_task *better_than(crew_pool *p, crew__work
         u = crew__lq_take(p->sched.central);
     if (!u)
         return t; /* no steal succeeded: taken, if t is it, is intact */
-    crew__deque_push1(&w->deque, t == &taken ? &keep : t); /* cannot fail: t's place is free */
+    int rc = crew__deque_push1(&w->deque, t == &taken ? &keep : t); /* t's place is free: */
+    crew__assert(rc == CREW_OK);
     crew__tls_pushed_back++;
     return u;
 }

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "atomic.h"
+#include "debug.h"
 #include "lane.h"
 #include "pool.h"
 #include "submit.h"
@@ -267,6 +268,7 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
                    crew_lane *lane) {
     if (n > UINT32_MAX)
         return enqueue_fail(who, p, CREW_ERANGE, n, CREW_HANDLE_NONE, how);
+    crew__assert(!lane || n == 1); /* crew__lane_push below takes one task */
     bool open_new = group && group->slot == 0 && group->gen == 0;
     if (group && !open_new && !crew__handle_valid(&p->groups, *group))
         return enqueue_fail(who, p, CREW_EINVAL, n, *group, how);

@@ -27,6 +27,7 @@
 #include <stdio.h>
 
 #include "atomic.h"
+#include "debug.h"
 #include "dispatch.h"
 #include "lane.h"
 #include "pool.h"
@@ -63,7 +64,9 @@ bool crew__in_group(const crew_pool *p, crew_handle g) {
 void crew__pending_sub(crew_pool *p, size_t n) {
     /* Seq_cst: the decrement, the fence and the read of quiet's count form the waker's half of
      * the sleep protocol (see the top of this file). */
-    if (crew__fetch_sub_seq_cst(&p->pending, n) != n)
+    size_t before = crew__fetch_sub_seq_cst(&p->pending, n);
+    crew__assert_msg(before >= n, "pending %zu, %zu ended", before, n); /* never below 0 */
+    if (before != n)
         return;
     crew__ec_notify(&p->quiet, &p->lock, NULL, NULL);
     /* A closing pool's workers sleep until nothing is pending, then leave (must_leave); a
@@ -97,6 +100,8 @@ void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end 
         /* Relaxed: the owner's own. */
         size_t surplus = crew__load_relaxed(&w->credit) + n - CREW__CREDIT_BATCH;
         crew__store_relaxed(&w->credit, CREW__CREDIT_BATCH);
+        /* Relaxed: pending holds this worker's units, which only it takes off (see below). */
+        crew__assert(crew__load_relaxed(&p->pending) > surplus);
         crew__pending_sub(p, surplus); /* cannot reach 0: the credit kept is still counted */
         return;
     }
@@ -105,6 +110,7 @@ void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end 
 
 void crew__flush_finished(crew_pool *p, crew__worker *w) {
     size_t n = crew__load_relaxed(&w->credit); /* relaxed: the owner's own */
+    crew__assert(n <= 2 * CREW__CREDIT_BATCH);
     if (n != 0) {
         crew__store_relaxed(&w->credit, 0);
         crew__pending_sub(p, n);
