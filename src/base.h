@@ -44,6 +44,12 @@ typedef struct crew__node {
     uint64_t start_by; /* CREW__TASK_DEADLINE: drop it if it has not started by then (ns) */
 } crew__node;
 
+/* Free crew_submit nodes cached by one thread (a worker's, or a producer's: nodes.h). */
+typedef struct crew__node_list {
+    crew_task *head; /* linked by crew_private_.gnext */
+    unsigned n;
+} crew__node_list;
+
 /* crew_pool.timing bits. */
 #define CREW__TIMING_MONITOR 1u  /* monitoring is on */
 #define CREW__TIMING_AUTOSIZE 2u /* an autosize controller runs */

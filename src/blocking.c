@@ -196,7 +196,7 @@ static void start_bthread(crew_pool *p) {
         }
         t->waiter = (crew__ec_waiter){&t->cv, false};
         t->pool = p;
-        t->busy.pool = p;
+        crew__busy_init(&t->busy, p);
         t->index = b->nthreads;
         b->threads[b->nthreads++] = t;
     }

@@ -137,10 +137,7 @@ static crew__worker *free_record(crew_pool *p) {
     crew__atomic_init(&w->stolen, 0u);
     crew__atomic_init(&w->credit, 0u);
     crew__atomic_init(&w->stats, NULL);
-    w->busy.pool = p;
-    crew__atomic_init(&w->busy.seq, 0u);
-    crew__atomic_init(&w->busy.fn, 0u);
-    crew__atomic_init(&w->busy.since, 0u);
+    crew__busy_init(&w->busy, p);
     if (crew__sched_worker_init(p, w) != CREW_OK) {
         free_worker(p, w);
         return NULL;
@@ -217,45 +214,47 @@ static int set_workers(crew_pool *p, unsigned threads, const char *who) {
     return rc;
 }
 
-static int init_sync(crew_pool *p) {
+/* The pool's locks and condition variables, and each subsystem's state that exists before the
+ * workers (cfg: crew_create's, checked). CREW_OK, or CREW_ENOMEM with nothing left made. */
+static int init_sync(crew_pool *p, const crew_config *cfg) {
     if (pthread_mutex_init(&p->lock, NULL) != 0)
         return CREW_ENOMEM;
     if (pthread_mutex_init(&p->resize_lock, NULL) != 0)
         goto no_resize_lock;
-    if (pthread_mutex_init(&p->stats.lock, NULL) != 0)
-        goto no_stats_lock;
-    if (pthread_mutex_init(&p->diag.lock, NULL) != 0)
-        goto no_diag_lock;
+    if (crew__stats_init(p) != CREW_OK)
+        goto no_stats;
+    if (crew__diagnose_init(p) != CREW_OK)
+        goto no_diag;
     if (pthread_cond_init(&p->wait_cv, NULL) != 0)
         goto no_wait_cv;
     if (pthread_cond_init(&p->join_cv, NULL) != 0)
         goto no_join_cv;
-    if (crew__lock_init(&p->nodes.lock, true) != 0) /* short sections: a spinlock */
-        goto no_node_lock;
+    if (crew__nodes_init(p) != CREW_OK)
+        goto no_nodes;
     if (crew__slotmap_init(&p->groups) != CREW_OK)
         goto no_slotmap;
     p->groups.on_notify = crew__notify_queue; /* a finished group's callbacks (notify.c) */
     p->groups.owner = p;
-    if (crew__cond_init_monotonic(&p->bounded.cv) != 0) /* crew_submit_timed's deadlines */
-        goto no_space_cv;
+    if (crew__bounded_init(&p->bounded, cfg) != CREW_OK)
+        goto no_bounded;
     if (crew__trace_init(p) != CREW_OK)
         goto no_trace;
     return CREW_OK;
 no_trace:
-    pthread_cond_destroy(&p->bounded.cv);
-no_space_cv:
+    crew__bounded_free(&p->bounded);
+no_bounded:
     crew__slotmap_free(&p->groups);
 no_slotmap:
-    crew__lock_destroy(&p->nodes.lock);
-no_node_lock:
+    crew__nodes_free(p);
+no_nodes:
     pthread_cond_destroy(&p->join_cv);
 no_join_cv:
     pthread_cond_destroy(&p->wait_cv);
 no_wait_cv:
-    pthread_mutex_destroy(&p->diag.lock);
-no_diag_lock:
-    pthread_mutex_destroy(&p->stats.lock);
-no_stats_lock:
+    crew__diagnose_free(p);
+no_diag:
+    crew__stats_free(p);
+no_stats:
     pthread_mutex_destroy(&p->resize_lock);
 no_resize_lock:
     pthread_mutex_destroy(&p->lock);
@@ -276,12 +275,9 @@ static void free_pool(crew_pool *p) {
     crew__nodes_unregister(p); /* no thread gives nodes back to it from here on */
     crew__nodes_free(p);
     crew__slotmap_free(&p->groups);
-    crew__lock_destroy(&p->nodes.lock);
-    pthread_cond_destroy(&p->bounded.cv);
+    crew__bounded_free(&p->bounded);
     pthread_cond_destroy(&p->join_cv);
     pthread_cond_destroy(&p->wait_cv);
-    pthread_mutex_destroy(&p->diag.lock);
-    pthread_mutex_destroy(&p->stats.lock);
     pthread_mutex_destroy(&p->resize_lock);
     pthread_mutex_destroy(&p->lock);
     free(p);
@@ -362,7 +358,7 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
         return crew__fail(CREW_ENOMEM, "crew_create: out of memory for the pool");
     }
     p->workers = calloc(CREW_MAX_THREADS, sizeof *p->workers);
-    if (!p->workers || init_sync(p) != CREW_OK) {
+    if (!p->workers || init_sync(p, cfg) != CREW_OK) {
         free(p->workers);
         free(p);
         free((void *)hooks.cpus);
@@ -378,11 +374,6 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     p->spin = cfg->spin;
     crew__atomic_init(&p->timing, (cfg->monitoring ? CREW__TIMING_MONITOR : 0u) |
                                 (cfg->autosize ? CREW__TIMING_AUTOSIZE : 0u));
-    p->stats.epoch_ns = crew__now_ns();
-    crew__atomic_init(&p->stats.epoch, 1u);
-    crew__atomic_init(&p->stats.queued_peak, 0u);
-    for (unsigned i = 0; i < CREW__STATS_STRIPES; i++)
-        crew__atomic_init(&p->stats.outside[i], NULL);
     p->sched.ops = sched;
     p->sched.kind = sched_kind;
     crew__atomic_init(&p->state, CREW__OPEN);
@@ -396,10 +387,6 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     crew__atomic_init(&p->rr, 0u);
     crew__atomic_init(&p->nworkers, 0u);
     crew__atomic_init(&p->target, 0u);
-    p->bounded.capacity = cfg->queue_capacity;
-    p->bounded.policy = cfg->full_policy;
-    crew__atomic_init(&p->bounded.admitted, 0);
-    crew__ec_init(&p->bounded.room);
     if (crew__nodes_register(p) != CREW_OK || crew__sched_init(p, cfg, threads) != CREW_OK ||
         crew__blocking_init(p, cfg) != CREW_OK) {
         free_pool(p);

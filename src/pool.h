@@ -28,6 +28,7 @@
 #include "autosize.h"
 #include "base.h"
 #include "blocking.h"
+#include "bounded.h"
 #include "deque.h"
 #include "diagnose.h"
 #include "ec.h"
@@ -36,7 +37,6 @@
 #include "lq.h"
 #include "schedule.h"
 #include "stats.h"
-#include "submit.h"
 #include "trace.h"
 #include "worker.h"
 
@@ -156,11 +156,11 @@ struct crew_pool {
     unsigned sleeping_workers; /* lock: workers asleep on their cv */
     unsigned sleeping_helpers; /* lock: waiters asleep that may take any task when one comes */
 
-    crew__bounded bounded; /* the bounded queue (submit.h) */
+    crew__bounded bounded; /* the bounded queue (bounded.h) */
 
     crew__blocking *blocking; /* blocking tasks (fixed after create) */
 
-    crew__nodes nodes; /* crew_submit's task nodes (submit.h) */
+    struct crew__nodes *nodes; /* crew_submit's task nodes (nodes.c) */
 
     crew__slotmap groups; /* groups (slot map) */
 
@@ -226,73 +226,8 @@ static inline void crew__pending_add(crew_pool *p, crew__worker *self, size_t n)
 static inline int crew__sched_push(crew_pool *p, crew_task *t, size_t n) {
     return p->sched.ops->push(p, crew__self(p), t, n);
 }
-/* The calling thread's producer cache if it serves p, else NULL (crew__producer_cache makes it
- * p's). */
-static inline crew__node_cache *crew__producer_cache_if(const crew_pool *p) {
-    crew__node_cache *c = &crew__tls_nodes;
-    return c->pool == p && c->serial == p->serial ? c : NULL;
-}
-/* The calling thread's cache of free group slots for p: its worker's (self), or its producer
- * cache, made p's if it serves another pool (opening a group). */
-static inline crew__slot_cache *crew__slots_to_open(crew_pool *p, crew__worker *self) {
-    if (self)
-        return &self->slots;
-    crew__node_cache *c = crew__producer_cache_if(p);
-    return __builtin_expect(c != NULL, 1) ? &c->slots : &crew__producer_cache(p)->slots;
-}
-/* The same for a slot this thread frees (a group it finished), without switching pools: NULL
- * (the shared list) if the producer cache serves another pool. */
-static inline crew__slot_cache *crew__slots_to_free(crew_pool *p, crew__worker *self) {
-    if (self)
-        return &self->slots;
-    crew__node_cache *c = crew__producer_cache_if(p);
-    return c ? &c->slots : NULL;
-}
-/* The calling thread's own list of free nodes for p, if it has one ready: its worker's, or its
- * producer cache if that serves p (else NULL: the slow path makes it p's). */
-static inline crew__node_list *crew__node_list_of(crew_pool *p) {
-    crew__worker *w = crew__self(p);
-    if (w)
-        return &w->nodes;
-    crew__node_cache *c = crew__producer_cache_if(p);
-    return c ? &c->nodes : NULL;
-}
-/* A node for a crew_submit task (NULL when out of memory), from the thread's own list. */
-static inline crew_task *crew__node_get(crew_pool *p) {
-    crew__node_list *l = crew__node_list_of(p);
-    crew_task *t;
-    if (__builtin_expect(!l || !(t = l->head), 0))
-        return crew__node_get_slow(p);
-    l->head = t->crew_private_.gnext;
-    l->n--;
-    return t;
-}
-/* A node back to the thread's own list (a batch goes back to the pool when it is full, so that
- * nodes flow from the threads that run tasks to those that submit them). */
-static inline void crew__node_release(crew_pool *p, crew_task *t) {
-    crew__node_list *l = crew__node_list_of(p);
-    if (__builtin_expect(!l || l->n >= CREW__NODE_CACHE_MAX, 0)) {
-        crew__node_release_slow(p, t);
-        return;
-    }
-    t->crew_private_.gnext = l->head;
-    l->head = t;
-    l->n++;
-}
-/* A node holding a crew_submit task (no flag but CREW__TASK_NODE; group slot, 0 for none), or
- * NULL when out of memory. */
-static inline crew_task *crew__node_of(crew_pool *p, crew_fn fn, void *arg, uint32_t priority,
-                                       uint32_t slot) {
-    crew_task *t = crew__node_get(p);
-    if (t) {
-        t->fn = fn;
-        t->arg = arg;
-        t->priority = priority;
-        t->crew_flags_ = CREW__TASK_NODE;
-        t->crew_private_.slot = slot;
-    }
-    return t;
-}
+/* The node cache's inlines (crew__node_get, ...) read the worker record and the pool. */
+#include "nodes.h"
 /* Queue one crew_submit task (no flags; group slot, 0 for none) for self (crew__self): by value
  * where the strategy can hold it so, else in a node. CREW_OK, CREW_ENOMEM or the push's error. */
 static inline int crew__sched_push_value(crew_pool *p, crew__worker *self, crew_fn fn, void *arg,
@@ -308,9 +243,6 @@ static inline int crew__sched_push_value(crew_pool *p, crew__worker *self, crew_
         crew__node_release(p, t);
     return rc;
 }
-/* A task that may be a take's copy (CREW__TASK_COPY) as one a locked queue can hold: itself, or
- * a node with its fields; NULL when out of memory (nodes.c). */
-crew_task *crew__task_keep(crew_pool *p, crew_task *t);
 /* n tasks of group slot (0 = none) were just queued: wake whoever can run them. The push
  * before it is the event: a worker or helper (p->work), or a waiter of the group, whose own
  * tasks these are, may sleep. The check (the eventcount's fence and a load) is inlined into

@@ -69,8 +69,6 @@ void crew__notify_queue(void *pool, crew_task *list);
  * crew__notify_pushed_back itself once it holds no lock. */
 extern CREW__TLS size_t crew__tls_pushed_back;
 void crew__notify_pushed_back(crew_pool *p);
-/* A task that held a place in the bounded queue started or was dropped: free the place. */
-void crew__admit_release(crew_pool *p);
 /* Return the calling worker's credit to pending now (see crew__worker). */
 void crew__flush_finished(crew_pool *p, crew__worker *w);
 /* pool->lock held: wake up to n sleeping workers that can run newly queued work, and the
