@@ -21,19 +21,11 @@
 #include <unistd.h>
 
 #include "atomic.h"
+#include "config.h"
+#include "notify.h"
 #include "pool.h"
 #include "wait.h"
 #include "worker.h"
-
-CREW__TLS uint32_t crew__tls_rng;
-
-CREW__TLS unsigned crew__tls_number;
-
-unsigned crew__thread_number_first(void) {
-    static atomic_uint next_thread; /* relaxed: numbers threads, orders nothing */
-    crew__tls_number = crew__fetch_add_relaxed(&next_thread, 1u) + 1;
-    return crew__tls_number - 1;
-}
 
 unsigned crew__online_cores(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);

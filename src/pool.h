@@ -33,7 +33,6 @@
 #include "diagnose.h"
 #include "ec.h"
 #include "group.h"
-#include "lock.h"
 #include "lq.h"
 #include "schedule.h"
 #include "stats.h"
@@ -46,7 +45,7 @@
 enum crew__pool_state {
     CREW__OPEN = 0,
     CREW__CLOSING = 1,
-    CREW__FORKED = 2 /* this process is a child forked after the pool was made (submit.c) */
+    CREW__FORKED = 2 /* this process is a child forked after the pool was made (nodes.c) */
 };
 
 enum crew__worker_state {
@@ -95,7 +94,7 @@ typedef struct crew__worker {
 struct crew_pool {
     /* Settings, fixed after crew_create. */
     unsigned id;        /* process-unique number, for thread names */
-    uint64_t serial;    /* never reused within the process (submit.c's node caches) */
+    uint64_t serial;    /* never reused within the process (nodes.c's node caches) */
     char name[8];       /* thread name prefix */
     size_t stack_size;  /* 0 = default */
     unsigned spin;      /* polls before sleeping */
@@ -183,7 +182,7 @@ struct crew_pool {
     atomic_uint target;
 };
 
-/* Is this process a child forked after p was made? (Set by submit.c's fork handler; relaxed:
+/* Is this process a child forked after p was made? (Set by nodes.c's fork handler; relaxed:
  * the handler runs in the child's only thread before any other code of the child.) */
 static inline bool crew__forked(crew_pool *p) {
     return crew__load_relaxed(&p->state) == CREW__FORKED;
@@ -295,11 +294,11 @@ unsigned crew__online_cores(void); /* at least 1, at most CREW_MAX_THREADS */
  * application's own threads). Returns pthread_create's result. */
 int crew__spawn(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
 unsigned crew__running_workers_locked(crew_pool *p); /* workers RUNNING now; lock held */
-
-/* config.c: check crew_create's configuration (each failure with its detail). OUT: the
- * strategy and its kind, and the hooks, copied (with their own CPU list, to free with the
- * pool). CREW_OK, CREW_EINVAL, CREW_ENOTSUP or CREW_ENOMEM. */
-int crew__config_check(const crew_config *cfg, const crew__sched_ops **sched, int *sched_kind,
-                       crew_hooks *hooks);
+/* A pool thread starts (its CPU affinity, then crew_hooks.on_start) or stops (on_stop).
+ * index: the worker's, or CREW_MAX_THREADS + a blocking thread's. */
+void crew__thread_start(crew_pool *p, unsigned index);
+void crew__thread_stop(crew_pool *p, unsigned index);
+/* The pool whose on_start or on_stop hook runs on this thread now, else NULL. */
+extern CREW__TLS const crew_pool *crew__tls_hook;
 
 #endif /* CREW_POOL_H */

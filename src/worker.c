@@ -36,14 +36,6 @@
 CREW__TLS crew__frame *crew__tls_frame;
 CREW__TLS crew__worker *crew__tls_worker;
 
-#ifdef CREW_DEBUG_YIELD
-#include <sched.h>
-void crew__debug_yield(void) {
-    if ((crew__rand() & 3u) == 0)
-        sched_yield();
-}
-#endif
-
 bool crew__in_task_of(const crew_pool *p) {
     for (const crew__frame *f = crew__tls_frame; f; f = f->up)
         if (f->pool == p)
