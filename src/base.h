@@ -13,6 +13,7 @@
 
 #include "atomic.h"
 #include "crew.h"
+#include "error.h" /* crew__fail: every module reports failures */
 
 /* A waiter runs tasks outside its own group only while fewer task frames than this are on its
  * stack, so helping cannot nest unrelated tasks until the stack overflows. */
@@ -38,11 +39,17 @@
 #define crew__task_submitted_ns(t) ((t)->crew_private_.reserved)
 #define crew__task_response_ns(t) ((t)->crew_private_.spare)
 
-/* A crew_submit task: the pool's own memory (submit.c), with room for a start-by time. */
+/* A crew_submit task: the pool's own memory (nodes.c), with room for a start-by time. */
 typedef struct crew__node {
     crew_task task; /* first: a crew_task * of a node points at its crew__node */
     uint64_t start_by; /* CREW__TASK_DEADLINE: drop it if it has not started by then (ns) */
 } crew__node;
+
+/* Free crew_submit nodes cached by one thread (a worker's, or a producer's: nodes.h). */
+typedef struct crew__node_list {
+    crew_task *head; /* linked by crew_private_.gnext */
+    unsigned n;
+} crew__node_list;
 
 /* crew_pool.timing bits. */
 #define CREW__TIMING_MONITOR 1u  /* monitoring is on */
@@ -57,29 +64,6 @@ typedef struct crew__node {
  * position-independent). crew's few words fit in the static TLS that the C library reserves
  * for libraries loaded later with dlopen. */
 #define CREW__TLS _Thread_local __attribute__((tls_model("initial-exec")))
-
-/* The detail of a failed call (error.c): formats "<public function>: <what was wrong>" into the
- * calling thread's crew_last_error() buffer (truncated at 255 characters) and returns rc, so a
- * failure reads `return crew__fail(CREW_EINVAL, "crew_resize: threads is %u; ...", n);`. Cold
- * and out of line: only failures pay for it. */
-__attribute__((cold, noinline, format(printf, 2, 3))) int crew__fail(int rc, const char *fmt,
-                                                                      ...);
-/* The same detail under the name of the public call that made the failed inner one (keeps the
- * text after the inner call's "name: "); returns rc. */
-__attribute__((cold, noinline)) int crew__fail_as(int rc, const char *who);
-/* The detail of a bad pool or group handle given to who: a NULL pool, CREW_HANDLE_NONE, or a
- * handle the pool never issued; returns rc. */
-__attribute__((cold, noinline)) int crew__fail_handle(int rc, const char *who, const void *pool,
-                                                      crew_handle h);
-/* Keep and put back the detail across an inner call whose failure the outer call absorbs (it
- * succeeds, so the detail must not change). copy: CREW__ERROR_SAVE bytes. */
-#define CREW__ERROR_SAVE 256
-void crew__error_save(char *copy, size_t size);
-void crew__error_restore(const char *copy);
-/* The text of CREW_EFORKED's detail, after "<function>: ". */
-#define CREW__FORKED_DETAIL                                                                     \
-    "the pool was created before fork() and belongs to the parent process; create a new pool "  \
-    "in this child"
 
 /* The pause between two polls of an idle thread (crew_config.spin counts the polls). Pausing
  * only: yielding in the second half of the spin was measured slower (fork-join on 2 cores with

@@ -194,7 +194,7 @@ static void start_bthread(crew_pool *p) {
         crew__ec_sleeper_init(&t->sleeper, &t->cv);
         crew__ec_on(&t->sleeper, &b->idle, NULL);
         t->pool = p;
-        t->busy.pool = p;
+        crew__busy_init(&t->busy, p);
         t->index = b->nthreads;
         b->threads[b->nthreads++] = t;
     }

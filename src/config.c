@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "autosize.h"
-#include "pool.h"
+#include "config.h"
 #include "schedule.h"
 
 void crew_config_init(crew_config *cfg) {

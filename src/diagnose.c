@@ -38,6 +38,13 @@ static void busy_write(crew__busy *b, uintptr_t fn, uint64_t since) {
     crew__store_release(&b->seq, s + 2); /* release: the fields before the even seq */
 }
 
+void crew__busy_init(crew__busy *b, crew_pool *p) {
+    b->pool = p;
+    crew__atomic_init(&b->seq, 0u);
+    crew__atomic_init(&b->fn, 0u);
+    crew__atomic_init(&b->since, 0u);
+}
+
 void crew__busy_begin(crew__busy *b, crew_fn fn, uint64_t started) {
     busy_write(b, (uintptr_t)fn, started);
 }
@@ -103,10 +110,18 @@ static crew__deque_seen *next_seen(diag *d) {
     return &p->diag.seen[k];
 }
 
+int crew__diagnose_init(crew_pool *p) {
+    p->diag.blocked = NULL;
+    p->diag.seen = NULL;
+    p->diag.nseen = 0;
+    return pthread_mutex_init(&p->diag.lock, NULL) == 0 ? CREW_OK : CREW_ENOMEM;
+}
+
 void crew__diagnose_free(crew_pool *p) {
     free(p->diag.seen);
     p->diag.seen = NULL;
     p->diag.nseen = 0;
+    pthread_mutex_destroy(&p->diag.lock);
 }
 
 static void say(diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -26,7 +26,6 @@ typedef struct crew__deque_seen {
     int64_t top;
     uint64_t since;
 } crew__deque_seen;
-void crew__diagnose_free(crew_pool *p); /* its records of the deques */
 
 /* Stall diagnostics' state in struct crew_pool. */
 struct crew__blocked;
@@ -36,9 +35,12 @@ typedef struct crew__diag {
     crew__deque_seen *seen;        /* its last look at each deque */
     size_t nseen;                  /* entries allocated */
 } crew__diag;
+int crew__diagnose_init(crew_pool *p);  /* p->diag, empty: CREW_OK or CREW_ENOMEM */
+void crew__diagnose_free(crew_pool *p); /* its lock and its records of the deques */
 
 /* This thread's record: a worker's or a blocking thread's, NULL for other threads. */
 extern CREW__TLS crew__busy *crew__tls_busy;
+void crew__busy_init(crew__busy *b, crew_pool *p); /* idle, for a thread of p */
 void crew__busy_begin(crew__busy *b, crew_fn fn, uint64_t started); /* the owner only */
 void crew__busy_end(crew__busy *b);                                 /* the owner only */
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base.h"
+#include "error.h"
 
 const char *crew_strerror(int err) {
     switch (err) {

@@ -13,11 +13,18 @@
 #include <stdlib.h>
 
 #include "atomic.h"
-#include "pool.h"
-#include "submit.h"
+#include "lock.h"
+#include "pool.h" /* and nodes.h, which pool.h includes */
 
 #define NODES_PER_CHUNK 255
 #define NODE_BATCH 64u      /* nodes moved between a worker's cache and the pool at a time */
+
+/* crew_submit's nodes of one pool (pool->nodes): free ones, and every chunk for crew_destroy. */
+struct crew__nodes {
+    crew__lock lock;  /* guards the two below */
+    crew_task *free;  /* recycled nodes, linked by crew_private_.gnext */
+    void *chunks;     /* allocated chunks of nodes, freed on destroy */
+};
 
 struct node_chunk {
     struct node_chunk *next;           /* all chunks of the pool, for crew_destroy */
@@ -26,19 +33,19 @@ struct node_chunk {
 
 /* A free node from the pool's list, allocating a chunk if it is empty. node_lock held. */
 static crew_task *pool_node_locked(crew_pool *p) {
-    if (!p->nodes.free) {
+    if (!p->nodes->free) {
         struct node_chunk *c = malloc(sizeof *c);
         if (!c)
             return NULL;
-        c->next = p->nodes.chunks;
-        p->nodes.chunks = c;
+        c->next = p->nodes->chunks;
+        p->nodes->chunks = c;
         for (size_t i = 0; i < NODES_PER_CHUNK; i++) {
-            c->nodes[i].task.crew_private_.gnext = p->nodes.free;
-            p->nodes.free = &c->nodes[i].task;
+            c->nodes[i].task.crew_private_.gnext = p->nodes->free;
+            p->nodes->free = &c->nodes[i].task;
         }
     }
-    crew_task *t = p->nodes.free;
-    p->nodes.free = t->crew_private_.gnext;
+    crew_task *t = p->nodes->free;
+    p->nodes->free = t->crew_private_.gnext;
     return t;
 }
 
@@ -50,7 +57,7 @@ static crew_task *pool_node_locked(crew_pool *p) {
  * lists. The registry lock is taken only when a thread switches pools or exits, and when pools
  * are created and destroyed.
  */
-typedef crew__node_cache node_cache; /* submit.h */
+typedef crew__node_cache node_cache; /* nodes.h */
 
 CREW__TLS node_cache crew__tls_nodes;
 static pthread_key_t cache_key; /* its destructor gives the nodes back when the thread exits */
@@ -62,15 +69,15 @@ static uint64_t next_serial; /* registry_lock */
 
 /* Move nodes from l back to the pool's free list until l holds keep. */
 static void spill(crew_pool *p, crew__node_list *l, unsigned keep) {
-    crew__lock_acquire(&p->nodes.lock);
+    crew__lock_acquire(&p->nodes->lock);
     while (l->n > keep) {
         crew_task *u = l->head;
         l->head = u->crew_private_.gnext;
         l->n--;
-        u->crew_private_.gnext = p->nodes.free;
-        p->nodes.free = u;
+        u->crew_private_.gnext = p->nodes->free;
+        p->nodes->free = u;
     }
-    crew__lock_release(&p->nodes.lock);
+    crew__lock_release(&p->nodes->lock);
 }
 
 /* Give c's nodes and group slots back to their pool if it is still alive; forget them
@@ -188,13 +195,13 @@ static crew__node_list *node_list(crew_pool *p) {
 crew_task *crew__node_get_slow(crew_pool *p) {
     crew__node_list *l = node_list(p);
     if (!l->head) { /* refill a batch while we hold the lock */
-        crew__lock_acquire(&p->nodes.lock);
+        crew__lock_acquire(&p->nodes->lock);
         for (crew_task *u; l->n < NODE_BATCH && (u = pool_node_locked(p)) != NULL;) {
             u->crew_private_.gnext = l->head;
             l->head = u;
             l->n++;
         }
-        crew__lock_release(&p->nodes.lock);
+        crew__lock_release(&p->nodes->lock);
         if (!l->head)
             return NULL;
     }
@@ -220,13 +227,28 @@ crew_task *crew__task_keep(crew_pool *p, crew_task *t) {
     return crew__node_of(p, t->fn, t->arg, t->priority, t->crew_private_.slot);
 }
 
+int crew__nodes_init(crew_pool *p) {
+    struct crew__nodes *n = calloc(1, sizeof *n);
+    if (!n)
+        return CREW_ENOMEM;
+    if (crew__lock_init(&n->lock, true) != 0) { /* short sections: a spinlock */
+        free(n);
+        return CREW_ENOMEM;
+    }
+    p->nodes = n;
+    return CREW_OK;
+}
+
 void crew__nodes_free(crew_pool *p) {
-    struct node_chunk *c = p->nodes.chunks;
+    if (!p->nodes)
+        return;
+    struct node_chunk *c = p->nodes->chunks;
     while (c) {
         struct node_chunk *next = c->next;
         free(c);
         c = next;
     }
-    p->nodes.chunks = NULL;
-    p->nodes.free = NULL;
+    crew__lock_destroy(&p->nodes->lock);
+    free(p->nodes);
+    p->nodes = NULL;
 }

@@ -21,19 +21,11 @@
 #include <unistd.h>
 
 #include "atomic.h"
+#include "config.h"
+#include "notify.h"
 #include "pool.h"
 #include "wait.h"
 #include "worker.h"
-
-CREW__TLS uint32_t crew__tls_rng;
-
-CREW__TLS unsigned crew__tls_number;
-
-unsigned crew__thread_number_first(void) {
-    static atomic_uint next_thread; /* relaxed: numbers threads, orders nothing */
-    crew__tls_number = crew__fetch_add_relaxed(&next_thread, 1u) + 1;
-    return crew__tls_number - 1;
-}
 
 unsigned crew__online_cores(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -138,10 +130,7 @@ static crew__worker *free_record(crew_pool *p) {
     crew__atomic_init(&w->stolen, 0u);
     crew__atomic_init(&w->credit, 0u);
     crew__atomic_init(&w->stats, NULL);
-    w->busy.pool = p;
-    crew__atomic_init(&w->busy.seq, 0u);
-    crew__atomic_init(&w->busy.fn, 0u);
-    crew__atomic_init(&w->busy.since, 0u);
+    crew__busy_init(&w->busy, p);
     if (crew__sched_worker_init(p, w) != CREW_OK) {
         free_worker(p, w);
         return NULL;
@@ -218,33 +207,36 @@ static int set_workers(crew_pool *p, unsigned threads, const char *who) {
     return rc;
 }
 
-static int init_sync(crew_pool *p) {
+/* The pool's locks and condition variables, and each subsystem's state that exists before the
+ * workers (cfg: crew_create's, checked). CREW_OK, or CREW_ENOMEM with nothing left made. */
+static int init_sync(crew_pool *p, const crew_config *cfg) {
     if (pthread_mutex_init(&p->lock, NULL) != 0)
         return CREW_ENOMEM;
     if (pthread_mutex_init(&p->resize_lock, NULL) != 0)
         goto no_resize_lock;
-    if (pthread_mutex_init(&p->stats.lock, NULL) != 0)
-        goto no_stats_lock;
-    if (pthread_mutex_init(&p->diag.lock, NULL) != 0)
-        goto no_diag_lock;
-    if (crew__lock_init(&p->nodes.lock, true) != 0) /* short sections: a spinlock */
-        goto no_node_lock;
+    if (crew__stats_init(p) != CREW_OK)
+        goto no_stats;
+    if (crew__diagnose_init(p) != CREW_OK)
+        goto no_diag;
+    if (crew__nodes_init(p) != CREW_OK)
+        goto no_nodes;
     if (crew__slotmap_init(&p->groups) != CREW_OK)
         goto no_slotmap;
     p->groups.on_notify = crew__notify_queue; /* a finished group's callbacks (notify.c) */
     p->groups.owner = p;
+    crew__bounded_init(&p->bounded, cfg);
     if (crew__trace_init(p) != CREW_OK)
         goto no_trace;
     return CREW_OK;
 no_trace:
     crew__slotmap_free(&p->groups);
 no_slotmap:
-    crew__lock_destroy(&p->nodes.lock);
-no_node_lock:
-    pthread_mutex_destroy(&p->diag.lock);
-no_diag_lock:
-    pthread_mutex_destroy(&p->stats.lock);
-no_stats_lock:
+    crew__nodes_free(p);
+no_nodes:
+    crew__diagnose_free(p);
+no_diag:
+    crew__stats_free(p);
+no_stats:
     pthread_mutex_destroy(&p->resize_lock);
 no_resize_lock:
     pthread_mutex_destroy(&p->lock);
@@ -265,9 +257,6 @@ static void free_pool(crew_pool *p) {
     crew__nodes_unregister(p); /* no thread gives nodes back to it from here on */
     crew__nodes_free(p);
     crew__slotmap_free(&p->groups);
-    crew__lock_destroy(&p->nodes.lock);
-    pthread_mutex_destroy(&p->diag.lock);
-    pthread_mutex_destroy(&p->stats.lock);
     pthread_mutex_destroy(&p->resize_lock);
     pthread_mutex_destroy(&p->lock);
     free(p);
@@ -348,7 +337,7 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
         return crew__fail(CREW_ENOMEM, "crew_create: out of memory for the pool");
     }
     p->workers = calloc(CREW_MAX_THREADS, sizeof *p->workers);
-    if (!p->workers || init_sync(p) != CREW_OK) {
+    if (!p->workers || init_sync(p, cfg) != CREW_OK) {
         free(p->workers);
         free(p);
         free((void *)hooks.cpus);
@@ -364,11 +353,6 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     p->spin = cfg->spin;
     crew__atomic_init(&p->timing, (cfg->monitoring ? CREW__TIMING_MONITOR : 0u) |
                                 (cfg->autosize ? CREW__TIMING_AUTOSIZE : 0u));
-    p->stats.epoch_ns = crew__now_ns();
-    crew__atomic_init(&p->stats.epoch, 1u);
-    crew__atomic_init(&p->stats.queued_peak, 0u);
-    for (unsigned i = 0; i < CREW__STATS_STRIPES; i++)
-        crew__atomic_init(&p->stats.outside[i], NULL);
     p->sched.ops = sched;
     p->sched.kind = sched_kind;
     crew__atomic_init(&p->state, CREW__OPEN);
@@ -384,10 +368,6 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     crew__atomic_init(&p->rr, 0u);
     crew__atomic_init(&p->nworkers, 0u);
     crew__atomic_init(&p->target, 0u);
-    p->bounded.capacity = cfg->queue_capacity;
-    p->bounded.policy = cfg->full_policy;
-    crew__atomic_init(&p->bounded.admitted, 0);
-    crew__ec_init(&p->bounded.room);
     if (crew__nodes_register(p) != CREW_OK || crew__sched_init(p, cfg, threads) != CREW_OK ||
         crew__blocking_init(p, cfg) != CREW_OK) {
         free_pool(p);

@@ -28,16 +28,15 @@
 #include "autosize.h"
 #include "base.h"
 #include "blocking.h"
+#include "bounded.h"
 #include "debug.h"
 #include "deque.h"
 #include "diagnose.h"
 #include "ec.h"
 #include "group.h"
-#include "lock.h"
 #include "lq.h"
 #include "schedule.h"
 #include "stats.h"
-#include "submit.h"
 #include "trace.h"
 #include "worker.h"
 
@@ -47,7 +46,7 @@
 enum crew__pool_state {
     CREW__OPEN = 0,
     CREW__CLOSING = 1,
-    CREW__FORKED = 2 /* this process is a child forked after the pool was made (submit.c) */
+    CREW__FORKED = 2 /* this process is a child forked after the pool was made (nodes.c) */
 };
 
 enum crew__worker_state {
@@ -96,7 +95,7 @@ typedef struct crew__worker {
 struct crew_pool {
     /* Settings, fixed after crew_create. */
     unsigned id;        /* process-unique number, for thread names */
-    uint64_t serial;    /* never reused within the process (submit.c's node caches) */
+    uint64_t serial;    /* never reused within the process (nodes.c's node caches) */
     char name[8];       /* thread name prefix */
     size_t stack_size;  /* 0 = default */
     unsigned spin;      /* polls before sleeping */
@@ -157,11 +156,11 @@ struct crew_pool {
 
     pthread_mutex_t lock;    /* see the top of this file */
 
-    crew__bounded bounded; /* the bounded queue (submit.h) */
+    crew__bounded bounded; /* the bounded queue (bounded.h) */
 
     crew__blocking *blocking; /* blocking tasks (fixed after create) */
 
-    crew__nodes nodes; /* crew_submit's task nodes (submit.h) */
+    struct crew__nodes *nodes; /* crew_submit's task nodes (nodes.c) */
 
     crew__slotmap groups; /* groups (slot map) */
 
@@ -183,7 +182,7 @@ struct crew_pool {
     atomic_uint target;
 };
 
-/* Is this process a child forked after p was made? (Set by submit.c's fork handler; relaxed:
+/* Is this process a child forked after p was made? (Set by nodes.c's fork handler; relaxed:
  * the handler runs in the child's only thread before any other code of the child.) */
 static inline bool crew__forked(crew_pool *p) {
     return crew__load_relaxed(&p->state) == CREW__FORKED;
@@ -227,73 +226,8 @@ static inline void crew__pending_add(crew_pool *p, crew__worker *self, size_t n)
 static inline int crew__sched_push(crew_pool *p, crew_task *t, size_t n) {
     return p->sched.ops->push(p, crew__self(p), t, n);
 }
-/* The calling thread's producer cache if it serves p, else NULL (crew__producer_cache makes it
- * p's). */
-static inline crew__node_cache *crew__producer_cache_if(const crew_pool *p) {
-    crew__node_cache *c = &crew__tls_nodes;
-    return c->pool == p && c->serial == p->serial ? c : NULL;
-}
-/* The calling thread's cache of free group slots for p: its worker's (self), or its producer
- * cache, made p's if it serves another pool (opening a group). */
-static inline crew__slot_cache *crew__slots_to_open(crew_pool *p, crew__worker *self) {
-    if (self)
-        return &self->slots;
-    crew__node_cache *c = crew__producer_cache_if(p);
-    return __builtin_expect(c != NULL, 1) ? &c->slots : &crew__producer_cache(p)->slots;
-}
-/* The same for a slot this thread frees (a group it finished), without switching pools: NULL
- * (the shared list) if the producer cache serves another pool. */
-static inline crew__slot_cache *crew__slots_to_free(crew_pool *p, crew__worker *self) {
-    if (self)
-        return &self->slots;
-    crew__node_cache *c = crew__producer_cache_if(p);
-    return c ? &c->slots : NULL;
-}
-/* The calling thread's own list of free nodes for p, if it has one ready: its worker's, or its
- * producer cache if that serves p (else NULL: the slow path makes it p's). */
-static inline crew__node_list *crew__node_list_of(crew_pool *p) {
-    crew__worker *w = crew__self(p);
-    if (w)
-        return &w->nodes;
-    crew__node_cache *c = crew__producer_cache_if(p);
-    return c ? &c->nodes : NULL;
-}
-/* A node for a crew_submit task (NULL when out of memory), from the thread's own list. */
-static inline crew_task *crew__node_get(crew_pool *p) {
-    crew__node_list *l = crew__node_list_of(p);
-    crew_task *t;
-    if (__builtin_expect(!l || !(t = l->head), 0))
-        return crew__node_get_slow(p);
-    l->head = t->crew_private_.gnext;
-    l->n--;
-    return t;
-}
-/* A node back to the thread's own list (a batch goes back to the pool when it is full, so that
- * nodes flow from the threads that run tasks to those that submit them). */
-static inline void crew__node_release(crew_pool *p, crew_task *t) {
-    crew__node_list *l = crew__node_list_of(p);
-    if (__builtin_expect(!l || l->n >= CREW__NODE_CACHE_MAX, 0)) {
-        crew__node_release_slow(p, t);
-        return;
-    }
-    t->crew_private_.gnext = l->head;
-    l->head = t;
-    l->n++;
-}
-/* A node holding a crew_submit task (no flag but CREW__TASK_NODE; group slot, 0 for none), or
- * NULL when out of memory. */
-static inline crew_task *crew__node_of(crew_pool *p, crew_fn fn, void *arg, uint32_t priority,
-                                       uint32_t slot) {
-    crew_task *t = crew__node_get(p);
-    if (t) {
-        t->fn = fn;
-        t->arg = arg;
-        t->priority = priority;
-        t->crew_flags_ = CREW__TASK_NODE;
-        t->crew_private_.slot = slot;
-    }
-    return t;
-}
+/* The node cache's inlines (crew__node_get, ...) read the worker record and the pool. */
+#include "nodes.h"
 /* Queue one crew_submit task (no flags; group slot, 0 for none) for self (crew__self): by value
  * where the strategy can hold it so, else in a node. CREW_OK, CREW_ENOMEM or the push's error. */
 static inline int crew__sched_push_value(crew_pool *p, crew__worker *self, crew_fn fn, void *arg,
@@ -309,9 +243,6 @@ static inline int crew__sched_push_value(crew_pool *p, crew__worker *self, crew_
         crew__node_release(p, t);
     return rc;
 }
-/* A task that may be a take's copy (CREW__TASK_COPY) as one a locked queue can hold: itself, or
- * a node with its fields; NULL when out of memory (nodes.c). */
-crew_task *crew__task_keep(crew_pool *p, crew_task *t);
 /* n tasks of group slot (0 = none) were just queued: wake whoever can run them. The push
  * before it is the event: a worker or helper (p->work), or a waiter of the group, whose own
  * tasks these are, may sleep. The check (the eventcount's fence and a load) is inlined into
@@ -364,11 +295,11 @@ unsigned crew__online_cores(void); /* at least 1, at most CREW_MAX_THREADS */
  * application's own threads). Returns pthread_create's result. */
 int crew__spawn(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
 unsigned crew__running_workers_locked(crew_pool *p); /* workers RUNNING now; lock held */
-
-/* config.c: check crew_create's configuration (each failure with its detail). OUT: the
- * strategy and its kind, and the hooks, copied (with their own CPU list, to free with the
- * pool). CREW_OK, CREW_EINVAL, CREW_ENOTSUP or CREW_ENOMEM. */
-int crew__config_check(const crew_config *cfg, const crew__sched_ops **sched, int *sched_kind,
-                       crew_hooks *hooks);
+/* A pool thread starts (its CPU affinity, then crew_hooks.on_start) or stops (on_stop).
+ * index: the worker's, or CREW_MAX_THREADS + a blocking thread's. */
+void crew__thread_start(crew_pool *p, unsigned index);
+void crew__thread_stop(crew_pool *p, unsigned index);
+/* The pool whose on_start or on_stop hook runs on this thread now, else NULL. */
+extern CREW__TLS const crew_pool *crew__tls_hook;
 
 #endif /* CREW_POOL_H */

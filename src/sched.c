@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "blocking.h"
+#include "notify.h"
 #include "pool.h"
 #include "schedule.h"
 #include "worker.h"

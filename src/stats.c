@@ -246,10 +246,22 @@ void crew__stats_timed_sum(crew_pool *p, crew__timed_sum *sum) {
     }
 }
 
+int crew__stats_init(crew_pool *p) {
+    if (pthread_mutex_init(&p->stats.lock, NULL) != 0)
+        return CREW_ENOMEM;
+    p->stats.epoch_ns = crew__now_ns();
+    crew__atomic_init(&p->stats.epoch, 1u);
+    crew__atomic_init(&p->stats.queued_peak, 0u);
+    for (unsigned i = 0; i < CREW__STATS_STRIPES; i++)
+        crew__atomic_init(&p->stats.outside[i], NULL);
+    return CREW_OK;
+}
+
 void crew__stats_free(crew_pool *p) {
     unsigned nw = crew__nworkers(p);
     for (unsigned i = 0; i < nw + CREW__STATS_STRIPES; i++)
         free(block_at(p, i, nw));
+    pthread_mutex_destroy(&p->stats.lock);
 }
 
 /* ---- reading ---- */

@@ -67,6 +67,8 @@ typedef struct crew__timed_sum {
     uint64_t tasks, busy_ns, wait_ns, waits, preemptions;
 } crew__timed_sum;
 void crew__stats_timed_sum(crew_pool *p, crew__timed_sum *sum);
-void crew__stats_free(crew_pool *p);
+/* Monitoring's state of p, before its workers exist. CREW_OK or CREW_ENOMEM. */
+int crew__stats_init(crew_pool *p);
+void crew__stats_free(crew_pool *p); /* every block, once no thread records any more */
 
 #endif /* CREW_STATS_H */

@@ -1,6 +1,6 @@
 /*
- * submit.c -- accepting tasks: crew_submit and its variants, crew_enqueue_task(s), and the
- * bounded queue's admission (the task nodes crew_submit uses are nodes.c's).
+ * submit.c -- accepting tasks: crew_submit and its variants, and crew_enqueue_task(s) (the
+ * bounded queue's admission is bounded.c's, the task nodes crew_submit uses are nodes.c's).
  *
  * Submission is all-or-nothing: a call that fails (closed pool, bad handle, cancelled group, no
  * memory for the queue or the slot map) leaves no task queued and no group opened or changed;
@@ -43,97 +43,9 @@ static __attribute__((noinline, cold)) uint64_t stamp_tasks(crew_pool *p, crew_t
     return accepted;
 }
 
-/* How a submission that finds the bounded queue full behaves (crew_try_submit,
- * crew_submit_timed). */
-typedef struct admit_how {
-    bool try_only;             /* never wait: CREW_EFULL */
-    bool timed;                /* wait until deadline at most */
-    struct timespec deadline;  /* CLOCK_MONOTONIC */
-} admit_how;
+typedef crew__admit_how admit_how; /* bounded.h */
 
 static const admit_how admit_default = {false, false, {0, 0}};
-
-/* wait_for_room's last look (lock held): the pool closed, or room for n tasks. Seq_cst loads:
- * the pool's state (see struct crew_pool) and the freed place (see crew__bounded). The first
- * look that finds neither lists the sleeper for crew_diagnose. */
-typedef struct room_look {
-    crew_pool *p;
-    size_t n;
-    crew__blocked *rec;
-    bool listed;
-} room_look;
-
-static bool room_or_closed(void *ctx) {
-    room_look *c = ctx;
-    crew_pool *p = c->p;
-    if (crew__load_seq_cst(&p->state) != CREW__OPEN ||
-        crew__load_seq_cst(&p->bounded.admitted) + c->n <= p->bounded.capacity)
-        return true;
-    if (!c->listed)
-        crew__blocked_add(p, c->rec);
-    c->listed = true;
-    return false;
-}
-
-/* Wait for room in the bounded queue (the eventcount pool->bounded.room, ec.h; crew__admit_release
- * notifies); rec lists the sleeper for crew_diagnose. Returns CREW_OK to try again,
- * CREW_ESHUTDOWN or CREW_ETIMEDOUT. */
-static int wait_for_room(crew_pool *p, size_t n, const admit_how *how, crew__blocked *rec) {
-    int rc = CREW_OK;
-    room_look look = {p, n, rec, false};
-    crew__ec_sleeper me;
-    crew__ec_sleeper_init(&me, NULL);
-    crew__ec_on(&me, &p->bounded.room, NULL);
-    pthread_mutex_lock(&p->lock);
-    if (crew__ec_wait(&me, &p->lock, room_or_closed, &look, how->timed ? &how->deadline : NULL) ==
-        CREW__EC_TIMEDOUT)
-        rc = CREW_ETIMEDOUT;
-    if (look.listed)
-        crew__blocked_remove(p, rec);
-    pthread_mutex_unlock(&p->lock);
-    if (rc == CREW_OK && crew__load_seq_cst(&p->state) != CREW__OPEN)
-        rc = CREW_ESHUTDOWN;
-    return rc;
-}
-
-/* Take n places in the bounded queue, acting on the full-queue policy. CREW_OK with *caller_runs
- * set means: accept the tasks but run them in this thread (no place taken). */
-static int admit(crew_pool *p, size_t n, const admit_how *how, bool *caller_runs) {
-    *caller_runs = false;
-    if (n > p->bounded.capacity)
-        return CREW_EFULL;
-    unsigned policy = p->bounded.policy;
-    /* A task of this pool that waited for room could wait for itself (every worker blocked in
-     * a submission, nobody freeing a place): it runs the new tasks itself instead. */
-    if (policy == CREW_FULL_BLOCK && !how->try_only && crew__in_task_of(p))
-        policy = CREW_FULL_CALLER_RUNS;
-    crew__blocked rec = {.kind = CREW__BLOCKED_ROOM, .n = n};
-    for (;;) {
-        size_t cur = crew__load_seq_cst(&p->bounded.admitted); /* seq_cst: see struct crew_pool */
-        while (cur + n <= p->bounded.capacity)
-            if (crew__cas_weak_seq_cst(&p->bounded.admitted, &cur, cur + n))
-                return CREW_OK;
-        if (how->try_only || policy == CREW_FULL_FAIL)
-            return CREW_EFULL;
-        if (policy == CREW_FULL_CALLER_RUNS) {
-            *caller_runs = true;
-            return CREW_OK;
-        }
-        if (policy == CREW_FULL_DROP_OLDEST) {
-            crew_task *old = crew__sched_take_any(p);
-            if (old && (old->crew_flags_ & CREW__TASK_NOTIFY))
-                crew__run(p, old); /* a completion callback is never dropped: it runs here */
-            else if (old)
-                crew__task_dropped(p, old, false); /* frees its place; not a shutdown's */
-            else if (crew__load_seq_cst(&p->bounded.admitted) + n > p->bounded.capacity)
-                sched_yield(); /* the places are held by tasks being taken right now */
-            continue;
-        }
-        int rc = wait_for_room(p, n, how, &rec);
-        if (rc != CREW_OK)
-            return rc;
-    }
-}
 
 /* The detail of enqueue's failure rc for the public call who (NULL: an internal submission,
  * whose failure the caller absorbs: no detail); h: the group joined, if any. Returns rc. */
@@ -281,14 +193,14 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
     int rc = CREW_OK;
     bool start_runner = false;
     if (p->bounded.capacity && !blocking && !lane) {
-        if ((rc = admit(p, n, how, &caller_runs)) != CREW_OK)
+        if ((rc = crew__bounded_admit(p, n, how, &caller_runs)) != CREW_OK)
             return enqueue_fail(who, p, rc, n, CREW_HANDLE_NONE, how);
         bounded = !caller_runs;
     }
     crew_handle h;
     if ((rc = join(p, group, &open_new, (uint32_t)n, &h)) != CREW_OK) {
         for (size_t i = 0; bounded && i < n; i++)
-            crew__admit_release(p);
+            crew__bounded_release(p);
         return join_fail(who, p, rc, n, h, how);
     }
     for (size_t i = 0; i < n; i++) {
@@ -314,7 +226,7 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
     if (rc != CREW_OK) {
         unjoin(p, open_new, h, n);
         for (size_t i = 0; bounded && i < n; i++)
-            crew__admit_release(p);
+            crew__bounded_release(p);
         return enqueue_fail(who, p, rc, n, h, how);
     }
     if (open_new)

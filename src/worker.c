@@ -11,8 +11,8 @@
  * (a queue's length, a deque's bottom) asks crew__ec_sleepers(&p->work) and takes the lock
  * only if someone sleeps. The notifiers of this file: crew__notify_work (tasks queued),
  * crew__pending_sub (the last pending task ended: pool->quiet), crew__tasks_finished (a group
- * ended: its slot's waiters), crew__admit_release (a place in the bounded queue:
- * pool->bounded.room).
+ * ended: its slot's waiters); and bounded.c's crew__bounded_release (a place in the bounded
+ * queue: pool->bounded.room).
  * A busy pool reads the counts and finds 0.
  *
  * A worker leaves its loop when resize has marked it, or when the pool is closing and no
@@ -36,14 +36,6 @@
 
 CREW__TLS crew__frame *crew__tls_frame;
 CREW__TLS crew__worker *crew__tls_worker;
-
-#ifdef CREW_DEBUG_YIELD
-#include <sched.h>
-void crew__debug_yield(void) {
-    if ((crew__rand() & 3u) == 0)
-        sched_yield();
-}
-#endif
 
 bool crew__in_task_of(const crew_pool *p) {
     for (const crew__frame *f = crew__tls_frame; f; f = f->up)
@@ -125,14 +117,6 @@ void crew__notify_pushed_back(crew_pool *p) {
     crew__notify_work(p, n, 0);
 }
 
-void crew__admit_release(crew_pool *p) {
-    /* Seq_cst: the freed place is the event a submitter waiting for room looks for. */
-    crew__fetch_sub_seq_cst(&p->bounded.admitted, 1);
-    /* Every waiter: they need different amounts of room, and one that times out or cannot use
-     * the room would otherwise swallow the wake-up. */
-    crew__ec_notify(&p->bounded.room, &p->lock, NULL, NULL);
-}
-
 /* Drop t (never run it): give back its place in the bounded queue and its node, count it,
  * hand it to on_drop, then end it in its group and in pending. The place and the node go back
  * before on_drop, so that an on_drop that submits finds the pool as if t were gone (it would
@@ -145,7 +129,7 @@ static void drop(crew_pool *p, crew_task *t, enum crew__end how, bool by_shutdow
     crew_fn fn = t->fn;
     void *arg = t->arg;
     if (flags & CREW__TASK_BOUNDED)
-        crew__admit_release(p);
+        crew__bounded_release(p);
     if (flags & CREW__TASK_COUNTED)
         crew__stats_dropped(p, how);
     if (flags & CREW__TASK_NODE)
@@ -228,7 +212,7 @@ static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t
         return;
     }
     if (flags & CREW__TASK_BOUNDED)
-        crew__admit_release(p); /* it starts: its place is free */
+        crew__bounded_release(p); /* it starts: its place is free */
     uint32_t slot;
     if (!(flags & CREW__TASK_STAMPED)) {
         if (call(p, crew__self(p), t, &slot))

@@ -26,14 +26,8 @@ extern CREW__TLS crew__frame *crew__tls_frame;
 extern CREW__TLS crew__worker *crew__tls_worker;
 
 void *crew__worker_main(void *arg);
-/* A pool thread starts (its CPU affinity, then crew_hooks.on_start) or stops (on_stop).
- * index: the worker's, or CREW_MAX_THREADS + a blocking thread's. */
-void crew__thread_start(crew_pool *p, unsigned index);
-void crew__thread_stop(crew_pool *p, unsigned index);
 /* Name the calling thread "<pool name>-<pool id>-<role>" (cut to what the system keeps). */
 void crew__name_thread(const crew_pool *p, const char *role);
-/* The pool whose on_start or on_stop hook runs on this thread now, else NULL (pool.c). */
-extern CREW__TLS const crew_pool *crew__tls_hook;
 /* Is a task of p running on this thread (anywhere on its stack)? */
 bool crew__in_task_of(const crew_pool *p);
 /* Is a task of group g of p running on this thread (anywhere on its stack)? */
@@ -60,17 +54,11 @@ void crew__task_dropped(crew_pool *p, crew_task *t, bool by_shutdown);
 /* n tasks of group slot (0 = none) ended as `how` says, or were never queued after all
  * (CREW__RAN): count them and wake whoever waits for them. */
 void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end how);
-/* notify.c: queue a list of crew_notify callbacks (crew_submit nodes linked by
- * crew_private_.gnext, already counted in pending) whose group has finished. pool is the
- * crew_pool (a void * to fit crew__slotmap.on_notify). */
-void crew__notify_queue(void *pool, crew_task *list);
 /* Tasks this thread pushed back into a queue while taking one (sched.c). crew__run wakes a
  * sleeper for them before it runs the task taken; a taker that ends up sleeping instead calls
  * crew__notify_pushed_back itself once it holds no lock. */
 extern CREW__TLS size_t crew__tls_pushed_back;
 void crew__notify_pushed_back(crew_pool *p);
-/* A task that held a place in the bounded queue started or was dropped: free the place. */
-void crew__admit_release(crew_pool *p);
 /* Return the calling worker's credit to pending now (see crew__worker). */
 void crew__flush_finished(crew_pool *p, crew__worker *w);
 /* pool->lock held: wake up to n sleeping workers that can run newly queued work, and the
