@@ -393,7 +393,6 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     crew__atomic_init(&p->paused, false);
     crew__atomic_init(&p->lookers, 0u);
     crew__atomic_init(&p->cancelling, false);
-    crew__atomic_init(&p->rr, 0u);
     crew__atomic_init(&p->nworkers, 0u);
     crew__atomic_init(&p->target, 0u);
     p->bounded.capacity = cfg->queue_capacity;

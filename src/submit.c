@@ -15,6 +15,7 @@
 #include "atomic.h"
 #include "lane.h"
 #include "pool.h"
+#include "sched_calls.h"
 #include "submit.h"
 #include "worker.h"
 

@@ -18,6 +18,7 @@
 #include "blocking.h"
 #include "dispatch.h"
 #include "pool.h"
+#include "sched_calls.h"
 #include "wait.h"
 #include "worker.h"
 
@@ -81,7 +82,7 @@ static crew_task *sleep_waiting(waiter_ctx *c) {
     crew_handle group = c->group;
     bool general = c->general;
     crew_task *t = NULL;
-    bool retry = false;
+    crew__take_ctx tc = {.may_batch = false}; /* a waiter: inside a task, or not a worker */
     crew__slot *sl = c->sl;
     crew__ec *ec = sl ? &sl->waiters : c->flag ? c->flag_ec : &p->quiet;
     crew__ec_waiter me = {&p->wait_cv, false}, as_helper = {&p->wait_cv, false};
@@ -96,12 +97,12 @@ static crew_task *sleep_waiting(waiter_ctx *c) {
                           : crew__load_seq_cst(&p->pending) == 0; /* seq_cst: see crew_pool */
     if (!done) {
         if (sl)
-            t = crew__sched_take_group(p, group.slot, c->mark);
+            t = crew__sched_take_group(p, group.slot, c->mark, &tc);
         if (!t && general)
-            t = crew__sched_take(p, &retry);
+            t = crew__sched_take(p, &tc);
         if (!t) /* a blocking thread: blocking tasks are pushed under this lock */
             t = crew__blocking_help(p, group.slot, general);
-        if (!t && !retry) {
+        if (!t && !tc.retry) {
             /* crew_diagnose lists crew_wait and crew_wait_all, which have a kind of their own
              * (diagnose.h); crew__help_until's callers (crew_lane_destroy) are not listed. */
             crew__blocked rec = {.since = c->slept, .group = group,
@@ -123,8 +124,8 @@ static crew_task *sleep_waiting(waiter_ctx *c) {
     }
     crew__ec_cancel(ec, &me);
     pthread_mutex_unlock(&p->lock);
-    if (crew__tls_pushed_back) /* the last look put a task back: wake someone for it */
-        crew__notify_pushed_back(p);
+    if (tc.pushed_back) /* the last look put a task back: wake someone for it */
+        crew__notify_pushed_back(p, &tc.pushed_back);
     return t;
 }
 
@@ -149,14 +150,15 @@ static inline __attribute__((always_inline)) bool waiter_done(void *ctx) {
     return true;
 }
 
-static inline __attribute__((always_inline)) crew_task *waiter_take(void *ctx, bool *retry) {
+static inline __attribute__((always_inline)) crew_task *waiter_take(void *ctx,
+                                                                     crew__take_ctx *tc) {
     waiter_ctx *c = ctx;
     c->general = may_help_generally(c->self);
     /* The group is open (not done), so the slot still belongs to it. */
     crew_task *t =
-        c->sl ? crew__sched_take_group_as(c->p, c->self, c->group.slot, c->mark) : NULL;
+        c->sl ? crew__sched_take_group_as(c->p, c->self, c->group.slot, c->mark, tc) : NULL;
     if (!t && c->general)
-        t = crew__sched_take_as(c->p, c->self, retry);
+        t = crew__sched_take_as(c->p, c->self, tc);
     if (!t && crew__tls_bthread == c->p) /* a blocking thread runs blocking tasks too */
         t = crew__blocking_help(c->p, c->group.slot, c->general);
     if (!t)
@@ -164,7 +166,7 @@ static inline __attribute__((always_inline)) crew_task *waiter_take(void *ctx, b
     return t;
 }
 
-static crew_task *waiter_sleep(void *ctx, bool *stop) {
+static crew_task *waiter_sleep(void *ctx, crew__take_ctx *tc, bool *stop) {
     waiter_ctx *c = ctx;
     /* Before the first sleep (not on every wait: it walks the frames), the check that this
      * thread is not inside a task of the group: it could never finish. */
@@ -184,16 +186,20 @@ static crew_task *waiter_sleep(void *ctx, bool *stop) {
         }
         c->checked = true;
     }
-    if (crew__tls_pushed_back)
-        crew__notify_pushed_back(c->p);
+    if (tc->pushed_back)
+        crew__notify_pushed_back(c->p, &tc->pushed_back);
     flush_finished(c); /* done by the look before; a sleep must hold none */
     return sleep_waiting(c);
 }
 
-static bool waiter_run(void *ctx, crew_task *t) {
+static bool waiter_run(void *ctx, crew_task *t, crew__take_ctx *tc) {
     waiter_ctx *c = ctx;
-    if (!crew__held_by_pause(c->p, t))
-        crew__run_helping(c->p, c->self, t, &c->finished);
+    if (crew__held_by_pause(c->p, t, &tc->pushed_back))
+        return false;
+    /* Wake a sleeper for the tasks the take put back before running this one (no lock). */
+    if (__builtin_expect(tc->pushed_back != 0, 0))
+        crew__notify_pushed_back(c->p, &tc->pushed_back);
+    crew__run_helping(c->p, c->self, t, &c->finished);
     return false;
 }
 
@@ -206,19 +212,24 @@ static const crew__policy waiter_policy = {
 
 /* A wait under a trace (trace.h): the same loop, its span recorded. Out of line, so that an
  * untraced wait pays only the test of the trace bit. */
-static __attribute__((noinline, cold)) void dispatch_traced(crew_pool *p, waiter_ctx *c) {
+static __attribute__((noinline, cold)) void dispatch_traced(crew_pool *p, waiter_ctx *c,
+                                                           crew__take_ctx *tc) {
     uint64_t began = crew__now_ns();
-    crew__dispatch(&waiter_policy, c, p->spin);
+    crew__dispatch(&waiter_policy, c, tc, p->spin);
     crew__trace_span(p, CREW__TR_WAIT, c->group, began);
 }
 
-/* The waiter's loop, traced or not, then the tasks it ran given back to pending. */
+/* The waiter's loop, traced or not, then the tasks it ran given back to pending, and a
+ * sleeper woken for tasks its last look put back and did not run or sleep on. */
 static inline void wait_loop(crew_pool *p, waiter_ctx *c) {
+    crew__take_ctx tc = {.may_batch = false}; /* a waiter: inside a task, or not a worker */
     if (__builtin_expect(crew__tracing(p), 0))
-        dispatch_traced(p, c);
+        dispatch_traced(p, c, &tc);
     else
-        crew__dispatch(&waiter_policy, c, p->spin);
+        crew__dispatch(&waiter_policy, c, &tc, p->spin);
     flush_finished(c);
+    if (tc.pushed_back)
+        crew__notify_pushed_back(p, &tc.pushed_back);
 }
 
 /* The detail of crew_wait's answer st for group, if it is a failure; returns st. */
@@ -265,8 +276,6 @@ int crew_wait(crew_pool *p, crew_handle group) {
                     .status = 1};
     crew__debug_yield();
     wait_loop(p, &c);
-    if (crew__tls_pushed_back) /* put back by the last look, and not run or slept on */
-        crew__notify_pushed_back(p);
     return c.status == CREW_OK ? c.status : wait_failed(given, c.status);
 }
 
