@@ -35,7 +35,8 @@ const crew__sched_ops *crew__sched_resolve(unsigned scheduler, int *kind) {
     } table[] = {{CREW_SCHED_STEAL, &crew__sched_steal},
                  {CREW_SCHED_SHARED, &crew__sched_shared},
                  {CREW_SCHED_SHARED_LOCKFREE, &crew__sched_multiqueue},
-                 {CREW_SCHED_PER_WORKER, &crew__sched_per_worker}};
+                 {CREW_SCHED_PER_WORKER, &crew__sched_per_worker},
+                 {-1, &crew__sched_simple}}; /* for the tests: only through the environment */
     const size_t n = sizeof table / sizeof table[0];
     if (scheduler > CREW_SCHED_PER_WORKER)
         return NULL;

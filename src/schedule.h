@@ -12,6 +12,10 @@
  *   sched_per_worker.c   PER_WORKER: one priority queue per worker, fed round-robin.
  *   sched_steal.c        STEAL (default): a Chase-Lev deque per worker, external submission
  *                        slots and an injection queue.
+ *   sched_simple.c       "simple", for the tests only (CREW_SCHEDULER=simple; not in crew.h):
+ *                        one priority queue under one mutex, without group lists. It shows
+ *                        what the interface asks of a strategy, and that adding one is one file
+ *                        and one line in crew__sched_resolve's table.
  * sched.c resolves the strategy a configuration names, and holds what every strategy shares:
  * the crew__sched_* calls the rest of crew makes (the takes for helpers check the pause; each
  * finds the calling thread's worker record once, then calls the table; those made once or
@@ -134,12 +138,12 @@ typedef struct crew__sched_ops {
 } crew__sched_ops;
 
 extern const crew__sched_ops crew__sched_shared, crew__sched_multiqueue,
-    crew__sched_per_worker, crew__sched_steal;
+    crew__sched_per_worker, crew__sched_steal, crew__sched_simple;
 
 /* The strategy in struct crew_pool. */
 typedef struct crew__sched {
     const crew__sched_ops *ops; /* fixed */
-    int kind;                   /* fixed: enum crew_scheduler, resolved */
+    int kind;                   /* fixed: enum crew_scheduler, resolved (simple: -1) */
     bool lock_spin;             /* fixed: queue locks are spinlocks */
     /* Fixed after init: the strategy's own state, of a type only its file knows (its init
      * makes it, its free frees it), or NULL. */
