@@ -43,8 +43,10 @@ typedef struct ext_slot {
 
 /* STEAL's state (crew__sched.state). */
 typedef struct steal_state {
-    crew__lq central;         /* the injection queue */
-    ext_slot ext[EXT_SLOTS];  /* the external submission slots */
+    /* The external submission slots. First: a submission finds its slot at the state's address
+     * plus its index times a slot's size, as fast as from a pointer of its own. */
+    ext_slot ext[EXT_SLOTS];
+    crew__lq central; /* the injection queue */
     bool central_ready;       /* central is initialised */
     unsigned ext_ready;       /* how many slots are */
 } steal_state;
@@ -55,6 +57,7 @@ typedef struct steal_local {
     crew__deque deque;
 } steal_local;
 crew__sched_local_fits(steal_local);
+_Static_assert(offsetof(steal_state, ext) == 0, "ext_of_thread reads the slots at the state");
 
 static inline steal_state *state_of(crew_pool *p) { return p->sched.state; }
 static inline crew__lq *central_of(crew_pool *p) { return &state_of(p)->central; }
@@ -114,7 +117,8 @@ static CREW__TLS crew_task taken;
 /* ---- External submission slots ---- */
 
 static inline ext_slot *ext_of_thread(crew_pool *p) {
-    return &state_of(p)->ext[crew__thread_number() % EXT_SLOTS];
+    ext_slot *ext = p->sched.state; /* the state's first field (see steal_state) */
+    return &ext[crew__thread_number() % EXT_SLOTS];
 }
 
 static int push_external(crew_pool *p, crew_task *t, size_t n) {

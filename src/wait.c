@@ -192,7 +192,8 @@ static crew_task *waiter_sleep(void *ctx, crew__take_ctx *tc, bool *stop) {
     return sleep_waiting(c);
 }
 
-static bool waiter_run(void *ctx, crew_task *t, crew__take_ctx *tc) {
+static inline __attribute__((always_inline)) bool waiter_run(void *ctx, crew_task *t,
+                                                             crew__take_ctx *tc) {
     waiter_ctx *c = ctx;
     if (crew__held_by_pause(c->p, t, &tc->pushed_back))
         return false;
