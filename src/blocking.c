@@ -22,6 +22,7 @@
 #include "blocking.h"
 #include "dispatch.h"
 #include "pool.h"
+#include "sched_calls.h"
 #include "worker.h"
 
 struct crew__bthread {
@@ -78,8 +79,8 @@ typedef struct bthread_ctx {
     struct crew__bthread *t;
 } bthread_ctx;
 
-static crew_task *bthread_take(void *ctx, bool *retry) {
-    crew__unused(retry);
+static crew_task *bthread_take(void *ctx, crew__take_ctx *tc) {
+    crew__unused(tc); /* the blocking queue's take puts nothing back */
     crew_pool *p = ((bthread_ctx *)ctx)->p;
     /* Paused: no task (crew_resume wakes the idle threads). Relaxed: see crew_pool.paused. */
     return crew__load_relaxed(&p->paused) ? NULL : crew__lq_take(p->blocking->queue);
@@ -96,7 +97,8 @@ static bool stop_or_work(void *ctx) {
     return p->blocking->stop || work_queued(p);
 }
 
-static crew_task *bthread_sleep(void *ctx, bool *stop) {
+static crew_task *bthread_sleep(void *ctx, crew__take_ctx *tc, bool *stop) {
+    crew__unused(tc); /* nothing put back: see bthread_take */
     crew_pool *p = ((bthread_ctx *)ctx)->p;
     struct crew__bthread *t = ((bthread_ctx *)ctx)->t;
     crew__blocking *b = p->blocking;
@@ -114,9 +116,9 @@ static crew_task *bthread_sleep(void *ctx, bool *stop) {
     return NULL;
 }
 
-static bool bthread_run(void *ctx, crew_task *t) {
+static bool bthread_run(void *ctx, crew_task *t, crew__take_ctx *tc) {
     crew_pool *p = ((bthread_ctx *)ctx)->p;
-    if (!crew__held_by_pause(p, t))
+    if (!crew__held_by_pause(p, t, &tc->pushed_back))
         crew__run(p, t);
     return false;
 }
@@ -155,7 +157,8 @@ static void *bthread_main(void *arg) {
     crew__thread_start(p, CREW_MAX_THREADS + t->index);
     crew__tls_busy = &t->busy;
     bthread_ctx ctx = {p, t};
-    crew__dispatch(&bthread_policy, &ctx, 0);
+    crew__take_ctx tc = {.may_batch = false}; /* its takes put nothing back (bthread_take) */
+    crew__dispatch(&bthread_policy, &ctx, &tc, 0);
     crew__tls_bthread = NULL;
     crew__tls_busy = NULL;
     crew__thread_stop(p, CREW_MAX_THREADS + t->index);

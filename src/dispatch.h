@@ -20,53 +20,60 @@
 #include <stdbool.h>
 
 #include "base.h"
+#include "schedule.h"
 
 typedef struct crew__policy {
     /* Optional: checked before each look; true = stop (a waiter whose wait is over). */
     bool (*done)(void *ctx);
-    /* A task for this thread, or NULL; *retry set when a lost race may have hidden one. */
-    crew_task *(*take)(void *ctx, bool *retry);
+    /* A task for this thread, or NULL; what the take did goes to *tc (schedule.h: a lost race
+     * that may hide a task, tasks put back). */
+    crew_task *(*take)(void *ctx, crew__take_ctx *tc);
     /* Optional: the look found nothing; true = stop (a worker that must leave). */
     bool (*idle)(void *ctx);
     /* The last look and the sleep: returns a task found on the last look, or NULL after
      * waking up; *stop set to end the loop instead (a blocking thread idle too long, a wait
-     * that would deadlock). */
-    crew_task *(*sleep)(void *ctx, bool *stop);
-    /* Run t (or put it back); true = stop after it. */
-    bool (*run)(void *ctx, crew_task *t);
+     * that would deadlock). First wakes sleepers for the tasks tc->pushed_back counts. */
+    crew_task *(*sleep)(void *ctx, crew__take_ctx *tc, bool *stop);
+    /* Run t (or put it back); true = stop after it. First wakes sleepers for the tasks
+     * tc->pushed_back counts (put back by the take that found t). */
+    bool (*run)(void *ctx, crew_task *t, crew__take_ctx *tc);
     /* After a lost race: look again at once (a waiter, whose own task is probably the one
      * contended for), rather than after a pause counted as a spin (a worker, which backs off). */
     bool retry_at_once;
 } crew__policy;
 
-/* Run the loop until the policy says stop. spin: polls before sleeping. */
+/* Run the loop until the policy says stop. tc: the takes' context, the caller's (its inputs
+ * set; tasks the takes put back and no one has woken a thread for yet are left in
+ * tc->pushed_back when the loop stops: the caller wakes sleepers for them). spin: polls
+ * before sleeping. */
 static inline __attribute__((always_inline)) void crew__dispatch(const crew__policy *pol,
-                                                                 void *ctx, unsigned spin) {
+                                                                 void *ctx, crew__take_ctx *tc,
+                                                                 unsigned spin) {
     unsigned spins = 0;
     for (;;) {
         if (pol->done && pol->done(ctx))
             return;
-        bool retry = false;
-        crew_task *t = pol->take(ctx, &retry);
+        tc->retry = false;
+        crew_task *t = pol->take(ctx, tc);
         if (!t) {
             if (pol->idle && pol->idle(ctx))
                 return;
-            if (retry && pol->retry_at_once)
+            if (tc->retry && pol->retry_at_once)
                 continue;
-            if (retry || spins < spin) {
+            if (tc->retry || spins < spin) {
                 spins++;
                 crew__spin_pause();
                 continue;
             }
             spins = 0;
             bool stop = false;
-            t = pol->sleep(ctx, &stop);
+            t = pol->sleep(ctx, tc, &stop);
             if (stop)
                 return;
             if (!t)
                 continue;
         }
-        if (pol->run(ctx, t))
+        if (pol->run(ctx, t, tc))
             return;
         spins = 0;
     }

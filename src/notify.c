@@ -29,6 +29,7 @@
 #include "atomic.h"
 #include "notify.h"
 #include "pool.h"
+#include "sched_calls.h"
 #include "worker.h"
 
 void crew__notify_queue(void *pool, crew_task *list) {

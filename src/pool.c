@@ -365,7 +365,6 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     crew__atomic_init(&p->paused, false);
     crew__atomic_init(&p->lookers, 0u);
     crew__atomic_init(&p->cancelling, false);
-    crew__atomic_init(&p->rr, 0u);
     crew__atomic_init(&p->nworkers, 0u);
     crew__atomic_init(&p->target, 0u);
     if (crew__nodes_register(p) != CREW_OK || crew__sched_init(p, cfg, threads) != CREW_OK ||

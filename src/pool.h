@@ -87,8 +87,9 @@ typedef struct crew__worker {
      * owner only (relaxed load and store, no read-modify-write); crew_stats_get reads it
      * (relaxed) to tell running tasks from credit. */
     _Atomic size_t credit;
-    crew__deque deque; /* STEAL: this worker's tasks */
-    crew__lq *queue;   /* PER_WORKER: this worker's queue */
+    /* The strategy's part of this worker (STEAL: its deque; PER_WORKER: its queue), of a type
+     * only the strategy's file knows (schedule.h). */
+    crew__sched_local sched;
     crew__busy busy;   /* its task now, for crew_diagnose */
 } crew__worker;
 
@@ -130,8 +131,7 @@ struct crew_pool {
     /* Accepted tasks not yet finished nor dropped. Seq_cst read-modify-writes: the decrement
      * to 0 is the event that quiet's sleepers look for (ec.h). */
     _Atomic size_t pending;
-    atomic_uint rr;     /* PER_WORKER: round-robin position (relaxed: spreads, orders nothing) */
-    char pad_submit_end_[64 - sizeof(size_t) - sizeof(unsigned)];
+    char pad_submit_end_[64 - sizeof(size_t)];
 
     /* Eventcounts (ec.h), all slept on under lock: workers (node data: the worker record) and
      * waiters that would take any task (node data: NULL), notified by whoever queues tasks
@@ -221,28 +221,8 @@ static inline void crew__pending_add(crew_pool *p, crew__worker *self, size_t n)
     }
     crew__fetch_add_seq_cst(&p->pending, n); /* seq_cst: see struct crew_pool */
 }
-/* The strategy's calls made once or more per task, inlined into their callers (a call to a
- * wrapper in sched.c cost about 7 instructions a task); the others are in sched.c. */
-static inline int crew__sched_push(crew_pool *p, crew_task *t, size_t n) {
-    return p->sched.ops->push(p, crew__self(p), t, n);
-}
 /* The node cache's inlines (crew__node_get, ...) read the worker record and the pool. */
 #include "nodes.h"
-/* Queue one crew_submit task (no flags; group slot, 0 for none) for self (crew__self): by value
- * where the strategy can hold it so, else in a node. CREW_OK, CREW_ENOMEM or the push's error. */
-static inline int crew__sched_push_value(crew_pool *p, crew__worker *self, crew_fn fn, void *arg,
-                                         uint32_t priority, uint32_t slot) {
-    const crew__sched_ops *ops = p->sched.ops;
-    if (ops->push_value)
-        return ops->push_value(p, self, fn, arg, priority, slot);
-    crew_task *t = crew__node_of(p, fn, arg, priority, slot);
-    if (!t)
-        return CREW_ENOMEM;
-    int rc = ops->push(p, self, t, 1);
-    if (rc != CREW_OK)
-        crew__node_release(p, t);
-    return rc;
-}
 /* n tasks of group slot (0 = none) were just queued: wake whoever can run them. The push
  * before it is the event: a worker or helper (p->work), or a waiter of the group, whose own
  * tasks these are, may sleep. The check (the eventcount's fence and a load) is inlined into
@@ -252,41 +232,6 @@ static inline void crew__notify_work(crew_pool *p, size_t n, uint32_t slot) {
          (crew__load_seq_cst(&p->lookers) == 0 || !p->sched.ops->any_worker)) ||
         (slot != 0 && crew__ec_sleepers(&crew__slot_at(&p->groups, slot)->waiters)))
         crew__wake(p, n, slot);
-}
-/* Any task, for the thread whose worker record for p is self (crew__self); none while the pool
- * is paused (relaxed: see paused). */
-static inline crew_task *crew__sched_take_as(crew_pool *p, crew__worker *self, bool *retry) {
-    if (__builtin_expect(crew__load_relaxed(&p->paused), 0))
-        return NULL;
-    return p->sched.ops->take(p, self, retry);
-}
-/* The same for the calling thread (self = crew__self). */
-static inline crew_task *crew__sched_take(crew_pool *p, bool *retry) {
-    return crew__sched_take_as(p, crew__self(p), retry);
-}
-/* Taken just as a pause began (after the look above): put back in front of its queue, true;
- * false if it may run. Checked after every take, so that no task submitted after crew_pause
- * returned starts before crew_resume (the look before the take alone left a window). */
-bool crew__put_back_paused(crew_pool *p, crew_task *t); /* sched.c */
-static inline bool crew__held_by_pause(crew_pool *p, crew_task *t) {
-    /* Relaxed: see paused. */
-    return __builtin_expect(crew__load_relaxed(&p->paused), 0) && crew__put_back_paused(p, t);
-}
-/* A queued task of group slot for a waiter (self: its worker record for p, crew__self), newest
- * first; none while paused. */
-static inline crew_task *crew__sched_take_group_as(crew_pool *p, crew__worker *self,
-                                                   uint32_t slot, int64_t mark) {
-    if (crew__load_relaxed(&p->paused))
-        return NULL;
-    return p->sched.ops->take_group(p, self, slot, mark);
-}
-static inline crew_task *crew__sched_take_group(crew_pool *p, uint32_t slot, int64_t mark) {
-    return crew__sched_take_group_as(p, crew__self(p), slot, mark);
-}
-/* This thread's mark for crew__sched_take_group, when a task starts (self: crew__self). */
-static inline int64_t crew__sched_mark(crew_pool *p, crew__worker *self) {
-    /* Relaxed: the worker's own bottom. */
-    return p->sched.ops->marks && self ? crew__load_relaxed(&self->deque.bottom) : 0;
 }
 
 /* pool.c helpers shared with the other subsystems. */

@@ -11,6 +11,7 @@
 #include "blocking.h"
 #include "notify.h"
 #include "pool.h"
+#include "sched_calls.h"
 #include "schedule.h"
 #include "worker.h"
 
@@ -35,7 +36,8 @@ const crew__sched_ops *crew__sched_resolve(unsigned scheduler, int *kind) {
     } table[] = {{CREW_SCHED_STEAL, &crew__sched_steal},
                  {CREW_SCHED_SHARED, &crew__sched_shared},
                  {CREW_SCHED_SHARED_LOCKFREE, &crew__sched_multiqueue},
-                 {CREW_SCHED_PER_WORKER, &crew__sched_per_worker}};
+                 {CREW_SCHED_PER_WORKER, &crew__sched_per_worker},
+                 {-1, &crew__sched_simple}}; /* for the tests: only through the environment */
     const size_t n = sizeof table / sizeof table[0];
     if (scheduler > CREW_SCHED_PER_WORKER)
         return NULL;
@@ -106,7 +108,7 @@ size_t crew__sched_queued(crew_pool *p) {
 
 crew_task *crew__sched_take_any(crew_pool *p) { return p->sched.ops->take_any(p); }
 
-bool crew__put_back_paused(crew_pool *p, crew_task *t) {
+bool crew__put_back_paused(crew_pool *p, crew_task *t, size_t *pushed_back) {
     /* In front of the queue it came from (a blocking task: the blocking threads' queue), where
      * crew_cancel finds it and crew_resume's wake-up makes it run first. Without memory to put
      * it back, it runs: the pause is then late for this one task. */
@@ -120,8 +122,8 @@ bool crew__put_back_paused(crew_pool *p, crew_task *t) {
         crew__blocking_wake_all_locked(p);
         pthread_mutex_unlock(&p->lock);
     } else {
-        crew__tls_pushed_back++;
-        crew__notify_pushed_back(p);
+        ++*pushed_back;
+        crew__notify_pushed_back(p, pushed_back);
     }
     return true;
 }
@@ -134,7 +136,7 @@ static crew_task *take_locked_group(crew_pool *p, uint32_t slot) {
 }
 
 size_t crew__sched_cancel_group(crew_pool *p, uint32_t slot, uint32_t gen) {
-    size_t n = 0;
+    size_t n = 0, put_back = 0;
     crew_task *t;
     while ((t = take_locked_group(p, slot)) != NULL) {
         /* A queued task's group is open, so the slot's generation is its group's: if it moved
@@ -142,7 +144,7 @@ size_t crew__sched_cancel_group(crew_pool *p, uint32_t slot, uint32_t gen) {
          * Relaxed: the queue's lock ordered the task's group opening before our take. */
         if (crew__gen_of(crew__load_relaxed(&crew__slot_at(&p->groups, slot)->state)) != gen) {
             if (crew__sched_requeue(p, t) == CREW_OK)
-                crew__tls_pushed_back++;
+                put_back++;
             else
                 crew__run(p, t); /* no memory to put it back: run it here */
             break;
@@ -150,8 +152,8 @@ size_t crew__sched_cancel_group(crew_pool *p, uint32_t slot, uint32_t gen) {
         crew__task_dropped(p, t, false);
         n++;
     }
-    if (crew__tls_pushed_back)
-        crew__notify_pushed_back(p);
+    if (put_back)
+        crew__notify_pushed_back(p, &put_back);
     return n;
 }
 

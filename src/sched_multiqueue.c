@@ -13,56 +13,63 @@
 #include "pool.h"
 #include "schedule.h"
 
+/* SHARED_LOCKFREE's state (crew__sched.state). */
+typedef struct mq_state {
+    unsigned n;    /* queues made (all of them once init succeeded) */
+    crew__lq q[];  /* the MultiQueue's queues */
+} mq_state;
+
+static inline mq_state *state_of(crew_pool *p) { return p->sched.state; }
+
 static int init(crew_pool *p, const crew_config *cfg, unsigned threads) {
-    crew__sched *s = &p->sched;
     unsigned cores = crew__online_cores();
     unsigned n = 2 * (threads > cores ? threads : cores);
     if (cfg->autosize && cfg->max_threads > threads)
         n = 2 * cfg->max_threads;
-    s->mq = aligned_alloc(64, n * sizeof *s->mq);
-    if (!s->mq)
+    mq_state *s = aligned_alloc(64, sizeof *s + n * sizeof s->q[0]);
+    if (!s)
         return CREW_ENOMEM;
-    for (s->nmq = 0; s->nmq < n; s->nmq++)
-        if (crew__lq_init(&s->mq[s->nmq], &p->groups, s->lock_spin, false) != CREW_OK)
+    p->sched.state = s;
+    for (s->n = 0; s->n < n; s->n++)
+        if (crew__lq_init(&s->q[s->n], &p->groups, p->sched.lock_spin, false) != CREW_OK)
             return CREW_ENOMEM; /* free() frees the ones made */
     return CREW_OK;
 }
 
 static void free_queues(crew_pool *p) {
-    crew__sched *s = &p->sched;
-    for (unsigned i = 0; i < s->nmq; i++)
-        crew__lq_free(&s->mq[i]);
-    free(s->mq);
-    s->mq = NULL;
-    s->nmq = 0;
+    mq_state *s = state_of(p);
+    if (!s)
+        return;
+    for (unsigned i = 0; i < s->n; i++)
+        crew__lq_free(&s->q[i]);
+    free(s);
+    p->sched.state = NULL;
 }
 
-static crew__lq *random_queue(crew_pool *p) {
-    return &p->sched.mq[crew__rand_below(p->sched.nmq)];
-}
+static crew__lq *random_queue(mq_state *s) { return &s->q[crew__rand_below(s->n)]; }
 
 static int push(crew_pool *p, crew__worker *self, crew_task *t, size_t n) {
     crew__unused(self);
-    crew__sched *s = &p->sched;
+    mq_state *s = state_of(p);
     if (n == 1) { /* the common case: a random queue that is free right now */
-        crew__lq *one = random_queue(p);
+        crew__lq *one = random_queue(s);
         for (unsigned k = 0; k < 4 && crew__spinlock_busy(&one->lock.sl); k++)
-            one = random_queue(p); /* a hint (spinlocks only) */
+            one = random_queue(s); /* a hint (spinlocks only) */
         return crew__lq_push_n(one, t, 1);
     }
     crew__lq *q[4];
     unsigned m = 0;
-    for (unsigned start = crew__rand_below(s->nmq); m < s->nmq && m < n && m < 4; m++)
-        q[m] = &s->mq[(start + m) % s->nmq];
+    for (unsigned start = crew__rand_below(s->n); m < s->n && m < n && m < 4; m++)
+        q[m] = &s->q[(start + m) % s->n];
     return crew__lq_push_spread(q, m, t, n);
 }
 
 /* The better of two random queues' best tasks (the MultiQueue delete-min), a few times; then
  * every queue in turn, so that "nothing found" means nothing was there. */
 static crew_task *take_any(crew_pool *p) {
-    crew__sched *s = &p->sched;
+    mq_state *s = state_of(p);
     for (unsigned attempt = 0; attempt < 4; attempt++) {
-        crew__lq *a = random_queue(p), *b = random_queue(p);
+        crew__lq *a = random_queue(s), *b = random_queue(s);
         uint32_t ta = crew__lq_top(a), tb = crew__lq_top(b); /* hints; the pop is what counts */
         crew__lq *best = tb < ta ? b : a;
         if ((tb < ta ? tb : ta) == UINT32_MAX)
@@ -71,52 +78,56 @@ static crew_task *take_any(crew_pool *p) {
         if (t)
             return t;
     }
-    unsigned start = crew__rand_below(s->nmq);
-    for (unsigned i = 0; i < s->nmq; i++) {
-        crew_task *t = crew__lq_take(&s->mq[(start + i) % s->nmq]);
+    unsigned start = crew__rand_below(s->n);
+    for (unsigned i = 0; i < s->n; i++) {
+        crew_task *t = crew__lq_take(&s->q[(start + i) % s->n]);
         if (t)
             return t;
     }
     return NULL;
 }
 
-static crew_task *take(crew_pool *p, crew__worker *self, bool *retry) {
+static crew_task *take(crew_pool *p, crew__worker *self, crew__take_ctx *tc) {
     crew__unused(self);
-    crew__unused(retry);
+    crew__unused(tc);
     return take_any(p);
 }
 
 static crew_task *take_locked_group(crew_pool *p, uint32_t slot) {
-    crew__sched *s = &p->sched;
+    mq_state *s = state_of(p);
     crew_task *t = NULL;
     /* Highest address first: an array's last slice, its newest tasks, went to the
      * highest-addressed of its queues (crew__lq_push_spread). */
-    for (unsigned i = s->nmq; i-- > 0 && !t && crew__lq_scattered(&p->groups, slot);)
-        t = crew__lq_take_group(&s->mq[i], slot);
+    for (unsigned i = s->n; i-- > 0 && !t && crew__lq_scattered(&p->groups, slot);)
+        t = crew__lq_take_group(&s->q[i], slot);
     return t;
 }
 
-static crew_task *take_group(crew_pool *p, crew__worker *self, uint32_t slot, int64_t mark) {
+static crew_task *take_group(crew_pool *p, crew__worker *self, uint32_t slot, int64_t mark,
+                             crew__take_ctx *tc) {
     crew__unused(self);
     crew__unused(mark);
+    crew__unused(tc);
     return take_locked_group(p, slot);
 }
 
 static int requeue(crew_pool *p, crew__worker *self, crew_task *t) {
     crew__unused(self);
-    return crew__lq_requeue(random_queue(p), t);
+    return crew__lq_requeue(random_queue(state_of(p)), t);
 }
 
 static size_t queued(crew_pool *p) {
+    mq_state *s = state_of(p);
     size_t n = 0;
-    for (unsigned i = 0; i < p->sched.nmq; i++)
-        n += crew__lq_len(&p->sched.mq[i]);
+    for (unsigned i = 0; i < s->n; i++)
+        n += crew__lq_len(&s->q[i]);
     return n;
 }
 
 static void visit(crew_pool *p, crew__queue_visitor fn, void *ctx) {
-    for (unsigned i = 0; i < p->sched.nmq; i++)
-        crew__sched_visit_lq(&p->sched.mq[i], "MultiQueue queue", (int)i, fn, ctx);
+    mq_state *s = state_of(p);
+    for (unsigned i = 0; i < s->n; i++)
+        crew__sched_visit_lq(&s->q[i], "MultiQueue queue", (int)i, fn, ctx);
 }
 
 const crew__sched_ops crew__sched_multiqueue = {

@@ -12,22 +12,46 @@
 #include "pool.h"
 #include "schedule.h"
 
+/* PER_WORKER's state (crew__sched.state): where the round robin stands. */
+typedef struct pw_state {
+    /* Relaxed: spreads submissions, orders nothing. A line of its own: every submission from
+     * outside increments it. */
+    _Alignas(64) atomic_uint rr;
+} pw_state;
+
+/* Its part of each worker record (crew__worker.sched): the worker's queue. */
+typedef struct pw_local {
+    crew__lq *queue;
+} pw_local;
+crew__sched_local_fits(pw_local);
+
+static inline atomic_uint *rr_of(crew_pool *p) { return &((pw_state *)p->sched.state)->rr; }
+static inline crew__lq *queue_of(crew__worker *w) { return ((pw_local *)w->sched.bytes)->queue; }
+
 static int init(crew_pool *p, const crew_config *cfg, unsigned threads) {
-    crew__unused(p);
     crew__unused(cfg);
     crew__unused(threads);
+    pw_state *s = aligned_alloc(64, sizeof *s);
+    if (!s)
+        return CREW_ENOMEM;
+    crew__atomic_init(&s->rr, 0u);
+    p->sched.state = s;
     return CREW_OK;
 }
 
-static void free_nothing(crew_pool *p) { crew__unused(p); } /* the queues go with the workers */
+static void free_state(crew_pool *p) { /* the queues go with the workers */
+    free(p->sched.state);
+    p->sched.state = NULL;
+}
 
 static int worker_init(crew_pool *p, crew__worker *w) {
-    w->queue = aligned_alloc(64, sizeof *w->queue);
-    if (!w->queue)
+    pw_local *l = (pw_local *)w->sched.bytes;
+    l->queue = aligned_alloc(64, sizeof *l->queue);
+    if (!l->queue)
         return CREW_ENOMEM;
-    if (crew__lq_init(w->queue, &p->groups, p->sched.lock_spin, false) != CREW_OK) {
-        free(w->queue);
-        w->queue = NULL;
+    if (crew__lq_init(l->queue, &p->groups, p->sched.lock_spin, false) != CREW_OK) {
+        free(l->queue);
+        l->queue = NULL;
         return CREW_ENOMEM;
     }
     return CREW_OK;
@@ -35,14 +59,21 @@ static int worker_init(crew_pool *p, crew__worker *w) {
 
 static void worker_free(crew_pool *p, crew__worker *w) {
     crew__unused(p);
-    if (w->queue) {
-        crew__lq_free(w->queue);
-        free(w->queue);
-        w->queue = NULL;
+    pw_local *l = (pw_local *)w->sched.bytes;
+    if (l->queue) {
+        crew__lq_free(l->queue);
+        free(l->queue);
+        l->queue = NULL;
     }
 }
 
-static void worker_open(crew__worker *w, bool open) { crew__lq_set_closed(w->queue, !open); }
+static void worker_open(crew__worker *w, bool open) { crew__lq_set_closed(queue_of(w), !open); }
+
+/* Only a worker whose own queue has work can run it (relaxed: a hint, see crew__lq). */
+static bool has_work_for(crew_pool *p, crew__worker *w) {
+    crew__unused(p);
+    return crew__lq_len(queue_of(w)) != 0;
+}
 
 /* Relaxed: a worker's state is a hint here; a closed queue refuses a push under its lock. */
 static inline bool running(const crew__worker *w) {
@@ -50,17 +81,16 @@ static inline bool running(const crew__worker *w) {
 }
 
 static int push(crew_pool *p, crew__worker *self, crew_task *t, size_t n) {
-    if (self && running(self) && crew__lq_push_n(self->queue, t, n) == CREW_OK)
+    if (self && running(self) && crew__lq_push_n(queue_of(self), t, n) == CREW_OK)
         return CREW_OK;
     crew__lq *q[CREW__LQ_SPREAD_MAX];
     for (unsigned round = 0;; round++) {
         unsigned nw = crew__nworkers(p), m = 0;
-        /* Relaxed: spreads submissions, orders nothing. */
-        unsigned start = crew__fetch_add_relaxed(&p->rr, 1u);
+        unsigned start = crew__fetch_add_relaxed(rr_of(p), 1u); /* relaxed: see pw_state */
         for (unsigned i = 0; i < nw && m < CREW__LQ_SPREAD_MAX && m < n; i++) {
             crew__worker *v = crew__worker_at(p, (start + i) % nw);
             if (running(v))
-                q[m++] = v->queue;
+                q[m++] = queue_of(v);
         }
         if (m == 0)
             return CREW_ESHUTDOWN;
@@ -77,17 +107,17 @@ static crew_task *take_any(crew_pool *p) {
     unsigned nw = crew__nworkers(p);
     unsigned start = nw ? crew__rand_below(nw) : 0;
     for (unsigned i = 0; i < nw; i++) {
-        crew_task *t = crew__lq_take(crew__worker_at(p, (start + i) % nw)->queue);
+        crew_task *t = crew__lq_take(queue_of(crew__worker_at(p, (start + i) % nw)));
         if (t)
             return t;
     }
     return NULL;
 }
 
-static crew_task *take(crew_pool *p, crew__worker *self, bool *retry) {
-    crew__unused(retry);
+static crew_task *take(crew_pool *p, crew__worker *self, crew__take_ctx *tc) {
+    crew__unused(tc);
     if (self) { /* its own queue; a marked worker may also help with the others' */
-        crew_task *t = crew__lq_take(self->queue);
+        crew_task *t = crew__lq_take(queue_of(self));
         if (t || running(self))
             return t;
     }
@@ -98,20 +128,22 @@ static crew_task *take_locked_group(crew_pool *p, uint32_t slot) {
     crew_task *t = NULL;
     for (unsigned i = 0, nw = crew__nworkers(p);
          i < nw && !t && crew__lq_scattered(&p->groups, slot); i++)
-        t = crew__lq_take_group(crew__worker_at(p, i)->queue, slot);
+        t = crew__lq_take_group(queue_of(crew__worker_at(p, i)), slot);
     return t;
 }
 
-static crew_task *take_group(crew_pool *p, crew__worker *self, uint32_t slot, int64_t mark) {
+static crew_task *take_group(crew_pool *p, crew__worker *self, uint32_t slot, int64_t mark,
+                             crew__take_ctx *tc) {
     crew__unused(mark);
+    crew__unused(tc);
     if (!crew__lq_scattered(&p->groups, slot))
         return NULL;
-    crew_task *t = self ? crew__lq_take_group(self->queue, slot) : NULL;
+    crew_task *t = self ? crew__lq_take_group(queue_of(self), slot) : NULL;
     return t ? t : take_locked_group(p, slot);
 }
 
 static int requeue(crew_pool *p, crew__worker *self, crew_task *t) {
-    return crew__lq_requeue(self ? self->queue : crew__worker_at(p, 0)->queue, t);
+    return crew__lq_requeue(self ? queue_of(self) : queue_of(crew__worker_at(p, 0)), t);
 }
 
 /* Close first, so no push lands after the move; then hand each task to a running worker's
@@ -120,16 +152,16 @@ static int requeue(crew_pool *p, crew__worker *self, crew_task *t) {
  * two lock operations a task. */
 static int worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_task **orphan) {
     crew_task *t;
-    crew__lq_set_closed(w->queue, true);
-    unsigned nw = crew__nworkers(p), k = crew__fetch_add_relaxed(&p->rr, 1u), tries = 0;
+    crew__lq_set_closed(queue_of(w), true);
+    unsigned nw = crew__nworkers(p), k = crew__fetch_add_relaxed(rr_of(p), 1u), tries = 0;
     crew__lq *target = NULL;
-    while ((t = crew__lq_take(w->queue)) != NULL) {
+    while ((t = crew__lq_take(queue_of(w))) != NULL) {
         int rc = target ? crew__lq_push_n(target, t, 1) : CREW_ESHUTDOWN;
         while (rc == CREW_ESHUTDOWN && tries < nw) { /* no target yet, or it closed */
             crew__worker *v = crew__worker_at(p, k++ % nw);
             tries++;
             if (v != w && running(v)) {
-                target = v->queue;
+                target = queue_of(v);
                 rc = crew__lq_push_n(target, t, 1);
             }
         }
@@ -137,11 +169,11 @@ static int worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_task *
             ++*moved;
             continue;
         }
-        if (crew__lq_requeue(w->queue, t) != CREW_OK)
+        if (crew__lq_requeue(queue_of(w), t) != CREW_OK)
             *orphan = t;
         if (rc == CREW_ESHUTDOWN && !*orphan)
             break; /* no running worker: the rest stay here, visible to helpers */
-        crew__lq_set_closed(w->queue, false); /* out of memory: stay and work */
+        crew__lq_set_closed(queue_of(w), false); /* out of memory: stay and work */
         return CREW_ENOMEM;
     }
     return CREW_OK;
@@ -150,14 +182,14 @@ static int worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_task *
 static size_t queued(crew_pool *p) {
     size_t n = 0;
     for (unsigned i = 0, nw = crew__nworkers(p); i < nw; i++)
-        n += crew__lq_len(crew__worker_at(p, i)->queue);
+        n += crew__lq_len(queue_of(crew__worker_at(p, i)));
     return n;
 }
 
 static void visit(crew_pool *p, crew__queue_visitor fn, void *ctx) {
     for (unsigned i = 0, nw = crew__nworkers(p); i < nw; i++) {
         crew__worker *w = crew__worker_at(p, i);
-        crew__sched_visit_lq(w->queue, "the queue of worker", (int)w->index, fn, ctx);
+        crew__sched_visit_lq(queue_of(w), "the queue of worker", (int)w->index, fn, ctx);
     }
 }
 
@@ -166,10 +198,11 @@ const crew__sched_ops crew__sched_per_worker = {
     .what = "a queue per worker",
     .any_worker = false,
     .init = init,
-    .free = free_nothing,
+    .free = free_state,
     .worker_init = worker_init,
     .worker_free = worker_free,
     .worker_open = worker_open,
+    .has_work_for = has_work_for,
     .push = push,
     .take = take,
     .take_group = take_group,

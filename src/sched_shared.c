@@ -10,64 +10,71 @@
 #include "pool.h"
 #include "schedule.h"
 
-/* SHARED and STEAL: the central queue (STEAL's injection queue). */
-int crew__sched_central_init(crew_pool *p, bool spin) {
+/* SHARED's queue and STEAL's injection queue. */
+int crew__sched_central_init(crew_pool *p, crew__lq *q) {
+    return crew__lq_init(q, &p->groups, p->sched.lock_spin, true);
+}
+
+/* SHARED's state (crew__sched.state): its queue. */
+static inline crew__lq *queue_of(crew_pool *p) { return p->sched.state; }
+
+static int init(crew_pool *p, const crew_config *cfg, unsigned threads) {
+    crew__unused(cfg);
+    crew__unused(threads);
     crew__lq *q = aligned_alloc(64, sizeof *q);
     if (!q)
         return CREW_ENOMEM;
-    if (crew__lq_init(q, &p->groups, spin, true) != CREW_OK) {
+    if (crew__sched_central_init(p, q) != CREW_OK) {
         free(q);
         return CREW_ENOMEM;
     }
-    p->sched.central = q;
+    p->sched.state = q;
     return CREW_OK;
 }
 
-void crew__sched_central_free(crew_pool *p) {
-    if (p->sched.central) {
-        crew__lq_free(p->sched.central);
-        free(p->sched.central);
-        p->sched.central = NULL;
+static void free_queue(crew_pool *p) {
+    crew__lq *q = queue_of(p);
+    if (q) {
+        crew__lq_free(q);
+        free(q);
+        p->sched.state = NULL;
     }
-}
-
-static int init(crew_pool *p, const crew_config *cfg, unsigned threads) {
-    crew__unused(threads);
-    return crew__sched_central_init(p, cfg->lock == CREW_LOCK_SPIN);
 }
 
 static int push(crew_pool *p, crew__worker *self, crew_task *t, size_t n) {
     crew__unused(self);
-    return crew__lq_push_n(p->sched.central, t, n);
+    return crew__lq_push_n(queue_of(p), t, n);
 }
 
-static crew_task *take(crew_pool *p, crew__worker *self, bool *retry) {
+static crew_task *take(crew_pool *p, crew__worker *self, crew__take_ctx *tc) {
     crew__unused(self);
-    crew__unused(retry);
-    return crew__lq_take(p->sched.central);
+    crew__unused(tc);
+    return crew__lq_take(queue_of(p));
 }
 
-static crew_task *take_group(crew_pool *p, crew__worker *self, uint32_t slot, int64_t mark) {
+static crew_task *take_group(crew_pool *p, crew__worker *self, uint32_t slot, int64_t mark,
+                             crew__take_ctx *tc) {
     crew__unused(self);
     crew__unused(mark);
-    return crew__lq_take_group(p->sched.central, slot);
+    crew__unused(tc);
+    return crew__lq_take_group(queue_of(p), slot);
 }
 
 static int requeue(crew_pool *p, crew__worker *self, crew_task *t) {
     crew__unused(self);
-    return crew__lq_requeue(p->sched.central, t);
+    return crew__lq_requeue(queue_of(p), t);
 }
 
-static crew_task *take_any(crew_pool *p) { return crew__lq_take(p->sched.central); }
+static crew_task *take_any(crew_pool *p) { return crew__lq_take(queue_of(p)); }
 
 static crew_task *take_locked_group(crew_pool *p, uint32_t slot) {
-    return crew__lq_take_group(p->sched.central, slot);
+    return crew__lq_take_group(queue_of(p), slot);
 }
 
-static size_t queued(crew_pool *p) { return crew__lq_len(p->sched.central); }
+static size_t queued(crew_pool *p) { return crew__lq_len(queue_of(p)); }
 
 static void visit(crew_pool *p, crew__queue_visitor fn, void *ctx) {
-    crew__sched_visit_lq(p->sched.central, "the shared queue", -1, fn, ctx);
+    crew__sched_visit_lq(queue_of(p), "the shared queue", -1, fn, ctx);
 }
 
 const crew__sched_ops crew__sched_shared = {
@@ -75,7 +82,7 @@ const crew__sched_ops crew__sched_shared = {
     .what = "one shared queue",
     .any_worker = true,
     .init = init,
-    .free = crew__sched_central_free,
+    .free = free_queue,
     .push = push,
     .take = take,
     .take_group = take_group,

@@ -4,7 +4,7 @@
  *
  * A task submitted by a task goes to its worker's deque (LIFO for the owner, FIFO for thieves).
  * A thread that is not a worker pushes priority-0 tasks (the highest priority, and the default)
- * into one of CREW__EXT_SLOTS Chase-Lev deques, chosen per thread, whose owner side (push, and
+ * into one of EXT_SLOTS Chase-Lev deques, chosen per thread, whose owner side (push, and
  * the pop of a waiting submitter) is serialised by a spinlock that one submitting thread keeps
  * in its cache; workers steal from the top without a lock, oldest first (a batch at a time
  * when the backlog is long: claim_batch). So one thread's
@@ -23,23 +23,63 @@
  * taking thread's buffer (taken, below), valid until that thread's next take; putting such a
  * copy back pushes it by value, or gives it a node (crew__task_keep) for a locked queue.
  */
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "debug.h"
+#include "lock.h"
 #include "pool.h"
 #include "schedule.h"
 #include "worker.h"
 
+/* An external submission slot: a deque whose owner side is locked. */
+#define EXT_SLOTS 8u
+typedef struct ext_slot {
+    crew__spinlock lock; /* serialises push and pop (the owner side) */
+    crew__deque deque;   /* thieves steal without the lock */
+    /* Batch claims in progress (crew__deque_steal_batch's protocol with the owner's
+     * crew__deque_take_unless: seq_cst increment, release decrement, acquire read). */
+    atomic_uint claimers;
+} ext_slot;
+
+/* STEAL's state (crew__sched.state). */
+typedef struct steal_state {
+    /* The external submission slots. First: a submission finds its slot at the state's address
+     * plus its index times a slot's size, as fast as from a pointer of its own. */
+    ext_slot ext[EXT_SLOTS];
+    crew__lq central; /* the injection queue */
+    bool central_ready;       /* central is initialised */
+    unsigned ext_ready;       /* how many slots are */
+} steal_state;
+
+/* Its part of each worker record (crew__worker.sched): the worker's deque, read by every push
+ * and take of the worker (in the record, not behind a pointer: schedule.h). */
+typedef struct steal_local {
+    crew__deque deque;
+} steal_local;
+crew__sched_local_fits(steal_local);
+_Static_assert(offsetof(steal_state, ext) == 0, "ext_of_thread reads the slots at the state");
+
+static inline steal_state *state_of(crew_pool *p) { return p->sched.state; }
+static inline crew__lq *central_of(crew_pool *p) { return &state_of(p)->central; }
+static inline crew__deque *deque_of(crew__worker *w) {
+    return &((steal_local *)(void *)w->sched.bytes)->deque;
+}
+
 static int init(crew_pool *p, const crew_config *cfg, unsigned threads) {
+    crew__unused(cfg);
     crew__unused(threads);
-    crew__sched *s = &p->sched;
-    if (crew__sched_central_init(p, cfg->lock == CREW_LOCK_SPIN) != CREW_OK)
+    steal_state *s = aligned_alloc(64, sizeof *s);
+    if (!s)
         return CREW_ENOMEM;
-    s->ext = aligned_alloc(64, CREW__EXT_SLOTS * sizeof *s->ext);
-    if (!s->ext)
+    s->central_ready = false;
+    s->ext_ready = 0;
+    p->sched.state = s;
+    if (crew__sched_central_init(p, &s->central) != CREW_OK)
         return CREW_ENOMEM;
-    for (s->ext_ready = 0; s->ext_ready < CREW__EXT_SLOTS; s->ext_ready++) {
-        crew__ext *x = &s->ext[s->ext_ready];
+    s->central_ready = true;
+    for (; s->ext_ready < EXT_SLOTS; s->ext_ready++) {
+        ext_slot *x = &s->ext[s->ext_ready];
         crew__spinlock_init(&x->lock);
         crew__atomic_init(&x->claimers, 0u);
         if (crew__deque_init(&x->deque) != CREW_OK)
@@ -49,23 +89,25 @@ static int init(crew_pool *p, const crew_config *cfg, unsigned threads) {
 }
 
 static void free_queues(crew_pool *p) {
-    crew__sched *s = &p->sched;
+    steal_state *s = state_of(p);
+    if (!s)
+        return;
     for (unsigned i = 0; i < s->ext_ready; i++)
         crew__deque_free(&s->ext[i].deque);
-    free(s->ext);
-    s->ext = NULL;
-    s->ext_ready = 0;
-    crew__sched_central_free(p);
+    if (s->central_ready)
+        crew__lq_free(&s->central);
+    free(s);
+    p->sched.state = NULL;
 }
 
 static int worker_init(crew_pool *p, crew__worker *w) {
     crew__unused(p);
-    return crew__deque_init(&w->deque);
+    return crew__deque_init(deque_of(w));
 }
 
 static void worker_free(crew_pool *p, crew__worker *w) {
     crew__unused(p);
-    crew__deque_free(&w->deque);
+    crew__deque_free(deque_of(w));
 }
 
 /* The calling thread's copy of the last task it took that a deque held by value. Its next take
@@ -75,15 +117,16 @@ static CREW__TLS crew_task taken;
 
 /* ---- External submission slots ---- */
 
-static inline crew__ext *ext_of_thread(crew_pool *p) {
-    return &p->sched.ext[crew__thread_number() % CREW__EXT_SLOTS];
+static inline ext_slot *ext_of_thread(crew_pool *p) {
+    ext_slot *ext = p->sched.state; /* the state's first field (see steal_state) */
+    return &ext[crew__thread_number() % EXT_SLOTS];
 }
 
 static int push_external(crew_pool *p, crew_task *t, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (t[i].priority != 0)
-            return crew__lq_push_n(p->sched.central, t, n);
-    crew__ext *x = ext_of_thread(p);
+            return crew__lq_push_n(central_of(p), t, n);
+    ext_slot *x = ext_of_thread(p);
     crew__spinlock_acquire(&x->lock);
     int rc = n == 1 ? crew__deque_push1(&x->deque, t) : crew__deque_push(&x->deque, t, n);
     crew__spinlock_release(&x->lock);
@@ -97,9 +140,9 @@ static int push_value(crew_pool *p, crew__worker *self, crew_fn fn, void *arg, u
     uint64_t aux = crew__deque_aux(slot, priority);
     /* Relaxed: the owner's own state (see push). */
     if (self && crew__load_relaxed(&self->state) != CREW__W_EXITED)
-        return crew__deque_push_value(&self->deque, fn, arg, aux);
+        return crew__deque_push_value(deque_of(self), fn, arg, aux);
     if (priority == 0) {
-        crew__ext *x = ext_of_thread(p);
+        ext_slot *x = ext_of_thread(p);
         crew__spinlock_acquire(&x->lock);
         int rc = crew__deque_push_value(&x->deque, fn, arg, aux);
         crew__spinlock_release(&x->lock);
@@ -108,7 +151,7 @@ static int push_value(crew_pool *p, crew__worker *self, crew_fn fn, void *arg, u
     crew_task *t = crew__node_of(p, fn, arg, priority, slot);
     if (!t)
         return CREW_ENOMEM;
-    int rc = crew__lq_push_n(p->sched.central, t, 1);
+    int rc = crew__lq_push_n(central_of(p), t, 1);
     if (rc != CREW_OK)
         crew__node_release(p, t);
     return rc;
@@ -117,13 +160,14 @@ static int push_value(crew_pool *p, crew__worker *self, crew_fn fn, void *arg, u
 #define EXT_BATCH 16u /* most tasks a worker claims from a slot at a time */
 
 /* The batch worker w claims from a slot that holds len tasks: none (0: one steal) unless w
- * runs no task (its main loop: a waiter inside a task takes one at a time), is not marked to
- * leave (resize), and tasks are not timed (autosize reads each task's times as it starts; a
- * batch would have them wait in one worker's deque instead); then an equal share of the
- * backlog for this worker and each of the others, at most EXT_BATCH, at least 2. */
-static inline size_t batch_size(crew_pool *p, crew__worker *w, size_t len) {
+ * runs no task (tc->may_batch: its main loop; a waiter inside a task takes one at a time), is
+ * not marked to leave (resize), and tasks are not timed (autosize reads each task's times as it
+ * starts; a batch would have them wait in one worker's deque instead); then an equal share of
+ * the backlog for this worker and each of the others, at most EXT_BATCH, at least 2. */
+static inline size_t batch_size(crew_pool *p, crew__worker *w, const crew__take_ctx *tc,
+                                size_t len) {
     /* Relaxed: the timing bits (see struct crew_pool) and the worker's own state. */
-    if (!w || len < 4 || crew__tls_frame || crew__load_relaxed(&p->timing) != 0 ||
+    if (!w || len < 4 || !tc->may_batch || crew__load_relaxed(&p->timing) != 0 ||
         crew__load_relaxed(&w->state) != CREW__W_RUNNING)
         return 0;
     size_t n = len / (crew__nworkers(p) + 1);
@@ -136,17 +180,17 @@ static inline size_t batch_size(crew_pool *p, crew__worker *w, size_t len) {
  * claim instead of one per task, and the producer, whose pushes read top, sees it move once a
  * batch. The slot's owner side (a waiting submitter's take) gives way to the claim while it
  * runs (x->claimers, crew__deque_steal_batch); the producer's pushes do not wait for it. */
-static __attribute__((noinline)) crew_task *claim_batch(crew__worker *w, crew__ext *x, size_t n,
-                                                        bool *retry) {
+static __attribute__((noinline)) crew_task *claim_batch(crew__worker *w, ext_slot *x, size_t n,
+                                                        crew__take_ctx *tc) {
     crew__deque_entry e[EXT_BATCH];
-    if (crew__deque_reserve(&w->deque, n - 1) != CREW_OK) /* no room: one task */
-        return crew__deque_steal(&x->deque, &taken, retry);
-    n = crew__deque_steal_batch(&x->deque, e, n, &x->claimers, retry);
+    if (crew__deque_reserve(deque_of(w), n - 1) != CREW_OK) /* no room: one task */
+        return crew__deque_steal(&x->deque, &taken, &tc->retry);
+    n = crew__deque_steal_batch(&x->deque, e, n, &x->claimers, &tc->retry);
     if (n == 0)
         return NULL;
     if (n > 1) {
-        crew__deque_push_entries_reversed(&w->deque, e + 1, n - 1);
-        crew__tls_pushed_back += n - 1; /* others may steal them: wake a sleeper */
+        crew__deque_push_entries_reversed(deque_of(w), e + 1, n - 1);
+        tc->pushed_back += n - 1; /* others may steal them: wake a sleeper */
     }
     return crew__deque_entry_task(&e[0], &taken);
 }
@@ -156,16 +200,17 @@ static __attribute__((noinline)) crew_task *claim_batch(crew__worker *w, crew__e
  * thread). w: the calling worker, or NULL. */
 static inline __attribute__((always_inline)) crew_task *steal_external(crew_pool *p,
                                                                       crew__worker *w,
-                                                                      bool *retry) {
+                                                                      crew__take_ctx *tc) {
     static CREW__TLS unsigned last;
-    for (unsigned i = 0; i < CREW__EXT_SLOTS; i++) {
-        unsigned k = (last + i) % CREW__EXT_SLOTS;
-        crew__ext *x = &p->sched.ext[k];
+    ext_slot *ext = state_of(p)->ext;
+    for (unsigned i = 0; i < EXT_SLOTS; i++) {
+        unsigned k = (last + i) % EXT_SLOTS;
+        ext_slot *x = &ext[k];
         size_t len = crew__deque_size(&x->deque), n;
         if (len != 0) {
-            crew_task *t = __builtin_expect((n = batch_size(p, w, len)) != 0, 0)
-                               ? claim_batch(w, x, n, retry)
-                               : crew__deque_steal(&x->deque, &taken, retry);
+            crew_task *t = __builtin_expect((n = batch_size(p, w, tc, len)) != 0, 0)
+                               ? claim_batch(w, x, n, tc)
+                               : crew__deque_steal(&x->deque, &taken, &tc->retry);
             if (t) {
                 last = k;
                 return t;
@@ -176,15 +221,15 @@ static inline __attribute__((always_inline)) crew_task *steal_external(crew_pool
 }
 
 static bool external_queued(crew_pool *p) {
-    for (unsigned i = 0; i < CREW__EXT_SLOTS; i++)
-        if (crew__deque_size(&p->sched.ext[i].deque) != 0)
+    for (unsigned i = 0; i < EXT_SLOTS; i++)
+        if (crew__deque_size(&state_of(p)->ext[i].deque) != 0)
             return true;
     return false;
 }
 
 /* A waiting submitter: the newest task of its own slot if it is of group slot. */
-static crew_task *take_external_group(crew_pool *p, uint32_t slot) {
-    crew__ext *x = ext_of_thread(p);
+static crew_task *take_external_group(crew_pool *p, uint32_t slot, crew__take_ctx *tc) {
+    ext_slot *x = ext_of_thread(p);
     if (crew__deque_size(&x->deque) == 0)
         return NULL;
     crew__spinlock_acquire(&x->lock);
@@ -193,7 +238,7 @@ static crew_task *take_external_group(crew_pool *p, uint32_t slot) {
     if (t && t->crew_private_.slot != slot) {
         int rc = crew__deque_push1(&x->deque, t); /* its place is free: */
         crew__assert(rc == CREW_OK);
-        crew__tls_pushed_back++;
+        tc->pushed_back++;
         t = NULL;
     }
     crew__spinlock_release(&x->lock);
@@ -204,22 +249,22 @@ static int push(crew_pool *p, crew__worker *self, crew_task *t, size_t n) {
     /* Relaxed: the owner's own state. A marked worker still pushes locally: it drains its
      * deque into the injection queue before it exits. */
     if (self && crew__load_relaxed(&self->state) != CREW__W_EXITED)
-        return n == 1 ? crew__deque_push1(&self->deque, t) : crew__deque_push(&self->deque, t, n);
+        return n == 1 ? crew__deque_push1(deque_of(self), t) : crew__deque_push(deque_of(self), t, n);
     return push_external(p, t, n);
 }
 
-/* Steal one task from another worker's deque, starting at a random one. *retry is set if a
+/* Steal one task from another worker's deque, starting at a random one. tc->retry is set if a
  * race was lost (a task may remain). */
-static crew_task *steal_any(crew_pool *p, crew__worker *self, bool *retry) {
+static crew_task *steal_any(crew_pool *p, crew__worker *self, crew__take_ctx *tc) {
     unsigned nw = crew__nworkers(p);
     if (nw == 0)
         return NULL;
     unsigned start = crew__rand_below(nw);
     for (unsigned i = 0; i < nw; i++) {
         crew__worker *v = crew__worker_at(p, (start + i) % nw);
-        if (v == self || crew__deque_size(&v->deque) == 0)
+        if (v == self || crew__deque_size(deque_of(v)) == 0)
             continue;
-        crew_task *t = crew__deque_steal(&v->deque, &taken, retry);
+        crew_task *t = crew__deque_steal(deque_of(v), &taken, &tc->retry);
         if (t) {
             if (self) /* relaxed: only this worker writes it; statistics read it */
                 crew__store_relaxed(&self->stolen, crew__load_relaxed(&self->stolen) + 1);
@@ -236,13 +281,13 @@ static crew_task *steal_any(crew_pool *p, crew__worker *self, bool *retry) {
  * deque, oldest at the bottom, so that it runs them in FIFO order and thieves take the newest.
  * One lock hold serves many tasks: the lock no longer bounces between the workers and the
  * submitting thread on every task. */
-static crew_task *take_injected(crew_pool *p, crew__worker *w) {
-    crew__lq *q = p->sched.central;
+static crew_task *take_injected(crew_pool *p, crew__worker *w, crew__take_ctx *tc) {
+    crew__lq *q = central_of(p);
     if (crew__lq_len(q) == 0)
         return NULL;
     crew_task *batch[INJECT_BATCH];
     /* Room for the batch first, so the push below cannot fail (else: one task, no batch). */
-    size_t room = crew__deque_reserve(&w->deque, INJECT_BATCH) == CREW_OK ? INJECT_BATCH : 1;
+    size_t room = crew__deque_reserve(deque_of(w), INJECT_BATCH) == CREW_OK ? INJECT_BATCH : 1;
     size_t n = crew__lq_take_batch(q, batch, room);
     if (n == 0)
         return NULL;
@@ -250,9 +295,9 @@ static crew_task *take_injected(crew_pool *p, crew__worker *w) {
         crew_task *rev[INJECT_BATCH];
         for (size_t i = 1; i < n; i++)
             rev[i - 1] = batch[n - i];
-        int rc = crew__deque_push_ptrs(&w->deque, rev, n - 1);
+        int rc = crew__deque_push_ptrs(deque_of(w), rev, n - 1);
         crew__assert(rc == CREW_OK); /* room was reserved */
-        crew__tls_pushed_back += n - 1; /* others may steal them: wake a sleeper */
+        tc->pushed_back += n - 1; /* others may steal them: wake a sleeper */
     }
     return batch[0];
 }
@@ -261,51 +306,52 @@ static crew_task *take_injected(crew_pool *p, crew__worker *w) {
  * strictly higher priority instead, t going back, if there is one; else t. Out of line: most
  * tasks have priority 0. */
 static __attribute__((noinline)) crew_task *better_than(crew_pool *p, crew__worker *w,
-                                                        crew_task *t, bool *retry) {
+                                                        crew_task *t, crew__take_ctx *tc) {
     crew_task *u = NULL, keep = *t; /* a steal below may overwrite taken */
     if (external_queued(p))
-        u = steal_external(p, NULL, retry); /* one task: t goes back on top of w's deque */
+        u = steal_external(p, NULL, tc); /* one task: t goes back on top of w's deque */
     /* A hint; the worst a stale value does is one task's order. */
-    if (!u && crew__lq_top(p->sched.central) < t->priority)
-        u = crew__lq_take(p->sched.central);
+    if (!u && crew__lq_top(central_of(p)) < t->priority)
+        u = crew__lq_take(central_of(p));
     if (!u)
         return t; /* no steal succeeded: taken, if t is it, is intact */
-    int rc = crew__deque_push1(&w->deque, t == &taken ? &keep : t); /* t's place is free: */
+    int rc = crew__deque_push1(deque_of(w), t == &taken ? &keep : t); /* t's place is free: */
     crew__assert(rc == CREW_OK);
-    crew__tls_pushed_back++;
+    tc->pushed_back++;
     return u;
 }
 
-static crew_task *take(crew_pool *p, crew__worker *w, bool *retry) {
+static crew_task *take(crew_pool *p, crew__worker *w, crew__take_ctx *tc) {
     crew_task *t;
-    if (w && (t = crew__deque_take(&w->deque, &taken)) != NULL)
-        return __builtin_expect(t->priority != 0, 0) ? better_than(p, w, t, retry) : t;
-    if ((t = steal_external(p, w, retry)) != NULL)
+    if (w && (t = crew__deque_take(deque_of(w), &taken)) != NULL)
+        return __builtin_expect(t->priority != 0, 0) ? better_than(p, w, t, tc) : t;
+    if ((t = steal_external(p, w, tc)) != NULL)
         return t;
-    if ((t = w ? take_injected(p, w) : crew__lq_take(p->sched.central)) != NULL)
+    if ((t = w ? take_injected(p, w, tc) : crew__lq_take(central_of(p))) != NULL)
         return t;
-    return steal_any(p, w, retry);
+    return steal_any(p, w, tc);
 }
 
-static crew_task *take_group(crew_pool *p, crew__worker *self, uint32_t slot, int64_t mark) {
+static crew_task *take_group(crew_pool *p, crew__worker *self, uint32_t slot, int64_t mark,
+                             crew__take_ctx *tc) {
     crew_task *t = NULL;
     /* The tasks this task (and tasks it helped with) pushed sit above mark in our deque: our
      * own descendants, newest first. Relaxed: the owner's own bottom. */
-    if (self && crew__load_relaxed(&self->deque.bottom) > mark)
-        t = crew__deque_take(&self->deque, &taken);
+    if (self && crew__load_relaxed(&deque_of(self)->bottom) > mark)
+        t = crew__deque_take(deque_of(self), &taken);
     else if (!self)
-        t = take_external_group(p, slot);
-    return t ? t : crew__lq_take_group(p->sched.central, slot);
+        t = take_external_group(p, slot, tc);
+    return t ? t : crew__lq_take_group(central_of(p), slot);
 }
 
 static int requeue(crew_pool *p, crew__worker *self, crew_task *t) {
     crew__unused(self);
-    return crew__lq_requeue(p->sched.central, t);
+    return crew__lq_requeue(central_of(p), t);
 }
 
 static int worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_task **orphan) {
     crew_task *t;
-    while ((t = crew__deque_take(&w->deque, &taken)) != NULL) {
+    while ((t = crew__deque_take(deque_of(w), &taken)) != NULL) {
         /* Into the injection queue (requeue, below), a task held by value in a node. */
         if (crew__sched_requeue(p, t) != CREW_OK) {
             *orphan = t;
@@ -317,40 +363,40 @@ static int worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_task *
 }
 
 static crew_task *take_any(crew_pool *p) {
-    bool retry;
+    crew__take_ctx tc = {.may_batch = false}; /* without a worker: nothing is put back */
     crew_task *t;
     do {
-        retry = false;
-        t = steal_external(p, NULL, &retry);
+        tc.retry = false;
+        t = steal_external(p, NULL, &tc);
         if (!t)
-            t = crew__lq_take(p->sched.central);
+            t = crew__lq_take(central_of(p));
         if (!t)
-            t = steal_any(p, NULL, &retry);
-    } while (!t && retry);
+            t = steal_any(p, NULL, &tc);
+    } while (!t && tc.retry);
     return t;
 }
 
 static crew_task *take_locked_group(crew_pool *p, uint32_t slot) {
-    return crew__lq_take_group(p->sched.central, slot);
+    return crew__lq_take_group(central_of(p), slot);
 }
 
 static size_t queued(crew_pool *p) {
-    size_t n = crew__lq_len(p->sched.central);
-    for (unsigned i = 0; i < CREW__EXT_SLOTS; i++)
-        n += crew__deque_size(&p->sched.ext[i].deque);
+    size_t n = crew__lq_len(central_of(p));
+    for (unsigned i = 0; i < EXT_SLOTS; i++)
+        n += crew__deque_size(&state_of(p)->ext[i].deque);
     for (unsigned i = 0, nw = crew__nworkers(p); i < nw; i++)
-        n += crew__deque_size(&crew__worker_at(p, i)->deque);
+        n += crew__deque_size(deque_of(crew__worker_at(p, i)));
     return n;
 }
 
 static void visit(crew_pool *p, crew__queue_visitor fn, void *ctx) {
-    crew__sched_visit_lq(p->sched.central, "the injection queue", -1, fn, ctx);
-    for (unsigned i = 0; i < CREW__EXT_SLOTS; i++)
-        crew__sched_visit_deque(&p->sched.ext[i].deque, "external submission slot", (int)i, fn,
-                                ctx);
+    crew__sched_visit_lq(central_of(p), "the injection queue", -1, fn, ctx);
+    for (unsigned i = 0; i < EXT_SLOTS; i++)
+        crew__sched_visit_deque(&state_of(p)->ext[i].deque, "external submission slot", (int)i,
+                                fn, ctx);
     for (unsigned i = 0, nw = crew__nworkers(p); i < nw; i++) {
         crew__worker *w = crew__worker_at(p, i);
-        crew__sched_visit_deque(&w->deque, "the deque of worker", (int)w->index, fn, ctx);
+        crew__sched_visit_deque(deque_of(w), "the deque of worker", (int)w->index, fn, ctx);
     }
 }
 
@@ -366,7 +412,7 @@ const crew__sched_ops crew__sched_steal = {
     .push_value = push_value,
     .take = take,
     .take_group = take_group,
-    .marks = true,
+    .mark_at = offsetof(steal_local, deque.bottom), /* not 0: top comes first */
     .requeue = requeue,
     .worker_exit = worker_exit,
     .take_any = take_any,

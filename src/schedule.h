@@ -2,17 +2,30 @@
  * schedule.h -- the scheduling strategies behind one small interface (crew_config.scheduler):
  * where a submitted task is queued, and where a thread looking for work takes one.
  *
- * Each strategy is one file that fills a crew__sched_ops table:
+ * Each strategy is one file that fills a crew__sched_ops table and owns its state: what it
+ * keeps for the pool (crew__sched.state, its own type, made by its init) and for each worker
+ * (the worker record's crew__sched_local area, cast to its own type). No other file sees a
+ * strategy's fields; the rest of crew asks the table (has a sleeping worker work it could
+ * take: has_work_for; where a task's mark is: mark_at).
  *   sched_shared.c       SHARED: one priority queue under one lock.
  *   sched_multiqueue.c   SHARED_LOCKFREE: a MultiQueue of try-locked priority queues.
  *   sched_per_worker.c   PER_WORKER: one priority queue per worker, fed round-robin.
  *   sched_steal.c        STEAL (default): a Chase-Lev deque per worker, external submission
  *                        slots and an injection queue.
+ *   sched_simple.c       "simple", for the tests only (CREW_SCHEDULER=simple; not in crew.h):
+ *                        one priority queue under one mutex, without group lists. It shows
+ *                        what the interface asks of a strategy, and that adding one is one file
+ *                        and one line in crew__sched_resolve's table.
  * sched.c resolves the strategy a configuration names, and holds what every strategy shares:
  * the crew__sched_* calls the rest of crew makes (the takes for helpers check the pause; each
- * finds the calling thread's worker record once, then calls the table), cancelling, and
- * crew_diagnose's view. No other file asks which strategy runs (worker.c's wake-up only looks
- * at whether a worker has a queue of its own). The queues themselves are lq.h's and deque.h's.
+ * finds the calling thread's worker record once, then calls the table; those made once or
+ * more per task are inline, in sched_calls.h), cancelling, and crew_diagnose's view. No other
+ * file asks which strategy runs. The queues themselves are lq.h's and deque.h's.
+ *
+ * A take says what it did in the caller's crew__take_ctx: a lost race that may hide a task
+ * (retry), and tasks it put (back) where other threads take them (pushed_back), for which the
+ * caller wakes sleepers once it holds no lock (crew__notify_pushed_back). The context also
+ * carries what the take may do (may_batch).
  *
  * A thread that finds nothing may sleep (ec.h). It can miss no task because every push stores
  * the queue's new length (or the deque's bottom) before the pusher's eventcount fence, and the
@@ -27,18 +40,7 @@
 
 #include "base.h"
 #include "deque.h"
-#include "lock.h"
 #include "lq.h"
-
-/* STEAL: an external submission slot, a deque whose owner side is locked (sched_steal.c). */
-#define CREW__EXT_SLOTS 8u
-typedef struct crew__ext {
-    crew__spinlock lock; /* serialises push and pop (the owner side) */
-    crew__deque deque;   /* thieves steal without the lock */
-    /* Batch claims in progress (crew__deque_steal_batch's protocol with the owner's
-     * crew__deque_take_unless: seq_cst increment, release decrement, acquire read). */
-    atomic_uint claimers;
-} crew__ext;
 
 /* One queue as crew_diagnose sees it. */
 typedef struct crew__queue_view {
@@ -52,22 +54,55 @@ typedef struct crew__queue_view {
 } crew__queue_view;
 typedef void (*crew__queue_visitor)(void *ctx, const crew__queue_view *v);
 
+/* A take's context, owned by its caller (a thread's dispatch loop, a sleeper's last look):
+ * what the take may do, and what it did. */
+typedef struct crew__take_ctx {
+    /* In: the caller runs no task of the pool (a worker between tasks, its own loop), so the
+     * take may move a batch of tasks into the worker's own queue; a thread inside a task (a
+     * waiter that helps) takes one at a time. */
+    bool may_batch;
+    bool retry; /* out: a lost race may have hidden a task (the caller clears it) */
+    /* Out, added to: tasks the take put (back) where other threads take them. The caller wakes
+     * sleepers for them once it holds no lock (crew__notify_pushed_back), at the latest
+     * before it runs the task taken, sleeps or stops looking. */
+    size_t pushed_back;
+} crew__take_ctx;
+
+/* The strategy's own part of each worker record (struct crew__worker), which its file casts to
+ * its own type (checked there with crew__sched_local_fits): a fixed area in the record rather
+ * than a pointer to one, since STEAL's deque is read by every push and take of its worker, and
+ * a pointer would cost a dependent load each time. Sized for STEAL's deque (two lines: top and
+ * bottom, each on its own) plus a line to spare. */
+#define CREW__SCHED_LOCAL_SIZE 192u
+typedef struct crew__sched_local {
+    _Alignas(64) unsigned char bytes[CREW__SCHED_LOCAL_SIZE];
+} crew__sched_local;
+#define crew__sched_local_fits(type)                                                             \
+    _Static_assert(sizeof(type) <= CREW__SCHED_LOCAL_SIZE && _Alignof(type) <= 64,               \
+                   #type " must fit crew__sched_local")
+
 /*
  * A strategy. self is the calling thread's worker record if it is a worker of the pool, else
- * NULL. "Take" functions return NULL when they found nothing, and set *retry when a lost race
- * may have hidden a task. Entries marked optional may be NULL.
+ * NULL. "Take" functions return NULL when they found nothing, and report in *tc (see
+ * crew__take_ctx). Entries marked optional may be NULL.
  */
 typedef struct crew__sched_ops {
     const char *name; /* as CREW_SCHEDULER spells it */
     const char *what; /* in words, for crew_diagnose */
     bool any_worker;  /* any worker can take any queued task (the pool's lookers: pool.h) */
-    int (*init)(crew_pool *p, const crew_config *cfg, unsigned threads); /* CREW_OK, ENOMEM */
+    /* The strategy's pool-level state, its own type in p->sched.state (NULL if it keeps none):
+     * CREW_OK or CREW_ENOMEM. */
+    int (*init)(crew_pool *p, const crew_config *cfg, unsigned threads);
     void (*free)(crew_pool *p); /* also after a failed init */
-    /* Optional: a worker record's own queue (made once per record, freed with the pool), and
-     * opened or closed to pushes as its thread starts or fails to start. */
+    /* Optional: a worker record's part (w->sched, crew__sched_local: made once per record,
+     * freed with the pool), and opened or closed to pushes as its thread starts or fails to
+     * start. */
     int (*worker_init)(crew_pool *p, crew__worker *w);
     void (*worker_free)(crew_pool *p, crew__worker *w);
     void (*worker_open)(crew__worker *w, bool open);
+    /* Optional: may sleeping worker w take a task queued now (a hint, read under pool->lock
+     * when choosing whom to wake)? Without it, any worker can take any queued task. */
+    bool (*has_work_for)(crew_pool *p, crew__worker *w);
     /* Queue t[0..n), all or nothing: CREW_OK, CREW_ENOMEM, or CREW_ESHUTDOWN when no queue
      * takes pushes. */
     int (*push)(crew_pool *p, crew__worker *self, crew_task *t, size_t n);
@@ -75,13 +110,18 @@ typedef struct crew__sched_ops {
      * by value: CREW_OK or CREW_ENOMEM. Without it, crew_submit gives the task a node. */
     int (*push_value)(crew_pool *p, crew__worker *self, crew_fn fn, void *arg, uint32_t priority,
                       uint32_t slot);
-    crew_task *(*take)(crew_pool *p, crew__worker *self, bool *retry);
+    crew_task *(*take)(crew_pool *p, crew__worker *self, crew__take_ctx *tc);
     /* A queued task of group slot, newest first (STEAL: or one this thread pushed after
      * mark, its own descendants). */
-    crew_task *(*take_group)(crew_pool *p, crew__worker *self, uint32_t slot, int64_t mark);
-    /* take_group takes a worker's own descendants above a mark: the bottom of its deque when
-     * the task began (crew__sched_mark; false: the mark is always 0). */
-    bool marks;
+    crew_task *(*take_group)(crew_pool *p, crew__worker *self, uint32_t slot, int64_t mark,
+                             crew__take_ctx *tc);
+    /* Where take_group's mark is: a worker's mark when a task begins (crew__sched_mark) is the
+     * _Atomic int64_t at byte mark_at of its crew__sched_local area (STEAL: its deque's bottom:
+     * the task's own descendants sit above it), read relaxed by the worker itself. 0 (left
+     * out): no marks, the mark is always 0; so a mark is never first in the area. An offset,
+     * not a function: it is read as every task starts, where an indirect call cost
+     * instructions a task. */
+    unsigned mark_at;
     /* Put a taken task back, in front: CREW_OK, or CREW_ENOMEM (then the caller runs it). */
     int (*requeue)(crew_pool *p, crew__worker *self, crew_task *t);
     /* Optional: w leaves; move its queued tasks where others find them (*moved: how many).
@@ -98,23 +138,22 @@ typedef struct crew__sched_ops {
 } crew__sched_ops;
 
 extern const crew__sched_ops crew__sched_shared, crew__sched_multiqueue,
-    crew__sched_per_worker, crew__sched_steal;
+    crew__sched_per_worker, crew__sched_steal, crew__sched_simple;
 
-/* The strategy's state in struct crew_pool (the strategy's file fills what it uses). */
+/* The strategy in struct crew_pool. */
 typedef struct crew__sched {
     const crew__sched_ops *ops; /* fixed */
-    int kind;                   /* fixed: enum crew_scheduler, resolved */
+    int kind;                   /* fixed: enum crew_scheduler, resolved (simple: -1) */
     bool lock_spin;             /* fixed: queue locks are spinlocks */
-    crew__lq *central;          /* SHARED's queue, STEAL's injection queue; else NULL */
-    crew__ext *ext;             /* STEAL: the external submission slots, else NULL */
-    unsigned ext_ready;         /* STEAL: how many of them are initialised */
-    crew__lq *mq;               /* SHARED_LOCKFREE: the MultiQueue's queues */
-    unsigned nmq;               /* how many */
+    /* Fixed after init: the strategy's own state, of a type only its file knows (its init
+     * makes it, its free frees it), or NULL. */
+    void *state;
 } crew__sched;
 
 /* Helpers the strategies share (sched.c, sched_shared.c). */
-int crew__sched_central_init(crew_pool *p, bool spin); /* SHARED's and STEAL's central queue */
-void crew__sched_central_free(crew_pool *p);
+/* SHARED's queue and STEAL's injection queue: a priority queue with group lists (lq.h) under
+ * the lock crew_config.lock names. CREW_OK or CREW_ENOMEM. */
+int crew__sched_central_init(crew_pool *p, crew__lq *q);
 /* Show one locked queue, or one deque, to crew_diagnose's visitor. */
 void crew__sched_visit_lq(crew__lq *q, const char *what, int index, crew__queue_visitor fn,
                           void *ctx);
@@ -136,8 +175,8 @@ void crew__sched_worker_free(crew_pool *p, crew__worker *w);
 /* A (re)started worker's queue takes pushes (open), or a worker whose thread could not start
  * leaves its tasks to helpers (closed). */
 void crew__sched_worker_open(crew_pool *p, crew__worker *w, bool open);
-/* crew__sched_push, crew__sched_take, crew__sched_take_group and crew__sched_mark: inline, in
- * pool.h. */
+/* crew__sched_push, crew__sched_take, crew__sched_take_group, crew__sched_mark and the pause's
+ * check after a take: inline, in sched_calls.h. */
 int crew__sched_requeue(crew_pool *p, crew_task *t);
 int crew__sched_worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_task **orphan);
 size_t crew__sched_queued(crew_pool *p); /* every queue's tasks, blocking ones included */

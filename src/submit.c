@@ -16,6 +16,7 @@
 #include "debug.h"
 #include "lane.h"
 #include "pool.h"
+#include "sched_calls.h"
 #include "submit.h"
 #include "worker.h"
 

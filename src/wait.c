@@ -18,6 +18,7 @@
 #include "blocking.h"
 #include "dispatch.h"
 #include "pool.h"
+#include "sched_calls.h"
 #include "wait.h"
 #include "worker.h"
 
@@ -69,7 +70,7 @@ typedef struct last_look_ctx {
     waiter_ctx *c;
     crew__ec *ec; /* what it waits for: its group's waiters, the flag's, or pool->quiet */
     crew_task *t;
-    bool retry;
+    crew__take_ctx tc; /* a waiter's takes claim no batch (it is in a task, or not a worker) */
     bool listed;
     crew__blocked rec;
     uint64_t slept_at;
@@ -86,12 +87,12 @@ static bool last_look(void *ctx) {
     if (done)
         return true;
     if (sl)
-        l->t = crew__sched_take_group(p, c->group.slot, c->mark);
+        l->t = crew__sched_take_group(p, c->group.slot, c->mark, &l->tc);
     if (!l->t && c->general)
-        l->t = crew__sched_take(p, &l->retry);
+        l->t = crew__sched_take(p, &l->tc);
     if (!l->t) /* a blocking thread: blocking tasks are pushed under this lock */
         l->t = crew__blocking_help(p, c->group.slot, c->general);
-    if (l->t || l->retry)
+    if (l->t || l->tc.retry)
         return true;
     if (!l->listed && !c->flag) {
         l->rec = (crew__blocked){.since = c->slept, .group = c->group,
@@ -129,8 +130,8 @@ static crew_task *sleep_waiting(waiter_ctx *c) {
     if (__builtin_expect(l.slept_at != 0, 0))
         crew__trace_span(p, CREW__TR_SLEEP, c->group, l.slept_at);
     pthread_mutex_unlock(&p->lock);
-    if (crew__tls_pushed_back) /* the last look put a task back: wake someone for it */
-        crew__notify_pushed_back(p);
+    if (l.tc.pushed_back) /* the last look put a task back: wake someone for it */
+        crew__notify_pushed_back(p, &l.tc.pushed_back);
     return l.t;
 }
 
@@ -155,14 +156,15 @@ static inline __attribute__((always_inline)) bool waiter_done(void *ctx) {
     return true;
 }
 
-static inline __attribute__((always_inline)) crew_task *waiter_take(void *ctx, bool *retry) {
+static inline __attribute__((always_inline)) crew_task *waiter_take(void *ctx,
+                                                                     crew__take_ctx *tc) {
     waiter_ctx *c = ctx;
     c->general = may_help_generally(c->self);
     /* The group is open (not done), so the slot still belongs to it. */
     crew_task *t =
-        c->sl ? crew__sched_take_group_as(c->p, c->self, c->group.slot, c->mark) : NULL;
+        c->sl ? crew__sched_take_group_as(c->p, c->self, c->group.slot, c->mark, tc) : NULL;
     if (!t && c->general)
-        t = crew__sched_take_as(c->p, c->self, retry);
+        t = crew__sched_take_as(c->p, c->self, tc);
     if (!t && crew__tls_bthread == c->p) /* a blocking thread runs blocking tasks too */
         t = crew__blocking_help(c->p, c->group.slot, c->general);
     if (!t)
@@ -170,7 +172,7 @@ static inline __attribute__((always_inline)) crew_task *waiter_take(void *ctx, b
     return t;
 }
 
-static crew_task *waiter_sleep(void *ctx, bool *stop) {
+static crew_task *waiter_sleep(void *ctx, crew__take_ctx *tc, bool *stop) {
     waiter_ctx *c = ctx;
     /* Before the first sleep (not on every wait: it walks the frames), the check that this
      * thread is not inside a task of the group: it could never finish. */
@@ -190,16 +192,21 @@ static crew_task *waiter_sleep(void *ctx, bool *stop) {
         }
         c->checked = true;
     }
-    if (crew__tls_pushed_back)
-        crew__notify_pushed_back(c->p);
+    if (tc->pushed_back)
+        crew__notify_pushed_back(c->p, &tc->pushed_back);
     flush_finished(c); /* done by the look before; a sleep must hold none */
     return sleep_waiting(c);
 }
 
-static bool waiter_run(void *ctx, crew_task *t) {
+static inline __attribute__((always_inline)) bool waiter_run(void *ctx, crew_task *t,
+                                                             crew__take_ctx *tc) {
     waiter_ctx *c = ctx;
-    if (!crew__held_by_pause(c->p, t))
-        crew__run_helping(c->p, c->self, t, &c->finished);
+    if (crew__held_by_pause(c->p, t, &tc->pushed_back))
+        return false;
+    /* Wake a sleeper for the tasks the take put back before running this one (no lock). */
+    if (__builtin_expect(tc->pushed_back != 0, 0))
+        crew__notify_pushed_back(c->p, &tc->pushed_back);
+    crew__run_helping(c->p, c->self, t, &c->finished);
     return false;
 }
 
@@ -212,19 +219,24 @@ static const crew__policy waiter_policy = {
 
 /* A wait under a trace (trace.h): the same loop, its span recorded. Out of line, so that an
  * untraced wait pays only the test of the trace bit. */
-static __attribute__((noinline, cold)) void dispatch_traced(crew_pool *p, waiter_ctx *c) {
+static __attribute__((noinline, cold)) void dispatch_traced(crew_pool *p, waiter_ctx *c,
+                                                           crew__take_ctx *tc) {
     uint64_t began = crew__now_ns();
-    crew__dispatch(&waiter_policy, c, p->spin);
+    crew__dispatch(&waiter_policy, c, tc, p->spin);
     crew__trace_span(p, CREW__TR_WAIT, c->group, began);
 }
 
-/* The waiter's loop, traced or not, then the tasks it ran given back to pending. */
+/* The waiter's loop, traced or not, then the tasks it ran given back to pending, and a
+ * sleeper woken for tasks its last look put back and did not run or sleep on. */
 static inline void wait_loop(crew_pool *p, waiter_ctx *c) {
+    crew__take_ctx tc = {.may_batch = false}; /* a waiter: inside a task, or not a worker */
     if (__builtin_expect(crew__tracing(p), 0))
-        dispatch_traced(p, c);
+        dispatch_traced(p, c, &tc);
     else
-        crew__dispatch(&waiter_policy, c, p->spin);
+        crew__dispatch(&waiter_policy, c, &tc, p->spin);
     flush_finished(c);
+    if (tc.pushed_back)
+        crew__notify_pushed_back(p, &tc.pushed_back);
 }
 
 /* The detail of crew_wait's answer st for group, if it is a failure; returns st. */
@@ -271,8 +283,6 @@ int crew_wait(crew_pool *p, crew_handle group) {
                     .status = 1};
     crew__debug_yield();
     wait_loop(p, &c);
-    if (crew__tls_pushed_back) /* put back by the last look, and not run or slept on */
-        crew__notify_pushed_back(p);
     return c.status == CREW_OK ? c.status : wait_failed(given, c.status);
 }
 

@@ -31,6 +31,7 @@
 #include "dispatch.h"
 #include "lane.h"
 #include "pool.h"
+#include "sched_calls.h"
 #include "wait.h"
 #include "worker.h"
 
@@ -109,12 +110,10 @@ void crew__flush_finished(crew_pool *p, crew__worker *w) {
     }
 }
 
-CREW__TLS size_t crew__tls_pushed_back;
-
-void crew__notify_pushed_back(crew_pool *p) {
-    size_t n = crew__tls_pushed_back;
-    crew__tls_pushed_back = 0;
-    crew__notify_work(p, n, 0);
+void crew__notify_pushed_back(crew_pool *p, size_t *n) {
+    size_t k = *n;
+    *n = 0;
+    crew__notify_work(p, k, 0);
 }
 
 /* Drop t (never run it): give back its place in the bounded queue and its node, count it,
@@ -261,10 +260,6 @@ static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t
  * non-NULL: the waiter returns them to pending itself, see wait.c); otherwise at once. */
 static inline __attribute__((always_inline)) void run_task(crew_pool *p, crew__worker *self,
                                                            crew_task *t, size_t *finished) {
-    /* Whoever runs a task first wakes a sleeper for tasks it put back while taking this one
-     * (sched.c); here no lock is held. */
-    if (__builtin_expect(crew__tls_pushed_back != 0, 0))
-        crew__notify_pushed_back(p);
     if (__builtin_expect(
             (t->crew_flags_ & (CREW__TASK_STAMPED | CREW__TASK_BOUNDED | CREW__TASK_DEADLINE)) != 0,
             0)) {
@@ -310,7 +305,7 @@ static bool wake_match(void *ctx, void *data) {
     if (!w)
         return true; /* a helping waiter */
     /* PER_WORKER: only a worker whose own queue has work can run it. */
-    if (!c->all && (c->n == 0 || (w->queue && crew__load_relaxed(&w->queue->n) == 0)))
+    if (!c->all && (c->n == 0 || !crew__sched_has_work_for(c->p, w)))
         return false;
     c->n--;
     crew__fetch_add_seq_cst(&c->p->lookers, 1u); /* seq_cst: see crew_pool.lookers */
@@ -371,7 +366,7 @@ typedef struct last_look_ctx {
     crew_pool *p;
     crew__worker *w;
     crew_task *t;
-    bool retry;
+    crew__take_ctx tc; /* the takes' inputs and outputs (schedule.h) */
     bool slept;        /* the look found nothing: it sleeps */
     uint64_t slept_at; /* under a trace: when it went to sleep, for the timeline */
 } last_look_ctx;
@@ -380,8 +375,8 @@ static bool last_look(void *ctx) {
     last_look_ctx *c = ctx;
     if (must_leave(c->p, c->w))
         return true;
-    c->t = crew__sched_take(c->p, &c->retry);
-    if (c->t || c->retry)
+    c->t = crew__sched_take(c->p, &c->tc);
+    if (c->t || c->tc.retry)
         return true;
     crew__debug_yield(); /* lock held: lets others pile up behind the sleeper */
     c->slept = true;
@@ -395,7 +390,7 @@ static bool last_look(void *ctx) {
  * which counted it among the lookers); *slept false when it did not sleep (a task found, a
  * race lost, or it must leave). */
 static crew_task *sleep_for_work(crew_pool *p, crew__worker *w, bool *woken_out, bool *slept) {
-    last_look_ctx c = {p, w, NULL, false, false, 0};
+    last_look_ctx c = {p, w, NULL, {.may_batch = true}, false, 0}; /* runs no task here */
     pthread_mutex_lock(&p->lock);
     enum crew__ec_end end = crew__ec_wait(&w->sleeper, &p->lock, last_look, &c, NULL);
     if (__builtin_expect(c.slept_at != 0, 0))
@@ -403,8 +398,8 @@ static crew_task *sleep_for_work(crew_pool *p, crew__worker *w, bool *woken_out,
     pthread_mutex_unlock(&p->lock);
     *slept = c.slept;
     *woken_out = end == CREW__EC_WOKEN;
-    if (crew__tls_pushed_back) /* the last look put a task back: wake someone for it */
-        crew__notify_pushed_back(p);
+    if (c.tc.pushed_back) /* the last look put a task back: wake someone for it */
+        crew__notify_pushed_back(p, &c.tc.pushed_back);
     return c.t;
 }
 
@@ -462,9 +457,9 @@ static __attribute__((noinline)) void stop_looking(worker_ctx *c) {
         hand_on(c->p);
 }
 
-static crew_task *worker_take(void *ctx, bool *retry) {
+static crew_task *worker_take(void *ctx, crew__take_ctx *tc) {
     worker_ctx *c = ctx;
-    crew_task *t = crew__sched_take(c->p, retry);
+    crew_task *t = crew__sched_take(c->p, tc);
     if (__builtin_expect(c->looking, 0)) {
         if (t)
             stop_looking(c);
@@ -488,9 +483,11 @@ static bool worker_idle(void *ctx) {
     return false;
 }
 
-static crew_task *worker_sleep(void *ctx, bool *stop) {
+static crew_task *worker_sleep(void *ctx, crew__take_ctx *tc, bool *stop) {
     crew__unused(stop);
     worker_ctx *c = ctx;
+    if (tc->pushed_back) /* not from a worker's takes, which put back only with a task */
+        crew__notify_pushed_back(c->p, &tc->pushed_back);
     bool last = c->looking && leave_lookers(c), woken, slept;
     crew_task *t = sleep_for_work(c->p, c->w, &woken, &slept);
     if (last && !slept) /* a burst left to it may hold more than the one task it took */
@@ -500,24 +497,28 @@ static crew_task *worker_sleep(void *ctx, bool *stop) {
     return t;
 }
 
-static bool worker_run(void *ctx, crew_task *t) {
+static bool worker_run(void *ctx, crew_task *t, crew__take_ctx *tc) {
     worker_ctx *c = ctx;
     crew_pool *p = c->p;
     /* Relaxed: resize marks under the lock; re-checking after the take is what bounds the
      * workers that start tasks once crew_resize has returned. */
     if (crew__load_relaxed(&c->w->state) != CREW__W_RUNNING &&
         crew__sched_requeue(p, t) == CREW_OK) {
-        crew__tls_pushed_back++; /* t itself, and whatever the take put back */
-        crew__notify_pushed_back(p);
+        tc->pushed_back++; /* t itself, and whatever the take put back */
+        crew__notify_pushed_back(p, &tc->pushed_back);
         crew__flush_finished(p, c->w);
         return try_exit(p, c->w);
     }
-    if (crew__held_by_pause(p, t))
+    if (crew__held_by_pause(p, t, &tc->pushed_back))
         return false;
     if (c->idle_since) {
         crew__stats_waited(p, crew__now_ns() - c->idle_since);
         c->idle_since = 0;
     }
+    /* Whoever runs a task first wakes a sleeper for the tasks it put back while taking this
+     * one (schedule.h); here no lock is held. */
+    if (__builtin_expect(tc->pushed_back != 0, 0))
+        crew__notify_pushed_back(p, &tc->pushed_back);
     run_task(p, c->w, t, NULL);
     return false;
 }
@@ -540,9 +541,12 @@ void *crew__worker_main(void *arg) {
     crew__tls_busy = &w->busy;
 
     worker_ctx ctx = {p, w, 0, false};
-    crew__dispatch(&worker_policy, &ctx, p->spin);
+    crew__take_ctx tc = {.may_batch = true}; /* between tasks: a take may claim a batch */
+    crew__dispatch(&worker_policy, &ctx, &tc, p->spin);
     if (ctx.looking)
         stop_looking(&ctx);
+    if (tc.pushed_back)
+        crew__notify_pushed_back(p, &tc.pushed_back);
     crew__flush_finished(p, w); /* nothing may stay in credit: see crew__worker */
     crew__tls_busy = NULL;
     crew__tls_worker = NULL;

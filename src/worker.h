@@ -32,7 +32,8 @@ void crew__name_thread(const crew_pool *p, const char *role);
 bool crew__in_task_of(const crew_pool *p);
 /* Is a task of group g of p running on this thread (anywhere on its stack)? */
 bool crew__in_group(const crew_pool *p, crew_handle g);
-/* Run a task taken with crew__sched_take*, then count it finished. */
+/* Run a task taken with crew__sched_take*, then count it finished (the caller has woken
+ * sleepers for the tasks the take put back). */
 void crew__run(crew_pool *p, crew_task *t);
 /* The same for a thread that helps while it waits, whose worker record for p is self
  * (crew__self): a task of no group that it runs outside a worker is counted in *finished, which
@@ -54,11 +55,9 @@ void crew__task_dropped(crew_pool *p, crew_task *t, bool by_shutdown);
 /* n tasks of group slot (0 = none) ended as `how` says, or were never queued after all
  * (CREW__RAN): count them and wake whoever waits for them. */
 void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end how);
-/* Tasks this thread pushed back into a queue while taking one (sched.c). crew__run wakes a
- * sleeper for them before it runs the task taken; a taker that ends up sleeping instead calls
- * crew__notify_pushed_back itself once it holds no lock. */
-extern CREW__TLS size_t crew__tls_pushed_back;
-void crew__notify_pushed_back(crew_pool *p);
+/* Wake sleepers for the *n tasks a take put (back) where other threads take them
+ * (crew__take_ctx.pushed_back; no lock held), and set *n to 0. */
+void crew__notify_pushed_back(crew_pool *p, size_t *n);
 /* Return the calling worker's credit to pending now (see crew__worker). */
 void crew__flush_finished(crew_pool *p, crew__worker *w);
 /* pool->lock held: wake up to n sleeping workers that can run newly queued work, and the

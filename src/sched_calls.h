@@ -1,0 +1,88 @@
+/*
+ * sched_calls.h -- the strategy's calls made once or more per task (schedule.h), inlined into
+ * their callers: a call to a wrapper in sched.c cost about 7 instructions a task. The others
+ * are in sched.c. Apart from schedule.h because they read struct crew_pool (pool.h), which
+ * itself holds the strategy (crew__sched).
+ */
+#ifndef CREW_SCHED_CALLS_H
+#define CREW_SCHED_CALLS_H
+
+#include "pool.h"
+#include "schedule.h"
+
+/* Queue t[0..n) for the calling thread. */
+static inline int crew__sched_push(crew_pool *p, crew_task *t, size_t n) {
+    return p->sched.ops->push(p, crew__self(p), t, n);
+}
+
+/* Queue one crew_submit task (no flags; group slot, 0 for none) for self (crew__self): by value
+ * where the strategy can hold it so, else in a node. CREW_OK, CREW_ENOMEM or the push's error. */
+static inline int crew__sched_push_value(crew_pool *p, crew__worker *self, crew_fn fn, void *arg,
+                                         uint32_t priority, uint32_t slot) {
+    const crew__sched_ops *ops = p->sched.ops;
+    if (ops->push_value)
+        return ops->push_value(p, self, fn, arg, priority, slot);
+    crew_task *t = crew__node_of(p, fn, arg, priority, slot);
+    if (!t)
+        return CREW_ENOMEM;
+    int rc = ops->push(p, self, t, 1);
+    if (rc != CREW_OK)
+        crew__node_release(p, t);
+    return rc;
+}
+
+/* Any task, for the thread whose worker record for p is self (crew__self); none while the pool
+ * is paused (relaxed: see crew_pool.paused). What the take did goes to *tc. */
+static inline crew_task *crew__sched_take_as(crew_pool *p, crew__worker *self,
+                                             crew__take_ctx *tc) {
+    if (__builtin_expect(crew__load_relaxed(&p->paused), 0))
+        return NULL;
+    return p->sched.ops->take(p, self, tc);
+}
+/* The same for the calling thread (self = crew__self). */
+static inline crew_task *crew__sched_take(crew_pool *p, crew__take_ctx *tc) {
+    return crew__sched_take_as(p, crew__self(p), tc);
+}
+
+/* Taken just as a pause began (after the look above): put back in front of its queue, true;
+ * false if it may run. Checked after every take, so that no task submitted after crew_pause
+ * returned starts before crew_resume (the look before the take alone left a window). A task put
+ * back is counted in *pushed_back (the caller's take context), and sleepers are woken for all
+ * of them at once (crew__notify_pushed_back). */
+bool crew__put_back_paused(crew_pool *p, crew_task *t, size_t *pushed_back); /* sched.c */
+static inline bool crew__held_by_pause(crew_pool *p, crew_task *t, size_t *pushed_back) {
+    /* Relaxed: see crew_pool.paused. */
+    return __builtin_expect(crew__load_relaxed(&p->paused), 0) &&
+           crew__put_back_paused(p, t, pushed_back);
+}
+
+/* A queued task of group slot for a waiter (self: its worker record for p, crew__self), newest
+ * first; none while paused. */
+static inline crew_task *crew__sched_take_group_as(crew_pool *p, crew__worker *self,
+                                                   uint32_t slot, int64_t mark,
+                                                   crew__take_ctx *tc) {
+    if (crew__load_relaxed(&p->paused))
+        return NULL;
+    return p->sched.ops->take_group(p, self, slot, mark, tc);
+}
+static inline crew_task *crew__sched_take_group(crew_pool *p, uint32_t slot, int64_t mark,
+                                                crew__take_ctx *tc) {
+    return crew__sched_take_group_as(p, crew__self(p), slot, mark, tc);
+}
+
+/* This thread's mark for crew__sched_take_group, when a task starts (self: crew__self): where
+ * the strategy keeps it (crew__sched_ops.mark_at), else 0. */
+static inline int64_t crew__sched_mark(crew_pool *p, crew__worker *self) {
+    unsigned at = p->sched.ops->mark_at;
+    if (at == 0 || !self)
+        return 0;
+    /* Relaxed: the worker's own (STEAL: its deque's bottom, which only it writes). */
+    return crew__load_relaxed((_Atomic int64_t *)(void *)(self->sched.bytes + at));
+}
+
+/* May sleeping worker w take a task queued now (crew__sched_ops.has_work_for; lock held)? */
+static inline bool crew__sched_has_work_for(crew_pool *p, crew__worker *w) {
+    return !p->sched.ops->has_work_for || p->sched.ops->has_work_for(p, w);
+}
+
+#endif /* CREW_SCHED_CALLS_H */
