@@ -50,6 +50,7 @@
 #include "lock.h"
 #include "pool.h"
 #include "wait.h"
+#include "wake.h"
 #include "worker.h"
 
 /* crew_lane_destroy waiting for a lane's runners: done is set by the runner that counts the

@@ -30,6 +30,7 @@
 #include "notify.h"
 #include "pool.h"
 #include "sched_calls.h"
+#include "wake.h"
 #include "worker.h"
 
 void crew__notify_queue(void *pool, crew_task *list) {

@@ -25,6 +25,7 @@
 #include "notify.h"
 #include "pool.h"
 #include "wait.h"
+#include "wake.h"
 #include "worker.h"
 
 unsigned crew__online_cores(void) {

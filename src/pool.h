@@ -143,7 +143,7 @@ struct crew_pool {
     crew__ec waiting;
     /* Workers awake and looking for a task: from a look that found nothing to a task or a sleep,
      * and from being woken (the waker counts them in) to their first task or sleep. With one in
-     * sight a submission wakes nobody (crew__notify_work): the looker's next look, or its last
+     * sight a submission wakes nobody (crew__notify_work, wake.h): the looker's next look, or its last
      * one before it sleeps, finds the task, since it leaves the count before its fence and that
      * last look, and the submitter reads the count after its push and fence (Dekker's pattern, as
      * in ec.h). A looker that finds a task hands the look on: if it was the last and tasks are
@@ -223,17 +223,6 @@ static inline void crew__pending_add(crew_pool *p, crew__worker *self, size_t n)
 }
 /* The node cache's inlines (crew__node_get, ...) read the worker record and the pool. */
 #include "nodes.h"
-/* n tasks of group slot (0 = none) were just queued: wake whoever can run them. The push
- * before it is the event: a worker or helper (p->work), or a waiter of the group, whose own
- * tasks these are, may sleep. The check (the eventcount's fence and a load) is inlined into
- * every submission; the wake-up is not. */
-static inline void crew__notify_work(crew_pool *p, size_t n, uint32_t slot) {
-    if ((__builtin_expect(crew__ec_sleepers(&p->work), 0) &&
-         (crew__load_seq_cst(&p->lookers) == 0 || !p->sched.ops->any_worker)) ||
-        (slot != 0 && crew__ec_sleepers(&crew__slot_at(&p->groups, slot)->waiters)))
-        crew__wake(p, n, slot);
-}
-
 /* pool.c helpers shared with the other subsystems. */
 unsigned crew__online_cores(void); /* at least 1, at most CREW_MAX_THREADS */
 /* pthread_create with every signal blocked in the new thread (signals belong to the

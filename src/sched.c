@@ -13,6 +13,7 @@
 #include "pool.h"
 #include "sched_calls.h"
 #include "schedule.h"
+#include "wake.h"
 #include "worker.h"
 
 /* An environment variable must never turn a working program into a broken one: a value

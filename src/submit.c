@@ -18,6 +18,7 @@
 #include "pool.h"
 #include "sched_calls.h"
 #include "submit.h"
+#include "wake.h"
 #include "worker.h"
 
 /* The calling thread's slot cache for p (group.c): its worker's, or its producer cache. */

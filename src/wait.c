@@ -20,6 +20,7 @@
 #include "pool.h"
 #include "sched_calls.h"
 #include "wait.h"
+#include "wake.h"
 #include "worker.h"
 
 /* May this thread (self: its worker record, crew__self) take a task that is not of the group it

@@ -33,6 +33,7 @@
 #include "pool.h"
 #include "sched_calls.h"
 #include "wait.h"
+#include "wake.h"
 #include "worker.h"
 
 CREW__TLS crew__frame *crew__tls_frame;
@@ -50,23 +51,6 @@ bool crew__in_group(const crew_pool *p, crew_handle g) {
         if (f->pool == p && f->group.slot == crew__slot_index(g.slot) && f->group.gen == g.gen)
             return true;
     return false;
-}
-
-/* The count of pending tasks dropped by n; the thread that takes it to 0 wakes whoever waits
- * for a quiet pool. */
-void crew__pending_sub(crew_pool *p, size_t n) {
-    /* Seq_cst: the decrement, the fence and the read of quiet's count form the waker's half of
-     * the sleep protocol (see the top of this file). */
-    size_t before = crew__fetch_sub_seq_cst(&p->pending, n);
-    crew__assert_msg(before >= n, "pending %zu, %zu ended", before, n); /* never below 0 */
-    if (before != n)
-        return;
-    crew__ec_notify(&p->quiet, &p->lock, NULL, NULL);
-    /* A closing pool's workers sleep until nothing is pending, then leave (must_leave); a
-     * submission that raced with crew_shutdown can be what brings pending back to 0, after
-     * shutdown's last wake-up, so this thread wakes them. Seq_cst load: see crew_pool. */
-    if (crew__load_seq_cst(&p->state) != CREW__OPEN && crew__ec_sleepers(&p->work))
-        crew__notify_all(p);
 }
 
 /* Give n finished tasks' units of pending back to worker w's credit; false if that would hold
@@ -108,12 +92,6 @@ void crew__flush_finished(crew_pool *p, crew__worker *w) {
         crew__store_relaxed(&w->credit, 0);
         crew__pending_sub(p, n);
     }
-}
-
-void crew__notify_pushed_back(crew_pool *p, size_t *n) {
-    size_t k = *n;
-    *n = 0;
-    crew__notify_work(p, k, 0);
 }
 
 /* Drop t (never run it): give back its place in the bounded queue and its node, count it,
@@ -287,56 +265,6 @@ void crew__run(crew_pool *p, crew_task *t) { run_task(p, crew__self(p), t, NULL)
 
 void crew__run_helping(crew_pool *p, crew__worker *self, crew_task *t, size_t *finished) {
     run_task(p, self, t, finished);
-}
-
-/* crew__wake_locked's choice among the sleepers on pool->work: up to n workers that can run the
- * new tasks, each counted among the lookers at once (pool.h), so that the submissions that
- * follow, before it has even run, see a looker and stay on the fast path instead of each taking
- * the lock to wake another; and every waiter that may take any task (its node has no data). */
-typedef struct wake_ctx {
-    crew_pool *p;
-    size_t n;
-    bool all; /* every worker, whether or not it has work (a state change) */
-} wake_ctx;
-
-static bool wake_match(void *ctx, void *data) {
-    wake_ctx *c = ctx;
-    crew__worker *w = data;
-    if (!w)
-        return true; /* a helping waiter */
-    /* PER_WORKER: only a worker whose own queue has work can run it. */
-    if (!c->all && (c->n == 0 || !crew__sched_has_work_for(c->p, w)))
-        return false;
-    c->n--;
-    crew__fetch_add_seq_cst(&c->p->lookers, 1u); /* seq_cst: see crew_pool.lookers */
-    return true;
-}
-
-void crew__wake_locked(crew_pool *p, size_t n, uint32_t slot) {
-    wake_ctx c = {p, n, false};
-    crew__ec_notify_locked(&p->work, wake_match, &c);
-    /* The group's own waiters take its tasks even when they may take no other. */
-    if (slot != 0)
-        crew__ec_notify_locked(&crew__slot_at(&p->groups, slot)->waiters, NULL, NULL);
-}
-
-void crew__wake(crew_pool *p, size_t n, uint32_t slot) {
-    pthread_mutex_lock(&p->lock);
-    crew__wake_locked(p, n, slot);
-    pthread_mutex_unlock(&p->lock);
-}
-
-void crew__wake_all_locked(crew_pool *p) {
-    wake_ctx c = {p, 0, true};
-    crew__ec_notify_locked(&p->work, wake_match, &c);
-    crew__ec_notify_locked(&p->waiting, NULL, NULL); /* every helping waiter: look again */
-}
-
-void crew__notify_all(crew_pool *p) {
-    pthread_mutex_lock(&p->lock);
-    crew__wake_all_locked(p);
-    crew__ec_notify_locked(&p->bounded.room, NULL, NULL); /* waiters for room: recheck the state */
-    pthread_mutex_unlock(&p->lock);
 }
 
 void crew__name_thread(const crew_pool *p, const char *role) {

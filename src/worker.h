@@ -39,15 +39,6 @@ void crew__run(crew_pool *p, crew_task *t);
  * (crew__self): a task of no group that it runs outside a worker is counted in *finished, which
  * it returns with crew__pending_sub before it looks for sleep or stops looking. */
 void crew__run_helping(crew_pool *p, crew__worker *self, crew_task *t, size_t *finished);
-/* Tasks that ended, n of them, leave pending; whoever takes it to 0 wakes those waiting for a
- * quiet pool. */
-void crew__pending_sub(crew_pool *p, size_t n);
-/* crew__notify_work (pool.h) found sleepers: wake whoever can run the n tasks of group slot. */
-void crew__wake(crew_pool *p, size_t n, uint32_t slot);
-/* Wake every sleeper of p (state changes: resize, shutdown). */
-void crew__notify_all(crew_pool *p);
-/* Wake every sleeping worker and waiter (lock held). */
-void crew__wake_all_locked(crew_pool *p);
 /* A queued task is dropped: count and report it, never run it. by_shutdown: a cancelling
  * shutdown drops it (crew_wait_all reports those, crew.h); else its group was cancelled, or a
  * full queue dropped its oldest (reported to the group, on_drop and crew_stats only). */
@@ -55,13 +46,7 @@ void crew__task_dropped(crew_pool *p, crew_task *t, bool by_shutdown);
 /* n tasks of group slot (0 = none) ended as `how` says, or were never queued after all
  * (CREW__RAN): count them and wake whoever waits for them. */
 void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end how);
-/* Wake sleepers for the *n tasks a take put (back) where other threads take them
- * (crew__take_ctx.pushed_back; no lock held), and set *n to 0. */
-void crew__notify_pushed_back(crew_pool *p, size_t *n);
 /* Return the calling worker's credit to pending now (see crew__worker). */
 void crew__flush_finished(crew_pool *p, crew__worker *w);
-/* pool->lock held: wake up to n sleeping workers that can run newly queued work, and the
- * waiters that could help (or whose group slot got work). */
-void crew__wake_locked(crew_pool *p, size_t n, uint32_t slot);
 
 #endif /* CREW_WORKER_H */

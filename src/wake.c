@@ -1,0 +1,86 @@
+/*
+ * wake.c -- the pool's notifiers: whom a thread wakes when it queues tasks, when the last
+ * pending task ends, and when the pool's state changes (pause, resume, resize, shutdown). Each
+ * is one call to the eventcount (ec.h) on the pool's eventcounts (struct crew_pool: work, quiet,
+ * waiting), with the choice of whom to wake made by a match function here: a group's end is
+ * notified where it happens (worker.c's crew__tasks_finished), a freed place in the bounded queue
+ * in bounded.c.
+ */
+#include "atomic.h"
+#include "pool.h"
+#include "sched_calls.h"
+#include "wake.h"
+#include "worker.h"
+
+/* The count of pending tasks dropped by n; the thread that takes it to 0 wakes whoever waits
+ * for a quiet pool. */
+void crew__pending_sub(crew_pool *p, size_t n) {
+    /* Seq_cst: the decrement, the fence and the read of quiet's count form the waker's half of
+     * the sleep protocol (see the top of this file). */
+    size_t before = crew__fetch_sub_seq_cst(&p->pending, n);
+    crew__assert_msg(before >= n, "pending %zu, %zu ended", before, n); /* never below 0 */
+    if (before != n)
+        return;
+    crew__ec_notify(&p->quiet, &p->lock, NULL, NULL);
+    /* A closing pool's workers sleep until nothing is pending, then leave (must_leave); a
+     * submission that raced with crew_shutdown can be what brings pending back to 0, after
+     * shutdown's last wake-up, so this thread wakes them. Seq_cst load: see crew_pool. */
+    if (crew__load_seq_cst(&p->state) != CREW__OPEN && crew__ec_sleepers(&p->work))
+        crew__notify_all(p);
+}
+
+void crew__notify_pushed_back(crew_pool *p, size_t *n) {
+    size_t k = *n;
+    *n = 0;
+    crew__notify_work(p, k, 0);
+}
+
+/* crew__wake_locked's choice among the sleepers on pool->work: up to n workers that can run the
+ * new tasks, each counted among the lookers at once (pool.h), so that the submissions that
+ * follow, before it has even run, see a looker and stay on the fast path instead of each taking
+ * the lock to wake another; and every waiter that may take any task (its node has no data). */
+typedef struct wake_ctx {
+    crew_pool *p;
+    size_t n;
+    bool all; /* every worker, whether or not it has work (a state change) */
+} wake_ctx;
+
+static bool wake_match(void *ctx, void *data) {
+    wake_ctx *c = ctx;
+    crew__worker *w = data;
+    if (!w)
+        return true; /* a helping waiter */
+    /* PER_WORKER: only a worker whose own queue has work can run it. */
+    if (!c->all && (c->n == 0 || !crew__sched_has_work_for(c->p, w)))
+        return false;
+    c->n--;
+    crew__fetch_add_seq_cst(&c->p->lookers, 1u); /* seq_cst: see crew_pool.lookers */
+    return true;
+}
+
+void crew__wake_locked(crew_pool *p, size_t n, uint32_t slot) {
+    wake_ctx c = {p, n, false};
+    crew__ec_notify_locked(&p->work, wake_match, &c);
+    /* The group's own waiters take its tasks even when they may take no other. */
+    if (slot != 0)
+        crew__ec_notify_locked(&crew__slot_at(&p->groups, slot)->waiters, NULL, NULL);
+}
+
+void crew__wake(crew_pool *p, size_t n, uint32_t slot) {
+    pthread_mutex_lock(&p->lock);
+    crew__wake_locked(p, n, slot);
+    pthread_mutex_unlock(&p->lock);
+}
+
+void crew__wake_all_locked(crew_pool *p) {
+    wake_ctx c = {p, 0, true};
+    crew__ec_notify_locked(&p->work, wake_match, &c);
+    crew__ec_notify_locked(&p->waiting, NULL, NULL); /* every helping waiter: look again */
+}
+
+void crew__notify_all(crew_pool *p) {
+    pthread_mutex_lock(&p->lock);
+    crew__wake_all_locked(p);
+    crew__ec_notify_locked(&p->bounded.room, NULL, NULL); /* waiters for room: recheck the state */
+    pthread_mutex_unlock(&p->lock);
+}
