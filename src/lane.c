@@ -48,6 +48,7 @@
 #include "debug.h"
 #include "lane.h"
 #include "lock.h"
+#include "nodes.h"
 #include "pool.h"
 #include "wait.h"
 #include "wake.h"

@@ -14,7 +14,8 @@
 
 #include "atomic.h"
 #include "lock.h"
-#include "pool.h" /* and nodes.h, which pool.h includes */
+#include "nodes.h"
+#include "pool.h"
 
 #define NODES_PER_CHUNK 255
 #define NODE_BATCH 64u      /* nodes moved between a worker's cache and the pool at a time */

@@ -3,21 +3,18 @@
  * worker's own, or a producer's for the pool it last used, which keeps the group slots it freed
  * too), its inlined fast path, and the registry of live pools.
  *
- * pool.h includes this header once struct crew_pool and the worker record are defined, since
- * the fast path reads both (the pool's serial number, the worker's own lists): include pool.h.
- * The list type the worker record holds, crew__node_list, is in base.h beside crew__node.
+ * The fast path reads the pool and the worker record (the pool's serial number, the worker's own
+ * lists), so this header comes after pool.h's types. The list type the worker record holds,
+ * crew__node_list, is in base.h beside crew__node.
  */
 #ifndef CREW_NODES_H
 #define CREW_NODES_H
-
-#ifndef CREW_POOL_H
-#error "include pool.h, which includes nodes.h once the pool's and the worker's types are complete"
-#endif
 
 #include <stdint.h>
 
 #include "base.h"
 #include "group.h"
+#include "pool.h"
 
 /* A producer's cache (nodes.c): free nodes and group slots of the pool it last used. */
 typedef struct crew__node_cache {

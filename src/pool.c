@@ -22,6 +22,7 @@
 
 #include "atomic.h"
 #include "config.h"
+#include "nodes.h"
 #include "notify.h"
 #include "pool.h"
 #include "wait.h"

@@ -221,8 +221,6 @@ static inline void crew__pending_add(crew_pool *p, crew__worker *self, size_t n)
     }
     crew__fetch_add_seq_cst(&p->pending, n); /* seq_cst: see struct crew_pool */
 }
-/* The node cache's inlines (crew__node_get, ...) read the worker record and the pool. */
-#include "nodes.h"
 /* pool.c helpers shared with the other subsystems. */
 unsigned crew__online_cores(void); /* at least 1, at most CREW_MAX_THREADS */
 /* pthread_create with every signal blocked in the new thread (signals belong to the

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "blocking.h"
+#include "nodes.h"
 #include "notify.h"
 #include "pool.h"
 #include "sched_calls.h"

@@ -7,6 +7,7 @@
 #ifndef CREW_SCHED_CALLS_H
 #define CREW_SCHED_CALLS_H
 
+#include "nodes.h"
 #include "pool.h"
 #include "schedule.h"
 

@@ -28,6 +28,7 @@
 
 #include "debug.h"
 #include "lock.h"
+#include "nodes.h"
 #include "pool.h"
 #include "schedule.h"
 #include "worker.h"

@@ -15,6 +15,7 @@
 #include "atomic.h"
 #include "debug.h"
 #include "lane.h"
+#include "nodes.h"
 #include "pool.h"
 #include "sched_calls.h"
 #include "submit.h"

@@ -30,6 +30,7 @@
 #include "debug.h"
 #include "dispatch.h"
 #include "lane.h"
+#include "nodes.h"
 #include "pool.h"
 #include "sched_calls.h"
 #include "wait.h"
