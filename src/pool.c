@@ -126,7 +126,7 @@ static crew__worker *free_record(crew_pool *p) {
     w->pool = p;
     w->index = n;
     crew__ec_sleeper_init(&w->sleeper, &w->cv);
-    crew__ec_on(&w->sleeper, &p->work, w); /* its data: wake_match in worker.c */
+    crew__ec_on(&w->sleeper, &p->work, w); /* its data: wake_match in wake.c */
     crew__atomic_init(&w->state, CREW__W_EXITED);
     crew__atomic_init(&w->gone, true);
     crew__atomic_init(&w->stolen, 0u);

@@ -7,15 +7,16 @@
  *     crew_config.lock); STEAL's deques take none (deque.c). Lock order: pool->lock, then a
  *     queue lock; several queue locks only in address order (crew__lq_push_spread).
  *   - Groups finish with atomics alone (group.c); pending work is an atomic count.
- *   - pool->lock (a mutex) guards sleeping and waking (every condition variable uses it), the
- *     worker states' transitions, the counters marked "lock" below, and monitoring's records.
- *     Every sleep is an eventcount's (ec.h): a thread that is about to sleep prepares (counts
- *     itself and fences) and then looks for work once more; a thread that makes work available
- *     (or finishes a group, or the last pending task) asks crew__ec_sleepers and takes the lock
- *     only if someone sleeps. So no wake-up is lost, and a busy pool makes no system call.
+ *   - pool->lock (a mutex) guards sleeping and waking (the lock of every eventcount of the
+ *     pool), the worker states' transitions, the counters marked "lock" below, and monitoring's
+ *     records. Every sleep is an eventcount's (ec.h): a thread about to sleep calls
+ *     crew__ec_wait, which counts it, fences and looks for its event once more before it
+ *     sleeps; a thread that makes work available (or finishes a group, or the last pending
+ *     task) calls crew__ec_notify, which takes the lock only if someone sleeps. So no wake-up
+ *     is lost, and a busy pool makes no system call.
  *   - pool->resize_lock serialises crew_resize and crew_shutdown's claims of the workers to
- *     join (the joins themselves are made without it); it protects the worker records'
- *     thread fields. Lock order: resize_lock before lock.
+ *     join (the joins themselves are made without it, crew__join_each); it protects the
+ *     worker records' thread fields. Lock order: resize_lock before lock.
  */
 #ifndef CREW_POOL_H
 #define CREW_POOL_H

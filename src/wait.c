@@ -120,7 +120,7 @@ static crew_task *sleep_waiting(waiter_ctx *c) {
     crew__ec_sleeper_init(&me, NULL);
     crew__ec_on(&me, l.ec, NULL);
     if (c->general)
-        crew__ec_on(&me, &p->work, NULL); /* no data: a helper (worker.c's wake_match) */
+        crew__ec_on(&me, &p->work, NULL); /* no data: a helper (wake.c's wake_match) */
     crew__ec_on(&me, &p->waiting, NULL);
     pthread_mutex_lock(&p->lock);
     crew__ec_wait(&me, &p->lock, last_look, &l, NULL);

@@ -1,19 +1,18 @@
 /*
- * worker.c -- the worker loop, running and finishing a task, and waking sleepers.
+ * worker.c -- the worker loop, running and finishing a task.
  *
  * DESIGN. Workers find work themselves: each loops taking a task from the scheduler (sched.c),
  * running it, and counting it finished, with no pool-wide lock on the way. A worker that finds
  * nothing polls a while (crew_config.spin), then sleeps on its own condition variable.
  *
  * Sleeping without losing a wake-up, and without a system call while the pool is busy, is the
- * eventcount's (ec.h): a worker prepares on pool->work (under pool->lock), looks for work once
- * more, and commits to sleep on its own cv only if there is none; whoever makes work visible
- * (a queue's length, a deque's bottom) asks crew__ec_sleepers(&p->work) and takes the lock
- * only if someone sleeps. The notifiers of this file: crew__notify_work (tasks queued),
- * crew__pending_sub (the last pending task ended: pool->quiet), crew__tasks_finished (a group
- * ended: its slot's waiters); and bounded.c's crew__bounded_release (a place in the bounded
- * queue: pool->bounded.room).
- * A busy pool reads the counts and finds 0.
+ * eventcount's (ec.h): a worker sleeps through crew__ec_wait on pool->work (under pool->lock),
+ * whose last look for work is this file's last_look; whoever makes work visible (a queue's
+ * length, a deque's bottom) notifies through wake.c (crew__notify_work), which takes the lock
+ * only if someone sleeps. The notifier of this file is crew__tasks_finished (a group ended: its
+ * slot's waiters, and only they); the others are wake.c's (queued tasks, a quiet pool, state
+ * changes) and bounded.c's (a place in the bounded queue). A busy pool reads the counts and
+ * finds 0.
  *
  * A worker leaves its loop when resize has marked it, or when the pool is closing and no
  * accepted task is left anywhere (so every worker helps drain a closing pool). A worker
