@@ -5,7 +5,7 @@
  *   - a busy record per pool thread (crew__busy), written only for timed tasks (worker.c's
  *     run_timed) as a seqlock, read here (without fences, which ThreadSanitizer cannot check:
  *     the fields are stored with release and loaded with acquire instead);
- *   - the queues (sched.c's crew__sched_visit): a locked queue tells the acceptance time of
+ *   - the queues (schedule.c's crew__sched_visit): a locked queue tells the acceptance time of
  *     the oldest timed task at the front of each priority level; a work-stealing deque cannot
  *     be read by another thread (its tasks may be taken and freed meanwhile), so its age comes
  *     from comparing its top with the previous call: top only grows, and taking its oldest

@@ -41,7 +41,7 @@ typedef struct crew__slot {
      * before it. */
     _Atomic uint32_t dropped_gen;
     /* Central queue's lock: newest task of the group queued there, linked by
-     * crew_private_.gnext (sched.c). */
+     * crew_private_.gnext (schedule.c). */
     crew_task *queued;
     /* The newest generation handed out for this slot (crew__group_open), UINT32_MAX once the
      * generation has wrapped: a handle of a later generation was never issued (forged), and
@@ -54,7 +54,7 @@ typedef struct crew__slot {
     /* Threads asleep in a wait for this group (ec.h); notified when it finishes or gets work. */
     crew__ec waiters;
     /* Tasks of the group queued in queues that keep no group lists (PER_WORKER, the MultiQueue);
-     * relaxed, changed under those queues' locks (sched.c). */
+     * relaxed, changed under those queues' locks (schedule.c). */
     atomic_uint scattered;
     /* Completion callbacks (crew_notify) of the open group, a stack of crew_submit nodes linked
      * by crew_private_.gnext, every one of them for the generation in state. Pushed by

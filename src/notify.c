@@ -23,7 +23,7 @@
  *
  * Callbacks are never dropped: crew_cancel concerns groups (a callback belongs to none), a
  * cancelling shutdown sets them aside and queues them again once it has emptied the queues
- * (sched.c), and a full queue that drops its oldest task runs a callback it meets instead
+ * (schedule.c), and a full queue that drops its oldest task runs a callback it meets instead
  * (bounded.c). They are not timed nor counted in crew_stats (no submission stamps them).
  */
 #include "atomic.h"

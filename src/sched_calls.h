@@ -1,7 +1,7 @@
 /*
  * sched_calls.h -- the strategy's calls made once or more per task (schedule.h), inlined into
- * their callers: a call to a wrapper in sched.c cost about 7 instructions a task. The others
- * are in sched.c. Apart from schedule.h because they read struct crew_pool (pool.h), which
+ * their callers: a call to a wrapper in schedule.c cost about 7 instructions a task. The others
+ * are in schedule.c. Apart from schedule.h because they read struct crew_pool (pool.h), which
  * itself holds the strategy (crew__sched).
  */
 #ifndef CREW_SCHED_CALLS_H
@@ -45,12 +45,11 @@ static inline crew_task *crew__sched_take(crew_pool *p, crew__take_ctx *tc) {
     return crew__sched_take_as(p, crew__self(p), tc);
 }
 
-/* Taken just as a pause began (after the look above): put back in front of its queue, true;
- * false if it may run. Checked after every take, so that no task submitted after crew_pause
- * returned starts before crew_resume (the look before the take alone left a window). A task put
- * back is counted in *pushed_back (the caller's take context), and sleepers are woken for all
- * of them at once (crew__notify_pushed_back). */
-bool crew__put_back_paused(crew_pool *p, crew_task *t, size_t *pushed_back); /* sched.c */
+/* Taken just as a pause began (after the look above): put back in front of its queue
+ * (crew__put_back_paused, schedule.h), true; false if it may run. Checked after every take, so
+ * that no task submitted after crew_pause returned starts before crew_resume (the look before
+ * the take alone left a window). A task put back is counted in *pushed_back (the caller's take
+ * context), and sleepers are woken for all of them at once (crew__notify_pushed_back). */
 static inline bool crew__held_by_pause(crew_pool *p, crew_task *t, size_t *pushed_back) {
     /* Relaxed: see crew_pool.paused. */
     return __builtin_expect(crew__load_relaxed(&p->paused), 0) &&

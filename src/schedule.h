@@ -16,7 +16,7 @@
  *                        one priority queue under one mutex, without group lists. It shows
  *                        what the interface asks of a strategy, and that adding one is one file
  *                        and one line in crew__sched_resolve's table.
- * sched.c resolves the strategy a configuration names, and holds what every strategy shares:
+ * schedule.c resolves the strategy a configuration names, and holds what every strategy shares:
  * the crew__sched_* calls the rest of crew makes (the takes for helpers check the pause; each
  * finds the calling thread's worker record once, then calls the table; those made once or
  * more per task are inline, in sched_calls.h), cancelling, and crew_diagnose's view. No other
@@ -150,7 +150,7 @@ typedef struct crew__sched {
     void *state;
 } crew__sched;
 
-/* Helpers the strategies share (sched.c, sched_shared.c). */
+/* Helpers the strategies share (schedule.c, sched_shared.c). */
 /* SHARED's queue and STEAL's injection queue: a priority queue with group lists (lq.h) under
  * the lock crew_config.lock names. CREW_OK or CREW_ENOMEM. */
 int crew__sched_central_init(crew_pool *p, crew__lq *q);
@@ -167,7 +167,7 @@ const crew__sched_ops *crew__sched_resolve(unsigned scheduler, int *kind);
 /* The pool's strategy in words (crew_diagnose). */
 const char *crew__sched_what(const crew_pool *p);
 
-/* The calls the rest of crew makes (sched.c), for the calling thread. */
+/* The calls the rest of crew makes (schedule.c), for the calling thread. */
 int crew__sched_init(crew_pool *p, const crew_config *cfg, unsigned threads);
 void crew__sched_free(crew_pool *p);
 int crew__sched_worker_init(crew_pool *p, crew__worker *w);
@@ -185,6 +185,9 @@ size_t crew__sched_queued(crew_pool *p); /* every queue's tasks, blocking ones i
 size_t crew__sched_cancel_group(crew_pool *p, uint32_t slot, uint32_t gen);
 size_t crew__sched_cancel_all(crew_pool *p); /* drop every queued task; returns how many */
 crew_task *crew__sched_take_any(crew_pool *p); /* the task a helper would take next, or NULL */
+/* crew__held_by_pause's slow half (sched_calls.h): put t, taken as a pause began, back in front
+ * of its queue (true; counted in *pushed_back), or false if it may run after all. */
+bool crew__put_back_paused(crew_pool *p, crew_task *t, size_t *pushed_back);
 /* Call fn for every queue of p, the blocking tasks' too (locked queues under their lock,
  * briefly). */
 void crew__sched_visit(crew_pool *p, crew__queue_visitor fn, void *ctx);

@@ -1,7 +1,7 @@
 /*
  * worker.c -- the worker loop, running and finishing a task.
  *
- * DESIGN. Workers find work themselves: each loops taking a task from the scheduler (sched.c),
+ * DESIGN. Workers find work themselves: each loops taking a task from the scheduler (schedule.c),
  * running it, and counting it finished, with no pool-wide lock on the way. A worker that finds
  * nothing polls a while (crew_config.spin), then sleeps on its own condition variable.
  *

@@ -1,5 +1,5 @@
 /*
- * sched.c -- the calls the rest of crew makes to the scheduling strategy (schedule.h): which
+ * schedule.c -- the calls the rest of crew makes to the scheduling strategy (schedule.h): which
  * strategy a configuration names, the pause and the calling thread's worker record checked
  * once per call, then the strategy's table; and what every strategy shares: cancelling a
  * group's queued tasks or all of them, the count of queued tasks, crew_diagnose's view.
