@@ -73,7 +73,7 @@ static int start_thread(crew_pool *p, crew__worker *w, const char *who) {
         if (crew__sched_worker_exit(p, w, &moved, &orphan) != CREW_OK)
             crew__sched_worker_open(p, w, false); /* what could not move stays for helpers */
         if (moved != 0)
-            crew__wake_locked(p, moved, 0);
+            crew__wake_handed_over_locked(p, moved);
         crew__store_relaxed(&w->state, CREW__W_EXITED); /* relaxed: under the lock */
         pthread_mutex_unlock(&p->lock);
         if (orphan) /* nowhere to put it: run it here rather than lose it */

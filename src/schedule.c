@@ -154,8 +154,8 @@ size_t crew__sched_cancel_group(crew_pool *p, uint32_t slot, uint32_t gen) {
         crew__task_dropped(p, t, false);
         n++;
     }
-    if (put_back)
-        crew__notify_pushed_back(p, &put_back);
+    if (put_back) /* a task of the slot's next group: its waiters may take only it */
+        crew__notify_work(p, put_back, slot);
     return n;
 }
 

@@ -66,6 +66,13 @@ void crew__wake_locked(crew_pool *p, size_t n, uint32_t slot) {
         crew__ec_notify_locked(&crew__slot_at(&p->groups, slot)->waiters, NULL, NULL);
 }
 
+void crew__wake_handed_over_locked(crew_pool *p, size_t n) {
+    crew__wake_locked(p, n, 0);
+    /* Tasks of any group: a waiter that may take only its group's tasks sleeps on neither work
+     * nor (not knowing these are its group's) anything the line above notifies. */
+    crew__ec_notify_locked(&p->waiting, NULL, NULL);
+}
+
 void crew__wake(crew_pool *p, size_t n, uint32_t slot) {
     pthread_mutex_lock(&p->lock);
     crew__wake_locked(p, n, slot);

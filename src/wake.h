@@ -19,6 +19,11 @@ void crew__wake(crew_pool *p, size_t n, uint32_t slot);
 /* pool->lock held: wake up to n sleeping workers that can run newly queued work, every waiter
  * that may take any task, and the waiters of group slot (whose own tasks these may be). */
 void crew__wake_locked(crew_pool *p, size_t n, uint32_t slot);
+/* pool->lock held: n tasks of any groups were handed over by a worker that leaves (resize, or
+ * a thread that could not start): wake workers for them as crew__wake_locked does, and every
+ * helping waiter, since a waiter that may take only its own group's tasks (at its helping
+ * depth, or a marked worker) may be waiting for one of them. */
+void crew__wake_handed_over_locked(crew_pool *p, size_t n);
 /* Wake every sleeping worker and helping waiter (lock held): a state change. */
 void crew__wake_all_locked(crew_pool *p);
 /* The same, and the submitters waiting for room (resize, shutdown). */

@@ -339,7 +339,7 @@ static bool try_exit(crew_pool *p, crew__worker *w) {
     pthread_mutex_lock(&p->lock);
     bool leave = must_leave(p, w) && crew__sched_worker_exit(p, w, &moved, &orphan) == CREW_OK;
     if (moved != 0)
-        crew__wake_locked(p, moved, 0);
+        crew__wake_handed_over_locked(p, moved);
     /* Relaxed: under the lock, like every transition. Crew_resize may revive a marked worker
      * only while it is still MARKED, so after this it no longer can. */
     if (leave)
@@ -429,11 +429,13 @@ static bool worker_run(void *ctx, crew_task *t, crew__take_ctx *tc) {
     worker_ctx *c = ctx;
     crew_pool *p = c->p;
     /* Relaxed: resize marks under the lock; re-checking after the take is what bounds the
-     * workers that start tasks once crew_resize has returned. */
+     * workers that start tasks once crew_resize has returned. t's group, read before t goes
+     * back: its waiter may take only its group's tasks, and t was in no queue when it looked. */
+    uint32_t slot = t->crew_private_.slot;
     if (crew__load_relaxed(&c->w->state) != CREW__W_RUNNING &&
         crew__sched_requeue(p, t) == CREW_OK) {
-        tc->pushed_back++; /* t itself, and whatever the take put back */
-        crew__notify_pushed_back(p, &tc->pushed_back);
+        crew__notify_work(p, 1, slot);                 /* t itself */
+        crew__notify_pushed_back(p, &tc->pushed_back); /* whatever the take put back */
         crew__flush_finished(p, c->w);
         return try_exit(p, c->w);
     }
