@@ -131,9 +131,10 @@ static CREW__TLS pthread_cond_t tls_cv;
 static CREW__TLS bool tls_cv_made;
 
 pthread_cond_t *crew__ec_thread_cv(void) {
-    /* glibc's pthread_cond_init cannot fail with valid attributes; were it to, the
-     * zero-filled cv is glibc's static initialiser (CLOCK_REALTIME): timed waits would only be
-     * off by a clock step. */
+    /* glibc's pthread_cond_init cannot fail with valid attributes. Were it to, the zero-filled
+     * cv is glibc's static initialiser, on CLOCK_REALTIME: a CLOCK_MONOTONIC deadline would
+     * read as long past, and timed waits on this thread would end at once (no hang, no lost
+     * wake-up: untimed waits are unaffected). */
     if (__builtin_expect(!tls_cv_made, 0)) {
         crew__cond_init_monotonic(&tls_cv);
         tls_cv_made = true;

@@ -36,8 +36,9 @@
  * the first notifier to choose any of its nodes wakes it.
  *
  * USAGE RULES.
- *   - One lock serves the sleeper and the notifiers of an eventcount (crew uses the pool's lock
- *     for all of its eventcounts): the sleeper holds it around crew__ec_wait, which releases it
+ *   - One lock serves the sleeper and the notifiers of an eventcount (the pool's lock for the
+ *     pool's eventcounts; resize_lock for the workers' joiners, the controller's own lock for
+ *     the sizing controller): the sleeper holds it around crew__ec_wait, which releases it
  *     only while asleep; crew__ec_notify takes it, crew__ec_notify_locked expects it held.
  *   - The event must be made visible before crew__ec_notify (or crew__ec_sleepers), and look()
  *     must look for it: both sides' seq_cst fences are in this module, nowhere else.

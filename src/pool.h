@@ -138,7 +138,8 @@ struct crew_pool {
      * waiters that would take any task (node data: NULL), notified by whoever queues tasks
      * (work); threads waiting for pending to reach 0 (quiet; notified by the decrement to 0);
      * and every helping waiter, whatever it waits for (waiting; notified of state changes:
-     * pause, resume, resize, shutdown). */
+     * resume, resize, shutdown; and when tasks are handed over or a blocking task finds no
+     * idle thread). */
     crew__ec work;
     crew__ec quiet;
     crew__ec waiting;

@@ -1,6 +1,6 @@
 /*
  * wake.c -- the pool's notifiers: whom a thread wakes when it queues tasks, when the last
- * pending task ends, and when the pool's state changes (pause, resume, resize, shutdown). Each
+ * pending task ends, and when the pool's state changes (resume, resize, shutdown). Each
  * is one call to the eventcount (ec.h) on the pool's eventcounts (struct crew_pool: work, quiet,
  * waiting), with the choice of whom to wake made by a match function here: a group's end is
  * notified where it happens (worker.c's crew__tasks_finished), a freed place in the bounded queue

@@ -425,9 +425,19 @@ static crew_task *worker_sleep(void *ctx, crew__take_ctx *tc, bool *stop) {
     return t;
 }
 
+#if defined(CREW_ASSERT) && CREW_ASSERT
+/* Tests only (the checked library the tests link, debug.h): called with each task a worker has
+ * taken, before it checks whether resize marked it, so that a test can hold that window open. */
+void (*crew__test_after_take)(crew_task *t);
+#endif
+
 static bool worker_run(void *ctx, crew_task *t, crew__take_ctx *tc) {
     worker_ctx *c = ctx;
     crew_pool *p = c->p;
+#if defined(CREW_ASSERT) && CREW_ASSERT
+    if (crew__test_after_take)
+        crew__test_after_take(t);
+#endif
     /* Relaxed: resize marks under the lock; re-checking after the take is what bounds the
      * workers that start tasks once crew_resize has returned. t's group, read before t goes
      * back: its waiter may take only its group's tasks, and t was in no queue when it looked. */

@@ -16,6 +16,10 @@ using crewtest::Gate;
 using crewtest::make_pool;
 using crewtest::scaled;
 
+// The checked library's hook (src/worker.c): each task a worker takes, before it checks whether
+// resize marked it.
+extern "C" void (*crew__test_after_take)(crew_task *t);
+
 namespace {
 
 // Threads alive now whose name starts with prefix.
@@ -140,5 +144,74 @@ TEST(Resize, GrowingRevivesMarkedWorkersInsteadOfStartingNewOnes) {
     gate.open();
     EXPECT_EQ(crew_wait_all(p), CREW_OK);
     EXPECT_EQ(live_workers("rev-"), 4);
+    crew_destroy(p);
+}
+
+// A waiter that may take only its own group's tasks (here: at the helping depth bound) is woken
+// when a worker that resize marked puts back the group's task it had just taken. Worker 0 nests
+// spawn-and-wait 8 deep, submits T into a new group G there, and once worker 1 holds T (the hook
+// keeps it between its take and its check for a mark) the pool shrinks to one worker, then
+// worker 0 waits for G: T is in no queue, so it sleeps. Worker 1 puts T back and leaves; the
+// put-back must wake worker 0 (it named no group before, and the wait never ended).
+namespace {
+struct Nest {
+    crew_pool *p;
+    int t_marker;
+    std::atomic<bool> grow{false}, taken{false}, shrunk{false}, t_ran{false};
+    std::atomic<int> rc{-1};
+};
+Nest *g_nest;
+
+void nest_t(void *a) { static_cast<Nest *>(a)->t_ran = true; }
+void after_take(crew_task *t) {
+    if (g_nest && t->arg == g_nest && t->fn == nest_t) {
+        g_nest->taken = true;
+        while (!g_nest->shrunk) // the window: taken, its mark not yet checked
+            std::this_thread::yield();
+    }
+}
+void nest(void *a) {
+    auto level = reinterpret_cast<intptr_t>(a);
+    Nest *n = g_nest;
+    crew_handle g = CREW_HANDLE_NONE;
+    if (level < 8) {
+        crew_submit(n->p, nest, reinterpret_cast<void *>(level + 1), 0, &g);
+        crew_wait(n->p, g); // one worker so far: it runs the next level itself
+        return;
+    }
+    crew_submit(n->p, nest_t, n, 0, &g);
+    n->grow = true; // a second worker starts and takes T
+    while (!n->taken)
+        std::this_thread::yield();
+    n->rc = crew_wait(n->p, g); // depth 8: only G's tasks
+}
+} // namespace
+
+TEST(Resize, TaskPutBackByAMarkedWorkerWakesItsGroupsWaiter) {
+    if (crewtest::scheduler() == "per-worker")
+        GTEST_SKIP() << "per-worker queues: the second worker cannot take the first one's task";
+    Nest n;
+    g_nest = &n;
+    crew__test_after_take = after_take;
+    crew_pool *p = make_pool(1);
+    n.p = p;
+    ASSERT_EQ(crew_submit(p, nest, reinterpret_cast<void *>(1), 0, nullptr), CREW_OK);
+    while (!n.grow)
+        std::this_thread::yield();
+    ASSERT_EQ(crew_resize(p, 2), CREW_OK);
+    while (!n.taken)
+        std::this_thread::yield();
+    ASSERT_EQ(crew_resize(p, 1), CREW_OK); // marks worker 1, which holds T
+    n.shrunk = true;
+    // This thread must not help (it would run T itself): it only watches. A minute is a hang.
+    auto until = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+    while (n.rc == -1 && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ASSERT_NE(n.rc.load(), -1) << "the depth-8 waiter never woke: T put back, nobody told";
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(n.rc.load(), CREW_OK);
+    EXPECT_TRUE(n.t_ran.load());
+    crew__test_after_take = nullptr;
+    g_nest = nullptr;
     crew_destroy(p);
 }
