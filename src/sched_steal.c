@@ -203,10 +203,9 @@ static inline __attribute__((always_inline)) crew_task *steal_external(crew_pool
                                                                       crew__worker *w,
                                                                       crew__take_ctx *tc) {
     static CREW__TLS unsigned last;
-    ext_slot *ext = state_of(p)->ext;
     for (unsigned i = 0; i < EXT_SLOTS; i++) {
         unsigned k = (last + i) % EXT_SLOTS;
-        ext_slot *x = &ext[k];
+        ext_slot *x = &state_of(p)->ext[k];
         size_t len = crew__deque_size(&x->deque), n;
         if (len != 0) {
             crew_task *t = __builtin_expect((n = batch_size(p, w, tc, len)) != 0, 0)

@@ -57,11 +57,13 @@ typedef void (*crew__queue_visitor)(void *ctx, const crew__queue_view *v);
 /* A take's context, owned by its caller (a thread's dispatch loop, a sleeper's last look):
  * what the take may do, and what it did. */
 typedef struct crew__take_ctx {
+    /* Out: a lost race may have hidden a task (the caller clears it). First: the deques'
+     * steal writes it through a pointer, which is then the context's own address. */
+    bool retry;
     /* In: the caller runs no task of the pool (a worker between tasks, its own loop), so the
      * take may move a batch of tasks into the worker's own queue; a thread inside a task (a
      * waiter that helps) takes one at a time. */
     bool may_batch;
-    bool retry; /* out: a lost race may have hidden a task (the caller clears it) */
     /* Out, added to: tasks the take put (back) where other threads take them. The caller wakes
      * sleepers for them once it holds no lock (crew__notify_pushed_back), at the latest
      * before it runs the task taken, sleeps or stops looking. */

@@ -431,6 +431,23 @@ static crew_task *worker_sleep(void *ctx, crew__take_ctx *tc, bool *stop) {
 void (*crew__test_after_take)(crew_task *t);
 #endif
 
+/* Resize marked worker c->w after it took t: put t back in front and leave (try_exit's answer:
+ * 1 left, 0 must go on), or -1 if there was no memory to put it back (then it runs t). t's
+ * group is read before t goes back: its waiter may take only its group's tasks (at its helping
+ * depth), and t was in no queue when it looked, so the wake-up names the group. Out of line:
+ * rare. */
+static __attribute__((noinline, cold)) int put_back_marked(worker_ctx *c, crew_task *t,
+                                                            crew__take_ctx *tc) {
+    crew_pool *p = c->p;
+    uint32_t slot = t->crew_private_.slot;
+    if (crew__sched_requeue(p, t) != CREW_OK)
+        return -1;
+    crew__notify_work(p, 1, slot);                 /* t itself */
+    crew__notify_pushed_back(p, &tc->pushed_back); /* whatever the take put back */
+    crew__flush_finished(p, c->w);
+    return try_exit(p, c->w);
+}
+
 static bool worker_run(void *ctx, crew_task *t, crew__take_ctx *tc) {
     worker_ctx *c = ctx;
     crew_pool *p = c->p;
@@ -439,15 +456,11 @@ static bool worker_run(void *ctx, crew_task *t, crew__take_ctx *tc) {
         crew__test_after_take(t);
 #endif
     /* Relaxed: resize marks under the lock; re-checking after the take is what bounds the
-     * workers that start tasks once crew_resize has returned. t's group, read before t goes
-     * back: its waiter may take only its group's tasks, and t was in no queue when it looked. */
-    uint32_t slot = t->crew_private_.slot;
-    if (crew__load_relaxed(&c->w->state) != CREW__W_RUNNING &&
-        crew__sched_requeue(p, t) == CREW_OK) {
-        crew__notify_work(p, 1, slot);                 /* t itself */
-        crew__notify_pushed_back(p, &tc->pushed_back); /* whatever the take put back */
-        crew__flush_finished(p, c->w);
-        return try_exit(p, c->w);
+     * workers that start tasks once crew_resize has returned. */
+    if (__builtin_expect(crew__load_relaxed(&c->w->state) != CREW__W_RUNNING, 0)) {
+        int left = put_back_marked(c, t, tc);
+        if (left >= 0)
+            return left;
     }
     if (crew__held_by_pause(p, t, &tc->pushed_back))
         return false;
