@@ -1,5 +1,5 @@
 /*
- * worker.h -- the worker loop, running a task, completion and wake-ups (worker.c).
+ * worker.h -- the worker loop, running a task and counting it finished (worker.c).
  */
 #ifndef CREW_WORKER_H
 #define CREW_WORKER_H
