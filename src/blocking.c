@@ -8,8 +8,9 @@
  * task sleeps on its own condition variable and exits after blocking_idle_ms without work.
  * Idle threads sleep on the eventcount blocking->idle (ec.h), used with the lock alone: the
  * submitter pushes under pool->lock, then wakes one idle thread (crew__ec_notify_locked with a
- * match that accepts one, which takes it off the count) or starts a new one; a thread decides to sleep under pool->lock after
- * one more look at the queue, so no task is left behind. Its idle time is on CLOCK_MONOTONIC.
+ * match that accepts one, which takes it off the count) or starts a new one; a thread decides
+ * to sleep under pool->lock after one more look at the queue, so no task is left behind. Its
+ * idle time is on CLOCK_MONOTONIC.
  * crew_shutdown waits for every accepted task (blocking ones included), then stops the threads
  * and joins them.
  */

@@ -60,7 +60,8 @@ enum crew__ec_end crew__ec_wait(crew__ec_sleeper *s, pthread_mutex_t *lock,
             unlist_all(s);
             return CREW__EC_FOUND;
         }
-        int rc = until ? pthread_cond_timedwait(s->cv, lock, until) : pthread_cond_wait(s->cv, lock);
+        int rc =
+            until ? pthread_cond_timedwait(s->cv, lock, until) : pthread_cond_wait(s->cv, lock);
         tls_wakeups++;
         if (s->woken) { /* a notifier took that node off; the others go now */
             unlist_all(s);

@@ -259,15 +259,16 @@ int crew_lane_create(crew_pool *p, unsigned max_concurrency, crew_lane **out) {
     return CREW_OK;
 }
 
+/* wait_for_runners' look (lock held): the last runner has left. */
+static bool runners_gone(void *ctx) {
+    return crew__load_acquire(&((lane_waiter *)ctx)->done); /* acquire: see lane_waiter */
+}
+
 /* Wait until w is done. From a task of the pool (a runner of the lane may be queued behind
  * the very task that waits, on the only worker) or its on_start or on_stop (which may hold up
  * the only worker), the caller helps as a waiter for a quiet pool would (crew__help_until):
  * it runs queued tasks meanwhile, and sleeps when there are none until a task is queued or the
  * last runner leaves; from any other thread, it sleeps until the last runner leaves. */
-static bool runners_gone(void *ctx) {
-    return crew__load_acquire(&((lane_waiter *)ctx)->done); /* acquire: see lane_waiter */
-}
-
 static void wait_for_runners(crew_pool *p, lane_waiter *w) {
     if (crew__in_task_of(p) || crew__tls_hook == p) {
         crew__help_until(p, &w->done, &w->ec);

@@ -145,12 +145,13 @@ struct crew_pool {
     crew__ec waiting;
     /* Workers awake and looking for a task: from a look that found nothing to a task or a sleep,
      * and from being woken (the waker counts them in) to their first task or sleep. With one in
-     * sight a submission wakes nobody (crew__notify_work, wake.h): the looker's next look, or its last
-     * one before it sleeps, finds the task, since it leaves the count before its fence and that
-     * last look, and the submitter reads the count after its push and fence (Dekker's pattern, as
-     * in ec.h). A looker that finds a task hands the look on: if it was the last and tasks are
-     * still queued, it wakes a sleeper (worker.c). Seq_cst read-modify-writes and loads. Only for
-     * strategies whose workers can take any queued task (crew__sched_ops.any_worker). */
+     * sight a submission wakes nobody (crew__notify_work, wake.h): the looker's next look, or
+     * its last one before it sleeps, finds the task, since it leaves the count before its fence
+     * and that last look, and the submitter reads the count after its push and fence (Dekker's
+     * pattern, as in ec.h). A looker that finds a task hands the look on: if it was the last
+     * and tasks are still queued, it wakes a sleeper (worker.c). Seq_cst read-modify-writes and
+     * loads. Only for strategies whose workers can take any queued task
+     * (crew__sched_ops.any_worker). */
     _Atomic unsigned lookers;
     /* A cancelling shutdown dropped tasks: crew_wait_all's CREW_ECANCELED (relaxed: set
      * before the dropped task ends in pending, which crew_wait_all waits for). */

@@ -249,7 +249,8 @@ static int push(crew_pool *p, crew__worker *self, crew_task *t, size_t n) {
     /* Relaxed: the owner's own state. A marked worker still pushes locally: it drains its
      * deque into the injection queue before it exits. */
     if (self && crew__load_relaxed(&self->state) != CREW__W_EXITED)
-        return n == 1 ? crew__deque_push1(deque_of(self), t) : crew__deque_push(deque_of(self), t, n);
+        return n == 1 ? crew__deque_push1(deque_of(self), t)
+                      : crew__deque_push(deque_of(self), t, n);
     return push_external(p, t, n);
 }
 
