@@ -386,7 +386,7 @@ int crew__autosize_check(const crew_config *cfg) {
     return CREW_OK;
 }
 
-int crew__autosize_start(crew_pool *p, const crew_config *cfg) {
+int crew__autosize_init(crew_pool *p, const crew_config *cfg) {
     if (cfg->autosize == CREW_AUTOSIZE_OFF)
         return CREW_OK;
     crew__autosize *as = calloc(1, sizeof *as);
@@ -411,6 +411,13 @@ int crew__autosize_start(crew_pool *p, const crew_config *cfg) {
                                        "be made");
     }
     p->autosize = as;
+    return CREW_OK;
+}
+
+int crew__autosize_start(crew_pool *p) {
+    crew__autosize *as = p->autosize;
+    if (!as)
+        return CREW_OK;
     int rc = crew__spawn(&as->thread, NULL, controller_main, p);
     if (rc != 0) /* crew_create cleans up through crew__autosize_stop/free */
         return crew__fail(CREW_EAGAIN,

@@ -78,7 +78,10 @@ unsigned crew__ait_step(crew__ait_state *s, double ait, unsigned size, unsigned 
 unsigned crew__balance_step(crew__balance_state *s, const crew__balance_in *in, unsigned min,
                             unsigned max);
 int crew__autosize_check(const crew_config *cfg);             /* CREW_OK or CREW_EINVAL */
-int crew__autosize_start(crew_pool *p, const crew_config *cfg); /* starts the controller */
+/* The controller's state for cfg (none when cfg->autosize is off): CREW_OK or CREW_ENOMEM, with
+ * its detail. crew__autosize_free frees it. */
+int crew__autosize_init(crew_pool *p, const crew_config *cfg);
+int crew__autosize_start(crew_pool *p); /* starts the controller, once the workers exist */
 /* A timed task finished after waiting idle_ns in the queue (AIT's cycle; no-op for BALANCE). */
 void crew__autosize_sample(crew_pool *p, uint64_t idle_ns);
 void crew__autosize_stop(crew_pool *p); /* joins the controller; safe to call twice */

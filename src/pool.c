@@ -370,17 +370,17 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     crew__atomic_init(&p->nworkers, 0u);
     crew__atomic_init(&p->target, 0u);
     if (crew__nodes_register(p) != CREW_OK || crew__sched_init(p, cfg, threads) != CREW_OK ||
-        crew__blocking_init(p, cfg) != CREW_OK) {
+        crew__blocking_init(p, cfg) != CREW_OK || crew__autosize_init(p, cfg) != CREW_OK) {
         free_pool(p);
-        return crew__fail(CREW_ENOMEM,
-                          "crew_create: out of memory for the pool's queues or registry");
+        return crew__fail(CREW_ENOMEM, "crew_create: out of memory for the pool's queues, "
+                                       "registry or sizing controller");
     }
 
     pthread_mutex_lock(&p->resize_lock);
     rc = set_workers(p, threads, "crew_create");
     pthread_mutex_unlock(&p->resize_lock);
     if (rc == CREW_OK)
-        rc = crew__autosize_start(p, cfg);
+        rc = crew__autosize_start(p);
     if (rc != CREW_OK) {
         crew_shutdown(p, CREW_CANCEL);
         free_pool(p);
