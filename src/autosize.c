@@ -280,10 +280,7 @@ static bool stop_or_cycle(void *ctx) {
 static void wait_ms(crew__autosize *as, unsigned ms, uint64_t seen_cycles) {
     struct timespec until = crew__deadline_after_ms(ms);
     period_look look = {as, seen_cycles};
-    crew__ec_sleeper me;
-    crew__ec_sleeper_init(&me, NULL);
-    crew__ec_on(&me, &as->wake, NULL);
-    crew__ec_wait(&me, &as->lock, stop_or_cycle, &look, &until);
+    crew__ec_wait_for(&as->wake, &as->lock, stop_or_cycle, &look, &until);
 }
 
 static void *controller_main(void *arg) {

@@ -51,12 +51,9 @@ static bool room_or_closed(void *ctx) {
 static int wait_for_room(crew_pool *p, size_t n, const admit_how *how, crew__blocked *rec) {
     int rc = CREW_OK;
     room_look look = {p, n, rec, false};
-    crew__ec_sleeper me;
-    crew__ec_sleeper_init(&me, NULL);
-    crew__ec_on(&me, &p->bounded.room, NULL);
     pthread_mutex_lock(&p->lock);
-    if (crew__ec_wait(&me, &p->lock, room_or_closed, &look, how->timed ? &how->deadline : NULL) ==
-        CREW__EC_TIMEDOUT)
+    if (crew__ec_wait_for(&p->bounded.room, &p->lock, room_or_closed, &look,
+                          how->timed ? &how->deadline : NULL) == CREW__EC_TIMEDOUT)
         rc = CREW_ETIMEDOUT;
     if (look.listed)
         crew__blocked_remove(p, rec);

@@ -75,6 +75,17 @@ enum crew__ec_end crew__ec_wait(crew__ec_sleeper *s, pthread_mutex_t *lock,
     }
 }
 
+enum crew__ec_end crew__ec_wait_for(crew__ec *ec, pthread_mutex_t *lock, bool (*look)(void *ctx),
+                                    void *ctx, const struct timespec *until) {
+    crew__ec_sleeper me;
+    crew__ec_sleeper_init(&me, NULL);
+    crew__ec_on(&me, ec, NULL);
+    enum crew__ec_end end;
+    while ((end = crew__ec_wait(&me, lock, look, ctx, until)) == CREW__EC_WOKEN)
+        ;
+    return end;
+}
+
 unsigned crew__ec_notify_locked(crew__ec *ec, crew__ec_match match, void *ctx) {
     unsigned woke = 0;
     crew__ec_node *n = ec->head;
@@ -121,11 +132,7 @@ void crew__join_each(crew__joins *j, pthread_mutex_t *lock, unsigned (*count)(vo
     }
     if (--j->active == 0)
         crew__ec_notify_locked(&j->done, NULL, NULL);
-    crew__ec_sleeper me;
-    crew__ec_sleeper_init(&me, NULL);
-    crew__ec_on(&me, &j->done, NULL);
-    while (crew__ec_wait(&me, lock, joins_done, j, NULL) != CREW__EC_FOUND)
-        ;
+    crew__ec_wait_for(&j->done, lock, joins_done, j, NULL);
 }
 
 static CREW__TLS pthread_cond_t tls_cv;

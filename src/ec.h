@@ -46,7 +46,8 @@
  *     may use crew__ec_notify_locked without crew__ec_sleepers: the lock alone orders them.
  *   - crew__ec_wait returns after a wake-up without looking again: the caller's loop looks.
  *
- * API (below): crew__ec_init; crew__ec_sleeper_init, crew__ec_on, crew__ec_wait (the sleeper);
+ * API (below): crew__ec_init; crew__ec_sleeper_init, crew__ec_on, crew__ec_wait, and
+ * crew__ec_wait_for for a sleeper on one eventcount that waits until its look holds (the sleeper);
  * crew__ec_sleepers, crew__ec_notify, crew__ec_notify_locked, crew__ec_listed (the notifier);
  * crew__ec_thread_cv, crew__cond_init_monotonic and crew__deadline_after_ms for condition
  * variables and timed sleeps (every timed wait in crew is on CLOCK_MONOTONIC).
@@ -142,6 +143,13 @@ enum crew__ec_end {
  * condition variable it looks again (and may sleep again). On return s is on no count. */
 enum crew__ec_end crew__ec_wait(crew__ec_sleeper *s, pthread_mutex_t *lock,
                                 bool (*look)(void *ctx), void *ctx, const struct timespec *until);
+
+/* The common case of crew__ec_wait: the calling thread sleeps on ec alone (on its own condition
+ * variable, crew__ec_thread_cv) until look(ctx) holds (CREW__EC_FOUND) or, if until is not NULL,
+ * that CLOCK_MONOTONIC time passes (CREW__EC_TIMEDOUT); a wake-up looks again. Lock held, as for
+ * crew__ec_wait. */
+enum crew__ec_end crew__ec_wait_for(crew__ec *ec, pthread_mutex_t *lock, bool (*look)(void *ctx),
+                                    void *ctx, const struct timespec *until);
 
 #if defined(CREW__TSAN)
 #define crew__ec_fence_() ((void)0)

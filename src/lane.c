@@ -274,12 +274,8 @@ static void wait_for_runners(crew_pool *p, lane_waiter *w) {
         crew__help_until(p, &w->done, &w->ec);
         return;
     }
-    crew__ec_sleeper me;
-    crew__ec_sleeper_init(&me, NULL);
-    crew__ec_on(&me, &w->ec, NULL);
     pthread_mutex_lock(&p->lock);
-    while (crew__ec_wait(&me, &p->lock, runners_gone, w, NULL) != CREW__EC_FOUND)
-        ;
+    crew__ec_wait_for(&w->ec, &p->lock, runners_gone, w, NULL);
     pthread_mutex_unlock(&p->lock);
 }
 
