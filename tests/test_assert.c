@@ -17,16 +17,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "ec.h"
 #include "group.h"
-
-#define CHECK(cond)                                                                               \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);            \
-            exit(1);                                                                              \
-        }                                                                                         \
-    } while (0)
 
 /* Run fn in a child process; its stderr is returned in out (at most size - 1 bytes, NUL
  * terminated) and its wait status in *status. */

@@ -14,15 +14,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "ec.h"
-
-#define CHECK(cond)                                                                               \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);            \
-            exit(1);                                                                              \
-        }                                                                                         \
-    } while (0)
 
 static long rounds(long n) {
     const char *s = getenv("CREW_TEST_SCALE");
