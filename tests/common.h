@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <dirent.h>
 #include <fstream>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -37,9 +38,15 @@ public:
         std::unique_lock<std::mutex> g(m_);
         cv_.wait(g, [&] { return arrived_ >= n; });
     }
-    // A crew_fn: announce arrival, then wait for the gate. arg is the Gate.
+    // A crew_fn: announce arrival, then wait for the gate. arg is the Gate. Once hold_each has
+    // the arrivals it asked for, a task of it that starts later returns at once instead.
     static void block(void *arg) {
         auto *g = static_cast<Gate *>(arg);
+        {
+            std::lock_guard<std::mutex> l(g->m_);
+            if (g->arrived_ >= g->enough_)
+                return;
+        }
         g->arrive();
         g->wait();
     }
@@ -56,10 +63,13 @@ public:
     // queues after a resize, whose round robin can then pick one worker twice): submit one
     // blocking task at a time, and when it has not arrived after a while (it queued behind a
     // held worker), submit another, until n have arrived. Returns how many were submitted:
-    // each runs once the gate opens.
+    // each runs once; the ones beyond the n that arrived return as soon as they start (they
+    // must not block: a thread that helps while it waits, e.g. in on_drop, may take one, and it
+    // would wait for a gate that only its own caller opens).
     int hold_each(crew_pool *p, int n) {
         int submitted = 0;
         std::unique_lock<std::mutex> g(m_);
+        enough_ = n;
         while (arrived_ < n) {
             int want = arrived_ + 1;
             g.unlock();
@@ -77,6 +87,8 @@ private:
     std::condition_variable cv_;
     bool open_ = false;
     int arrived_ = 0;
+    int enough_ = std::numeric_limits<int>::max(); // hold_each's n: arrivals that block
+
 };
 
 // Stress sizes: full in a normal build, a quarter under sanitizers, and CREW_TEST_SCALE (a factor,
