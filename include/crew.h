@@ -11,9 +11,9 @@
  * crew_last_error() the calling thread's last failure in detail (which argument, which limit).
  *
  * Who may call what, concurrently:
- *   - crew_submit, crew_enqueue_*, crew_wait, crew_wait_all, crew_notify, crew_size and
- *     crew_resize may be called from any thread, including from inside a running task, at the
- *     same time.
+ *   - crew_submit, crew_enqueue_*, crew_wait, crew_wait_all (and their _timed forms),
+ *     crew_notify, crew_size and crew_resize may be called from any thread, including from
+ *     inside a running task, at the same time.
  *   - crew_shutdown may run concurrently with all of the above (they then fail with
  *     CREW_ESHUTDOWN or report cancellation); it must not be called from a task of the same pool.
  *   - crew_destroy must be the last call on a pool: no other call on it may be in progress or
@@ -28,8 +28,10 @@
  *     call on the pool               task, on_drop, on_error    on_start, on_stop
  *     crew_submit*, crew_enqueue_*   allowed                    allowed
  *     crew_wait                      allowed (1)                allowed
+ *     crew_wait_timed                allowed (1)                allowed
  *     crew_enqueue_tasks_wait        allowed                    allowed
  *     crew_wait_all                  CREW_EDEADLK               allowed (it helps)
+ *     crew_wait_all_timed            CREW_EDEADLK               allowed (it helps)
  *     crew_cancel, crew_cancelled    allowed                    allowed
  *     crew_lane_create, _submit      allowed                    allowed
  *     crew_lane_destroy              allowed (3)                allowed (it helps)
@@ -45,7 +47,8 @@
  *     shutdown, submissions and crew_resize return CREW_ESHUTDOWN, from on_stop too); every
  *     task it accepts runs exactly once or is dropped and handed to on_drop.
  *   (1) crew_wait on the group of the task that is running (or being dropped) returns
- *     CREW_EDEADLK when it would otherwise sleep: that group cannot finish before the caller.
+ *     CREW_EDEADLK when it would otherwise sleep: that group cannot finish before the caller;
+ *     so does crew_wait_timed, when it would otherwise sleep or give up (a poll included).
  *   (2) crew_pause from a callback is allowed, but a wait that follows it needs a crew_resume
  *     from another thread (see crew_pause).
  *   (3) CREW_EDEADLK from a task of that lane itself (or on_drop for one); from any other task
@@ -115,7 +118,8 @@ extern "C" {
     X(EIO, -9, "writing the output failed")                                                     \
     X(EFULL, -10, "the pool's queue is full (crew_config.queue_capacity) and the full-queue "     \
                   "policy or the call does not wait for room")                                  \
-    X(ETIMEDOUT, -11, "the time limit passed before the queue had room for the tasks")          \
+    X(ETIMEDOUT, -11, "the time limit passed first: a timed wait's group or pool had not "      \
+                      "finished (it goes on), or the queue had no room for the tasks")          \
     X(ENOTSUP, -12, "this build of crew leaves the feature out (monitoring, automatic sizing "   \
                     "and tracing: built with CREW_MONITORING=OFF)")                             \
     X(EEXPIRED, -13, "some tasks were dropped without running because no thread could start "   \
@@ -556,7 +560,8 @@ CREW_EXPORT int crew_lane_destroy(crew_lane *l);
  * Waiting. The caller helps: while it waits it runs queued tasks itself, first those of the
  * awaited group (newest first, which keeps nested spawn-and-wait shallow), then, unless it is
  * already nested too deep in tasks it took while waiting, any queued task (highest priority,
- * oldest first). A successful wait happens-after everything the awaited tasks did.
+ * oldest first). A successful wait happens-after everything the awaited tasks did; a timed
+ * wait that gives up (CREW_ETIMEDOUT) orders nothing.
  * ------------------------------------------------------------------------------------------- */
 
 /*
@@ -581,6 +586,30 @@ CREW_EXPORT int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n);
 CREW_EXPORT int crew_wait(crew_pool *p, crew_handle group);
 
 /*
+ * crew_wait with a time-out (dispatch_group_wait with a time, std::future::wait_for): the same
+ * wait, helping in the same way and under the same re-entrancy rules (from inside a task too,
+ * nested), that gives up with CREW_ETIMEDOUT once timeout_ns nanoseconds have passed and the
+ * group has still not finished. The group is left as it was: its tasks go on, and it can be
+ * waited for again (timed or not), cancelled, or given more tasks.
+ *   - timeout_ns 0 is a poll: the group's answer if it has finished, else CREW_ETIMEDOUT at
+ *     once; it runs no task (nor does it sleep).
+ *   - timeout_ns UINT64_MAX means no limit: exactly crew_wait (so does a time-out so long
+ *     that its end lies beyond crew_now_ns()'s range).
+ *   - The time is crew_now_ns()'s (CLOCK_MONOTONIC). A caller that has nothing to run sleeps
+ *     until the group finishes or the time-out, whichever comes first, and returns within
+ *     about a millisecond of its time-out (the system's timer slack and scheduling). A caller
+ *     that is running a task it took while helping when the time-out passes cannot stop it:
+ *     it returns only after that task (and any it runs nested inside it) has returned, so a
+ *     late return is as late as the longest task it helps with. Give a short time-out from a
+ *     thread that must not wait long, or poll.
+ * Returns CREW_OK, CREW_ECANCELED or CREW_EEXPIRED as crew_wait does when the group finishes
+ * in time (also when it finished just as the time-out passed), CREW_ETIMEDOUT otherwise.
+ * Errors as crew_wait's: EINVAL (p NULL, a bad handle), EDEADLK (a task of the group, running
+ * on this thread, is the caller or one of its callers; also for a poll), EFORKED.
+ */
+CREW_EXPORT int crew_wait_timed(crew_pool *p, crew_handle group, uint64_t timeout_ns);
+
+/*
  * Wait until every accepted task has finished or been dropped (while other threads keep
  * submitting, this may not return). Returns CREW_ECANCELED if a cancelling shutdown ever dropped
  * tasks of this pool (and from then on, every time). Tasks dropped otherwise, by crew_cancel, by
@@ -589,6 +618,17 @@ CREW_EXPORT int crew_wait(crew_pool *p, crew_handle group);
  * Errors: EINVAL (p NULL), EDEADLK (called from a task of this pool).
  */
 CREW_EXPORT int crew_wait_all(crew_pool *p);
+
+/*
+ * crew_wait_all with a time-out: the same wait (the caller helps), giving up with
+ * CREW_ETIMEDOUT once timeout_ns nanoseconds have passed and some accepted task is still
+ * unfinished; the tasks go on. timeout_ns 0 polls (CREW_OK if no accepted task is unfinished
+ * now, else CREW_ETIMEDOUT; it runs no task), UINT64_MAX waits without limit; a caller running
+ * a task it took while helping returns only after that task, as in crew_wait_timed. Returns
+ * CREW_OK or CREW_ECANCELED as crew_wait_all does, or CREW_ETIMEDOUT. Errors: EINVAL (p NULL),
+ * EDEADLK (called from a task of this pool), EFORKED.
+ */
+CREW_EXPORT int crew_wait_all_timed(crew_pool *p, uint64_t timeout_ns);
 
 /*
  * Completion callback: run fn(arg) once the group has finished, however it finished (every task

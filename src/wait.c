@@ -60,7 +60,10 @@ typedef struct waiter_ctx {
     bool general;            /* the last look could take any task */
     bool checked;            /* the EDEADLK check is made */
     uint64_t slept;          /* its first sleep, for crew_diagnose */
-    int status;              /* the group's answer (crew__slot_status), or CREW_EDEADLK */
+    uint64_t until_ns;       /* a timed wait's end (crew__now_ns's clock); 0: no time limit */
+    struct timespec until;   /* the same for the eventcount's timed sleep */
+    int status;              /* the group's answer (crew__slot_status), CREW_EDEADLK, or
+                                CREW_ETIMEDOUT (until_ns passed first) */
 } waiter_ctx;
 
 /* The waiter's last look before it sleeps (crew__ec_wait, lock held): is its wait over, or is
@@ -111,9 +114,10 @@ static bool last_look(void *ctx) {
  * flag's eventcount; pool->quiet for a wait for a quiet pool), on pool->work as a worker would
  * if it may take any task, and on pool->waiting (state changes); one last look, then sleep.
  * While it sleeps in crew_wait or crew_wait_all, the thread is listed for crew_diagnose, as
- * blocked since c->slept (set at its first sleep in this call). Returns a task found on the last
- * look, or NULL after waking up. */
-static crew_task *sleep_waiting(waiter_ctx *c) {
+ * blocked since c->slept (set at its first sleep in this call). A timed wait sleeps at most until
+ * c->until (the eventcount's timed wait: no other clock, no polling); *timedout tells that it
+ * ended so. Returns a task found on the last look, or NULL after waking up. */
+static crew_task *sleep_waiting(waiter_ctx *c, bool *timedout) {
     crew_pool *p = c->p;
     last_look_ctx l = {.c = c, .ec = c->sl ? &c->sl->waiters : c->flag ? c->flag_ec : &p->quiet};
     crew__ec_sleeper me;
@@ -123,7 +127,8 @@ static crew_task *sleep_waiting(waiter_ctx *c) {
         crew__ec_on(&me, &p->work, NULL); /* no data: a helper (wake.c's wake_match) */
     crew__ec_on(&me, &p->waiting, NULL);
     pthread_mutex_lock(&p->lock);
-    crew__ec_wait(&me, &p->lock, last_look, &l, NULL);
+    *timedout = crew__ec_wait(&me, &p->lock, last_look, &l, c->until_ns ? &c->until : NULL) ==
+                CREW__EC_TIMEDOUT;
     if (l.listed) {
         crew__blocked_remove(p, &l.rec);
         c->slept = l.rec.since;
@@ -143,18 +148,32 @@ static inline void flush_finished(waiter_ctx *c) {
     }
 }
 
+/* Has a timed wait's time passed? (Then its answer is CREW_ETIMEDOUT.) Read between two looks
+ * (before each take, so also after each task it ran), and the sleep ends at it. */
+static __attribute__((noinline)) bool time_is_up(waiter_ctx *c) {
+    if (crew__now_ns() < c->until_ns)
+        return false;
+    c->status = CREW_ETIMEDOUT;
+    return true;
+}
+
 static inline __attribute__((always_inline)) bool waiter_done(void *ctx) {
     waiter_ctx *c = ctx;
-    if (c->sl)
-        return (c->status = crew__slot_status(c->sl, c->group.gen)) != 1;
-    if (c->flag)
-        return crew__load_acquire(c->flag); /* acquire: see crew__help_until */
-    /* Quiet once only the tasks this waiter ran are left: then it returns them, and whoever
-     * else waits for a quiet pool is woken by that decrement. Seq_cst: see struct crew_pool. */
-    if (crew__load_seq_cst(&c->p->pending) != c->finished)
-        return false;
-    flush_finished(c);
-    return true;
+    if (c->sl) {
+        if ((c->status = crew__slot_status(c->sl, c->group.gen)) != 1)
+            return true;
+    } else if (c->flag) {
+        if (crew__load_acquire(c->flag)) /* acquire: see crew__help_until */
+            return true;
+    } else if (crew__load_seq_cst(&c->p->pending) == c->finished) {
+        /* Quiet once only the tasks this waiter ran are left: then it returns them, and
+         * whoever else waits for a quiet pool is woken by that decrement. Seq_cst: see struct
+         * crew_pool. */
+        flush_finished(c);
+        c->status = CREW_OK;
+        return true;
+    }
+    return __builtin_expect(c->until_ns != 0, 0) && time_is_up(c);
 }
 
 static inline __attribute__((always_inline)) crew_task *waiter_take(void *ctx,
@@ -196,7 +215,13 @@ static crew_task *waiter_sleep(void *ctx, crew__take_ctx *tc, bool *stop) {
     if (tc->pushed_back)
         crew__notify_pushed_back(c->p, &tc->pushed_back);
     flush_finished(c); /* done by the look before; a sleep must hold none */
-    return sleep_waiting(c);
+    bool timedout = false;
+    crew_task *t = sleep_waiting(c, &timedout);
+    if (timedout) { /* its look found nothing: no task to give back */
+        c->status = CREW_ETIMEDOUT;
+        *stop = true;
+    }
+    return t;
 }
 
 static inline __attribute__((always_inline)) bool waiter_run(void *ctx, crew_task *t,
@@ -240,58 +265,111 @@ static inline void wait_loop(crew_pool *p, waiter_ctx *c) {
         crew__notify_pushed_back(p, &tc.pushed_back);
 }
 
-/* The detail of crew_wait's answer st for group, if it is a failure; returns st. */
-static __attribute__((cold, noinline)) int wait_failed(crew_handle group, int st) {
+/* The detail of a group wait's answer st for group, if it is a failure; returns st. who: the
+ * public call (crew_wait or crew_wait_timed). */
+static __attribute__((cold, noinline)) int wait_failed(const char *who, crew_handle group,
+                                                       int st) {
     switch (st) {
     case CREW_ECANCELED:
         return crew__fail(st,
-                          "crew_wait: the group {%u, %u} lost tasks: cancelled (crew_cancel), or "
+                          "%s: the group {%u, %u} lost tasks: cancelled (crew_cancel), or "
                           "dropped by a cancelling shutdown or a full queue",
-                          group.slot, group.gen);
+                          who, group.slot, group.gen);
     case CREW_EEXPIRED:
         return crew__fail(st,
-                          "crew_wait: the group {%u, %u} lost tasks that no thread could start "
+                          "%s: the group {%u, %u} lost tasks that no thread could start "
                           "by their start-by time (crew_submit_deadline)",
-                          group.slot, group.gen);
+                          who, group.slot, group.gen);
     case CREW_EDEADLK:
         return crew__fail(st,
-                          "crew_wait: called from inside a task of the group {%u, %u} itself: "
+                          "%s: called from inside a task of the group {%u, %u} itself: "
                           "the group cannot finish before this call returns",
-                          group.slot, group.gen);
+                          who, group.slot, group.gen);
+    case CREW_ETIMEDOUT:
+        return crew__fail(st,
+                          "%s: the group {%u, %u} had not finished when the time-out passed; "
+                          "its tasks go on (wait again, or crew_cancel it)",
+                          who, group.slot, group.gen);
     case CREW_EFORKED:
-        return crew__fail(st, "crew_wait: " CREW__FORKED_DETAIL);
+        return crew__fail(st, "%s: " CREW__FORKED_DETAIL, who);
     default:
-        return crew__fail(st, "crew_wait: the group {%u, %u}: %s", group.slot, group.gen,
+        return crew__fail(st, "%s: the group {%u, %u}: %s", who, group.slot, group.gen,
                           crew_strerror(st));
     }
 }
 
-int crew_wait(crew_pool *p, crew_handle group) {
+/* A timed wait's end on crew__now_ns's clock, timeout_ns from now: 0 for no limit
+ * (UINT64_MAX, or a time-out so long that the end is past the clock's range). */
+static uint64_t end_of(uint64_t timeout_ns) {
+    if (timeout_ns == UINT64_MAX)
+        return 0;
+    uint64_t now = crew__now_ns();
+    return timeout_ns > UINT64_MAX - now ? 0 : now + timeout_ns;
+}
+
+/* until_ns as the eventcount's CLOCK_MONOTONIC time (crew__now_ns's clock). */
+static struct timespec timespec_of(uint64_t until_ns) {
+    return (struct timespec){.tv_sec = (time_t)(until_ns / 1000000000u),
+                             .tv_nsec = (long)(until_ns % 1000000000u)};
+}
+
+/* crew_wait and crew_wait_timed: wait for group, helping, until it finishes or, if timed,
+ * until the time-out (timeout_ns: 0 a poll, UINT64_MAX no limit). Inlined into both, so that
+ * crew_wait's untimed path folds the time away. */
+static inline __attribute__((always_inline)) int wait_group(crew_pool *p, crew_handle group,
+                                                            bool timed, uint64_t timeout_ns,
+                                                            const char *who) {
     if (!p || !crew__handle_valid(&p->groups, group))
-        return crew__fail_handle(CREW_EINVAL, "crew_wait", p, group);
+        return crew__fail_handle(CREW_EINVAL, who, p, group);
     if (crew__forked(p)) /* before the slot's answer: nothing of the parent's pool is asked */
-        return wait_failed(group, CREW_EFORKED);
+        return wait_failed(who, group, CREW_EFORKED);
     crew_handle given = group;          /* as handed out, for the details */
     group = crew__handle_local(group); /* from here on, the slot's index */
     crew__slot *sl = crew__slot_at(&p->groups, group.slot);
     int st = crew__slot_status(sl, group.gen);
     if (st != 1) { /* finished, or a generation never issued (forged) */
         if (__builtin_expect(!crew__gen_issued(sl, group.gen), 0))
-            return crew__fail_handle(CREW_EINVAL, "crew_wait", p, given);
-        return st == CREW_OK ? st : wait_failed(given, st);
+            return crew__fail_handle(CREW_EINVAL, who, p, given);
+        return st == CREW_OK ? st : wait_failed(who, given, st);
     }
     waiter_ctx c = {.p = p, .self = crew__self(p), .group = group, .sl = sl, .mark = mark_of(p),
                     .status = 1};
+    if (timed && timeout_ns == 0) /* a poll: the group is open; no task is run */
+        return wait_failed(who, given, crew__in_group(p, group) ? CREW_EDEADLK : CREW_ETIMEDOUT);
+    if (timed && (c.until_ns = end_of(timeout_ns)) != 0)
+        c.until = timespec_of(c.until_ns);
     crew__debug_yield();
     wait_loop(p, &c);
-    return c.status == CREW_OK ? c.status : wait_failed(given, c.status);
+    if (c.status == CREW_ETIMEDOUT) { /* it may have finished as the time passed */
+        st = crew__slot_status(sl, group.gen);
+        if (st != 1)
+            c.status = st;
+    }
+    return c.status == CREW_OK ? c.status : wait_failed(who, given, c.status);
+}
+
+int crew_wait(crew_pool *p, crew_handle group) {
+    return wait_group(p, group, false, 0, "crew_wait");
+}
+
+int crew_wait_timed(crew_pool *p, crew_handle group, uint64_t timeout_ns) {
+    return wait_group(p, group, true, timeout_ns, "crew_wait_timed");
+}
+
+/* Run queued tasks until no accepted task is unfinished or, until_ns not 0, that time passes.
+ * Returns CREW_OK (quiet), CREW_ETIMEDOUT, or CREW_EFORKED (in a child that a task this thread
+ * ran forked: see waiter_sleep). */
+static int help_until_quiet(crew_pool *p, uint64_t until_ns) {
+    waiter_ctx c = {.p = p, .self = crew__self(p), .group = CREW_HANDLE_NONE, .status = 1,
+                    .until_ns = until_ns};
+    if (until_ns)
+        c.until = timespec_of(until_ns);
+    wait_loop(p, &c);
+    return c.status;
 }
 
 /* Run queued tasks until no accepted task is unfinished (crew_wait_all, crew_shutdown). */
-void crew__help_until_quiet(crew_pool *p) {
-    waiter_ctx c = {.p = p, .self = crew__self(p), .group = CREW_HANDLE_NONE, .status = 1};
-    wait_loop(p, &c);
-}
+void crew__help_until_quiet(crew_pool *p) { (void)help_until_quiet(p, 0); }
 
 void crew__help_until(crew_pool *p, const atomic_bool *flag, crew__ec *ec) {
     waiter_ctx c = {.p = p, .self = crew__self(p), .group = CREW_HANDLE_NONE, .flag = flag,
@@ -299,22 +377,42 @@ void crew__help_until(crew_pool *p, const atomic_bool *flag, crew__ec *ec) {
     wait_loop(p, &c);
 }
 
-int crew_wait_all(crew_pool *p) {
+/* crew_wait_all and crew_wait_all_timed (see wait_group for timed and timeout_ns). */
+static int wait_all(crew_pool *p, bool timed, uint64_t timeout_ns, const char *who) {
     if (!p)
-        return crew__fail(CREW_EINVAL, "crew_wait_all: the pool is NULL");
+        return crew__fail(CREW_EINVAL, "%s: the pool is NULL", who);
     if (crew__forked(p))
-        return crew__fail(CREW_EFORKED, "crew_wait_all: " CREW__FORKED_DETAIL);
+        return crew__fail(CREW_EFORKED, "%s: " CREW__FORKED_DETAIL, who);
     if (crew__in_task_of(p))
         return crew__fail(CREW_EDEADLK,
-                          "crew_wait_all: called from a task of this pool, which cannot be quiet "
-                          "while that task runs; wait for a group instead (crew_wait)");
-    crew__help_until_quiet(p);
+                          "%s: called from a task of this pool, which cannot be quiet "
+                          "while that task runs; wait for a group instead (crew_wait)",
+                          who);
+    int rc;
+    if (!timed)
+        rc = help_until_quiet(p, 0);
+    else if (timeout_ns == 0) /* a poll; seq_cst: see struct crew_pool */
+        rc = crew__load_seq_cst(&p->pending) == 0 ? CREW_OK : CREW_ETIMEDOUT;
+    else
+        rc = help_until_quiet(p, end_of(timeout_ns));
+    if (rc == CREW_ETIMEDOUT)
+        return crew__fail(rc,
+                          "%s: the pool still had unfinished tasks when the time-out passed; "
+                          "they go on (wait again)",
+                          who);
     /* Relaxed: see struct crew_pool. */
     if (crew__load_relaxed(&p->shutdown_dropped))
         return crew__fail(CREW_ECANCELED,
-                          "crew_wait_all: the pool has dropped tasks without running them: a "
-                          "cancelling shutdown (crew_shutdown with CREW_CANCEL) dropped them");
+                          "%s: the pool has dropped tasks without running them: a "
+                          "cancelling shutdown (crew_shutdown with CREW_CANCEL) dropped them",
+                          who);
     return CREW_OK;
+}
+
+int crew_wait_all(crew_pool *p) { return wait_all(p, false, 0, "crew_wait_all"); }
+
+int crew_wait_all_timed(crew_pool *p, uint64_t timeout_ns) {
+    return wait_all(p, true, timeout_ns, "crew_wait_all_timed");
 }
 
 int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n) {
