@@ -34,6 +34,7 @@
  *     crew_wait_all_timed            CREW_EDEADLK               allowed (it helps)
  *     crew_cancel, crew_cancelled    allowed                    allowed
  *     crew_lane_create, _submit      allowed                    allowed
+ *     crew_lane_barrier              allowed (5)                allowed
  *     crew_lane_destroy              allowed (3)                allowed (it helps)
  *     crew_notify                    allowed (4)                allowed
  *     crew_resize, crew_size         allowed                    allowed
@@ -57,6 +58,8 @@
  *     it crew_wait on the group it was registered on returns at once. A task may register a
  *     callback on its own group (it runs after the task returns). During a shutdown,
  *     crew_notify returns CREW_ESHUTDOWN, as submissions do, also from a callback.
+ *   (5) A task of a lane that waits (crew_wait) for a barrier of the same lane submitted after
+ *     it waits for ever: the barrier starts only once that task has finished.
  *   on_drop runs as a task of the dropped task's group would: before the group finishes (so a
  *     waiter cannot free task_arg under it), after the task has given back its place in a
  *     bounded queue (so it may submit into the queue that dropped it, which may drop another
@@ -521,7 +524,8 @@ CREW_EXPORT uint64_t crew_now_ns(void);
  * accepted and unfinished, but in no queue of the pool).
  *
  * A task of a lane that waits (crew_wait) for a later task of the same lane waits for ever if
- * the lane has no free place to start it (always, for a strand): it is waiting for itself.
+ * the lane has no free place to start it (always, for a strand, and for a later barrier, which
+ * starts only after the waiting task has ended): it is waiting for itself.
  * ------------------------------------------------------------------------------------------- */
 
 /* A lane. Opaque; created by crew_lane_create, freed by crew_lane_destroy. */
@@ -542,6 +546,23 @@ CREW_EXPORT int crew_lane_create(crew_pool *p, unsigned max_concurrency, crew_la
  * ERANGE); never EFULL (see above). All-or-nothing.
  */
 CREW_EXPORT int crew_lane_submit(crew_lane *l, crew_fn fn, void *arg, crew_handle *group);
+
+/*
+ * Queue a barrier on lane l (libdispatch's dispatch_barrier_async): fn(arg) starts only after
+ * every task submitted to l before it has finished (or been dropped), runs alone, and no task
+ * submitted after it starts before it has finished. So a lane of concurrency N with barriers
+ * is a readers-writer queue: plain tasks are the readers, up to N at once; barriers the
+ * writers. On a lane of concurrency 1 (a strand) a barrier is the same as a plain task.
+ * "Before" is the order the submissions took, as for crew_lane_submit. A barrier is a task of
+ * the lane, and of its group, in every other respect, as crew_lane_submit's tasks (see
+ * "Lanes" above): group as for crew_submit; crew_cancel of its group drops it when its turn
+ * comes (the tasks after it then start as after a barrier that ran); crew_pause holds it as a
+ * lane task; a cancelling crew_shutdown drops it with the lane's other waiting tasks, each
+ * reported to on_drop; a draining one runs it in its place. While a barrier waits for earlier
+ * tasks, later plain tasks wait behind it (no reader overtakes a waiting writer). Errors as
+ * crew_lane_submit's.
+ */
+CREW_EXPORT int crew_lane_barrier(crew_lane *l, crew_fn fn, void *arg, crew_handle *group);
 
 /*
  * Wait until every task submitted to l has finished (or been dropped), then free l. From a

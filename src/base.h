@@ -32,6 +32,7 @@
  * (crew__task_keep, nodes.c). */
 #define CREW__TASK_COPY 64u
 #define CREW__TASK_NOTIFY 128u /* a completion callback (crew_notify): never dropped (notify.c) */
+#define CREW__TASK_BARRIER 256u /* a lane's barrier (crew_lane_barrier): runs alone (lane.c) */
 
 /* A timed task's clock readings, in crew_task's private fields (whose public names are fixed
  * by crew.h): when its submission began (ns, crew_now_ns's clock), and how long acceptance

@@ -1,7 +1,7 @@
 /*
- * lane.c -- lanes: serial (strand) and bounded-concurrency queues of tasks on a shared pool
- * (crew_lane_create, crew_lane_destroy; crew_lane_submit is submit.c's, which accepts the task
- * like any other and hands it to crew__lane_push).
+ * lane.c -- lanes: serial (strand) and bounded-concurrency queues of tasks on a shared pool,
+ * and their barriers (crew_lane_create, crew_lane_barrier, crew_lane_destroy; crew_lane_submit
+ * is submit.c's, which accepts the task like any other and hands it to crew__lane_push).
  *
  * DESIGN. A lane is a FIFO of accepted tasks under a small spinlock, plus the number of its
  * runners that are queued or running ("active"). A runner is an ordinary pool task (a node of
@@ -41,7 +41,23 @@
  * the work-stealing deques' are. A cancelling shutdown drops the runners that are queued, and
  * a dropped runner drops its lane's waiting tasks (crew__lane_runner_dropped); a runner that
  * is running drops the rest instead of running them.
+ *
+ * BARRIERS (crew_lane_barrier; libdispatch's dispatch_barrier_async). A barrier is a task of
+ * the lane flagged CREW__TASK_BARRIER; "running" counts the lane's tasks that runners have
+ * popped and not yet finished, or is LANE_EXCL while a barrier runs. The task at the head may
+ * start unless the lane is blocked: a barrier runs, or the head is a barrier and running is
+ * not 0. A runner that finds the lane blocked counts itself out and leaves, as one that finds
+ * it empty does; blocked means some task of the lane runs, and its runner comes back to the
+ * head when it ends (it takes its task off running first, under the lock), so a waiting task
+ * still always has a runner: the last runner of the tasks before a barrier starts it, and the
+ * barrier's runner, once the barrier has ended, starts the tasks after it, queueing up to
+ * max_concurrency - 1 more runners for those before the next barrier (top_up). A submission
+ * into a blocked lane starts no runner (it would only leave again). With max_concurrency 1
+ * only one runner exists, which never finds its lane blocked: a barrier is a plain task there.
+ * A barrier is dropped as any lane task (a cancelled group, a cancelling shutdown, a dropped
+ * runner), alone too: a drop by a runner holds the lane as a run would.
  */
+#include <limits.h>
 #include <stdlib.h>
 
 #include "atomic.h"
@@ -50,6 +66,7 @@
 #include "lock.h"
 #include "nodes.h"
 #include "pool.h"
+#include "submit.h"
 #include "wait.h"
 #include "wake.h"
 #include "worker.h"
@@ -65,6 +82,9 @@ typedef struct lane_waiter {
     atomic_bool done;
 } lane_waiter;
 
+/* crew_lane.running while a barrier runs. */
+#define LANE_EXCL UINT_MAX
+
 struct crew_lane {
     crew_pool *pool; /* fixed */
     /* The spinlock guarding the fields below (its critical sections are a few stores; lock.h
@@ -72,6 +92,7 @@ struct crew_lane {
     crew__spinlock lock;
     unsigned max;           /* fixed: max_concurrency */
     unsigned active;        /* lock: runners queued or running */
+    unsigned running;       /* lock: popped tasks not finished, or LANE_EXCL (a barrier) */
     crew_task *head, *tail; /* lock: the waiting tasks, linked by crew_private_.qnext */
     lane_waiter *destroyer; /* lock: crew_lane_destroy, waiting for active to reach 0 */
 };
@@ -129,6 +150,13 @@ static bool queue_runner(crew_pool *p, crew_task *r) {
     return true;
 }
 
+static bool is_barrier(const crew_task *t) { return (t->crew_flags_ & CREW__TASK_BARRIER) != 0; }
+
+/* Lock held: may the task at the head not start now? (See BARRIERS at the top of this file.) */
+static bool blocked_locked(const crew_lane *l) {
+    return l->running == LANE_EXCL || (l->head && is_barrier(l->head) && l->running != 0);
+}
+
 bool crew__lane_push(crew_lane *l, crew_task *t) {
     t->crew_private_.qnext = NULL;
     lane_lock(l);
@@ -137,7 +165,7 @@ bool crew__lane_push(crew_lane *l, crew_task *t) {
     else
         l->head = t;
     l->tail = t;
-    bool start = l->active < l->max;
+    bool start = l->active < l->max && !blocked_locked(l);
     if (start) {
         l->active++;
         crew__assert(l->active <= l->max);
@@ -163,6 +191,40 @@ void crew__lane_start(crew_lane *l) {
     }
 }
 
+/* Lock held, a barrier just ended and this runner takes (or its replacement will take) the
+ * task after it: count the runners that the plain tasks from `from` on need, as crew__lane_push
+ * would have started for them had the barrier not blocked the lane (at most one per task
+ * before the next barrier, within max_concurrency). Returns how many; the caller starts them
+ * (start_more) while it is still active. */
+static unsigned top_up_locked(crew_lane *l, const crew_task *from) {
+    unsigned n = 0;
+    for (const crew_task *t = from; t && !is_barrier(t) && l->active < l->max;
+         t = t->crew_private_.qnext) {
+        l->active++;
+        count_runner(l->pool); /* as in crew__lane_push */
+        n++;
+    }
+    return n;
+}
+
+/* Queue n runners that top_up_locked counted. Out of memory, a runner's count is given back:
+ * this runner, still active, runs the tasks it would have run, one at a time. */
+static void start_more(crew_pool *p, crew_lane *l, unsigned n) {
+    for (; n != 0; n--) {
+        crew_task *r = runner_node(p, l);
+        if (r && queue_runner(p, r))
+            continue;
+        if (r)
+            crew__node_release(p, r);
+        lane_lock(l);
+        lane_waiter *w = leave_locked(l); /* this runner is active: never the last */
+        lane_unlock(l);
+        crew__assert(w == NULL);
+        crew__unused(w);
+        crew__tasks_finished(p, 0, 1, CREW__RAN); /* the runner's unit of pending */
+    }
+}
+
 /* Has resize marked the worker running this runner? (Relaxed: its own state.) */
 static bool marked(crew_pool *p) {
     crew__worker *w = crew__self(p);
@@ -175,10 +237,19 @@ void crew__lane_runner(void *arg) {
     lane_frame frame = {l, tls_lane};
     tls_lane = &frame;
     bool may_step_back = true;
+    bool took = false;         /* it took a task, not yet counted off running */
+    bool took_barrier = false; /* that task is a barrier */
     for (unsigned k = 0;; k++) {
         lane_lock(l);
+        if (took) { /* the task it ran (or dropped) has ended: off running */
+            crew__assert(took_barrier ? l->running == LANE_EXCL
+                                      : l->running != 0 && l->running != LANE_EXCL);
+            l->running = took_barrier ? 0 : l->running - 1;
+        }
+        bool after_barrier = took && took_barrier;
+        took = false;
         crew_task *t = l->head;
-        if (!t) {
+        if (!t || blocked_locked(l)) { /* blocked: a running task's runner comes back */
             lane_waiter *w = leave_locked(l);
             lane_unlock(l);
             wake_destroyer(p, w);
@@ -189,7 +260,14 @@ void crew__lane_runner(void *arg) {
          * the store (coherence), and steps back instead of starting it. */
         if (may_step_back &&
             (k >= CREW__LANE_BATCH || crew__load_relaxed(&p->paused) || marked(p))) {
+            /* The runners for the tasks after a barrier: one for each after t (the runner
+             * that replaces this one takes t), before the replacement is queued (after that
+             * this runner may not read l). */
+            unsigned more =
+                after_barrier && !is_barrier(t) ? top_up_locked(l, t->crew_private_.qnext) : 0;
             lane_unlock(l);
+            if (more)
+                start_more(p, l, more);
             crew_task *r = runner_node(p, l);
             if (r)
                 count_runner(p); /* this runner is still counted: pending stays above 0 */
@@ -205,7 +283,13 @@ void crew__lane_runner(void *arg) {
         l->head = t->crew_private_.qnext;
         if (!l->head)
             l->tail = NULL;
+        took = true;
+        took_barrier = is_barrier(t); /* read now: t's memory may go once it has run */
+        l->running = took_barrier ? LANE_EXCL : l->running + 1;
+        unsigned more = after_barrier && !took_barrier ? top_up_locked(l, l->head) : 0;
         lane_unlock(l);
+        if (more)
+            start_more(p, l, more);
         if (crew__load_relaxed(&p->cancelling)) /* relaxed: see crew_pool */
             crew__task_dropped(p, t, true);
         else
@@ -257,6 +341,10 @@ int crew_lane_create(crew_pool *p, unsigned max_concurrency, crew_lane **out) {
     l->max = max_concurrency;
     *out = l;
     return CREW_OK;
+}
+
+int crew_lane_barrier(crew_lane *l, crew_fn fn, void *arg, crew_handle *group) {
+    return crew__lane_submit(l, fn, arg, group, true, "crew_lane_barrier");
 }
 
 /* wait_for_runners' look (lock held): the last runner has left. */

@@ -311,13 +311,14 @@ int crew_enqueue_task(crew_pool *p, crew_task *t, crew_handle *group) {
     return enqueue_tasks(p, t, 1, group, 0, "crew_enqueue_task");
 }
 
-/* One task in a node of the pool's own; start_by: its start-by time, 0 for none. Inlined into
- * each caller, so that those without a deadline pay nothing for it. */
+/* One task in a node of the pool's own; start_by: its start-by time, 0 for none; lane: the lane
+ * it joins (NULL: none), lane_flags: CREW__TASK_BARRIER for a lane's barrier, else 0. Inlined
+ * into each caller, so that those without a deadline pay nothing for it. */
 static inline __attribute__((always_inline)) int submit(crew_pool *p, crew_fn fn, void *arg,
                                                         uint32_t priority, unsigned flags,
                                                         crew_handle *group, const admit_how *how,
                                                         uint64_t start_by, const char *who,
-                                                        crew_lane *lane) {
+                                                        crew_lane *lane, uint32_t lane_flags) {
     if (!p)
         return crew__fail(CREW_EINVAL, "%s: the pool is NULL", who);
     if (!fn)
@@ -339,7 +340,7 @@ static inline __attribute__((always_inline)) int submit(crew_pool *p, crew_fn fn
     t->fn = fn;
     t->arg = arg;
     t->priority = priority;
-    uint32_t own = CREW__TASK_NODE;
+    uint32_t own = CREW__TASK_NODE | lane_flags;
     if (start_by != 0) {
         ((crew__node *)t)->start_by = start_by;
         own |= CREW__TASK_DEADLINE;
@@ -390,7 +391,7 @@ static __attribute__((noinline)) int submit_grouped(crew_pool *p, crew_fn fn, vo
 /* crew_submit the long way (enqueue), out of line: its registers are not the fast path's. */
 static __attribute__((noinline)) int submit_slow(crew_pool *p, crew_fn fn, void *arg,
                                                  uint32_t priority, crew_handle *group) {
-    return submit(p, fn, arg, priority, 0, group, &admit_default, 0, "crew_submit", NULL);
+    return submit(p, fn, arg, priority, 0, group, &admit_default, 0, "crew_submit", NULL, 0);
 }
 
 int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group) {
@@ -411,31 +412,37 @@ int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_han
 
 int crew_submit_ex(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, unsigned flags,
                    crew_handle *group) {
-    return submit(p, fn, arg, priority, flags, group, &admit_default, 0, "crew_submit_ex", NULL);
+    return submit(p, fn, arg, priority, flags, group, &admit_default, 0, "crew_submit_ex", NULL,
+                  0);
 }
 
 int crew_try_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group) {
     static const admit_how how = {true, false, {0, 0}};
-    return submit(p, fn, arg, priority, 0, group, &how, 0, "crew_try_submit", NULL);
+    return submit(p, fn, arg, priority, 0, group, &how, 0, "crew_try_submit", NULL, 0);
 }
 
 int crew_submit_timed(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group,
                       unsigned timeout_ms) {
     admit_how how = {false, true, crew__deadline_after_ms(timeout_ms)};
-    return submit(p, fn, arg, priority, 0, group, &how, 0, "crew_submit_timed", NULL);
+    return submit(p, fn, arg, priority, 0, group, &how, 0, "crew_submit_timed", NULL, 0);
 }
 
 int crew_submit_deadline(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, unsigned flags,
                          uint64_t start_by_ns, crew_handle *group) {
     return submit(p, fn, arg, priority, flags, group, &admit_default, start_by_ns,
-                  "crew_submit_deadline", NULL);
+                  "crew_submit_deadline", NULL, 0);
+}
+
+int crew__lane_submit(crew_lane *l, crew_fn fn, void *arg, crew_handle *group, bool barrier,
+                      const char *who) {
+    if (!l)
+        return crew__fail(CREW_EINVAL, "%s: the lane is NULL", who);
+    return submit(crew__lane_pool(l), fn, arg, 0, 0, group, &admit_default, 0, who, l,
+                  barrier ? CREW__TASK_BARRIER : 0u);
 }
 
 int crew_lane_submit(crew_lane *l, crew_fn fn, void *arg, crew_handle *group) {
-    if (!l)
-        return crew__fail(CREW_EINVAL, "crew_lane_submit: the lane is NULL");
-    return submit(crew__lane_pool(l), fn, arg, 0, 0, group, &admit_default, 0,
-                  "crew_lane_submit", l);
+    return crew__lane_submit(l, fn, arg, group, false, "crew_lane_submit");
 }
 
 uint64_t crew_now_ns(void) { return crew__now_ns(); }
