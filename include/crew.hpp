@@ -7,6 +7,7 @@
 //   g.run([] { ... }); g.run([] { ... });
 //   g.wait();                                      // the caller helps; rethrows a task's exception
 //   p.wait();                                      // every task of the pool (caller helps)
+//   if (!g.wait_for(std::chrono::milliseconds(5))) { ... }  // false: timed out; g goes on
 //   crew::lane strand(p);                          // tasks in order, one at a time
 //   strand.post([] { ... }); auto r = strand.submit(f);
 //   crew_stats s = p.stats();                      // with options{.monitoring = true}
@@ -17,6 +18,18 @@
 // error handler (by default it is printed to stderr) -- never std::terminate. A group destroyed
 // without a wait() that would have delivered its exception waits for its tasks (as std::jthread
 // joins) and hands the exception to the pool's error handler: it is never dropped silently.
+//
+// Waiting with a time-out: group::wait_for / wait_until and pool::wait_for / wait_until return
+// bool (true: done, as wait() would have returned; false: the time passed first and the tasks
+// go on), as condition_variable::wait_for with a predicate and timed_mutex::try_lock_for do;
+// they help run queued tasks meanwhile, as wait() does (crew_wait_timed: one that is running a
+// task when the time passes returns after that task). A duration <= 0 polls. The futures that
+// submit() returns are std::future: wait_for / wait_until on them answer
+// std::future_status::ready or ::timeout, but like get() and wait() they only block the calling
+// thread; they run no queued task. Called from inside a task of the pool, such a wait holds a
+// worker while the awaited task may still be queued behind it: on a small pool whose workers
+// all wait so, get() and wait() wait for ever and wait_for() times out every time. From a task,
+// wait for a crew::group (which helps) instead of a future.
 #ifndef CREW_HPP
 #define CREW_HPP
 
@@ -115,6 +128,23 @@ protected:
 inline std::uint64_t start_by_ns(std::chrono::steady_clock::time_point t) {
     auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
     return ns > 0 ? static_cast<std::uint64_t>(ns) : 1u;
+}
+
+// A time-out for the C timed waits (crew_wait_timed): 0 (a poll) for d <= 0, UINT64_MAX (no
+// limit) for a d longer than about 285 years (past what nanoseconds hold), else d in ns.
+template <class Rep, class Period>
+std::uint64_t timeout_ns(const std::chrono::duration<Rep, Period> &d) {
+    if (d <= d.zero())
+        return 0;
+    if (std::chrono::duration<double, std::nano>(d).count() >= 9e18)
+        return UINT64_MAX;
+    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
+    return ns > 0 ? static_cast<std::uint64_t>(ns) : 1u; // a d shorter than 1 ns waits 1 ns
+}
+// The time-out a wait_until(t) has left now, on t's own clock.
+template <class Clock, class Duration>
+std::uint64_t timeout_until(const std::chrono::time_point<Clock, Duration> &t) {
+    return timeout_ns(t - Clock::now());
 }
 
 // Bind f to copies of args (as std::thread and std::async do).
@@ -270,6 +300,16 @@ public:
     // CREW_ECANCELED if a cancelling shutdown dropped tasks (crew_wait_all), CREW_EDEADLK from
     // a task of this pool.
     void wait() { detail::check(crew_wait_all(p_), "crew::pool::wait"); }
+    // wait() with a time-out (crew_wait_all_timed): true once every accepted task has finished
+    // (errors as wait()'s), false if the time passed first (the tasks go on). The caller helps
+    // meanwhile; a duration <= 0 polls (runs nothing).
+    template <class Rep, class Period> bool wait_for(const std::chrono::duration<Rep, Period> &d) {
+        return wait_all_timed(detail::timeout_ns(d));
+    }
+    template <class Clock, class Duration>
+    bool wait_until(const std::chrono::time_point<Clock, Duration> &t) {
+        return wait_all_timed(detail::timeout_until(t));
+    }
 
     // Asio's join() and the close() of Jue's pool: stop taking work, run what was accepted,
     // and stop the workers. Later submissions throw crew::error (CREW_ESHUTDOWN).
@@ -307,6 +347,14 @@ public:
 private:
     friend class group;
     friend class lane;
+
+    bool wait_all_timed(std::uint64_t timeout) {
+        int rc = crew_wait_all_timed(p_, timeout);
+        if (rc == CREW_ETIMEDOUT)
+            return false;
+        detail::check(rc, "crew::pool::wait_for");
+        return true;
+    }
 
     struct shared { // outlives the pool while tasks hold it
         std::mutex m;
@@ -427,11 +475,20 @@ public:
     }
 
     // Wait for every task run() so far; rethrow the first exception one of them threw.
-    void wait() {
-        detail::check(wait_runs(), "crew::group::wait");
-        std::exception_ptr e = state_->take();
-        if (e)
-            std::rethrow_exception(e);
+    void wait() { (void)wait_timed(UINT64_MAX); }
+
+    // wait() with a time-out (crew_wait_timed): true once every task run() so far has finished
+    // (then as wait(): the first exception rethrown, crew::error for a cancelled or expired
+    // group), false if the time passed first: the tasks go on, and the group can be waited for
+    // again. The caller helps meanwhile, as in wait(); if it is running a task when the time
+    // passes, it returns after that task. A duration <= 0 polls (runs nothing); a duration too
+    // long for nanoseconds (duration::max()) waits without limit.
+    template <class Rep, class Period> bool wait_for(const std::chrono::duration<Rep, Period> &d) {
+        return wait_timed(detail::timeout_ns(d));
+    }
+    template <class Clock, class Duration>
+    bool wait_until(const std::chrono::time_point<Clock, Duration> &t) {
+        return wait_timed(detail::timeout_until(t));
     }
 
     // Completion callback: f() runs once every task run() so far has finished (through
@@ -453,14 +510,36 @@ public:
     crew_handle native() { return current(); }
 
 private:
+    // wait(), or with a time-out (UINT64_MAX: none): false if it timed out.
+    bool wait_timed(std::uint64_t timeout) {
+        int rc = wait_runs(timeout);
+        if (rc == CREW_ETIMEDOUT)
+            return false;
+        detail::check(rc, timeout == UINT64_MAX ? "crew::group::wait" : "crew::group::wait_for");
+        std::exception_ptr e = state_->take();
+        if (e)
+            std::rethrow_exception(e);
+        return true;
+    }
+
     // Wait for every task run() so far, without holding m_ (tasks may run() into the group
     // meanwhile); if run() opened a new crew group in the meantime, wait for that one too.
-    // Returns the first failure of crew_wait (CREW_OK if none), having waited for all.
-    int wait_runs() noexcept {
+    // Returns the first failure of crew_wait (CREW_OK if none), having waited for all, or
+    // CREW_ETIMEDOUT once timeout ns have passed (UINT64_MAX: no limit; crew_wait_timed).
+    int wait_runs(std::uint64_t timeout = UINT64_MAX) noexcept {
+        const std::uint64_t began = timeout == UINT64_MAX ? 0 : crew_now_ns();
         int first = CREW_OK;
         for (crew_handle h = current();; h = current()) {
             if (h.slot != 0) {
-                int rc = crew_wait(p_.p_, h);
+                int rc;
+                if (timeout == UINT64_MAX) {
+                    rc = crew_wait(p_.p_, h);
+                } else {
+                    std::uint64_t spent = crew_now_ns() - began;
+                    rc = crew_wait_timed(p_.p_, h, spent < timeout ? timeout - spent : 0);
+                    if (rc == CREW_ETIMEDOUT)
+                        return rc;
+                }
                 if (first == CREW_OK)
                     first = rc;
             }
@@ -541,6 +620,14 @@ public:
     template <class F, class = std::enable_if_t<std::is_invocable_v<F>>> void post(F &&f) {
         enqueue(p_->wrap_post(std::forward<F>(f)));
     }
+    // A barrier (crew_lane_barrier), fire and forget as post(): f starts once every task
+    // posted or submitted to the lane before it has finished, runs alone, and the tasks after
+    // it start once it has finished. With max_concurrency N the lane is a readers-writer queue
+    // (post() readers, up to N at once; barrier() writers); on a strand it is post(). An
+    // exception escaping f goes to the pool's error handler.
+    template <class F, class = std::enable_if_t<std::is_invocable_v<F>>> void barrier(F &&f) {
+        enqueue(p_->wrap_post(std::forward<F>(f)), true);
+    }
     // Run f(args...) in the lane and get its result (or its exception) through a future. A task
     // dropped without running (pool::cancel()) leaves the future's promise broken.
     template <class F, class... A, class = std::enable_if_t<std::is_invocable_v<F, A...>>>
@@ -555,14 +642,17 @@ public:
     crew_lane *native() const noexcept { return l_; }
 
 private:
-    template <class F> void enqueue(F &&f) {
+    template <class F> void enqueue(F &&f, bool barrier = false) {
+        const char *who = barrier ? "crew::lane::barrier" : "crew::lane::submit";
         if (!l_)
-            throw error(CREW_EINVAL, "crew::lane::submit (a moved-from lane)");
+            throw error(CREW_EINVAL, barrier ? "crew::lane::barrier (a moved-from lane)"
+                                             : "crew::lane::submit (a moved-from lane)");
         detail::job *j = detail::make_job(std::forward<F>(f));
-        int rc = crew_lane_submit(l_, detail::job::trampoline, j, nullptr);
+        int rc = barrier ? crew_lane_barrier(l_, detail::job::trampoline, j, nullptr)
+                         : crew_lane_submit(l_, detail::job::trampoline, j, nullptr);
         if (rc != CREW_OK) {
             delete j;
-            throw error(rc, "crew::lane::submit");
+            throw error(rc, who);
         }
     }
     void release() noexcept {
