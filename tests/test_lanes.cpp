@@ -1,7 +1,8 @@
 // test_lanes.cpp -- lanes (crew_lane_*): submission order and the concurrency bound under many
 // producers; lanes across crew_resize, crew_pause and crew_cancel; groups and statistics;
 // many idle lanes; shutdown with tasks waiting in lanes, and submissions racing the shutdown;
-// crew_lane_destroy from tasks; bad input; crew::lane.
+// crew_lane_destroy from tasks; bad input; crew::lane; barriers (crew_lane_barrier): readers and
+// writers, strands, cancellation, shutdown, pause.
 #include <gtest/gtest.h>
 
 #include <malloc.h>
@@ -286,14 +287,19 @@ TEST(Lanes, PausedPoolStartsNoLaneTaskUntilResumed) {
     crew_destroy(p);
 }
 
+void reader(void *arg); // a barrier test's plain task (below)
+
 struct DropLog {
     std::atomic<long> dropped{0}; // the lanes' tasks (bump) dropped
+    std::atomic<long> readers{0}; // the barrier tests' readers dropped
     std::atomic<long> plain{0};   // anything else but noop (a runner must never show up here)
 };
 void on_drop(crew_fn fn, void *, void *arg) {
     auto *d = static_cast<DropLog *>(arg);
     if (fn == bump)
         d->dropped++;
+    else if (fn == reader)
+        d->readers++;
     else if (fn != noop)
         d->plain++;
 }
@@ -949,6 +955,334 @@ TEST(Lanes, BadInput) {
     EXPECT_EQ(crew_lane_create(p, 1, &late), CREW_ESHUTDOWN);
     EXPECT_EQ(crew_lane_destroy(l), CREW_OK);
     crew_destroy(p);
+}
+
+// ---- Barriers -------------------------------------------------------------------------------
+
+// Readers and writers on one lane: plain tasks read, barriers write. Each checks, when it starts,
+// that no writer runs (a reader) or that nothing else runs (a writer), and a writer that all its
+// producer's earlier tasks have finished and none of its later ones has started.
+struct RW {
+    std::atomic<int> readers{0}, writers{0}, peak_readers{0};
+    std::atomic<long> violations{0}, reads{0}, writes{0};
+    std::vector<std::vector<std::atomic<int>>> state; // per producer, per seq: 0, 1 started, 2 done
+};
+struct RWItem {
+    RW *rw;
+    int producer;
+    int seq;
+};
+
+void spin_a_little() {
+    for (volatile int i = 0; i < 2000; i = i + 1) {
+    }
+}
+
+void reader(void *arg) {
+    auto *it = static_cast<RWItem *>(arg);
+    RW *rw = it->rw;
+    auto &st = rw->state[size_t(it->producer)];
+    st[size_t(it->seq)] = 1;
+    int now = rw->readers.fetch_add(1) + 1;
+    int peak = rw->peak_readers.load();
+    while (now > peak && !rw->peak_readers.compare_exchange_weak(peak, now)) {
+    }
+    if (rw->writers.load() != 0)
+        rw->violations++;
+    spin_a_little();
+    if (rw->writers.load() != 0)
+        rw->violations++;
+    rw->readers.fetch_sub(1);
+    rw->reads++;
+    st[size_t(it->seq)] = 2;
+}
+
+void writer(void *arg) {
+    auto *it = static_cast<RWItem *>(arg);
+    RW *rw = it->rw;
+    auto &st = rw->state[size_t(it->producer)];
+    st[size_t(it->seq)] = 1;
+    if (rw->writers.fetch_add(1) != 0 || rw->readers.load() != 0)
+        rw->violations++;
+    for (size_t j = 0; j < st.size(); j++) {
+        int want = j < size_t(it->seq) ? 2 : j == size_t(it->seq) ? 1 : 0;
+        if (st[j].load() != want)
+            rw->violations++;
+    }
+    spin_a_little();
+    if (rw->readers.load() != 0)
+        rw->violations++;
+    rw->writers.fetch_sub(1);
+    rw->writes++;
+    st[size_t(it->seq)] = 2;
+}
+
+TEST(LaneBarriers, ReadersAndWritersUnderManySubmitters) {
+    crew_pool *p = make_pool(4);
+    crew_lane *l = nullptr;
+    ASSERT_EQ(crew_lane_create(p, 4, &l), CREW_OK);
+    const int producers = 4, per = int(scaled(4000));
+    RW rw;
+    rw.state = std::vector<std::vector<std::atomic<int>>>(size_t(producers));
+    std::vector<std::vector<RWItem>> items(static_cast<size_t>(producers));
+    for (int k = 0; k < producers; k++) {
+        rw.state[size_t(k)] = std::vector<std::atomic<int>>(size_t(per));
+        for (int i = 0; i < per; i++)
+            items[size_t(k)].push_back(RWItem{&rw, k, i});
+    }
+    std::vector<crew_handle> groups(size_t(producers), CREW_HANDLE_NONE);
+    std::vector<std::thread> ts;
+    long nwrites = 0;
+    for (int i = 0; i < per; i++)
+        nwrites += i % 10 == 9;
+    for (int k = 0; k < producers; k++)
+        ts.emplace_back([&, k] {
+            for (int i = 0; i < per; i++) {
+                RWItem *it = &items[size_t(k)][size_t(i)];
+                int rc = i % 10 == 9 ? crew_lane_barrier(l, writer, it, &groups[size_t(k)])
+                                     : crew_lane_submit(l, reader, it, &groups[size_t(k)]);
+                if (rc != CREW_OK)
+                    std::abort();
+            }
+        });
+    for (auto &t : ts)
+        t.join();
+    for (auto g : groups)
+        EXPECT_EQ(crew_wait(p, g), CREW_OK);
+    ASSERT_EQ(crew_lane_destroy(l), CREW_OK);
+    EXPECT_EQ(rw.violations.load(), 0);
+    EXPECT_EQ(rw.writes.load(), producers * nwrites);
+    EXPECT_EQ(rw.reads.load(), long(producers) * per - producers * nwrites);
+    EXPECT_GE(rw.peak_readers.load(), 2) << "the readers never ran side by side";
+    EXPECT_LE(rw.peak_readers.load(), 4);
+    crew_destroy(p);
+}
+
+// After a barrier, the lane runs up to max_concurrency tasks again, also those submitted while
+// the barrier ran (their submissions started no runner: the lane was blocked).
+struct Meet {
+    std::atomic<int> in{0}, peak{0};
+    std::mutex m;
+    std::condition_variable cv;
+    int want = 4;
+};
+void meet(void *arg) {
+    auto *mt = static_cast<Meet *>(arg);
+    int now = mt->in.fetch_add(1) + 1;
+    int peak = mt->peak.load();
+    while (now > peak && !mt->peak.compare_exchange_weak(peak, now)) {
+    }
+    std::unique_lock<std::mutex> g(mt->m);
+    mt->cv.notify_all();
+    mt->cv.wait_for(g, std::chrono::seconds(5), [&] { return mt->peak.load() >= mt->want; });
+    g.unlock();
+    mt->in.fetch_sub(1);
+}
+
+TEST(LaneBarriers, FullConcurrencyAgainAfterABarrier) {
+    crew_pool *p = make_pool(4);
+    crew_lane *l = nullptr;
+    ASSERT_EQ(crew_lane_create(p, 4, &l), CREW_OK);
+    Gate gate;
+    Meet mt;
+    ASSERT_EQ(crew_lane_barrier(l, Gate::block, &gate, nullptr), CREW_OK);
+    gate.wait_arrivals(1);
+    for (int i = 0; i < 4; i++)
+        ASSERT_EQ(crew_lane_submit(l, meet, &mt, nullptr), CREW_OK);
+    gate.open();
+    ASSERT_EQ(crew_lane_destroy(l), CREW_OK);
+    EXPECT_EQ(mt.peak.load(), 4) << "the tasks after the barrier did not run side by side";
+    crew_destroy(p);
+}
+
+// On a strand a barrier is a plain task: everything runs in submission order.
+void record(void *arg);
+struct Seq {
+    std::vector<int> order;
+    std::vector<std::pair<Seq *, int>> items;
+};
+void record(void *arg) {
+    auto *it = static_cast<std::pair<Seq *, int> *>(arg);
+    it->first->order.push_back(it->second); // a strand: no lock needed
+}
+
+TEST(LaneBarriers, OnAStrandABarrierIsAPlainTask) {
+    crew_pool *p = make_pool(3);
+    crew_lane *l = nullptr;
+    ASSERT_EQ(crew_lane_create(p, 1, &l), CREW_OK);
+    Seq s;
+    const int n = 300;
+    s.items.reserve(n);
+    for (int i = 0; i < n; i++)
+        s.items.emplace_back(&s, i);
+    crew_handle g = CREW_HANDLE_NONE;
+    for (int i = 0; i < n; i++)
+        ASSERT_EQ(i % 3 ? crew_lane_submit(l, record, &s.items[size_t(i)], &g)
+                        : crew_lane_barrier(l, record, &s.items[size_t(i)], &g),
+                  CREW_OK);
+    EXPECT_EQ(crew_wait(p, g), CREW_OK);
+    ASSERT_EQ(crew_lane_destroy(l), CREW_OK);
+    ASSERT_EQ(s.order.size(), size_t(n));
+    for (int i = 0; i < n; i++)
+        EXPECT_EQ(s.order[size_t(i)], i);
+    crew_destroy(p);
+}
+
+// A barrier whose group is cancelled is dropped (on_drop, CREW_ECANCELED) when its turn comes;
+// the tasks after it run, side by side again.
+TEST(LaneBarriers, CancelledBarrierIsDroppedAndTheLaneGoesOn) {
+    DropLog log;
+    crew_pool *p = pool_with_drop_log(4, &log);
+    crew_lane *l = nullptr;
+    ASSERT_EQ(crew_lane_create(p, 4, &l), CREW_OK);
+    Gate gate;
+    ASSERT_EQ(crew_lane_submit(l, Gate::block, &gate, nullptr), CREW_OK);
+    gate.wait_arrivals(1);
+    std::atomic<long> dropped_runs{0};
+    crew_handle b = CREW_HANDLE_NONE, after = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_lane_barrier(l, bump, &dropped_runs, &b), CREW_OK);
+    Meet mt;
+    for (int i = 0; i < 4; i++)
+        ASSERT_EQ(crew_lane_submit(l, meet, &mt, &after), CREW_OK);
+    ASSERT_EQ(crew_cancel(p, b), CREW_OK);
+    EXPECT_EQ(crew_wait_timed(p, after, 0), CREW_ETIMEDOUT); // behind the barrier still
+    EXPECT_EQ(mt.peak.load(), 0) << "a task after a waiting barrier started";
+    gate.open();
+    EXPECT_EQ(crew_wait(p, b), CREW_ECANCELED);
+    EXPECT_EQ(crew_wait(p, after), CREW_OK);
+    EXPECT_EQ(dropped_runs.load(), 0);
+    EXPECT_EQ(log.dropped.load(), 1);
+    EXPECT_EQ(mt.peak.load(), 4);
+    ASSERT_EQ(crew_lane_destroy(l), CREW_OK);
+    crew_destroy(p);
+}
+
+// Shutdown with barriers waiting in lanes: a draining one runs them (alone), a cancelling one
+// drops them with the other waiting tasks, each reported.
+void shutdown_with_barriers(int how) {
+    DropLog log;
+    crew_pool *p = pool_with_drop_log(2, &log);
+    RW rw;
+    const int nlanes = 10, per = 40;
+    rw.state = std::vector<std::vector<std::atomic<int>>>(size_t(nlanes));
+    std::vector<std::vector<RWItem>> items(static_cast<size_t>(nlanes));
+    Gate gate;
+    std::vector<crew_lane *> lanes(nlanes, nullptr);
+    for (int k = 0; k < nlanes; k++) {
+        rw.state[size_t(k)] = std::vector<std::atomic<int>>(size_t(per));
+        for (int i = 0; i < per; i++)
+            items[size_t(k)].push_back(RWItem{&rw, k, i});
+        ASSERT_EQ(crew_lane_create(p, 3, &lanes[size_t(k)]), CREW_OK);
+    }
+    gate.hold(p, 2);
+    std::atomic<long> runs{0};
+    long nwrites = 0;
+    for (int k = 0; k < nlanes; k++)
+        for (int i = 0; i < per; i++) {
+            RWItem *it = &items[size_t(k)][size_t(i)];
+            if (i % 4 == 3) {
+                ASSERT_EQ(crew_lane_barrier(lanes[size_t(k)], bump, &runs, nullptr), CREW_OK);
+                nwrites++;
+            } else {
+                ASSERT_EQ(crew_lane_submit(lanes[size_t(k)], reader, it, nullptr), CREW_OK);
+            }
+        }
+    std::thread closer([&] { EXPECT_EQ(crew_shutdown(p, how), CREW_OK); });
+    while (crew_submit(p, noop, nullptr, 0, nullptr) == CREW_OK)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_EQ(crew_lane_barrier(lanes[0], bump, &runs, nullptr), CREW_ESHUTDOWN);
+    gate.open();
+    closer.join();
+    EXPECT_EQ(log.plain.load(), 0) << "on_drop saw a runner";
+    EXPECT_EQ(runs.load() + log.dropped.load(), nwrites)
+        << "a barrier was neither run nor reported";
+    EXPECT_EQ(rw.reads.load() + log.readers.load(), long(nlanes) * per - nwrites)
+        << "a task was neither run nor reported";
+    if (how == CREW_DRAIN) {
+        EXPECT_EQ(runs.load(), nwrites);
+        EXPECT_EQ(log.readers.load(), 0);
+    } else {
+        EXPECT_GT(log.dropped.load(), 0);
+    }
+    EXPECT_EQ(rw.violations.load(), 0);
+    for (auto l : lanes)
+        EXPECT_EQ(crew_lane_destroy(l), CREW_OK);
+    crew_destroy(p);
+}
+
+TEST(LaneBarriers, DrainingShutdownRunsTheBarriers) { shutdown_with_barriers(CREW_DRAIN); }
+TEST(LaneBarriers, CancellingShutdownDropsTheBarriers) { shutdown_with_barriers(CREW_CANCEL); }
+
+// A paused pool starts no barrier; crew_resume lets the lane go on.
+TEST(LaneBarriers, PausedPoolHoldsABarrier) {
+    crew_pool *p = make_pool(2);
+    crew_lane *l = nullptr;
+    ASSERT_EQ(crew_lane_create(p, 2, &l), CREW_OK);
+    ASSERT_EQ(crew_pause(p), CREW_OK);
+    std::atomic<long> runs{0};
+    crew_handle g = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_lane_barrier(l, bump, &runs, &g), CREW_OK);
+    ASSERT_EQ(crew_lane_submit(l, bump, &runs, &g), CREW_OK);
+    EXPECT_EQ(crew_wait_timed(p, g, 5000000u), CREW_ETIMEDOUT);
+    EXPECT_EQ(runs.load(), 0);
+    ASSERT_EQ(crew_resume(p), CREW_OK);
+    EXPECT_EQ(crew_wait(p, g), CREW_OK);
+    EXPECT_EQ(runs.load(), 2);
+    ASSERT_EQ(crew_lane_destroy(l), CREW_OK);
+    crew_destroy(p);
+}
+
+TEST(LaneBarriers, BadInput) {
+    crew_pool *p = make_pool(1);
+    EXPECT_EQ(crew_lane_barrier(nullptr, noop, nullptr, nullptr), CREW_EINVAL);
+    EXPECT_NE(std::strstr(crew_last_error(), "crew_lane_barrier: the lane is NULL"), nullptr)
+        << crew_last_error();
+    crew_lane *l = nullptr;
+    ASSERT_EQ(crew_lane_create(p, 2, &l), CREW_OK);
+    EXPECT_EQ(crew_lane_barrier(l, nullptr, nullptr, nullptr), CREW_EINVAL);
+    EXPECT_NE(std::strstr(crew_last_error(), "crew_lane_barrier"), nullptr) << crew_last_error();
+    crew_handle bogus = {12345, 7};
+    EXPECT_EQ(crew_lane_barrier(l, noop, nullptr, &bogus), CREW_EINVAL);
+    ASSERT_EQ(crew_lane_destroy(l), CREW_OK);
+    crew_destroy(p);
+}
+
+TEST(LaneBarriers, CppBarrier) {
+    crew::pool pool(crew::options{4});
+    std::atomic<int> errors{0};
+    pool.on_error([&](std::exception_ptr) { errors++; });
+    std::atomic<int> readers{0}, violations{0};
+    int value = 0; // written only by barriers, read by readers: no lock needed
+    std::vector<int> seen(400, -1);
+    {
+        crew::lane lane(pool, 4);
+        for (int i = 0; i < 400; i++) {
+            if (i % 20 == 0) {
+                lane.barrier([&, i] {
+                    if (readers.load() != 0)
+                        violations++;
+                    value = i;
+                });
+            } else {
+                lane.post([&, i] {
+                    readers++;
+                    seen[size_t(i)] = value;
+                    readers--;
+                });
+            }
+        }
+        lane.barrier([] { throw std::runtime_error("barrier boom"); }); // to the error handler
+    }
+    EXPECT_EQ(violations.load(), 0);
+    EXPECT_EQ(errors.load(), 1);
+    for (int i = 0; i < 400; i++) {
+        if (i % 20 != 0) {
+            EXPECT_EQ(seen[size_t(i)], i - i % 20) << i; // the value of the last barrier before
+        }
+    }
+    crew::lane moved(pool, 2);
+    crew::lane other(std::move(moved));
+    EXPECT_THROW(moved.barrier([] {}), crew::error);
 }
 
 // ---- C++ -------------------------------------------------------------------------------------
