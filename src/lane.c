@@ -237,8 +237,11 @@ void crew__lane_runner(void *arg) {
     lane_frame frame = {l, tls_lane};
     tls_lane = &frame;
     bool may_step_back = true;
-    bool took = false;         /* it took a task, not yet counted off running */
-    bool took_barrier = false; /* that task is a barrier */
+    /* A strand's one runner never finds its lane blocked: it keeps no count of running tasks
+     * (running stays 0), and a barrier is a plain task there. */
+    const bool counts = l->max > 1; /* fixed */
+    bool took = false;              /* it took a task, not yet counted off running */
+    bool took_barrier = false;      /* that task is a barrier */
     for (unsigned k = 0;; k++) {
         lane_lock(l);
         if (took) { /* the task it ran (or dropped) has ended: off running */
@@ -249,7 +252,7 @@ void crew__lane_runner(void *arg) {
         bool after_barrier = took && took_barrier;
         took = false;
         crew_task *t = l->head;
-        if (!t || blocked_locked(l)) { /* blocked: a running task's runner comes back */
+        if (!t || (counts && blocked_locked(l))) { /* blocked: a running task's runner returns */
             lane_waiter *w = leave_locked(l);
             lane_unlock(l);
             wake_destroyer(p, w);
@@ -283,10 +286,14 @@ void crew__lane_runner(void *arg) {
         l->head = t->crew_private_.qnext;
         if (!l->head)
             l->tail = NULL;
-        took = true;
-        took_barrier = is_barrier(t); /* read now: t's memory may go once it has run */
-        l->running = took_barrier ? LANE_EXCL : l->running + 1;
-        unsigned more = after_barrier && !took_barrier ? top_up_locked(l, l->head) : 0;
+        unsigned more = 0;
+        if (counts) {
+            took = true;
+            took_barrier = is_barrier(t); /* read now: t's memory may go once it has run */
+            l->running = took_barrier ? LANE_EXCL : l->running + 1;
+            if (after_barrier && !took_barrier)
+                more = top_up_locked(l, l->head);
+        }
         lane_unlock(l);
         if (more)
             start_more(p, l, more);

@@ -442,7 +442,11 @@ int crew__lane_submit(crew_lane *l, crew_fn fn, void *arg, crew_handle *group, b
 }
 
 int crew_lane_submit(crew_lane *l, crew_fn fn, void *arg, crew_handle *group) {
-    return crew__lane_submit(l, fn, arg, group, false, "crew_lane_submit");
+    /* crew__lane_submit inlined by hand: one call less on a lane's every task. */
+    if (!l)
+        return crew__fail(CREW_EINVAL, "crew_lane_submit: the lane is NULL");
+    return submit(crew__lane_pool(l), fn, arg, 0, 0, group, &admit_default, 0,
+                  "crew_lane_submit", l, 0);
 }
 
 uint64_t crew_now_ns(void) { return crew__now_ns(); }
