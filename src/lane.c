@@ -53,7 +53,8 @@
  * barrier's runner, once the barrier has ended, starts the tasks after it, queueing up to
  * max_concurrency - 1 more runners for those before the next barrier (top_up). A submission
  * into a blocked lane starts no runner (it would only leave again). With max_concurrency 1
- * only one runner exists, which never finds its lane blocked: a barrier is a plain task there.
+ * only one runner exists, which never finds its lane blocked: it keeps no count (running stays
+ * 0), and a barrier is a plain task there.
  * A barrier is dropped as any lane task (a cancelled group, a cancelling shutdown, a dropped
  * runner), alone too: a drop by a runner holds the lane as a run would.
  */
