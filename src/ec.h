@@ -66,8 +66,9 @@
  * API (below): crew__ec_init; crew__ec_sleeper_init, crew__ec_on, crew__ec_wait, and
  * crew__ec_wait_for for a sleeper on one eventcount that waits until its look holds (the sleeper);
  * crew__ec_sleepers, crew__ec_notify, crew__ec_notify_locked, crew__ec_choose_locked with
- * crew__ec_wake_chosen, crew__ec_listed (the notifier); crew__ec_thread_cv, crew__cond_init_monotonic and crew__deadline_after_ms for condition
- * variables and timed sleeps (every timed wait in crew is on CLOCK_MONOTONIC).
+ * crew__ec_wake_chosen, crew__ec_listed (the notifier); crew__ec_thread_cv,
+ * crew__cond_init_monotonic and crew__deadline_after_ms for condition variables and timed sleeps
+ * (every timed wait in crew is on CLOCK_MONOTONIC).
  *
  * IMPLEMENTATION NOTES. The count is a plain atomic counter; the sleeper's increment is a
  * seq_cst read-modify-write followed by a seq_cst fence, the notifier's read a seq_cst fence
@@ -184,9 +185,9 @@ enum crew__ec_end crew__ec_wait(crew__ec_sleeper *s, pthread_mutex_t *lock,
                                 bool (*look)(void *ctx), void *ctx, const struct timespec *until);
 
 /* The common case of crew__ec_wait: the calling thread sleeps on ec alone (on a sleeper on its
- * stack: a futex word, or its own condition variable, crew__ec_thread_cv) until look(ctx) holds (CREW__EC_FOUND) or, if until is not NULL,
- * that CLOCK_MONOTONIC time passes (CREW__EC_TIMEDOUT); a wake-up looks again. Lock held, as for
- * crew__ec_wait. */
+ * stack: a futex word, or its own condition variable, crew__ec_thread_cv) until look(ctx) holds
+ * (CREW__EC_FOUND) or, if until is not NULL, that CLOCK_MONOTONIC time passes (CREW__EC_TIMEDOUT);
+ * a wake-up looks again. Lock held, as for crew__ec_wait. */
 enum crew__ec_end crew__ec_wait_for(crew__ec *ec, pthread_mutex_t *lock, bool (*look)(void *ctx),
                                     void *ctx, const struct timespec *until);
 
