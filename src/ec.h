@@ -41,7 +41,8 @@
  * THE OS WAIT. On Linux a sleeper sleeps on a 32-bit word of its own (crew__ec_sleeper.word), as
  * Concurrency Kit's ck_ec and folly's EventCount do: the notifier that chooses it sets the word
  * to 1 under the lock, and after it has released the lock makes one FUTEX_WAKE (private) on it
- * (crew__ec_wakes), so that the woken thread does not find the lock still held; the sleeper
+ * (crew__ec_choose_locked, crew__ec_wake_chosen), so that the woken thread does not find the
+ * lock still held (that hand-off nearly doubled an idle pool's wake-up); the sleeper
  * releases the lock, FUTEX_WAITs while its word is 0 (the kernel compares and sleeps
  * atomically, so a notifier that set the word in between is never missed), and takes the lock
  * again. A timed wait is FUTEX_WAIT_BITSET without FUTEX_CLOCK_REALTIME: an absolute
@@ -62,6 +63,9 @@
  *   - A sleeper whose events are only ever made under the lock (the blocking queue's pushes)
  *     may use crew__ec_notify_locked without crew__ec_sleepers: the lock alone orders them.
  *   - crew__ec_wait returns after a wake-up without looking again: the caller's loop looks.
+ *   - A notifier that releases the lock itself right after choosing whom to wake, and is on a
+ *     path where wake-ups matter, uses crew__ec_choose_locked and, once the lock is released,
+ *     crew__ec_wake_chosen (crew__ec_notify does).
  *
  * API (below): crew__ec_init; crew__ec_sleeper_init, crew__ec_on, crew__ec_wait, and
  * crew__ec_wait_for for a sleeper on one eventcount that waits until its look holds (the sleeper);
@@ -76,11 +80,11 @@
  * ThreadSanitizer does not model fences, so under it the notifier's read is a seq_cst
  * read-modify-write of the counter itself (fetch_add 0), which the sleeper's increment
  * synchronises with in the counter's modification order: the same guarantee, checked. The lists
- * are doubly linked (a node leaves in O(1) when its sleeper found its event or was woken through
+ * are doubly linked (a node leaves in O(1) when its sleeper found its event or was chosen through
  * another node) and guarded by the lock. ThreadSanitizer does not see the futex system calls, and
  * needs not: the word is an atomic, and everything a woken sleeper reads it reads under the lock
- * it takes again. The protocol is model-checked in models/sleep.pml, whose
- * processes name these functions.
+ * it takes again. The protocol is model-checked in models/sleep.pml, whose processes name these
+ * functions.
  */
 #ifndef CREW_EC_H
 #define CREW_EC_H
