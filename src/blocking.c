@@ -30,8 +30,8 @@
 struct crew__bthread {
     crew_pool *pool;
     pthread_t thread;
-    pthread_cond_t cv; /* the thread sleeps here, with pool->lock (CLOCK_MONOTONIC) */
-    crew__ec_sleeper sleeper; /* its sleep on blocking->idle (cv: cv) */
+    pthread_cond_t cv; /* the sleeper's, without futexes (ec.h): pool->lock, CLOCK_MONOTONIC */
+    crew__ec_sleeper sleeper; /* its sleep on blocking->idle */
     unsigned index;    /* for the thread name */
     bool started;      /* lock: a thread was created for this record */
     bool exited;       /* lock: the thread left its loop; join it */
