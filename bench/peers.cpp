@@ -192,6 +192,7 @@ int64_t now_ns() {
         .count();
 }
 void mark_start(void *) { g_started.store(now_ns(), std::memory_order_release); }
+std::vector<double> g_wake_last; // the last measure_wakeup's latencies (s), for the p99
 
 double measure_wakeup(int trials, const std::function<void()> &hand_over,
                       const std::function<void()> &after = nullptr) {
@@ -209,6 +210,7 @@ double measure_wakeup(int trials, const std::function<void()> &hand_over,
             after();
     }
     std::sort(lat.begin(), lat.end());
+    g_wake_last = lat;
     return lat[lat.size() / 2];
 }
 
@@ -875,6 +877,7 @@ int main(int argc, char **argv) {
         sky_tasks += skynet_leaves(i);
     for (auto &w : workloads) {
         std::map<std::string, std::vector<double>> metric; // tasks/s, us/round or s
+        std::map<std::string, std::vector<double>> wake_all; // wakeup: every trial's latency
         const long expect_fib = fib_seq(fib_n);
         for (int r = 0; r < repeats; r++)
             for (auto &p : live) {
@@ -910,8 +913,11 @@ int main(int argc, char **argv) {
                     s = p->matmul(matmuls);
                     m = s / p->scale();
                 } else if (w == "wakeup") {
+                    g_wake_last.clear();
                     s = p->wakeup(wake_trials);
                     m = s * 1e6;
+                    auto &all = wake_all[p->name()];
+                    all.insert(all.end(), g_wake_last.begin(), g_wake_last.end());
                 } else {
                     std::fprintf(stderr, "bench_peers: unknown workload %s\n", w.c_str());
                     return 2;
@@ -973,6 +979,14 @@ int main(int argc, char **argv) {
             bool scaled = p->scale() < 1 && w != "wakeup";
             std::printf("%-16s %14.4g   (%12.4g..%12.4g) %8.2f%s\n", p->name(), s.median, s.min,
                         s.max, ratio, scaled ? "  (1/10 of the tasks, scaled)" : "");
+        }
+        for (auto &kv : wake_all) { // the tail, over every run's trials together
+            std::vector<double> &v = kv.second;
+            if (v.empty())
+                continue;
+            std::sort(v.begin(), v.end());
+            std::printf("%-16s p99 %.4g us, max %.4g us (of %zu trials)\n", kv.first.c_str(),
+                        v[(v.size() * 99) / 100] * 1e6, v.back() * 1e6, v.size());
         }
         std::fflush(stdout);
     }

@@ -80,6 +80,10 @@ run sleep-broken-sleeper sleep.pml fail -DBROKEN_SLEEPER -DSAFETY "-m10000"
 run sleep-broken-waker   sleep.pml fail -DBROKEN_WAKER   -DSAFETY "-m10000"
 run sleep-no-fence       sleep.pml fail -DNO_FENCE       -DSAFETY "-m10000"
 run sleep-broken-looker  sleep.pml fail -DBROKEN_LOOKER  -DSAFETY "-m10000"
+# The OS wait: the futex above; the portable build's condition variables; a futex sleep that
+# does not compare the word atomically with going to sleep.
+run sleep-condvar        sleep.pml pass -DCONDVAR        -DSAFETY "-m10000"
+run sleep-broken-futex   sleep.pml fail -DBROKEN_FUTEX   -DSAFETY "-m10000"
 
 # slots.pml: waiters never take a later generation for their own, always return, right answer.
 # Each step of the model names the function of src/group.c, src/group.h or src/wait.c that it

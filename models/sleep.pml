@@ -8,8 +8,17 @@
  *
  * Property: no lost wake-up. Submitters push tasks while every worker may be on its way to
  * sleep; once nothing in the system can move any more (Spin's `timeout`), every task must have
- * run. A lost wake-up is exactly a state where all workers wait on their condition variables
- * while a task sits in the queue, so it ends in the assertion of `monitor` below.
+ * run. A lost wake-up is exactly a state where all workers sleep in their OS wait while a task
+ * sits in the queue, so it ends in the assertion of `monitor` below.
+ *
+ * The OS wait (ec.h, THE OS WAIT) is the futex of the Linux build: the sleeper releases the
+ * lock, then FUTEX_WAITs while its word is 0 (the kernel's compare and sleep is one atomic
+ * step), then takes the lock again; a notifier sets the chosen sleeper's word under the lock and
+ * makes its FUTEX_WAKE after releasing it (crew__wake: crew__ec_choose_locked, then
+ * crew__ec_wake_chosen). That wake can arrive late, when its sleeper has already returned and
+ * is asleep again (on the same word, reset to 0): a spurious wake-up, after which crew__ec_wait
+ * looks again and may sleep again, as modelled. -DCONDVAR models the portable build instead: a
+ * condition variable released atomically with the lock and signalled under it.
  *
  * Memory model. Spin interleaves statements: every run is sequentially consistent. That is what
  * the code guarantees for the pattern modelled here (Dekker's: each side writes one variable,
@@ -42,7 +51,12 @@
  * test_stress).
  *
  * Variants (spin -D...):
- *   (none)          the protocol as in the code: must verify.
+ *   (none)          the protocol as in the code (futex): must verify.
+ *   CONDVAR         the portable build's OS wait (condition variables): must verify.
+ *   BROKEN_FUTEX    the sleeper sleeps without comparing its word (a FUTEX_WAIT whose compare
+ *                   is not atomic with the sleep, or a plain sleep after unlocking): a
+ *                   notifier that chose it between its unlock and its sleep woke nobody, and
+ *                   it sleeps on: must fail.
  *   BROKEN_SLEEPER  crew__ec_wait without the last look after counting the sleeper (look()
  *                   not called): Spin must find a lost wake-up.
  *   BROKEN_WAKER    crew__notify_work asking crew__ec_sleepers before the task is visible: must
@@ -71,7 +85,9 @@ byte ran = 0;              /* tasks run (crew__run) */
 byte count = 0;            /* p->work.count (crew__ec): atomic, sleepers between prepare and wake */
 bool counted[W];           /* w->sleeper.node[0].counted (crew__ec_node): listed on p->work, under
                             * p->lock */
-bool waiting[W];           /* w is blocked inside pthread_cond_wait(&w->cv, &p->lock) */
+bool waiting[W];           /* w is asleep in its OS wait: FUTEX_WAIT on w->sleeper.word, or
+                            * (CONDVAR) pthread_cond_wait(&w->cv, &p->lock) */
+bit word[W];               /* w->sleeper.word: set by the notifier that chose w, under the lock */
 bit lock = 0;              /* p->lock (pthread mutex) */
 byte lookers = 0;          /* p->lookers: atomic (seq_cst), workers looking for a task */
 #ifdef NO_FENCE
@@ -81,8 +97,9 @@ byte buffered[S];          /* a submitter's pushes not yet visible to other thre
 inline lock_acquire() { atomic { lock == 0 -> lock = 1 } }
 inline lock_release() { lock = 0 }
 
-/* pthread_cond_signal(&w->cv): wakes w if it waits; a signal to nobody is lost, as in POSIX. */
-inline cond_signal(w) { waiting[w] = false }
+/* FUTEX_WAKE(&word[w]) or pthread_cond_signal(&w->cv): wakes w if it sleeps; a wake-up to
+ * nobody is lost, as in the kernel and in POSIX. */
+inline os_wake(w) { waiting[w] = false }
 
 /* crew__sched_take: one atomic step (a CAS on a deque or a locked queue pop). */
 inline take(got) {
@@ -108,50 +125,78 @@ inline unlist(me) {
     fi
 }
 
-/* crew__ec_wait(&w->sleeper, &p->lock, last_look, ...), lock held: prepare, the last look
- * (last_look in worker.c: one take), then FOUND without sleeping, or the commit:
- * pthread_cond_wait releases the lock atomically and returns with it held; woken (WOKEN) when a
- * notifier took the node off. No spurious wake-ups in this model. The lookers' bug of
- * BROKEN_LOOKER sits in the worker's look, after the take. */
+/* crew__ec_wait(&w->sleeper, &p->lock, last_look, ...), lock held: unchosen (word 0),
+ * prepare, the last look (last_look in worker.c: one take), then FOUND without sleeping, or the
+ * OS wait (os_wait in ec.c) and, with the lock again, WOKEN if a notifier chose it (the word;
+ * the notifier took it off the list and the count), else (a late wake-up meant for an earlier
+ * wait: spurious) the last look again. The lookers' bug of BROKEN_LOOKER sits in the worker's
+ * look, after the take. */
 inline ec_wait(me, got, woken) {
     woken = false;
+    word[me] = 0;
     prepare(me);
+    do
+    :: true ->
 #ifndef BROKEN_SLEEPER
-    take(got); /* look(): the last look, after counting itself */
+        take(got); /* look(): the last look, after counting itself */
 #else
-    got = false;
+        got = false;
 #endif
 #ifdef BROKEN_LOOKER
-    if /* leaving the lookers only now, after the last look: the bug */
-    :: looking -> looking = false; lookers--
-    :: else -> skip
-    fi;
+        if /* leaving the lookers only now, after the last look: the bug */
+        :: looking -> looking = false; lookers--
+        :: else -> skip
+        fi;
 #endif
-    if
-    :: got -> unlist(me) /* FOUND: returned to the worker loop, which runs it */
-    :: else ->
-        atomic { waiting[me] = true; lock = 0 };
+        if
+        :: got -> unlist(me); break /* FOUND: returned to the worker loop, which runs it */
+        :: else ->
+#ifdef CONDVAR
+            atomic { waiting[me] = true; lock = 0 }; /* pthread_cond_wait */
+#elif defined(BROKEN_FUTEX)
+            lock_release();
+            waiting[me] = true;                      /* sleeps whatever the word says */
+#else
+            lock_release();
+            atomic {                                 /* FUTEX_WAIT(&word, 0): the kernel */
+                if                                   /* compares and sleeps in one step */
+                :: word[me] == 0 -> waiting[me] = true
+                :: else -> skip                      /* EAGAIN: chosen in between */
+                fi
+            };
+#endif
 end_wait:
-        (!waiting[me]);
-        lock_acquire();
-        woken = !counted[me];
-        unlist(me)
-    fi
+            (!waiting[me]);
+            lock_acquire();
+            if
+            :: word[me] -> woken = true; break       /* chosen: off the list already */
+            :: else -> skip                          /* spurious: still counted, look again */
+            fi
+        fi
+    od
 }
 
 /* crew__ec_sleepers(&p->work), crew__ec_notify's first half: crew__ec_fence_() (seq_cst fence) +
  * load of count. */
 inline ec_sleepers(result) { result = (count != 0) }
 
-/* crew__ec_notify_locked(&p->work, wake_match, {n}) (crew__wake_locked), lock held: visit the
+/* crew__ec_choose_locked(&p->work, wake_match, {n}, later) (crew__wake), lock held: visit the
  * listed nodes; wake_match accepts up to n workers and counts each among the lookers
- * (worker.c); each accepted node leaves the list and the count, and its sleeper is signalled. */
-inline ec_notify_locked(w, n) {
+ * (worker.c); each accepted node leaves the list and the count and its sleeper's word is set
+ * (choose in ec.c). The wake-up itself: with CONDVAR signalled here, under the lock; with the
+ * futex left for crew__ec_wake_chosen (chosen: the worker, or W for none; n is 1 here). */
+inline ec_choose_locked(w, n, chosen) {
     w = 0;
+    chosen = W;
     do
     :: w < W && n != 0 ->
         if
-        :: counted[w] -> counted[w] = false; count--; lookers++; n--; cond_signal(w)
+        :: counted[w] -> counted[w] = false; count--; lookers++; n--; word[w] = 1;
+#ifdef CONDVAR
+            os_wake(w)
+#else
+            chosen = w
+#endif
         :: else -> skip
         fi;
         w++
@@ -159,13 +204,18 @@ inline ec_notify_locked(w, n) {
     od
 }
 
-/* crew__wake(p, 1, 0): crew__ec_notify_locked under the lock, waking one worker. */
+/* crew__wake(p, 1, 0): crew__ec_choose_locked under the lock, choosing one worker, then (the
+ * futex) crew__ec_wake_chosen's FUTEX_WAKE after the unlock, at any later moment. */
 inline wake_one(w, n, did) {
     lock_acquire();
     n = 1;
-    ec_notify_locked(w, n);
+    ec_choose_locked(w, n, did);
     lock_release();
-    w = 0; n = 0; did = false /* scratch, reset: fewer states */
+    if
+    :: did < W -> os_wake(did)
+    :: else -> skip
+    fi;
+    w = 0; n = 0; did = 0 /* scratch, reset: fewer states */
 }
 
 /* stop_looking (worker.c), after a look that found a task: leave the lookers (seq_cst RMW, its
@@ -190,7 +240,7 @@ proctype worker(byte me) {
     bool sl;
     byte w;
     byte n;
-    bool did;
+    byte did;
     do
     :: /* crew__worker_main (worker.c): look for work (worker_take). */
        take(got);
@@ -247,7 +297,7 @@ proctype submitter(byte me) {
     byte w;
     byte n;
     bool wake;
-    bool did;
+    byte did;
     do
     :: i < TASKS ->
 #ifdef BROKEN_WAKER

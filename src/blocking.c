@@ -5,10 +5,11 @@
  *
  * Blocking tasks wait in their own priority queue (a crew__lq). Threads are made when a task
  * arrives and no blocking thread is idle, up to crew_config.max_blocking; a thread that finds no
- * task sleeps on its own condition variable and exits after blocking_idle_ms without work.
- * Idle threads sleep on the eventcount blocking->idle (ec.h), used with the lock alone: the
- * submitter pushes under pool->lock, then wakes one idle thread (crew__ec_notify_locked with a
- * match that accepts one, which takes it off the count) or starts a new one; a thread decides
+ * task sleeps (the eventcount's OS wait: its own futex word or condition variable) and exits
+ * after blocking_idle_ms without work. Idle threads sleep on the eventcount blocking->idle
+ * (ec.h), used with the lock alone: the submitter pushes under pool->lock, then chooses one idle
+ * thread (crew__ec_choose_locked with a match that accepts one, which takes it off the count;
+ * the wake-up itself after the unlock) or starts a new one; a thread decides
  * to sleep under pool->lock after one more look at the queue, so no task is left behind. Its
  * idle time is on CLOCK_MONOTONIC.
  * crew_shutdown waits for every accepted task (blocking ones included), then stops the threads
@@ -29,8 +30,8 @@
 struct crew__bthread {
     crew_pool *pool;
     pthread_t thread;
-    pthread_cond_t cv; /* the thread sleeps here, with pool->lock (CLOCK_MONOTONIC) */
-    crew__ec_sleeper sleeper; /* its sleep on blocking->idle (cv: cv) */
+    pthread_cond_t cv; /* the sleeper's, without futexes (ec.h): pool->lock, CLOCK_MONOTONIC */
+    crew__ec_sleeper sleeper; /* its sleep on blocking->idle */
     unsigned index;    /* for the thread name */
     bool started;      /* lock: a thread was created for this record */
     bool exited;       /* lock: the thread left its loop; join it */
@@ -240,9 +241,10 @@ int crew__blocking_push(crew_pool *p, crew_task *t, size_t n) {
     }
     int rc = crew__lq_push_n(b->queue, t, n);
     bool unserved = false; /* a task no idle thread was woken for */
+    crew__ec_wakes later = {.n = 0}; /* the wake-ups, made after the unlock (ec.h) */
     for (size_t i = 0; i < n && rc == CREW_OK; i++) {
         unsigned one = 1; /* an idle thread, taken off the idle count */
-        if (crew__ec_notify_locked(&b->idle, wake_one, &one) != 0)
+        if (crew__ec_choose_locked(&b->idle, wake_one, &one, &later) != 0)
             continue;
         unserved = true;
         if (b->running < b->max)
@@ -254,8 +256,9 @@ int crew__blocking_push(crew_pool *p, crew_task *t, size_t n) {
      * under this lock) run them (crew__blocking_help), also when a new thread could not be
      * started. */
     if (unserved)
-        crew__ec_notify_locked(&p->waiting, NULL, NULL);
+        crew__ec_choose_locked(&p->waiting, NULL, NULL, &later);
     pthread_mutex_unlock(&p->lock);
+    crew__ec_wake_chosen(&later);
     return rc;
 }
 

@@ -1,12 +1,36 @@
 /*
  * ec.c -- the eventcount's sleeping and waking halves (ec.h says what the eventcount is and how
- * to use it), each thread's own condition variable, and the monotonic clock of every timed sleep
- * in crew.
+ * to use it), the OS wait under them (a futex on Linux, condition variables elsewhere), each
+ * thread's own condition variable, and the monotonic clock of every timed sleep in crew.
  */
 #include <errno.h>
 
 #include "base.h"
 #include "ec.h"
+
+#if CREW__EC_FUTEX
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Sleep while *word is 0 (the kernel compares and sleeps atomically), until a FUTEX_WAKE or, if
+ * until is not NULL, that CLOCK_MONOTONIC time: 0, or ETIMEDOUT, EAGAIN (*word was not 0) or
+ * EINTR. */
+static int futex_wait(atomic_uint *word, const struct timespec *until) {
+    long rc;
+    if (until) /* BITSET without FUTEX_CLOCK_REALTIME: an absolute CLOCK_MONOTONIC deadline */
+        rc = syscall(SYS_futex, word, FUTEX_WAIT_BITSET_PRIVATE, 0u, until, NULL,
+                     FUTEX_BITSET_MATCH_ANY);
+    else
+        rc = syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, 0u, NULL, NULL, 0);
+    return rc == 0 ? 0 : errno;
+}
+
+/* Wake the one thread that sleeps on word, if any (none: nothing happens). */
+static void futex_wake(atomic_uint *word) {
+    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+#endif
 
 /* Sleeper, lock held: count and list n on its eventcount. */
 static void prepare(crew__ec_node *n) {
@@ -48,10 +72,68 @@ static void unlist_all(crew__ec_sleeper *s) {
 
 static CREW__TLS unsigned long tls_wakeups;
 
+/* Sleeper, lock held: a wait starts, no notifier has chosen s yet. */
+static void unchosen(crew__ec_sleeper *s) {
+#if CREW__EC_FUTEX
+    crew__store_relaxed(&s->word, 0u); /* relaxed: under the lock, which notifiers take */
+#else
+    s->woken = false;
+#endif
+}
+
+/* Lock held: did a notifier choose s? */
+static bool chosen(crew__ec_sleeper *s) {
+#if CREW__EC_FUTEX
+    return crew__load_relaxed(&s->word) != 0; /* relaxed: under the lock, which it was set under */
+#else
+    return s->woken;
+#endif
+}
+
+/* Notifier, lock held: choose s (one of its nodes matched): off every list, marked, and woken
+ * now or, with later, once the notifier has released the lock (ec.h, THE OS WAIT). */
+static void choose(crew__ec_sleeper *s, crew__ec_wakes *later) {
+    unlist_all(s);
+#if CREW__EC_FUTEX
+    /* Relaxed: the sleeper reads it under the lock, or before its system call only to skip
+     * it; the kernel's compare in FUTEX_WAIT is ordered against FUTEX_WAKE by the kernel. */
+    crew__store_relaxed(&s->word, 1u);
+    if (later && later->n < CREW__EC_WAKES)
+        later->word[later->n++] = &s->word; /* a FUTEX_WAKE after the unlock: ec.h */
+    else
+        futex_wake(&s->word);
+#else
+    (void)later;
+    s->woken = true;
+    pthread_cond_signal(s->cv); /* under the lock: the cv may be gone once it is released */
+#endif
+}
+
+/* The OS wait: release lock, sleep until chosen (or until, or spuriously), take lock again.
+ * Returns 0, ETIMEDOUT, or another value for a return to look again after. */
+static int os_wait(crew__ec_sleeper *s, pthread_mutex_t *lock, const struct timespec *until) {
+    tls_wakeups++; /* counted as it goes to sleep: a wake-up that came first is one too */
+    if (until && until->tv_sec < 0) /* long past (the futex call would refuse it) */
+        return ETIMEDOUT;
+#if CREW__EC_FUTEX
+    pthread_mutex_unlock(lock);
+    int rc = 0;
+    /* Relaxed: spares the system call when a notifier chose s in between; the verdict is
+     * chosen(), read under the lock again. */
+    if (crew__load_relaxed(&s->word) == 0)
+        rc = futex_wait(&s->word, until);
+    pthread_mutex_lock(lock);
+    return rc;
+#else
+    return until ? pthread_cond_timedwait(s->cv, lock, until) : pthread_cond_wait(s->cv, lock);
+#endif
+}
+
 enum crew__ec_end crew__ec_wait(crew__ec_sleeper *s, pthread_mutex_t *lock,
                                 bool (*look)(void *ctx), void *ctx, const struct timespec *until) {
     crew__assert(s->n != 0); /* on some eventcount, or no notifier could ever wake it */
-    s->woken = false;
+    crew__assert(!until || (until->tv_nsec >= 0 && until->tv_nsec < 1000000000L));
+    unchosen(s);
     for (unsigned i = 0; i < s->n; i++)
         prepare(&s->node[i]);
     crew__ec_fence_();
@@ -60,13 +142,9 @@ enum crew__ec_end crew__ec_wait(crew__ec_sleeper *s, pthread_mutex_t *lock,
             unlist_all(s);
             return CREW__EC_FOUND;
         }
-        int rc =
-            until ? pthread_cond_timedwait(s->cv, lock, until) : pthread_cond_wait(s->cv, lock);
-        tls_wakeups++;
-        if (s->woken) { /* a notifier took that node off; the others go now */
-            unlist_all(s);
+        int rc = os_wait(s, lock, until);
+        if (chosen(s)) /* the notifier took it off every list */
             return CREW__EC_WOKEN;
-        }
         if (rc == ETIMEDOUT) {
             unlist_all(s);
             return CREW__EC_TIMEDOUT;
@@ -86,16 +164,17 @@ enum crew__ec_end crew__ec_wait_for(crew__ec *ec, pthread_mutex_t *lock, bool (*
     return end;
 }
 
-unsigned crew__ec_notify_locked(crew__ec *ec, crew__ec_match match, void *ctx) {
+unsigned crew__ec_choose_locked(crew__ec *ec, crew__ec_match match, void *ctx,
+                                crew__ec_wakes *later) {
     unsigned woke = 0;
     crew__ec_node *n = ec->head;
     while (n) {
+        /* choose() unlists the sleeper's nodes on other eventcounts only (crew__ec_on), so the
+         * next node here stays listed. */
         crew__ec_node *next = n->next;
         crew__assert(n->counted && n->ec == ec); /* listed exactly while counted */
         if (!match || match(ctx, n->data)) {
-            unlist(n);
-            n->who->woken = true;
-            pthread_cond_signal(n->who->cv);
+            choose(n->who, later);
             woke++;
         }
         n = next;
@@ -103,17 +182,36 @@ unsigned crew__ec_notify_locked(crew__ec *ec, crew__ec_match match, void *ctx) {
     return woke;
 }
 
+unsigned crew__ec_notify_locked(crew__ec *ec, crew__ec_match match, void *ctx) {
+    return crew__ec_choose_locked(ec, match, ctx, NULL);
+}
+
+#if CREW__EC_FUTEX
+void crew__ec_wake_chosen(crew__ec_wakes *later) {
+    for (unsigned i = 0; i < later->n; i++)
+        futex_wake(later->word[i]);
+    later->n = 0;
+}
+#endif
+
 unsigned crew__ec_notify_slow(crew__ec *ec, pthread_mutex_t *lock, crew__ec_match match,
                               void *ctx) {
+    crew__ec_wakes later = {.n = 0};
     pthread_mutex_lock(lock);
-    unsigned woke = crew__ec_notify_locked(ec, match, ctx);
+    unsigned woke = crew__ec_choose_locked(ec, match, ctx, &later);
     pthread_mutex_unlock(lock);
+    crew__ec_wake_chosen(&later);
     return woke;
 }
 
 void crew__ec_sleeper_init(crew__ec_sleeper *s, pthread_cond_t *cv) {
+#if CREW__EC_FUTEX
+    (void)cv;
+    crew__atomic_init(&s->word, 0u);
+#else
     s->cv = cv ? cv : crew__ec_thread_cv();
     s->woken = false;
+#endif
     s->n = 0;
 }
 

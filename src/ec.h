@@ -12,28 +12,46 @@
  * always. An eventcount (Concurrency Kit's ck_ec, folly's EventCount, oneTBB's
  * concurrent_monitor) splits the wait in two phases, so that the notifier pays one fence and one
  * load. This module owns the whole sequence on both sides; no other file prepares, commits or
- * waits on a condition variable:
+ * waits on a futex or a condition variable:
  *
  *   sleeper: crew__ec_wait(s, lock, look, ctx, until)   notifier: make the event visible, then
  *     for each eventcount s is on: count++, list the       crew__ec_notify(ec, lock, match, ctx)
  *       node (prepare), fence                              fence, read count; if not 0: lock,
  *     look(ctx) once more: found? off every list, return   wake the listed nodes that match
- *     else sleep on s's condition variable (commit)        (off the list and the count, signal
- *     woken by a notifier: off the other lists, return     their sleeper), unlock
+ *     else sleep on s's word or condition variable         (off every list and count, mark and
+ *       (commit)                                           wake their sleeper), unlock
+ *     woken by a notifier: return
  *
  * Either the sleeper's last look sees the event, or the notifier sees the count (Dekker's
  * pattern: each side writes, fences, then reads the other's variable; C11 forbids both reads
  * missing). A notifier that sees the count takes the lock the sleeper holds from its prepare
- * until its wait releases it, so its wake-up cannot fall between the last look and the wait.
+ * until its wait releases it, so it chooses the sleeper either before the last look (which then
+ * sees the event) or once the sleeper has released the lock to sleep; and the sleeper's OS wait
+ * returns at once if it was chosen in between (THE OS WAIT).
  *
- * TARGETED WAKE-UPS. Each eventcount lists the nodes of its sleepers, and each sleeper has a
- * condition variable of its own (a worker's or blocking thread's, or the calling thread's:
- * crew__ec_thread_cv), so a notifier wakes exactly the sleepers it chooses: those of its
- * eventcount (a group's, so finishing one group wakes only its own waiters), and of those the
- * ones its match function accepts (a worker whose queue has work, one sleeper of several, a
- * waiter of a given group). A sleeper may sleep on several eventcounts at once (a waiter that may
- * take any task sleeps on its group's and on the pool's work): one node on each, one look, and
- * the first notifier to choose any of its nodes wakes it.
+ * TARGETED WAKE-UPS. Each eventcount lists the nodes of its sleepers, and each sleeper sleeps
+ * on something of its own (see THE OS WAIT), so a notifier wakes exactly the sleepers it chooses:
+ * those of its eventcount (a group's, so finishing one group wakes only its own waiters), and of
+ * those the ones its match function accepts (a worker whose queue has work, one sleeper of
+ * several, a waiter of a given group). A sleeper may sleep on several eventcounts at once (a
+ * waiter that may take any task sleeps on its group's and on the pool's work): one node on each,
+ * one look, and the first notifier to choose any of its nodes takes it off all of them and wakes
+ * it, so it is woken once.
+ *
+ * THE OS WAIT. On Linux a sleeper sleeps on a 32-bit word of its own (crew__ec_sleeper.word), as
+ * Concurrency Kit's ck_ec and folly's EventCount do: the notifier that chooses it sets the word
+ * to 1 under the lock, and after it has released the lock makes one FUTEX_WAKE (private) on it
+ * (crew__ec_choose_locked, crew__ec_wake_chosen), so that the woken thread does not find the
+ * lock still held (that hand-off nearly doubled an idle pool's wake-up); the sleeper
+ * releases the lock, FUTEX_WAITs while its word is 0 (the kernel compares and sleeps
+ * atomically, so a notifier that set the word in between is never missed), and takes the lock
+ * again. A timed wait is FUTEX_WAIT_BITSET without FUTEX_CLOCK_REALTIME: an absolute
+ * CLOCK_MONOTONIC deadline, the `until` of crew__ec_wait as it is. Elsewhere (or built with
+ * CREW_NO_FUTEX: cmake -DCREW_FUTEX=OFF) each sleeper has a condition variable (a worker's or
+ * blocking thread's, or the calling thread's: crew__ec_thread_cv), which a notifier signals
+ * under the lock: a sleeper's condition variable may be destroyed once the lock is released,
+ * whereas a FUTEX_WAKE on a word whose sleeper has returned changes no memory and at worst wakes
+ * whatever waits at that address now, which re-checks its word as every futex user must.
  *
  * USAGE RULES.
  *   - One lock serves the sleeper and the notifiers of an eventcount (the pool's lock for the
@@ -45,12 +63,16 @@
  *   - A sleeper whose events are only ever made under the lock (the blocking queue's pushes)
  *     may use crew__ec_notify_locked without crew__ec_sleepers: the lock alone orders them.
  *   - crew__ec_wait returns after a wake-up without looking again: the caller's loop looks.
+ *   - A notifier that releases the lock itself right after choosing whom to wake, and is on a
+ *     path where wake-ups matter, uses crew__ec_choose_locked and, once the lock is released,
+ *     crew__ec_wake_chosen (crew__ec_notify does).
  *
  * API (below): crew__ec_init; crew__ec_sleeper_init, crew__ec_on, crew__ec_wait, and
  * crew__ec_wait_for for a sleeper on one eventcount that waits until its look holds (the sleeper);
- * crew__ec_sleepers, crew__ec_notify, crew__ec_notify_locked, crew__ec_listed (the notifier);
- * crew__ec_thread_cv, crew__cond_init_monotonic and crew__deadline_after_ms for condition
- * variables and timed sleeps (every timed wait in crew is on CLOCK_MONOTONIC).
+ * crew__ec_sleepers, crew__ec_notify, crew__ec_notify_locked, crew__ec_choose_locked with
+ * crew__ec_wake_chosen, crew__ec_listed (the notifier); crew__ec_thread_cv,
+ * crew__cond_init_monotonic and crew__deadline_after_ms for condition variables and timed sleeps
+ * (every timed wait in crew is on CLOCK_MONOTONIC).
  *
  * IMPLEMENTATION NOTES. The count is a plain atomic counter; the sleeper's increment is a
  * seq_cst read-modify-write followed by a seq_cst fence, the notifier's read a seq_cst fence
@@ -58,9 +80,11 @@
  * ThreadSanitizer does not model fences, so under it the notifier's read is a seq_cst
  * read-modify-write of the counter itself (fetch_add 0), which the sleeper's increment
  * synchronises with in the counter's modification order: the same guarantee, checked. The lists
- * are doubly linked (a node leaves in O(1) when its sleeper found its event or was woken through
- * another node) and guarded by the lock. The protocol is model-checked in models/sleep.pml, whose
- * processes name these functions.
+ * are doubly linked (a node leaves in O(1) when its sleeper found its event or was chosen through
+ * another node) and guarded by the lock. ThreadSanitizer does not see the futex system calls, and
+ * needs not: the word is an atomic, and everything a woken sleeper reads it reads under the lock
+ * it takes again. The protocol is model-checked in models/sleep.pml, whose processes name these
+ * functions.
  */
 #ifndef CREW_EC_H
 #define CREW_EC_H
@@ -69,6 +93,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
+
+/* CREW__EC_FUTEX: the OS wait is a futex (Linux, 64-bit: its timespec is the C library's; not
+ * with CREW_NO_FUTEX, which forces the portable condition variables so both are tested). */
+#if defined(__linux__) && __SIZEOF_POINTER__ == 8 && !defined(CREW_NO_FUTEX)
+#define CREW__EC_FUTEX 1
+#else
+#define CREW__EC_FUTEX 0
+#endif
 
 #include "atomic.h"
 #include "debug.h"
@@ -98,11 +130,19 @@ struct crew__ec_node {
     bool counted;               /* lock: counted and listed */
 };
 
-/* One sleeping thread: its condition variable and its nodes (crew__ec_on). */
+/* One sleeping thread: what it sleeps on (THE OS WAIT above) and its nodes (crew__ec_on). */
 struct crew__ec_sleeper {
+#if CREW__EC_FUTEX
+    /* 1 once a notifier chose one of its nodes during this wait, else 0: the futex word. Written
+     * under the lock (0 by the sleeper as it starts a wait, 1 by the notifier); read by the
+     * sleeper after it has released the lock (a relaxed load before the system call, which only
+     * spares the call: the verdict is read again under the lock) and by the kernel. */
+    atomic_uint word;
+#else
     pthread_cond_t *cv; /* signalled by notifiers; CLOCK_MONOTONIC for timed waits */
     bool woken;         /* lock: a notifier chose one of its nodes during the last wait */
-    unsigned n;         /* nodes in use */
+#endif
+    unsigned n; /* nodes in use */
     crew__ec_node node[CREW__EC_NODES];
 };
 
@@ -111,13 +151,16 @@ static inline void crew__ec_init(crew__ec *ec) {
     ec->head = NULL;
 }
 
-/* A sleeper on no eventcount yet, sleeping on cv (NULL: the calling thread's own,
- * crew__ec_thread_cv; then it must be used on this thread only). */
+/* A sleeper on no eventcount yet. Without futexes it sleeps on cv (NULL: the calling thread's
+ * own, crew__ec_thread_cv; then it must be used on this thread only); with them on its own word,
+ * and cv is not used. */
 void crew__ec_sleeper_init(crew__ec_sleeper *s, pthread_cond_t *cv);
-/* s sleeps on ec too (at most CREW__EC_NODES of them), with data for ec's notifiers' match
- * functions. Not while s waits. */
+/* s sleeps on ec too (at most CREW__EC_NODES of them, each a different one), with data for ec's
+ * notifiers' match functions. Not while s waits. */
 static inline void crew__ec_on(crew__ec_sleeper *s, crew__ec *ec, void *data) {
     crew__assert(s->n < CREW__EC_NODES);
+    for (unsigned i = 0; i < s->n; i++) /* a notifier unlists all of them while it walks one */
+        crew__assert(s->node[i].ec != ec);
     crew__ec_node *n = &s->node[s->n++];
     n->ec = ec;
     n->who = s;
@@ -139,15 +182,16 @@ enum crew__ec_end {
  * Counts s on each of its eventcounts and fences, then calls look(ctx): true means the event is
  * there, and the wait returns CREW__EC_FOUND without sleeping; false, and s sleeps until a
  * notifier chooses it (CREW__EC_WOKEN; the caller looks again itself) or, if until is not NULL,
- * until that CLOCK_MONOTONIC time (CREW__EC_TIMEDOUT). After any other return from the
- * condition variable it looks again (and may sleep again). On return s is on no count. */
+ * until that CLOCK_MONOTONIC time (CREW__EC_TIMEDOUT; a time already past, or a negative
+ * tv_sec, times out at once; tv_nsec must be in [0, 1e9)). After any other return from the OS
+ * wait (spurious) it looks again (and may sleep again). On return s is on no count. */
 enum crew__ec_end crew__ec_wait(crew__ec_sleeper *s, pthread_mutex_t *lock,
                                 bool (*look)(void *ctx), void *ctx, const struct timespec *until);
 
-/* The common case of crew__ec_wait: the calling thread sleeps on ec alone (on its own condition
- * variable, crew__ec_thread_cv) until look(ctx) holds (CREW__EC_FOUND) or, if until is not NULL,
- * that CLOCK_MONOTONIC time passes (CREW__EC_TIMEDOUT); a wake-up looks again. Lock held, as for
- * crew__ec_wait. */
+/* The common case of crew__ec_wait: the calling thread sleeps on ec alone (on a sleeper on its
+ * stack: a futex word, or its own condition variable, crew__ec_thread_cv) until look(ctx) holds
+ * (CREW__EC_FOUND) or, if until is not NULL, that CLOCK_MONOTONIC time passes (CREW__EC_TIMEDOUT);
+ * a wake-up looks again. Lock held, as for crew__ec_wait. */
 enum crew__ec_end crew__ec_wait_for(crew__ec *ec, pthread_mutex_t *lock, bool (*look)(void *ctx),
                                     void *ctx, const struct timespec *until);
 
@@ -172,10 +216,32 @@ static inline bool crew__ec_sleepers(crew__ec *ec) {
  * first; it may change the notifier's state (count down what it may still wake). */
 typedef bool (*crew__ec_match)(void *ctx, void *data);
 
+/* Wake-ups chosen under the lock, made after it is released (crew__ec_choose_locked). */
+#define CREW__EC_WAKES 4
+typedef struct crew__ec_wakes {
+    unsigned n;
+#if CREW__EC_FUTEX
+    atomic_uint *word[CREW__EC_WAKES]; /* the chosen sleepers' words, for FUTEX_WAKE */
+#endif
+} crew__ec_wakes;
+
 /* Notifier, lock held: wake every sleeper listed on ec whose node match accepts (match NULL:
- * all), taking each off ec's count and list. Returns how many it woke. */
+ * all), taking each off the count and list of every eventcount it sleeps on. Returns how many
+ * it woke. */
 unsigned crew__ec_notify_locked(crew__ec *ec, crew__ec_match match, void *ctx);
-/* The same out of line, taking lock. */
+/* The same, but the futex wake-ups of the first CREW__EC_WAKES sleepers chosen are left in
+ * *later (n 0 to start with) for crew__ec_wake_chosen to make once the caller has released the
+ * lock; without futexes (a condition variable is signalled under the lock) and beyond that many,
+ * they are made at once. Either way the sleepers are chosen, off the lists, when it returns. */
+unsigned crew__ec_choose_locked(crew__ec *ec, crew__ec_match match, void *ctx,
+                                crew__ec_wakes *later);
+/* Lock released: the wake-ups crew__ec_choose_locked left in *later. */
+#if CREW__EC_FUTEX
+void crew__ec_wake_chosen(crew__ec_wakes *later);
+#else
+static inline void crew__ec_wake_chosen(crew__ec_wakes *later) { (void)later; }
+#endif
+/* The same out of line, taking lock (the wake-ups made after releasing it). */
 unsigned crew__ec_notify_slow(crew__ec *ec, pthread_mutex_t *lock, crew__ec_match match,
                               void *ctx);
 /* Notifier, after making its event visible, lock not held: the fence and the count, and only if
@@ -210,7 +276,7 @@ void crew__join_each(crew__joins *j, pthread_mutex_t *lock, unsigned (*count)(vo
 /* The calling thread's own condition variable (CLOCK_MONOTONIC), made on first use, for the
  * sleepers that have none of their own: a thread sleeps in one place at a time. */
 pthread_cond_t *crew__ec_thread_cv(void);
-/* Wake-ups this thread has had (returns from its condition variable), for tests. */
+/* Wake-ups this thread has had (returns from its OS wait), for tests. */
 unsigned long crew__ec_thread_wakeups(void);
 /* Initialise cv for timed sleeps on CLOCK_MONOTONIC. 0 or an errno value. */
 int crew__cond_init_monotonic(pthread_cond_t *cv);

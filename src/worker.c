@@ -3,7 +3,7 @@
  *
  * DESIGN. Workers find work themselves: each loops taking a task from the scheduler (schedule.c),
  * running it, and counting it finished, with no pool-wide lock on the way. A worker that finds
- * nothing polls a while (crew_config.spin), then sleeps on its own condition variable.
+ * nothing polls a while (crew_config.spin), then sleeps (on its own futex word, ec.h).
  *
  * Sleeping without losing a wake-up, and without a system call while the pool is busy, is the
  * eventcount's (ec.h): a worker sleeps through crew__ec_wait on pool->work (under pool->lock),

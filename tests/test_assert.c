@@ -1,11 +1,11 @@
 /*
  * test_assert.c -- crew's assertions (src/debug.h) are on in the tests, and a broken invariant
- * aborts with its place and its condition. Each case breaks one in a child process and expects
- * it to die of SIGABRT with "crew: <file>:<line>: <function>: assertion `<condition>' failed" on
- * stderr: once in the library (group.c, compiled into crew_checked), once in an inline function
- * of src/ compiled into this program (ec.h). The tests link crew_checked (tests/CMakeLists.txt):
- * built against a library without the assertions, or without CREW_ASSERT, this test fails, and
- * says so. The same calls with the invariant kept must not abort.
+ * aborts with its place and its condition. Each case breaks one in a child process and expects it
+ * to die of SIGABRT with "crew: <file>:<line>: <function>: assertion `<condition>' failed" on
+ * stderr: once in the library (group.c, compiled into crew_checked), twice in an inline function of
+ * src/ compiled into this program (ec.h). The tests link crew_checked (tests/CMakeLists.txt): built
+ * against a library without the assertions, or without CREW_ASSERT, this test fails, and says so.
+ * The same calls with the invariant kept must not abort.
  */
 #define _GNU_SOURCE 1
 #include <pthread.h>
@@ -92,16 +92,26 @@ static void end_two_of_one(void) {
     crew__group_done(&m, slot, 2, CREW__RAN, NULL); /* 2 tasks end of a group of 1 */
 }
 
-/* ---- Inline, in this program: a sleeper sleeps on at most CREW__EC_NODES eventcounts
- * (ec.h). ---- */
+/* ---- Inline, in this program: a sleeper sleeps on at most CREW__EC_NODES eventcounts, each
+ * once (ec.h). ---- */
 
 static void too_many_eventcounts(void) {
+    crew__ec ec[CREW__EC_NODES + 1];
+    crew__ec_sleeper s;
+    crew__ec_sleeper_init(&s, NULL);
+    for (unsigned i = 0; i <= CREW__EC_NODES; i++) { /* one too many */
+        crew__ec_init(&ec[i]);
+        crew__ec_on(&s, &ec[i], NULL);
+    }
+}
+
+static void same_eventcount_twice(void) {
     crew__ec ec;
     crew__ec_init(&ec);
     crew__ec_sleeper s;
     crew__ec_sleeper_init(&s, NULL);
-    for (unsigned i = 0; i <= CREW__EC_NODES; i++) /* one too many */
-        crew__ec_on(&s, &ec, NULL);
+    crew__ec_on(&s, &ec, NULL);
+    crew__ec_on(&s, &ec, NULL);
 }
 
 int main(void) {
@@ -110,13 +120,14 @@ int main(void) {
     uint32_t slot = one_task_group(&m);
     CHECK(crew__group_done(&m, slot, 1, CREW__RAN, NULL)); /* the group finished */
     crew__slotmap_free(&m);
-    crew__ec ec;
-    crew__ec_init(&ec);
+    crew__ec ec[CREW__EC_NODES];
     crew__ec_sleeper s;
     crew__ec_sleeper_init(&s, NULL);
-    for (unsigned i = 0; i < CREW__EC_NODES; i++)
-        crew__ec_on(&s, &ec, NULL);
-    CHECK(s.n == CREW__EC_NODES && !crew__ec_listed(&ec));
+    for (unsigned i = 0; i < CREW__EC_NODES; i++) {
+        crew__ec_init(&ec[i]);
+        crew__ec_on(&s, &ec[i], NULL);
+    }
+    CHECK(s.n == CREW__EC_NODES && !crew__ec_listed(&ec[0]));
 
     /* Broken: each aborts, naming where and what. */
     expect_assertion("group.c, in the library", end_two_of_one,
@@ -126,5 +137,8 @@ int main(void) {
     expect_assertion("ec.h, inline in this program", too_many_eventcounts,
                      (const char *const[]){"crew: ", "ec.h:", "crew__ec_on",
                                            "assertion `s->n < CREW__EC_NODES'", NULL});
+    expect_assertion("ec.h, the same eventcount twice", same_eventcount_twice,
+                     (const char *const[]){"crew: ", "ec.h:", "crew__ec_on",
+                                           "assertion `s->node[i].ec != ec'", NULL});
     return 0;
 }

@@ -3,9 +3,15 @@
  * theirs: no lost wake-up between a sleeper's last look (crew__ec_wait) and a racing notifier
  * (crew__ec_notify), over many rounds (one sleeper woken by every notification; several
  * sleepers woken one at a time by a match function); a timed sleep on CLOCK_MONOTONIC ends in
- * time; a sleeper on two eventcounts is woken through either and leaves both counts; a
- * notification wakes only the sleepers of its eventcount that its match accepts. A lost wake-up
- * is a hang, which alarm() turns into a failure.
+ * time, and one woken before its time says so; a deadline already past (or negative) times out
+ * at once; a sleeper on two eventcounts is woken through either and leaves both counts; a
+ * notification wakes only the sleepers of its eventcount that its match accepts; a sleeper
+ * chosen through one eventcount is off the others at once (woken once); wake-ups chosen under
+ * the lock and made after it (crew__ec_choose_locked, crew__ec_wake_chosen), more of them than
+ * it defers; sleepers on three eventcounts each, notified through any, and timed sleepers racing
+ * their deadlines, over many rounds. A lost wake-up is a hang, which alarm() turns into a
+ * failure. The same file runs on both OS waits (test_ec: the library's, a futex on Linux;
+ * test_ec_portable: the condition variables).
  */
 #define _GNU_SOURCE 1 /* clock_gettime, CLOCK_MONOTONIC under -std=c11 */
 #include <pthread.h>
@@ -232,11 +238,241 @@ static void targeted(void) {
     printf("targeted: %d sleepers, each woken once, by its own notification\n", NTARGETS);
 }
 
+/* ---- 5. Timed waits: woken before the deadline (WOKEN), a deadline past or negative
+ * (TIMEDOUT at once, no sleep). ---- */
+static crew__ec timed_ec;
+static atomic_int timed_asleep;
+
+static bool count_asleep(void *ctx) {
+    (void)ctx;
+    atomic_fetch_add(&timed_asleep, 1); /* lock held: listed before the notifier can look */
+    return false;
+}
+
+static void *timed_sleeper(void *arg) {
+    enum crew__ec_end *end = arg;
+    crew__ec_sleeper me;
+    crew__ec_sleeper_init(&me, NULL);
+    crew__ec_on(&me, &timed_ec, NULL);
+    struct timespec until = crew__deadline_after_ms(100000); /* far: the notifier comes first */
+    pthread_mutex_lock(&lock);
+    *end = crew__ec_wait(&me, &lock, count_asleep, NULL, &until);
+    pthread_mutex_unlock(&lock);
+    return NULL;
+}
+
+static void timed_edges(void) {
+    crew__ec_init(&timed_ec);
+    enum crew__ec_end end = CREW__EC_FOUND;
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, timed_sleeper, &end) == 0);
+    while (atomic_load(&timed_asleep) == 0)
+        sched_yield();
+    CHECK(crew__ec_notify(&timed_ec, &lock, NULL, NULL) == 1);
+    pthread_join(t, NULL);
+    CHECK(end == CREW__EC_WOKEN);
+    CHECK(!crew__ec_listed(&timed_ec) && !crew__ec_sleepers(&timed_ec));
+
+    crew__ec_sleeper me;
+    crew__ec_sleeper_init(&me, NULL);
+    crew__ec_on(&me, &timed_ec, NULL);
+    struct timespec past, negative = {.tv_sec = -5, .tv_nsec = 0};
+    clock_gettime(CLOCK_MONOTONIC, &past);
+    past.tv_sec -= 1;
+    pthread_mutex_lock(&lock);
+    CHECK(crew__ec_wait(&me, &lock, never, NULL, &past) == CREW__EC_TIMEDOUT);
+    CHECK(crew__ec_wait(&me, &lock, never, NULL, &negative) == CREW__EC_TIMEDOUT);
+    CHECK(crew__ec_wait_for(&timed_ec, &lock, never, NULL, &past) == CREW__EC_TIMEDOUT);
+    pthread_mutex_unlock(&lock);
+    CHECK(!crew__ec_listed(&timed_ec) && !crew__ec_sleepers(&timed_ec));
+    printf("timed: woken before the deadline; past and negative deadlines time out at once\n");
+}
+
+/* ---- 6. A sleeper chosen through one eventcount leaves the others at once: a notification on
+ * another of them in the same critical section finds nobody (it is woken once). ---- */
+static crew__ec once_a, once_b;
+static atomic_int once_asleep;
+static atomic_ulong once_wakeups;
+
+static bool once_look(void *ctx) {
+    (void)ctx;
+    atomic_fetch_add(&once_asleep, 1);
+    return false;
+}
+
+static void *once_sleeper(void *arg) {
+    (void)arg;
+    crew__ec_sleeper me;
+    crew__ec_sleeper_init(&me, NULL);
+    crew__ec_on(&me, &once_a, NULL);
+    crew__ec_on(&me, &once_b, NULL);
+    unsigned long before = crew__ec_thread_wakeups();
+    pthread_mutex_lock(&lock);
+    CHECK(crew__ec_wait(&me, &lock, once_look, NULL, NULL) == CREW__EC_WOKEN);
+    pthread_mutex_unlock(&lock);
+    atomic_store(&once_wakeups, crew__ec_thread_wakeups() - before);
+    return NULL;
+}
+
+static void chosen_once(void) {
+    crew__ec_init(&once_a);
+    crew__ec_init(&once_b);
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, once_sleeper, NULL) == 0);
+    while (atomic_load(&once_asleep) == 0)
+        sched_yield();
+    pthread_mutex_lock(&lock);
+    CHECK(crew__ec_listed(&once_a) && crew__ec_listed(&once_b));
+    CHECK(crew__ec_notify_locked(&once_a, NULL, NULL) == 1);
+    CHECK(!crew__ec_listed(&once_b)); /* off b too, already */
+    CHECK(crew__ec_notify_locked(&once_b, NULL, NULL) == 0);
+    pthread_mutex_unlock(&lock);
+    pthread_join(t, NULL);
+    CHECK(atomic_load(&once_wakeups) == 1);
+    CHECK(!crew__ec_sleepers(&once_a) && !crew__ec_sleepers(&once_b));
+    printf("chosen once: off both eventcounts when chosen through one\n");
+}
+
+/* ---- 7. Wake-ups made after the lock (crew__ec_choose_locked, crew__ec_wake_chosen), for
+ * more sleepers than it defers: every one wakes. ---- */
+#define NLATER (CREW__EC_WAKES + 3)
+static crew__ec later_ec;
+static atomic_int later_asleep, later_go;
+
+static bool later_look(void *ctx) {
+    (void)ctx;
+    if (atomic_load(&later_go))
+        return true;
+    atomic_fetch_add(&later_asleep, 1);
+    return false;
+}
+
+static void *later_sleeper(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&lock);
+    crew__ec_wait_for(&later_ec, &lock, later_look, NULL, NULL);
+    pthread_mutex_unlock(&lock);
+    return NULL;
+}
+
+static void wake_after_unlock(void) {
+    crew__ec_init(&later_ec);
+    pthread_t t[NLATER];
+    for (int i = 0; i < NLATER; i++)
+        CHECK(pthread_create(&t[i], NULL, later_sleeper, NULL) == 0);
+    while (atomic_load(&later_asleep) < NLATER)
+        sched_yield();
+    atomic_store(&later_go, 1);
+    crew__ec_wakes later = {.n = 0};
+    pthread_mutex_lock(&lock);
+    CHECK(crew__ec_choose_locked(&later_ec, NULL, NULL, &later) == NLATER);
+    CHECK(!crew__ec_listed(&later_ec));
+    pthread_mutex_unlock(&lock);
+    crew__ec_wake_chosen(&later);
+    CHECK(later.n == 0);
+    for (int i = 0; i < NLATER; i++)
+        pthread_join(t[i], NULL);
+    CHECK(!crew__ec_sleepers(&later_ec));
+    printf("wake after unlock: %d sleepers, %d wake-ups deferred at most, all woken\n", NLATER,
+           CREW__EC_WAKES);
+}
+
+/* ---- 8. Stress: sleepers on three eventcounts each (one shared by all, two of their own),
+ * notifiers on any of them; and timed sleepers whose deadlines race the notifications. Tokens
+ * as in 2: every token is consumed, and the counts end at 0. ---- */
+#define NMULTI 3
+static crew__ec multi_shared, multi_own[NMULTI][2];
+static atomic_long mtokens, mconsumed;
+static atomic_ulong mtimeouts;
+static long nmtokens;
+
+static bool mtoken_or_end(void *ctx) {
+    (void)ctx;
+    return atomic_load(&mtokens) != 0 || atomic_load(&mconsumed) >= nmtokens;
+}
+
+static void *multi_sleeper(void *arg) {
+    int i = *(int *)arg;
+    crew__ec_sleeper me;
+    crew__ec_sleeper_init(&me, NULL);
+    crew__ec_on(&me, &multi_own[i][0], NULL);
+    crew__ec_on(&me, &multi_shared, NULL);
+    crew__ec_on(&me, &multi_own[i][1], NULL);
+    for (unsigned long k = 0;; k++) {
+        long t = atomic_load(&mtokens);
+        if (t > 0) {
+            if (atomic_compare_exchange_weak(&mtokens, &t, t - 1))
+                atomic_fetch_add(&mconsumed, 1);
+            continue;
+        }
+        if (atomic_load(&mconsumed) >= nmtokens)
+            return NULL;
+        /* Sleeper 0 sleeps with a deadline of 0 to 2 ms now and then: timeouts race wake-ups. */
+        struct timespec until = crew__deadline_after_ms((unsigned)(k % 3));
+        pthread_mutex_lock(&lock);
+        if (crew__ec_wait(&me, &lock, mtoken_or_end, NULL, i == 0 && k % 2 ? &until : NULL) ==
+            CREW__EC_TIMEDOUT)
+            atomic_fetch_add(&mtimeouts, 1);
+        pthread_mutex_unlock(&lock);
+    }
+}
+
+static bool one_left(void *ctx, void *data) {
+    (void)data;
+    unsigned *left = ctx;
+    if (*left == 0)
+        return false;
+    (*left)--;
+    return true;
+}
+
+static void multi_stress(void) {
+    nmtokens = rounds(100000);
+    crew__ec_init(&multi_shared);
+    int id[NMULTI];
+    pthread_t t[NMULTI];
+    for (int i = 0; i < NMULTI; i++) {
+        crew__ec_init(&multi_own[i][0]);
+        crew__ec_init(&multi_own[i][1]);
+        id[i] = i;
+        CHECK(pthread_create(&t[i], NULL, multi_sleeper, &id[i]) == 0);
+    }
+    for (long k = 0; k < nmtokens; k++) {
+        atomic_fetch_add(&mtokens, 1); /* one token: wake one sleeper, through any eventcount */
+        unsigned one = 1;
+        long pick = k % (2 * NMULTI + 1);
+        crew__ec *ec_k = pick == 2 * NMULTI ? &multi_shared : &multi_own[pick / 2][pick % 2];
+        if (crew__ec_notify(ec_k, &lock, one_left, &one) == 0 && ec_k != &multi_shared)
+            crew__ec_notify(&multi_shared, &lock, one_left, &(unsigned){1}); /* nobody there */
+        if (k % 64 == 0)
+            while (atomic_load(&mconsumed) < k)
+                sched_yield();
+    }
+    while (atomic_load(&mconsumed) < nmtokens)
+        sched_yield();
+    crew__ec_notify(&multi_shared, &lock, NULL, NULL); /* the end: wake everyone */
+    for (int i = 0; i < NMULTI; i++)
+        pthread_join(t[i], NULL);
+    CHECK(atomic_load(&mconsumed) == nmtokens);
+    CHECK(!crew__ec_listed(&multi_shared) && !crew__ec_sleepers(&multi_shared));
+    for (int i = 0; i < NMULTI; i++)
+        for (int j = 0; j < 2; j++)
+            CHECK(!crew__ec_listed(&multi_own[i][j]) && !crew__ec_sleepers(&multi_own[i][j]));
+    printf("three eventcounts each: %ld tokens over %d sleepers, %lu timeouts, no lost "
+           "wake-up\n",
+           nmtokens, NMULTI, (unsigned long)atomic_load(&mtimeouts));
+}
+
 int main(void) {
     alarm(240); /* a lost wake-up hangs: fail instead */
+    printf("OS wait: %s\n", CREW__EC_FUTEX ? "futex" : "condition variables");
     timed_and_two();
+    timed_edges();
     targeted();
+    chosen_once();
+    wake_after_unlock();
     lost_wakeup_all();
     lost_wakeup_wake_one();
+    multi_stress();
     return 0;
 }
