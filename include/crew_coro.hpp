@@ -19,7 +19,10 @@
 //   co_await crew::when_all(p, t...)     run the tasks t... concurrently (all but the last are
 //                                        started on p, the last in place) and resume once all
 //                                        have finished, with their results in a tuple; the first
-//                                        exception is rethrown after all have finished
+//                                        exception (by position) is rethrown after all have
+//                                        finished. A task that was moved from makes it throw
+//                                        crew::error (CREW_EINVAL) with none started; one that
+//                                        was awaited before counts as ended, with its result
 //
 // crew::task<T> is lazy (it starts when awaited) and move-only. An exception escaping a task is
 // rethrown by the co_await (or sync_wait) that receives its result. Included from C++17, or
@@ -64,6 +67,21 @@
 // to end resumes the awaiter on its own thread; if all have ended before the awaiter suspends,
 // the awaiter goes on without suspending), and resumptions after a drop. Nested when_alls use
 // a few frames per level of nesting, as nested calls would.
+//
+// Frames. The frame of a crew::task (and sync_wait's own) comes from a cache on the thread that
+// creates the task: a free list per size class (steps of 64 bytes, frames of up to 2 KiB; a
+// larger one comes from the global operator new and goes back to it). When a task is destroyed,
+// the thread that destroys it keeps the frame, whichever thread allocated it, until that thread
+// keeps 128 KiB of frames; the rest go back to the heap, and so does all a thread keeps when the
+// thread exits (a thread_local destructor; a frame freed after that one, by another thread_local
+// destructor, goes straight back to the heap). So tasks that move between threads (a when_all
+// child ends on one worker, its parent destroys it on another) cost no heap call once the
+// threads' caches are warm, and no frame outlives its thread's exit. Kept frames are poisoned
+// under AddressSanitizer, which reports a use after the task's destruction as for freed memory.
+// Defining CREW_CORO_FRAME_CACHE to 0 (in every translation unit alike) takes every frame from
+// the global operator new. when_all allocates nothing of its own: it counts its children down
+// in its awaiter, inside the awaiting coroutine's frame, and each child's result stays in the
+// child's frame until the awaiter takes it.
 #ifndef CREW_CORO_HPP
 #define CREW_CORO_HPP
 
