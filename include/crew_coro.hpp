@@ -290,9 +290,8 @@ inline void frame_heap_free(void *p, [[maybe_unused]] std::size_t n) noexcept {
 #endif
 }
 
-// Give this thread's kept frames back to the heap. `then`: frame_cache::ended at thread exit (it
-// keeps no frame from then on), else frame_cache::keeping (it goes on keeping frames).
-inline void frame_cache_release(unsigned char then) noexcept {
+// Give this thread's kept frames back to the heap; at its exit (exiting), keep none from then on.
+inline void frame_cache_release(bool exiting) noexcept {
     frame_cache &c = tls_frames;
     for (std::size_t i = 0; i < frame_cache::classes; i++) {
         while (frame_cache::block *b = c.free[i]) {
@@ -303,7 +302,8 @@ inline void frame_cache_release(unsigned char then) noexcept {
         }
     }
     c.bytes = 0;
-    c.state = then;
+    if (exiting)
+        c.state = frame_cache::ended;
 }
 
 // Its destructor, registered on a thread's first kept frame, releases the cache at thread exit.
@@ -311,7 +311,7 @@ struct frame_cache_reaper {
     bool armed = false;
     ~frame_cache_reaper() {
         if (armed)
-            frame_cache_release(frame_cache::ended);
+            frame_cache_release(true);
     }
 };
 inline thread_local frame_cache_reaper tls_frame_reaper;

@@ -321,7 +321,7 @@ __attribute__((noinline)) crew::task<int> made(int v) { return value(v); }
 TEST(Coro, FramesAreReusedFromTheThreadsCache) {
     if (!CREW_CORO_FRAME_CACHE)
         GTEST_SKIP() << "built with CREW_CORO_FRAME_CACHE=0";
-    crew::detail::frame_cache_release(crew::detail::frame_cache::keeping);
+    crew::detail::frame_cache_release(false);
     { crew::task<int> t = made(1); } // a frame of value's size class kept here
     const std::size_t base = kept();
     ASSERT_GT(base, 0u);
@@ -340,7 +340,7 @@ TEST(Coro, FramesFreedOnAnotherThreadAreKeptThereUpToTheCap) {
     if (!CREW_CORO_FRAME_CACHE)
         GTEST_SKIP() << "built with CREW_CORO_FRAME_CACHE=0";
     // Frames allocated on another thread (which then exits), destroyed here: kept here.
-    crew::detail::frame_cache_release(crew::detail::frame_cache::keeping);
+    crew::detail::frame_cache_release(false);
     ASSERT_EQ(kept(), 0u);
     std::vector<crew::task<int>> ts;
     std::thread([&ts] {
@@ -362,7 +362,7 @@ TEST(Coro, FramesFreedOnAnotherThreadAreKeptThereUpToTheCap) {
     ts.clear();
     EXPECT_LE(kept(), crew::detail::frame_cache::cap);
     EXPECT_GT(kept(), crew::detail::frame_cache::cap / 2);
-    crew::detail::frame_cache_release(crew::detail::frame_cache::keeping);
+    crew::detail::frame_cache_release(false);
     EXPECT_EQ(kept(), 0u);
 }
 
