@@ -410,6 +410,8 @@ TEST(Coro, ManyThreadsPassFramesAroundAndGiveThemBackAtExit) {
         t.join();
 
     // A frame freed by a thread_local destructor after the cache's own at thread exit.
+    if (!CREW_CORO_FRAME_CACHE)
+        return;
     std::atomic<int> kept_after{-1};
     std::thread([&kept_after] {
         thread_local late_holder h;
@@ -553,8 +555,8 @@ TEST(Coro, AFullQueueThatDropsTheOldestResumesTheCoroutineWithTheError) {
         crew::options o = opts(1);
         o.queue_capacity = 1;
         o.full_policy = CREW_FULL_DROP_OLDEST;
+        crewtest::Gate gate; // outlives the pool, whose worker may still be leaving wait()
         crew::pool p(o);
-        crewtest::Gate gate;
         gate.hold(p.native(), 1);
         std::thread t = sync_wait_on_a_thread(scheduled_once(p, frame_count(destroyed)), &code);
         wait_queued(p, 1);
@@ -700,8 +702,8 @@ TEST(Coro, ScheduleOnAFullCallerRunsQueueDoesNotGrowTheStack) {
     crew::options o = opts(1);
     o.queue_capacity = 1;
     o.full_policy = CREW_FULL_CALLER_RUNS;
+    crewtest::Gate gate; // outlives the pool, whose worker may still be leaving wait()
     crew::pool p(o);
-    crewtest::Gate gate;
     gate.hold(p.native(), 1);
     p.post([] {}); // the queue's one place
     stack_span s;
@@ -747,8 +749,8 @@ TEST(Coro, DropsThatCauseDropsRunOneAfterAnother) {
     crew::options o = opts(1);
     o.queue_capacity = n;
     o.full_policy = CREW_FULL_DROP_OLDEST;
+    crewtest::Gate gate; // outlives the pool, whose worker may still be leaving wait()
     crew::pool p(o);
-    crewtest::Gate gate;
     gate.hold(p.native(), 1);
     cascade c(p, stack_loop);
     int codes[n];
