@@ -569,6 +569,44 @@ TEST(Coro, AFullQueueThatDropsTheOldestResumesTheCoroutineWithTheError) {
     EXPECT_TRUE(ran.load());
 }
 
+crew::task<int> marks(frame_count, std::atomic<bool> &ran) {
+    ran.store(true);
+    co_return 1;
+}
+
+crew::task<int> three_children(crew::pool &p, std::atomic<int> &destroyed,
+                               std::atomic<bool> &last_ran) {
+    auto [a, b, c] = co_await crew::when_all(p, unscheduled(frame_count(destroyed)),
+                                             unscheduled(frame_count(destroyed)),
+                                             marks(frame_count(destroyed), last_ran));
+    co_return a + b + c;
+}
+
+TEST(Coro, AWhenAllWhoseOwnSubmissionDropsAChildReportsIt) {
+    // A queue of one place under CREW_FULL_DROP_OLDEST, its worker held: submitting the second
+    // child drops the first one's start, inside when_all's own await_suspend. The when_all
+    // still waits for the second (queued) and the third (run in place), then reports
+    // CREW_ECANCELED; every frame is destroyed.
+    std::atomic<int> destroyed{0};
+    int code = -1;
+    {
+        crew::options o = opts(1);
+        o.queue_capacity = 1;
+        o.full_policy = CREW_FULL_DROP_OLDEST;
+        crewtest::Gate gate; // outlives the pool, whose worker may still be leaving wait()
+        crew::pool p(o);
+        gate.hold(p.native(), 1);
+        std::atomic<bool> last_ran{false};
+        std::thread t = sync_wait_on_a_thread(three_children(p, destroyed, last_ran), &code);
+        while (!last_ran.load()) // the third runs in place, after both submissions
+            std::this_thread::yield();
+        gate.open(); // the second runs and resumes the when_all
+        t.join();
+    }
+    EXPECT_EQ(code, CREW_ECANCELED);
+    EXPECT_EQ(destroyed.load(), 3);
+}
+
 crew::task<long> after_both_arrive(crew::pool &p, std::atomic<int> &arrived, int n) {
     // Both workers are inside sync_wait before either coroutine leaves its thread.
     arrived.fetch_add(1);
