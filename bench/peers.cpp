@@ -7,6 +7,8 @@
 //   fib       fib(n), every call with n >= 2 spawning fib(n-1) as a task,
 //             computing fib(n-2) itself, then waiting (only pools that can
 //             wait inside a task)                                             -> seconds
+//             ("crew-coro": the same with C++20 coroutines, crew::when_all of both halves;
+//             it runs this workload only)
 //   matmul    M 10x10 double matrix multiplications from one producer        -> seconds
 //   skynet    the classic "skynet": a 10-ary tree of tasks D levels deep (D = 6: 1,111,111
 //             tasks); a leaf returns its number, an inner task spawns its 10 children,
@@ -47,6 +49,9 @@
 
 #include "bench_util.hpp"
 #include "crew.h"
+#ifdef CREW_HAVE_CORO
+#include "peers_coro.h"
+#endif
 
 #ifdef CREW_HAVE_OPENMP
 #include <omp.h>
@@ -181,6 +186,11 @@ struct Peer {
         return -1;
     }
     virtual double scale() const { return 1.0; } // fraction of the tasks it runs (rates scale)
+    // Why it has no figure for a workload it did not run.
+    virtual const char *not_run(const std::string &w) const {
+        return w == "wakeup" ? "n/a (no way to hand over one task from outside)"
+                             : "n/a (cannot wait inside a task)";
+    }
 };
 
 // Wake-up latency: the pool is idle (its workers had 2 ms to go to sleep), one task is handed
@@ -744,6 +754,32 @@ public:
     }
 };
 
+#ifdef CREW_HAVE_CORO
+// crew with C++20 coroutines (peers_coro.h): the fib workload only.
+class CoroPeer : public Peer {
+    CoroFib *f_;
+
+public:
+    CoroPeer() : f_(coro_fib_create(g_threads)) {
+        if (!f_) {
+            std::fprintf(stderr, "bench_peers: crew-coro: cannot create its pool\n");
+            std::exit(1);
+        }
+    }
+    ~CoroPeer() override { coro_fib_destroy(f_); }
+    const char *name() const override { return "crew-coro"; }
+    double empty(long) override { return -1; }
+    double forkjoin(long) override { return -1; }
+    double fib(int n, long *result) override {
+        double t = now();
+        *result = coro_fib(f_, n);
+        return now() - t;
+    }
+    double matmul(long) override { return -1; }
+    const char *not_run(const std::string &) const override { return "n/a (fib only)"; }
+};
+#endif
+
 std::unique_ptr<Peer> make_peer(const std::string &name) {
     if (name == "crew")
         return std::make_unique<CrewPeer>();
@@ -766,6 +802,10 @@ std::unique_ptr<Peer> make_peer(const std::string &name) {
     if (name == "crew-notify")
         return std::make_unique<CrewPeer>(name, CREW_SCHED_DEFAULT, CREW_LOCK_MUTEX,
                                           EmptyVia::notify);
+#ifdef CREW_HAVE_CORO
+    if (name == "crew-coro")
+        return std::make_unique<CoroPeer>();
+#endif
 #ifdef CREW_HAVE_OPENMP
     if (name == "openmp")
         return std::make_unique<OmpPeer>();
@@ -797,6 +837,9 @@ int main(int argc, char **argv) {
                                           "skynet"};
     std::vector<std::string> peers = {"crew",     "openmp",     "onetbb",     "boost.asio",
                                       "glib",     "textbook",   "thread/task"};
+#ifdef CREW_HAVE_CORO
+    peers.insert(peers.begin() + 1, "crew-coro"); // beside crew's C fib
+#endif
     int repeats = 5, fib_n = 30, wake_trials = 100, sky_depth = 6;
     long empty_n = 1000000, rounds = 20000, matmuls = 500000;
     const char *csv = nullptr, *summary = nullptr;
@@ -821,7 +864,8 @@ int main(int argc, char **argv) {
                          "usage: %s [-w empty,forkjoin,fib,matmul,wakeup,skynet] [-p crew,openmp,"
                          "onetbb,boost.asio,glib,textbook,thread/task,crew-steal,crew-shared,"
                          "crew-shared-spin,crew-lockfree,crew-per-worker,crew-lane,crew-group,"
-                         "crew-notify] [-r repeats] [-t threads] [-n empty_tasks] [-R rounds] "
+                         "crew-notify,crew-coro] [-r repeats] [-t threads] [-n empty_tasks] "
+                         "[-R rounds] "
                          "[-f fib_n] [-m matmuls] "
                          "[-D skynet_depth: 10^D leaves, 6] [-c out.csv] [-S summary.md]\n"
                          "  -h, --help  this text\n",
@@ -969,9 +1013,7 @@ int main(int argc, char **argv) {
         for (auto &p : live) {
             auto it = metric.find(p->name());
             if (it == metric.end()) {
-                std::printf("%-16s %14s\n", p->name(),
-                            w == "wakeup" ? "n/a (no way to hand over one task from outside)"
-                                          : "n/a (cannot wait inside a task)");
+                std::printf("%-16s %14s\n", p->name(), p->not_run(w));
                 continue;
             }
             Stat s = stat(it->second);

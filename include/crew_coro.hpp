@@ -19,7 +19,10 @@
 //   co_await crew::when_all(p, t...)     run the tasks t... concurrently (all but the last are
 //                                        started on p, the last in place) and resume once all
 //                                        have finished, with their results in a tuple; the first
-//                                        exception is rethrown after all have finished
+//                                        exception (by position) is rethrown after all have
+//                                        finished. A task that was moved from makes it throw
+//                                        crew::error (CREW_EINVAL) with none started; one that
+//                                        was awaited before counts as ended, with its result
 //
 // crew::task<T> is lazy (it starts when awaited) and move-only. An exception escaping a task is
 // rethrown by the co_await (or sync_wait) that receives its result. Included from C++17, or
@@ -64,6 +67,21 @@
 // to end resumes the awaiter on its own thread; if all have ended before the awaiter suspends,
 // the awaiter goes on without suspending), and resumptions after a drop. Nested when_alls use
 // a few frames per level of nesting, as nested calls would.
+//
+// Frames. The frame of a crew::task (and sync_wait's own) comes from a cache on the thread that
+// creates the task: a free list per size class (steps of 64 bytes, frames of up to 2 KiB; a
+// larger one comes from the global operator new and goes back to it). When a task is destroyed,
+// the thread that destroys it keeps the frame, whichever thread allocated it, until that thread
+// keeps 128 KiB of frames; the rest go back to the heap, and so does all a thread keeps when the
+// thread exits (a thread_local destructor; a frame freed after that one, by another thread_local
+// destructor, goes straight back to the heap). So tasks that move between threads (a when_all
+// child ends on one worker, its parent destroys it on another) cost no heap call once the
+// threads' caches are warm, and no frame outlives its thread's exit. Kept frames are poisoned
+// under AddressSanitizer, which reports a use after the task's destruction as for freed memory.
+// Defining CREW_CORO_FRAME_CACHE to 0 (in every translation unit alike) takes every frame from
+// the global operator new. when_all allocates nothing of its own: it counts its children down
+// in its awaiter, inside the awaiting coroutine's frame, and each child's result stays in the
+// child's frame until the awaiter takes it.
 #ifndef CREW_CORO_HPP
 #define CREW_CORO_HPP
 
@@ -75,13 +93,34 @@
 #include <atomic>
 #include <condition_variable>
 #include <coroutine>
+#include <cstddef>
 #include <exception>
+#include <new>
 #include <mutex>
 #include <optional>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 #include <variant> // std::monostate
+
+// Frames kept in a thread's cache are poisoned for AddressSanitizer, which then reports a use of
+// a frame after its task was destroyed as it would for freed memory.
+#if defined(__SANITIZE_ADDRESS__)
+#define CREW_CORO_ASAN_ 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CREW_CORO_ASAN_ 1
+#endif
+#endif
+#ifdef CREW_CORO_ASAN_
+#include <sanitizer/asan_interface.h>
+#endif
+
+// 0 takes every coroutine frame from the global operator new (to check a program with a tool
+// that follows frames through it); 1, the default, from the thread's cache (see "Frames").
+#ifndef CREW_CORO_FRAME_CACHE
+#define CREW_CORO_FRAME_CACHE 1
+#endif
 
 namespace crew {
 
@@ -213,6 +252,148 @@ template <> struct result_slot<void> {
     void return_void() noexcept {}
     void take() noexcept {}
 };
+
+// The frame cache of one thread (see "Frames" at the top): a free list per size class.
+struct frame_cache {
+    static constexpr std::size_t grain = 64;       // size classes 64, 128, ... bytes
+    static constexpr std::size_t classes = 32;     // frames of up to 2 KiB; larger ones: the heap
+    static constexpr std::size_t cap = 128 * 1024; // bytes of frames one thread keeps at most
+    enum : unsigned char { unused, keeping, ended }; // state
+    struct block {
+        block *next;
+    };
+    block *free[classes];
+    std::size_t bytes;   // kept in the lists
+    unsigned char state; // unused until the first frame kept; ended once the thread exits
+};
+// Constant-initialised and trivially destructible: no guard on access, and still there (ended)
+// for a frame freed by a thread_local destructor that runs after the reaper's.
+inline thread_local frame_cache tls_frames{};
+
+inline void frame_poison([[maybe_unused]] void *p, [[maybe_unused]] std::size_t n) noexcept {
+#ifdef CREW_CORO_ASAN_
+    ASAN_POISON_MEMORY_REGION(p, n);
+#endif
+}
+inline void frame_unpoison([[maybe_unused]] void *p, [[maybe_unused]] std::size_t n) noexcept {
+#ifdef CREW_CORO_ASAN_
+    ASAN_UNPOISON_MEMORY_REGION(p, n);
+#endif
+}
+
+// Free n bytes from the global operator new (sized where the compiler has sized deallocation).
+inline void frame_heap_free(void *p, [[maybe_unused]] std::size_t n) noexcept {
+#ifdef __cpp_sized_deallocation
+    ::operator delete(p, n);
+#else
+    ::operator delete(p);
+#endif
+}
+
+// Give this thread's kept frames back to the heap; at its exit (exiting), keep none from then on.
+inline void frame_cache_release(bool exiting) noexcept {
+    frame_cache &c = tls_frames;
+    for (std::size_t i = 0; i < frame_cache::classes; i++) {
+        while (frame_cache::block *b = c.free[i]) {
+            frame_unpoison(b, sizeof *b);
+            c.free[i] = b->next;
+            frame_unpoison(b, (i + 1) * frame_cache::grain);
+            frame_heap_free(b, (i + 1) * frame_cache::grain);
+        }
+    }
+    c.bytes = 0;
+    if (exiting)
+        c.state = frame_cache::ended;
+}
+
+// Its destructor, registered on a thread's first kept frame, releases the cache at thread exit.
+struct frame_cache_reaper {
+    bool armed = false;
+    ~frame_cache_reaper() {
+        if (armed)
+            frame_cache_release(true);
+    }
+};
+inline thread_local frame_cache_reaper tls_frame_reaper;
+
+// A frame of n bytes: from this thread's list for its size class, else from the heap (rounded up
+// to the class, so that any thread may keep it once it is freed).
+inline void *frame_alloc(std::size_t n) {
+#if CREW_CORO_FRAME_CACHE
+    std::size_t i = (n - 1) / frame_cache::grain;
+    if (i < frame_cache::classes) {
+        frame_cache &c = tls_frames;
+        if (frame_cache::block *b = c.free[i]) {
+            frame_unpoison(b, sizeof *b);
+            c.free[i] = b->next;
+            c.bytes -= (i + 1) * frame_cache::grain;
+            frame_unpoison(b, (i + 1) * frame_cache::grain);
+            return b;
+        }
+        return ::operator new((i + 1) * frame_cache::grain);
+    }
+#endif
+    return ::operator new(n);
+}
+
+// Free a frame of n bytes, allocated on any thread: kept in this thread's list while the thread
+// keeps less than frame_cache::cap bytes and is not exiting, else given back to the heap.
+inline void frame_free(void *p, std::size_t n) noexcept {
+#if CREW_CORO_FRAME_CACHE
+    std::size_t i = (n - 1) / frame_cache::grain;
+    if (i < frame_cache::classes) {
+        std::size_t size = (i + 1) * frame_cache::grain;
+        frame_cache &c = tls_frames;
+        if (c.state != frame_cache::ended && c.bytes + size <= frame_cache::cap) {
+            if (c.state == frame_cache::unused) { // the first: release the cache at thread exit
+                tls_frame_reaper.armed = true;
+                c.state = frame_cache::keeping;
+            }
+            auto *b = static_cast<frame_cache::block *>(p);
+            b->next = c.free[i];
+            c.free[i] = b;
+            c.bytes += size;
+            frame_poison(b, size);
+            return;
+        }
+        frame_heap_free(p, size);
+        return;
+    }
+#endif
+    frame_heap_free(p, n);
+}
+
+// A promise base: the frames of its coroutines come from frame_alloc.
+struct cached_frame {
+    static void *operator new(std::size_t n) { return frame_alloc(n); }
+    static void operator delete(void *p, std::size_t n) noexcept { frame_free(p, n); }
+};
+
+// How the children of a when_all end: each counts down `left` as it ends (the awaiter holds one
+// more until it has started them all); whoever takes it to 0 resumes the awaiter.
+struct join_state {
+    std::atomic<std::size_t> left;
+    std::coroutine_handle<> continuation{};
+    // One ended: the awaiter to transfer to if that was the last, else nothing. After the count
+    // the caller must touch neither its frame nor this state: once the count is 0, another
+    // thread may resume the awaiter, which destroys both.
+    std::coroutine_handle<> arrive() noexcept {
+        // acq_rel: the last to count down sees every other child's result before the awaiter
+        // reads them, and its own result is published to whoever is last.
+        if (left.fetch_sub(1, std::memory_order_acq_rel) == 1)
+            return continuation;
+        return std::noop_coroutine();
+    }
+};
+
+// What every crew::task promise has, whatever T (when_all reaches its children through it).
+struct promise_base : cached_frame {
+    std::coroutine_handle<> continuation = std::noop_coroutine(); // co_await: resumed at the end
+    join_state *join = nullptr; // a when_all started it: count down there at the end instead
+    std::exception_ptr error;
+};
+
+template <class... T> class when_all_awaiter;
 } // namespace detail
 
 // Continue on a worker of p / on one of its blocking threads (CREW_TASK_BLOCKING).
@@ -224,18 +405,23 @@ inline detail::schedule_awaiter schedule_blocking(pool &p) {
 // A lazy coroutine producing a T (or nothing, for void).
 template <class T = void> class [[nodiscard]] task {
 public:
-    struct promise_type : detail::result_slot<T> {
-        std::coroutine_handle<> continuation = std::noop_coroutine();
-        std::exception_ptr error;
+    struct promise_type : detail::result_slot<T>, detail::promise_base {
         task get_return_object() noexcept {
             return task(std::coroutine_handle<promise_type>::from_promise(*this));
         }
         std::suspend_always initial_suspend() noexcept { return {}; }
         struct final_awaiter {
             bool await_ready() const noexcept { return false; }
-            // Symmetric transfer to whoever awaited this task (see "Stack use" at the top).
+            // Symmetric transfer to whoever awaited this task (see "Stack use" at the top), or,
+            // for a child of a when_all, to the awaiter if this child ended last. Not the
+            // latter's frame nor the when_all may be touched after arrive(): the handle
+            // returned is kept in registers or on the stack, never in the frame (as checked
+            // with gcc 12 and clang 14, at -O0 and -O2).
             std::coroutine_handle<> await_suspend(std::coroutine_handle<promise_type> h) noexcept {
-                return h.promise().continuation;
+                promise_type &pr = h.promise();
+                if (detail::join_state *j = pr.join)
+                    return j->arrive();
+                return pr.continuation;
             }
             void await_resume() const noexcept {}
         };
@@ -278,14 +464,15 @@ public:
     }
 
 private:
+    template <class... U> friend class detail::when_all_awaiter;
     explicit task(std::coroutine_handle<promise_type> h) noexcept : h_(h) {}
     std::coroutine_handle<promise_type> h_;
 };
 
 namespace detail {
-// Runs an awaitable to its end, then signals: counts down a when_all, or wakes sync_wait.
+// Runs a task to its end, then signals: wakes sync_wait.
 struct driver {
-    struct promise_type {
+    struct promise_type : cached_frame {
         void (*on_end)(void *ctx) = nullptr;
         void *ctx = nullptr;
         driver get_return_object() noexcept {
@@ -327,96 +514,90 @@ driver drive(task<T> t, std::optional<stored_t<T>> *out, std::exception_ptr *err
     }
 }
 
-template <class... T> struct when_all_state {
-    static constexpr std::size_t n = sizeof...(T);
-    // The pool task that starts child i (all but the last, which starts in place).
-    struct child final : coro_node {
-        when_all_state *s = nullptr;
-        std::size_t i = 0;
-        void run() noexcept override { s->drivers[i].h.resume(); }
-        void cancelled() noexcept override { s->lost(i); }
-    };
-    explicit when_all_state(crew_pool *pool) : p(pool) {}
-    crew_pool *p;
-    std::tuple<std::optional<stored_t<T>>...> results{};
-    std::exception_ptr errors[n]{};
-    driver drivers[n]{};
-    child children[n]{};
-    // The children that have not ended, plus one for await_suspend until it has started them
-    // all: whoever takes it to 0 resumes the awaiter, never await_suspend's own callees.
-    std::atomic<std::size_t> left{n + 1};
-    std::coroutine_handle<> continuation{};
-    // A driver ended: the last one resumes the awaiter, on its own stack.
-    static void ended(void *ctx) {
-        auto *s = static_cast<when_all_state *>(ctx);
-        // acq_rel: the last to count down sees every other's result before the awaiter reads
-        // them, and its own result is published to whoever is last.
-        if (s->left.fetch_sub(1, std::memory_order_acq_rel) == 1)
-            s->continuation.resume();
-    }
-    // Child i was dropped before it started: its driver is destroyed with this state, unrun.
-    void lost(std::size_t i) noexcept {
-        try {
-            errors[i] = std::make_exception_ptr(error(CREW_ECANCELED, "crew::when_all",
-                                                      dropped_detail));
-        } catch (...) { // no memory for the message
-            errors[i] = std::current_exception();
-        }
-        ended(this);
-    }
-    ~when_all_state() {
-        for (driver &d : drivers)
-            if (d.h)
-                d.h.destroy();
-    }
-};
-
+// when_all's awaiter: it owns the child tasks (their frames hold their results and exceptions)
+// and counts them down in join_ (see join_state), so that a child needs no frame but its own.
 template <class... T> class when_all_awaiter {
+    static constexpr std::size_t n = sizeof...(T);
+    // A child: its frame, and the pool task that starts it (used for all but the last).
+    struct child final : coro_node {
+        std::coroutine_handle<> h;
+        promise_base *promise = nullptr;
+        when_all_awaiter *w = nullptr;
+        bool lost = false; // the pool dropped its start: destroyed unstarted, reported
+        void run() noexcept override { h.resume(); }
+        void cancelled() noexcept override {
+            lost = true;
+            w->join_.arrive().resume(); // the last: resume the awaiter here
+        }
+    };
+
 public:
-    when_all_awaiter(crew_pool *p, task<T>... ts) : s_(p) {
-        init(std::index_sequence_for<T...>{}, std::move(ts)...);
+    when_all_awaiter(crew_pool *p, task<T>... ts) : p_(p), tasks_(std::move(ts)...) {
+        init(std::index_sequence_for<T...>{});
     }
+    when_all_awaiter(const when_all_awaiter &) = delete;
+    when_all_awaiter &operator=(const when_all_awaiter &) = delete;
     bool await_ready() const noexcept { return false; }
     bool await_suspend(std::coroutine_handle<> c) noexcept {
-        s_.continuation = c;
-        constexpr std::size_t n = sizeof...(T);
+        join_.continuation = c;
         // All but the last on the pool; a failure to submit runs that one in place, later.
-        std::size_t inline_from = n - 1;
-        for (std::size_t i = 0; i + 1 < n; i++)
-            if (crew_submit(s_.p, node::trampoline, static_cast<node *>(&s_.children[i]), 0,
-                            nullptr) != CREW_OK) {
-                inline_from = i; // run the rest here, one after another
-                break;
+        std::size_t i = 0;
+        for (; i + 1 < n; i++) {
+            if (children_[i].h.done()) { // awaited before: its result is there already
+                join_.arrive();          // not the last: this call holds a count
+                continue;
             }
-        for (std::size_t i = inline_from; i + 1 < n; i++)
-            s_.drivers[i].h.resume();
-        s_.drivers[n - 1].h.resume(); // the last in place
+            children_[i].promise->join = &join_;
+            if (crew_submit(p_, node::trampoline, static_cast<node *>(&children_[i]), 0,
+                            nullptr) != CREW_OK)
+                break; // run the rest here, one after another
+        }
+        for (; i < n; i++) { // the last in place
+            if (!children_[i].h.done()) {
+                children_[i].promise->join = &join_;
+                children_[i].h.resume(); // returns when it ends or first suspends
+            } else {
+                join_.arrive();
+            }
+        }
         // Give up this call's count. If that ends the count, every child has ended: go on
         // without suspending (not resumed in here, a frame deeper on every loop iteration).
         // Otherwise the last child to end resumes the awaiter, perhaps already on another
         // thread: from here on this awaiter (in the coroutine's frame) may be gone.
-        // acq_rel: as in ended().
-        return s_.left.fetch_sub(1, std::memory_order_acq_rel) != 1;
+        // acq_rel: as in join_state::arrive.
+        return join_.left.fetch_sub(1, std::memory_order_acq_rel) != 1;
     }
     std::tuple<stored_t<T>...> await_resume() {
-        for (std::exception_ptr &e : s_.errors)
-            if (e)
-                std::rethrow_exception(e);
-        return std::apply([](auto &...o) { return std::tuple<stored_t<T>...>(std::move(*o)...); },
-                          s_.results);
+        for (child &ch : children_) {
+            if (ch.lost)
+                throw error(CREW_ECANCELED, "crew::when_all", dropped_detail);
+            if (ch.promise->error)
+                std::rethrow_exception(ch.promise->error);
+        }
+        return results(std::index_sequence_for<T...>{});
     }
 
 private:
-    template <std::size_t... I> void init(std::index_sequence<I...>, task<T>... ts) {
-        ((s_.drivers[I] = drive(std::move(ts), &std::get<I>(s_.results), &s_.errors[I])), ...);
-        for (std::size_t i = 0; i < sizeof...(T); i++) {
-            s_.drivers[i].h.promise().on_end = &when_all_state<T...>::ended;
-            s_.drivers[i].h.promise().ctx = &s_;
-            s_.children[i].s = &s_;
-            s_.children[i].i = i;
-        }
+    template <std::size_t... I> void init(std::index_sequence<I...>) {
+        if (!(std::get<I>(tasks_).h_ && ...))
+            throw error(CREW_EINVAL, "crew::when_all", "a task that was moved from");
+        ((children_[I].h = std::get<I>(tasks_).h_,
+          children_[I].promise = &std::get<I>(tasks_).h_.promise(), children_[I].w = this),
+         ...);
     }
-    when_all_state<T...> s_;
+    template <class U> static stored_t<U> take(task<U> &t) {
+        if constexpr (std::is_void_v<U>)
+            return std::monostate{};
+        else
+            return t.h_.promise().take();
+    }
+    template <std::size_t... I> std::tuple<stored_t<T>...> results(std::index_sequence<I...>) {
+        return std::tuple<stored_t<T>...>(take(std::get<I>(tasks_))...);
+    }
+    crew_pool *p_;
+    std::tuple<task<T>...> tasks_; // destroys the children's frames with this awaiter
+    child children_[n];
+    join_state join_{{n + 1}};
 };
 } // namespace detail
 

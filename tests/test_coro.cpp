@@ -2,7 +2,9 @@
 // co_await on a crew::group (through crew_notify), sync_wait; exceptions propagate; coroutines
 // whose resumption the pool drops are resumed with the error; sync_wait on a worker helps; deep
 // chains of co_awaits (where the compiler guarantees it) and loops of schedule or when_all do
-// not grow the stack. Built only by a compiler with coroutines.
+// not grow the stack; when_all's edge cases; frames come from a per-thread cache, are kept by
+// the thread that frees them (up to a cap) and given back at thread exit. Built only by a
+// compiler with coroutines.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -12,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <unistd.h>
 #include <utility>
 #include <vector>
@@ -246,6 +249,179 @@ TEST(Coro, ManyConcurrentWhenAlls) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// when_all's edge cases, and the frames' per-thread cache.
+
+crew::task<int> value(int v) { co_return v; }
+crew::task<void> nothing(std::atomic<int> &ran) {
+    ran.fetch_add(1);
+    co_return;
+}
+
+TEST(Coro, WhenAllEdgeCases) {
+    crew::pool p(opts(2));
+    // One task; void tasks (std::monostate); a task awaited before (its result is still there).
+    auto body = [](crew::pool &pl, std::atomic<int> &ran) -> crew::task<int> {
+        auto [one] = co_await crew::when_all(pl, value(7));
+        auto [v1, v2, x] = co_await crew::when_all(pl, nothing(ran), nothing(ran), value(1));
+        static_assert(std::is_same_v<decltype(v1), std::monostate>);
+        (void)v1, (void)v2;
+        crew::task<int> done = value(5);
+        int first = co_await std::move(done);
+        auto [again, y] = co_await crew::when_all(pl, std::move(done), value(2));
+        co_return one + x + first + again + y;
+    };
+    std::atomic<int> ran{0};
+    EXPECT_EQ(crew::sync_wait(body(p, ran)), 7 + 1 + 5 + 5 + 2);
+    EXPECT_EQ(ran.load(), 2);
+
+    // A task that was moved from: crew::error (CREW_EINVAL), nothing started.
+    auto moved = [](crew::pool &pl) -> crew::task<int> {
+        crew::task<int> t = value(1);
+        crew::task<int> taken = std::move(t);
+        co_await crew::when_all(pl, value(2), std::move(t));
+        co_return 0;
+    };
+    try {
+        crew::sync_wait(moved(p));
+        ADD_FAILURE() << "no error";
+    } catch (const crew::error &e) {
+        EXPECT_EQ(e.code(), CREW_EINVAL);
+    }
+
+    // Several children throw: the first by position is rethrown once all have ended.
+    auto throwing = [](crew::pool &pl, std::atomic<int> &ended) -> crew::task<int> {
+        auto child = [](crew::pool &pp, std::atomic<int> &e, int n) -> crew::task<int> {
+            co_await crew::schedule(pp);
+            e.fetch_add(1);
+            if (n != 1)
+                throw std::runtime_error(std::to_string(n));
+            co_return n;
+        };
+        co_await crew::when_all(pl, child(pl, ended, 1), child(pl, ended, 2),
+                                child(pl, ended, 3), child(pl, ended, 4));
+        co_return 0;
+    };
+    std::atomic<int> ended{0};
+    try {
+        crew::sync_wait(throwing(p, ended));
+        ADD_FAILURE() << "no exception";
+    } catch (const std::runtime_error &e) {
+        EXPECT_STREQ(e.what(), "2");
+    }
+    EXPECT_EQ(ended.load(), 4);
+}
+
+// This thread's cache (crew_coro.hpp, "Frames"): bytes of frames kept.
+std::size_t kept() { return crew::detail::tls_frames.bytes; }
+
+// value(v), but its frame is really allocated: a task created and destroyed in one function may
+// have its frame on the stack instead (clang elides the allocation where it can prove that).
+__attribute__((noinline)) crew::task<int> made(int v) { return value(v); }
+
+TEST(Coro, FramesAreReusedFromTheThreadsCache) {
+    if (!CREW_CORO_FRAME_CACHE)
+        GTEST_SKIP() << "built with CREW_CORO_FRAME_CACHE=0";
+    crew::detail::frame_cache_release(false);
+    { crew::task<int> t = made(1); } // a frame of value's size class kept here
+    const std::size_t base = kept();
+    ASSERT_GT(base, 0u);
+    {
+        crew::task<int> t = made(2);
+        EXPECT_LT(kept(), base); // taken from the cache
+    }
+    EXPECT_EQ(kept(), base); // and kept again
+    // Run on the pool and ended: the frames come back to whichever thread destroys them.
+    crew::pool p(opts(2));
+    for (int i = 0; i < 3; i++)
+        EXPECT_EQ(crew::sync_wait(fib_root(p, 12)), fib_seq(12));
+}
+
+TEST(Coro, FramesFreedOnAnotherThreadAreKeptThereUpToTheCap) {
+    if (!CREW_CORO_FRAME_CACHE)
+        GTEST_SKIP() << "built with CREW_CORO_FRAME_CACHE=0";
+    // Frames allocated on another thread (which then exits), destroyed here: kept here.
+    crew::detail::frame_cache_release(false);
+    ASSERT_EQ(kept(), 0u);
+    std::vector<crew::task<int>> ts;
+    std::thread([&ts] {
+        for (int i = 0; i < 10; i++)
+            ts.push_back(made(i));
+    }).join();
+    ts.clear();
+    const std::size_t ten = kept();
+    EXPECT_GT(ten, 0u);
+    EXPECT_EQ(ten % 10, 0u);
+    for (int i = 0; i < 10; i++) { // the same frames come back, none from the heap
+        ts.push_back(made(i));
+        EXPECT_EQ(kept(), ten - std::size_t(i + 1) * (ten / 10));
+    }
+    // Far more than the cap: the rest go back to the heap.
+    const std::size_t many = 2 * crew::detail::frame_cache::cap / (ten / 10);
+    for (std::size_t i = ts.size(); i < many; i++)
+        ts.push_back(made(1));
+    ts.clear();
+    EXPECT_LE(kept(), crew::detail::frame_cache::cap);
+    EXPECT_GT(kept(), crew::detail::frame_cache::cap / 2);
+    crew::detail::frame_cache_release(false);
+    EXPECT_EQ(kept(), 0u);
+}
+
+// Destroyed after the thread's frame cache has been released at its exit (constructed before
+// the cache's reaper, so destroyed after it): its frame goes to the heap, nothing is kept.
+struct late_holder {
+    crew::task<int> t{made(0)};
+    std::atomic<int> *kept_after = nullptr;
+    ~late_holder() {
+        t = made(1); // frees the first frame, allocates another
+        t = made(2);
+        if (kept_after)
+            kept_after->store(int(kept()) + (crew::detail::tls_frames.state ==
+                                                     crew::detail::frame_cache::ended
+                                                 ? 0
+                                                 : 1000000));
+    }
+};
+
+TEST(Coro, ManyThreadsPassFramesAroundAndGiveThemBackAtExit) {
+    // Threads that create tasks, hand them to each other to destroy, and exit: no leak
+    // (checked by the ASan and valgrind runs), every result right.
+    crew::pool p(opts(3));
+    const int threads = 16, rounds = int(scaled(50));
+    std::vector<std::vector<crew::task<long>>> handed(threads);
+    std::vector<std::thread> ts;
+    std::atomic<long> sum{0};
+    for (int t = 0; t < threads; t++) {
+        ts.emplace_back([&, t] {
+            std::vector<crew::task<long>> mine;
+            for (int r = 0; r < rounds; r++) {
+                sum.fetch_add(crew::sync_wait(fib_root(p, 8)));
+                mine.push_back(fib(p, r % 5));
+            }
+            handed[std::size_t(t)] = std::move(mine);
+        });
+    }
+    for (std::thread &t : ts)
+        t.join();
+    ts.clear();
+    EXPECT_EQ(sum.load(), long(threads) * rounds * fib_seq(8));
+    for (int t = 0; t < threads; t++) // each destroys another's tasks, then exits
+        ts.emplace_back([&handed, t] { handed[std::size_t((t + 1) % threads)].clear(); });
+    for (std::thread &t : ts)
+        t.join();
+
+    // A frame freed by a thread_local destructor after the cache's own at thread exit.
+    if (!CREW_CORO_FRAME_CACHE)
+        return;
+    std::atomic<int> kept_after{-1};
+    std::thread([&kept_after] {
+        thread_local late_holder h;
+        h.kept_after = &kept_after;
+        { crew::task<int> t = made(3); } // keeps a frame: the reaper is armed after h
+    }).join();
+    EXPECT_EQ(kept_after.load(), 0);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Coroutines whose resumption a pool drops, sync_wait on a worker, and the stack.
 
 // Counts the destruction of the coroutine frame it is a parameter of (the frame keeps a moved
@@ -379,8 +555,8 @@ TEST(Coro, AFullQueueThatDropsTheOldestResumesTheCoroutineWithTheError) {
         crew::options o = opts(1);
         o.queue_capacity = 1;
         o.full_policy = CREW_FULL_DROP_OLDEST;
+        crewtest::Gate gate; // outlives the pool, whose worker may still be leaving wait()
         crew::pool p(o);
-        crewtest::Gate gate;
         gate.hold(p.native(), 1);
         std::thread t = sync_wait_on_a_thread(scheduled_once(p, frame_count(destroyed)), &code);
         wait_queued(p, 1);
@@ -391,6 +567,44 @@ TEST(Coro, AFullQueueThatDropsTheOldestResumesTheCoroutineWithTheError) {
     EXPECT_EQ(code, CREW_ECANCELED);
     EXPECT_EQ(destroyed.load(), 1);
     EXPECT_TRUE(ran.load());
+}
+
+crew::task<int> marks(frame_count, std::atomic<bool> &ran) {
+    ran.store(true);
+    co_return 1;
+}
+
+crew::task<int> three_children(crew::pool &p, std::atomic<int> &destroyed,
+                               std::atomic<bool> &last_ran) {
+    auto [a, b, c] = co_await crew::when_all(p, unscheduled(frame_count(destroyed)),
+                                             unscheduled(frame_count(destroyed)),
+                                             marks(frame_count(destroyed), last_ran));
+    co_return a + b + c;
+}
+
+TEST(Coro, AWhenAllWhoseOwnSubmissionDropsAChildReportsIt) {
+    // A queue of one place under CREW_FULL_DROP_OLDEST, its worker held: submitting the second
+    // child drops the first one's start, inside when_all's own await_suspend. The when_all
+    // still waits for the second (queued) and the third (run in place), then reports
+    // CREW_ECANCELED; every frame is destroyed.
+    std::atomic<int> destroyed{0};
+    int code = -1;
+    {
+        crew::options o = opts(1);
+        o.queue_capacity = 1;
+        o.full_policy = CREW_FULL_DROP_OLDEST;
+        crewtest::Gate gate; // outlives the pool, whose worker may still be leaving wait()
+        crew::pool p(o);
+        gate.hold(p.native(), 1);
+        std::atomic<bool> last_ran{false};
+        std::thread t = sync_wait_on_a_thread(three_children(p, destroyed, last_ran), &code);
+        while (!last_ran.load()) // the third runs in place, after both submissions
+            std::this_thread::yield();
+        gate.open(); // the second runs and resumes the when_all
+        t.join();
+    }
+    EXPECT_EQ(code, CREW_ECANCELED);
+    EXPECT_EQ(destroyed.load(), 3);
 }
 
 crew::task<long> after_both_arrive(crew::pool &p, std::atomic<int> &arrived, int n) {
@@ -526,8 +740,8 @@ TEST(Coro, ScheduleOnAFullCallerRunsQueueDoesNotGrowTheStack) {
     crew::options o = opts(1);
     o.queue_capacity = 1;
     o.full_policy = CREW_FULL_CALLER_RUNS;
+    crewtest::Gate gate; // outlives the pool, whose worker may still be leaving wait()
     crew::pool p(o);
-    crewtest::Gate gate;
     gate.hold(p.native(), 1);
     p.post([] {}); // the queue's one place
     stack_span s;
@@ -573,8 +787,8 @@ TEST(Coro, DropsThatCauseDropsRunOneAfterAnother) {
     crew::options o = opts(1);
     o.queue_capacity = n;
     o.full_policy = CREW_FULL_DROP_OLDEST;
+    crewtest::Gate gate; // outlives the pool, whose worker may still be leaving wait()
     crew::pool p(o);
-    crewtest::Gate gate;
     gate.hold(p.native(), 1);
     cascade c(p, stack_loop);
     int codes[n];
