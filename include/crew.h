@@ -562,7 +562,8 @@ typedef struct crew_timer crew_timer;
  * run starts right after it (queued at once), and the periods missed meanwhile are skipped,
  * not queued: the runs after that one are again at first_ns + k * period_ns. With
  * CREW_TIMER_FIXED_DELAY there is nothing to miss: each run is period_ns after the previous
- * one's end. OUT: *out (set only on success). Errors: EINVAL (p, fn or out NULL, flags not one
+ * one's end. OUT: *out (set only on success, and before the first run can start, so fn may
+ * read it, e.g. to stop its own timer). Errors: EINVAL (p, fn or out NULL, flags not one
  * of the two), ESHUTDOWN, ENOMEM, EAGAIN (no timer thread), EFORKED.
  */
 CREW_EXPORT int crew_timer_start(crew_pool *p, uint64_t first_ns, uint64_t period_ns,
