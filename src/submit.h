@@ -18,4 +18,10 @@ int crew__enqueue_helpers(crew_pool *p, crew_task *t, size_t n, crew_handle *gro
 int crew__lane_submit(crew_lane *l, crew_fn fn, void *arg, crew_handle *group, bool barrier,
                       const char *who);
 
+/* The timer thread (timer.c): a delayed task, or a timer's run, is due: stamp it if tasks are
+ * timed now, count it in pending if count (a timer's run; a delayed task was counted when it
+ * was submitted), push it to the scheduler (or the blocking threads' queue) and wake a thread
+ * for it. CREW_OK, or the push's error (the caller drops the task, which ends its count). */
+int crew__fire(crew_pool *p, crew_task *t, bool count);
+
 #endif /* CREW_SUBMIT_H */
