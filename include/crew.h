@@ -842,9 +842,10 @@ CREW_EXPORT int crew_parallel_filter(crew_pool *p, const void *in, size_t n, siz
  *   - From any thread: a task of the pool, a callback, or a thread outside the pool (which
  *     offers fb in its external submission slot, under the slot's lock). Under a strategy
  *     other than the default's work stealing, fb goes into a group of its own and the caller
- *     waits for it as crew_wait does (slower, same contract). On a pool that is shutting down or shut down, in a
- *     forked child, or where the bounded queue has no room, both run on the caller, one after
- *     the other. On a one-thread pool the caller takes its offer back as soon as fa returns.
+ *     waits for it as crew_wait does (slower, same contract): there, on a pool that is
+ *     shutting down or shut down, or whose bounded queue has no room, both halves run on the
+ *     caller, one after the other; in a forked child they do under every strategy. A caller
+ *     never waits for a half nobody took, so joins work on a one-thread pool as on any.
  *   - Under crew_pause, on the fast path the caller still runs its own halves (one nobody
  *     took, or one that a thread took as the pause began and handed back); it waits for
  *     crew_resume only when its offer went through a group (as crew_wait does), or when tasks

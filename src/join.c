@@ -6,15 +6,16 @@
  * The caller offers one half to the other threads and runs the other half itself. The offer is
  * the strategy's (crew__sched_ops.offer; STEAL: a push by value on the worker's own deque, or
  * on the external slot of a thread outside the pool), so when nobody took the half the caller
- * takes it back from the top of that deque and runs it inline: a push, a take and two calls, with no group, no slot and no allocation. Only when
- * a thief took it does the caller wait (crew__join_wait, wait.c): it runs its own tasks above
- * the offer first, then helps like any waiter, and sleeps only through the eventcount
- * (pool->joined), which the thief notifies after it has stored the record's `over` flag. The
- * half is counted in pending from the offer on, as a submission is, so crew_wait_all and a
- * draining shutdown see it; taking it back gives the unit back to the worker's credit.
+ * takes it back from the top of that deque and runs it inline: a push, a take and two calls,
+ * with no group, no slot and no allocation. Only when a thief took it does the caller wait
+ * (crew__join_wait, wait.c): it runs its own tasks above the offer first, then helps like any
+ * waiter, and sleeps only through the eventcount (pool->joined), which the thief notifies after
+ * it has stored the record's `over` flag. The half is counted in pending from the offer on, as
+ * a submission is, so crew_wait_all and a draining shutdown see it; taking it back gives the
+ * unit back (to the worker's credit).
  *
- * Where the strategy has no offer, the half goes into a group of its own (crew_submit) and the caller waits for it with crew_wait: the same contract,
- * at a group's price.
+ * Where the strategy has no offer, the half goes into a group of its own (crew_submit) and the
+ * caller waits for it with crew_wait: the same contract, at a group's price.
  *
  * Every half runs exactly once: the record lives on the caller's stack until the half has run
  * or come back; a thread that took a half it must not run (a cancelling shutdown, a full

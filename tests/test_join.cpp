@@ -215,7 +215,8 @@ TEST(Join, Nested30DeepInStrands) {
 long fib_cpp(crew::pool &p, int n) {
     if (n < 2)
         return n;
-    auto [a, b] = crew::join(p, [&] { return fib_cpp(p, n - 2); }, [&] { return fib_cpp(p, n - 1); });
+    auto [a, b] =
+        crew::join(p, [&] { return fib_cpp(p, n - 2); }, [&] { return fib_cpp(p, n - 1); });
     return a + b;
 }
 
@@ -369,7 +370,6 @@ void stress_once(int how, unsigned seed) {
     outside.join();
     crew_resume(p); // a pause the shutdown raced with is over anyway
 
-    if (std::getenv("JOIN_DEBUG")) std::fprintf(stderr, "how %d sub %ld run %ld drop %ld out %ld\n", how, submitted.load(), s.roots_run.load(), s.dropped.load(), outside_joins.load());
     EXPECT_EQ(s.bad.load(), 0);
     EXPECT_EQ(s.roots_run.load() + s.dropped.load(), submitted.load());
     EXPECT_EQ(s.calls.load(), s.roots_run.load() * fib_calls(kStressFib));
