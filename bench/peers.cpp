@@ -16,6 +16,8 @@
 //             (499999500000 for D = 6) (only pools that can wait inside a task)  -> seconds
 //   wakeup    one task handed to an idle pool (workers asleep for 2 ms) until it
 //             starts; the median of 100 trials                               -> microseconds
+// crew-join: crew (default strategy) whose fib and skynet spawn with crew_join instead of a group
+// per call (skynet's ten children as a binary tree of joins).
 // Peers: crew, OpenMP tasks (libgomp), oneTBB task_group, Boost.Asio thread_pool, GLib
 // GThreadPool, a textbook mutex+condvar FIFO pool, and thread-per-task (pthread_create per task,
 // on a tenth of the tasks, reported as a rate). A peer whose package was absent at build time is
@@ -243,17 +245,20 @@ void check(int rc, const char *what) {
 // ("crew-lane"), each into a group of its own ("crew-group"), or each into a group of its own
 // with a completion callback (crew_notify, an empty function) on it ("crew-notify": the
 // callback's cost is this row minus crew-group's).
+// "crew-join": fib and skynet through crew_join (no group per call).
 enum class EmptyVia { submit, lane, group, notify };
 
 class CrewPeer : public Peer {
     crew_pool *p_ = nullptr;
     std::string name_;
     EmptyVia via_;
+    bool join_;
 
 public:
     explicit CrewPeer(const std::string &name = "crew", unsigned sched = CREW_SCHED_DEFAULT,
-                      unsigned lock = CREW_LOCK_MUTEX, EmptyVia via = EmptyVia::submit)
-        : name_(name), via_(via) {
+                      unsigned lock = CREW_LOCK_MUTEX, EmptyVia via = EmptyVia::submit,
+                      bool join = false)
+        : name_(name), via_(via), join_(join) {
         crew_config cfg;
         crew_config_init(&cfg);
         cfg.threads = g_threads;
@@ -321,10 +326,24 @@ public:
         check(crew_wait(f->p, g), "fib wait");
         f->r = child.r + self.r;
     }
+    // fib(n-2) on the caller, fib(n-1) offered to the others, as fib_task does.
+    static void fib_join(void *a) {
+        auto *f = static_cast<FibArg *>(a);
+        if (f->n < 2) {
+            f->r = f->n;
+            return;
+        }
+        FibArg x{f->p, f->n - 2, 0}, y{f->p, f->n - 1, 0};
+        check(crew_join(f->p, fib_join, &x, fib_join, &y), "fib join");
+        f->r = x.r + y.r;
+    }
     double fib(int n, long *result) override {
         FibArg root{p_, n, 0};
         double t = now();
-        fib_task(&root);
+        if (join_)
+            fib_join(&root); // the caller joins like a worker, through its external slot
+        else
+            fib_task(&root);
         *result = root.r;
         return now() - t;
     }
@@ -356,10 +375,43 @@ public:
             sum += child[i].r;
         s->r = sum;
     }
+    // skynet through crew_join: children [lo, hi) of a node, halved until one is left.
+    struct SkyRange {
+        crew_pool *p;
+        long num, sub; // the node's first leaf, and leaves below each child
+        int lo, hi;
+        long r;
+    };
+    static void sky_range(void *a) {
+        auto *s = static_cast<SkyRange *>(a);
+        if (s->hi - s->lo == 1) {
+            SkyArg c{s->p, s->num + s->lo * s->sub, s->sub, 0};
+            skynet_join(&c);
+            s->r = c.r;
+            return;
+        }
+        int mid = (s->lo + s->hi) / 2;
+        SkyRange x{s->p, s->num, s->sub, s->lo, mid, 0}, y{s->p, s->num, s->sub, mid, s->hi, 0};
+        check(crew_join(s->p, sky_range, &x, sky_range, &y), "skynet join");
+        s->r = x.r + y.r;
+    }
+    static void skynet_join(void *a) {
+        auto *s = static_cast<SkyArg *>(a);
+        if (s->size == 1) {
+            s->r = s->num;
+            return;
+        }
+        SkyRange all{s->p, s->num, s->size / 10, 0, 10, 0};
+        sky_range(&all);
+        s->r = all.r;
+    }
     double skynet(int depth, long *result) override {
         SkyArg root{p_, 0, skynet_leaves(depth), 0};
         double t = now();
-        skynet_task(&root);
+        if (join_)
+            skynet_join(&root);
+        else
+            skynet_task(&root);
         *result = root.r;
         return now() - t;
     }
@@ -806,6 +858,9 @@ std::unique_ptr<Peer> make_peer(const std::string &name) {
     if (name == "crew-coro")
         return std::make_unique<CoroPeer>();
 #endif
+    if (name == "crew-join")
+        return std::make_unique<CrewPeer>(name, CREW_SCHED_DEFAULT, CREW_LOCK_MUTEX,
+                                          EmptyVia::submit, true);
 #ifdef CREW_HAVE_OPENMP
     if (name == "openmp")
         return std::make_unique<OmpPeer>();

@@ -43,6 +43,7 @@
  *     crew_stats_*, crew_set_monitoring, crew_diagnose*, crew_trace_*
  *                                    allowed                    allowed
  *     crew_parallel_*                allowed                    allowed
+ *     crew_join                      allowed                    allowed
  *     crew_shutdown, crew_destroy    CREW_EDEADLK               CREW_EDEADLK
  *
  *   allowed: the call returns, with the results its own documentation lists (during a
@@ -973,6 +974,53 @@ typedef int (*crew_pred_fn)(const void *elem, void *arg);
  */
 CREW_EXPORT int crew_parallel_filter(crew_pool *p, const void *in, size_t n, size_t elem_size,
                                      void *out, size_t *out_n, crew_pred_fn keep, void *arg);
+
+/* ---------------------------------------------------------------------------------------------
+ * Join: spawn-and-wait without a group, for a caller that owns the frame (fork-join, divide and
+ * conquer: fib, quicksort, tree walks). crew_join(p, fa, a, fb, b) runs fa(a) and fb(b),
+ * possibly in parallel, and returns when both have returned: it offers fb(b) to the pool's
+ * other threads, runs fa(a) itself, then takes fb(b) back and runs it too unless another thread
+ * took it meanwhile; only then does it wait, running other queued tasks while it does (as
+ * crew_wait does). No group, no handle, no allocation: on a worker under CREW_SCHED_STEAL an
+ * offer nobody takes costs a push and a pop on the worker's own deque. Both halves' effects
+ * happen-before the return.
+ *
+ * What it may and may not do:
+ *   - Either half may call crew_join again, nested as deeply as the stack allows (each level
+ *     costs the caller one frame of crew_join and its functions', nothing on the heap), and
+ *     may submit, wait for groups, use lanes and the parallel primitives.
+ *   - Every half runs exactly once, on some thread, before crew_join returns; none is ever
+ *     dropped. A thread that took fb but may not run it (a cancelling crew_shutdown, a full
+ *     queue's CREW_FULL_DROP_OLDEST, crew_pause, a worker that crew_resize stops) hands it
+ *     back, and the caller runs it itself. So on_drop never sees a half, crew_wait_all
+ *     reports no loss for one, and crew_cancelled() inside a half tells only of a cancelling
+ *     shutdown (a half belongs to no group).
+ *   - From any thread: a task of the pool, a callback, or a thread outside the pool (which
+ *     offers fb in its external submission slot, under the slot's lock). Under a strategy
+ *     other than the default's work stealing, fb goes into a group of its own and the caller
+ *     waits for it as crew_wait does (slower, same contract): there, on a pool that is
+ *     shutting down or shut down, or whose bounded queue has no room, both halves run on the
+ *     caller, one after the other; in a forked child they do under every strategy. A caller
+ *     never waits for a half nobody took, so joins work on a one-thread pool as on any.
+ *   - Under crew_pause, on the fast path the caller still runs its own halves (one nobody
+ *     took, or one that a thread took as the pause began and handed back); it waits for
+ *     crew_resume only when its offer went through a group (as crew_wait does), or when tasks
+ *     it queued itself after the offer lie on top of it.
+ *   - From a lane's task, the halves belong to that task: they are not tasks of the lane and
+ *     may run on other threads at the same time as each other (not as the lane's other
+ *     tasks, which still wait for the task that called crew_join to end).
+ *   - A half that waits to be taken counts in crew_wait_all and keeps a draining crew_shutdown
+ *     going until it has run. On the fast path a half is part of the calling task, not a task
+ *     of its own: crew_stats does not count it and a bounded queue does not hold it (through a
+ *     group it is a submission like crew_submit's, counted and admitted as one; a full queue
+ *     then leaves both halves to the caller).
+ *   - A half must not wait for the other half by other means (a lock held across the call,
+ *     a flag the other sets): nothing promises that they run at the same time.
+ * Errors: EINVAL (p, fa or fb NULL; nothing runs). Otherwise CREW_OK, always after both ran.
+ * ------------------------------------------------------------------------------------------- */
+
+/* Run fa(a) and fb(b), possibly in parallel, and return when both have returned. */
+CREW_EXPORT int crew_join(crew_pool *p, crew_fn fa, void *a, crew_fn fb, void *b);
 
 #ifdef __cplusplus
 }

@@ -49,6 +49,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -784,6 +785,62 @@ std::vector<T> parallel_filter(pool &p, const std::vector<T> &in, Pred &&keep) {
     loop.err.rethrow();
     out.resize(n);
     return out;
+}
+
+// ------------------------------------------------------------------------------------------
+// Join (crew_join): run f() and g(), possibly in parallel, and return when both have returned:
+// g is offered to the pool's other threads, f runs on the caller, then g too unless another
+// thread took it; the caller waits (helping) only for a g that was taken. No group, no
+// allocation; nests as deeply as the stack allows, from tasks and from outside the pool (what
+// the C call may and may not do, crew.h, holds here). Both halves always run; an exception
+// thrown by either is rethrown once both are done (f's if both threw). With two results it
+// returns them as a std::pair; with none, nothing:
+//   auto [x, y] = crew::join(p, [&] { return fib(p, n - 1); }, [&] { return fib(p, n - 2); });
+// ------------------------------------------------------------------------------------------
+namespace detail {
+template <class F, class R = std::invoke_result_t<F &>> struct join_half {
+    F &f;
+    std::exception_ptr e;
+    std::optional<R> r;
+    explicit join_half(F &fn) : f(fn) {}
+    static void run(void *a) {
+        auto *h = static_cast<join_half *>(a);
+        try {
+            h->r.emplace(h->f());
+        } catch (...) {
+            h->e = std::current_exception();
+        }
+    }
+};
+template <class F> struct join_half<F, void> {
+    F &f;
+    std::exception_ptr e;
+    explicit join_half(F &fn) : f(fn) {}
+    static void run(void *a) {
+        auto *h = static_cast<join_half *>(a);
+        try {
+            h->f();
+        } catch (...) {
+            h->e = std::current_exception();
+        }
+    }
+};
+} // namespace detail
+
+template <class F, class G> auto join(pool &p, F &&f, G &&g) {
+    using FR = std::invoke_result_t<std::remove_reference_t<F> &>;
+    using GR = std::invoke_result_t<std::remove_reference_t<G> &>;
+    static_assert(std::is_void_v<FR> == std::is_void_v<GR>,
+                  "crew::join: both functions return a value, or neither does");
+    detail::join_half<std::remove_reference_t<F>> a(f);
+    detail::join_half<std::remove_reference_t<G>> b(g);
+    detail::check(crew_join(p.native(), a.run, &a, b.run, &b), "crew::join");
+    if (a.e)
+        std::rethrow_exception(a.e);
+    if (b.e)
+        std::rethrow_exception(b.e);
+    if constexpr (!std::is_void_v<FR>)
+        return std::pair<FR, GR>(std::move(*a.r), std::move(*b.r));
 }
 
 } // namespace crew

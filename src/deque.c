@@ -181,39 +181,13 @@ int crew__deque_push_ptrs(crew__deque *d, crew_task *const *v, size_t n) {
 }
 
 /* The owner's take; with claimers (non-NULL), one that gives way to batch claims in progress
- * (see crew__deque_steal_batch). */
+ * (see crew__deque_steal_batch). The claim is crew__deque_claim_newest's (deque.h). */
 static inline crew_task *take_claim(crew__deque *d, crew_task *buf, atomic_uint *claimers) {
     /* Relaxed: the owner's own bottom and array. */
     int64_t b = crew__load_relaxed(&d->bottom) - 1;
     crew__deque_array *a = crew__load_relaxed(&d->array);
-    /* Release, then a full fence: the claim on slot b must be globally ordered before we read
-     * top, or a thief and the owner could both take the last task (the paper's seq_cst fence). */
-#ifdef CREW__TSAN /* the same order without a fence, which TSan does not model (atomic.h) */
-    crew__exchange_seq_cst(&d->bottom, b);
-    bool busy = claimers && crew__load_seq_cst(claimers) != 0;
-    int64_t t = crew__load_seq_cst(&d->top);
-#else
-    crew__store_release(&d->bottom, b);
-    crew__fence_seq_cst();
-    /* After the fence (the owner's half of the batch protocol, crew__deque_steal_batch);
-     * acquire: a count a claimer left shows its claim to the read of top below. */
-    bool busy = claimers && crew__load_acquire(claimers) != 0;
-    int64_t t = crew__load_relaxed(&d->top); /* relaxed: ordered by the fence */
-#endif
-    /* Top never passes the bottom before this take: the place taken, b, is in [t, b + 1). */
-    crew__assert_msg(t <= b + 1, "top %lld, bottom %lld", (long long)t, (long long)b + 1);
-    if (t > b || busy) {                        /* empty, or a batch claim runs: undo */
-        crew__store_release(&d->bottom, b + 1); /* release: see the file comment */
+    if (!crew__deque_claim_newest(d, b, claimers))
         return NULL;
-    }
-    if (t == b) {
-        /* The last task: race the thieves for it. Seq_cst on success (the paper's order);
-         * relaxed on failure, since we then return nothing. */
-        bool won = crew__cas_seq_cst(&d->top, &t, t + 1);
-        crew__store_release(&d->bottom, b + 1); /* release: see the file comment */
-        if (!won)
-            return NULL;
-    }
     /* Ours now: no thief reads a place at or past top, and only the owner writes. */
     crew__assert(holds_task(&a->slot[(size_t)b & a->mask])); /* b is in [top, bottom) */
     return entry_get(&a->slot[(size_t)b & a->mask], buf);

@@ -95,8 +95,61 @@ static inline int crew__deque_push1(crew__deque *d, crew_task *t) {
 int crew__deque_push_ptrs(crew__deque *d, crew_task *const *v, size_t n); /* *v[0..n) */
 /* Owner: make room for n more tasks now, so a later push of at most n cannot fail. */
 int crew__deque_reserve(crew__deque *d, size_t n);
+/* Owner: the claim of every owner's take on its newest task, at place b (bottom - 1, read
+ * relaxed by the owner): true if the task is the owner's now (bottom is b), false (bottom is
+ * b + 1 again) if the deque was empty, a thief won its last task, or, with claimers non-NULL,
+ * a batch claim runs (see crew__deque_steal_batch). The release store of bottom, then a full
+ * fence: the claim on place b must be globally ordered before top is read, or a thief and the
+ * owner could both take the last task (the paper's seq_cst fence). Inline: a join's take-back
+ * (crew__deque_take_back) and crew__deque_take share it. */
+static inline bool crew__deque_claim_newest(crew__deque *d, int64_t b, atomic_uint *claimers) {
+#ifdef CREW__TSAN /* the same order without a fence, which TSan does not model (atomic.h) */
+    crew__exchange_seq_cst(&d->bottom, b);
+    bool busy = claimers && crew__load_seq_cst(claimers) != 0;
+    int64_t t = crew__load_seq_cst(&d->top);
+#else
+    crew__store_release(&d->bottom, b);
+    crew__fence_seq_cst();
+    /* After the fence (the owner's half of the batch protocol, crew__deque_steal_batch);
+     * acquire: a count a claimer left shows its claim to the read of top below. */
+    bool busy = claimers && crew__load_acquire(claimers) != 0;
+    int64_t t = crew__load_relaxed(&d->top); /* relaxed: ordered by the fence */
+#endif
+    /* Top never passes the bottom before this take: the place taken, b, is in [t, b + 1). */
+    crew__assert_msg(t <= b + 1, "top %lld, bottom %lld", (long long)t, (long long)b + 1);
+    if (t > b || busy) {                        /* empty, or a batch claim runs: undo */
+        crew__store_release(&d->bottom, b + 1); /* release: see deque.c's file comment */
+        return false;
+    }
+    if (t == b) {
+        /* The last task: race the thieves for it. Seq_cst on success (the paper's order);
+         * relaxed on failure, since we then return nothing. */
+        bool won = crew__cas_seq_cst(&d->top, &t, t + 1);
+        crew__store_release(&d->bottom, b + 1); /* release: see deque.c's file comment */
+        return won;
+    }
+    return true;
+}
 /* crew__deque_take's claim (deque.c). */
 crew_task *crew__deque_take_claim(crew__deque *d, crew_task *buf);
+/* Owner: a join's take-back (crew_join). 1: the newest task above mark was (fn, arg), held by
+ * value, and is claimed now (gone from the deque; the caller runs it); 0: no task lies above
+ * mark, or a thief won the last one (the task was stolen); -1: another task lies on top, left
+ * where it is. The place is read before the claim: only the owner writes places, so it holds
+ * what the owner last pushed there, stolen or not (a stolen one fails the claim). With
+ * claimers: as crew__deque_take_unless (0 while a batch claim runs). */
+static inline int crew__deque_take_back(crew__deque *d, int64_t mark, crew_fn fn, void *arg,
+                                        atomic_uint *claimers) {
+    int64_t b = crew__load_relaxed(&d->bottom) - 1; /* relaxed: the owner's own */
+    if (b < mark)
+        return 0;
+    crew__deque_array *a = crew__load_relaxed(&d->array); /* relaxed: the owner's own */
+    crew__deque_entry *e = &a->slot[(size_t)b & a->mask];
+    /* Relaxed: the owner's own writes. */
+    if (crew__load_relaxed(&e->fn) != fn || crew__load_relaxed(&e->arg) != arg)
+        return -1;
+    return crew__deque_claim_newest(d, b, claimers) ? 1 : 0;
+}
 /* Owner: the newest task, or NULL (a task held by value is copied into buf, see
  * crew__deque_task). Inlined: an empty deque needs no claim and no fence. Top never decreases
  * and only the owner moves bottom, so a top at or past bottom, however stale (relaxed), proves

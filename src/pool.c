@@ -367,6 +367,7 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     crew__ec_init(&p->work);
     crew__ec_init(&p->quiet);
     crew__ec_init(&p->waiting);
+    crew__ec_init(&p->joined);
     crew__joins_init(&p->joins);
     crew__atomic_init(&p->shutdown_dropped, false);
     crew__atomic_init(&p->paused, false);

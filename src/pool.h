@@ -144,6 +144,9 @@ struct crew_pool {
     crew__ec work;
     crew__ec quiet;
     crew__ec waiting;
+    /* Callers of crew_join whose offered half another thread took, waiting for it to end or
+     * come back (join.c; node data: NULL): notified by whoever ends or hands back a half. */
+    crew__ec joined;
     /* Workers awake and looking for a task: from a look that found nothing to a task or a sleep,
      * and from being woken (the waker counts them in) to their first task or sleep. With one in
      * sight a submission wakes nobody (crew__notify_work, wake.h): the looker's next look, or
@@ -208,6 +211,16 @@ static inline crew__worker *crew__worker_at(crew_pool *p, unsigned i) {
 static inline crew__worker *crew__self(const crew_pool *p) {
     crew__worker *w = crew__tls_worker;
     return w && w->pool == p ? w : NULL;
+}
+/* Give n finished tasks' units of pending back to worker w's credit; false if that would hold
+ * more than 2 x CREW__CREDIT_BATCH (then crew__tasks_finished returns the surplus). Inlined:
+ * once per task. */
+static inline bool crew__credit_back(crew__worker *w, size_t n) {
+    size_t credit = crew__load_relaxed(&w->credit) + n; /* relaxed: the owner's own */
+    if (__builtin_expect(credit > 2 * CREW__CREDIT_BATCH, 0))
+        return false;
+    crew__store_relaxed(&w->credit, credit);
+    return true;
 }
 /* Count n newly accepted tasks in pending: from the credit of self (the calling thread's worker
  * record, or NULL: crew__self) if it is a worker (see crew__worker.credit), else in pending

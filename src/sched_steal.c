@@ -60,6 +60,7 @@ typedef struct steal_local {
 } steal_local;
 crew__sched_local_fits(steal_local);
 _Static_assert(offsetof(steal_state, ext) == 0, "ext_of_thread reads the slots at the state");
+_Static_assert(offsetof(steal_local, deque) == 0, "own_deque: the deque first (schedule.h)");
 
 static inline steal_state *state_of(crew_pool *p) { return p->sched.state; }
 static inline crew__lq *central_of(crew_pool *p) { return &state_of(p)->central; }
@@ -245,6 +246,23 @@ static crew_task *take_external_group(crew_pool *p, uint32_t slot, crew__take_ct
     return t;
 }
 
+/* A joining thread outside the pool (crew_join): the newest task of its external slot, if it
+ * lies above mark (pushed after its offer: its own, or of another thread that shares the
+ * slot), or NULL. */
+static crew_task *take_external_own(crew_pool *p, int64_t mark) {
+    ext_slot *x = ext_of_thread(p);
+    /* Relaxed: a hint; the owner side's bottom, read again under the lock. */
+    if (crew__load_relaxed(&x->deque.bottom) <= mark)
+        return NULL;
+    crew__spinlock_acquire(&x->lock);
+    crew_task *t = NULL;
+    if (crew__load_relaxed(&x->deque.bottom) > mark) /* relaxed: the owner side, locked */
+        /* NULL also while a worker claims a batch (claim_batch): the waiter looks again. */
+        t = crew__deque_take_unless(&x->deque, &taken, &x->claimers);
+    crew__spinlock_release(&x->lock);
+    return t;
+}
+
 static int push(crew_pool *p, crew__worker *self, crew_task *t, size_t n) {
     /* Relaxed: the owner's own state. A marked worker still pushes locally: it drains its
      * deque into the injection queue before it exits. */
@@ -341,8 +359,50 @@ static crew_task *take_group(crew_pool *p, crew__worker *self, uint32_t slot, in
     if (self && crew__load_relaxed(&deque_of(self)->bottom) > mark)
         t = crew__deque_take(deque_of(self), &taken);
     else if (!self)
-        t = take_external_group(p, slot, tc);
-    return t ? t : crew__lq_take_group(central_of(p), slot);
+        t = slot == 0 ? take_external_own(p, mark) : take_external_group(p, slot, tc);
+    /* Slot 0 (a join, crew_join): only the tasks above mark of this thread's own queue. */
+    return t || slot == 0 ? t : crew__lq_take_group(central_of(p), slot);
+}
+
+/* A join's offered half (crew_join): by value on top of the worker's own deque, or of the
+ * external slot of a thread outside the pool (under the slot's lock), where thieves find it at
+ * the far end (oldest first: an outer join's half before an inner one's) and the caller takes
+ * it back with take_group(slot 0, mark): the deque's bottom before the push. A worker's own
+ * state is read relaxed (see push); an exited worker's deque takes no pushes (ENOTSUP: its
+ * thread, in on_stop, joins through a group). */
+static __attribute__((noinline)) int offer_external(crew_pool *p, crew_fn fn, void *arg,
+                                                    int64_t *mark) {
+    ext_slot *x = ext_of_thread(p);
+    crew__spinlock_acquire(&x->lock);
+    *mark = crew__load_relaxed(&x->deque.bottom); /* relaxed: the owner side, under its lock */
+    int rc = crew__deque_push_value(&x->deque, fn, arg, 0);
+    crew__spinlock_release(&x->lock);
+    return rc;
+}
+static int offer(crew_pool *p, crew__worker *self, crew_fn fn, void *arg, int64_t *mark) {
+    if (__builtin_expect(!self, 0))
+        return offer_external(p, fn, arg, mark);
+    if (__builtin_expect(crew__load_relaxed(&self->state) == CREW__W_EXITED, 0))
+        return CREW_ENOTSUP;
+    crew__deque *d = deque_of(self);
+    *mark = crew__load_relaxed(&d->bottom); /* relaxed: the owner's own bottom */
+    return crew__deque_push_value(d, fn, arg, 0);
+}
+
+/* The offered half back (crew__deque_take_back), from the worker's deque or the thread's
+ * external slot (under its lock, giving way to a batch claim). */
+static __attribute__((noinline)) int take_back_external(crew_pool *p, int64_t mark, crew_fn fn,
+                                                        void *arg) {
+    ext_slot *x = ext_of_thread(p);
+    crew__spinlock_acquire(&x->lock);
+    int r = crew__deque_take_back(&x->deque, mark, fn, arg, &x->claimers);
+    crew__spinlock_release(&x->lock);
+    return r;
+}
+static int take_back(crew_pool *p, crew__worker *self, int64_t mark, crew_fn fn, void *arg) {
+    if (__builtin_expect(!self, 0))
+        return take_back_external(p, mark, fn, arg);
+    return crew__deque_take_back(deque_of(self), mark, fn, arg, NULL);
 }
 
 static int requeue(crew_pool *p, crew__worker *self, crew_task *t) {
@@ -414,6 +474,9 @@ const crew__sched_ops crew__sched_steal = {
     .take = take,
     .take_group = take_group,
     .mark_at = offsetof(steal_local, deque.bottom), /* not 0: top comes first */
+    .offer = offer,
+    .take_back = take_back,
+    .own_deque = true,
     .requeue = requeue,
     .worker_exit = worker_exit,
     .take_any = take_any,

@@ -114,7 +114,7 @@ typedef struct crew__sched_ops {
                       uint32_t slot);
     crew_task *(*take)(crew_pool *p, crew__worker *self, crew__take_ctx *tc);
     /* A queued task of group slot, newest first (STEAL: or one this thread pushed after
-     * mark, its own descendants). */
+     * mark, its own descendants; with slot 0, only those). */
     crew_task *(*take_group)(crew_pool *p, crew__worker *self, uint32_t slot, int64_t mark,
                              crew__take_ctx *tc);
     /* Where take_group's mark is: a worker's mark when a task begins (crew__sched_mark) is the
@@ -124,6 +124,22 @@ typedef struct crew__sched_ops {
      * not a function: it is read as every task starts, where an indirect call cost
      * instructions a task. */
     unsigned mark_at;
+    /* Optional: a join's offer (crew_join, join.c): queue fn(arg) (priority 0, no group) by
+     * value where the calling thread finds it first (STEAL: the top of its worker's deque, or
+     * of its external slot): take_group with slot 0 and *mark (OUT) gives back what was
+     * queued there after the offer, newest first, the offered task last. CREW_OK, or an error
+     * (CREW_ENOTSUP: no such place for this thread; CREW_ENOMEM) and nothing queued: join.c
+     * then queues it in a group of its own. Without it, every join opens a group. */
+    int (*offer)(crew_pool *p, crew__worker *self, crew_fn fn, void *arg, int64_t *mark);
+    /* With offer: take the offered task back if it is still the newest above mark: 1 (gone
+     * from the queue: the caller runs it), 0 (nothing lies above mark: another thread took
+     * it), -1 (other tasks lie on top of it, left there). */
+    int (*take_back)(crew_pool *p, crew__worker *self, int64_t mark, crew_fn fn, void *arg);
+    /* With offer: a worker's crew__sched_local area begins with its own Chase-Lev deque, where
+     * offer and take_back of the worker itself are a push and crew__deque_take_back on it;
+     * sched_calls.h inlines them (a flag, not a function: an indirect call on both sides of
+     * every join cost a fifth of a join's instructions). */
+    bool own_deque;
     /* Put a taken task back, in front: CREW_OK, or CREW_ENOMEM (then the caller runs it). */
     int (*requeue)(crew_pool *p, crew__worker *self, crew_task *t);
     /* Optional: w leaves; move its queued tasks where others find them (*moved: how many).

@@ -57,6 +57,7 @@ typedef struct waiter_ctx {
     const atomic_bool *flag; /* crew__help_until's flag, or NULL */
     crew__ec *flag_ec;       /* its sleepers (woken by whoever sets the flag) */
     int64_t mark;            /* this thread's deque mark (crew__sched_take_group) */
+    bool own;                /* a join: its own tasks above mark first (crew__join_wait) */
     bool general;            /* the last look could take any task */
     bool checked;            /* the EDEADLK check is made */
     uint64_t slept;          /* its first sleep, for crew_diagnose */
@@ -90,7 +91,7 @@ static bool last_look(void *ctx) {
                           : crew__load_seq_cst(&p->pending) == 0; /* seq_cst: see crew_pool */
     if (done)
         return true;
-    if (sl)
+    if (sl || c->own)
         l->t = crew__sched_take_group(p, c->group.slot, c->mark, &l->tc);
     if (!l->t && c->general)
         l->t = crew__sched_take(p, &l->tc);
@@ -180,9 +181,11 @@ static inline __attribute__((always_inline)) crew_task *waiter_take(void *ctx,
                                                                      crew__take_ctx *tc) {
     waiter_ctx *c = ctx;
     c->general = may_help_generally(c->self);
-    /* The group is open (not done), so the slot still belongs to it. */
-    crew_task *t =
-        c->sl ? crew__sched_take_group_as(c->p, c->self, c->group.slot, c->mark, tc) : NULL;
+    /* The group is open (not done), so the slot still belongs to it. A join (own): slot 0,
+     * this worker's own tasks above its mark. */
+    crew_task *t = c->sl || c->own
+                       ? crew__sched_take_group_as(c->p, c->self, c->group.slot, c->mark, tc)
+                       : NULL;
     if (!t && c->general)
         t = crew__sched_take_as(c->p, c->self, tc);
     if (!t && crew__tls_bthread == c->p) /* a blocking thread runs blocking tasks too */
@@ -374,6 +377,12 @@ void crew__help_until_quiet(crew_pool *p) { (void)help_until_quiet(p, 0); }
 void crew__help_until(crew_pool *p, const atomic_bool *flag, crew__ec *ec) {
     waiter_ctx c = {.p = p, .self = crew__self(p), .group = CREW_HANDLE_NONE, .flag = flag,
                     .flag_ec = ec, .status = 1};
+    wait_loop(p, &c);
+}
+
+void crew__join_wait(crew_pool *p, crew__worker *self, const atomic_bool *over, int64_t mark) {
+    waiter_ctx c = {.p = p, .self = self, .group = CREW_HANDLE_NONE, .flag = over,
+                    .flag_ec = &p->joined, .mark = mark, .own = true, .status = 1};
     wait_loop(p, &c);
 }
 

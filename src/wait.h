@@ -16,5 +16,10 @@ void crew__help_until_quiet(crew_pool *p);
  * sleepers (crew__ec_notify_locked), then stores the flag with release; the waiter reads it
  * with acquire. */
 void crew__help_until(crew_pool *p, const atomic_bool *flag, crew__ec *ec);
+/* A join's wait (join.c) on worker self, for the half it offered, which another thread took:
+ * until *over (acquire), sleeping on pool->joined, whose notifier stores *over first. Takes
+ * its own tasks above mark first (the strategy's take_group with slot 0), then helps as
+ * crew__help_until does. */
+void crew__join_wait(crew_pool *p, crew__worker *self, const atomic_bool *over, int64_t mark);
 
 #endif /* CREW_WAIT_H */

@@ -28,6 +28,7 @@
 #include "atomic.h"
 #include "debug.h"
 #include "dispatch.h"
+#include "join.h"
 #include "lane.h"
 #include "nodes.h"
 #include "pool.h"
@@ -53,16 +54,6 @@ bool crew__in_group(const crew_pool *p, crew_handle g) {
     return false;
 }
 
-/* Give n finished tasks' units of pending back to worker w's credit; false if that would hold
- * more than 2 x CREW__CREDIT_BATCH (the caller returns the surplus). Inlined into crew__run. */
-static inline bool credit_back(crew__worker *w, size_t n) {
-    size_t credit = crew__load_relaxed(&w->credit) + n; /* relaxed: the owner's own */
-    if (__builtin_expect(credit > 2 * CREW__CREDIT_BATCH, 0))
-        return false;
-    crew__store_relaxed(&w->credit, credit);
-    return true;
-}
-
 void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end how) {
     crew__worker *w = crew__self(p);
     if (slot != 0 &&
@@ -72,7 +63,7 @@ void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end 
         crew__ec_notify(&crew__slot_at(&p->groups, slot)->waiters, &p->lock, NULL, NULL);
     }
     if (w) { /* a worker: batch the shared decrement (see crew__worker) */
-        if (credit_back(w, n))
+        if (crew__credit_back(w, n))
             return;
         /* Relaxed: the owner's own. */
         size_t surplus = crew__load_relaxed(&w->credit) + n - CREW__CREDIT_BATCH;
@@ -105,15 +96,19 @@ static void drop(crew_pool *p, crew_task *t, enum crew__end how, bool by_shutdow
     uint32_t slot = t->crew_private_.slot, flags = t->crew_flags_;
     crew_fn fn = t->fn;
     void *arg = t->arg;
+    if (__builtin_expect(fn == crew__join_half, 0))
+        how = CREW__RAN; /* a join's half is not lost: its caller runs it (below) */
     if (flags & CREW__TASK_BOUNDED)
         crew__bounded_release(p);
-    if (flags & CREW__TASK_COUNTED)
+    if ((flags & CREW__TASK_COUNTED) && how != CREW__RAN)
         crew__stats_dropped(p, how);
     if (flags & CREW__TASK_NODE)
         crew__node_release(p, t);
     if (__builtin_expect(fn == crew__lane_runner, 0)) {
         /* a lane's runner: its lane's tasks go with it, dropped as it was */
         crew__lane_runner_dropped(p, arg, by_shutdown);
+    } else if (__builtin_expect(fn == crew__join_half, 0)) {
+        crew__join_hand_back(p, arg); /* back to the caller of crew_join, which runs it */
     } else if (__builtin_expect(fn == crew__timer_run, 0) &&
                !crew__timer_dropped(p, arg, &fn, &arg)) {
         /* a run of a stopped timer (now freed): nobody to tell; else on_drop gets its fn */
@@ -132,7 +127,7 @@ static void drop(crew_pool *p, crew_task *t, enum crew__end how, bool by_shutdow
 }
 
 void crew__task_dropped(crew_pool *p, crew_task *t, bool by_shutdown) {
-    if (by_shutdown) /* relaxed: see struct crew_pool */
+    if (by_shutdown && t->fn != crew__join_half) /* relaxed: see struct crew_pool */
         crew__store_relaxed(&p->shutdown_dropped, true);
     drop(p, t, CREW__LOST, by_shutdown);
 }
@@ -254,7 +249,7 @@ static inline __attribute__((always_inline)) void run_task(crew_pool *p, crew__w
     }
     /* The common end inline: a task of no group, counted where it costs no shared write. */
     if (__builtin_expect(slot == 0, 1)) {
-        if (self && credit_back(self, 1))
+        if (self && crew__credit_back(self, 1))
             return;
         if (!self && finished) {
             ++*finished;
@@ -443,9 +438,12 @@ static __attribute__((noinline, cold)) int put_back_marked(worker_ctx *c, crew_t
                                                             crew__take_ctx *tc) {
     crew_pool *p = c->p;
     uint32_t slot = t->crew_private_.slot;
-    if (crew__sched_requeue(p, t) != CREW_OK)
+    if (t->fn == crew__join_half) /* a join's half goes back to its caller (join.h) */
+        crew__task_dropped(p, t, false);
+    else if (crew__sched_requeue(p, t) != CREW_OK)
         return -1;
-    crew__notify_work(p, 1, slot);                 /* t itself */
+    else
+        crew__notify_work(p, 1, slot); /* t itself */
     crew__notify_pushed_back(p, &tc->pushed_back); /* whatever the take put back */
     crew__flush_finished(p, c->w);
     return try_exit(p, c->w);

@@ -1,0 +1,105 @@
+/*
+ * join.c -- crew_join: spawn-and-wait without a group, for a caller that owns the frame (the
+ * work-first fork-join of Cilk: Frigo, Leiserson and Randall, "The Implementation of the
+ * Cilk-5 Multithreaded Language", PLDI 1998; Rayon's join).
+ *
+ * The caller offers one half to the other threads and runs the other half itself. The offer is
+ * the strategy's (crew__sched_ops.offer; STEAL: a push by value on the worker's own deque, or
+ * on the external slot of a thread outside the pool), so when nobody took the half the caller
+ * takes it back from the top of that deque and runs it inline: a push, a take and two calls,
+ * with no group, no slot and no allocation. Only when a thief took it does the caller wait
+ * (crew__join_wait, wait.c): it runs its own tasks above the offer first, then helps like any
+ * waiter, and sleeps only through the eventcount (pool->joined), which the thief notifies after
+ * it has stored the record's `over` flag. The half is counted in pending from the offer on, as
+ * a submission is, so crew_wait_all and a draining shutdown see it; taking it back gives the
+ * unit back (to the worker's credit).
+ *
+ * Where the strategy has no offer, the half goes into a group of its own (crew_submit) and the
+ * caller waits for it with crew_wait: the same contract, at a group's price.
+ *
+ * Every half runs exactly once: the record lives on the caller's stack until the half has run
+ * or come back; a thread that took a half it must not run (a cancelling shutdown, a full
+ * queue's drop, a pause, a resize) hands it back (join.h), and the caller runs it. Nothing is
+ * dropped, so crew_join never reports a loss.
+ */
+#include "join.h"
+
+#include "error.h"
+#include "pool.h"
+#include "sched_calls.h"
+#include "wait.h"
+#include "wake.h"
+#include "worker.h"
+
+void crew__join_half(void *arg) {
+    crew__join *j = arg;
+    crew_pool *p = j->p; /* read before over: the record may be gone after it */
+    j->fn(j->arg);
+    /* Release: the half's effects before the caller's acquire of over. */
+    crew__store_release(&j->over, true);
+    crew__ec_notify(&p->joined, &p->lock, NULL, NULL); /* pool memory: safe after the store */
+}
+
+void crew__join_hand_back(crew_pool *p, void *arg) {
+    crew__join *j = arg;
+    j->back = true;
+    crew__store_release(&j->over, true); /* release: back before over; pairs as above */
+    crew__ec_notify(&p->joined, &p->lock, NULL, NULL);
+}
+
+/* The caller did not get its half back at once (a thief took it, or tasks it queued itself
+ * after the offer lie above it): it waits for the half, running those tasks first. Out of
+ * line: the slow path. */
+static __attribute__((noinline)) void join_wait(crew_pool *p, crew__worker *self, crew__join *j,
+                                                int64_t mark) {
+    crew__join_wait(p, self, &j->over, mark);
+    if (j->back) /* plain: written before over, which the wait read with acquire */
+        j->fn(j->arg);
+}
+
+/* No offer here: the half in a group of its own, waited for with crew_wait. */
+static __attribute__((noinline)) int join_grouped(crew_pool *p, crew__join *j, crew_fn fa,
+                                                  void *a) {
+    crew_handle g = CREW_HANDLE_NONE;
+    if (crew__forked(p) || crew_submit(p, crew__join_half, j, 0, &g) != CREW_OK) {
+        fa(a); /* nowhere to offer it (shut down, a full queue, a forked child): both here */
+        j->fn(j->arg);
+        return CREW_OK;
+    }
+    fa(a);
+    (void)crew_wait(p, g); /* a group of its own: it ends when the half ran or came back */
+    /* Acquire: see crew__join. Not over only in a child forked meanwhile (the wait failed). */
+    if (!crew__load_acquire(&j->over) || j->back)
+        j->fn(j->arg);
+    return CREW_OK;
+}
+
+int crew_join(crew_pool *p, crew_fn fa, void *a, crew_fn fb, void *b) {
+    if (__builtin_expect(!p || !fa || !fb, 0))
+        return crew__fail(CREW_EINVAL, "crew_join: %s is NULL",
+                          !p ? "the pool" : !fa ? "the first function" : "the second function");
+    crew__join j = {.p = p, .fn = fb, .arg = b, .back = false};
+    crew__atomic_init(&j.over, false);
+    crew__worker *self = crew__self(p);
+    int64_t mark;
+    /* A forked child: no queue of the parent's may be touched (its locks may be held). */
+    if (__builtin_expect(!self && crew__forked(p), 0))
+        return join_grouped(p, &j, fa, a);
+    crew__pending_add(p, self, 1); /* counted before it is visible, as a submission */
+    if (__builtin_expect(crew__sched_offer(p, self, crew__join_half, &j, &mark) != CREW_OK, 0)) {
+        crew__tasks_finished(p, 0, 1, CREW__RAN); /* never queued after all */
+        return join_grouped(p, &j, fa, a);
+    }
+    crew__notify_work(p, 1, 0); /* a sleeping worker may take it */
+    fa(a);
+    /* Take the half back from the top of this thread's own queue, paused or not: it is the
+     * caller's own work (crew.h). */
+    if (__builtin_expect(crew__sched_take_back(p, self, mark, crew__join_half, &j) > 0, 1)) {
+        if (__builtin_expect(!self || !crew__credit_back(self, 1), 0))
+            crew__tasks_finished(p, 0, 1, CREW__RAN); /* its unit of pending, given back */
+        fb(b);
+        return CREW_OK;
+    }
+    join_wait(p, self, &j, mark);
+    return CREW_OK;
+}

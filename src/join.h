@@ -1,0 +1,35 @@
+/*
+ * join.h -- spawn-and-wait without a group (join.c): crew_join's record, and how the rest of
+ * crew recognises a join's offered half.
+ */
+#ifndef CREW_JOIN_H
+#define CREW_JOIN_H
+
+#include <stdbool.h>
+
+#include "atomic.h"
+#include "base.h"
+
+/* One crew_join, on its caller's stack: the half it offers to other threads. */
+typedef struct crew__join {
+    crew_pool *p; /* the pool */
+    crew_fn fn;   /* the offered half */
+    void *arg;
+    /* Set (release) by the thread that took the half once it has run it, or handed it back
+     * (back set first): the caller reads it with acquire and may return at once, so nobody
+     * touches the record after this store. */
+    atomic_bool over;
+    bool back; /* written before over: the half did not run, its caller runs it */
+} crew__join;
+
+/* The function of a join's offered half (arg: its crew__join): whoever takes the half from a
+ * queue runs it through here. worker.c's drop and schedule.c's pause check recognise halves by
+ * it: a half a thread took but must not run (dropped by a cancelling shutdown or a full queue,
+ * taken as a pause began, taken by a worker that resize marked) is handed back to its caller
+ * (crew__join_hand_back), counted as finished, never lost nor reported as dropped. */
+void crew__join_half(void *arg);
+/* Hand the half of join record arg back to its caller, which runs it itself. The caller of
+ * this still counts the half finished (in pending and its group). */
+void crew__join_hand_back(crew_pool *p, void *arg);
+
+#endif /* CREW_JOIN_H */

@@ -1,0 +1,386 @@
+// test_join.cpp -- crew_join and crew::join: spawn-and-wait without a group. Results of nested
+// joins (fib) on 1, 2 and 4 threads, from inside and outside the pool; joins nested 30 deep
+// inside lanes; a one-thread pool; C++ results and exceptions; and a stress test in which
+// resize, pause and both shutdowns race with joins: every half runs exactly once, and every
+// submitted task runs once or reaches on_drop.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "common.h"
+#include "crew.hpp"
+
+using crewtest::make_pool;
+
+namespace crewtest {
+crew_pool *g_held_pool; // the pool of CancellingShutdownHandsTheHalfBack
+}
+
+namespace {
+
+long fib_seq(int n) { return n < 2 ? n : fib_seq(n - 1) + fib_seq(n - 2); }
+// Calls of fib_join for fib(n): every call, leaves included.
+long fib_calls(int n) { return n < 2 ? 1 : 1 + fib_calls(n - 1) + fib_calls(n - 2); }
+
+struct Fib {
+    crew_pool *p;
+    int n;
+    long r;
+    std::atomic<long> *calls; // counts every call, or NULL
+};
+
+void fib_join(void *a) {
+    auto *f = static_cast<Fib *>(a);
+    if (f->calls)
+        f->calls->fetch_add(1, std::memory_order_relaxed);
+    if (f->n < 2) {
+        f->r = f->n;
+        return;
+    }
+    Fib x{f->p, f->n - 2, 0, f->calls}, y{f->p, f->n - 1, 0, f->calls};
+    if (crew_join(f->p, fib_join, &x, fib_join, &y) != CREW_OK)
+        std::abort();
+    f->r = x.r + y.r;
+}
+
+int fib_size() {
+#ifdef CREW_SANITIZED
+    return 20;
+#else
+    return crewtest::under_valgrind() ? 14 : 25;
+#endif
+}
+
+void run_fib(unsigned threads, bool from_task) {
+    crew_pool *p = make_pool(threads);
+    std::atomic<long> calls{0};
+    const int n = fib_size();
+    Fib root{p, n, 0, &calls};
+    if (from_task) {
+        crew_task t = {};
+        t.fn = fib_join, t.arg = &root;
+        ASSERT_EQ(crew_enqueue_tasks_wait(p, &t, 1), CREW_OK);
+    } else {
+        fib_join(&root); // the caller joins from outside the pool
+    }
+    EXPECT_EQ(root.r, fib_seq(n));
+    EXPECT_EQ(calls.load(), fib_calls(n)); // every half ran exactly once
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    crew_destroy(p);
+}
+
+TEST(Join, FibOneThreadInside) { run_fib(1, true); }
+TEST(Join, FibOneThreadOutside) { run_fib(1, false); }
+TEST(Join, FibTwoThreadsInside) { run_fib(2, true); }
+TEST(Join, FibTwoThreadsOutside) { run_fib(2, false); }
+TEST(Join, FibFourThreadsInside) { run_fib(4, true); }
+
+TEST(Join, BadArguments) {
+    crew_pool *p = make_pool(1);
+    int ran = 0;
+    auto inc = [](void *a) { ++*static_cast<int *>(a); };
+    EXPECT_EQ(crew_join(nullptr, inc, &ran, inc, &ran), CREW_EINVAL);
+    EXPECT_EQ(crew_join(p, nullptr, &ran, inc, &ran), CREW_EINVAL);
+    EXPECT_EQ(crew_join(p, inc, &ran, nullptr, &ran), CREW_EINVAL);
+    EXPECT_EQ(ran, 0); // nothing ran
+    EXPECT_EQ(crew_join(p, inc, &ran, inc, &ran), CREW_OK);
+    EXPECT_EQ(ran, 2);
+    crew_destroy(p);
+}
+
+// The offered half is really offered: on two threads, a half that waits for the other can
+// only finish if some thread other than the caller took it. (Not promised by crew_join in
+// general; under STEAL from a task a waiting half is stolen by the idle worker.) Instead of
+// relying on that, check that a join whose halves take a while runs both on a pool after
+// shutdown, where nobody can take the offer.
+TEST(Join, AfterShutdownRunsBothOnCaller) {
+    crew_pool *p = make_pool(2);
+    ASSERT_EQ(crew_shutdown(p, CREW_DRAIN), CREW_OK);
+    std::atomic<long> calls{0};
+    Fib root{p, 12, 0, &calls};
+    fib_join(&root);
+    EXPECT_EQ(root.r, fib_seq(12));
+    EXPECT_EQ(calls.load(), fib_calls(12));
+    crew_destroy(p);
+}
+
+// A cancelling shutdown that comes while a join's offered half waits to be taken: the half is
+// not dropped (on_drop never sees it) but runs, on the caller. The caller's first half holds it
+// until the shutdown has had time to empty the queues (it cannot finish before the task does).
+struct Held {
+    crewtest::Gate gate;
+    std::atomic<int> fb_runs{0};
+    std::atomic<int> drops{0};
+};
+void held_fa(void *a) {
+    auto *h = static_cast<Held *>(a);
+    h->gate.arrive();
+    h->gate.wait();
+}
+void held_fb(void *a) { static_cast<Held *>(a)->fb_runs++; }
+void held_task(void *a) {
+    if (crew_join(crewtest::g_held_pool, held_fa, a, held_fb, a) != CREW_OK)
+        std::abort();
+}
+void count_drop(crew_fn, void *, void *arg) { static_cast<Held *>(arg)->drops++; }
+
+TEST(Join, CancellingShutdownHandsTheHalfBack) {
+    for (unsigned threads : {1u, 2u}) {
+        Held h;
+        crew_hooks hooks = {};
+        hooks.size = sizeof hooks;
+        hooks.on_drop = count_drop;
+        hooks.arg = &h;
+        crew_config cfg;
+        crew_config_init(&cfg);
+        cfg.threads = threads;
+        cfg.hooks = &hooks;
+        crew_pool *p = make_pool(cfg);
+        crewtest::g_held_pool = p;
+        if (threads == 2) // the other worker busy, so that nobody takes the offer early
+            h.gate.hold(p, 1);
+        ASSERT_EQ(crew_submit(p, held_task, &h, 0, nullptr), CREW_OK);
+        h.gate.wait_arrivals(int(threads));
+        std::thread sd([&] { EXPECT_EQ(crew_shutdown(p, CREW_CANCEL), CREW_OK); });
+        std::this_thread::sleep_for(std::chrono::milliseconds(50)); // the queues emptied
+        h.gate.open();
+        sd.join();
+        EXPECT_EQ(h.fb_runs.load(), 1);
+        EXPECT_EQ(h.drops.load(), 0);
+        EXPECT_EQ(crew_wait_all(p), CREW_OK); // no loss to report
+        crew_destroy(p);
+    }
+}
+
+// Joins nested 30 deep inside lane tasks: each level joins a leaf with the next level.
+struct Chain {
+    crew_pool *p;
+    int depth;
+    std::atomic<long> *halves;
+};
+void chain_leaf(void *a) { static_cast<Chain *>(a)->halves->fetch_add(1); }
+void chain(void *a) {
+    auto *c = static_cast<Chain *>(a);
+    c->halves->fetch_add(1);
+    if (c->depth == 0)
+        return;
+    Chain next{c->p, c->depth - 1, c->halves}, leaf{c->p, 0, c->halves};
+    if (crew_join(c->p, chain, &next, chain_leaf, &leaf) != CREW_OK)
+        std::abort();
+}
+struct LaneTask {
+    Chain c;
+    std::atomic<int> *inside; // the lane's tasks running now
+    std::atomic<int> *overlap;
+};
+void lane_task(void *a) {
+    auto *t = static_cast<LaneTask *>(a);
+    if (t->inside->fetch_add(1) != 0)
+        t->overlap->fetch_add(1); // a strand ran two tasks at once
+    chain(&t->c);
+    t->inside->fetch_sub(1);
+}
+
+TEST(Join, Nested30DeepInStrands) {
+    for (unsigned threads : {1u, 2u}) {
+        crew_pool *p = make_pool(threads);
+        const int lanes = 4, per_lane = 20, depth = 30;
+        std::atomic<long> halves{0};
+        std::vector<crew_lane *> l(lanes);
+        std::vector<std::atomic<int>> inside(lanes), overlap(lanes);
+        std::vector<LaneTask> tasks;
+        tasks.reserve(lanes * per_lane);
+        for (int i = 0; i < lanes; i++)
+            ASSERT_EQ(crew_lane_create(p, 1, &l[i]), CREW_OK);
+        for (int k = 0; k < per_lane; k++)
+            for (int i = 0; i < lanes; i++) {
+                tasks.push_back({{p, depth, &halves}, &inside[i], &overlap[i]});
+                ASSERT_EQ(crew_lane_submit(l[i], lane_task, &tasks.back(), nullptr), CREW_OK);
+            }
+        for (int i = 0; i < lanes; i++)
+            ASSERT_EQ(crew_lane_destroy(l[i]), CREW_OK);
+        // chain(d) counts itself, then joins chain(d-1) with a leaf: 2 d + 1 halves.
+        EXPECT_EQ(halves.load(), long(lanes) * per_lane * (2 * depth + 1));
+        for (int i = 0; i < lanes; i++)
+            EXPECT_EQ(overlap[i].load(), 0);
+        crew_destroy(p);
+    }
+}
+
+// ---- C++ ----
+
+long fib_cpp(crew::pool &p, int n) {
+    if (n < 2)
+        return n;
+    auto [a, b] =
+        crew::join(p, [&] { return fib_cpp(p, n - 2); }, [&] { return fib_cpp(p, n - 1); });
+    return a + b;
+}
+
+TEST(JoinCpp, Results) {
+    crew::pool p(crew::options{2});
+    EXPECT_EQ(p.submit([&] { return fib_cpp(p, 20); }).get(), fib_seq(20));
+    EXPECT_EQ(fib_cpp(p, 18), fib_seq(18)); // from outside
+    int x = 0, y = 0;
+    crew::join(p, [&] { x = 1; }, [&] { y = 2; });
+    EXPECT_EQ(x + y, 3);
+}
+
+TEST(JoinCpp, ExceptionsAfterBothHalves) {
+    crew::pool p(crew::options{2});
+    for (int inside = 0; inside < 2; inside++) {
+        auto body = [&] {
+            std::atomic<int> ran{0};
+            // g throws: rethrown after f has run too
+            try {
+                crew::join(p, [&] { ran++; }, [&] { ran++; throw std::runtime_error("g"); });
+                ADD_FAILURE() << "no exception";
+            } catch (const std::runtime_error &e) {
+                EXPECT_STREQ(e.what(), "g");
+            }
+            EXPECT_EQ(ran.load(), 2);
+            // both throw: f's is rethrown, after both ran
+            ran = 0;
+            try {
+                crew::join(
+                    p, [&] { ran++; throw std::runtime_error("f"); },
+                    [&] { ran++; throw std::logic_error("g"); });
+                ADD_FAILURE() << "no exception";
+            } catch (const std::runtime_error &e) {
+                EXPECT_STREQ(e.what(), "f");
+            }
+            EXPECT_EQ(ran.load(), 2);
+            // nested: an exception deep in a tree of joins reaches the top
+            std::function<long(int)> f = [&](int n) -> long {
+                if (n == 3)
+                    throw std::out_of_range("deep");
+                if (n < 2)
+                    return n;
+                auto [a, b] = crew::join(p, [&] { return f(n - 2); }, [&] { return f(n - 1); });
+                return a + b;
+            };
+            EXPECT_THROW(f(12), std::out_of_range);
+        };
+        if (inside)
+            p.submit(body).get();
+        else
+            body();
+    }
+}
+
+// ---- stress: resize, pause and both shutdowns racing with joins ----
+
+struct Stress {
+    std::atomic<long> calls{0};   // fib_join calls made by roots and outside joiners
+    std::atomic<long> roots_run{0};
+    std::atomic<long> dropped{0}; // roots handed to on_drop
+    std::atomic<long> bad{0};     // a wrong result
+};
+constexpr int kStressFib = 14;
+
+struct Root {
+    Fib f;
+    Stress *s;
+};
+void root_task(void *a) {
+    auto *r = static_cast<Root *>(a);
+    fib_join(&r->f);
+    if (r->f.r != fib_seq(kStressFib))
+        r->s->bad++;
+    r->s->roots_run++;
+}
+void on_drop(crew_fn fn, void *arg, void *hook_arg) {
+    auto *s = static_cast<Stress *>(hook_arg);
+    if (fn == root_task)
+        s->dropped++;
+    else
+        s->bad++; // a join's half must never be dropped
+    (void)arg;
+}
+
+void stress_once(int how, unsigned seed) {
+    Stress s;
+    crew_hooks hooks = {};
+    hooks.size = sizeof hooks;
+    hooks.on_drop = on_drop;
+    hooks.arg = &s;
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 2;
+    cfg.hooks = &hooks;
+    crew_pool *p = make_pool(cfg);
+
+    // Roots until the shutdown refuses them (at most `roots`), a few at a time so that some
+    // are queued, some running and some not yet submitted when the shutdowns come.
+    const long roots = crewtest::scaled(20000);
+    std::vector<Root> r(static_cast<size_t>(roots));
+    std::atomic<long> submitted{0}, outside_calls{0}, outside_joins{0};
+    std::atomic<bool> stop{false};
+
+    std::thread producer([&] {
+        for (long i = 0; i < roots; i++) {
+            r[size_t(i)] = Root{{p, kStressFib, 0, &s.calls}, &s};
+            if (crew_submit(p, root_task, &r[size_t(i)], 0, nullptr) != CREW_OK)
+                break;
+            submitted++;
+            if (i % 8 == 7)
+                std::this_thread::sleep_for(std::chrono::microseconds(100));
+        }
+    });
+    std::thread outside([&] { // joins from outside the pool, until the shutdown is over
+        while (!stop.load()) {
+            Fib f{p, 8, 0, &outside_calls};
+            fib_join(&f);
+            if (f.r != fib_seq(8))
+                s.bad++;
+            outside_joins++;
+        }
+    });
+    std::thread chaos([&] {
+        unsigned x = seed;
+        for (int i = 0; i < 40; i++) {
+            x = x * 1103515245u + 12345u;
+            switch ((x >> 16) % 3) {
+            case 0:
+                crew_resize(p, 1 + (x >> 8) % 3);
+                break;
+            case 1:
+                if (crew_pause(p) == CREW_OK) {
+                    std::this_thread::sleep_for(std::chrono::microseconds(200));
+                    crew_resume(p);
+                }
+                break;
+            default:
+                std::this_thread::sleep_for(std::chrono::microseconds(300));
+            }
+        }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    // Both shutdowns at once (one of each, or the same twice), racing the rest.
+    std::thread sd1([&] { EXPECT_EQ(crew_shutdown(p, how), CREW_OK); });
+    std::thread sd2([&] { EXPECT_EQ(crew_shutdown(p, CREW_CANCEL - how), CREW_OK); });
+    producer.join();
+    chaos.join();
+    sd1.join();
+    sd2.join();
+    stop = true;
+    outside.join();
+    crew_resume(p); // a pause the shutdown raced with is over anyway
+
+    EXPECT_EQ(s.bad.load(), 0);
+    EXPECT_EQ(s.roots_run.load() + s.dropped.load(), submitted.load());
+    EXPECT_EQ(s.calls.load(), s.roots_run.load() * fib_calls(kStressFib));
+    EXPECT_EQ(outside_calls.load(), outside_joins.load() * fib_calls(8));
+    crew_destroy(p);
+}
+
+TEST(JoinStress, ResizePauseShutdownRace) {
+    int rounds = crewtest::under_valgrind() ? 2 : 12;
+    for (int i = 0; i < rounds; i++)
+        stress_once(i % 2 ? CREW_CANCEL : CREW_DRAIN, unsigned(i) * 7919u + 1u);
+}
+
+} // namespace
