@@ -17,7 +17,9 @@
 //   wakeup    one task handed to an idle pool (workers asleep for 2 ms) until it
 //             starts; the median of 100 trials                               -> microseconds
 // crew-join: crew (default strategy) whose fib and skynet spawn with crew_join instead of a group
-// per call (skynet's ten children as a binary tree of joins).
+// per call (skynet's ten children as a binary tree of joins); crew-join-task: the same with the
+// root run as one task while the caller blocks without helping, so that every join is a
+// worker's (with -t 1 under callgrind: the instructions of a worker's join, alone).
 // Peers: crew, OpenMP tasks (libgomp), oneTBB task_group, Boost.Asio thread_pool, GLib
 // GThreadPool, a textbook mutex+condvar FIFO pool, and thread-per-task (pthread_create per task,
 // on a tenth of the tasks, reported as a rate). A peer whose package was absent at build time is
@@ -245,19 +247,20 @@ void check(int rc, const char *what) {
 // ("crew-lane"), each into a group of its own ("crew-group"), or each into a group of its own
 // with a completion callback (crew_notify, an empty function) on it ("crew-notify": the
 // callback's cost is this row minus crew-group's).
-// "crew-join": fib and skynet through crew_join (no group per call).
+// "crew-join": fib and skynet through crew_join (no group per call); "crew-join-task": the same,
+// the root a task the caller waits for without helping.
 enum class EmptyVia { submit, lane, group, notify };
 
 class CrewPeer : public Peer {
     crew_pool *p_ = nullptr;
     std::string name_;
     EmptyVia via_;
-    bool join_;
+    int join_; // 0: groups; 1: crew_join; 2: crew_join, the root a task
 
 public:
     explicit CrewPeer(const std::string &name = "crew", unsigned sched = CREW_SCHED_DEFAULT,
                       unsigned lock = CREW_LOCK_MUTEX, EmptyVia via = EmptyVia::submit,
-                      bool join = false)
+                      int join = 0)
         : name_(name), via_(via), join_(join) {
         crew_config cfg;
         crew_config_init(&cfg);
@@ -326,6 +329,26 @@ public:
         check(crew_wait(f->p, g), "fib wait");
         f->r = child.r + self.r;
     }
+    // The root fn(arg) as one task, waited for without helping (a condition variable).
+    void run_root(crew_fn fn, void *arg) {
+        struct Root {
+            crew_fn fn;
+            void *arg;
+            std::mutex m;
+            std::condition_variable cv;
+            bool done = false;
+        } r{fn, arg, {}, {}, false};
+        auto body = [](void *a) {
+            auto *q = static_cast<Root *>(a);
+            q->fn(q->arg);
+            std::lock_guard<std::mutex> g(q->m);
+            q->done = true;
+            q->cv.notify_one();
+        };
+        check(crew_submit(p_, body, &r, 0, nullptr), "root");
+        std::unique_lock<std::mutex> g(r.m);
+        r.cv.wait(g, [&] { return r.done; });
+    }
     // fib(n-2) on the caller, fib(n-1) offered to the others, as fib_task does.
     static void fib_join(void *a) {
         auto *f = static_cast<FibArg *>(a);
@@ -340,7 +363,9 @@ public:
     double fib(int n, long *result) override {
         FibArg root{p_, n, 0};
         double t = now();
-        if (join_)
+        if (join_ == 2)
+            run_root(fib_join, &root);
+        else if (join_)
             fib_join(&root); // the caller joins like a worker, through its external slot
         else
             fib_task(&root);
@@ -408,7 +433,9 @@ public:
     double skynet(int depth, long *result) override {
         SkyArg root{p_, 0, skynet_leaves(depth), 0};
         double t = now();
-        if (join_)
+        if (join_ == 2)
+            run_root(skynet_join, &root);
+        else if (join_)
             skynet_join(&root);
         else
             skynet_task(&root);
@@ -858,9 +885,9 @@ std::unique_ptr<Peer> make_peer(const std::string &name) {
     if (name == "crew-coro")
         return std::make_unique<CoroPeer>();
 #endif
-    if (name == "crew-join")
+    if (name == "crew-join" || name == "crew-join-task")
         return std::make_unique<CrewPeer>(name, CREW_SCHED_DEFAULT, CREW_LOCK_MUTEX,
-                                          EmptyVia::submit, true);
+                                          EmptyVia::submit, name == "crew-join" ? 1 : 2);
 #ifdef CREW_HAVE_OPENMP
     if (name == "openmp")
         return std::make_unique<OmpPeer>();

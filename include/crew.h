@@ -1009,11 +1009,11 @@ CREW_EXPORT int crew_parallel_filter(crew_pool *p, const void *in, size_t n, siz
  *   - From a lane's task, the halves belong to that task: they are not tasks of the lane and
  *     may run on other threads at the same time as each other (not as the lane's other
  *     tasks, which still wait for the task that called crew_join to end).
- *   - A half that waits to be taken counts in crew_wait_all and keeps a draining crew_shutdown
- *     going until it has run. On the fast path a half is part of the calling task, not a task
- *     of its own: crew_stats does not count it and a bounded queue does not hold it (through a
- *     group it is a submission like crew_submit's, counted and admitted as one; a full queue
- *     then leaves both halves to the caller).
+ *   - Halves are part of the call, not tasks of their own: crew_stats does not count them, a
+ *     bounded queue does not hold them, and crew_wait_all (which waits for tasks) counts a
+ *     half only while another thread runs it; a draining crew_shutdown ends after every half
+ *     another thread took. (Through a group, fb is a submission like crew_submit's, counted
+ *     and admitted as one; a full queue then leaves both halves to the caller.)
  *   - A half must not wait for the other half by other means (a lock held across the call,
  *     a flag the other sets): nothing promises that they run at the same time.
  * Errors: EINVAL (p, fa or fb NULL; nothing runs). Otherwise CREW_OK, always after both ran.

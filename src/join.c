@@ -10,9 +10,9 @@
  * with no group, no slot and no allocation. Only when a thief took it does the caller wait
  * (crew__join_wait, wait.c): it runs its own tasks above the offer first, then helps like any
  * waiter, and sleeps only through the eventcount (pool->joined), which the thief notifies after
- * it has stored the record's `over` flag. The half is counted in pending from the offer on, as
- * a submission is, so crew_wait_all and a draining shutdown see it; taking it back gives the
- * unit back (to the worker's credit).
+ * it has stored the record's `over` flag. An offer is not counted in pending: it belongs to the
+ * caller's call (which, in a task, that task's unit holds), so taking it back touches no
+ * counter; a thread that takes it counts it then, as it ends as a task of the pool (join.h).
  *
  * Where the strategy has no offer, the half goes into a group of its own (crew_submit) and the
  * caller waits for it with crew_wait: the same contract, at a group's price.
@@ -31,9 +31,17 @@
 #include "wake.h"
 #include "worker.h"
 
+/* A thread took an offered half that no unit of pending holds: count it, since it ends as a
+ * task of the pool (crew__run, or drop, counts it finished). */
+static inline void count_taken(crew_pool *p, const crew__join *j) {
+    if (!j->counted)
+        crew__pending_add(p, crew__self(p), 1);
+}
+
 void crew__join_half(void *arg) {
     crew__join *j = arg;
     crew_pool *p = j->p; /* read before over: the record may be gone after it */
+    count_taken(p, j);
     j->fn(j->arg);
     /* Release: the half's effects before the caller's acquire of over. */
     crew__store_release(&j->over, true);
@@ -42,6 +50,7 @@ void crew__join_half(void *arg) {
 
 void crew__join_hand_back(crew_pool *p, void *arg) {
     crew__join *j = arg;
+    count_taken(p, j);
     j->back = true;
     crew__store_release(&j->over, true); /* release: back before over; pairs as above */
     crew__ec_notify(&p->joined, &p->lock, NULL, NULL);
@@ -61,6 +70,7 @@ static __attribute__((noinline)) void join_wait(crew_pool *p, crew__worker *self
 static __attribute__((noinline)) int join_grouped(crew_pool *p, crew__join *j, crew_fn fa,
                                                   void *a) {
     crew_handle g = CREW_HANDLE_NONE;
+    j->counted = true; /* a submission: crew_submit counts it */
     if (crew__forked(p) || crew_submit(p, crew__join_half, j, 0, &g) != CREW_OK) {
         fa(a); /* nowhere to offer it (shut down, a full queue, a forked child): both here */
         j->fn(j->arg);
@@ -78,25 +88,22 @@ int crew_join(crew_pool *p, crew_fn fa, void *a, crew_fn fb, void *b) {
     if (__builtin_expect(!p || !fa || !fb, 0))
         return crew__fail(CREW_EINVAL, "crew_join: %s is NULL",
                           !p ? "the pool" : !fa ? "the first function" : "the second function");
-    crew__join j = {.p = p, .fn = fb, .arg = b, .back = false};
+    crew__join j = {.p = p, .fn = fb, .arg = b, .back = false, .counted = false};
     crew__atomic_init(&j.over, false);
     crew__worker *self = crew__self(p);
+    crew__deque *own = crew__sched_own_deque(p, self);
     int64_t mark;
     /* A forked child: no queue of the parent's may be touched (its locks may be held). */
     if (__builtin_expect(!self && crew__forked(p), 0))
         return join_grouped(p, &j, fa, a);
-    crew__pending_add(p, self, 1); /* counted before it is visible, as a submission */
-    if (__builtin_expect(crew__sched_offer(p, self, crew__join_half, &j, &mark) != CREW_OK, 0)) {
-        crew__tasks_finished(p, 0, 1, CREW__RAN); /* never queued after all */
+    if (__builtin_expect(crew__sched_offer(p, self, own, crew__join_half, &j, &mark) != CREW_OK,
+                         0))
         return join_grouped(p, &j, fa, a);
-    }
     crew__notify_work(p, 1, 0); /* a sleeping worker may take it */
     fa(a);
     /* Take the half back from the top of this thread's own queue, paused or not: it is the
      * caller's own work (crew.h). */
-    if (__builtin_expect(crew__sched_take_back(p, self, mark, crew__join_half, &j) > 0, 1)) {
-        if (__builtin_expect(!self || !crew__credit_back(self, 1), 0))
-            crew__tasks_finished(p, 0, 1, CREW__RAN); /* its unit of pending, given back */
+    if (__builtin_expect(crew__sched_take_back(p, self, own, mark, crew__join_half, &j) > 0, 1)) {
         fb(b);
         return CREW_OK;
     }

@@ -20,6 +20,10 @@ typedef struct crew__join {
      * touches the record after this store. */
     atomic_bool over;
     bool back; /* written before over: the half did not run, its caller runs it */
+    /* Counted in pending by its caller (a group's, submitted). An offer is not: the caller's
+     * own call holds it, and a thread that takes it counts it first (crew__join_half,
+     * crew__join_hand_back), since it then ends as a task of the pool. */
+    bool counted;
 } crew__join;
 
 /* The function of a join's offered half (arg: its crew__join): whoever takes the half from a

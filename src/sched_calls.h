@@ -80,30 +80,35 @@ static inline int64_t crew__sched_mark(crew_pool *p, crew__worker *self) {
     return crew__load_relaxed((_Atomic int64_t *)(void *)(self->sched.bytes + at));
 }
 
-/* A join's offer (crew__sched_ops.offer) of fn(arg) for the calling thread (self: crew__self):
- * on a worker whose strategy keeps its own deque (own_deque), a push by value on it, inline;
- * else the strategy's offer; CREW_ENOTSUP without one. OUT: *mark, for crew__sched_take_back. */
-static inline int crew__sched_offer(crew_pool *p, crew__worker *self, crew_fn fn, void *arg,
-                                    int64_t *mark) {
-    const crew__sched_ops *ops = p->sched.ops;
-    if (__builtin_expect(self && ops->own_deque, 1)) {
-        crew__deque *d = (crew__deque *)(void *)self->sched.bytes;
-        /* A worker whose loop has ended runs no task (worker.c), so none joins. Relaxed: its
-         * own state. */
-        crew__assert(crew__load_relaxed(&self->state) != CREW__W_EXITED);
+/* A join's own deque: the calling worker's (self: crew__self) if its strategy keeps one
+ * (crew__sched_ops.own_deque), else NULL. Looked up once per join: the offer and the take-back
+ * below then work on it inline, without asking the strategy again after the caller's half. */
+static inline crew__deque *crew__sched_own_deque(crew_pool *p, crew__worker *self) {
+    if (__builtin_expect(!self || !p->sched.ops->own_deque, 0))
+        return NULL;
+    /* A worker whose loop has ended runs no task (worker.c), so none joins. Relaxed: its own
+     * state. */
+    crew__assert(crew__load_relaxed(&self->state) != CREW__W_EXITED);
+    return (crew__deque *)(void *)self->sched.bytes;
+}
+/* A join's offer (crew__sched_ops.offer) of fn(arg) for the calling thread: a push by value on
+ * its own deque d (crew__sched_own_deque) if it has one, else the strategy's offer;
+ * CREW_ENOTSUP without one. OUT: *mark, for crew__sched_take_back. */
+static inline int crew__sched_offer(crew_pool *p, crew__worker *self, crew__deque *d, crew_fn fn,
+                                    void *arg, int64_t *mark) {
+    if (__builtin_expect(d != NULL, 1)) {
         *mark = crew__load_relaxed(&d->bottom); /* relaxed: the owner's own bottom */
         return crew__deque_push_value(d, fn, arg, 0);
     }
+    const crew__sched_ops *ops = p->sched.ops;
     return ops->offer ? ops->offer(p, self, fn, arg, mark) : CREW_ENOTSUP;
 }
 /* The offer back, if it is still the newest task above mark (crew__sched_ops.take_back). */
-static inline int crew__sched_take_back(crew_pool *p, crew__worker *self, int64_t mark,
-                                        crew_fn fn, void *arg) {
-    const crew__sched_ops *ops = p->sched.ops;
-    if (__builtin_expect(self && ops->own_deque, 1))
-        return crew__deque_take_back((crew__deque *)(void *)self->sched.bytes, mark, fn, arg,
-                                     NULL);
-    return ops->take_back(p, self, mark, fn, arg);
+static inline int crew__sched_take_back(crew_pool *p, crew__worker *self, crew__deque *d,
+                                        int64_t mark, crew_fn fn, void *arg) {
+    if (__builtin_expect(d != NULL, 1))
+        return crew__deque_take_back(d, mark, fn, arg, NULL);
+    return p->sched.ops->take_back(p, self, mark, fn, arg);
 }
 
 /* May sleeping worker w take a task queued now (crew__sched_ops.has_work_for; lock held)? */

@@ -1,8 +1,8 @@
 // test_join.cpp -- crew_join and crew::join: spawn-and-wait without a group. Results of nested
 // joins (fib) on 1, 2 and 4 threads, from inside and outside the pool; joins nested 30 deep
 // inside lanes; a one-thread pool; C++ results and exceptions; and a stress test in which
-// resize, pause and both shutdowns race with joins: every half runs exactly once, and every
-// submitted task runs once or reaches on_drop.
+// cancel, resize, pause and both shutdowns race with joins (in lane tasks too): every half runs
+// exactly once, and every submitted task runs once or reaches on_drop.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -80,14 +80,14 @@ TEST(Join, FibFourThreadsInside) { run_fib(4, true); }
 
 TEST(Join, BadArguments) {
     crew_pool *p = make_pool(1);
-    int ran = 0;
-    auto inc = [](void *a) { ++*static_cast<int *>(a); };
+    std::atomic<int> ran{0}; // the halves may run at once
+    auto inc = [](void *a) { ++*static_cast<std::atomic<int> *>(a); };
     EXPECT_EQ(crew_join(nullptr, inc, &ran, inc, &ran), CREW_EINVAL);
     EXPECT_EQ(crew_join(p, nullptr, &ran, inc, &ran), CREW_EINVAL);
     EXPECT_EQ(crew_join(p, inc, &ran, nullptr, &ran), CREW_EINVAL);
-    EXPECT_EQ(ran, 0); // nothing ran
+    EXPECT_EQ(ran.load(), 0); // nothing ran
     EXPECT_EQ(crew_join(p, inc, &ran, inc, &ran), CREW_OK);
-    EXPECT_EQ(ran, 2);
+    EXPECT_EQ(ran.load(), 2);
     crew_destroy(p);
 }
 
@@ -271,10 +271,13 @@ TEST(JoinCpp, ExceptionsAfterBothHalves) {
     }
 }
 
-// ---- stress: resize, pause and both shutdowns racing with joins ----
+// ---- stress: cancel, resize, pause and both shutdowns racing with joins (also 30 deep in
+// lane tasks) ----
 
 struct Stress {
     std::atomic<long> calls{0};   // fib_join calls made by roots and outside joiners
+    std::atomic<long> halves{0};  // chain halves run by lane roots
+    std::atomic<long> lane_run{0};
     std::atomic<long> roots_run{0};
     std::atomic<long> dropped{0}; // roots handed to on_drop
     std::atomic<long> bad{0};     // a wrong result
@@ -284,9 +287,16 @@ constexpr int kStressFib = 14;
 struct Root {
     Fib f;
     Stress *s;
+    bool lane; // in a lane: joins nested 30 deep first
 };
+constexpr int kStressDepth = 30;
 void root_task(void *a) {
     auto *r = static_cast<Root *>(a);
+    if (r->lane) {
+        Chain c{r->f.p, kStressDepth, &r->s->halves};
+        chain(&c);
+        r->s->lane_run++;
+    }
     fib_join(&r->f);
     if (r->f.r != fib_seq(kStressFib))
         r->s->bad++;
@@ -315,17 +325,36 @@ void stress_once(int how, unsigned seed) {
 
     // Roots until the shutdown refuses them (at most `roots`), a few at a time so that some
     // are queued, some running and some not yet submitted when the shutdowns come.
+    // Every other root goes to a lane of two (joins 30 deep first), the others into groups of
+    // eight, the newest of which the chaos thread may cancel.
     const long roots = crewtest::scaled(20000);
     std::vector<Root> r(static_cast<size_t>(roots));
-    std::atomic<long> submitted{0}, outside_calls{0}, outside_joins{0};
+    std::atomic<long> submitted{0}, lane_submitted{0}, outside_calls{0}, outside_joins{0};
     std::atomic<bool> stop{false};
+    std::atomic<uint64_t> newest_group{0};
+    crew_lane *lane = nullptr;
+    ASSERT_EQ(crew_lane_create(p, 2, &lane), CREW_OK);
 
     std::thread producer([&] {
+        crew_handle g = CREW_HANDLE_NONE;
         for (long i = 0; i < roots; i++) {
-            r[size_t(i)] = Root{{p, kStressFib, 0, &s.calls}, &s};
-            if (crew_submit(p, root_task, &r[size_t(i)], 0, nullptr) != CREW_OK)
-                break;
+            bool in_lane = i % 2 == 1;
+            r[size_t(i)] = Root{{p, kStressFib, 0, &s.calls}, &s, in_lane};
+            if (i % 16 == 0)
+                g = CREW_HANDLE_NONE;
+            int rc = in_lane ? crew_lane_submit(lane, root_task, &r[size_t(i)], nullptr)
+                             : crew_submit(p, root_task, &r[size_t(i)], 0, &g);
+            if (rc == CREW_ECANCELED) { // its group was cancelled: not accepted
+                g = CREW_HANDLE_NONE;
+                continue;
+            }
+            if (rc != CREW_OK)
+                break; // the shutdown
             submitted++;
+            if (in_lane)
+                lane_submitted++;
+            else
+                newest_group = uint64_t(g.slot) << 32 | g.gen;
             if (i % 8 == 7)
                 std::this_thread::sleep_for(std::chrono::microseconds(100));
         }
@@ -343,7 +372,13 @@ void stress_once(int how, unsigned seed) {
         unsigned x = seed;
         for (int i = 0; i < 40; i++) {
             x = x * 1103515245u + 12345u;
-            switch ((x >> 16) % 3) {
+            switch ((x >> 16) % 4) {
+            case 3: {
+                uint64_t h = newest_group.load();
+                if (h != 0)
+                    crew_cancel(p, crew_handle{uint32_t(h >> 32), uint32_t(h)}); // may be over
+                break;
+            }
             case 0:
                 crew_resize(p, 1 + (x >> 8) % 3);
                 break;
@@ -369,10 +404,13 @@ void stress_once(int how, unsigned seed) {
     stop = true;
     outside.join();
     crew_resume(p); // a pause the shutdown raced with is over anyway
+    ASSERT_EQ(crew_lane_destroy(lane), CREW_OK);
 
     EXPECT_EQ(s.bad.load(), 0);
     EXPECT_EQ(s.roots_run.load() + s.dropped.load(), submitted.load());
     EXPECT_EQ(s.calls.load(), s.roots_run.load() * fib_calls(kStressFib));
+    EXPECT_EQ(s.halves.load(), s.lane_run.load() * (2 * kStressDepth + 1));
+    EXPECT_LE(s.lane_run.load(), lane_submitted.load());
     EXPECT_EQ(outside_calls.load(), outside_joins.load() * fib_calls(8));
     crew_destroy(p);
 }
