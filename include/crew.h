@@ -59,7 +59,8 @@
  *     callback on its own group (it runs after the task returns). During a shutdown,
  *     crew_notify returns CREW_ESHUTDOWN, as submissions do, also from a callback.
  *   (5) A task of a lane that waits (crew_wait) for a barrier of the same lane submitted after
- *     it waits for ever: the barrier starts only once that task has finished.
+ *     it, or for a task behind such a barrier, waits for ever: the barrier starts only once
+ *     that task has finished.
  *   on_drop runs as a task of the dropped task's group would: before the group finishes (so a
  *     waiter cannot free task_arg under it), after the task has given back its place in a
  *     bounded queue (so it may submit into the queue that dropped it, which may drop another
@@ -524,8 +525,8 @@ CREW_EXPORT uint64_t crew_now_ns(void);
  * accepted and unfinished, but in no queue of the pool).
  *
  * A task of a lane that waits (crew_wait) for a later task of the same lane waits for ever if
- * the lane has no free place to start it (always, for a strand, and for a later barrier, which
- * starts only after the waiting task has ended): it is waiting for itself.
+ * the lane has no free place to start it (always, for a strand), or if it is a barrier or comes
+ * after one (a barrier starts only once the waiting task has ended): it is waiting for itself.
  * ------------------------------------------------------------------------------------------- */
 
 /* A lane. Opaque; created by crew_lane_create, freed by crew_lane_destroy. */
