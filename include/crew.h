@@ -618,8 +618,9 @@ CREW_EXPORT int crew_wait(crew_pool *p, crew_handle group);
  *   - timeout_ns UINT64_MAX means no limit: exactly crew_wait (so does a time-out so long
  *     that its end lies beyond crew_now_ns()'s range).
  *   - The time is crew_now_ns()'s (CLOCK_MONOTONIC). A caller that has nothing to run sleeps
- *     until the group finishes or the time-out, whichever comes first, and returns within
- *     about a millisecond of its time-out (the system's timer slack and scheduling). A caller
+ *     until the group finishes or the time-out, whichever comes first, and returns shortly
+ *     after its time-out: as late as the system wakes a timed sleeper (its timer slack and
+ *     scheduling: well under a millisecond unless the machine is overloaded). A caller
  *     that is running a task it took while helping when the time-out passes cannot stop it:
  *     it returns only after that task (and any it runs nested inside it) has returned, so a
  *     late return is as late as the longest task it helps with. Give a short time-out from a
