@@ -26,8 +26,9 @@
 #include "crew.h"
 
 /* The holder task's release, and the feeder's stop; set once by main. Relaxed: the tasks only
- * need to see it eventually (they poll). */
-static atomic_int release_holder, stop_feeder;
+ * need to see it eventually (they poll). held: the holder has started (on a worker; main waits
+ * for it before its first crew_wait_timed, which would otherwise run the holder itself). */
+static atomic_int release_holder, stop_feeder, held;
 static long busy_ns = 1000000;
 /* The thread that waits, and the busy tasks it ran while it helped (relaxed: a count for the
  * report; only the waiter itself adds to it, and it reads it). */
@@ -37,6 +38,7 @@ static atomic_long helped;
 static void hold(void *arg) {
     (void)arg;
     struct timespec nap = {0, 200000};
+    atomic_store_explicit(&held, 1, memory_order_relaxed);
     while (!atomic_load_explicit(&release_holder, memory_order_relaxed))
         nanosleep(&nap, NULL); /* a held worker: the group stays open */
 }
@@ -156,6 +158,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "timed_wait: crew_submit: %s\n", crew_strerror(rc));
         return 1;
     }
+    struct timespec nap = {0, 1000000};
+    while (!atomic_load_explicit(&held, memory_order_relaxed))
+        nanosleep(&nap, NULL);
     printf("crew_wait_timed time-outs of %ld us, %u workers (one held), busy tasks of %ld us\n",
            timeout_us, threads, busy_us);
     uint64_t timeout_ns = (uint64_t)timeout_us * 1000u;

@@ -61,7 +61,8 @@
  *     callback on its own group (it runs after the task returns). During a shutdown,
  *     crew_notify returns CREW_ESHUTDOWN, as submissions do, also from a callback.
  *   (5) A task of a lane that waits (crew_wait) for a barrier of the same lane submitted after
- *     it waits for ever: the barrier starts only once that task has finished.
+ *     it, or for a task behind such a barrier, waits for ever: the barrier starts only once
+ *     that task has finished.
  *   (6) crew_timer_stop from the timer's own function returns at once (see there).
  *   on_drop runs as a task of the dropped task's group would: before the group finishes (so a
  *     waiter cannot free task_arg under it), after the task has given back its place in a
@@ -618,8 +619,8 @@ CREW_EXPORT int crew_timer_stop(crew_timer *t);
  * accepted and unfinished, but in no queue of the pool).
  *
  * A task of a lane that waits (crew_wait) for a later task of the same lane waits for ever if
- * the lane has no free place to start it (always, for a strand, and for a later barrier, which
- * starts only after the waiting task has ended): it is waiting for itself.
+ * the lane has no free place to start it (always, for a strand), or if it is a barrier or comes
+ * after one (a barrier starts only once the waiting task has ended): it is waiting for itself.
  * ------------------------------------------------------------------------------------------- */
 
 /* A lane. Opaque; created by crew_lane_create, freed by crew_lane_destroy. */
@@ -711,8 +712,9 @@ CREW_EXPORT int crew_wait(crew_pool *p, crew_handle group);
  *   - timeout_ns UINT64_MAX means no limit: exactly crew_wait (so does a time-out so long
  *     that its end lies beyond crew_now_ns()'s range).
  *   - The time is crew_now_ns()'s (CLOCK_MONOTONIC). A caller that has nothing to run sleeps
- *     until the group finishes or the time-out, whichever comes first, and returns within
- *     about a millisecond of its time-out (the system's timer slack and scheduling). A caller
+ *     until the group finishes or the time-out, whichever comes first, and returns shortly
+ *     after its time-out: as late as the system wakes a timed sleeper (its timer slack and
+ *     scheduling: well under a millisecond unless the machine is overloaded). A caller
  *     that is running a task it took while helping when the time-out passes cannot stop it:
  *     it returns only after that task (and any it runs nested inside it) has returned, so a
  *     late return is as late as the longest task it helps with. Give a short time-out from a
