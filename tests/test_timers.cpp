@@ -505,7 +505,8 @@ TEST(Timers, TimerRunsAppearInTheTimelineUnderTheirFunction) {
     ASSERT_EQ(rc, CREW_OK);
     std::atomic<long> n{0};
     crew_timer *t = nullptr;
-    ASSERT_EQ(crew_timer_start(p, 0, kMs, CREW_TIMER_FIXED_RATE, crew_timers_test_tick, &n, &t), CREW_OK);
+    ASSERT_EQ(crew_timer_start(p, 0, kMs, CREW_TIMER_FIXED_RATE, crew_timers_test_tick, &n, &t),
+              CREW_OK);
     while (n.load() < 3)
         sleep_ms(1);
     ASSERT_EQ(crew_timer_stop(t), CREW_OK);
@@ -514,7 +515,7 @@ TEST(Timers, TimerRunsAppearInTheTimelineUnderTheirFunction) {
     std::stringstream ss;
     ss << in.rdbuf();
     std::string json = ss.str();
-    EXPECT_NE(json.find("crew_timers_test_tick"), std::string::npos);
+    EXPECT_NE(json.find("crew_timers_test_tick"), std::string::npos) << json;
     EXPECT_EQ(json.find("crew__timer_run"), std::string::npos);
     std::remove(path.c_str());
     crew_destroy(p);
