@@ -52,6 +52,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -267,6 +268,27 @@ public:
         return fut;
     }
 
+    // Run f(args...) once delay has passed (crew_submit_after: not before), at priority 0; its
+    // result or exception comes through the future. A delayed task dropped unrun (a cancelling
+    // shutdown) breaks its promise: get() throws std::future_error (broken_promise).
+    template <class Rep, class Period, class F, class... A,
+              class = std::enable_if_t<std::is_invocable_v<F, A...>>>
+    auto submit_after(std::chrono::duration<Rep, Period> delay, F &&f, A &&...args) {
+        using R = std::invoke_result_t<F, A...>;
+        auto bound = detail::bind(std::forward<F>(f), std::forward<A>(args)...);
+        std::packaged_task<R()> task(std::move(bound));
+        std::future<R> fut = task.get_future();
+        auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(delay).count();
+        std::uint64_t when = crew_now_ns() + (ns > 0 ? static_cast<std::uint64_t>(ns) : 0u);
+        detail::job *j = detail::make_job([t = std::move(task)]() mutable { t(); });
+        int rc = crew_submit_at(p_, when, detail::job::trampoline, j, 0, nullptr);
+        if (rc != CREW_OK) {
+            delete j;
+            throw error(rc, "crew::pool::submit_after");
+        }
+        return fut;
+    }
+
     // Fire and forget. An exception escaping f goes to the error handler.
     // post() with a start-by time: f is dropped (never called) if no thread starts it by then.
     template <class F, class = std::enable_if_t<std::is_invocable_v<F>>>
@@ -348,6 +370,7 @@ public:
 private:
     friend class group;
     friend class lane;
+    friend class timer;
 
     bool wait_all_timed(std::uint64_t timeout) {
         int rc = crew_wait_all_timed(p_, timeout);
@@ -422,6 +445,87 @@ private:
 
     crew_pool *p_ = nullptr;
     std::shared_ptr<shared> state_;
+};
+
+// A periodic timer (crew_timer_start) that stops in its destructor: f() runs first after
+// `first`, then every `period` (a zero period: once), at a fixed rate (CREW_TIMER_FIXED_RATE,
+// the default) or with a fixed delay between runs (CREW_TIMER_FIXED_DELAY); two runs never
+// overlap. An exception escaping f goes to the pool's error handler. stop() (and the destructor)
+// returns once no run is in progress or will start, and frees f; called from inside f, it
+// returns at once and f is freed when that run returns. Movable, not copyable; must not outlive
+// its pool. Throws crew::error from the constructor (crew_timer_start's errors).
+class timer {
+public:
+    timer() = default;
+    template <class Rep1, class Period1, class Rep2, class Period2, class F,
+              class = std::enable_if_t<std::is_invocable_v<F>>>
+    timer(pool &p, std::chrono::duration<Rep1, Period1> first,
+          std::chrono::duration<Rep2, Period2> period, F &&f,
+          unsigned flags = CREW_TIMER_FIXED_RATE) {
+        auto w = p.wrap_post(std::forward<F>(f), "a timer");
+        using W = decltype(w);
+        auto h = std::make_unique<holder<W>>(std::move(w));
+        int rc = crew_timer_start(p.native(), ns(first), ns(period), flags, &run<W>, h.get(), &t_);
+        if (rc != CREW_OK)
+            throw error(rc, "crew::timer");
+        h_ = h.release();
+        free_ = &free_holder<W>;
+    }
+    timer(const timer &) = delete;
+    timer &operator=(const timer &) = delete;
+    timer(timer &&o) noexcept
+        : t_(std::exchange(o.t_, nullptr)), h_(std::exchange(o.h_, nullptr)), free_(o.free_) {}
+    timer &operator=(timer &&o) noexcept {
+        if (this != &o) {
+            stop();
+            t_ = std::exchange(o.t_, nullptr);
+            h_ = std::exchange(o.h_, nullptr);
+            free_ = o.free_;
+        }
+        return *this;
+    }
+    ~timer() { stop(); }
+    // Stop it (crew_timer_stop); a timer already stopped, or moved from, is left as it is.
+    void stop() noexcept {
+        if (!t_)
+            return;
+        crew_timer_stop(std::exchange(t_, nullptr));
+        base *h = std::exchange(h_, nullptr);
+        // From inside its own run that run still uses h: it frees h when f returns. Otherwise
+        // no run is in progress (the stop waited for it, which orders its write of runner).
+        if (h->runner == std::this_thread::get_id())
+            h->free_at_end = true;
+        else
+            free_(h);
+    }
+    bool running() const noexcept { return t_ != nullptr; }
+
+private:
+    struct base {
+        std::thread::id runner{}; // the thread running f now (written by that thread)
+        bool free_at_end = false; // stopped from inside f: the run frees the holder
+    };
+    template <class F> struct holder : base {
+        F f;
+        explicit holder(F &&fn) : f(std::move(fn)) {}
+    };
+    template <class F> static void run(void *arg) {
+        auto *h = static_cast<holder<F> *>(arg);
+        h->runner = std::this_thread::get_id();
+        h->f();
+        h->runner = std::thread::id{};
+        if (h->free_at_end)
+            delete h;
+    }
+    template <class F> static void free_holder(base *h) { delete static_cast<holder<F> *>(h); }
+    template <class Rep, class Period>
+    static std::uint64_t ns(std::chrono::duration<Rep, Period> d) {
+        auto n = std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
+        return n > 0 ? static_cast<std::uint64_t>(n) : 0u;
+    }
+    crew_timer *t_ = nullptr;
+    base *h_ = nullptr;
+    void (*free_)(base *) = nullptr;
 };
 
 // A group of tasks waited for together (caller helps). Like tbb::task_group: the first

@@ -713,5 +713,50 @@ template <class T> T sync_wait(task<T> t) {
 
 } // namespace crew
 
+// ---- Time: co_await crew::sleep_for(pool, d) ----
+namespace crew {
+namespace detail {
+// Resumes the coroutine from a delayed task of p (crew_submit_after), on a worker, once the
+// delay has passed: no thread blocks meanwhile. Dropped (a cancelling shutdown): the coroutine
+// resumes on the dropping thread and the co_await throws crew::error (CREW_ECANCELED).
+class sleep_awaiter final : public coro_node {
+public:
+    sleep_awaiter(crew_pool *p, std::uint64_t ns) noexcept : p_(p), ns_(ns) {}
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) {
+        h_ = h;
+        // A failure (shutdown, memory) is thrown into the coroutine, which stays where it was.
+        // Never run inside the call: after it, another thread may resume the coroutine.
+        check(crew_submit_after(p_, ns_, node::trampoline, static_cast<node *>(this), 0, nullptr),
+              "crew::sleep_for");
+    }
+    void await_resume() const {
+        if (lost_)
+            throw error(CREW_ECANCELED, "crew::sleep_for", dropped_detail);
+    }
+
+private:
+    void run() noexcept override { h_.resume(); }
+    void cancelled() noexcept override {
+        lost_ = true;
+        h_.resume();
+    }
+    crew_pool *p_;
+    std::uint64_t ns_;
+    std::coroutine_handle<> h_{};
+    bool lost_ = false;
+};
+} // namespace detail
+
+// co_await crew::sleep_for(p, d): continue on a worker of p once d has passed (not before),
+// holding no thread meanwhile. Throws crew::error: CREW_ESHUTDOWN (p shutting down) from the
+// co_await, CREW_ECANCELED if a cancelling shutdown dropped the wake-up.
+template <class Rep, class Period>
+inline detail::sleep_awaiter sleep_for(pool &p, std::chrono::duration<Rep, Period> d) {
+    auto n = std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
+    return {p.native(), n > 0 ? static_cast<std::uint64_t>(n) : 0u};
+}
+} // namespace crew
+
 #endif // coroutines
 #endif // CREW_CORO_HPP

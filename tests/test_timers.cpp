@@ -24,6 +24,11 @@
 
 #include "common.h"
 #include "crew.h"
+#include "crew.hpp"
+#include "crew_coro.hpp" // crew::sleep_for, where the compiler has coroutines (it checks)
+#if defined(__cpp_impl_coroutine) && __cpp_impl_coroutine >= 201902L && __has_include(<coroutine>)
+#define TEST_CORO 1
+#endif
 
 using crewtest::Gate;
 using crewtest::make_pool;
@@ -505,7 +510,8 @@ TEST(Timers, TimerRunsAppearInTheTimelineUnderTheirFunction) {
     ASSERT_EQ(rc, CREW_OK);
     std::atomic<long> n{0};
     crew_timer *t = nullptr;
-    ASSERT_EQ(crew_timer_start(p, 0, kMs, CREW_TIMER_FIXED_RATE, crew_timers_test_tick, &n, &t), CREW_OK);
+    ASSERT_EQ(crew_timer_start(p, 0, kMs, CREW_TIMER_FIXED_RATE, crew_timers_test_tick, &n, &t),
+              CREW_OK);
     while (n.load() < 3)
         sleep_ms(1);
     ASSERT_EQ(crew_timer_stop(t), CREW_OK);
@@ -514,7 +520,7 @@ TEST(Timers, TimerRunsAppearInTheTimelineUnderTheirFunction) {
     std::stringstream ss;
     ss << in.rdbuf();
     std::string json = ss.str();
-    EXPECT_NE(json.find("crew_timers_test_tick"), std::string::npos);
+    EXPECT_NE(json.find("crew_timers_test_tick"), std::string::npos) << json;
     EXPECT_EQ(json.find("crew__timer_run"), std::string::npos);
     std::remove(path.c_str());
     crew_destroy(p);
@@ -678,5 +684,82 @@ TEST(Timers, StressAddCancelStopWhileResizingPausingAndShuttingDown) {
         crew_destroy(p);
     }
 }
+
+// C++: pool::submit_after returns a future; crew::timer stops in its destructor.
+TEST(TimersCpp, SubmitAfterAndTimer) {
+    crew::options o;
+    o.threads = 2;
+    crew::pool p(o);
+    auto t0 = std::chrono::steady_clock::now();
+    auto fut = p.submit_after(std::chrono::milliseconds(10), [](int x) { return x * 2; }, 21);
+    EXPECT_EQ(fut.get(), 42);
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(10));
+    std::atomic<int> runs{0};
+    {
+        crew::timer t(p, std::chrono::milliseconds(1), std::chrono::milliseconds(1),
+                      [&] { runs.fetch_add(1); });
+        EXPECT_TRUE(t.running());
+        while (runs.load() < 3)
+            sleep_ms(1);
+    } // stopped here
+    int after = runs.load();
+    sleep_ms(10);
+    EXPECT_EQ(runs.load(), after);
+    // Stopped from inside its own function; and a throwing function goes to on_error.
+    std::atomic<int> errors{0};
+    p.on_error([&](std::exception_ptr) { errors.fetch_add(1); });
+    crew::timer self;
+    std::mutex self_m; // orders the assignment to self before the run that stops it
+    std::atomic<int> n{0};
+    std::atomic<bool> stopped{false};
+    {
+        std::lock_guard<std::mutex> g(self_m);
+        self = crew::timer(p, std::chrono::milliseconds(0), std::chrono::milliseconds(1), [&] {
+            if (n.fetch_add(1) == 1) {
+                {
+                    std::lock_guard<std::mutex> l(self_m);
+                    self.stop();
+                }
+                stopped = true;
+                throw std::runtime_error("reported");
+            }
+        });
+    }
+    while (!stopped.load())
+        sleep_ms(1);
+    sleep_ms(10);
+    EXPECT_EQ(n.load(), 2);
+    while (errors.load() < 1)
+        sleep_ms(1);
+    EXPECT_EQ(errors.load(), 1);
+    p.join();
+    EXPECT_THROW(p.submit_after(std::chrono::milliseconds(1), [] {}), crew::error);
+}
+
+#ifdef TEST_CORO
+crew::task<long> nap(crew::pool &p, std::chrono::milliseconds d) {
+    auto t0 = std::chrono::steady_clock::now();
+    co_await crew::sleep_for(p, d);
+    co_return std::chrono::duration_cast<std::chrono::milliseconds>(
+                  std::chrono::steady_clock::now() - t0)
+        .count();
+}
+
+TEST(TimersCpp, SleepForBlocksNoThread) {
+    crew::options o;
+    o.threads = 1;
+    crew::pool p(o);
+    std::atomic<bool> ran_during{false}, woke{false};
+    std::thread sleeper([&] {
+        EXPECT_GE(crew::sync_wait(nap(p, std::chrono::milliseconds(300))), 300);
+        woke = true;
+    });
+    sleep_ms(5);
+    // The only worker is free while the coroutine sleeps: a task runs meanwhile.
+    p.submit([&] { ran_during = !woke.load(); }).get();
+    EXPECT_TRUE(ran_during.load());
+    sleeper.join();
+}
+#endif
 
 } // namespace
