@@ -62,7 +62,10 @@ void crew__join_hand_back(crew_pool *p, void *arg) {
 static __attribute__((noinline)) void join_wait(crew_pool *p, crew__worker *self, crew__join *j,
                                                 int64_t mark) {
     crew__join_wait(p, self, &j->over, mark);
-    if (j->back) /* plain: written before over, which the wait read with acquire */
+    /* Not over only in a child forked meanwhile (the wait stopped with CREW_EFORKED): the half
+     * is left to this thread, as in join_grouped. Acquire: see crew__join. back is plain:
+     * written before over, which was read with acquire. */
+    if (!crew__load_acquire(&j->over) || j->back)
         j->fn(j->arg);
 }
 
@@ -93,14 +96,21 @@ int crew_join(crew_pool *p, crew_fn fa, void *a, crew_fn fb, void *b) {
     crew__worker *self = crew__self(p);
     crew__deque *own = crew__sched_own_deque(p, self);
     int64_t mark;
-    /* A forked child: no queue of the parent's may be touched (its locks may be held). */
-    if (__builtin_expect(!self && crew__forked(p), 0))
+    /* A forked child (the caller may be the worker thread that forked): no queue of the
+     * parent's may be touched (its locks may be held). */
+    if (__builtin_expect(crew__forked(p), 0))
         return join_grouped(p, &j, fa, a);
     if (__builtin_expect(crew__sched_offer(p, self, own, crew__join_half, &j, &mark) != CREW_OK,
                          0))
         return join_grouped(p, &j, fa, a);
     crew__notify_work(p, 1, 0); /* a sleeping worker may take it */
     fa(a);
+    /* fa forked and this is the child: the thread that may have taken fb is not here, and the
+     * offer's queue may not be touched. fb runs here (crew.h: both halves on the caller). */
+    if (__builtin_expect(crew__forked(p), 0)) {
+        fb(b);
+        return CREW_OK;
+    }
     /* Take the half back from the top of this thread's own queue, paused or not: it is the
      * caller's own work (crew.h). */
     if (__builtin_expect(crew__sched_take_back(p, self, own, mark, crew__join_half, &j) > 0, 1)) {

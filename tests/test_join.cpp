@@ -5,7 +5,11 @@
 // exactly once, and every submitted task runs once or reaches on_drop.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdio>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -14,6 +18,11 @@
 #include "crew.hpp"
 
 using crewtest::make_pool;
+
+// The fork tests' children run one function and exec a shell (see ForkAfterTheOtherHalfWasTaken).
+#if defined(__SANITIZE_THREAD__)
+extern "C" const char *__tsan_default_options() { return "die_after_fork=0"; }
+#endif
 
 namespace crewtest {
 crew_pool *g_held_pool; // the pool of CancellingShutdownHandsTheHalfBack
@@ -422,3 +431,73 @@ TEST(JoinStress, ResizePauseShutdownRace) {
 }
 
 } // namespace
+
+// fa forks after another thread took fb and before fb ended: in the child (a copy of the worker
+// that called crew_join, without the thief) crew_join runs fb on the caller before it returns,
+// as crew.h promises; it must not return as if fb had run. fb holds the thief until the fork
+// is made; the child ends by exec'ing a shell (as in test_fork), so nothing is freed or left.
+namespace {
+struct ForkJoin {
+    crew_pool *p;
+    pid_t parent;
+    std::atomic<bool> fb_started{false};
+    std::atomic<bool> forked{false};
+    bool fb_in_child = false;
+    int status = -1;
+};
+
+[[noreturn]] void fork_child_exit(int status) {
+    char cmd[32];
+    std::snprintf(cmd, sizeof cmd, "exit %d", status);
+    execl("/bin/sh", "sh", "-c", cmd, (char *)nullptr);
+    _exit(status);
+}
+
+void forkjoin_fa(void *a) {
+    auto *f = static_cast<ForkJoin *>(a);
+    for (int i = 0; i < 20000 && !f->fb_started.load(); i++) // another thread takes fb
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    pid_t pid = fork();
+    if (pid < 0)
+        std::abort();
+    f->forked = true;
+    if (pid == 0) {
+        alarm(120);
+        return; // the child: crew_join goes on without the thief
+    }
+    int st = 0;
+    if (waitpid(pid, &st, 0) == pid)
+        f->status = WIFSIGNALED(st) ? 1000 + WTERMSIG(st) : WEXITSTATUS(st);
+}
+
+void forkjoin_fb(void *a) {
+    auto *f = static_cast<ForkJoin *>(a);
+    f->fb_started = true;
+    if (getpid() != f->parent) {
+        f->fb_in_child = true;
+        return;
+    }
+    while (!f->forked.load()) // the thief holds fb until the fork is made
+        std::this_thread::yield();
+}
+
+void forkjoin_task(void *a) {
+    auto *f = static_cast<ForkJoin *>(a);
+    int rc = crew_join(f->p, forkjoin_fa, f, forkjoin_fb, f);
+    if (getpid() != f->parent)
+        fork_child_exit(rc != CREW_OK ? 2 : f->fb_in_child ? 0 : 3);
+}
+} // namespace
+
+TEST(JoinFork, ForkAfterTheOtherHalfWasTaken) {
+    crew_pool *p = make_pool(2);
+    ForkJoin f;
+    f.p = p, f.parent = getpid();
+    crew_handle g = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit(p, forkjoin_task, &f, 0, &g), CREW_OK);
+    ASSERT_EQ(crew_wait(p, g), CREW_OK);
+    EXPECT_TRUE(f.fb_started.load());
+    EXPECT_EQ(f.status, 0); // 3: crew_join returned in the child without running fb
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    crew_destroy(p);
+}
