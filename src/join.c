@@ -61,6 +61,10 @@ void crew__join_hand_back(crew_pool *p, void *arg) {
  * line: the slow path. */
 static __attribute__((noinline)) void join_wait(crew_pool *p, crew__worker *self, crew__join *j,
                                                 int64_t mark) {
+    if (crew__forked(p)) { /* fa forked, a thief took fb: the thief is not in this child */
+        j->fn(j->arg);
+        return;
+    }
     crew__join_wait(p, self, &j->over, mark);
     /* Not over only in a child forked meanwhile (the wait stopped with CREW_EFORKED): the half
      * is left to this thread, as in join_grouped. Acquire: see crew__join. back is plain:
@@ -87,6 +91,18 @@ static __attribute__((noinline)) int join_grouped(crew_pool *p, crew__join *j, c
     return CREW_OK;
 }
 
+/* The offer back for a thread without a deque of its own (crew__sched_ops.take_back). If fa
+ * forked and this is the child, the half counts as back without a look: the slot's lock may be
+ * held by a thread of the parent's, and the thread that may have taken the half is not in the
+ * child, so the caller runs it (crew.h: both halves on the caller). A worker's own deque needs
+ * no such care: its owner side takes no lock (and join_wait checks for a fork). */
+static __attribute__((noinline)) int take_back_slow(crew_pool *p, crew__worker *self,
+                                                    int64_t mark, crew__join *j) {
+    if (crew__forked(p))
+        return 1;
+    return crew__sched_take_back(p, self, NULL, mark, crew__join_half, j);
+}
+
 int crew_join(crew_pool *p, crew_fn fa, void *a, crew_fn fb, void *b) {
     if (__builtin_expect(!p || !fa || !fb, 0))
         return crew__fail(CREW_EINVAL, "crew_join: %s is NULL",
@@ -105,15 +121,12 @@ int crew_join(crew_pool *p, crew_fn fa, void *a, crew_fn fb, void *b) {
         return join_grouped(p, &j, fa, a);
     crew__notify_work(p, 1, 0); /* a sleeping worker may take it */
     fa(a);
-    /* fa forked and this is the child: the thread that may have taken fb is not here, and the
-     * offer's queue may not be touched. fb runs here (crew.h: both halves on the caller). */
-    if (__builtin_expect(crew__forked(p), 0)) {
-        fb(b);
-        return CREW_OK;
-    }
     /* Take the half back from the top of this thread's own queue, paused or not: it is the
      * caller's own work (crew.h). */
-    if (__builtin_expect(crew__sched_take_back(p, self, own, mark, crew__join_half, &j) > 0, 1)) {
+    int back = __builtin_expect(own != NULL, 1)
+                   ? crew__sched_take_back(p, self, own, mark, crew__join_half, &j)
+                   : take_back_slow(p, self, mark, &j);
+    if (__builtin_expect(back > 0, 1)) {
         fb(b);
         return CREW_OK;
     }
