@@ -996,9 +996,17 @@ CREW_EXPORT int crew_parallel_filter(crew_pool *p, const void *in, size_t n, siz
  *   - Every half runs exactly once, on some thread, before crew_join returns; none is ever
  *     dropped. A thread that took fb but may not run it (a cancelling crew_shutdown, a full
  *     queue's CREW_FULL_DROP_OLDEST, crew_pause, a worker that crew_resize stops) hands it
- *     back, and the caller runs it itself. So on_drop never sees a half, crew_wait_all
- *     reports no loss for one, and crew_cancelled() inside a half tells only of a cancelling
- *     shutdown (a half belongs to no group).
+ *     back, and the caller runs it itself. So on_drop never sees a half, and crew_wait_all
+ *     reports no loss for one.
+ *   - A half belongs to no group of its own: crew_cancelled() inside it answers as on the
+ *     thread that runs it. A half run by the caller (fa, and fb taken back) answers as the
+ *     caller would (inside a task, for that task's group); fb run by another thread answers
+ *     only for a cancelling shutdown.
+ *   - fa and fb must return normally: a C++ exception, longjmp or thread exit that leaves a
+ *     half skips the rest of the call while the other half may still be queued or running
+ *     with its record on the caller's stack, which corrupts memory. C++ callers use
+ *     crew::join (crew.hpp), which catches an exception in either half and rethrows it after
+ *     both ran.
  *   - From any thread: a task of the pool, a callback, or a thread outside the pool (which
  *     offers fb in its external submission slot, under the slot's lock). Under a strategy
  *     other than the default's work stealing, fb goes into a group of its own and the caller

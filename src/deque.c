@@ -249,7 +249,7 @@ crew_task *crew__deque_steal(crew__deque *d, crew_task *buf, bool *contended) {
  * claim; a replaced array is never written again. Other thieves: the same compare-and-swap
  * orders every claim. */
 size_t crew__deque_steal_batch(crew__deque *d, crew__deque_entry *out, size_t max,
-                               atomic_uint *claimers, bool *contended) {
+                               crew_fn stop, atomic_uint *claimers, bool *contended) {
     /* Seq_cst read-modify-write (a full barrier): the claimer's half of the protocol above. */
     crew__fetch_add_seq_cst(claimers, 1u);
     int64_t t, b = thief_look(d, &t);
@@ -261,8 +261,12 @@ size_t crew__deque_steal_batch(crew__deque *d, crew__deque_entry *out, size_t ma
     crew__deque_array *a = crew__load_acquire(&d->array); /* acquire: as in steal */
     for (size_t i = 0; i < n; i++) {
         crew__deque_entry *e = &a->slot[(size_t)(t + (int64_t)i) & a->mask];
-        entry_put(&out[i], crew__load_relaxed(&e->fn), crew__load_relaxed(&e->arg),
-                  crew__load_relaxed(&e->aux));
+        crew_fn fn = crew__load_relaxed(&e->fn);
+        if (i > 0 && stop && fn == stop) { /* the batch ends before it (deque.h) */
+            n = i;
+            break;
+        }
+        entry_put(&out[i], fn, crew__load_relaxed(&e->arg), crew__load_relaxed(&e->aux));
     }
     crew__debug_yield(); /* tests: widen the window an owner's take could hit */
     /* Seq_cst on success, as in steal. */

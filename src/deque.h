@@ -164,11 +164,14 @@ static inline crew_task *crew__deque_take(crew__deque *d, crew_task *buf) {
  * lost. */
 crew_task *crew__deque_steal(crew__deque *d, crew_task *buf, bool *contended);
 /* Anyone: claim the oldest tasks, at most max, with one compare-and-swap, copying their places
- * into out[0..n); returns n (0: empty, or a race lost, which sets *contended). claimers counts
- * the claims in progress, for a deque whose owner takes with crew__deque_take_unless (and never
- * with crew__deque_take), which gives way to them: a take by the owner in the middle of a claim
- * of several could take one of them too. */
-size_t crew__deque_steal_batch(crew__deque *d, crew__deque_entry *out, size_t max,
+ * into out[0..n); returns n (0: empty, or a race lost, which sets *contended). A task held by
+ * value whose function is stop (non-NULL) is claimed only first: the batch ends before one at
+ * a later place (a join's half must be run or handed back by its taker at once, join.h). The
+ * places are read before the claim, as a steal reads its one. claimers counts the claims in
+ * progress, for a deque whose owner takes with crew__deque_take_unless (and never with
+ * crew__deque_take), which gives way to them: a take by the owner in the middle of a claim of
+ * several could take one of them too. */
+size_t crew__deque_steal_batch(crew__deque *d, crew__deque_entry *out, size_t max, crew_fn stop,
                                atomic_uint *claimers, bool *contended);
 /* Owner: crew__deque_take, but NULL also while a batch claim counted in claimers runs. */
 crew_task *crew__deque_take_unless(crew__deque *d, crew_task *buf, atomic_uint *claimers);

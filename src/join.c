@@ -61,8 +61,15 @@ void crew__join_hand_back(crew_pool *p, void *arg) {
  * line: the slow path. */
 static __attribute__((noinline)) void join_wait(crew_pool *p, crew__worker *self, crew__join *j,
                                                 int64_t mark) {
+    if (crew__forked(p)) { /* fa forked, a thief took fb: the thief is not in this child */
+        j->fn(j->arg);
+        return;
+    }
     crew__join_wait(p, self, &j->over, mark);
-    if (j->back) /* plain: written before over, which the wait read with acquire */
+    /* Not over only in a child forked meanwhile (the wait stopped with CREW_EFORKED): the half
+     * is left to this thread, as in join_grouped. Acquire: see crew__join. back is plain:
+     * written before over, which was read with acquire. */
+    if (!crew__load_acquire(&j->over) || j->back)
         j->fn(j->arg);
 }
 
@@ -84,6 +91,18 @@ static __attribute__((noinline)) int join_grouped(crew_pool *p, crew__join *j, c
     return CREW_OK;
 }
 
+/* The offer back for a thread without a deque of its own (crew__sched_ops.take_back). If fa
+ * forked and this is the child, the half counts as back without a look: the slot's lock may be
+ * held by a thread of the parent's, and the thread that may have taken the half is not in the
+ * child, so the caller runs it (crew.h: both halves on the caller). A worker's own deque needs
+ * no such care: its owner side takes no lock (and join_wait checks for a fork). */
+static __attribute__((noinline)) int take_back_slow(crew_pool *p, crew__worker *self,
+                                                    int64_t mark, crew__join *j) {
+    if (crew__forked(p))
+        return 1;
+    return crew__sched_take_back(p, self, NULL, mark, crew__join_half, j);
+}
+
 int crew_join(crew_pool *p, crew_fn fa, void *a, crew_fn fb, void *b) {
     if (__builtin_expect(!p || !fa || !fb, 0))
         return crew__fail(CREW_EINVAL, "crew_join: %s is NULL",
@@ -93,8 +112,9 @@ int crew_join(crew_pool *p, crew_fn fa, void *a, crew_fn fb, void *b) {
     crew__worker *self = crew__self(p);
     crew__deque *own = crew__sched_own_deque(p, self);
     int64_t mark;
-    /* A forked child: no queue of the parent's may be touched (its locks may be held). */
-    if (__builtin_expect(!self && crew__forked(p), 0))
+    /* A forked child (the caller may be the worker thread that forked): no queue of the
+     * parent's may be touched (its locks may be held). */
+    if (__builtin_expect(crew__forked(p), 0))
         return join_grouped(p, &j, fa, a);
     if (__builtin_expect(crew__sched_offer(p, self, own, crew__join_half, &j, &mark) != CREW_OK,
                          0))
@@ -103,7 +123,10 @@ int crew_join(crew_pool *p, crew_fn fa, void *a, crew_fn fb, void *b) {
     fa(a);
     /* Take the half back from the top of this thread's own queue, paused or not: it is the
      * caller's own work (crew.h). */
-    if (__builtin_expect(crew__sched_take_back(p, self, own, mark, crew__join_half, &j) > 0, 1)) {
+    int back = __builtin_expect(own != NULL, 1)
+                   ? crew__sched_take_back(p, self, own, mark, crew__join_half, &j)
+                   : take_back_slow(p, self, mark, &j);
+    if (__builtin_expect(back > 0, 1)) {
         fb(b);
         return CREW_OK;
     }

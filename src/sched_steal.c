@@ -27,6 +27,7 @@
 #include <stdlib.h>
 
 #include "debug.h"
+#include "join.h"
 #include "lock.h"
 #include "nodes.h"
 #include "pool.h"
@@ -182,12 +183,26 @@ static inline size_t batch_size(crew_pool *p, crew__worker *w, const crew__take_
  * claim instead of one per task, and the producer, whose pushes read top, sees it move once a
  * batch. The slot's owner side (a waiting submitter's take) gives way to the claim while it
  * runs (x->claimers, crew__deque_steal_batch); the producer's pushes do not wait for it. */
+#if defined(CREW_ASSERT) && CREW_ASSERT
+/* Tests only (the checked library the tests link, debug.h): called by a worker's batch claim
+ * just before (after 0) and after (1) it claims, so that a test can hold that window open. */
+void (*crew__test_claim)(int after);
+#define TEST_CLAIM(after) (crew__test_claim ? crew__test_claim(after) : (void)0)
+#else
+#define TEST_CLAIM(after) ((void)0)
+#endif
+
+/* A join's offered half (crew__join_half) is claimed only as the batch's first task, which the
+ * worker runs, or hands back if a pause began, at once; one at a later place would wait in its
+ * deque, where neither its caller nor a draining shutdown can count on it. */
 static __attribute__((noinline)) crew_task *claim_batch(crew__worker *w, ext_slot *x, size_t n,
                                                         crew__take_ctx *tc) {
     crew__deque_entry e[EXT_BATCH];
     if (crew__deque_reserve(deque_of(w), n - 1) != CREW_OK) /* no room: one task */
         return crew__deque_steal(&x->deque, &taken, &tc->retry);
-    n = crew__deque_steal_batch(&x->deque, e, n, &x->claimers, &tc->retry);
+    TEST_CLAIM(0);
+    n = crew__deque_steal_batch(&x->deque, e, n, crew__join_half, &x->claimers, &tc->retry);
+    TEST_CLAIM(1);
     if (n == 0)
         return NULL;
     if (n > 1) {
@@ -228,14 +243,24 @@ static bool external_queued(crew_pool *p) {
     return false;
 }
 
+/* A waiting thread's take from its own slot x found nothing: if a batch claim runs (the take
+ * gave way to it, crew__deque_take_unless), the waiter must look again rather than sleep, since
+ * the claim may leave its task where it was (claim_batch), and nobody would wake it for that.
+ * Acquire: as the take's read of the count. */
+static inline void gave_way(ext_slot *x, crew__take_ctx *tc) {
+    if (crew__load_acquire(&x->claimers) != 0)
+        tc->retry = true;
+}
+
 /* A waiting submitter: the newest task of its own slot if it is of group slot. */
 static crew_task *take_external_group(crew_pool *p, uint32_t slot, crew__take_ctx *tc) {
     ext_slot *x = ext_of_thread(p);
     if (crew__deque_size(&x->deque) == 0)
         return NULL;
     crew__spinlock_acquire(&x->lock);
-    /* NULL also while a worker claims a batch (claim_batch): the waiter looks again. */
     crew_task *t = crew__deque_take_unless(&x->deque, &taken, &x->claimers);
+    if (!t) /* NULL also while a worker claims a batch (claim_batch): look again, not sleep */
+        gave_way(x, tc);
     if (t && t->crew_private_.slot != slot) {
         int rc = crew__deque_push1(&x->deque, t); /* its place is free: */
         crew__assert(rc == CREW_OK);
@@ -249,16 +274,18 @@ static crew_task *take_external_group(crew_pool *p, uint32_t slot, crew__take_ct
 /* A joining thread outside the pool (crew_join): the newest task of its external slot, if it
  * lies above mark (pushed after its offer: its own, or of another thread that shares the
  * slot), or NULL. */
-static crew_task *take_external_own(crew_pool *p, int64_t mark) {
+static crew_task *take_external_own(crew_pool *p, int64_t mark, crew__take_ctx *tc) {
     ext_slot *x = ext_of_thread(p);
     /* Relaxed: a hint; the owner side's bottom, read again under the lock. */
     if (crew__load_relaxed(&x->deque.bottom) <= mark)
         return NULL;
     crew__spinlock_acquire(&x->lock);
     crew_task *t = NULL;
-    if (crew__load_relaxed(&x->deque.bottom) > mark) /* relaxed: the owner side, locked */
-        /* NULL also while a worker claims a batch (claim_batch): the waiter looks again. */
+    if (crew__load_relaxed(&x->deque.bottom) > mark) { /* relaxed: the owner side, locked */
         t = crew__deque_take_unless(&x->deque, &taken, &x->claimers);
+        if (!t) /* NULL also while a worker claims a batch: look again (gave_way) */
+            gave_way(x, tc);
+    }
     crew__spinlock_release(&x->lock);
     return t;
 }
@@ -359,7 +386,7 @@ static crew_task *take_group(crew_pool *p, crew__worker *self, uint32_t slot, in
     if (self && crew__load_relaxed(&deque_of(self)->bottom) > mark)
         t = crew__deque_take(deque_of(self), &taken);
     else if (!self)
-        t = slot == 0 ? take_external_own(p, mark) : take_external_group(p, slot, tc);
+        t = slot == 0 ? take_external_own(p, mark, tc) : take_external_group(p, slot, tc);
     /* Slot 0 (a join, crew_join): only the tasks above mark of this thread's own queue. */
     return t || slot == 0 ? t : crew__lq_take_group(central_of(p), slot);
 }

@@ -133,7 +133,8 @@ typedef struct crew__sched_ops {
     int (*offer)(crew_pool *p, crew__worker *self, crew_fn fn, void *arg, int64_t *mark);
     /* With offer: take the offered task back if it is still the newest above mark: 1 (gone
      * from the queue: the caller runs it), 0 (nothing lies above mark: another thread took
-     * it), -1 (other tasks lie on top of it, left there). */
+     * it; or the take gave way to a batch claim in progress, and the task may still be there:
+     * the caller's wait looks again), -1 (other tasks lie on top of it, left there). */
     int (*take_back)(crew_pool *p, crew__worker *self, int64_t mark, crew_fn fn, void *arg);
     /* With offer: a worker's crew__sched_local area begins with its own Chase-Lev deque, where
      * offer and take_back of the worker itself are a push and crew__deque_take_back on it;

@@ -31,6 +31,8 @@ static int fail(const char *what, long i) {
 static _Atomic int torn; /* copies whose words came from different pushes (seq_cst) */
 
 static void by_value(void *arg) { (void)arg; }
+/* A batch ends before a task of this function that is not its first (its own body: distinct). */
+static void stop_mark(void *arg) { atomic_fetch_add(&torn, arg == NULL); }
 /* Task i pushed by value: its words name it three times (function, argument, slot and
  * priority), so a torn copy shows. */
 static int push_value(crew__deque *d, long i) {
@@ -113,7 +115,7 @@ static int order(void) {
         if ((i % 2 ? push_value(&d, i) : crew__deque_push1(&d, &tasks[i])) != CREW_OK)
             return fail("push for a batch", i);
     crew__deque_entry e[16];
-    if (crew__deque_steal_batch(&d, e, 16, &nobody, &contended) != 16 || contended ||
+    if (crew__deque_steal_batch(&d, e, 16, NULL, &nobody, &contended) != 16 || contended ||
         crew__deque_size(&d) != 24 || atomic_load(&nobody) != 0)
         return fail("a batch claims 16 of 40 and leaves the count as it was", 0);
     crew__deque o;
@@ -133,10 +135,22 @@ static int order(void) {
         return fail("an owner's take while a batch is claimed", 0);
     atomic_store(&nobody, 0);
     if (crew__deque_take_unless(&d, &buf, &nobody) != &buf || buf.arg != &tasks[39] ||
-        crew__deque_steal_batch(&d, e, 16, &nobody, &contended) != 16 ||
-        crew__deque_steal_batch(&d, e, 16, &nobody, &contended) != 7 || e[0].arg != &tasks[32] ||
-        crew__deque_steal_batch(&d, e, 16, &nobody, &contended) != 0)
+        crew__deque_steal_batch(&d, e, 16, NULL, &nobody, &contended) != 16 ||
+        crew__deque_steal_batch(&d, e, 16, NULL, &nobody, &contended) != 7 || e[0].arg != &tasks[32] ||
+        crew__deque_steal_batch(&d, e, 16, NULL, &nobody, &contended) != 0)
         return fail("a take, then batches to the end", 0);
+    /* A task whose function is the stop mark is claimed only first: the batch ends before it. */
+    for (long i = 0; i < 6; i++)
+        if (crew__deque_push_value(&d, i == 2 || i == 3 ? stop_mark : by_value, &tasks[i], 0) !=
+            CREW_OK)
+            return fail("push for a stopped batch", i);
+    if (crew__deque_steal_batch(&d, e, 16, stop_mark, &nobody, &contended) != 2 ||
+        e[1].arg != &tasks[1] ||
+        crew__deque_steal_batch(&d, e, 16, stop_mark, &nobody, &contended) != 1 ||
+        e[0].arg != &tasks[2] ||
+        crew__deque_steal_batch(&d, e, 16, stop_mark, &nobody, &contended) != 3 ||
+        e[0].arg != &tasks[3] || e[2].arg != &tasks[5])
+        return fail("a batch ends before a stop mark that is not its first task", 0);
     crew__deque_free(&d);
     return 0;
 }
@@ -186,7 +200,7 @@ static void *thief(void *arg) {
         crew_task buf, *t;
         if (arg) {
             crew__deque_entry e[16];
-            size_t n = crew__deque_steal_batch(&deque, e, 2 + rand_r(&seed) % 15, &claimers,
+            size_t n = crew__deque_steal_batch(&deque, e, 2 + rand_r(&seed) % 15, NULL, &claimers,
                                                &contended);
             for (size_t i = 0; i < n; i++)
                 took(crew__deque_entry_task(&e[i], &buf));

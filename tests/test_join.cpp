@@ -5,7 +5,11 @@
 // exactly once, and every submitted task runs once or reaches on_drop.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdio>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -14,6 +18,11 @@
 #include "crew.hpp"
 
 using crewtest::make_pool;
+
+// The fork tests' children run one function and exec a shell (see ForkAfterTheOtherHalfWasTaken).
+#if defined(__SANITIZE_THREAD__)
+extern "C" const char *__tsan_default_options() { return "die_after_fork=0"; }
+#endif
 
 namespace crewtest {
 crew_pool *g_held_pool; // the pool of CancellingShutdownHandsTheHalfBack
@@ -422,3 +431,147 @@ TEST(JoinStress, ResizePauseShutdownRace) {
 }
 
 } // namespace
+
+// fa forks after another thread took fb and before fb ended: in the child (a copy of the worker
+// that called crew_join, without the thief) crew_join runs fb on the caller before it returns,
+// as crew.h promises; it must not return as if fb had run. fb holds the thief until the fork
+// is made; the child ends by exec'ing a shell (as in test_fork), so nothing is freed or left.
+namespace {
+struct ForkJoin {
+    crew_pool *p;
+    pid_t parent;
+    std::atomic<bool> fb_started{false};
+    std::atomic<bool> forked{false};
+    bool fb_in_child = false;
+    int status = -1;
+};
+
+[[noreturn]] void fork_child_exit(int status) {
+    char cmd[32];
+    std::snprintf(cmd, sizeof cmd, "exit %d", status);
+    execl("/bin/sh", "sh", "-c", cmd, (char *)nullptr);
+    _exit(status);
+}
+
+void forkjoin_fa(void *a) {
+    auto *f = static_cast<ForkJoin *>(a);
+    for (int i = 0; i < 20000 && !f->fb_started.load(); i++) // another thread takes fb
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    pid_t pid = fork();
+    if (pid < 0)
+        std::abort();
+    f->forked = true;
+    if (pid == 0) {
+        alarm(120);
+        return; // the child: crew_join goes on without the thief
+    }
+    int st = 0;
+    if (waitpid(pid, &st, 0) == pid)
+        f->status = WIFSIGNALED(st) ? 1000 + WTERMSIG(st) : WEXITSTATUS(st);
+}
+
+void forkjoin_fb(void *a) {
+    auto *f = static_cast<ForkJoin *>(a);
+    f->fb_started = true;
+    if (getpid() != f->parent) {
+        f->fb_in_child = true;
+        return;
+    }
+    while (!f->forked.load()) // the thief holds fb until the fork is made
+        std::this_thread::yield();
+}
+
+void forkjoin_task(void *a) {
+    auto *f = static_cast<ForkJoin *>(a);
+    int rc = crew_join(f->p, forkjoin_fa, f, forkjoin_fb, f);
+    if (getpid() != f->parent)
+        fork_child_exit(rc != CREW_OK ? 2 : f->fb_in_child ? 0 : 3);
+}
+} // namespace
+
+TEST(JoinFork, ForkAfterTheOtherHalfWasTaken) {
+    crew_pool *p = make_pool(2);
+    ForkJoin f;
+    f.p = p, f.parent = getpid();
+    crew_handle g = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit(p, forkjoin_task, &f, 0, &g), CREW_OK);
+    ASSERT_EQ(crew_wait(p, g), CREW_OK);
+    EXPECT_TRUE(f.fb_started.load());
+    EXPECT_EQ(f.status, 0); // 3: crew_join returned in the child without running fb
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    crew_destroy(p);
+}
+
+// A pause, then a worker's batch claim from the external slot of a thread outside the pool
+// that holds a task Y queued under the pause and, on top of it, that thread's offered half H.
+// The worker claims only Y (a half is claimed only first, claim_batch) and puts it back for the
+// pause; H stays in the slot, and the caller takes it back and returns without crew_resume.
+// (Before: H went into the worker's deque, neither run nor handed back, and the caller slept
+// until the resume.) The test hook holds the worker just before its claim (work stealing
+// only; the checked library's hooks, sched_steal.c).
+extern "C" void (*crew__test_claim)(int after);
+namespace {
+std::atomic<int> g_claim_phase{-1}; // the last hook call: 0 before the claim, 1 after
+std::atomic<bool> g_claim_go{false};
+void hold_claim(int after) {
+    g_claim_phase = after;
+    if (!after)
+        while (!g_claim_go.load())
+            std::this_thread::yield();
+}
+void nothing(void *) {}
+void claim_fa(void *) {
+    g_claim_go = true; // H is offered: let the worker claim [Y, H]
+    for (int i = 0; i < 20000 && g_claim_phase.load() != 1; i++)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+void claim_fb(void *a) { static_cast<std::atomic<int> *>(a)->fetch_add(1); }
+} // namespace
+
+TEST(JoinPause, BatchClaimLeavesTheHalfToItsCaller) {
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 1;
+    cfg.scheduler = CREW_SCHED_STEAL;
+    crew_pool *p = make_pool(cfg);
+    g_claim_phase = -1, g_claim_go = false;
+    crew__test_claim = hold_claim;
+    // Four tasks queued at once: the worker, woken by the resume, claims a batch of two.
+    ASSERT_EQ(crew_pause(p), CREW_OK);
+    crew_handle g = CREW_HANDLE_NONE;
+    for (int i = 0; i < 4; i++)
+        ASSERT_EQ(crew_submit(p, nothing, nullptr, 0, &g), CREW_OK);
+    ASSERT_EQ(crew_resume(p), CREW_OK);
+    for (int i = 0; i < 20000 && g_claim_phase.load() != 0; i++)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (g_claim_phase.load() != 0) { // no batch claim here (another strategy)
+        g_claim_go = true;
+        crew__test_claim = nullptr;
+        crew_destroy(p);
+        GTEST_SKIP() << "no batch claim under this strategy";
+    }
+    ASSERT_EQ(crew_wait(p, g), CREW_OK); // the caller runs the four itself
+    ASSERT_EQ(crew_pause(p), CREW_OK);
+    ASSERT_EQ(crew_submit(p, nothing, nullptr, 0, nullptr), CREW_OK); // Y
+    std::atomic<int> fb_runs{0};
+    std::atomic<bool> returned{false}, resumed{false};
+    std::thread watchdog([&] { // a caller left asleep is woken by the resume (reported)
+        for (int i = 0; i < 10000 && !returned.load(); i++)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        if (!returned.load()) {
+            resumed = true;
+            crew_resume(p);
+        }
+    });
+    EXPECT_EQ(crew_join(p, claim_fa, nullptr, claim_fb, &fb_runs), CREW_OK);
+    returned = true;
+    watchdog.join();
+    crew__test_claim = nullptr;
+    EXPECT_FALSE(resumed.load()) << "crew_join waited for crew_resume";
+    EXPECT_EQ(fb_runs.load(), 1);
+    if (!resumed.load()) {
+        ASSERT_EQ(crew_resume(p), CREW_OK);
+    }
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    crew_destroy(p);
+}
