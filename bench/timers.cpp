@@ -5,12 +5,13 @@
 // plus its delay, or the periodic timer's first due time + k * period):
 //   once 1ms     a task delayed by 1 ms, -n samples, one at a time (armed, fired, next)
 //   once 10ms    the same with 10 ms, -N samples
-//   every 1ms    a fixed-rate timer of period 1 ms running for -d seconds; firing k is due
-//                at first + k * period (a late firing does not move the later ones). drift =
-//                lateness of the last firing - lateness of the first (a timer that re-arms
-//                from "now" accumulates its latenesses into it). Every peer stops at the end
-//                of the duration: one that falls behind fires fewer times than were due (the
-//                table's fired/due), and its drift shows how far behind it was at the end
+//   every 1ms    a fixed-rate timer of period 1 ms running for -d seconds; slot k is due at
+//                first + k * period, and its lateness is when the run that served it started
+//                (see Firings: a timer that skips missed periods serves them with its next
+//                run; slots never served before the stop count as served at the stop). drift
+//                = lateness of the last slot served - that of the first (a timer that re-arms
+//                from "now" accumulates its latenesses into it); runs/due = runs made and slots
+//                due in the duration (fewer runs: periods skipped, or a peer fallen behind)
 // each on an idle pool and on a busy one (-l idle,busy): busy means T = -t threads running
 // 1 ms CPU tasks without a break (2T of them queued at any time, so none ever waits for
 // work): on the pool itself for the pools, on T plain threads beside it for the peers that
@@ -23,7 +24,7 @@
 //   boost.asio    boost::asio::steady_timer on boost::asio::thread_pool(T); the periodic timer
 //                 re-arms itself with expires_at(expiry() + period)
 //   timerfd       a timerfd in an epoll loop on a thread of its own (one-shot, and it_interval =
-//                 period; a wake-up that reads n expirations serves n firings at once)
+//                 period; a wake-up that reads n expirations serves n slots at once)
 // Runs interleave: each run measures every (load, peer) pair once, the peers' order rotating
 // per run. The table gives per pair the median over runs of each run's p50, p99 and max (with
 // min..max over runs) and of the drift.
@@ -38,10 +39,10 @@
 //   boost.asio    a steady_timer each with async_wait; cancelled by steady_timer::cancel
 //
 // CSV (-c), one row per figure: part,load,peer,kind,run,metric,value. part "lateness": metrics
-// p50_us, p99_us, max_us, drift_us (periodic only), firings, samples; part "cdf": the
-// lateness distribution over all runs (run "all", metric the quantile 0..1, value in us), which
-// bench/plots/timers.sh draws; part "pending": bytes_per_timer, insert_ns, cancel_ns,
-// cpu_ms_per_s, dropped.
+// p50_us, p99_us, max_us, samples, and for the periodic timer drift_us, runs, served, due;
+// part "cdf": the lateness distribution over all runs (run "all", metric the quantile 0..1,
+// value in us), which bench/plots/timers.sh draws; part "pending": bytes_per_timer,
+// insert_ns, cancel_ns, cpu_ms_per_s, dropped.
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -158,18 +159,31 @@ void shot_fire(Shot *s) {
     s->done.post();
 }
 
-// The firings of a periodic timer: slot k is served at times[k] (a wake-up that reads n
-// expirations of a timerfd serves n slots). Written by one firing at a time.
+// The firings of a periodic timer. Slot k (due at first + k * period) is served at times[k]:
+// by the k-th run of a timer that catches up (runs every missed period, late), or by the run
+// that comes after it when the timer skips missed periods (a timerfd read that returns n
+// expirations serves n slots; a crew run serves every slot that came due since the previous
+// run). Written by one run at a time; the peer sets first and period before arming, and
+// stopped (when it stopped the timer) before returning.
 struct Firings {
     std::vector<int64_t> times;
-    std::atomic<size_t> n{0}; // release by the firing thread, acquire by the reader
-    size_t wakeups = 0;       // written only by the firing thread, read after the stop
+    int64_t first = 0, period = 0, stopped = 0;
+    std::atomic<size_t> n{0}; // release by the running thread, acquire by the reader
+    size_t runs = 0;          // runs that served a slot; written only by the runs
     void serve(int64_t t, uint64_t slots) {
         size_t k = n.load(std::memory_order_relaxed);
+        if (k >= times.size())
+            return;
         for (uint64_t i = 0; i < slots && k < times.size(); i++)
             times[k++] = t;
-        wakeups++;
+        runs++;
         n.store(k, std::memory_order_release); // publishes the times written above
+    }
+    // A run of a timer that skips missed periods: it serves every slot due by now.
+    void serve_skipping(int64_t t) {
+        const int64_t due = (t - first) / period; // the last slot due at t (floor: t >= first)
+        const int64_t k = int64_t(n.load(std::memory_order_relaxed));
+        serve(t, t >= first && due >= k ? uint64_t(due - k + 1) : 1);
     }
 };
 
@@ -188,7 +202,7 @@ public:
     virtual ~Peer() = default;
     virtual const char *name() const = 0;
     virtual int64_t once(int64_t delay) = 0;
-    virtual int64_t periodic(int64_t period, int64_t duration, Firings *f) = 0;
+    virtual void periodic(int64_t period, int64_t duration, Firings *f) = 0;
     virtual void load(bool on) = 0;
 };
 
@@ -225,13 +239,14 @@ public:
         sleep_until_ns(due);
         return now_ns() - due;
     }
-    int64_t periodic(int64_t period, int64_t duration, Firings *f) override {
+    void periodic(int64_t period, int64_t duration, Firings *f) override {
         const int64_t first = now_ns() + period, end = first + duration - period / 2;
+        f->first = first, f->period = period;
         for (int64_t due = first; due < end && now_ns() < end; due += period) {
             sleep_until_ns(due);
             f->serve(now_ns(), 1);
         }
-        return first;
+        f->stopped = now_ns();
     }
     void load(bool on) override { load_.set(on); }
 };
@@ -306,18 +321,19 @@ public:
         shot_.done.wait();
         return shot_.fired - due;
     }
-    int64_t periodic(int64_t period, int64_t duration, Firings *f) override {
+    void periodic(int64_t period, int64_t duration, Firings *f) override {
         handler_ = [f](int64_t t, uint64_t count) { f->serve(t, count); };
         const int64_t first = now_ns() + period;
+        f->first = first, f->period = period;
         arm(first, period);
         sleep_until_ns(first + duration - period / 2);
+        f->stopped = now_ns();
         itimerspec off{};
         if (timerfd_settime(tfd_, 0, &off, nullptr) != 0)
             die("timerfd_settime");
         // A firing read just before the disarm may still be running its handler: wait for
         // the loop to pass one more round trip (an eventfd-free way: sleep a period).
         sleep_until_ns(now_ns() + 2 * period);
-        return first;
     }
     void load(bool on) override { load_.set(on); }
 };
@@ -351,24 +367,26 @@ public:
         shot_.done.wait();
         return shot_.fired - due;
     }
-    int64_t periodic(int64_t period, int64_t duration, Firings *f) override {
+    void periodic(int64_t period, int64_t duration, Firings *f) override {
         boost::asio::steady_timer t(pool_);
         const int64_t first = now_ns() + period, end = first + duration - period / 2;
+        f->first = first, f->period = period;
         Signal done;
         std::function<void(const boost::system::error_code &)> tick;
         tick = [&](const boost::system::error_code &) {
             const int64_t t_now = now_ns();
             f->serve(t_now, 1);
             t.expires_at(t.expiry() + std::chrono::nanoseconds(period));
-            if (t.expiry().time_since_epoch().count() >= end || t_now >= end)
+            if (t.expiry().time_since_epoch().count() >= end || t_now >= end) {
+                f->stopped = t_now;
                 done.post();
+            }
             else
                 t.async_wait(tick);
         };
         t.expires_at(std::chrono::steady_clock::time_point(std::chrono::nanoseconds(first)));
         t.async_wait(tick);
         done.wait();
-        return first;
     }
     void load(bool on) override {
         if (on) {
@@ -397,7 +415,8 @@ class CrewPeer final : public Peer {
             check(crew_submit(self->pool_, load_task, self, 10, nullptr), "crew_submit (load)");
     }
     static void shot(void *arg) { shot_fire(static_cast<Shot *>(arg)); }
-    static void tick(void *arg) { static_cast<Firings *>(arg)->serve(now_ns(), 1); }
+    // crew's fixed-rate timer skips the periods a late run missed (crew.h).
+    static void tick(void *arg) { static_cast<Firings *>(arg)->serve_skipping(now_ns()); }
 
 public:
     CrewPeer() {
@@ -415,15 +434,16 @@ public:
         shot_.done.wait();
         return shot_.fired - due;
     }
-    int64_t periodic(int64_t period, int64_t duration, Firings *f) override {
+    void periodic(int64_t period, int64_t duration, Firings *f) override {
         crew_timer *t = nullptr;
         const int64_t first = now_ns() + period;
+        f->first = first, f->period = period;
         check(crew_timer_start(pool_, uint64_t(period), uint64_t(period), CREW_TIMER_FIXED_RATE,
                                tick, f, &t),
               "crew_timer_start");
         sleep_until_ns(first + duration - period / 2);
+        f->stopped = now_ns();
         check(crew_timer_stop(t), "crew_timer_stop");
-        return first;
     }
     void load(bool on) override {
         if (on) {
@@ -774,38 +794,42 @@ int main(int argc, char **argv) {
                 p.load(load == "busy");
                 if (load == "busy") // let the load fill the queues
                     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-                for (auto kd : {std::make_pair("once 1ms", ms), std::make_pair("once 10ms", 10 * ms)}) {
+                for (auto kd : {std::make_pair("once 1ms", ms),
+                                std::make_pair("once 10ms", 10 * ms)}) {
                     Key k{load, p.name(), kd.first};
                     const long n = kd.second == ms ? n1 : n10;
                     std::vector<int64_t> late;
+                    p.once(kd.second); // untimed: a first timer may start a thread
                     for (long i = 0; i < n; i++)
                         late.push_back(p.once(kd.second));
                     record(figs[k], k, run, std::move(late));
                 }
                 Key k{load, p.name(), "every 1ms"};
                 Firings f;
-                f.times.assign(slots + 16, 0);
-                const int64_t first = p.periodic(period, dur_ns, &f);
-                // Firings due after the end (a stop that came late) are not counted.
-                const size_t got = std::min(f.n.load(std::memory_order_acquire), slots);
+                f.times.assign(slots, 0);
+                p.periodic(period, dur_ns, &f);
+                // Slots still unserved when the timer stopped (a peer that fell behind) count
+                // as served at the stop: their lateness is at least that.
+                const size_t got = f.n.load(std::memory_order_acquire);
                 std::vector<int64_t> late;
-                for (size_t i = 0; i < got; i++)
-                    late.push_back(f.times[i] - (first + int64_t(i) * period));
+                for (size_t i = 0; i < slots; i++)
+                    late.push_back((i < got ? f.times[i] : f.stopped) -
+                                   (f.first + int64_t(i) * period));
                 Figures &fg = figs[k];
-                const double drift = got ? double(late.back() - late.front()) / 1000.0 : 0;
+                const double drift = got ? double(late[got - 1] - late[0]) / 1000.0 : 0;
                 fg.drift.push_back(drift);
-                fg.firings.push_back(double(got));
+                fg.firings.push_back(double(f.runs));
                 fg.expected.push_back(double(slots));
                 const std::string rs = std::to_string(run);
                 csv_row("lateness", load, p.name(), k.kind, rs, "drift_us", drift);
-                csv_row("lateness", load, p.name(), k.kind, rs, "firings", double(got));
+                csv_row("lateness", load, p.name(), k.kind, rs, "runs", double(f.runs));
+                csv_row("lateness", load, p.name(), k.kind, rs, "served", double(got));
                 csv_row("lateness", load, p.name(), k.kind, rs, "due", double(slots));
-                csv_row("lateness", load, p.name(), k.kind, rs, "wakeups", double(f.wakeups));
                 record(fg, k, run, std::move(late));
                 p.load(false);
             }
     std::printf("\n%-5s %-11s %-10s %-26s %-26s %-26s %s\n", "load", "peer", "timer",
-                "p50 us", "p99 us", "max us", "drift us (fired/due)");
+                "p50 us", "p99 us", "max us", "drift us (runs/due)");
     for (auto &load : loads)
         for (const char *kind : {"once 1ms", "once 10ms", "every 1ms"})
             for (auto &p : live) {

@@ -7,7 +7,8 @@ if [ -f "$dir/timers.csv" ] && grep -q '^cdf,' "$dir/timers.csv"; then
     tm_peers=$(awk -F, '$1 == "cdf" && !seen[$3]++ {print $3}' "$dir/timers.csv")
     tm_gp="${term/900,520/1350,780}
 set output \"$dir/timers.png\"
-set multiplot layout $(echo "$tm_loads" | wc -w),3 title \"Timer lateness: share of firings at most this late (all runs)\"
+set multiplot layout $(echo "$tm_loads" | wc -w),3 \\
+    title \"Timer lateness: share of firings at most this late (all runs)\"
 set logscale x; set xrange [1:*]; set yrange [0:1]; set grid; set key bottom right
 set xlabel \"lateness (us)\"; set ylabel \"share\""
     tm_first=1
