@@ -336,6 +336,30 @@ step "timers: lateness against peers, and a million pending timers"
 # shellcheck disable=SC2086
 "$bin/bench_timers" $timer_args -c "$out/timers.csv" | tee -a "$report"
 printf '```\n\n' >>"$report"
+# Summary rows: crew's p99 lateness of a 1 ms delayed task against the best of the pools and
+# event loops (Boost.Asio, timerfd; the lone sleeping thread is the floor, not a peer).
+for load in idle busy; do
+    awk -F, -v l="$load" '
+        $1 == "lateness" && $2 == l && $4 == "once 1ms" && $6 == "p99_us" && $3 != "nanosleep" {
+            n[$3]++; v[$3, n[$3]] = $7 }
+        function median(p,   i, j, t, a) {
+            for (i = 1; i <= n[p]; i++) a[i] = v[p, i]
+            for (i = 1; i <= n[p]; i++) for (j = i + 1; j <= n[p]; j++)
+                if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+            return a[int((n[p] + 1) / 2)]
+        }
+        END {
+            if (!("crew" in n)) exit
+            c = median("crew"); best = ""
+            for (p in n)
+                if (p != "crew" && (best == "" || median(p) < bm)) { best = p; bm = median(p) }
+            if (best == "") exit
+            r = bm / (c > 0 ? c : 1)
+            printf "| 1 ms delayed task, %s pool: p99 lateness | %.0f us | %s | %.0f | %.2f", \
+                l, c, best, bm, r
+            printf " (crew %s) |\n", r < 1 ? "behind" : "ahead"
+        }' "$out/timers.csv" >>"$out/summary.md"
+done
 
 step "task timelines (crew_trace_start/stop)"
 {
