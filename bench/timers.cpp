@@ -162,16 +162,17 @@ void shot_fire(Shot *s) {
 }
 
 // The firings of a periodic timer. Slot k (due at first + k * period) is served at times[k]:
-// by the k-th run of a timer that catches up (runs every missed period, late), or by the run
-// that comes after it when the timer skips missed periods (a timerfd read that returns n
-// expirations serves n slots; a crew run serves every slot that came due since the previous
-// run). Written by one run at a time; the peer sets first and period before arming, and
-// stopped (when it stopped the timer) before returning.
+// by the k-th run of a timer that catches up (runs every missed period, late), or, for a
+// timer that skips missed periods, by the run that replaced it (a timerfd read that returns n
+// expirations serves n slots; see serve_skipping for crew's). Written by one run at a time;
+// the peer sets first and period before arming, and stopped (when it stopped the timer)
+// before returning.
 struct Firings {
     std::vector<int64_t> times;
     int64_t first = 0, period = 0, stopped = 0;
     std::atomic<size_t> n{0}; // release by the running thread, acquire by the reader
     size_t runs = 0;          // runs that served a slot; written only by the runs
+    int64_t last_end = 0;     // when the previous run ended; written only by the runs
     void serve(int64_t t, uint64_t slots) {
         size_t k = n.load(std::memory_order_relaxed);
         if (k >= times.size())
@@ -181,11 +182,17 @@ struct Firings {
         runs++;
         n.store(k, std::memory_order_release); // publishes the times written above
     }
-    // A run of a timer that skips missed periods: it serves every slot due by now.
+    // A run of crew's fixed-rate timer, which plans the next run when a run ends (crew.h): the
+    // next slot if it is still ahead; else, late, the last slot already due is run at once and
+    // those between are skipped. So this run is for slot max(k, last slot due at the previous
+    // run's end), where k is the next unserved slot; skipped slots count as served now.
     void serve_skipping(int64_t t) {
-        const int64_t due = (t - first) / period; // the last slot due at t (floor: t >= first)
         const int64_t k = int64_t(n.load(std::memory_order_relaxed));
-        serve(t, t >= first && due >= k ? uint64_t(due - k + 1) : 1);
+        int64_t slot = k;
+        if (k > 0 && last_end >= first)
+            slot = std::max(k, (last_end - first) / period);
+        serve(t, uint64_t(slot - k + 1));
+        last_end = now_ns();
     }
 };
 
