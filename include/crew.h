@@ -27,6 +27,7 @@
  *
  *     call on the pool               task, on_drop, on_error    on_start, on_stop
  *     crew_submit*, crew_enqueue_*   allowed                    allowed
+ *     crew_timer_start, _stop        allowed (5)                allowed
  *     crew_wait                      allowed (1)                allowed
  *     crew_enqueue_tasks_wait        allowed                    allowed
  *     crew_wait_all                  CREW_EDEADLK               allowed (it helps)
@@ -54,6 +55,7 @@
  *     it crew_wait on the group it was registered on returns at once. A task may register a
  *     callback on its own group (it runs after the task returns). During a shutdown,
  *     crew_notify returns CREW_ESHUTDOWN, as submissions do, also from a callback.
+ *   (5) crew_timer_stop from the timer's own function returns at once (see there).
  *   on_drop runs as a task of the dropped task's group would: before the group finishes (so a
  *     waiter cannot free task_arg under it), after the task has given back its place in a
  *     bounded queue (so it may submit into the queue that dropped it, which may drop another
@@ -488,6 +490,96 @@ CREW_EXPORT int crew_submit_deadline(crew_pool *p, crew_fn fn, void *arg, uint32
 CREW_EXPORT uint64_t crew_now_ns(void);
 
 /* ---------------------------------------------------------------------------------------------
+ * Time: delayed tasks and periodic timers (Java's ScheduledThreadPoolExecutor, libdispatch's
+ * dispatch_after). Times are on crew_now_ns()'s clock; a delay is "not before": a task or a run
+ * starts at its due time or later (when a thread is free), never earlier.
+ *
+ * How they wait: in one heap per pool, watched by one thread of the pool's (made at the first
+ * delayed task or timer) that sleeps until the nearest due time and, when it comes, queues what
+ * is due through the pool's ordinary queues, where it runs on the workers like any task (in
+ * priority order among the queued tasks). That thread runs no code of yours. Waiting costs no
+ * CPU, however many wait; a pending delayed task costs its task node and 24 bytes, a timer
+ * about 200 bytes.
+ *
+ * Interplay:
+ *   - Groups and waits: a delayed task counts in its group and in the pool's pending tasks from
+ *     its submission on, so crew_wait and crew_wait_all wait for it (and a draining shutdown:
+ *     see below). A periodic timer belongs to no group and counts in crew_wait_all only while
+ *     a run of it is queued or running.
+ *   - crew_cancel of its group drops a delayed task not yet due at once (handed to on_drop, the
+ *     group's crew_wait returns CREW_ECANCELED); one already due is dropped as any queued task.
+ *   - Monitoring and the timeline: a delayed task or a timer's run counts as submitted (and its
+ *     queue time starts) when it is due, not before; in a trace (crew_trace_start) each run is
+ *     a task named by the timer's or the task's function, from the time a thread started it.
+ *     crew_diagnose lists the delayed tasks and timers waiting, and the next one due.
+ *   - crew_pause: what comes due while the pool is paused is queued and runs at the resume. A
+ *     periodic timer has at most one run queued, so it runs once at the resume, not once per
+ *     missed period, then goes on by its flag (below).
+ *   - crew_resize: timers do not depend on the number of workers (down to one).
+ *   - crew_shutdown: from its start no timer runs again (a run in progress finishes; a queued
+ *     run is dropped by CREW_CANCEL and handed to on_drop with the timer's fn and arg, run by
+ *     CREW_DRAIN), and new delayed tasks and timers are refused (CREW_ESHUTDOWN). Delayed tasks
+ *     not yet due: CREW_DRAIN runs each at its due time (the shutdown waits for them, as for
+ *     every accepted task; cancel them first if you do not want to wait), CREW_CANCEL drops
+ *     them at once (on_drop, CREW_ECANCELED; crew_wait_all returns CREW_ECANCELED). The timers
+ *     themselves stay allocated until crew_timer_stop (allowed after crew_shutdown) or
+ *     crew_destroy, which frees those not stopped (crew_timer_stop after it is not allowed).
+ *   - fork(): in the child, the parent's pools are unusable (see the top of this file): these
+ *     calls return CREW_EFORKED, and the parent's timers never fire there.
+ *   - Re-entrancy: a task or a timer's function may submit delayed tasks, start timers, stop
+ *     any timer (its own too: see crew_timer_stop) and wait for groups (as any task: crew_wait
+ *     runs queued tasks meanwhile).
+ * ------------------------------------------------------------------------------------------- */
+
+/* Queue fn(arg) to become runnable delay_ns from now; priority and group as for crew_submit.
+ * Errors as crew_submit's (EINVAL, ESHUTDOWN, ECANCELED, ENOMEM, ERANGE, EFORKED), and EAGAIN
+ * (the pool's timer thread could not be created); never EFULL: a delayed task takes no place in
+ * the bounded queue, neither while it waits nor once it is due. */
+CREW_EXPORT int crew_submit_after(crew_pool *p, uint64_t delay_ns, crew_fn fn, void *arg,
+                                  uint32_t priority, crew_handle *group);
+/* The same, runnable at when_ns (crew_now_ns()'s clock; a time already past: at once). */
+CREW_EXPORT int crew_submit_at(crew_pool *p, uint64_t when_ns, crew_fn fn, void *arg,
+                               uint32_t priority, crew_handle *group);
+/* crew_submit_at with flags (0 or CREW_TASK_BLOCKING: it then runs on a blocking thread) and a
+ * start-by time (0: none), as crew_submit_deadline: a task no thread has started by
+ * start_by_ns is dropped and reported as expired (CREW_EEXPIRED). A delayed task with a
+ * deadline: crew_submit_at_ex(p, crew_now_ns() + delay, fn, arg, prio, 0, start_by, &g).
+ * Errors: also EINVAL for start_by_ns before when_ns (it could never start). */
+CREW_EXPORT int crew_submit_at_ex(crew_pool *p, uint64_t when_ns, crew_fn fn, void *arg,
+                                  uint32_t priority, unsigned flags, uint64_t start_by_ns,
+                                  crew_handle *group);
+
+/* A periodic timer. Opaque; made by crew_timer_start, freed by crew_timer_stop. */
+typedef struct crew_timer crew_timer;
+#define CREW_TIMER_FIXED_RATE 0u  /* runs at first_ns + k * period_ns */
+#define CREW_TIMER_FIXED_DELAY 1u /* the next run starts period_ns after the previous one ended */
+
+/*
+ * Run fn(arg) first_ns from now, then every period_ns (period_ns 0: once only; the timer then
+ * stays idle until crew_timer_stop frees it). Runs are tasks of no group at priority 0, on the
+ * workers. Two runs of one timer never overlap: the next run is planned when the previous one
+ * has returned. A run that takes longer than the period: with CREW_TIMER_FIXED_RATE the next
+ * run starts right after it (queued at once), and the periods missed meanwhile are skipped,
+ * not queued: the runs after that one are again at first_ns + k * period_ns. With
+ * CREW_TIMER_FIXED_DELAY there is nothing to miss: each run is period_ns after the previous
+ * one's end. OUT: *out (set only on success). Errors: EINVAL (p, fn or out NULL, flags not one
+ * of the two), ESHUTDOWN, ENOMEM, EAGAIN (no timer thread), EFORKED.
+ */
+CREW_EXPORT int crew_timer_start(crew_pool *p, uint64_t first_ns, uint64_t period_ns,
+                                 unsigned flags, crew_fn fn, void *arg, crew_timer **out);
+/*
+ * Stop t and free it: returns once no run of t is in progress or will start (waiting for a run
+ * in progress on another thread to return). Called from inside t's own function, it returns at
+ * once: that run finishes, no other starts, and t is freed when the run returns. A run that
+ * was queued and had not started never starts. A stop that waits for a run that is itself
+ * waiting (directly or not) for the stopping thread never returns: do not stop a timer from a
+ * task its function waits for. NULL is a no-op. After it returns t must not be used; at most
+ * one crew_timer_stop per timer. Errors: EINVAL (t is already being stopped, from inside its
+ * run), EFORKED (nothing is freed).
+ */
+CREW_EXPORT int crew_timer_stop(crew_timer *t);
+
+/* ---------------------------------------------------------------------------------------------
  * Lanes: serial and bounded-concurrency queues of tasks on a shared pool (a strand, as in Asio;
  * Kudu's serial thread-pool tokens). A lane's tasks start in submission order, and at most
  * max_concurrency of them run at once, on the pool's threads; with max_concurrency 1 (a strand)
@@ -718,8 +810,10 @@ CREW_EXPORT int crew_stats_write_json(crew_pool *p, FILE *f);
  *     reported with "at least" that long (so call it periodically, e.g. from a watchdog);
  *   - threads blocked for blocked_ms or longer: submitters waiting for room in the bounded
  *     queue, and callers asleep in crew_wait (with the group) or crew_wait_all.
- * The first line names the pool and its state. Safe at any time from any thread, also from a
- * task. Errors: EINVAL (p NULL), EIO (writing failed).
+ * The first line names the pool and its state. Then, not counted as findings, what waits in
+ * time (crew_submit_after, crew_timer_start): the delayed tasks and timers pending, the next
+ * one due, and each timer (up to 16) with its function, period, state and next run. Safe at any
+ * time from any thread, also from a task. Errors: EINVAL (p NULL), EIO (writing failed).
  */
 CREW_EXPORT int crew_diagnose_ex(crew_pool *p, FILE *f, unsigned busy_ms, unsigned queued_ms,
                                  unsigned blocked_ms);

@@ -266,6 +266,40 @@ static void check_blocked(diag *d) {
     free(copy);
 }
 
+/* One periodic timer (crew__timers_each). */
+static void say_timer(void *ctx, crew_fn fn, uint64_t period_ns, uint64_t when,
+                      const char *state) {
+    diag *d = ctx;
+    say(d, "    timer ");
+    say_fn(d, (uintptr_t)fn);
+    say(d, ": every %.3f ms, %s", ms(period_ns), state);
+    if (when)
+        say(d, when > d->now ? ", next run in %.3f ms" : ", due %.3f ms ago",
+            ms(when > d->now ? when - d->now : d->now - when));
+    say(d, "\n");
+}
+
+/* What waits in the timer heap (timer.h): not a finding, a listing. */
+static void list_timers(diag *d) {
+    crew__timers_view v;
+    crew__timers_view_get(d->p, &v);
+    if (v.delayed == 0 && v.timers == 0)
+        return;
+    say(d, "  time: %zu delayed tasks waiting, %zu periodic timers (%zu armed), %llu fired so "
+           "far\n",
+        v.delayed, v.timers, v.armed, (unsigned long long)v.fired);
+    if (v.next_when) {
+        say(d, "    next due %s %.3f ms: ", v.next_when > d->now ? "in" : "since",
+            ms(v.next_when > d->now ? v.next_when - d->now : d->now - v.next_when));
+        say_fn(d, (uintptr_t)v.next_fn);
+        say(d, "\n");
+    }
+    enum { MAX_LISTED = 16 };
+    size_t n = crew__timers_each(d->p, MAX_LISTED, say_timer, d);
+    if (n > MAX_LISTED)
+        say(d, "    ... and %zu more timers\n", n - MAX_LISTED);
+}
+
 int crew_diagnose_ex(crew_pool *p, FILE *f, unsigned busy_ms, unsigned queued_ms,
                      unsigned blocked_ms) {
     if (!p)
@@ -295,6 +329,7 @@ int crew_diagnose_ex(crew_pool *p, FILE *f, unsigned busy_ms, unsigned queued_ms
     check_bthreads(&d);
     crew__sched_visit(p, check_queue, &d);
     check_blocked(&d);
+    list_timers(&d);
     if (d.findings == 0)
         say(&d, "  nothing stalled\n");
     pthread_mutex_unlock(&p->diag.lock);

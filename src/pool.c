@@ -229,7 +229,11 @@ static int init_sync(crew_pool *p, const crew_config *cfg) {
     crew__bounded_init(&p->bounded, cfg);
     if (crew__trace_init(p) != CREW_OK)
         goto no_trace;
+    if (crew__timers_init(&p->timers) != CREW_OK)
+        goto no_timers;
     return CREW_OK;
+no_timers:
+    crew__trace_free(p);
 no_trace:
     crew__slotmap_free(&p->groups);
 no_slotmap:
@@ -247,6 +251,7 @@ no_resize_lock:
 
 static void free_pool(crew_pool *p) {
     crew__trace_free(p); /* first: a trace still running names the threads' tasks */
+    crew__timers_free(p);
     free((void *)p->hooks.cpus);
     crew__autosize_free(p);
     crew__blocking_free(p);
@@ -444,6 +449,9 @@ int crew_shutdown(crew_pool *p, int how) {
     if (how == CREW_CANCEL) /* relaxed: see crew_pool */
         crew__store_relaxed(&p->cancelling, true);
     pthread_mutex_unlock(&p->lock);
+    /* No periodic timer runs again; a cancelling shutdown drops the delayed tasks not due yet
+     * (before the queues' sweep: what the timer thread queued before this is swept too). */
+    crew__timers_close(p, how);
     if (how == CREW_CANCEL) { /* a paused pool stays paused until its queues are empty */
         crew__sched_cancel_all(p);
         crew__blocking_cancel_all(p);
@@ -457,6 +465,7 @@ int crew_shutdown(crew_pool *p, int how) {
     pthread_mutex_unlock(&p->lock);
     crew__notify_all(p); /* idle workers: drain, then leave; waiters: recheck their groups */
     crew__help_until_quiet(p);
+    crew__timers_stop(p); /* nothing waits in its heap any more (each counted in pending) */
     crew__notify_all(p); /* pending is 0: sleeping workers wake up and leave */
     crew__blocking_stop(p);
     crew__debug_yield();

@@ -38,6 +38,7 @@
 #include "lq.h"
 #include "schedule.h"
 #include "stats.h"
+#include "timer.h"
 #include "trace.h"
 #include "worker.h"
 
@@ -172,6 +173,7 @@ struct crew_pool {
     crew__pool_stats stats; /* monitoring (stats.h) */
     crew__diag diag;        /* stall diagnostics (diagnose.h) */
     crew__trace trace;      /* the task timeline (trace.h) */
+    crew__timers timers;    /* delayed tasks and periodic timers, and their thread (timer.h) */
 
     pthread_mutex_t resize_lock; /* see the top of this file */
     crew__joins joins;           /* resize_lock: crew_shutdown calls joining workers now */

@@ -156,7 +156,7 @@ size_t crew__sched_cancel_group(crew_pool *p, uint32_t slot, uint32_t gen) {
     }
     if (put_back) /* a task of the slot's next group: its waiters may take only it */
         crew__notify_work(p, put_back, slot);
-    return n;
+    return n + crew__timers_cancel_group(p, slot, gen); /* and the delayed tasks not due yet */
 }
 
 size_t crew__sched_cancel_all(crew_pool *p) {

@@ -19,6 +19,7 @@
 #include "pool.h"
 #include "sched_calls.h"
 #include "submit.h"
+#include "timer.h"
 #include "wake.h"
 #include "worker.h"
 
@@ -177,13 +178,16 @@ static inline uint32_t notify_slot(bool open_new, crew_handle h) {
  * count, the group and the room are taken back before anyone could have seen the tasks.
  * lane: a lane's task (crew_lane_submit, n is 1): it joins the lane instead of a queue, and
  * takes no place in the bounded queue (it waits in its lane; its runner is what the pool
- * queues). */
+ * queues). when: a delayed task's due time (timer.h; n is 1, submitted 0: it is stamped when
+ * it is due), 0 for none: it waits in the timer heap instead of a queue, and takes no place in
+ * the bounded queue either. */
 static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uint32_t flags,
                    uint64_t submitted, unsigned user_flags, const admit_how *how, const char *who,
-                   crew_lane *lane) {
+                   crew_lane *lane, uint64_t when) {
     if (n > UINT32_MAX)
         return enqueue_fail(who, p, CREW_ERANGE, n, CREW_HANDLE_NONE, how);
     crew__assert(!lane || n == 1); /* crew__lane_push below takes one task */
+    crew__assert(!when || (n == 1 && !submitted && !lane));
     bool open_new = group && group->slot == 0 && group->gen == 0;
     if (group && !open_new && !crew__handle_valid(&p->groups, *group))
         return enqueue_fail(who, p, CREW_EINVAL, n, *group, how);
@@ -195,7 +199,7 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
     bool blocking = user_flags & CREW_TASK_BLOCKING, caller_runs = false, bounded = false;
     int rc = CREW_OK;
     bool start_runner = false;
-    if (p->bounded.capacity && !blocking && !lane) {
+    if (p->bounded.capacity && !blocking && !lane && !when) {
         if ((rc = crew__bounded_admit(p, n, how, &caller_runs)) != CREW_OK)
             return enqueue_fail(who, p, rc, n, CREW_HANDLE_NONE, how);
         bounded = !caller_runs;
@@ -224,6 +228,8 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
         rc = CREW_OK;
     else if (__builtin_expect(lane != NULL, 0))
         start_runner = crew__lane_push(lane, t); /* cannot fail */
+    else if (__builtin_expect(when != 0, 0))
+        rc = crew__timers_add(p, t, when); /* crew__fire queues it when it is due */
     else
         rc = blocking ? crew__blocking_push(p, t, n) : crew__sched_push(p, t, n);
     if (rc != CREW_OK) {
@@ -241,6 +247,8 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
             crew__run(p, &t[i]);
         return CREW_OK;
     }
+    if (when)
+        return CREW_OK;
     if (lane) { /* its runner, if it needs a new one, is what the pool queues */
         if (start_runner)
             crew__lane_start(lane);
@@ -289,7 +297,7 @@ static int enqueue_tasks(crew_pool *p, crew_task *t, size_t n, crew_handle *grou
     for (size_t i = 0; i < n; i++)
         if (!t[i].fn)
             return rejected(p, crew__fail(CREW_EINVAL, "%s: task %zu's fn is NULL", who, i), n);
-    return rejected(p, enqueue(p, t, n, group, 0, stamp(p), flags, &admit_default, who, NULL), n);
+    return rejected(p, enqueue(p, t, n, group, 0, stamp(p), flags, &admit_default, who, NULL, 0), n);
 }
 
 int crew_enqueue_tasks_ex(crew_pool *p, crew_task *t, size_t n, crew_handle *group,
@@ -300,7 +308,7 @@ int crew_enqueue_tasks_ex(crew_pool *p, crew_task *t, size_t n, crew_handle *gro
 int crew__enqueue_helpers(crew_pool *p, crew_task *t, size_t n, crew_handle *group) {
     static const admit_how how = {true, false, {0, 0}}; /* never wait for room */
     /* Not the caller's: not counted, and no detail (crew_parallel_* absorbs a failure). */
-    return enqueue(p, t, n, group, 0, stamp(p), 0, &how, NULL, NULL);
+    return enqueue(p, t, n, group, 0, stamp(p), 0, &how, NULL, NULL, 0);
 }
 
 int crew_enqueue_tasks(crew_pool *p, crew_task *t, size_t n, crew_handle *group) {
@@ -311,13 +319,14 @@ int crew_enqueue_task(crew_pool *p, crew_task *t, crew_handle *group) {
     return enqueue_tasks(p, t, 1, group, 0, "crew_enqueue_task");
 }
 
-/* One task in a node of the pool's own; start_by: its start-by time, 0 for none. Inlined into
- * each caller, so that those without a deadline pay nothing for it. */
+/* One task in a node of the pool's own; start_by: its start-by time, 0 for none; when: a
+ * delayed task's due time, 0 for none. Inlined into each caller, so that those without a
+ * deadline or a delay pay nothing for them. */
 static inline __attribute__((always_inline)) int submit(crew_pool *p, crew_fn fn, void *arg,
                                                         uint32_t priority, unsigned flags,
                                                         crew_handle *group, const admit_how *how,
                                                         uint64_t start_by, const char *who,
-                                                        crew_lane *lane) {
+                                                        crew_lane *lane, uint64_t when) {
     if (!p)
         return crew__fail(CREW_EINVAL, "%s: the pool is NULL", who);
     if (!fn)
@@ -332,7 +341,7 @@ static inline __attribute__((always_inline)) int submit(crew_pool *p, crew_fn fn
                         1);
     if (crew__forked(p)) /* before the node cache, whose lock may be held */
         return crew__fail(CREW_EFORKED, "%s: " CREW__FORKED_DETAIL, who);
-    uint64_t submitted = stamp(p);
+    uint64_t submitted = when ? 0 : stamp(p); /* a delayed task is stamped when it is due */
     crew_task *t = crew__node_get(p);
     if (!t)
         return rejected(p, crew__fail(CREW_ENOMEM, "%s: out of memory for the task", who), 1);
@@ -344,7 +353,7 @@ static inline __attribute__((always_inline)) int submit(crew_pool *p, crew_fn fn
         ((crew__node *)t)->start_by = start_by;
         own |= CREW__TASK_DEADLINE;
     }
-    int rc = enqueue(p, t, 1, group, own, submitted, flags, how, who, lane);
+    int rc = enqueue(p, t, 1, group, own, submitted, flags, how, who, lane, when);
     if (rc != CREW_OK)
         crew__node_release(p, t);
     return rejected(p, rc, 1);
@@ -390,7 +399,7 @@ static __attribute__((noinline)) int submit_grouped(crew_pool *p, crew_fn fn, vo
 /* crew_submit the long way (enqueue), out of line: its registers are not the fast path's. */
 static __attribute__((noinline)) int submit_slow(crew_pool *p, crew_fn fn, void *arg,
                                                  uint32_t priority, crew_handle *group) {
-    return submit(p, fn, arg, priority, 0, group, &admit_default, 0, "crew_submit", NULL);
+    return submit(p, fn, arg, priority, 0, group, &admit_default, 0, "crew_submit", NULL, 0);
 }
 
 int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group) {
@@ -411,31 +420,80 @@ int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_han
 
 int crew_submit_ex(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, unsigned flags,
                    crew_handle *group) {
-    return submit(p, fn, arg, priority, flags, group, &admit_default, 0, "crew_submit_ex", NULL);
+    return submit(p, fn, arg, priority, flags, group, &admit_default, 0, "crew_submit_ex", NULL,
+                  0);
 }
 
 int crew_try_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group) {
     static const admit_how how = {true, false, {0, 0}};
-    return submit(p, fn, arg, priority, 0, group, &how, 0, "crew_try_submit", NULL);
+    return submit(p, fn, arg, priority, 0, group, &how, 0, "crew_try_submit", NULL, 0);
 }
 
 int crew_submit_timed(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group,
                       unsigned timeout_ms) {
     admit_how how = {false, true, crew__deadline_after_ms(timeout_ms)};
-    return submit(p, fn, arg, priority, 0, group, &how, 0, "crew_submit_timed", NULL);
+    return submit(p, fn, arg, priority, 0, group, &how, 0, "crew_submit_timed", NULL, 0);
 }
 
 int crew_submit_deadline(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, unsigned flags,
                          uint64_t start_by_ns, crew_handle *group) {
     return submit(p, fn, arg, priority, flags, group, &admit_default, start_by_ns,
-                  "crew_submit_deadline", NULL);
+                  "crew_submit_deadline", NULL, 0);
 }
 
 int crew_lane_submit(crew_lane *l, crew_fn fn, void *arg, crew_handle *group) {
     if (!l)
         return crew__fail(CREW_EINVAL, "crew_lane_submit: the lane is NULL");
     return submit(crew__lane_pool(l), fn, arg, 0, 0, group, &admit_default, 0,
-                  "crew_lane_submit", l);
+                  "crew_lane_submit", l, 0);
 }
 
 uint64_t crew_now_ns(void) { return crew__now_ns(); }
+
+int crew__fire(crew_pool *p, crew_task *t, bool count) {
+    uint64_t submitted = stamp(p); /* timed from now: its delay was not time in a queue */
+    if (submitted) {
+        uint64_t accepted = stamp_tasks(p, t, 1, submitted);
+        if (t->crew_flags_ & CREW__TASK_COUNTED)
+            crew__stats_submitted(p, 1, submitted, accepted);
+    }
+    if (count) /* a timer's run: counted from now until it ends. The timer thread is no worker */
+        crew__pending_add(p, NULL, 1);
+    bool blocking = t->crew_flags_ & CREW__TASK_BLOCKING;
+    int rc = blocking ? crew__blocking_push(p, t, 1) : crew__sched_push(p, t, 1);
+    if (rc == CREW_OK && !blocking)
+        crew__notify_work(p, 1, t->crew_private_.slot);
+    return rc;
+}
+
+/* The delayed submissions: a task in a node, due at when (at least 1: 0 means "none" below). */
+static int submit_at(crew_pool *p, uint64_t when, crew_fn fn, void *arg, uint32_t priority,
+                     unsigned flags, uint64_t start_by, crew_handle *group, const char *who) {
+    if (start_by != 0 && start_by < when)
+        return rejected(p, crew__fail(CREW_EINVAL,
+                                      "%s: the start-by time %llu comes before the due time %llu: "
+                                      "the task could never start",
+                                      who, (unsigned long long)start_by,
+                                      (unsigned long long)when),
+                        1);
+    return submit(p, fn, arg, priority, flags, group, &admit_default, start_by, who, NULL,
+                  when ? when : 1);
+}
+
+int crew_submit_after(crew_pool *p, uint64_t delay_ns, crew_fn fn, void *arg, uint32_t priority,
+                      crew_handle *group) {
+    uint64_t now = crew__now_ns();
+    uint64_t when = delay_ns > UINT64_MAX - now ? UINT64_MAX : now + delay_ns;
+    return submit_at(p, when, fn, arg, priority, 0, 0, group, "crew_submit_after");
+}
+
+int crew_submit_at(crew_pool *p, uint64_t when_ns, crew_fn fn, void *arg, uint32_t priority,
+                   crew_handle *group) {
+    return submit_at(p, when_ns, fn, arg, priority, 0, 0, group, "crew_submit_at");
+}
+
+int crew_submit_at_ex(crew_pool *p, uint64_t when_ns, crew_fn fn, void *arg, uint32_t priority,
+                      unsigned flags, uint64_t start_by_ns, crew_handle *group) {
+    return submit_at(p, when_ns, fn, arg, priority, flags, start_by_ns, group,
+                     "crew_submit_at_ex");
+}

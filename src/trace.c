@@ -139,7 +139,8 @@ bool crew__trace_task_begin(crew_pool *p, const crew_task *t, crew__trace_task *
         stolen = s != r->last_stolen;
         r->last_stolen = s;
     }
-    tt->ev = (crew__trace_ev){0, 0, (uintptr_t)t->fn, g.slot, g.gen,
+    /* A timer's run is named by the timer's function (timer.h). */
+    tt->ev = (crew__trace_ev){0, 0, (uintptr_t)crew__timer_fn_of(t), g.slot, g.gen,
                               (uint8_t)(help ? CREW__TR_HELP : CREW__TR_TASK), stolen};
     return true;
 }

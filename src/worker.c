@@ -114,6 +114,9 @@ static void drop(crew_pool *p, crew_task *t, enum crew__end how, bool by_shutdow
     if (__builtin_expect(fn == crew__lane_runner, 0)) {
         /* a lane's runner: its lane's tasks go with it, dropped as it was */
         crew__lane_runner_dropped(p, arg, by_shutdown);
+    } else if (__builtin_expect(fn == crew__timer_run, 0) &&
+               !crew__timer_dropped(p, arg, &fn, &arg)) {
+        /* a run of a stopped timer (now freed): nobody to tell; else on_drop gets its fn */
     } else if (p->hooks.on_drop) {
         crew__frame frame = {p, crew__tls_frame, crew__tls_frame ? crew__tls_frame->depth + 1 : 1,
                              {slot, 0}, crew__sched_mark(p, crew__self(p))};

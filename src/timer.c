@@ -1,0 +1,573 @@
+/*
+ * timer.c -- time: delayed tasks and periodic timers, the heap they wait in, and the pool's
+ * timer thread.
+ *
+ * DESIGN. What is not due yet waits in one 4-ary min-heap per pool, ordered by due time (and
+ * submission order among equal times), each entry's position kept in its task, so insertion
+ * and removal (crew_timer_stop, crew_cancel) are O(log n) and a million pending entries cost
+ * 24 bytes each beside their task. A hierarchical timing wheel (Varghese & Lauck) inserts in
+ * O(1) but needs a tick: a thread that wakes every tick, or cascades, even with nothing due
+ * for an hour; the heap's top is the exact time to sleep until, so an idle pool with a million
+ * pending timers sleeps until the first one (docs/design.md, "Timers", has the figures).
+ *
+ * One thread per pool, made at the first timer or delayed task, is the timekeeper: it sleeps
+ * on the eventcount `changed` (ec.h) with the heap's top as its CLOCK_MONOTONIC `until`; an
+ * insertion that becomes the new top notifies it; when entries are due it pops them and hands
+ * each to the scheduler through the ordinary push (submit.c's crew__fire), so they run on the
+ * workers like any task: the timer thread runs no code of the user's. Why not a sleeping worker
+ * as timekeeper: a pool whose workers all stay busy (a backlog of tasks) has none asleep, and
+ * timers would wait for the backlog, unless every worker read the clock between tasks, which
+ * the worker loop's hot path cannot afford (bench/instr.sh). The thread costs its stack and
+ * one extra wake-up per firing batch.
+ *
+ * A delayed task is an ordinary task node (nodes.c), counted in its group and in pending from
+ * its submission (submit.c's enqueue), that waits here instead of in a queue. A periodic timer
+ * is a struct crew_timer whose run (a task of no group, fn crew__timer_run) is pushed when due,
+ * counted in pending from then until it ends, and put back in the heap by the run itself after
+ * the user's function returns: so two runs of one timer never overlap, and a pause holds the
+ * one queued run (it runs once at the resume, then the timer goes on from there).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic.h"
+#include "debug.h"
+#include "error.h"
+#include "pool.h"
+#include "submit.h"
+#include "timer.h"
+#include "worker.h"
+
+/* A timer's state (timers.lock). */
+enum { T_ARMED = 0, T_QUEUED = 1, T_RUNNING = 2, T_IDLE = 3 };
+
+struct crew_timer {
+    crew_task run;        /* its runs, pushed as a task of no group (heap position in spare) */
+    crew_pool *pool;      /* fixed */
+    crew_fn fn;           /* fixed */
+    void *arg;            /* fixed */
+    uint64_t period;      /* fixed: 0 runs once */
+    unsigned flags;       /* fixed: CREW_TIMER_FIXED_RATE or CREW_TIMER_FIXED_DELAY */
+    uint64_t origin;      /* fixed: the first run's due time, the fixed rate's grid origin */
+    uint64_t started;     /* lock: RUNNING: when the run started */
+    uint64_t when;        /* lock: ARMED: its due time */
+    int state;            /* lock */
+    bool stopped;         /* lock: crew_timer_stop was called */
+    bool free_at_end;     /* lock: stopped from inside its own run: the run frees it */
+    pthread_t runner;     /* lock: RUNNING: the thread running it */
+    crew__ec done;        /* a crew_timer_stop from outside waits here for the run's end */
+    struct crew_timer *next, *prev; /* lock: timers.live */
+};
+
+/* The heap, 4-ary (each level a quarter as deep as a binary heap's, and a node's children on
+ * one cache line: fewer misses when a million entries do not fit in the cache). */
+#define D 4u
+
+static inline bool before(const crew__tent *a, const crew__tent *b) {
+    return a->when < b->when || (a->when == b->when && (int32_t)(a->seq - b->seq) < 0);
+}
+static inline void place(crew__timers *tm, size_t i, crew__tent e) {
+    tm->heap[i] = e;
+    e.task->crew_private_.spare = (uint32_t)i;
+}
+static void sift_up(crew__timers *tm, size_t i, crew__tent e) {
+    while (i > 0) {
+        size_t parent = (i - 1) / D;
+        if (!before(&e, &tm->heap[parent]))
+            break;
+        place(tm, i, tm->heap[parent]);
+        i = parent;
+    }
+    place(tm, i, e);
+}
+static void sift_down(crew__timers *tm, size_t i, crew__tent e) {
+    for (;;) {
+        size_t c = D * i + 1, best = c;
+        if (c >= tm->n)
+            break;
+        for (size_t k = c + 1; k < c + D && k < tm->n; k++)
+            if (before(&tm->heap[k], &tm->heap[best]))
+                best = k;
+        if (!before(&tm->heap[best], &e))
+            break;
+        place(tm, i, tm->heap[best]);
+        i = best;
+    }
+    place(tm, i, e);
+}
+/* Room for need entries in all (lock held): CREW_OK or CREW_ENOMEM. The heap's array grows by
+ * doubling and shrinks (heap_remove_at) when it is three quarters empty. */
+static int heap_reserve(crew__timers *tm, size_t need) {
+    if (need <= tm->cap)
+        return CREW_OK;
+    if (need > UINT32_MAX) /* positions are kept in 32 bits */
+        return CREW_ENOMEM;
+    size_t cap = tm->cap ? tm->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    crew__tent *h = realloc(tm->heap, cap * sizeof *h);
+    if (!h)
+        return CREW_ENOMEM;
+    tm->heap = h;
+    tm->cap = cap;
+    return CREW_OK;
+}
+/* Insert (room reserved). Returns true if it is the new top. */
+static bool heap_insert(crew__timers *tm, crew_task *t, uint64_t when, uint32_t slot) {
+    crew__assert(tm->n < tm->cap);
+    crew__tent e = {when, tm->seq++, slot, t};
+    sift_up(tm, tm->n++, e);
+    return tm->heap[0].task == t;
+}
+/* Give memory back once three quarters of the room are free (a million cancelled timers),
+ * keeping room for every live timer's entry (rearm inserts without allocating). */
+static void heap_shrink(crew__timers *tm) {
+    size_t cap = tm->cap;
+    while (cap > 1024 && tm->n < cap / 4 && tm->delayed + tm->timers < cap / 2)
+        cap /= 2;
+    if (cap == tm->cap)
+        return;
+    crew__tent *h = realloc(tm->heap, cap * sizeof *h);
+    if (h) {
+        tm->heap = h;
+        tm->cap = cap;
+    }
+}
+static void heap_remove_at(crew__timers *tm, size_t i) {
+    crew__assert(i < tm->n);
+    crew__tent last = tm->heap[--tm->n];
+    if (i != tm->n) {
+        if (before(&last, &tm->heap[i]))
+            sift_up(tm, i, last);
+        else
+            sift_down(tm, i, last);
+    }
+    heap_shrink(tm);
+}
+
+/* Take out every entry for which out(ctx, entry) holds, in one pass, and restore the heap
+ * (Floyd's bottom-up construction): O(n) for crew_cancel and the shutdown, however many go. */
+static void heap_filter(crew__timers *tm, bool (*out)(void *ctx, const crew__tent *e),
+                        void *ctx) {
+    size_t kept = 0;
+    for (size_t i = 0; i < tm->n; i++)
+        if (!out(ctx, &tm->heap[i]))
+            tm->heap[kept++] = tm->heap[i];
+    tm->n = kept;
+    for (size_t i = kept; i-- > 0;)
+        sift_down(tm, i, tm->heap[i]);
+    for (size_t i = 0; i < kept; i++) /* positions: sift_down sets only those it moved */
+        tm->heap[i].task->crew_private_.spare = (uint32_t)i;
+    heap_shrink(tm);
+}
+
+int crew__timers_init(crew__timers *tm) {
+    memset(tm, 0, sizeof *tm);
+    if (pthread_mutex_init(&tm->lock, NULL) != 0)
+        return CREW_ENOMEM;
+    crew__ec_init(&tm->changed);
+    return CREW_OK;
+}
+
+void crew__timers_free(crew_pool *p) {
+    crew__timers *tm = &p->timers;
+    crew__assert(tm->delayed == 0); /* each counted in pending, which the shutdown waited for */
+    for (struct crew_timer *t = tm->live, *next; t; t = next) {
+        next = t->next;
+        free(t);
+    }
+    free(tm->heap);
+    pthread_mutex_destroy(&tm->lock);
+}
+
+static inline uint64_t add_sat(uint64_t a, uint64_t b) {
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* The timer thread's last look before it sleeps (ec.h; lock held): exit, or an entry earlier
+ * than the time it would sleep until. */
+typedef struct tk_look {
+    crew__timers *tm;
+    uint64_t until; /* the top's due time when it decided to sleep, UINT64_MAX: none */
+} tk_look;
+static bool tk_last_look(void *ctx) {
+    tk_look *c = ctx;
+    return c->tm->exit || (c->tm->n != 0 && c->tm->heap[0].when < c->until);
+}
+
+/* Hand the top entry, due, to the scheduler (lock held). */
+static void fire_top(crew_pool *p, crew__timers *tm) {
+    crew_task *t = tm->heap[0].task;
+    bool timer = t->fn == crew__timer_run;
+    heap_remove_at(tm, 0);
+    tm->fired++;
+    if (timer) {
+        struct crew_timer *tmr = t->arg;
+        tmr->state = T_QUEUED;
+        t->crew_flags_ = 0;
+        t->crew_private_.slot = 0;
+    } else {
+        tm->delayed--;
+    }
+    if (crew__fire(p, t, timer) != CREW_OK) {
+        /* No memory to queue it: it is dropped and reported, as a full queue's drop would be
+         * (the timer thread calls on_drop, without the lock held). */
+        pthread_mutex_unlock(&tm->lock);
+        crew__task_dropped(p, t, false);
+        pthread_mutex_lock(&tm->lock);
+    }
+}
+
+static void *timer_main(void *arg) {
+    crew_pool *p = arg;
+    crew__timers *tm = &p->timers;
+    crew__name_thread(p, "timer");
+    pthread_mutex_lock(&tm->lock);
+    while (!tm->exit) {
+        uint64_t now = crew__now_ns();
+        while (tm->n != 0 && tm->heap[0].when <= now)
+            fire_top(p, tm);
+        tk_look c = {tm, tm->n ? tm->heap[0].when : UINT64_MAX};
+        struct timespec until;
+        if (c.until != UINT64_MAX) {
+            until.tv_sec = (time_t)(c.until / 1000000000u);
+            until.tv_nsec = (long)(c.until % 1000000000u);
+        }
+        crew__ec_wait_for(&tm->changed, &tm->lock, tk_last_look, &c,
+                          c.until != UINT64_MAX ? &until : NULL);
+    }
+    pthread_mutex_unlock(&tm->lock);
+    return NULL;
+}
+
+/* Make sure the timer thread runs (lock held): CREW_OK or CREW_EAGAIN. */
+static int ensure_thread(crew_pool *p, crew__timers *tm) {
+    if (__builtin_expect(tm->started, 1))
+        return CREW_OK;
+    if (crew__spawn(&tm->thread, NULL, timer_main, p) != 0)
+        return CREW_EAGAIN;
+    tm->started = true;
+    return CREW_OK;
+}
+
+/* Insert t due at when, waking the timer thread if it is the new top (lock held, room
+ * reserved). */
+static void insert_locked(crew__timers *tm, crew_task *t, uint64_t when, uint32_t slot) {
+    if (heap_insert(tm, t, when, slot))
+        crew__ec_notify_locked(&tm->changed, NULL, NULL); /* events made under the lock: ec.h */
+}
+
+int crew__timers_add(crew_pool *p, crew_task *t, uint64_t when) {
+    crew__timers *tm = &p->timers;
+    pthread_mutex_lock(&tm->lock);
+    int rc = tm->closing == 2 ? CREW_ESHUTDOWN : ensure_thread(p, tm);
+    if (rc == CREW_OK)
+        rc = heap_reserve(tm, tm->n + 1 + tm->timers);
+    if (rc == CREW_OK) {
+        tm->delayed++;
+        insert_locked(tm, t, when, t->crew_private_.slot);
+    }
+    pthread_mutex_unlock(&tm->lock);
+    return rc;
+}
+
+/* heap_filter's choice for crew_cancel: the delayed tasks of one slot, listed. */
+typedef struct filter_ctx {
+    crew__timers *tm;
+    uint32_t slot;     /* crew_cancel: the group's slot; 0: the shutdown */
+    bool delayed_too;  /* the shutdown: also the delayed tasks (CREW_CANCEL) */
+    crew_task *list;   /* the delayed tasks taken out, linked by gnext */
+    size_t n;
+} filter_ctx;
+static bool take_out(void *ctx, const crew__tent *e) {
+    filter_ctx *c = ctx;
+    crew_task *t = e->task;
+    bool timer = t->fn == crew__timer_run;
+    if (c->slot != 0 ? e->slot != c->slot : !timer && !c->delayed_too)
+        return false;
+    if (timer) {
+        ((struct crew_timer *)t->arg)->state = T_IDLE; /* runs no more */
+    } else {
+        c->tm->delayed--;
+        t->crew_private_.gnext = c->list;
+        c->list = t;
+        c->n++;
+    }
+    return true;
+}
+
+/* Drop the tasks heap_filter took out (on_drop, without the lock). */
+static void drop_list(crew_pool *p, crew_task *list, bool by_shutdown) {
+    while (list) {
+        crew_task *t = list;
+        list = t->crew_private_.gnext;
+        crew__task_dropped(p, t, by_shutdown);
+    }
+}
+
+size_t crew__timers_cancel_group(crew_pool *p, uint32_t slot, uint32_t gen) {
+    crew__timers *tm = &p->timers;
+    filter_ctx c = {tm, slot, false, NULL, 0};
+    pthread_mutex_lock(&tm->lock);
+    /* A delayed task holds its group open, so while one of slot waits here the slot's
+     * generation is its group's; another generation means the cancelled group has ended and
+     * those waiting belong to the slot's next group. Relaxed: the group opened before the
+     * task was inserted under this lock. */
+    if (tm->delayed != 0 &&
+        crew__gen_of(crew__load_relaxed(&crew__slot_at(&p->groups, slot)->state)) == gen)
+        heap_filter(tm, take_out, &c);
+    pthread_mutex_unlock(&tm->lock);
+    drop_list(p, c.list, false);
+    return c.n;
+}
+
+void crew__timers_close(crew_pool *p, int how) {
+    crew__timers *tm = &p->timers;
+    filter_ctx c = {tm, 0, how == CREW_CANCEL, NULL, 0};
+    pthread_mutex_lock(&tm->lock);
+    int closing = how == CREW_CANCEL ? 2 : 1;
+    if (tm->closing < closing)
+        tm->closing = closing;
+    heap_filter(tm, take_out, &c);
+    pthread_mutex_unlock(&tm->lock);
+    drop_list(p, c.list, true);
+}
+
+void crew__timers_stop(crew_pool *p) {
+    crew__timers *tm = &p->timers;
+    pthread_mutex_lock(&tm->lock);
+    bool join = tm->started && !tm->joined;
+    tm->joined = true;
+    tm->exit = true;
+    crew__ec_notify_locked(&tm->changed, NULL, NULL);
+    pthread_mutex_unlock(&tm->lock);
+    if (join)
+        pthread_join(tm->thread, NULL);
+}
+
+/* ---- periodic timers ---- */
+
+static void unlink_timer(crew__timers *tm, struct crew_timer *t) {
+    if (t->prev)
+        t->prev->next = t->next;
+    else
+        tm->live = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
+    tm->timers--;
+}
+
+/* After a run (lock held): put t back in the heap for its next run, or leave it idle (a
+ * one-shot timer, or a closing pool). started, now: when the run started and ended. Fixed
+ * rate: the next run is at the first point of the grid (origin + k * period) after the run's
+ * start, or at once if the run itself took longer than that: the periods missed are skipped,
+ * and a run that started late (a busy or paused pool) is not followed by catch-up runs. */
+static void rearm(crew__timers *tm, struct crew_timer *t, uint64_t started, uint64_t now) {
+    if (tm->closing || t->period == 0) {
+        t->state = T_IDLE;
+        return;
+    }
+    uint64_t when;
+    if (t->flags == CREW_TIMER_FIXED_DELAY) {
+        when = add_sat(now, t->period);
+    } else {
+        uint64_t k = started > t->origin ? (started - t->origin) / t->period + 1 : 1;
+        uint64_t next = k > (UINT64_MAX - t->origin) / t->period ? UINT64_MAX
+                                                                  : t->origin + k * t->period;
+        when = next > now ? next : now;
+    }
+    t->when = when;
+    t->state = T_ARMED;
+    insert_locked(tm, &t->run, when, 0); /* room: reserved for every live timer */
+}
+
+void crew__timer_run(void *arg) {
+    struct crew_timer *t = arg;
+    crew__timers *tm = &t->pool->timers;
+    pthread_mutex_lock(&tm->lock);
+    if (t->stopped) { /* stopped while queued: no run starts, the run frees it */
+        unlink_timer(tm, t);
+        pthread_mutex_unlock(&tm->lock);
+        free(t);
+        return;
+    }
+    t->state = T_RUNNING;
+    t->runner = pthread_self();
+    t->started = crew__now_ns();
+    pthread_mutex_unlock(&tm->lock);
+
+    t->fn(t->arg);
+
+    pthread_mutex_lock(&tm->lock);
+    if (t->stopped) {
+        if (t->free_at_end) { /* stopped from inside this run */
+            unlink_timer(tm, t);
+            pthread_mutex_unlock(&tm->lock);
+            free(t);
+            return;
+        }
+        t->state = T_IDLE; /* a crew_timer_stop waits for this: it frees t */
+        crew__ec_notify_locked(&t->done, NULL, NULL);
+        pthread_mutex_unlock(&tm->lock);
+        return;
+    }
+    rearm(tm, t, t->started, crew__now_ns());
+    pthread_mutex_unlock(&tm->lock);
+}
+
+bool crew__timer_dropped(crew_pool *p, void *arg, crew_fn *fn, void **fn_arg) {
+    struct crew_timer *t = arg;
+    crew__timers *tm = &p->timers;
+    pthread_mutex_lock(&tm->lock);
+    if (t->stopped) {
+        unlink_timer(tm, t);
+        pthread_mutex_unlock(&tm->lock);
+        free(t);
+        return false;
+    }
+    *fn = t->fn;
+    *fn_arg = t->arg;
+    uint64_t now = crew__now_ns();
+    rearm(tm, t, now, now); /* a full queue's drop: the next period still comes */
+    pthread_mutex_unlock(&tm->lock);
+    return true;
+}
+
+crew_fn crew__timer_fn_of(const crew_task *t) {
+    return t->fn == crew__timer_run ? ((const struct crew_timer *)t->arg)->fn : t->fn;
+}
+
+int crew_timer_start(crew_pool *p, uint64_t first_ns, uint64_t period_ns, unsigned flags,
+                     crew_fn fn, void *arg, crew_timer **out) {
+    if (!p)
+        return crew__fail(CREW_EINVAL, "crew_timer_start: the pool is NULL");
+    if (!fn)
+        return crew__fail(CREW_EINVAL, "crew_timer_start: fn is NULL; a timer needs a function");
+    if (!out)
+        return crew__fail(CREW_EINVAL, "crew_timer_start: out is NULL; pass the address of a "
+                                       "crew_timer * to receive the timer");
+    if (flags > CREW_TIMER_FIXED_DELAY)
+        return crew__fail(CREW_EINVAL,
+                          "crew_timer_start: flags is %#x; accepted: CREW_TIMER_FIXED_RATE (0) "
+                          "or CREW_TIMER_FIXED_DELAY (1)",
+                          flags);
+    if (crew__forked(p))
+        return crew__fail(CREW_EFORKED, "crew_timer_start: " CREW__FORKED_DETAIL);
+    struct crew_timer *t = calloc(1, sizeof *t);
+    if (!t)
+        return crew__fail(CREW_ENOMEM, "crew_timer_start: out of memory for the timer");
+    t->run.fn = crew__timer_run;
+    t->run.arg = t;
+    t->run.priority = 0;
+    t->pool = p;
+    t->fn = fn;
+    t->arg = arg;
+    t->period = period_ns;
+    t->flags = flags;
+    crew__ec_init(&t->done);
+    crew__timers *tm = &p->timers;
+    pthread_mutex_lock(&tm->lock);
+    int rc = CREW_OK;
+    /* Seq_cst: as a submission's look at the state (submit.c); the lock orders it against
+     * crew__timers_close, which comes after the state's change. */
+    if (tm->closing || crew__load_seq_cst(&p->state) != CREW__OPEN)
+        rc = CREW_ESHUTDOWN;
+    if (rc == CREW_OK)
+        rc = ensure_thread(p, tm);
+    if (rc == CREW_OK)
+        rc = heap_reserve(tm, tm->n + tm->timers + 1);
+    if (rc == CREW_OK) {
+        t->next = tm->live;
+        if (tm->live)
+            tm->live->prev = t;
+        tm->live = t;
+        tm->timers++;
+        t->origin = t->when = add_sat(crew__now_ns(), first_ns);
+        t->state = T_ARMED;
+        insert_locked(tm, &t->run, t->when, 0);
+    }
+    pthread_mutex_unlock(&tm->lock);
+    if (rc != CREW_OK) {
+        free(t);
+        if (rc == CREW_ESHUTDOWN)
+            return crew__fail(rc, "crew_timer_start: the pool is shutting down or shut down");
+        if (rc == CREW_EAGAIN)
+            return crew__fail(rc, "crew_timer_start: the system refused to create the pool's "
+                                  "timer thread");
+        return crew__fail(rc, "crew_timer_start: out of memory for the timer heap");
+    }
+    *out = t;
+    return CREW_OK;
+}
+
+/* crew_timer_stop's wait for the run in progress (lock held). */
+static bool run_over(void *ctx) { return ((struct crew_timer *)ctx)->state != T_RUNNING; }
+
+int crew_timer_stop(crew_timer *t) {
+    if (!t)
+        return CREW_OK;
+    crew_pool *p = t->pool;
+    if (crew__forked(p)) /* nothing freed: the memory is the parent's copy */
+        return crew__fail(CREW_EFORKED, "crew_timer_stop: " CREW__FORKED_DETAIL);
+    crew__timers *tm = &p->timers;
+    pthread_mutex_lock(&tm->lock);
+    if (t->stopped) {
+        pthread_mutex_unlock(&tm->lock);
+        return crew__fail(CREW_EINVAL, "crew_timer_stop: the timer is already being stopped");
+    }
+    t->stopped = true;
+    switch (t->state) {
+    case T_ARMED:
+        heap_remove_at(tm, t->run.crew_private_.spare);
+        break;
+    case T_QUEUED: /* its run frees it when it comes to it, without calling fn */
+        pthread_mutex_unlock(&tm->lock);
+        return CREW_OK;
+    case T_RUNNING:
+        if (pthread_equal(t->runner, pthread_self())) { /* from inside its own run */
+            t->free_at_end = true;
+            pthread_mutex_unlock(&tm->lock);
+            return CREW_OK;
+        }
+        crew__ec_wait_for(&t->done, &tm->lock, run_over, t, NULL);
+        break;
+    default:
+        break;
+    }
+    unlink_timer(tm, t);
+    pthread_mutex_unlock(&tm->lock);
+    free(t);
+    return CREW_OK;
+}
+
+/* ---- crew_diagnose ---- */
+
+void crew__timers_view_get(crew_pool *p, crew__timers_view *v) {
+    crew__timers *tm = &p->timers;
+    memset(v, 0, sizeof *v);
+    pthread_mutex_lock(&tm->lock);
+    v->delayed = tm->delayed;
+    v->timers = tm->timers;
+    v->armed = tm->n - tm->delayed;
+    v->fired = tm->fired;
+    if (tm->n) {
+        v->next_when = tm->heap[0].when;
+        v->next_fn = crew__timer_fn_of(tm->heap[0].task);
+    }
+    pthread_mutex_unlock(&tm->lock);
+}
+
+size_t crew__timers_each(crew_pool *p, size_t max,
+                         void (*fn)(void *ctx, crew_fn tfn, uint64_t period_ns, uint64_t when,
+                                    const char *state),
+                         void *ctx) {
+    static const char *const names[] = {"armed", "queued", "running", "idle"};
+    crew__timers *tm = &p->timers;
+    pthread_mutex_lock(&tm->lock);
+    size_t i = 0;
+    for (struct crew_timer *t = tm->live; t && i < max; t = t->next, i++)
+        fn(ctx, t->fn, t->period, t->state == T_ARMED ? t->when : 0, names[t->state]);
+    size_t n = tm->timers;
+    pthread_mutex_unlock(&tm->lock);
+    return n;
+}

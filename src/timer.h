@@ -1,0 +1,96 @@
+/*
+ * timer.h -- time (timer.c): delayed tasks (crew_submit_after, crew_submit_at*) and periodic
+ * timers (crew_timer_start / crew_timer_stop), kept in one 4-ary min-heap per pool until they
+ * are due, and the pool's timer thread that sleeps until the nearest one and hands what is due
+ * to the scheduler through the ordinary push (submit.c's crew__fire).
+ *
+ * Locking: timers.lock guards everything below that says "lock". Lock order: timers.lock
+ * before every lock the push takes (the queues' locks, pool->lock through the wake-ups); no
+ * code takes timers.lock while it holds pool->lock or a queue lock.
+ */
+#ifndef CREW_TIMER_H
+#define CREW_TIMER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base.h"
+#include "ec.h"
+
+/* One entry of the heap: a due time, a sequence number (first-in-first-out among equal due
+ * times, compared modulo 2^32), the group slot of a delayed task (0: none, or a periodic
+ * timer's run: crew_cancel compares it without touching the task), and the task: a delayed
+ * task's node, or a periodic timer's run (fn crew__timer_run). The entry's position is kept in
+ * the task (crew_private_.spare, free while the task is in no queue), so that removing it is
+ * O(log n). */
+typedef struct crew__tent {
+    uint64_t when;
+    uint32_t seq;
+    uint32_t slot;
+    crew_task *task;
+} crew__tent;
+
+struct crew_timer;
+
+typedef struct crew__timers {
+    pthread_mutex_t lock;
+    crew__tent *heap;     /* lock: a 4-ary min-heap on (when, seq) */
+    size_t n, cap;        /* lock: entries, room */
+    uint32_t seq;         /* lock: the next entry's sequence number */
+    size_t delayed;       /* lock: delayed tasks in the heap (the others are timers) */
+    size_t timers;        /* lock: live periodic timers (each may need one entry) */
+    struct crew_timer *live; /* lock: every timer not freed yet (crew_timer_stop frees them) */
+    crew__ec changed;     /* the timer thread sleeps here: an earlier entry, or exit */
+    int closing;          /* lock: 0 open, 1 a draining shutdown began, 2 a cancelling one */
+    bool exit;            /* lock: the timer thread must return */
+    bool started;         /* lock: the timer thread was created */
+    bool joined;          /* lock: a crew_shutdown claimed it to join */
+    pthread_t thread;     /* valid when started */
+    uint64_t fired;       /* lock: entries handed to the scheduler so far (crew_diagnose) */
+} crew__timers;
+
+int crew__timers_init(crew__timers *tm);   /* CREW_OK or CREW_ENOMEM */
+void crew__timers_free(crew_pool *p);      /* the heap, the timers never stopped (crew_destroy) */
+
+/* A delayed task, counted in its group and in pending, waits in the heap until when (ns,
+ * crew_now_ns's clock). CREW_OK, CREW_ENOMEM, CREW_EAGAIN (no timer thread could be created)
+ * or CREW_ESHUTDOWN (a cancelling shutdown began): then nothing changed. */
+int crew__timers_add(crew_pool *p, crew_task *t, uint64_t when);
+/* crew_cancel: drop the delayed tasks of group {slot, gen} still waiting in the heap (each
+ * handed to on_drop). Returns how many. */
+size_t crew__timers_cancel_group(crew_pool *p, uint32_t slot, uint32_t gen);
+/* crew_shutdown, once the pool is closing: no periodic timer runs again; how CREW_CANCEL also
+ * drops the delayed tasks (reported as a shutdown's drops), CREW_DRAIN leaves them to run at
+ * their time. */
+void crew__timers_close(crew_pool *p, int how);
+/* crew_shutdown, once pending is 0 (the heap is empty): the timer thread returns, joined. */
+void crew__timers_stop(crew_pool *p);
+
+/* The function of a periodic timer's runs (arg: the timer). */
+void crew__timer_run(void *arg);
+/* A run of timer arg was dropped without running (a shutdown, a full queue): false if the
+ * timer was stopped (it is freed; nobody is told), else true with *fn and *arg set to the
+ * timer's own, for on_drop. */
+bool crew__timer_dropped(crew_pool *p, void *arg, crew_fn *fn, void **fn_arg);
+/* The user's function of a task, for the timeline and the diagnostics: a timer's run is named
+ * by its timer's function. */
+crew_fn crew__timer_fn_of(const crew_task *t);
+
+/* crew_diagnose: what waits in the heap. */
+typedef struct crew__timers_view {
+    size_t delayed, timers, armed;  /* delayed tasks waiting, live timers, timers armed */
+    uint64_t fired;                 /* entries handed to the scheduler so far */
+    uint64_t next_when;             /* the nearest due time (0: none) */
+    crew_fn next_fn;                /* its function */
+} crew__timers_view;
+void crew__timers_view_get(crew_pool *p, crew__timers_view *v);
+/* Call fn(ctx, timer's fn, period_ns, next due, state) for each live periodic timer, at most
+ * max of them; returns how many exist. state: "armed", "queued", "running", "idle". */
+size_t crew__timers_each(crew_pool *p, size_t max,
+                         void (*fn)(void *ctx, crew_fn tfn, uint64_t period_ns, uint64_t when,
+                                    const char *state),
+                         void *ctx);
+
+#endif /* CREW_TIMER_H */

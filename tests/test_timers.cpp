@@ -1,0 +1,664 @@
+// test_timers.cpp -- time: delayed tasks (crew_submit_after, crew_submit_at, crew_submit_at_ex)
+// and periodic timers (crew_timer_start / crew_timer_stop): a delay is "not before"; delayed
+// tasks count in their group and in crew_wait_all from their submission, crew_cancel drops them
+// at once, shutdowns run or report every one; timers at a fixed rate or with a fixed delay never
+// overlap, stop from inside and outside, run once at a resume; re-entrancy, diagnostics, the
+// timeline, fork, a million pending entries and a stress run under resizes and pauses. Every
+// assertion is about behaviour, never about how late something ran.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include "common.h"
+#include "crew.h"
+
+using crewtest::Gate;
+using crewtest::make_pool;
+using crewtest::scaled;
+
+// Outside the anonymous namespace: the timeline names it by its exported symbol.
+void crew_timers_test_tick(void *arg) { static_cast<std::atomic<long> *>(arg)->fetch_add(1); }
+
+namespace {
+
+constexpr uint64_t kMs = 1000000u;
+constexpr uint64_t kHour = 3600ull * 1000 * kMs;
+
+std::atomic<long> drops{0};
+void count_drop(crew_fn, void *, void *) { drops.fetch_add(1); }
+
+// A pool whose on_drop counts in drops.
+crew_pool *pool_with(unsigned threads) {
+    crew_config cfg;
+    crew_config_init(&cfg);
+    static crew_hooks hooks{};
+    hooks.size = sizeof hooks;
+    hooks.on_drop = count_drop;
+    cfg.threads = threads;
+    cfg.hooks = &hooks;
+    drops = 0;
+    return make_pool(cfg);
+}
+
+void sleep_ms(long ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+struct Stamp {
+    std::atomic<uint64_t> at{0};
+    std::atomic<int> runs{0};
+};
+void stamp(void *arg) {
+    auto *s = static_cast<Stamp *>(arg);
+    s->at = crew_now_ns();
+    s->runs.fetch_add(1);
+}
+
+void bump(void *arg) { static_cast<std::atomic<long> *>(arg)->fetch_add(1); }
+
+TEST(Timers, DelayedTaskRunsNotBeforeItsTime) {
+    crew_pool *p = make_pool(2);
+    Stamp s;
+    crew_handle g = CREW_HANDLE_NONE;
+    uint64_t t0 = crew_now_ns();
+    ASSERT_EQ(crew_submit_after(p, 20 * kMs, stamp, &s, 0, &g), CREW_OK);
+    ASSERT_EQ(crew_wait(p, g), CREW_OK); // the group waits for it from its submission on
+    EXPECT_EQ(s.runs.load(), 1);
+    EXPECT_GE(s.at.load(), t0 + 20 * kMs);
+    // crew_submit_at: an absolute time; one already past runs at once.
+    uint64_t when = crew_now_ns() + 10 * kMs;
+    ASSERT_EQ(crew_submit_at(p, when, stamp, &s, 0, nullptr), CREW_OK);
+    ASSERT_EQ(crew_wait_all(p), CREW_OK); // and so does crew_wait_all
+    EXPECT_EQ(s.runs.load(), 2);
+    EXPECT_GE(s.at.load(), when);
+    ASSERT_EQ(crew_submit_at(p, 1, stamp, &s, 0, nullptr), CREW_OK);
+    ASSERT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(s.runs.load(), 3);
+    crew_destroy(p);
+}
+
+std::mutex order_m;
+std::vector<int> order;
+void record(void *arg) {
+    std::lock_guard<std::mutex> g(order_m);
+    order.push_back(static_cast<int>(reinterpret_cast<intptr_t>(arg)));
+}
+
+TEST(Timers, DelaysRunInTheOrderOfTheirTimes) {
+    crew_pool *p = make_pool(1);
+    order.clear();
+    uint64_t base = crew_now_ns() + 20 * kMs;
+    // Submitted latest first; equal times keep their submission order.
+    for (int i = 9; i >= 0; i--)
+        ASSERT_EQ(crew_submit_at(p, base + static_cast<uint64_t>(i / 2) * 5 * kMs, record,
+                                 reinterpret_cast<void *>(static_cast<intptr_t>(i)), 0, nullptr),
+                  CREW_OK);
+    ASSERT_EQ(crew_wait_all(p), CREW_OK);
+    ASSERT_EQ(order.size(), 10u);
+    std::vector<int> want = {1, 0, 3, 2, 5, 4, 7, 6, 9, 8};
+    if (crewtest::strict_priority()) {
+        EXPECT_EQ(order, want);
+    }
+    std::sort(order.begin(), order.end());
+    for (int i = 0; i < 10; i++)
+        EXPECT_EQ(order[static_cast<size_t>(i)], i); // each ran once
+    crew_destroy(p);
+}
+
+TEST(Timers, CancelDropsDelayedTasksAtOnce) {
+    crew_pool *p = pool_with(2);
+    std::atomic<long> ran{0};
+    crew_handle g = CREW_HANDLE_NONE;
+    for (int i = 0; i < 100; i++)
+        ASSERT_EQ(crew_submit_after(p, kHour, bump, &ran, 0, &g), CREW_OK);
+    ASSERT_EQ(crew_cancel(p, g), CREW_OK);
+    EXPECT_EQ(drops.load(), 100); // reported by the time crew_cancel returns
+    EXPECT_EQ(crew_wait(p, g), CREW_ECANCELED);
+    EXPECT_EQ(ran.load(), 0);
+    EXPECT_EQ(crew_submit_after(p, kMs, bump, &ran, 0, &g), CREW_ECANCELED);
+    // Another group's delayed tasks are untouched.
+    crew_handle h = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit_after(p, 5 * kMs, bump, &ran, 0, &h), CREW_OK);
+    EXPECT_EQ(crew_wait(p, h), CREW_OK);
+    EXPECT_EQ(ran.load(), 1);
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    crew_destroy(p);
+}
+
+TEST(Timers, BadInputIsRefused) {
+    crew_pool *p = make_pool(1);
+    crew_timer *t = nullptr;
+    std::atomic<long> n{0};
+    EXPECT_EQ(crew_submit_after(nullptr, 0, bump, &n, 0, nullptr), CREW_EINVAL);
+    EXPECT_EQ(crew_submit_after(p, 0, nullptr, &n, 0, nullptr), CREW_EINVAL);
+    EXPECT_EQ(crew_submit_at_ex(p, crew_now_ns(), bump, &n, 0, 4u, 0, nullptr), CREW_EINVAL);
+    EXPECT_EQ(crew_submit_at_ex(p, 100, bump, &n, 0, 0, 50, nullptr), CREW_EINVAL);
+    EXPECT_EQ(crew_timer_start(nullptr, 0, kMs, 0, bump, &n, &t), CREW_EINVAL);
+    EXPECT_EQ(crew_timer_start(p, 0, kMs, 0, nullptr, &n, &t), CREW_EINVAL);
+    EXPECT_EQ(crew_timer_start(p, 0, kMs, 0, bump, &n, nullptr), CREW_EINVAL);
+    EXPECT_EQ(crew_timer_start(p, 0, kMs, 2u, bump, &n, &t), CREW_EINVAL);
+    EXPECT_EQ(t, nullptr);
+    EXPECT_EQ(crew_timer_stop(nullptr), CREW_OK);
+    crew_handle forged = {7, 3};
+    EXPECT_EQ(crew_submit_after(p, 0, bump, &n, 0, &forged), CREW_EINVAL);
+    crew_destroy(p);
+    EXPECT_EQ(n.load(), 0);
+}
+
+// A periodic callback that checks it never overlaps itself.
+struct Periodic {
+    std::atomic<int> inside{0};
+    std::atomic<int> runs{0};
+    std::atomic<bool> overlap{false};
+    long sleep_ms = 0;
+    int stop_at = 0; // stop itself from inside on this run (0: never)
+    crew_timer *self = nullptr;
+    std::atomic<int> stop_rc{1};
+    std::vector<uint64_t> starts; // guarded by never overlapping
+};
+void periodic(void *arg) {
+    auto *c = static_cast<Periodic *>(arg);
+    if (c->inside.fetch_add(1) != 0)
+        c->overlap = true;
+    c->starts.push_back(crew_now_ns());
+    int r = c->runs.fetch_add(1) + 1;
+    if (c->sleep_ms)
+        sleep_ms(c->sleep_ms);
+    if (r == c->stop_at)
+        c->stop_rc = crew_timer_stop(c->self); // returns at once from inside
+    c->inside.fetch_sub(1);
+}
+
+void wait_runs(const Periodic &c, int n) {
+    while (c.runs.load() < n)
+        sleep_ms(1);
+}
+
+TEST(Timers, FixedRateAndFixedDelayRunRepeatedlyWithoutOverlap) {
+    crew_pool *p = make_pool(4);
+    for (unsigned flags : {CREW_TIMER_FIXED_RATE, CREW_TIMER_FIXED_DELAY}) {
+        Periodic c;
+        c.sleep_ms = 3; // longer than the period: the runs must still never overlap
+        crew_timer *t = nullptr;
+        uint64_t t0 = crew_now_ns();
+        ASSERT_EQ(crew_timer_start(p, 5 * kMs, kMs, flags, periodic, &c, &t), CREW_OK);
+        wait_runs(c, 6);
+        ASSERT_EQ(crew_timer_stop(t), CREW_OK);
+        int after = c.runs.load();
+        EXPECT_EQ(c.inside.load(), 0); // no run in progress once stop returned
+        sleep_ms(20);
+        EXPECT_EQ(c.runs.load(), after); // and none started after
+        EXPECT_FALSE(c.overlap.load());
+        EXPECT_GE(c.starts[0], t0 + 5 * kMs);
+        for (size_t i = 1; i < c.starts.size(); i++) // each after the previous one's end
+            EXPECT_GE(c.starts[i], c.starts[i - 1] + 3 * kMs);
+    }
+    crew_destroy(p);
+}
+
+TEST(Timers, FixedRateStaysOnItsGridAndFixedDelayCountsFromTheEnd) {
+    crew_pool *p = make_pool(2);
+    Periodic c;
+    crew_timer *t = nullptr;
+    uint64_t t0 = crew_now_ns();
+    const uint64_t period = 10 * kMs;
+    ASSERT_EQ(crew_timer_start(p, period, period, CREW_TIMER_FIXED_RATE, periodic, &c, &t),
+              CREW_OK);
+    wait_runs(c, 5);
+    ASSERT_EQ(crew_timer_stop(t), CREW_OK);
+    // Run k (from 0) never starts before first + k * period.
+    for (size_t k = 0; k < c.starts.size(); k++)
+        EXPECT_GE(c.starts[k], t0 + period + k * period) << k;
+
+    Periodic d;
+    d.sleep_ms = 5;
+    ASSERT_EQ(crew_timer_start(p, 0, period, CREW_TIMER_FIXED_DELAY, periodic, &d, &t), CREW_OK);
+    wait_runs(d, 4);
+    ASSERT_EQ(crew_timer_stop(t), CREW_OK);
+    for (size_t k = 1; k < d.starts.size(); k++) // period after the previous run's end
+        EXPECT_GE(d.starts[k], d.starts[k - 1] + 5 * kMs + period) << k;
+    crew_destroy(p);
+}
+
+TEST(Timers, OneShotTimerRunsOnce) {
+    crew_pool *p = make_pool(2);
+    Periodic c;
+    crew_timer *t = nullptr;
+    ASSERT_EQ(crew_timer_start(p, 2 * kMs, 0, CREW_TIMER_FIXED_RATE, periodic, &c, &t), CREW_OK);
+    wait_runs(c, 1);
+    sleep_ms(20);
+    EXPECT_EQ(c.runs.load(), 1);
+    EXPECT_EQ(crew_timer_stop(t), CREW_OK);
+    crew_destroy(p);
+}
+
+TEST(Timers, StopFromInsideReturnsAtOnce) {
+    crew_pool *p = make_pool(2);
+    Periodic c;
+    c.stop_at = 3;
+    ASSERT_EQ(crew_timer_start(p, 0, kMs, CREW_TIMER_FIXED_RATE, periodic, &c, &c.self), CREW_OK);
+    wait_runs(c, 3);
+    while (c.stop_rc.load() == 1)
+        sleep_ms(1);
+    EXPECT_EQ(c.stop_rc.load(), CREW_OK);
+    sleep_ms(20);
+    EXPECT_EQ(c.runs.load(), 3);
+    crew_destroy(p);
+}
+
+struct Blocking {
+    Gate gate;
+    std::atomic<bool> entered{false}, left{false};
+};
+void blocking_run(void *arg) {
+    auto *b = static_cast<Blocking *>(arg);
+    b->entered = true;
+    b->gate.wait();
+    sleep_ms(5);
+    b->left = true;
+}
+
+TEST(Timers, StopFromOutsideWaitsForTheRunInProgress) {
+    crew_pool *p = make_pool(2);
+    Blocking b;
+    crew_timer *t = nullptr;
+    ASSERT_EQ(crew_timer_start(p, 0, kMs, CREW_TIMER_FIXED_RATE, blocking_run, &b, &t), CREW_OK);
+    while (!b.entered.load())
+        sleep_ms(1);
+    std::atomic<bool> stopped{false};
+    std::thread stopper([&] {
+        EXPECT_EQ(crew_timer_stop(t), CREW_OK);
+        stopped = true;
+    });
+    sleep_ms(10);
+    EXPECT_FALSE(stopped.load()); // the run is still in progress
+    b.gate.open();
+    stopper.join();
+    EXPECT_TRUE(b.left.load()); // stop returned after the run ended
+    crew_destroy(p);
+}
+
+TEST(Timers, QueuedRunOfAStoppedTimerNeverStarts) {
+    crew_pool *p = make_pool(1);
+    Gate g;
+    g.hold(p, 1); // the only worker is busy: the timer's run stays queued
+    Periodic c;
+    crew_timer *t = nullptr;
+    ASSERT_EQ(crew_timer_start(p, 0, kMs, CREW_TIMER_FIXED_RATE, periodic, &c, &t), CREW_OK);
+    sleep_ms(20); // due, and queued behind the held worker
+    ASSERT_EQ(crew_timer_stop(t), CREW_OK); // returns at once: nothing runs
+    g.open();
+    ASSERT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(c.runs.load(), 0);
+    crew_destroy(p);
+}
+
+TEST(Timers, PauseRunsADueTimerOnceAtTheResume) {
+    crew_pool *p = make_pool(2);
+    for (unsigned flags : {CREW_TIMER_FIXED_RATE, CREW_TIMER_FIXED_DELAY}) {
+        Periodic c;
+        crew_timer *t = nullptr;
+        const uint64_t period = 10 * kMs;
+        uint64_t t0 = crew_now_ns();
+        ASSERT_EQ(crew_timer_start(p, period, period, flags, periodic, &c, &t), CREW_OK);
+        wait_runs(c, 1);
+        ASSERT_EQ(crew_pause(p), CREW_OK);
+        int at_pause = c.runs.load();
+        sleep_ms(100); // many periods
+        EXPECT_LE(c.runs.load(), at_pause + 1); // at most a run taken as the pause began
+        int before_resume = c.runs.load();
+        ASSERT_EQ(crew_resume(p), CREW_OK);
+        wait_runs(c, before_resume + 2);
+        ASSERT_EQ(crew_timer_stop(t), CREW_OK);
+        // The run at the resume, then the next one a period on: no catch-up runs in between.
+        uint64_t first = c.starts[static_cast<size_t>(before_resume)];
+        uint64_t second = c.starts[static_cast<size_t>(before_resume) + 1];
+        if (flags == CREW_TIMER_FIXED_RATE)
+            EXPECT_GE(second, t0 + period + ((first - t0 - period) / period + 1) * period);
+        else
+            EXPECT_GE(second, first + period);
+        EXPECT_FALSE(c.overlap.load());
+    }
+    crew_destroy(p);
+}
+
+TEST(Timers, DelayedTasksDueWhilePausedRunAtTheResume) {
+    crew_pool *p = make_pool(2);
+    std::atomic<long> ran{0};
+    ASSERT_EQ(crew_pause(p), CREW_OK);
+    for (int i = 0; i < 10; i++)
+        ASSERT_EQ(crew_submit_after(p, kMs, bump, &ran, 0, nullptr), CREW_OK);
+    sleep_ms(30);
+    EXPECT_EQ(ran.load(), 0);
+    ASSERT_EQ(crew_resume(p), CREW_OK);
+    ASSERT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(ran.load(), 10);
+    crew_destroy(p);
+}
+
+TEST(Timers, DrainingShutdownRunsEveryDelayedTaskAndStopsTimers) {
+    crew_pool *p = pool_with(2);
+    std::atomic<long> ran{0};
+    const int n = 200;
+    for (int i = 0; i < n; i++)
+        ASSERT_EQ(crew_submit_after(p, static_cast<uint64_t>(i % 20) * kMs, bump, &ran, 0,
+                                    nullptr),
+                  CREW_OK);
+    Periodic c;
+    crew_timer *t = nullptr;
+    ASSERT_EQ(crew_timer_start(p, 0, kMs, CREW_TIMER_FIXED_RATE, periodic, &c, &t), CREW_OK);
+    ASSERT_EQ(crew_shutdown(p, CREW_DRAIN), CREW_OK);
+    EXPECT_EQ(ran.load(), n);
+    EXPECT_EQ(drops.load(), 0);
+    int runs = c.runs.load();
+    sleep_ms(10);
+    EXPECT_EQ(c.runs.load(), runs); // no run after the shutdown
+    EXPECT_EQ(crew_submit_after(p, 0, bump, &ran, 0, nullptr), CREW_ESHUTDOWN);
+    crew_timer *u = nullptr;
+    EXPECT_EQ(crew_timer_start(p, 0, kMs, 0, bump, &ran, &u), CREW_ESHUTDOWN);
+    EXPECT_EQ(crew_timer_stop(t), CREW_OK); // allowed after the shutdown
+    crew_destroy(p);
+}
+
+TEST(Timers, CancellingShutdownDropsDelayedTasksAndReportsThem) {
+    crew_pool *p = pool_with(2);
+    std::atomic<long> ran{0};
+    const int n = 300;
+    crew_handle g = CREW_HANDLE_NONE;
+    for (int i = 0; i < n; i++)
+        ASSERT_EQ(crew_submit_after(p, i % 3 == 0 ? 0 : kHour, bump, &ran, 0, &g), CREW_OK);
+    crew_timer *t = nullptr; // never stopped: crew_destroy frees it
+    ASSERT_EQ(crew_timer_start(p, kHour, kMs, CREW_TIMER_FIXED_RATE, bump, &ran, &t), CREW_OK);
+    ASSERT_EQ(crew_shutdown(p, CREW_CANCEL), CREW_OK); // returns long before an hour
+    EXPECT_EQ(ran.load() + drops.load(), n);            // each ran once or was reported
+    EXPECT_GE(drops.load(), 2 * n / 3);
+    EXPECT_EQ(crew_wait(p, g), CREW_ECANCELED);
+    crew_destroy(p);
+}
+
+// Re-entrancy: a timer's function that starts another timer, submits a delayed task into a
+// group and waits for it, then stops its own timer.
+struct Reentry {
+    crew_pool *p;
+    crew_timer *self = nullptr;
+    crew_timer *other = nullptr;
+    Stamp inner;
+    std::atomic<int> wait_rc{1}, stop_rc{1}, start_rc{1};
+    std::atomic<long> other_runs{0};
+};
+void reentrant(void *arg) {
+    auto *r = static_cast<Reentry *>(arg);
+    r->start_rc = crew_timer_start(r->p, kMs, 0, 0, bump, &r->other_runs, &r->other);
+    crew_handle g = CREW_HANDLE_NONE;
+    if (crew_submit_after(r->p, 2 * kMs, stamp, &r->inner, 0, &g) == CREW_OK)
+        r->wait_rc = crew_wait(r->p, g);
+    r->stop_rc = crew_timer_stop(r->self);
+}
+
+TEST(Timers, CallbacksMayStartTimersWaitOnGroupsAndStopThemselves) {
+    crew_pool *p = make_pool(1); // one worker: the wait inside the run must not need another
+    Reentry r;
+    r.p = p;
+    ASSERT_EQ(crew_timer_start(p, 0, kMs, CREW_TIMER_FIXED_RATE, reentrant, &r, &r.self), CREW_OK);
+    while (r.stop_rc.load() == 1)
+        sleep_ms(1);
+    EXPECT_EQ(r.start_rc.load(), CREW_OK);
+    EXPECT_EQ(r.wait_rc.load(), CREW_OK);
+    EXPECT_EQ(r.inner.runs.load(), 1);
+    EXPECT_EQ(r.stop_rc.load(), CREW_OK);
+    while (r.other_runs.load() < 1)
+        sleep_ms(1);
+    EXPECT_EQ(crew_timer_stop(r.other), CREW_OK);
+    crew_destroy(p);
+}
+
+TEST(Timers, DeadlineOfADelayedTask) {
+    crew_pool *p = pool_with(1);
+    Gate g;
+    g.hold(p, 1);
+    std::atomic<long> ran{0};
+    crew_handle h = CREW_HANDLE_NONE;
+    uint64_t when = crew_now_ns() + 2 * kMs;
+    ASSERT_EQ(crew_submit_at_ex(p, when, bump, &ran, 0, 0, when + kMs, &h), CREW_OK);
+    while (crew_now_ns() <= when + kMs) // past its start-by time, the worker still held
+        sleep_ms(1);
+    g.open();
+    EXPECT_EQ(crew_wait(p, h), CREW_EEXPIRED);
+    EXPECT_EQ(ran.load(), 0);
+    EXPECT_EQ(drops.load(), 1);
+    // In time, and as a blocking task.
+    crew_handle k = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit_at_ex(p, crew_now_ns() + kMs, bump, &ran, 0, CREW_TASK_BLOCKING,
+                                crew_now_ns() + kHour, &k),
+              CREW_OK);
+    EXPECT_EQ(crew_wait(p, k), CREW_OK);
+    EXPECT_EQ(ran.load(), 1);
+    crew_destroy(p);
+}
+
+TEST(Timers, DiagnoseListsWhatWaits) {
+    crew_pool *p = make_pool(1);
+    std::atomic<long> n{0};
+    crew_timer *t = nullptr;
+    ASSERT_EQ(crew_timer_start(p, kHour, kMs, CREW_TIMER_FIXED_RATE, crew_timers_test_tick, &n, &t),
+              CREW_OK);
+    crew_handle g = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit_after(p, kHour, bump, &n, 0, &g), CREW_OK);
+    char *buf = nullptr;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ASSERT_GE(crew_diagnose(p, f), 0);
+    fclose(f);
+    std::string out(buf, len);
+    free(buf);
+    EXPECT_NE(out.find("1 delayed tasks waiting, 1 periodic timers (1 armed)"), std::string::npos)
+        << out;
+    EXPECT_NE(out.find("every 1.000 ms, armed, next run in"), std::string::npos) << out;
+    ASSERT_EQ(crew_cancel(p, g), CREW_OK);
+    ASSERT_EQ(crew_timer_stop(t), CREW_OK);
+    f = open_memstream(&buf, &len);
+    ASSERT_GE(crew_diagnose(p, f), 0);
+    fclose(f);
+    out.assign(buf, len);
+    free(buf);
+    EXPECT_EQ(out.find("delayed tasks waiting"), std::string::npos) << out;
+    crew_destroy(p);
+}
+
+TEST(Timers, TimerRunsAppearInTheTimelineUnderTheirFunction) {
+    crew_pool *p = make_pool(1);
+    std::string path = testing::TempDir() + "crew_timers_trace.json";
+    int rc = crew_trace_start(p, path.c_str());
+    if (rc == CREW_ENOTSUP) {
+        crew_destroy(p);
+        GTEST_SKIP() << "built without monitoring";
+    }
+    ASSERT_EQ(rc, CREW_OK);
+    std::atomic<long> n{0};
+    crew_timer *t = nullptr;
+    ASSERT_EQ(crew_timer_start(p, 0, kMs, CREW_TIMER_FIXED_RATE, crew_timers_test_tick, &n, &t), CREW_OK);
+    while (n.load() < 3)
+        sleep_ms(1);
+    ASSERT_EQ(crew_timer_stop(t), CREW_OK);
+    ASSERT_EQ(crew_trace_stop(p), CREW_OK);
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string json = ss.str();
+    EXPECT_NE(json.find("crew_timers_test_tick"), std::string::npos);
+    EXPECT_EQ(json.find("crew__timer_run"), std::string::npos);
+    std::remove(path.c_str());
+    crew_destroy(p);
+}
+
+TEST(Timers, ForkedChildCannotUseTheParentsTimers) {
+    crew_pool *p = make_pool(1);
+    Periodic c;
+    crew_timer *t = nullptr;
+    ASSERT_EQ(crew_timer_start(p, 0, kMs, CREW_TIMER_FIXED_RATE, periodic, &c, &t), CREW_OK);
+    wait_runs(c, 1);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        std::atomic<long> n{0};
+        crew_timer *u = nullptr;
+        int ok = crew_submit_after(p, 0, bump, &n, 0, nullptr) == CREW_EFORKED &&
+                 crew_timer_start(p, 0, kMs, 0, bump, &n, &u) == CREW_EFORKED &&
+                 crew_timer_stop(t) == CREW_EFORKED;
+        _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    int runs = c.runs.load();
+    wait_runs(c, runs + 2); // the parent's timer goes on
+    EXPECT_EQ(crew_timer_stop(t), CREW_OK);
+    crew_destroy(p);
+}
+
+long rss_kb() {
+    std::ifstream f("/proc/self/statm");
+    long size = 0, resident = 0;
+    f >> size >> resident;
+    return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+TEST(Timers, AMillionPendingEntriesAreCreatedAndCancelled) {
+    crew_pool *p = pool_with(2);
+    const long n = scaled(1000000);
+    std::atomic<long> ran{0};
+    std::vector<crew_timer *> timers(static_cast<size_t>(n / 4));
+    long peak_growth = 0;
+    for (int round = 0; round < 2; round++) {
+        long before = rss_kb();
+        crew_handle g = CREW_HANDLE_NONE;
+        drops = 0;
+        for (long i = 0; i < n; i++)
+            ASSERT_EQ(crew_submit_after(p, kHour + static_cast<uint64_t>(i % 1000) * kMs, bump,
+                                        &ran, 0, &g),
+                      CREW_OK);
+        for (auto &t : timers)
+            ASSERT_EQ(crew_timer_start(p, kHour, kMs, CREW_TIMER_FIXED_RATE, bump, &ran, &t),
+                      CREW_OK);
+        ASSERT_EQ(crew_cancel(p, g), CREW_OK);
+        EXPECT_EQ(drops.load(), n);
+        EXPECT_EQ(crew_wait(p, g), CREW_ECANCELED);
+        for (auto *t : timers)
+            ASSERT_EQ(crew_timer_stop(t), CREW_OK);
+        long growth = rss_kb() - before;
+        if (round == 0)
+            peak_growth = growth;
+        else // the second round reuses the memory of the first: nothing accumulates
+            EXPECT_LT(growth, std::max(peak_growth / 2, 16L * 1024)) << growth;
+    }
+    EXPECT_EQ(ran.load(), 0);
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    crew_destroy(p);
+}
+
+// Stress: 8 threads submit delayed tasks (some into groups they cancel), start and stop timers,
+// while the main thread resizes and pauses the pool, then shuts it down (draining or
+// cancelling): every delayed task accepted runs exactly once or is reported exactly once.
+struct StressTask {
+    std::atomic<int> ran{0}, dropped{0};
+};
+void stress_run(void *arg) { static_cast<StressTask *>(arg)->ran.fetch_add(1); }
+void stress_tick(void *) {}
+void stress_drop(crew_fn fn, void *arg, void *) {
+    if (fn == stress_run)
+        static_cast<StressTask *>(arg)->dropped.fetch_add(1);
+}
+
+TEST(Timers, StressAddCancelStopWhileResizingPausingAndShuttingDown) {
+    for (int how : {CREW_DRAIN, CREW_CANCEL}) {
+        crew_config cfg;
+        crew_config_init(&cfg);
+        static crew_hooks hooks{};
+        hooks.size = sizeof hooks;
+        hooks.on_drop = stress_drop;
+        cfg.threads = 4;
+        cfg.hooks = &hooks;
+        crew_pool *p = make_pool(cfg);
+        const int threads = 8;
+        const long per = scaled(4000);
+        std::vector<StressTask> tasks(static_cast<size_t>(threads * per));
+        std::vector<int> accepted(tasks.size(), 0);
+        std::atomic<bool> done{false};
+        std::atomic<int> finished{0};
+        std::vector<std::vector<crew_timer *>> left(threads);
+        std::vector<std::thread> ts;
+        for (int k = 0; k < threads; k++)
+            ts.emplace_back([&, k] {
+                std::mt19937 rng(static_cast<unsigned>(k));
+                crew_handle g = CREW_HANDLE_NONE;
+                std::vector<crew_timer *> mine;
+                for (long i = 0; i < per; i++) {
+                    size_t id = static_cast<size_t>(k * per + i);
+                    uint64_t delay = (rng() % 2000) * 1000; // up to 2 ms
+                    int rc = crew_submit_after(p, delay, stress_run, &tasks[id], 0,
+                                               rng() % 4 == 0 ? &g : nullptr);
+                    if (rc == CREW_ECANCELED) { // the group was cancelled: a new one
+                        g = CREW_HANDLE_NONE;
+                        rc = crew_submit_after(p, delay, stress_run, &tasks[id], 0, nullptr);
+                    }
+                    accepted[id] = rc == CREW_OK;
+                    if (rc != CREW_OK && rc != CREW_ESHUTDOWN)
+                        ADD_FAILURE() << crew_strerror(rc);
+                    if (rng() % 64 == 0 && !(g.slot == 0 && g.gen == 0))
+                        crew_cancel(p, g); // CREW_ESTALE if it finished: fine
+                    if (rng() % 32 == 0) {
+                        crew_timer *t = nullptr;
+                        if (crew_timer_start(p, rng() % 1000 * 1000, 100000 + rng() % 500000,
+                                             rng() % 2, stress_tick, nullptr, &t) == CREW_OK)
+                            mine.push_back(t);
+                    }
+                    if (!mine.empty() && rng() % 48 == 0) {
+                        EXPECT_EQ(crew_timer_stop(mine.back()), CREW_OK);
+                        mine.pop_back();
+                    }
+                }
+                left[static_cast<size_t>(k)] = mine;
+                finished.fetch_add(1);
+            });
+        std::thread shaker([&] {
+            unsigned sizes[] = {1, 3, 2, 6, 1, 4};
+            for (int i = 0; !done.load(); i++) {
+                crew_resize(p, sizes[i % 6]);
+                if (i % 3 == 0) {
+                    crew_pause(p);
+                    sleep_ms(1);
+                    crew_resume(p);
+                }
+                sleep_ms(1);
+            }
+        });
+        while (finished.load() < threads / 2) // shut down while half of them still submit
+            sleep_ms(1);
+        done = true;
+        shaker.join();
+        ASSERT_EQ(crew_shutdown(p, how), CREW_OK);
+        for (auto &t : ts)
+            t.join();
+        for (auto &mine : left)
+            for (auto *t : mine)
+                EXPECT_EQ(crew_timer_stop(t), CREW_OK);
+        for (size_t i = 0; i < tasks.size(); i++) {
+            int seen = tasks[i].ran.load() + tasks[i].dropped.load();
+            ASSERT_EQ(seen, accepted[i]) << "task " << i << " how " << how;
+        }
+        crew_destroy(p);
+    }
+}
+
+} // namespace
