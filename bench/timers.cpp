@@ -57,6 +57,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -260,10 +261,12 @@ public:
     void load(bool on) override { load_.set(on); }
 };
 
-// A thread in an epoll loop with one timerfd; the handler runs on that thread.
+// A thread in an epoll loop with one timerfd; the handler runs on that thread, under mu_, so
+// that the measuring thread can swap it (and know that no run of the old one is in progress).
 class TimerfdPeer final : public Peer {
     int ep_, tfd_, stopfd_;
-    std::function<void(int64_t, uint64_t)> handler_;
+    std::mutex mu_;
+    std::function<void(int64_t, uint64_t)> handler_; // guarded by mu_
     std::thread th_;
     ThreadLoad load_;
 
@@ -279,10 +282,18 @@ class TimerfdPeer final : public Peer {
                 if (ev[i].data.fd == stopfd_)
                     return;
                 uint64_t count = 0;
-                if (read(tfd_, &count, sizeof count) == sizeof count && count > 0)
-                    handler_(now_ns(), count);
+                if (read(tfd_, &count, sizeof count) == sizeof count && count > 0) {
+                    const int64_t t = now_ns();
+                    std::lock_guard<std::mutex> lock(mu_);
+                    if (handler_)
+                        handler_(t, count);
+                }
             }
         }
+    }
+    void set_handler(std::function<void(int64_t, uint64_t)> h) {
+        std::lock_guard<std::mutex> lock(mu_);
+        handler_ = std::move(h);
     }
     void arm(int64_t first_abs, int64_t period) {
         itimerspec its{};
@@ -318,20 +329,18 @@ public:
         close(ep_);
     }
     const char *name() const override { return "timerfd"; }
-    // handler_ is set before the timer is armed (timerfd_settime is a system call: the
-    // epoll thread's read of the expiration comes after it) and not changed while armed.
     int64_t once(int64_t delay) override {
-        handler_ = [this](int64_t t, uint64_t) {
+        set_handler([this](int64_t t, uint64_t) {
             shot_.fired = t;
             shot_.done.post();
-        };
+        });
         const int64_t due = now_ns() + delay;
         arm(due, 0);
         shot_.done.wait();
         return shot_.fired - due;
     }
     void periodic(int64_t period, int64_t duration, Firings *f) override {
-        handler_ = [f](int64_t t, uint64_t count) { f->serve(t, count); };
+        set_handler([f](int64_t t, uint64_t count) { f->serve(t, count); });
         const int64_t first = now_ns() + period;
         f->first = first, f->period = period;
         arm(first, period);
@@ -340,9 +349,7 @@ public:
         itimerspec off{};
         if (timerfd_settime(tfd_, 0, &off, nullptr) != 0)
             die("timerfd_settime");
-        // A firing read just before the disarm may still be running its handler: wait for
-        // the loop to pass one more round trip (an eventfd-free way: sleep a period).
-        sleep_until_ns(now_ns() + 2 * period);
+        set_handler(nullptr); // waits for a run in progress; no run of f's starts after it
     }
     void load(bool on) override { load_.set(on); }
 };
