@@ -558,11 +558,13 @@ typedef struct crew_timer crew_timer;
  * Run fn(arg) first_ns from now, then every period_ns (period_ns 0: once only; the timer then
  * stays idle until crew_timer_stop frees it). Runs are tasks of no group at priority 0, on the
  * workers. Two runs of one timer never overlap: the next run is planned when the previous one
- * has returned. A run that takes longer than the period: with CREW_TIMER_FIXED_RATE the next
- * run starts right after it (queued at once), and the periods missed meanwhile are skipped,
- * not queued: the runs after that one are again at first_ns + k * period_ns. With
- * CREW_TIMER_FIXED_DELAY there is nothing to miss: each run is period_ns after the previous
- * one's end. OUT: *out (set only on success). Errors: EINVAL (p, fn or out NULL, flags not one
+ * has returned. CREW_TIMER_FIXED_RATE: the next run is due at the first point of the grid
+ * (first_ns + k * period_ns from the start call) after the start of the run that just ended;
+ * a run that took longer than that is followed right away (queued at once), and the periods
+ * missed meanwhile are skipped, not queued; a run that started late (a busy or paused pool)
+ * is followed by the next grid point, not by catch-up runs. CREW_TIMER_FIXED_DELAY: each run
+ * is due period_ns after the previous one's end, so there is nothing to miss. OUT: *out (set only on success, and before the first run can start, so fn may
+ * read it, e.g. to stop its own timer). Errors: EINVAL (p, fn or out NULL, flags not one
  * of the two), ESHUTDOWN, ENOMEM, EAGAIN (no timer thread), EFORKED.
  */
 CREW_EXPORT int crew_timer_start(crew_pool *p, uint64_t first_ns, uint64_t period_ns,

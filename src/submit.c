@@ -459,10 +459,12 @@ int crew__fire(crew_pool *p, crew_task *t, bool count) {
     }
     if (count) /* a timer's run: counted from now until it ends. The timer thread is no worker */
         crew__pending_add(p, NULL, 1);
+    /* Read now: once pushed, the task may run and its node be reused. */
     bool blocking = t->crew_flags_ & CREW__TASK_BLOCKING;
+    uint32_t slot = t->crew_private_.slot;
     int rc = blocking ? crew__blocking_push(p, t, 1) : crew__sched_push(p, t, 1);
     if (rc == CREW_OK && !blocking)
-        crew__notify_work(p, 1, t->crew_private_.slot);
+        crew__notify_work(p, 1, slot);
     return rc;
 }
 

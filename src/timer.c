@@ -484,6 +484,8 @@ int crew_timer_start(crew_pool *p, uint64_t first_ns, uint64_t period_ns, unsign
         tm->timers++;
         t->origin = t->when = add_sat(crew__now_ns(), first_ns);
         t->state = T_ARMED;
+        /* Before the first run can start (it takes this lock first): fn may read *out. */
+        *out = t;
         insert_locked(tm, &t->run, t->when, 0);
     }
     pthread_mutex_unlock(&tm->lock);
@@ -496,7 +498,6 @@ int crew_timer_start(crew_pool *p, uint64_t first_ns, uint64_t period_ns, unsign
                                   "timer thread");
         return crew__fail(rc, "crew_timer_start: out of memory for the timer heap");
     }
-    *out = t;
     return CREW_OK;
 }
 

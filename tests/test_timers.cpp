@@ -104,6 +104,16 @@ TEST(Timers, DelaysRunInTheOrderOfTheirTimes) {
         ASSERT_EQ(crew_submit_at(p, base + static_cast<uint64_t>(i / 2) * 5 * kMs, record,
                                  reinterpret_cast<void *>(static_cast<intptr_t>(i)), 0, nullptr),
                   CREW_OK);
+    // Not crew_wait_all while they come due: a waiting caller runs queued tasks too, and two
+    // threads running them would race to record.
+    for (;;) {
+        {
+            std::lock_guard<std::mutex> g(order_m);
+            if (order.size() == 10u)
+                break;
+        }
+        sleep_ms(1);
+    }
     ASSERT_EQ(crew_wait_all(p), CREW_OK);
     ASSERT_EQ(order.size(), 10u);
     std::vector<int> want = {1, 0, 3, 2, 5, 4, 7, 6, 9, 8};
@@ -310,24 +320,32 @@ TEST(Timers, PauseRunsADueTimerOnceAtTheResume) {
         Periodic c;
         crew_timer *t = nullptr;
         const uint64_t period = 10 * kMs;
-        uint64_t t0 = crew_now_ns();
+        uint64_t o0 = crew_now_ns() + period; // the grid's origin lies in [o0, o1]
         ASSERT_EQ(crew_timer_start(p, period, period, flags, periodic, &c, &t), CREW_OK);
+        uint64_t o1 = crew_now_ns() + period;
         wait_runs(c, 1);
         ASSERT_EQ(crew_pause(p), CREW_OK);
         int at_pause = c.runs.load();
         sleep_ms(100); // many periods
         EXPECT_LE(c.runs.load(), at_pause + 1); // at most a run taken as the pause began
         int before_resume = c.runs.load();
+        uint64_t r0 = crew_now_ns(); // no run starts between this and the resume
         ASSERT_EQ(crew_resume(p), CREW_OK);
         wait_runs(c, before_resume + 2);
         ASSERT_EQ(crew_timer_stop(t), CREW_OK);
-        // The run at the resume, then the next one a period on: no catch-up runs in between.
+        // The run at the resume, then the next one by the timer's rule: no catch-up runs in
+        // between. Fixed rate: the first grid point after the resume (whichever origin in
+        // [o0, o1] it has: the smaller bound, less the interval).
         uint64_t first = c.starts[static_cast<size_t>(before_resume)];
         uint64_t second = c.starts[static_cast<size_t>(before_resume) + 1];
-        if (flags == CREW_TIMER_FIXED_RATE)
-            EXPECT_GE(second, t0 + period + ((first - t0 - period) / period + 1) * period);
-        else
+        ASSERT_GE(first, r0);
+        if (flags == CREW_TIMER_FIXED_RATE) {
+            auto grid_after = [&](uint64_t o) { return o + ((r0 - o) / period + 1) * period; };
+            uint64_t bound = std::min(grid_after(o0), grid_after(o1)) - (o1 - o0);
+            EXPECT_GE(second, bound);
+        } else {
             EXPECT_GE(second, first + period);
+        }
         EXPECT_FALSE(c.overlap.load());
     }
     crew_destroy(p);
@@ -487,7 +505,8 @@ TEST(Timers, TimerRunsAppearInTheTimelineUnderTheirFunction) {
     ASSERT_EQ(rc, CREW_OK);
     std::atomic<long> n{0};
     crew_timer *t = nullptr;
-    ASSERT_EQ(crew_timer_start(p, 0, kMs, CREW_TIMER_FIXED_RATE, crew_timers_test_tick, &n, &t), CREW_OK);
+    ASSERT_EQ(crew_timer_start(p, 0, kMs, CREW_TIMER_FIXED_RATE, crew_timers_test_tick, &n, &t),
+              CREW_OK);
     while (n.load() < 3)
         sleep_ms(1);
     ASSERT_EQ(crew_timer_stop(t), CREW_OK);
@@ -496,7 +515,7 @@ TEST(Timers, TimerRunsAppearInTheTimelineUnderTheirFunction) {
     std::stringstream ss;
     ss << in.rdbuf();
     std::string json = ss.str();
-    EXPECT_NE(json.find("crew_timers_test_tick"), std::string::npos);
+    EXPECT_NE(json.find("crew_timers_test_tick"), std::string::npos) << json;
     EXPECT_EQ(json.find("crew__timer_run"), std::string::npos);
     std::remove(path.c_str());
     crew_destroy(p);
