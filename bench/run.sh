@@ -3,16 +3,16 @@
 # Runs each experiment, prints it as it goes, and writes
 # bench/results/<date>-<host>/report.md with the raw CSV beside it.
 #   bench/run.sh [--quick] [-h|--help]   --quick: fewer runs and smaller work, for a smoke test
-#                                        (70-100 s on 2 cores)
+#                                        (80-110 s on 2 cores)
 # CREW_BENCH_BUILD names the build tree to run (default build/release; bench/instr.sh always
 # uses build/release), CREW_BENCH_OUT the results folder (default bench/results/<date>-<host>).
 set -euo pipefail
 usage() {
     cat <<'EOF'
 usage: bench/run.sh [--quick]
-Runs every benchmark section (about 15 minutes on 2 cores) and writes the report,
+Runs every benchmark section (about 20 minutes on 2 cores) and writes the report,
 bench/results/<date>-<host>/report.md, with the raw CSV files and the plots beside it.
-  --quick      fewer runs and smaller work, for a smoke test (70-100 s on 2 cores)
+  --quick      fewer runs and smaller work, for a smoke test (80-110 s on 2 cores)
   -h, --help   this text
 Environment: CREW_BENCH_BUILD, the build tree to run (default build/release);
 CREW_BENCH_OUT, the results folder (default bench/results/<date>-<host>).
@@ -38,12 +38,12 @@ if [ $quick = 1 ]; then
     repeats=3 work=5000 empty_n=200000 peers_args="-r 3 -n 100000 -R 2000 -f 22 -m 50000 -D 5"
     prim_args="-r 3 -s 10,1000,100000" http_runs=3 http_secs=1
     http_eps="/static,/slow?ms=5"
-    sizing_args="-q"
+    sizing_args="-q" timer_args="-q" timer_secs=0.3
 else
     repeats=9 work=20000 empty_n=1000000 peers_args="-r 5"
     prim_args="-r 5 -s 10,1000,100000,10000000,100000000" http_runs=5 http_secs=2
     http_eps="/static,/cpu?n=20000,/slow?ms=5"
-    sizing_args=""
+    sizing_args="" timer_args="-r 3" timer_secs=10
 fi
 cores=$(nproc)
 
@@ -312,6 +312,54 @@ fig9_args=""
 # shellcheck disable=SC2086
 "$bin/fig9_slots" $fig9_args -c "$out/fig9.csv" | tee -a "$report"
 printf '```\n\n' >>"$report"
+
+step "timers: lateness against peers, and a million pending timers"
+{
+    echo
+    echo "## Time: delayed tasks and periodic timers"
+    echo
+    echo "Lateness is a firing's start minus its due time: a task delayed by 1 ms and by 10 ms"
+    echo "(armed one at a time, many samples) and a 1 ms fixed-rate periodic timer (firing k due"
+    echo "at first + k ms) running $timer_secs s, each on an idle pool and on one busy with 1 ms"
+    echo "CPU tasks ($cores threads running them without a break). Peers: clock_nanosleep with"
+    echo "TIMER_ABSTIME in a thread of its own (the floor on this machine), Boost.Asio's"
+    echo "steady_timer on its thread_pool, a timerfd in an epoll loop; the thread peers run the"
+    echo "busy load on $cores plain threads beside them. A periodic slot missed and skipped"
+    echo "counts as late until the run that came after it; drift: how much later than the first"
+    echo "slot the last one was served; runs/due: runs made and slots due (fewer runs: periods"
+    echo "skipped, or a peer fallen behind). Then pending timers armed 10-20 minutes ahead: memory"
+    echo "per timer, time to arm and to cancel one, CPU of the whole process while they wait."
+    echo "The distribution of lateness per peer is plotted under Plots."
+    echo
+    echo '```'
+} >>"$report"
+# shellcheck disable=SC2086
+"$bin/bench_timers" $timer_args -c "$out/timers.csv" | tee -a "$report"
+printf '```\n\n' >>"$report"
+# Summary rows: crew's p99 lateness of a 1 ms delayed task against the best of the pools and
+# event loops (Boost.Asio, timerfd; the lone sleeping thread is the floor, not a peer).
+for load in idle busy; do
+    awk -F, -v l="$load" '
+        $1 == "lateness" && $2 == l && $4 == "once 1ms" && $6 == "p99_us" && $3 != "nanosleep" {
+            n[$3]++; v[$3, n[$3]] = $7 }
+        function median(p,   i, j, t, a) {
+            for (i = 1; i <= n[p]; i++) a[i] = v[p, i]
+            for (i = 1; i <= n[p]; i++) for (j = i + 1; j <= n[p]; j++)
+                if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+            return a[int((n[p] + 1) / 2)]
+        }
+        END {
+            if (!("crew" in n)) exit
+            c = median("crew"); best = ""
+            for (p in n)
+                if (p != "crew" && (best == "" || median(p) < bm)) { best = p; bm = median(p) }
+            if (best == "") exit
+            r = bm / (c > 0 ? c : 1)
+            printf "| 1 ms delayed task, %s pool: p99 lateness | %.0f us | %s | %.0f | %.2f", \
+                l, c, best, bm, r
+            printf " (crew %s) |\n", r < 1 ? "behind" : "ahead"
+        }' "$out/timers.csv" >>"$out/summary.md"
+done
 
 step "task timelines (crew_trace_start/stop)"
 {
