@@ -763,11 +763,24 @@ constexpr int kCalls = 200;        // calls per run
 constexpr long kExpCalls = 20000;  // exponentials per work_large, as fig7's default
 
 // "calculates a huge amount of exponential values in a loop" (Jendersie et al., Section V-B).
-void work_large(void *arg) {
-    double *r = static_cast<double *>(arg), x = *r;
+void compute(double *r) {
+    double x = *r;
     for (long i = 0; i < kExpCalls; i++)
         x += std::exp(-double(i % 1024) / 1024.0);
     *r = x;
+}
+
+// The current call's results, and when each of its tasks started and ended (ns): each task
+// writes its own entries, the caller reads them after its wait (which orders them).
+double *g_base;
+int64_t g_start[64], g_end[64];
+
+void work_large(void *arg) {
+    double *r = static_cast<double *>(arg);
+    size_t i = size_t(r - g_base);
+    g_start[i] = now_ns();
+    compute(r);
+    g_end[i] = now_ns();
 }
 
 // One runner per (peer, P): call() runs work_large on r[0..P-1] on its pool and waits.
@@ -950,7 +963,7 @@ int run(const std::vector<std::string> &peers, const std::vector<unsigned> &size
     std::vector<double> expect(64);
     for (size_t i = 0; i < expect.size(); i++) {
         expect[i] = double(i + 1);
-        work_large(&expect[i]);
+        compute(&expect[i]);
     }
     std::printf("\nburst: %d calls, each P tasks of work_large (%ld exp() calls) on a pool of P "
                 "threads, then a wait (us/call; per call, the process's context switches "
@@ -964,7 +977,11 @@ int run(const std::vector<std::string> &peers, const std::vector<unsigned> &size
                 live.emplace_back(n, std::move(r));
         }
         std::map<std::string, std::vector<double>> us, csw, cpu;
+        // Per call, from the call's start (us): the second task's start, the last start, the
+        // last end, and from the last end to the call's return.
+        std::map<std::string, std::vector<double>> second, last_start, last_end, ret;
         std::vector<double> res(P);
+        g_base = res.data();
         for (auto &l : live) { // warm-up: threads started, stacks touched
             for (unsigned i = 0; i < P; i++)
                 res[i] = double(i + 1);
@@ -978,7 +995,16 @@ int run(const std::vector<std::string> &peers, const std::vector<unsigned> &size
                 for (int c = 0; c < kCalls; c++) {
                     for (unsigned i = 0; i < P; i++)
                         res[i] = double(i + 1);
+                    int64_t c0 = now_ns();
                     l.second->call(res.data());
+                    int64_t c1 = now_ns();
+                    std::vector<int64_t> st(g_start, g_start + P);
+                    std::sort(st.begin(), st.end());
+                    int64_t end = *std::max_element(g_end, g_end + P);
+                    second[l.first].push_back(double(st[P > 1 ? 1 : 0] - c0) * 1e-3);
+                    last_start[l.first].push_back(double(st[P - 1] - c0) * 1e-3);
+                    last_end[l.first].push_back(double(end - c0) * 1e-3);
+                    ret[l.first].push_back(double(c1 - end) * 1e-3);
                     for (unsigned i = 0; i < P; i++)
                         if (res[i] != expect[i]) {
                             std::fprintf(stderr, "bench_peers: burst %s P=%u: wrong result\n",
@@ -1011,6 +1037,12 @@ int run(const std::vector<std::string> &peers, const std::vector<unsigned> &size
         for (auto &n : peers)
             if (!us.count(n))
                 std::printf("%-16s %14s\n", n.c_str(), "n/a (no burst runner)");
+        std::printf("per call, us from its start (medians over all calls): second task's start, "
+                    "last start, last end; then last end to return\n");
+        for (auto &l : live)
+            std::printf("%-16s %10.1f %10.1f %10.1f %10.1f\n", l.first.c_str(),
+                        stat(second[l.first]).median, stat(last_start[l.first]).median,
+                        stat(last_end[l.first]).median, stat(ret[l.first]).median);
         if (sum && ref > 0 && !best_name.empty())
             std::fprintf(sum, "| burst P=%u, %d calls | %.4g us/call | %s | %.4g | %.2f (%s) |\n",
                          P, kCalls, ref, best_name.c_str(), best, best / ref,
@@ -1109,7 +1141,8 @@ int main(int argc, char **argv) {
                          "[-R rounds] [-f fib_n] [-m matmuls] "
                          "[-D skynet_depth: 10^D leaves, 6] [-P burst pool sizes: 4,8,16,32] "
                          "[-c out.csv] [-S summary.md]\n"
-                         "  burst only: -p crew-tasks-wait,crew-nohelp,crew-p-1,crew-spin,onetbb-p+1\n"
+                         "  burst only: -p crew-tasks-wait,crew-nohelp,crew-p-1,crew-spin,"
+                         "onetbb-p+1\n"
                          "  -h, --help  this text\n",
                          argv[0]);
             return opt == 'h' ? 0 : 2;
