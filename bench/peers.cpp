@@ -16,6 +16,12 @@
 //             (499999500000 for D = 6) (only pools that can wait inside a task)  -> seconds
 //   wakeup    one task handed to an idle pool (workers asleep for 2 ms) until it
 //             starts; the median of 100 trials                               -> microseconds
+//   burst     (not with -t) for each P of -P (4,8,16,32): 200 calls, each handing P tasks of
+//             work_large (20,000 exp() calls, Jendersie et al.'s pool experiment) to a pool
+//             of P threads and waiting; crew, oneTBB, OpenMP and thread-per-request, plus
+//             burst-only variants (crew-tasks-wait, crew-nohelp, crew-p-1, crew-spin,
+//             onetbb-p+1)
+//                                                           -> us per call, context switches
 // crew-join: crew (default strategy) whose fib and skynet spawn with crew_join instead of a group
 // per call (skynet's ten children as a binary tree of joins); crew-join-task: the same with the
 // root run as one task while the caller blocks without helping, so that every join is a
@@ -28,13 +34,14 @@
 // Each (workload, peer) pair runs -r times, interleaved round-robin so every peer sees the same
 // machine noise; the table gives the median with (min..max) and each peer's ratio to crew.
 //
-// Usage: bench_peers [-w empty,forkjoin,fib,matmul,wakeup,skynet] [-p crew,omp,...] [-r repeats]
-//                    [-t threads] [-n empty_tasks] [-R rounds] [-f fib_n] [-m matmuls]
-//                    [-D skynet_depth] [-c out.csv]
+// Usage: bench_peers [-w empty,forkjoin,fib,matmul,wakeup,skynet,burst] [-p crew,omp,...]
+//                    [-r repeats] [-t threads] [-n empty_tasks] [-R rounds] [-f fib_n]
+//                    [-m matmuls] [-D skynet_depth] [-P burst_sizes] [-c out.csv]
 //                    [-S summary.md]   (a markdown table: crew against the best peer per workload)
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -47,6 +54,7 @@
 #include <mutex>
 #include <pthread.h>
 #include <string>
+#include <sys/resource.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -859,6 +867,310 @@ public:
 };
 #endif
 
+// ------------------------------------------------------------------------------------------
+// burst: Jendersie et al.'s pool experiment (Fig. 6; bench/fig7_pool_vs_tpr.c): each call hands
+// P tasks of work_large to a pool of P threads and waits for them. Kept apart from the Peer
+// interface because it needs a pool of a different size per P; every runner below builds its
+// own. Each call's P results are checked, and the process's context switches (getrusage: all
+// threads) are counted per call.
+// ------------------------------------------------------------------------------------------
+namespace burst {
+
+constexpr int kCalls = 200;        // calls per run
+constexpr long kExpCalls = 20000;  // exponentials per work_large, as fig7's default
+
+// "calculates a huge amount of exponential values in a loop" (Jendersie et al., Section V-B).
+void compute(double *r) {
+    double x = *r;
+    for (long i = 0; i < kExpCalls; i++)
+        x += std::exp(-double(i % 1024) / 1024.0);
+    *r = x;
+}
+
+// The current call's results, and when each of its tasks started and ended (ns): each task
+// writes its own entries, the caller reads them after its wait (which orders them).
+double *g_base;
+int64_t g_start[64], g_end[64];
+
+void work_large(void *arg) {
+    double *r = static_cast<double *>(arg);
+    size_t i = size_t(r - g_base);
+    g_start[i] = now_ns();
+    compute(r);
+    g_end[i] = now_ns();
+}
+
+// One runner per (peer, P): call() runs work_large on r[0..P-1] on its pool and waits.
+struct Runner {
+    virtual ~Runner() = default;
+    virtual void call(double *r) = 0;
+};
+
+// crew as the seeds use it: P workers, crew_enqueue_tasks + crew_wait_all (the caller helps);
+// or the same through crew_enqueue_tasks_wait ("crew-tasks-wait"); or a caller that does not
+// help but sleeps on a latch the tasks count down ("crew-nohelp"); or P - 1 workers and the
+// helping caller, P runners in all, as oneTBB's task_arena(P) ("crew-p-1"); or P workers that
+// poll 4096 times (crew_config.spin) before they sleep, about as long as a call ("crew-spin").
+class CrewRunner : public Runner {
+public:
+    enum Mode { wait_all, tasks_wait, nohelp, p_minus_1, spin };
+    CrewRunner(unsigned P, Mode m) : P_(P), m_(m), t_(P), args_(P) {
+        crew_config cfg;
+        crew_config_init(&cfg);
+        cfg.threads = m == p_minus_1 ? (P > 1 ? P - 1 : 1) : P;
+        if (m == spin)
+            cfg.spin = 4096;
+        check(crew_create(&p_, &cfg), "crew_create (burst)");
+    }
+    ~CrewRunner() override { crew_destroy(p_); }
+    void call(double *r) override {
+        if (m_ == nohelp)
+            latch_.reset(long(P_));
+        for (unsigned i = 0; i < P_; i++) {
+            t_[i] = crew_task{};
+            args_[i] = Arg{r + i, &latch_};
+            t_[i].fn = m_ == nohelp ? counted : work_large;
+            t_[i].arg = m_ == nohelp ? static_cast<void *>(&args_[i]) : r + i;
+        }
+        if (m_ == tasks_wait) {
+            check(crew_enqueue_tasks_wait(p_, t_.data(), P_), "crew_enqueue_tasks_wait");
+            return;
+        }
+        check(crew_enqueue_tasks(p_, t_.data(), P_, nullptr), "crew_enqueue_tasks");
+        if (m_ == nohelp)
+            latch_.wait();
+        else
+            check(crew_wait_all(p_), "crew_wait_all");
+    }
+
+private:
+    struct Arg {
+        double *r;
+        Latch *latch;
+    };
+    static void counted(void *a) {
+        auto *x = static_cast<Arg *>(a);
+        work_large(x->r);
+        x->latch->count_down();
+    }
+    crew_pool *p_ = nullptr;
+    unsigned P_;
+    Mode m_;
+    std::vector<crew_task> t_;
+    std::vector<Arg> args_;
+    Latch latch_;
+};
+
+#ifdef CREW_HAVE_TBB
+// oneTBB as its users would: an arena of P slots (P - 1 workers and the calling thread, the
+// default one slot reserved for it) and task_group::run + wait (run() holds a global_control
+// that lets more threads than cores exist); "onetbb-p+1": P + 1 slots, as many runners as
+// crew's P workers plus its helping caller.
+class TbbRunner : public Runner {
+public:
+    TbbRunner(unsigned P, unsigned extra) : P_(P), arena_(int(P + extra)) {}
+    void call(double *r) override {
+        arena_.execute([&] {
+            tbb::task_group g;
+            for (unsigned i = 0; i < P_; i++)
+                g.run([r, i] { work_large(r + i); });
+            g.wait();
+        });
+    }
+
+private:
+    unsigned P_;
+    tbb::task_arena arena_;
+};
+#endif
+
+#ifdef CREW_HAVE_OPENMP
+// OpenMP: a parallel loop of P iterations on a team of P threads (the caller is one of them).
+class OmpRunner : public Runner {
+public:
+    explicit OmpRunner(unsigned P) : P_(P) {}
+    void call(double *r) override {
+        const int n = int(P_);
+#pragma omp parallel for num_threads(P_) schedule(static, 1)
+        for (int i = 0; i < n; i++)
+            work_large(r + i);
+    }
+
+private:
+    unsigned P_;
+};
+#endif
+
+// Thread-per-request (Jendersie et al., Fig. 5): P - 1 new threads, the caller runs one task.
+class TprRunner : public Runner {
+public:
+    explicit TprRunner(unsigned P) : P_(P), th_(P) {}
+    void call(double *r) override {
+        for (unsigned i = 1; i < P_; i++)
+            if (pthread_create(&th_[i], nullptr, run, r + i) != 0) {
+                std::fprintf(stderr, "bench_peers: pthread_create failed\n");
+                std::exit(1);
+            }
+        work_large(r);
+        for (unsigned i = 1; i < P_; i++)
+            pthread_join(th_[i], nullptr);
+    }
+
+private:
+    static void *run(void *a) {
+        work_large(a);
+        return nullptr;
+    }
+    unsigned P_;
+    std::vector<pthread_t> th_;
+};
+
+std::unique_ptr<Runner> make_runner(const std::string &name, unsigned P) {
+    if (name == "crew")
+        return std::make_unique<CrewRunner>(P, CrewRunner::wait_all);
+    if (name == "crew-tasks-wait")
+        return std::make_unique<CrewRunner>(P, CrewRunner::tasks_wait);
+    if (name == "crew-nohelp")
+        return std::make_unique<CrewRunner>(P, CrewRunner::nohelp);
+    if (name == "crew-p-1")
+        return std::make_unique<CrewRunner>(P, CrewRunner::p_minus_1);
+    if (name == "crew-spin")
+        return std::make_unique<CrewRunner>(P, CrewRunner::spin);
+#ifdef CREW_HAVE_TBB
+    if (name == "onetbb")
+        return std::make_unique<TbbRunner>(P, 0);
+    if (name == "onetbb-p+1")
+        return std::make_unique<TbbRunner>(P, 1);
+#endif
+#ifdef CREW_HAVE_OPENMP
+    if (name == "openmp")
+        return std::make_unique<OmpRunner>(P);
+#endif
+    if (name == "thread/task")
+        return std::make_unique<TprRunner>(P);
+    return nullptr;
+}
+
+// The burst's own variants, which the other workloads do not know.
+bool only(const std::string &name) {
+    return name == "crew-tasks-wait" || name == "crew-nohelp" || name == "crew-p-1" ||
+           name == "crew-spin" || name == "onetbb-p+1";
+}
+
+struct Usage {
+    double csw, cpu; // voluntary + involuntary context switches; user + system seconds
+};
+Usage usage() { // of every thread of the process so far
+    rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return {double(u.ru_nvcsw) + double(u.ru_nivcsw),
+            double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+                double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6};
+}
+
+// Runs the burst for every P and every peer that has a runner, `repeats` times interleaved,
+// and prints per P: us per call (median, min..max), and context switches and CPU time (all
+// threads) per call (medians).
+int run(const std::vector<std::string> &peers, const std::vector<unsigned> &sizes, int repeats,
+        FILE *csv, FILE *sum) {
+#ifdef CREW_HAVE_TBB
+    unsigned most = *std::max_element(sizes.begin(), sizes.end());
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, most + 1);
+#endif
+    std::vector<double> expect(64);
+    for (size_t i = 0; i < expect.size(); i++) {
+        expect[i] = double(i + 1);
+        compute(&expect[i]);
+    }
+    std::printf("\nburst: %d calls, each P tasks of work_large (%ld exp() calls) on a pool of P "
+                "threads, then a wait (us/call; per call, the process's context switches "
+                "and CPU time)\n",
+                kCalls, kExpCalls);
+    for (unsigned P : sizes) {
+        std::vector<std::pair<std::string, std::unique_ptr<Runner>>> live;
+        for (auto &n : peers) {
+            auto r = make_runner(n, P);
+            if (r)
+                live.emplace_back(n, std::move(r));
+        }
+        std::map<std::string, std::vector<double>> us, csw, cpu;
+        // Per call, from the call's start (us): the second task's start, the last start, the
+        // last end, and from the last end to the call's return.
+        std::map<std::string, std::vector<double>> second, last_start, last_end, ret;
+        std::vector<double> res(P);
+        g_base = res.data();
+        for (auto &l : live) { // warm-up: threads started, stacks touched
+            for (unsigned i = 0; i < P; i++)
+                res[i] = double(i + 1);
+            l.second->call(res.data());
+        }
+        for (int rep = 0; rep < repeats; rep++)
+            for (auto &l : live) {
+                settle();
+                Usage u0 = usage();
+                double t0 = now();
+                for (int c = 0; c < kCalls; c++) {
+                    for (unsigned i = 0; i < P; i++)
+                        res[i] = double(i + 1);
+                    int64_t c0 = now_ns();
+                    l.second->call(res.data());
+                    int64_t c1 = now_ns();
+                    std::vector<int64_t> st(g_start, g_start + P);
+                    std::sort(st.begin(), st.end());
+                    int64_t end = *std::max_element(g_end, g_end + P);
+                    second[l.first].push_back(double(st[P > 1 ? 1 : 0] - c0) * 1e-3);
+                    last_start[l.first].push_back(double(st[P - 1] - c0) * 1e-3);
+                    last_end[l.first].push_back(double(end - c0) * 1e-3);
+                    ret[l.first].push_back(double(c1 - end) * 1e-3);
+                    for (unsigned i = 0; i < P; i++)
+                        if (res[i] != expect[i]) {
+                            std::fprintf(stderr, "bench_peers: burst %s P=%u: wrong result\n",
+                                         l.first.c_str(), P);
+                            return 1;
+                        }
+                }
+                double s = now() - t0;
+                Usage u1 = usage();
+                us[l.first].push_back(s * 1e6 / kCalls);
+                csw[l.first].push_back((u1.csw - u0.csw) / kCalls);
+                cpu[l.first].push_back((u1.cpu - u0.cpu) * 1e6 / kCalls);
+                if (csv)
+                    std::fprintf(csv, "burst-P%u,%s,%d,%.6f,%.6f\n", P, l.first.c_str(), rep, s,
+                                 s * 1e6 / kCalls);
+            }
+        std::printf("\nburst P=%u (us/call)\n%-16s %14s %30s %8s %10s %12s\n", P, "peer",
+                    "median", "(min..max)", "ratio", "csw/call", "cpu us/call");
+        double ref = us.count("crew") ? stat(us["crew"]).median : 0;
+        std::string best_name;
+        double best = 0;
+        for (auto &l : live) {
+            Stat s = stat(us[l.first]);
+            std::printf("%-16s %14.1f   (%12.1f..%12.1f) %8.2f %10.1f %12.1f\n",
+                        l.first.c_str(), s.median, s.min, s.max, ref > 0 ? s.median / ref : 0,
+                        stat(csw[l.first]).median, stat(cpu[l.first]).median);
+            if (l.first.rfind("crew", 0) != 0 && (best_name.empty() || s.median < best))
+                best = s.median, best_name = l.first;
+        }
+        for (auto &n : peers)
+            if (!us.count(n))
+                std::printf("%-16s %14s\n", n.c_str(), "n/a (no burst runner)");
+        std::printf("per call, us from its start (medians over all calls): second task's start, "
+                    "last start, last end; then last end to return\n");
+        for (auto &l : live)
+            std::printf("%-16s %10.1f %10.1f %10.1f %10.1f\n", l.first.c_str(),
+                        stat(second[l.first]).median, stat(last_start[l.first]).median,
+                        stat(last_end[l.first]).median, stat(ret[l.first]).median);
+        if (sum && ref > 0 && !best_name.empty())
+            std::fprintf(sum, "| burst P=%u, %d calls | %.4g us/call | %s | %.4g | %.2f (%s) |\n",
+                         P, kCalls, ref, best_name.c_str(), best, best / ref,
+                         best / ref >= 1 ? "crew ahead" : "crew behind");
+        std::fflush(stdout);
+    }
+    return 0;
+}
+
+} // namespace burst
+
 std::unique_ptr<Peer> make_peer(const std::string &name) {
     if (name == "crew")
         return std::make_unique<CrewPeer>();
@@ -916,19 +1228,20 @@ std::unique_ptr<Peer> make_peer(const std::string &name) {
 
 int main(int argc, char **argv) {
     std::vector<std::string> workloads = {"empty", "forkjoin", "fib", "matmul", "wakeup",
-                                          "skynet"};
+                                          "skynet", "burst"};
     std::vector<std::string> peers = {"crew",     "openmp",     "onetbb",     "boost.asio",
                                       "glib",     "textbook",   "thread/task"};
 #ifdef CREW_HAVE_CORO
     peers.insert(peers.begin() + 1, "crew-coro"); // beside crew's C fib
 #endif
     int repeats = 5, fib_n = 30, wake_trials = 100, sky_depth = 6;
+    std::vector<unsigned> burst_sizes = {4, 8, 16, 32};
     long empty_n = 1000000, rounds = 20000, matmuls = 500000;
     const char *csv = nullptr, *summary = nullptr;
     g_threads = unsigned(sysconf(_SC_NPROCESSORS_ONLN));
     int opt;
     static const option longopts[] = {{"help", no_argument, nullptr, 'h'}, {}};
-    while ((opt = getopt_long(argc, argv, "w:p:r:t:n:R:f:m:D:c:S:h", longopts, nullptr)) != -1) {
+    while ((opt = getopt_long(argc, argv, "w:p:r:t:n:R:f:m:D:P:c:S:h", longopts, nullptr)) != -1) {
         switch (opt) {
         case 'w': workloads = split(optarg); break;
         case 'p': peers = split(optarg); break;
@@ -939,6 +1252,11 @@ int main(int argc, char **argv) {
         case 'f': fib_n = std::atoi(optarg); break;
         case 'm': matmuls = std::atol(optarg); break;
         case 'D': sky_depth = std::atoi(optarg); break;
+        case 'P':
+            burst_sizes.clear();
+            for (auto &x : split(optarg))
+                burst_sizes.push_back(unsigned(std::atoi(x.c_str())));
+            break;
         case 'c': csv = optarg; break;
         case 'S': summary = optarg; break;
         default:
@@ -950,6 +1268,15 @@ int main(int argc, char **argv) {
                          "[-R rounds] "
                          "[-f fib_n] [-m matmuls] "
                          "[-D skynet_depth: 10^D leaves, 6] [-c out.csv] [-S summary.md]\n"
+                         "usage: %s [-w empty,forkjoin,fib,matmul,wakeup,skynet,burst] [-p crew,"
+                         "openmp,onetbb,boost.asio,glib,textbook,thread/task,crew-steal,"
+                         "crew-shared,crew-shared-spin,crew-lockfree,crew-per-worker,crew-lane,"
+                         "crew-group,crew-notify] [-r repeats] [-t threads] [-n empty_tasks] "
+                         "[-R rounds] [-f fib_n] [-m matmuls] "
+                         "[-D skynet_depth: 10^D leaves, 6] [-P burst pool sizes: 4,8,16,32] "
+                         "[-c out.csv] [-S summary.md]\n"
+                         "  burst only: -p crew-tasks-wait,crew-nohelp,crew-p-1,crew-spin,"
+                         "onetbb-p+1\n"
                          "  -h, --help  this text\n",
                          argv[0]);
             return opt == 'h' ? 0 : 2;
@@ -969,15 +1296,6 @@ int main(int argc, char **argv) {
                 g_mats[i].m[r][c] = double((i * 31 + size_t(r) * 7 + size_t(c)) % 17) / 8.0;
     g_mat_out.assign(size_t(matmuls), 0);
 
-    std::vector<std::unique_ptr<Peer>> live;
-    for (auto &n : peers) {
-        auto p = make_peer(n);
-        if (p)
-            live.push_back(std::move(p));
-        else
-            std::printf("note: peer %s is not available in this build (package absent?)\n",
-                        n.c_str());
-    }
     FILE *out = csv ? std::fopen(csv, "w") : nullptr;
     if (csv && !out) {
         std::perror(csv);
@@ -997,6 +1315,29 @@ int main(int argc, char **argv) {
                 "(or the first crew strategy listed) is ahead (peer time / crew time, or crew rate "
                 "/ peer rate)\n",
                 g_threads, repeats);
+
+    // The burst first, before the other peers exist (oneTBB's global_control of a live
+    // TbbPeer would cap the burst's arenas at -t threads).
+    auto bw = std::find(workloads.begin(), workloads.end(), "burst");
+    if (bw != workloads.end()) {
+        for (unsigned P : burst_sizes)
+            if (P < 1 || P > 64) {
+                std::fprintf(stderr, "bench_peers: -P sizes must be 1..64, got %u\n", P);
+                return 2;
+            }
+        if (burst::run(peers, burst_sizes, repeats, out, sum) != 0)
+            return 1;
+        workloads.erase(bw);
+    }
+    std::vector<std::unique_ptr<Peer>> live;
+    for (auto &n : peers) {
+        auto p = make_peer(n);
+        if (p)
+            live.push_back(std::move(p));
+        else if (!burst::only(n))
+            std::printf("note: peer %s is not available in this build (package absent?)\n",
+                        n.c_str());
+    }
 
     long sky_tasks = 0; // 1 + 10 + ... + 10^D
     for (int i = 0; i <= sky_depth; i++)
