@@ -1261,18 +1261,11 @@ int main(int argc, char **argv) {
         case 'S': summary = optarg; break;
         default:
             std::fprintf(opt == 'h' ? stdout : stderr,
-                         "usage: %s [-w empty,forkjoin,fib,matmul,wakeup,skynet] [-p crew,openmp,"
-                         "onetbb,boost.asio,glib,textbook,thread/task,crew-steal,crew-shared,"
-                         "crew-shared-spin,crew-lockfree,crew-per-worker,crew-lane,crew-group,"
-                         "crew-notify,crew-coro] [-r repeats] [-t threads] [-n empty_tasks] "
-                         "[-R rounds] "
-                         "[-f fib_n] [-m matmuls] "
-                         "[-D skynet_depth: 10^D leaves, 6] [-c out.csv] [-S summary.md]\n"
                          "usage: %s [-w empty,forkjoin,fib,matmul,wakeup,skynet,burst] [-p crew,"
                          "openmp,onetbb,boost.asio,glib,textbook,thread/task,crew-steal,"
                          "crew-shared,crew-shared-spin,crew-lockfree,crew-per-worker,crew-lane,"
-                         "crew-group,crew-notify] [-r repeats] [-t threads] [-n empty_tasks] "
-                         "[-R rounds] [-f fib_n] [-m matmuls] "
+                         "crew-group,crew-notify,crew-coro,crew-join,crew-join-task] [-r repeats] "
+                         "[-t threads] [-n empty_tasks] [-R rounds] [-f fib_n] [-m matmuls] "
                          "[-D skynet_depth: 10^D leaves, 6] [-P burst pool sizes: 4,8,16,32] "
                          "[-c out.csv] [-S summary.md]\n"
                          "  burst only: -p crew-tasks-wait,crew-nohelp,crew-p-1,crew-spin,"
