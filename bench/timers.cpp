@@ -173,7 +173,7 @@ struct Firings {
     int64_t first = 0, period = 0, stopped = 0;
     std::atomic<size_t> n{0}; // release by the running thread, acquire by the reader
     size_t runs = 0;          // runs that served a slot; written only by the runs
-    int64_t last_end = 0;     // when the previous run ended; written only by the runs
+    int64_t last_start = 0;   // when the previous run started; written only by the runs
     void serve(int64_t t, uint64_t slots) {
         size_t k = n.load(std::memory_order_relaxed);
         if (k >= times.size())
@@ -183,17 +183,17 @@ struct Firings {
         runs++;
         n.store(k, std::memory_order_release); // publishes the times written above
     }
-    // A run of crew's fixed-rate timer, which plans the next run when a run ends (crew.h): the
-    // next slot if it is still ahead; else, late, the last slot already due is run at once and
-    // those between are skipped. So this run is for slot max(k, last slot due at the previous
-    // run's end), where k is the next unserved slot; skipped slots count as served now.
+    // A run of crew's fixed-rate timer, which plans the next run when a run ends (crew.h): at
+    // the first slot due after the run's start, or at once if that has passed. So this run is
+    // for slot max(k, last slot due at the previous run's start + 1), where k is the next
+    // unserved slot; slots skipped on the way count as served now.
     void serve_skipping(int64_t t) {
         const int64_t k = int64_t(n.load(std::memory_order_relaxed));
         int64_t slot = k;
-        if (k > 0 && last_end >= first)
-            slot = std::max(k, (last_end - first) / period);
+        if (k > 0 && last_start >= first)
+            slot = std::max(k, (last_start - first) / period + 1);
         serve(t, uint64_t(slot - k + 1));
-        last_end = now_ns();
+        last_start = t;
     }
 };
 
