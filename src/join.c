@@ -103,13 +103,12 @@ static __attribute__((noinline)) int take_back_slow(crew_pool *p, crew__worker *
     return crew__sched_take_back(p, self, NULL, mark, crew__join_half, j);
 }
 
-int crew_join(crew_pool *p, crew_fn fa, void *a, crew_fn fb, void *b) {
-    if (__builtin_expect(!p || !fa || !fb, 0))
-        return crew__fail(CREW_EINVAL, "crew_join: %s is NULL",
-                          !p ? "the pool" : !fa ? "the first function" : "the second function");
+/* The call, once its arguments are checked: offer fb, run fa, take fb back or wait for it. */
+static inline __attribute__((always_inline)) int join_run(crew_pool *p, crew__worker *self,
+                                                          crew_fn fa, void *a, crew_fn fb,
+                                                          void *b) {
     crew__join j = {.p = p, .fn = fb, .arg = b, .back = false, .counted = false};
     crew__atomic_init(&j.over, false);
-    crew__worker *self = crew__self(p);
     crew__deque *own = crew__sched_own_deque(p, self);
     int64_t mark;
     /* A forked child (the caller may be the worker thread that forked): no queue of the
@@ -132,4 +131,31 @@ int crew_join(crew_pool *p, crew_fn fa, void *a, crew_fn fb, void *b) {
     }
     join_wait(p, self, &j, mark);
     return CREW_OK;
+}
+
+/* A thread outside the pool. Unless it already runs a task of p, its halves run in a frame of
+ * p with no group, as if in a task of p (crew.h): crew_destroy, crew_shutdown and crew_wait_all
+ * from a half answer CREW_EDEADLK, since the call still reads the pool after fa returns, and a
+ * half answers calls alike on every thread. (A worker runs crew_join only inside a task, or in
+ * on_start or on_stop, already refused.) The frame's depth is the one below: no task. */
+static __attribute__((noinline)) int join_outside(crew_pool *p, crew_fn fa, void *a, crew_fn fb,
+                                                  void *b) {
+    if (crew__in_task_of(p))
+        return join_run(p, NULL, fa, a, fb, b);
+    crew__frame f = {.pool = p, .up = crew__tls_frame, .group = CREW_HANDLE_NONE, .mark = 0,
+                     .depth = crew__tls_frame ? crew__tls_frame->depth : 0};
+    crew__tls_frame = &f;
+    int rc = join_run(p, NULL, fa, a, fb, b);
+    crew__tls_frame = f.up;
+    return rc;
+}
+
+int crew_join(crew_pool *p, crew_fn fa, void *a, crew_fn fb, void *b) {
+    if (__builtin_expect(!p || !fa || !fb, 0))
+        return crew__fail(CREW_EINVAL, "crew_join: %s is NULL",
+                          !p ? "the pool" : !fa ? "the first function" : "the second function");
+    crew__worker *self = crew__self(p);
+    if (__builtin_expect(!self, 0))
+        return join_outside(p, fa, a, fb, b);
+    return join_run(p, self, fa, a, fb, b);
 }

@@ -575,3 +575,37 @@ TEST(JoinPause, BatchClaimLeavesTheHalfToItsCaller) {
     EXPECT_EQ(crew_wait_all(p), CREW_OK);
     crew_destroy(p);
 }
+
+// A thread outside the pool: its halves run as in a task of the pool, so a half cannot destroy
+// or shut down the pool under the call (which reads it after fa returns) nor wait for it to be
+// quiet: CREW_EDEADLK, as from a task. Other calls work, and after the join the thread is
+// outside again.
+namespace {
+struct Refused {
+    crew_pool *p;
+    int destroy = -1, shutdown = -1, wait_all = -1, submit = -1;
+    std::atomic<int> ran{0};
+};
+void refused_fa(void *a) {
+    auto *r = static_cast<Refused *>(a);
+    r->destroy = crew_destroy(r->p);
+    r->shutdown = crew_shutdown(r->p, CREW_DRAIN);
+    r->wait_all = crew_wait_all(r->p);
+    r->submit = crew_submit(r->p, nothing, nullptr, 0, nullptr);
+}
+void refused_fb(void *a) { static_cast<Refused *>(a)->ran++; }
+} // namespace
+
+TEST(Join, OutsideHalvesCannotDestroyThePool) {
+    crew_pool *p = make_pool(2);
+    Refused r;
+    r.p = p;
+    EXPECT_EQ(crew_join(p, refused_fa, &r, refused_fb, &r), CREW_OK);
+    EXPECT_EQ(r.destroy, CREW_EDEADLK);
+    EXPECT_EQ(r.shutdown, CREW_EDEADLK);
+    EXPECT_EQ(r.wait_all, CREW_EDEADLK);
+    EXPECT_EQ(r.submit, CREW_OK);
+    EXPECT_EQ(r.ran.load(), 1);
+    EXPECT_EQ(crew_wait_all(p), CREW_OK); // outside the join: allowed again
+    EXPECT_EQ(crew_destroy(p), CREW_OK);
+}
