@@ -38,22 +38,29 @@ static inline void count_taken(crew_pool *p, const crew__join *j) {
         crew__pending_add(p, crew__self(p), 1);
 }
 
+/* Wake only the caller of the record whose over flag is ctx: a joiner sleeps on pool->joined
+ * with its record's over as its node's data (wait.c). Compares addresses only: the record may
+ * be gone when this runs (another record at the same place would get a harmless wake-up). */
+static bool is_joiner(void *ctx, void *data) { return data == ctx; }
+
 void crew__join_half(void *arg) {
     crew__join *j = arg;
     crew_pool *p = j->p; /* read before over: the record may be gone after it */
+    void *over = &j->over;
     count_taken(p, j);
     j->fn(j->arg);
     /* Release: the half's effects before the caller's acquire of over. */
     crew__store_release(&j->over, true);
-    crew__ec_notify(&p->joined, &p->lock, NULL, NULL); /* pool memory: safe after the store */
+    crew__ec_notify(&p->joined, &p->lock, is_joiner, over); /* pool memory: safe after it */
 }
 
 void crew__join_hand_back(crew_pool *p, void *arg) {
     crew__join *j = arg;
+    void *over = &j->over;
     count_taken(p, j);
     j->back = true;
     crew__store_release(&j->over, true); /* release: back before over; pairs as above */
-    crew__ec_notify(&p->joined, &p->lock, NULL, NULL);
+    crew__ec_notify(&p->joined, &p->lock, is_joiner, over);
 }
 
 /* The caller did not get its half back at once (a thief took it, or tasks it queued itself

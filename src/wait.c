@@ -119,7 +119,9 @@ static crew_task *sleep_waiting(waiter_ctx *c) {
     last_look_ctx l = {.c = c, .ec = c->sl ? &c->sl->waiters : c->flag ? c->flag_ec : &p->quiet};
     crew__ec_sleeper me;
     crew__ec_sleeper_init(&me, NULL);
-    crew__ec_on(&me, l.ec, NULL);
+    /* A flag's waiter names its flag (a joiner: its record's over, which join.c's wake-ups
+     * match; other flags' notifiers wake all). */
+    crew__ec_on(&me, l.ec, (void *)(uintptr_t)c->flag);
     if (c->general)
         crew__ec_on(&me, &p->work, NULL); /* no data: a helper (wake.c's wake_match) */
     crew__ec_on(&me, &p->waiting, NULL);
