@@ -236,6 +236,11 @@ TEST(JoinCpp, Results) {
     int x = 0, y = 0;
     crew::join(p, [&] { x = 1; }, [&] { y = 2; });
     EXPECT_EQ(x + y, 3);
+    // Halves that return lvalue references: the pair holds references to x and y.
+    std::pair<int &, int &> r = crew::join(
+        p, [&]() -> int & { return x; }, [&]() -> int & { return y; });
+    EXPECT_EQ(&r.first, &x);
+    EXPECT_EQ(&r.second, &y);
 }
 
 TEST(JoinCpp, ExceptionsAfterBothHalves) {
