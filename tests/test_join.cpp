@@ -538,9 +538,9 @@ TEST(JoinPause, BatchClaimLeavesTheHalfToItsCaller) {
     crew_config_init(&cfg);
     cfg.threads = 1;
     cfg.scheduler = CREW_SCHED_STEAL;
-    crew_pool *p = make_pool(cfg);
     g_claim_phase = -1, g_claim_go = false;
-    crew__test_claim = hold_claim;
+    crew__test_claim = hold_claim; // set and cleared while no worker runs (a plain pointer)
+    crew_pool *p = make_pool(cfg);
     // Four tasks queued at once: the worker, woken by the resume, claims a batch of two.
     ASSERT_EQ(crew_pause(p), CREW_OK);
     crew_handle g = CREW_HANDLE_NONE;
@@ -551,8 +551,8 @@ TEST(JoinPause, BatchClaimLeavesTheHalfToItsCaller) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     if (g_claim_phase.load() != 0) { // no batch claim here (another strategy)
         g_claim_go = true;
-        crew__test_claim = nullptr;
         crew_destroy(p);
+        crew__test_claim = nullptr;
         GTEST_SKIP() << "no batch claim under this strategy";
     }
     ASSERT_EQ(crew_wait(p, g), CREW_OK); // the caller runs the four itself
@@ -571,7 +571,6 @@ TEST(JoinPause, BatchClaimLeavesTheHalfToItsCaller) {
     EXPECT_EQ(crew_join(p, claim_fa, nullptr, claim_fb, &fb_runs), CREW_OK);
     returned = true;
     watchdog.join();
-    crew__test_claim = nullptr;
     EXPECT_FALSE(resumed.load()) << "crew_join waited for crew_resume";
     EXPECT_EQ(fb_runs.load(), 1);
     if (!resumed.load()) {
@@ -579,6 +578,7 @@ TEST(JoinPause, BatchClaimLeavesTheHalfToItsCaller) {
     }
     EXPECT_EQ(crew_wait_all(p), CREW_OK);
     crew_destroy(p);
+    crew__test_claim = nullptr;
 }
 
 // A thread outside the pool: its halves run as in a task of the pool, so a half cannot destroy
