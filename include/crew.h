@@ -718,7 +718,7 @@ CREW_EXPORT int crew_stats_write_json(crew_pool *p, FILE *f);
  *     previous crew_diagnose call: a deque whose oldest task has not moved since then is
  *     reported with "at least" that long (so call it periodically, e.g. from a watchdog);
  *   - threads blocked for blocked_ms or longer: submitters waiting for room in the bounded
- *     queue, and callers asleep in crew_wait (with the group) or crew_wait_all.
+ *     queue, and callers asleep in crew_wait (with the group), crew_wait_all or crew_join.
  * The first line names the pool and its state. Safe at any time from any thread, also from a
  * task. Errors: EINVAL (p NULL), EIO (writing failed).
  */

@@ -66,7 +66,7 @@ typedef struct waiter_ctx {
 
 /* The waiter's last look before it sleeps (crew__ec_wait, lock held): is its wait over, or is
  * there a task it may take? The first look that finds neither lists the thread for crew_diagnose
- * (crew_wait and crew_wait_all, which have a kind of their own, diagnose.h; crew__help_until's
+ * (crew_wait, crew_wait_all and crew_join, each a kind of its own, diagnose.h; crew__help_until's
  * callers, crew_lane_destroy, are not listed) and, under a trace, notes when it fell asleep. */
 typedef struct last_look_ctx {
     waiter_ctx *c;
@@ -96,9 +96,11 @@ static bool last_look(void *ctx) {
         l->t = crew__blocking_help(p, c->group.slot, c->general);
     if (l->t || l->tc.retry)
         return true;
-    if (!l->listed && !c->flag) {
+    if (!l->listed && (!c->flag || c->own)) {
         l->rec = (crew__blocked){.since = c->slept, .group = c->group,
-                                 .kind = sl ? CREW__BLOCKED_WAIT : CREW__BLOCKED_WAIT_ALL};
+                                 .kind = sl       ? CREW__BLOCKED_WAIT
+                                         : c->own ? CREW__BLOCKED_JOIN
+                                                  : CREW__BLOCKED_WAIT_ALL};
         crew__blocked_add(p, &l->rec);
         l->listed = true;
     }

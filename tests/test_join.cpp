@@ -10,6 +10,8 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -613,4 +615,54 @@ TEST(Join, OutsideHalvesCannotDestroyThePool) {
     EXPECT_EQ(r.ran.load(), 1);
     EXPECT_EQ(crew_wait_all(p), CREW_OK); // outside the join: allowed again
     EXPECT_EQ(crew_destroy(p), CREW_OK);
+}
+
+// crew_diagnose lists a caller asleep in crew_join for a half another thread took (and holds);
+// where the strategy has no offer, as a caller of crew_wait (fb went into a group).
+namespace {
+struct Listed {
+    crewtest::Gate gate;
+    std::atomic<bool> fb_started{false};
+};
+void listed_fa(void *a) {
+    auto *l = static_cast<Listed *>(a);
+    for (int i = 0; i < 20000 && !l->fb_started.load(); i++) // the worker takes fb
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+void listed_fb(void *a) {
+    auto *l = static_cast<Listed *>(a);
+    l->fb_started = true;
+    l->gate.wait();
+}
+std::string diagnose_text(crew_pool *p) {
+    char *buf = nullptr;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    crew_diagnose_ex(p, f, 1000000u, 1000000u, 0);
+    std::fclose(f);
+    std::string s(buf, len);
+    std::free(buf);
+    return s;
+}
+} // namespace
+
+TEST(Join, DiagnoseListsASleepingJoiner) {
+    crew_pool *p = make_pool(1);
+    Listed l;
+    std::thread caller([&] { EXPECT_EQ(crew_join(p, listed_fa, &l, listed_fb, &l), CREW_OK); });
+    std::string text;
+    for (int i = 0; i < 20000; i++) {
+        text = diagnose_text(p);
+        if (text.find("in crew_join") != std::string::npos ||
+            text.find("in crew_wait for group") != std::string::npos) // fb through a group
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_TRUE(text.find("in crew_join for a half another thread took") != std::string::npos ||
+                text.find("in crew_wait for group") != std::string::npos)
+        << text;
+    l.gate.open();
+    caller.join();
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    crew_destroy(p);
 }
