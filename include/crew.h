@@ -876,7 +876,7 @@ CREW_EXPORT int crew_stats_write_json(crew_pool *p, FILE *f);
  *     previous crew_diagnose call: a deque whose oldest task has not moved since then is
  *     reported with "at least" that long (so call it periodically, e.g. from a watchdog);
  *   - threads blocked for blocked_ms or longer: submitters waiting for room in the bounded
- *     queue, and callers asleep in crew_wait (with the group) or crew_wait_all.
+ *     queue, and callers asleep in crew_wait (with the group), crew_wait_all or crew_join.
  * The first line names the pool and its state. Then, not counted as findings, what waits in
  * time (crew_submit_after, crew_timer_start): the delayed tasks and timers pending, the next
  * one due, and each timer (up to 16) with its function, period, state and next run. Safe at any
@@ -1000,8 +1000,13 @@ CREW_EXPORT int crew_parallel_filter(crew_pool *p, const void *in, size_t n, siz
  *     reports no loss for one.
  *   - A half belongs to no group of its own: crew_cancelled() inside it answers as on the
  *     thread that runs it. A half run by the caller (fa, and fb taken back) answers as the
- *     caller would (inside a task, for that task's group); fb run by another thread answers
- *     only for a cancelling shutdown.
+ *     caller would (inside a task, for that task's group as well); fb run by another thread,
+ *     and either half on a thread outside the pool, answer only for a cancelling shutdown.
+ *   - A half runs as part of a task of the pool wherever it runs: on a thread outside the
+ *     pool too, calls from inside a half answer as from a task in the table above
+ *     (crew_wait_all, crew_shutdown and crew_destroy: CREW_EDEADLK, since crew_join still
+ *     uses the pool after fa returns; a submission to a full CREW_FULL_BLOCK queue runs the
+ *     tasks on the caller).
  *   - fa and fb must return normally: a C++ exception, longjmp or thread exit that leaves a
  *     half skips the rest of the call while the other half may still be queued or running
  *     with its record on the caller's stack, which corrupts memory. C++ callers use

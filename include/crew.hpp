@@ -903,9 +903,14 @@ std::vector<T> parallel_filter(pool &p, const std::vector<T> &in, Pred &&keep) {
 // ------------------------------------------------------------------------------------------
 namespace detail {
 template <class F, class R = std::invoke_result_t<F &>> struct join_half {
+    static_assert(!std::is_rvalue_reference_v<R>,
+                  "crew::join: a half returns a value or an lvalue reference, not T&&");
+    // An lvalue reference result is kept as a reference_wrapper (optional holds no T&).
+    using stored = std::conditional_t<std::is_reference_v<R>,
+                                      std::reference_wrapper<std::remove_reference_t<R>>, R>;
     F &f;
     std::exception_ptr e;
-    std::optional<R> r;
+    std::optional<stored> r;
     explicit join_half(F &fn) : f(fn) {}
     static void run(void *a) {
         auto *h = static_cast<join_half *>(a);
@@ -914,6 +919,12 @@ template <class F, class R = std::invoke_result_t<F &>> struct join_half {
         } catch (...) {
             h->e = std::current_exception();
         }
+    }
+    R take() {
+        if constexpr (std::is_reference_v<R>)
+            return r->get();
+        else
+            return std::move(*r);
     }
 };
 template <class F> struct join_half<F, void> {
@@ -944,7 +955,7 @@ template <class F, class G> auto join(pool &p, F &&f, G &&g) {
     if (b.e)
         std::rethrow_exception(b.e);
     if constexpr (!std::is_void_v<FR>)
-        return std::pair<FR, GR>(std::move(*a.r), std::move(*b.r));
+        return std::pair<FR, GR>(a.take(), b.take()); // a reference result stays one
 }
 
 } // namespace crew

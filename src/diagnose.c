@@ -260,6 +260,9 @@ static void check_blocked(diag *d) {
         else if (b->kind == CREW__BLOCKED_WAIT)
             say(d, "  blocked: a thread has waited %.0f ms in crew_wait for group {%u, %u}\n",
                 waited, crew__handle_public(&d->p->groups, b->group).slot, b->group.gen);
+        else if (b->kind == CREW__BLOCKED_JOIN)
+            say(d, "  blocked: a thread has waited %.0f ms in crew_join for a half another thread"
+                   " took\n", waited);
         else
             say(d, "  blocked: a thread has waited %.0f ms in crew_wait_all\n", waited);
     }

@@ -44,12 +44,13 @@ void crew__busy_init(crew__busy *b, crew_pool *p); /* idle, for a thread of p */
 void crew__busy_begin(crew__busy *b, crew_fn fn, uint64_t started); /* the owner only */
 void crew__busy_end(crew__busy *b);                                 /* the owner only */
 
-/* diagnose.c: a thread asleep in crew_wait, crew_wait_all or waiting for room in the bounded
- * queue, listed in pool->diag.blocked (under pool->lock) while it sleeps. */
+/* diagnose.c: a thread asleep in crew_wait, crew_wait_all, crew_join or waiting for room in the
+ * bounded queue, listed in pool->diag.blocked (under pool->lock) while it sleeps. */
 enum crew__blocked_kind {
     CREW__BLOCKED_WAIT = 0,     /* crew_wait */
     CREW__BLOCKED_WAIT_ALL = 1, /* crew_wait_all, crew_shutdown */
-    CREW__BLOCKED_ROOM = 2      /* a submitter waiting for room in the bounded queue */
+    CREW__BLOCKED_ROOM = 2,     /* a submitter waiting for room in the bounded queue */
+    CREW__BLOCKED_JOIN = 3      /* crew_join, for the half another thread took */
 };
 typedef struct crew__blocked {
     struct crew__blocked *next, *prev; /* lock */

@@ -38,22 +38,29 @@ static inline void count_taken(crew_pool *p, const crew__join *j) {
         crew__pending_add(p, crew__self(p), 1);
 }
 
+/* Wake only the caller of the record whose over flag is ctx: a joiner sleeps on pool->joined
+ * with its record's over as its node's data (wait.c). Compares addresses only: the record may
+ * be gone when this runs (another record at the same place would get a harmless wake-up). */
+static bool is_joiner(void *ctx, void *data) { return data == ctx; }
+
 void crew__join_half(void *arg) {
     crew__join *j = arg;
     crew_pool *p = j->p; /* read before over: the record may be gone after it */
+    void *over = &j->over;
     count_taken(p, j);
     j->fn(j->arg);
     /* Release: the half's effects before the caller's acquire of over. */
     crew__store_release(&j->over, true);
-    crew__ec_notify(&p->joined, &p->lock, NULL, NULL); /* pool memory: safe after the store */
+    crew__ec_notify(&p->joined, &p->lock, is_joiner, over); /* pool memory: safe after it */
 }
 
 void crew__join_hand_back(crew_pool *p, void *arg) {
     crew__join *j = arg;
+    void *over = &j->over;
     count_taken(p, j);
     j->back = true;
     crew__store_release(&j->over, true); /* release: back before over; pairs as above */
-    crew__ec_notify(&p->joined, &p->lock, NULL, NULL);
+    crew__ec_notify(&p->joined, &p->lock, is_joiner, over);
 }
 
 /* The caller did not get its half back at once (a thief took it, or tasks it queued itself
@@ -103,13 +110,12 @@ static __attribute__((noinline)) int take_back_slow(crew_pool *p, crew__worker *
     return crew__sched_take_back(p, self, NULL, mark, crew__join_half, j);
 }
 
-int crew_join(crew_pool *p, crew_fn fa, void *a, crew_fn fb, void *b) {
-    if (__builtin_expect(!p || !fa || !fb, 0))
-        return crew__fail(CREW_EINVAL, "crew_join: %s is NULL",
-                          !p ? "the pool" : !fa ? "the first function" : "the second function");
+/* The call, once its arguments are checked: offer fb, run fa, take fb back or wait for it. */
+static inline __attribute__((always_inline)) int join_run(crew_pool *p, crew__worker *self,
+                                                          crew_fn fa, void *a, crew_fn fb,
+                                                          void *b) {
     crew__join j = {.p = p, .fn = fb, .arg = b, .back = false, .counted = false};
     crew__atomic_init(&j.over, false);
-    crew__worker *self = crew__self(p);
     crew__deque *own = crew__sched_own_deque(p, self);
     int64_t mark;
     /* A forked child (the caller may be the worker thread that forked): no queue of the
@@ -132,4 +138,31 @@ int crew_join(crew_pool *p, crew_fn fa, void *a, crew_fn fb, void *b) {
     }
     join_wait(p, self, &j, mark);
     return CREW_OK;
+}
+
+/* A thread outside the pool. Unless it already runs a task of p, its halves run in a frame of
+ * p with no group, as if in a task of p (crew.h): crew_destroy, crew_shutdown and crew_wait_all
+ * from a half answer CREW_EDEADLK, since the call still reads the pool after fa returns, and a
+ * half answers calls alike on every thread. (A worker runs crew_join only inside a task, or in
+ * on_start or on_stop, already refused.) The frame's depth is the one below: no task. */
+static __attribute__((noinline)) int join_outside(crew_pool *p, crew_fn fa, void *a, crew_fn fb,
+                                                  void *b) {
+    if (crew__in_task_of(p))
+        return join_run(p, NULL, fa, a, fb, b);
+    crew__frame f = {.pool = p, .up = crew__tls_frame, .group = CREW_HANDLE_NONE, .mark = 0,
+                     .depth = crew__tls_frame ? crew__tls_frame->depth : 0};
+    crew__tls_frame = &f;
+    int rc = join_run(p, NULL, fa, a, fb, b);
+    crew__tls_frame = f.up;
+    return rc;
+}
+
+int crew_join(crew_pool *p, crew_fn fa, void *a, crew_fn fb, void *b) {
+    if (__builtin_expect(!p || !fa || !fb, 0))
+        return crew__fail(CREW_EINVAL, "crew_join: %s is NULL",
+                          !p ? "the pool" : !fa ? "the first function" : "the second function");
+    crew__worker *self = crew__self(p);
+    if (__builtin_expect(!self, 0))
+        return join_outside(p, fa, a, fb, b);
+    return join_run(p, self, fa, a, fb, b);
 }

@@ -145,7 +145,8 @@ struct crew_pool {
     crew__ec quiet;
     crew__ec waiting;
     /* Callers of crew_join whose offered half another thread took, waiting for it to end or
-     * come back (join.c; node data: NULL): notified by whoever ends or hands back a half. */
+     * come back (join.c; node data: the record's over flag): whoever ends or hands back a
+     * half wakes only the sleeper of its record. */
     crew__ec joined;
     /* Workers awake and looking for a task: from a look that found nothing to a task or a sleep,
      * and from being woken (the waker counts them in) to their first task or sleep. With one in

@@ -69,7 +69,7 @@ typedef struct waiter_ctx {
 
 /* The waiter's last look before it sleeps (crew__ec_wait, lock held): is its wait over, or is
  * there a task it may take? The first look that finds neither lists the thread for crew_diagnose
- * (crew_wait and crew_wait_all, which have a kind of their own, diagnose.h; crew__help_until's
+ * (crew_wait, crew_wait_all and crew_join, each a kind of its own, diagnose.h; crew__help_until's
  * callers, crew_lane_destroy, are not listed) and, under a trace, notes when it fell asleep. */
 typedef struct last_look_ctx {
     waiter_ctx *c;
@@ -99,9 +99,11 @@ static bool last_look(void *ctx) {
         l->t = crew__blocking_help(p, c->group.slot, c->general);
     if (l->t || l->tc.retry)
         return true;
-    if (!l->listed && !c->flag) {
+    if (!l->listed && (!c->flag || c->own)) {
         l->rec = (crew__blocked){.since = c->slept, .group = c->group,
-                                 .kind = sl ? CREW__BLOCKED_WAIT : CREW__BLOCKED_WAIT_ALL};
+                                 .kind = sl       ? CREW__BLOCKED_WAIT
+                                         : c->own ? CREW__BLOCKED_JOIN
+                                                  : CREW__BLOCKED_WAIT_ALL};
         crew__blocked_add(p, &l->rec);
         l->listed = true;
     }
@@ -123,7 +125,9 @@ static crew_task *sleep_waiting(waiter_ctx *c, bool *timedout) {
     last_look_ctx l = {.c = c, .ec = c->sl ? &c->sl->waiters : c->flag ? c->flag_ec : &p->quiet};
     crew__ec_sleeper me;
     crew__ec_sleeper_init(&me, NULL);
-    crew__ec_on(&me, l.ec, NULL);
+    /* A flag's waiter names its flag (a joiner: its record's over, which join.c's wake-ups
+     * match; other flags' notifiers wake all). */
+    crew__ec_on(&me, l.ec, (void *)(uintptr_t)c->flag);
     if (c->general)
         crew__ec_on(&me, &p->work, NULL); /* no data: a helper (wake.c's wake_match) */
     crew__ec_on(&me, &p->waiting, NULL);

@@ -10,6 +10,8 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -236,6 +238,11 @@ TEST(JoinCpp, Results) {
     int x = 0, y = 0;
     crew::join(p, [&] { x = 1; }, [&] { y = 2; });
     EXPECT_EQ(x + y, 3);
+    // Halves that return lvalue references: the pair holds references to x and y.
+    std::pair<int &, int &> r = crew::join(
+        p, [&]() -> int & { return x; }, [&]() -> int & { return y; });
+    EXPECT_EQ(&r.first, &x);
+    EXPECT_EQ(&r.second, &y);
 }
 
 TEST(JoinCpp, ExceptionsAfterBothHalves) {
@@ -533,9 +540,9 @@ TEST(JoinPause, BatchClaimLeavesTheHalfToItsCaller) {
     crew_config_init(&cfg);
     cfg.threads = 1;
     cfg.scheduler = CREW_SCHED_STEAL;
-    crew_pool *p = make_pool(cfg);
     g_claim_phase = -1, g_claim_go = false;
-    crew__test_claim = hold_claim;
+    crew__test_claim = hold_claim; // set and cleared while no worker runs (a plain pointer)
+    crew_pool *p = make_pool(cfg);
     // Four tasks queued at once: the worker, woken by the resume, claims a batch of two.
     ASSERT_EQ(crew_pause(p), CREW_OK);
     crew_handle g = CREW_HANDLE_NONE;
@@ -546,8 +553,8 @@ TEST(JoinPause, BatchClaimLeavesTheHalfToItsCaller) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     if (g_claim_phase.load() != 0) { // no batch claim here (another strategy)
         g_claim_go = true;
-        crew__test_claim = nullptr;
         crew_destroy(p);
+        crew__test_claim = nullptr;
         GTEST_SKIP() << "no batch claim under this strategy";
     }
     ASSERT_EQ(crew_wait(p, g), CREW_OK); // the caller runs the four itself
@@ -566,12 +573,96 @@ TEST(JoinPause, BatchClaimLeavesTheHalfToItsCaller) {
     EXPECT_EQ(crew_join(p, claim_fa, nullptr, claim_fb, &fb_runs), CREW_OK);
     returned = true;
     watchdog.join();
-    crew__test_claim = nullptr;
     EXPECT_FALSE(resumed.load()) << "crew_join waited for crew_resume";
     EXPECT_EQ(fb_runs.load(), 1);
     if (!resumed.load()) {
         ASSERT_EQ(crew_resume(p), CREW_OK);
     }
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    crew_destroy(p);
+    crew__test_claim = nullptr;
+}
+
+// A thread outside the pool: its halves run as in a task of the pool, so a half cannot destroy
+// or shut down the pool under the call (which reads it after fa returns) nor wait for it to be
+// quiet: CREW_EDEADLK, as from a task. Other calls work, and after the join the thread is
+// outside again.
+namespace {
+struct Refused {
+    crew_pool *p;
+    int destroy = -1, shutdown = -1, wait_all = -1, submit = -1;
+    std::atomic<int> ran{0};
+};
+void refused_fa(void *a) {
+    auto *r = static_cast<Refused *>(a);
+    r->destroy = crew_destroy(r->p);
+    r->shutdown = crew_shutdown(r->p, CREW_DRAIN);
+    r->wait_all = crew_wait_all(r->p);
+    r->submit = crew_submit(r->p, nothing, nullptr, 0, nullptr);
+}
+void refused_fb(void *a) { static_cast<Refused *>(a)->ran++; }
+} // namespace
+
+TEST(Join, OutsideHalvesCannotDestroyThePool) {
+    crew_pool *p = make_pool(2);
+    Refused r;
+    r.p = p;
+    EXPECT_EQ(crew_join(p, refused_fa, &r, refused_fb, &r), CREW_OK);
+    EXPECT_EQ(r.destroy, CREW_EDEADLK);
+    EXPECT_EQ(r.shutdown, CREW_EDEADLK);
+    EXPECT_EQ(r.wait_all, CREW_EDEADLK);
+    EXPECT_EQ(r.submit, CREW_OK);
+    EXPECT_EQ(r.ran.load(), 1);
+    EXPECT_EQ(crew_wait_all(p), CREW_OK); // outside the join: allowed again
+    EXPECT_EQ(crew_destroy(p), CREW_OK);
+}
+
+// crew_diagnose lists a caller asleep in crew_join for a half another thread took (and holds);
+// where the strategy has no offer, as a caller of crew_wait (fb went into a group).
+namespace {
+struct Listed {
+    crewtest::Gate gate;
+    std::atomic<bool> fb_started{false};
+};
+void listed_fa(void *a) {
+    auto *l = static_cast<Listed *>(a);
+    for (int i = 0; i < 20000 && !l->fb_started.load(); i++) // the worker takes fb
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+void listed_fb(void *a) {
+    auto *l = static_cast<Listed *>(a);
+    l->fb_started = true;
+    l->gate.wait();
+}
+std::string diagnose_text(crew_pool *p) {
+    char *buf = nullptr;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    crew_diagnose_ex(p, f, 1000000u, 1000000u, 0);
+    std::fclose(f);
+    std::string s(buf, len);
+    std::free(buf);
+    return s;
+}
+} // namespace
+
+TEST(Join, DiagnoseListsASleepingJoiner) {
+    crew_pool *p = make_pool(1);
+    Listed l;
+    std::thread caller([&] { EXPECT_EQ(crew_join(p, listed_fa, &l, listed_fb, &l), CREW_OK); });
+    std::string text;
+    for (int i = 0; i < 20000; i++) {
+        text = diagnose_text(p);
+        if (text.find("in crew_join") != std::string::npos ||
+            text.find("in crew_wait for group") != std::string::npos) // fb through a group
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_TRUE(text.find("in crew_join for a half another thread took") != std::string::npos ||
+                text.find("in crew_wait for group") != std::string::npos)
+        << text;
+    l.gate.open();
+    caller.join();
     EXPECT_EQ(crew_wait_all(p), CREW_OK);
     crew_destroy(p);
 }
