@@ -1094,9 +1094,9 @@ int run(const std::vector<std::string> &peers, const std::vector<unsigned> &size
                 live.emplace_back(n, std::move(r));
         }
         std::map<std::string, std::vector<double>> us, csw, cpu;
-        // Per call, from the call's start (us): the second task's start, the last start, the
-        // last end, and from the last end to the call's return.
-        std::map<std::string, std::vector<double>> second, last_start, last_end, ret;
+        // Per call (us): its length; from its start, the second task's start, the last start
+        // and the last end; and from the last end to the call's return.
+        std::map<std::string, std::vector<double>> one, second, last_start, last_end, ret;
         std::vector<double> res(P);
         g_base = res.data();
         for (auto &l : live) { // warm-up: threads started, stacks touched
@@ -1118,6 +1118,7 @@ int run(const std::vector<std::string> &peers, const std::vector<unsigned> &size
                     std::vector<int64_t> st(g_start, g_start + P);
                     std::sort(st.begin(), st.end());
                     int64_t end = *std::max_element(g_end, g_end + P);
+                    one[l.first].push_back(double(c1 - c0) * 1e-3);
                     second[l.first].push_back(double(st[P > 1 ? 1 : 0] - c0) * 1e-3);
                     last_start[l.first].push_back(double(st[P - 1] - c0) * 1e-3);
                     last_end[l.first].push_back(double(end - c0) * 1e-3);
@@ -1154,12 +1155,13 @@ int run(const std::vector<std::string> &peers, const std::vector<unsigned> &size
         for (auto &n : peers)
             if (!us.count(n))
                 std::printf("%-16s %14s\n", n.c_str(), "n/a (no burst runner)");
-        std::printf("per call, us from its start (medians over all calls): second task's start, "
-                    "last start, last end; then last end to return\n");
+        std::printf("per call, medians over all calls (us): the call; from its start, the second "
+                    "task's start, the last start, the last end; the last end to the return\n");
         for (auto &l : live)
-            std::printf("%-16s %10.1f %10.1f %10.1f %10.1f\n", l.first.c_str(),
-                        stat(second[l.first]).median, stat(last_start[l.first]).median,
-                        stat(last_end[l.first]).median, stat(ret[l.first]).median);
+            std::printf("%-16s %10.1f %10.1f %10.1f %10.1f %10.1f\n", l.first.c_str(),
+                        stat(one[l.first]).median, stat(second[l.first]).median,
+                        stat(last_start[l.first]).median, stat(last_end[l.first]).median,
+                        stat(ret[l.first]).median);
         if (sum && ref > 0 && !best_name.empty())
             std::fprintf(sum, "| burst P=%u, %d calls | %.4g us/call | %s | %.4g | %.2f (%s) |\n",
                          P, kCalls, ref, best_name.c_str(), best, best / ref,
