@@ -37,6 +37,9 @@ using crewtest::scaled;
 // Outside the anonymous namespace: the timeline names it by its exported symbol.
 void crew_timers_test_tick(void *arg) { static_cast<std::atomic<long> *>(arg)->fetch_add(1); }
 
+// Test hooks of the checked library the tests link (CREW_ASSERT): each holds a window open.
+extern "C" void (*crew__test_cancel_between)(void);
+
 namespace {
 
 constexpr uint64_t kMs = 1000000u;
@@ -148,6 +151,25 @@ TEST(Timers, CancelDropsDelayedTasksAtOnce) {
     EXPECT_EQ(crew_wait(p, h), CREW_OK);
     EXPECT_EQ(ran.load(), 1);
     EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    crew_destroy(p);
+}
+
+// A delayed task that comes due while crew_cancel runs is dropped by crew_cancel all the same:
+// the hook holds crew_cancel between its two sweeps (the heap's, the queues') until the timer
+// thread has fired the task into a queue of the paused pool.
+TEST(Timers, CancelDropsADelayedTaskThatFiresDuringTheCancel) {
+    crew_pool *p = pool_with(2);
+    ASSERT_EQ(crew_pause(p), CREW_OK);
+    std::atomic<long> ran{0};
+    crew_handle g = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit_after(p, 20 * kMs, bump, &ran, 0, &g), CREW_OK);
+    crew__test_cancel_between = [] { sleep_ms(150); }; // the task comes due and fires
+    ASSERT_EQ(crew_cancel(p, g), CREW_OK);
+    crew__test_cancel_between = nullptr;
+    EXPECT_EQ(drops.load(), 1); // reported by the time crew_cancel returns
+    ASSERT_EQ(crew_resume(p), CREW_OK);
+    EXPECT_EQ(crew_wait(p, g), CREW_ECANCELED);
+    EXPECT_EQ(ran.load(), 0);
     crew_destroy(p);
 }
 
