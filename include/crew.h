@@ -524,6 +524,9 @@ CREW_EXPORT uint64_t crew_now_ns(void);
  *     them at once (on_drop, CREW_ECANCELED; crew_wait_all returns CREW_ECANCELED). The timers
  *     themselves stay allocated until crew_timer_stop (allowed after crew_shutdown) or
  *     crew_destroy, which frees those not stopped (crew_timer_stop after it is not allowed).
+ *   - Drops: a timer's run that is dropped instead of run (a cancelling shutdown; a full
+ *     queue's CREW_FULL_DROP_OLDEST; no memory to queue it) is handed to on_drop with the
+ *     timer's fn and arg; but for the shutdown, the timer then goes on to its next run.
  *   - fork(): in the child, the parent's pools are unusable (see the top of this file): these
  *     calls return CREW_EFORKED, and the parent's timers never fire there.
  *   - Re-entrancy: a task or a timer's function may submit delayed tasks, start timers, stop
@@ -576,8 +579,12 @@ CREW_EXPORT int crew_timer_start(crew_pool *p, uint64_t first_ns, uint64_t perio
  * was queued and had not started never starts. A stop that waits for a run that is itself
  * waiting (directly or not) for the stopping thread never returns: do not stop a timer from a
  * task its function waits for. NULL is a no-op. After it returns t must not be used; at most
- * one crew_timer_stop per timer. Errors: EINVAL (t is already being stopped, from inside its
- * run), EFORKED (nothing is freed).
+ * one crew_timer_stop per timer. A run that is dropped (see "Drops" above) hands the timer's
+ * fn and arg to crew_hooks.on_drop, and counts as a run in progress meanwhile: a stop from
+ * another thread waits for that on_drop to return, one from inside it returns at once. on_drop
+ * must not free such an arg: after a full queue's or a failed queueing's drop the timer goes
+ * on with it. Errors: EINVAL (t is already being stopped, from inside its run), EFORKED
+ * (nothing is freed).
  */
 CREW_EXPORT int crew_timer_stop(crew_timer *t);
 

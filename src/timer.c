@@ -381,6 +381,27 @@ static void rearm(crew__timers *tm, struct crew_timer *t, uint64_t started, uint
     insert_locked(tm, &t->run, when, 0); /* room: reserved for every live timer */
 }
 
+/* The end of a run, or of the on_drop of a dropped run (lock held, t RUNNING on this thread;
+ * the lock is released): free t if it was stopped from inside, wake the crew_timer_stop that
+ * waits if it was stopped from outside, else put it back in the heap. started, now: as for
+ * rearm. */
+static void run_end(crew__timers *tm, struct crew_timer *t, uint64_t started, uint64_t now) {
+    if (t->stopped) {
+        if (t->free_at_end) { /* stopped from inside this run */
+            unlink_timer(tm, t);
+            pthread_mutex_unlock(&tm->lock);
+            free(t);
+            return;
+        }
+        t->state = T_IDLE; /* a crew_timer_stop waits for this: it frees t */
+        crew__ec_notify_locked(&t->done, NULL, NULL);
+        pthread_mutex_unlock(&tm->lock);
+        return;
+    }
+    rearm(tm, t, started, now);
+    pthread_mutex_unlock(&tm->lock);
+}
+
 void crew__timer_run(void *arg) {
     struct crew_timer *t = arg;
     crew__timers *tm = &t->pool->timers;
@@ -399,20 +420,7 @@ void crew__timer_run(void *arg) {
     t->fn(t->arg);
 
     pthread_mutex_lock(&tm->lock);
-    if (t->stopped) {
-        if (t->free_at_end) { /* stopped from inside this run */
-            unlink_timer(tm, t);
-            pthread_mutex_unlock(&tm->lock);
-            free(t);
-            return;
-        }
-        t->state = T_IDLE; /* a crew_timer_stop waits for this: it frees t */
-        crew__ec_notify_locked(&t->done, NULL, NULL);
-        pthread_mutex_unlock(&tm->lock);
-        return;
-    }
-    rearm(tm, t, t->started, crew__now_ns());
-    pthread_mutex_unlock(&tm->lock);
+    run_end(tm, t, t->started, crew__now_ns());
 }
 
 bool crew__timer_dropped(crew_pool *p, void *arg, crew_fn *fn, void **fn_arg) {
@@ -425,12 +433,21 @@ bool crew__timer_dropped(crew_pool *p, void *arg, crew_fn *fn, void **fn_arg) {
         free(t);
         return false;
     }
+    /* Running on this thread until crew__timer_drop_end: on_drop uses t's arg meanwhile. */
+    t->state = T_RUNNING;
+    t->runner = pthread_self();
     *fn = t->fn;
     *fn_arg = t->arg;
-    uint64_t now = crew__now_ns();
-    rearm(tm, t, now, now); /* a full queue's drop: the next period still comes */
     pthread_mutex_unlock(&tm->lock);
     return true;
+}
+
+void crew__timer_drop_end(crew_pool *p, void *arg) {
+    struct crew_timer *t = arg;
+    crew__timers *tm = &p->timers;
+    pthread_mutex_lock(&tm->lock);
+    uint64_t now = crew__now_ns();
+    run_end(tm, t, now, now); /* a full queue's drop: the next period still comes */
 }
 
 crew_fn crew__timer_fn_of(const crew_task *t) {

@@ -101,6 +101,18 @@ void crew__flush_finished(crew_pool *p, crew__worker *w) {
  * of its own, as a task of t's group would: calls that would wait for t itself (crew_wait_all,
  * crew_wait on t's group, crew_shutdown, crew_destroy) return CREW_EDEADLK instead of hanging,
  * and t's group has not finished yet, so a waiter cannot free task_arg under on_drop. */
+static void call_on_drop(crew_pool *p, uint32_t slot, crew_fn fn, void *arg) {
+    crew__frame frame = {p, crew__tls_frame, crew__tls_frame ? crew__tls_frame->depth + 1 : 1,
+                         {slot, 0}, crew__sched_mark(p, crew__self(p))};
+    if (slot != 0) { /* the group is open: t is unfinished. Relaxed: as in call() */
+        crew__slot *sl = crew__slot_at(&p->groups, slot);
+        frame.group.gen = crew__gen_of(crew__load_relaxed(&sl->state));
+    }
+    crew__tls_frame = &frame;
+    p->hooks.on_drop(fn, arg, p->hooks.arg);
+    crew__tls_frame = frame.up;
+}
+
 static void drop(crew_pool *p, crew_task *t, enum crew__end how, bool by_shutdown) {
     uint32_t slot = t->crew_private_.slot, flags = t->crew_flags_;
     crew_fn fn = t->fn;
@@ -114,19 +126,18 @@ static void drop(crew_pool *p, crew_task *t, enum crew__end how, bool by_shutdow
     if (__builtin_expect(fn == crew__lane_runner, 0)) {
         /* a lane's runner: its lane's tasks go with it, dropped as it was */
         crew__lane_runner_dropped(p, arg, by_shutdown);
-    } else if (__builtin_expect(fn == crew__timer_run, 0) &&
-               !crew__timer_dropped(p, arg, &fn, &arg)) {
-        /* a run of a stopped timer (now freed): nobody to tell; else on_drop gets its fn */
-    } else if (p->hooks.on_drop) {
-        crew__frame frame = {p, crew__tls_frame, crew__tls_frame ? crew__tls_frame->depth + 1 : 1,
-                             {slot, 0}, crew__sched_mark(p, crew__self(p))};
-        if (slot != 0) { /* the group is open: t is unfinished. Relaxed: as in call() */
-            crew__slot *sl = crew__slot_at(&p->groups, slot);
-            frame.group.gen = crew__gen_of(crew__load_relaxed(&sl->state));
+    } else if (__builtin_expect(fn == crew__timer_run, 0)) {
+        /* A timer's run: on_drop gets the timer's fn and arg, the timer counting as running
+         * on this thread meanwhile (a crew_timer_stop from another thread waits for on_drop,
+         * so the arg it frees afterwards is not in use); nothing if it was stopped (freed). */
+        void *timer = arg;
+        if (crew__timer_dropped(p, timer, &fn, &arg)) {
+            if (p->hooks.on_drop)
+                call_on_drop(p, slot, fn, arg);
+            crew__timer_drop_end(p, timer);
         }
-        crew__tls_frame = &frame;
-        p->hooks.on_drop(fn, arg, p->hooks.arg);
-        crew__tls_frame = frame.up;
+    } else if (p->hooks.on_drop) {
+        call_on_drop(p, slot, fn, arg);
     }
     crew__tasks_finished(p, slot, 1, how);
 }

@@ -433,6 +433,56 @@ TEST(Timers, CancellingShutdownDropsDelayedTasksAndReportsThem) {
     crew_destroy(p);
 }
 
+// on_drop of a timer's run dropped by a cancelling shutdown: a crew_timer_stop from another
+// thread waits for it, so the arg its caller frees afterwards is not in use. on_drop holds the
+// window open; it would see the arg freed if the stop returned while it ran.
+struct DropWatch {
+    std::atomic<bool> entered{false}, freed{false}, used_after_free{false};
+};
+DropWatch *drop_watch;
+void slow_timer_drop(crew_fn fn, void *task_arg, void *) {
+    if (fn != bump || task_arg == nullptr)
+        return;
+    drop_watch->entered = true;
+    sleep_ms(100);
+    if (drop_watch->freed)
+        drop_watch->used_after_free = true;
+}
+
+TEST(Timers, StopWaitsForTheOnDropOfADroppedRun) {
+    DropWatch w;
+    drop_watch = &w;
+    crew_config cfg;
+    crew_config_init(&cfg);
+    static crew_hooks hooks{};
+    hooks.size = sizeof hooks;
+    hooks.on_drop = slow_timer_drop;
+    cfg.threads = 1;
+    cfg.hooks = &hooks;
+    crew_pool *p = make_pool(cfg);
+    ASSERT_EQ(crew_pause(p), CREW_OK);
+    std::atomic<long> n{0};
+    crew_timer *t = nullptr;
+    ASSERT_EQ(crew_timer_start(p, 0, kHour, CREW_TIMER_FIXED_RATE, bump, &n, &t), CREW_OK);
+    for (;;) { // its run is queued on the paused pool
+        crew_stats st{};
+        st.size = sizeof st;
+        ASSERT_EQ(crew_stats_get(p, &st), CREW_OK);
+        if (st.queued != 0)
+            break;
+        sleep_ms(1);
+    }
+    std::thread shut([p] { EXPECT_EQ(crew_shutdown(p, CREW_CANCEL), CREW_OK); });
+    while (!w.entered)
+        sleep_ms(1);
+    EXPECT_EQ(crew_timer_stop(t), CREW_OK); // waits for on_drop
+    w.freed = true;
+    shut.join();
+    EXPECT_FALSE(w.used_after_free.load());
+    EXPECT_EQ(n.load(), 0);
+    crew_destroy(p);
+}
+
 // Re-entrancy: a timer's function that starts another timer, submits a delayed task into a
 // group and waits for it, then stops its own timer.
 struct Reentry {
