@@ -195,11 +195,16 @@ static bool tk_last_look(void *ctx) {
     return c->tm->exit || (c->tm->n != 0 && c->tm->heap[0].when < c->until);
 }
 
-/* Hand the top entry, due, to the scheduler (lock held). */
+/* Hand the top entry, due, to the scheduler (lock held). A timer's run is not queued once a
+ * shutdown began (crew__timers_closing): the timer goes idle. */
 static void fire_top(crew_pool *p, crew__timers *tm) {
     crew_task *t = tm->heap[0].task;
     bool timer = t->fn == crew__timer_run;
     heap_remove_at(tm, 0);
+    if (timer && tm->closing) {
+        ((struct crew_timer *)t->arg)->state = T_IDLE;
+        return;
+    }
     tm->fired++;
     if (timer) {
         struct crew_timer *tmr = t->arg;
@@ -321,13 +326,20 @@ size_t crew__timers_cancel_group(crew_pool *p, uint32_t slot, uint32_t gen) {
     return c.n;
 }
 
-void crew__timers_close(crew_pool *p, int how) {
+void crew__timers_closing(crew_pool *p, int how) {
     crew__timers *tm = &p->timers;
-    filter_ctx c = {tm, 0, how == CREW_CANCEL, NULL, 0};
     pthread_mutex_lock(&tm->lock);
     int closing = how == CREW_CANCEL ? 2 : 1;
     if (tm->closing < closing)
         tm->closing = closing;
+    pthread_mutex_unlock(&tm->lock);
+}
+
+void crew__timers_close(crew_pool *p, int how) {
+    crew__timers *tm = &p->timers;
+    filter_ctx c = {tm, 0, how == CREW_CANCEL, NULL, 0};
+    crew__assert(tm->closing >= (how == CREW_CANCEL ? 2 : 1)); /* crew__timers_closing */
+    pthread_mutex_lock(&tm->lock);
     heap_filter(tm, take_out, &c);
     pthread_mutex_unlock(&tm->lock);
     drop_list(p, c.list, true);

@@ -61,6 +61,9 @@ int crew__timers_add(crew_pool *p, crew_task *t, uint64_t when);
 /* crew_cancel: drop the delayed tasks of group {slot, gen} still waiting in the heap (each
  * handed to on_drop). Returns how many. */
 size_t crew__timers_cancel_group(crew_pool *p, uint32_t slot, uint32_t gen);
+/* crew_shutdown, before the pool's state changes to closing: no timer's run is queued from
+ * now on (a due one goes idle), and a cancelling shutdown refuses new delayed tasks. */
+void crew__timers_closing(crew_pool *p, int how);
 /* crew_shutdown, once the pool is closing: no periodic timer runs again; how CREW_CANCEL also
  * drops the delayed tasks (reported as a shutdown's drops), CREW_DRAIN leaves them to run at
  * their time. */

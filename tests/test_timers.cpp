@@ -39,6 +39,7 @@ void crew_timers_test_tick(void *arg) { static_cast<std::atomic<long> *>(arg)->f
 
 // Test hooks of the checked library the tests link (CREW_ASSERT): each holds a window open.
 extern "C" void (*crew__test_cancel_between)(void);
+extern "C" void (*crew__test_shutdown_closing)(void);
 
 namespace {
 
@@ -431,6 +432,40 @@ TEST(Timers, CancellingShutdownDropsDelayedTasksAndReportsThem) {
     EXPECT_GE(drops.load(), 2 * n / 3);
     EXPECT_EQ(crew_wait(p, g), CREW_ECANCELED);
     crew_destroy(p);
+}
+
+// No timer's run is queued once a shutdown began: the hook holds crew_shutdown between its
+// change of the pool's state and its sweep of the timer heap, while a 1 ms timer comes due
+// many times. A run queued just before the shutdown may still start (one at most).
+std::atomic<bool> shutdown_began{false};
+std::atomic<int> runs_after_shutdown_began{0};
+void count_late_run(void *arg) {
+    static_cast<std::atomic<long> *>(arg)->fetch_add(1);
+    if (shutdown_began)
+        runs_after_shutdown_began.fetch_add(1);
+}
+
+TEST(Timers, NoRunIsQueuedOnceAShutdownBegan) {
+    for (int how : {CREW_DRAIN, CREW_CANCEL}) {
+        crew_pool *p = make_pool(2);
+        std::atomic<long> n{0};
+        shutdown_began = false;
+        runs_after_shutdown_began = 0;
+        crew_timer *t = nullptr;
+        ASSERT_EQ(crew_timer_start(p, 0, kMs, CREW_TIMER_FIXED_RATE, count_late_run, &n, &t),
+                  CREW_OK);
+        while (n.load() < 2)
+            sleep_ms(1);
+        crew__test_shutdown_closing = [] {
+            shutdown_began = true;
+            sleep_ms(50);
+        };
+        ASSERT_EQ(crew_shutdown(p, how), CREW_OK);
+        crew__test_shutdown_closing = nullptr;
+        EXPECT_LE(runs_after_shutdown_began.load(), 1) << "how " << how;
+        EXPECT_EQ(crew_timer_stop(t), CREW_OK);
+        crew_destroy(p);
+    }
 }
 
 // on_drop of a timer's run dropped by a cancelling shutdown: a crew_timer_stop from another
