@@ -4,10 +4,11 @@
  *
  * DESIGN. What is not due yet waits in one 4-ary min-heap per pool, ordered by due time (and
  * submission order among equal times), each entry's position kept in its task, so insertion
- * and removal (crew_timer_stop, crew_cancel) are O(log n) and a million pending entries cost
- * 24 bytes each beside their task. A hierarchical timing wheel (Varghese & Lauck) inserts in
- * O(1) but needs a tick: a thread that wakes every tick, or cascades, even with nothing due
- * for an hour; the heap's top is the exact time to sleep until, so an idle pool with a million
+ * and crew_timer_stop's removal are O(log n), and a million pending entries cost 24 bytes each
+ * beside their task. crew_cancel of a group with delayed tasks takes them out in one pass over
+ * the heap, O(n); of a group without any (a count per group slot says) it costs nothing here.
+ * A hierarchical timing wheel (Varghese & Lauck) inserts in O(1) but needs a tick: a thread
+ * that wakes every tick, or cascades, even with nothing due for an hour; the heap's top is the exact time to sleep until, so an idle pool with a million
  * pending timers sleeps until the first one (docs/design.md, "Timers", has the figures).
  *
  * One thread per pool, made at the first timer or delayed task, is the timekeeper: it sleeps
@@ -146,13 +147,16 @@ static void heap_remove_at(crew__timers *tm, size_t i) {
 }
 
 /* Take out every entry for which out(ctx, entry) holds, in one pass, and restore the heap
- * (Floyd's bottom-up construction): O(n) for crew_cancel and the shutdown, however many go. */
+ * (Floyd's bottom-up construction): O(n) for crew_cancel and the shutdown, however many go;
+ * the heap is left as it was when none goes. */
 static void heap_filter(crew__timers *tm, bool (*out)(void *ctx, const crew__tent *e),
                         void *ctx) {
     size_t kept = 0;
     for (size_t i = 0; i < tm->n; i++)
         if (!out(ctx, &tm->heap[i]))
             tm->heap[kept++] = tm->heap[i];
+    if (kept == tm->n)
+        return;
     tm->n = kept;
     for (size_t i = kept; i-- > 0;)
         sift_down(tm, i, tm->heap[i]);
@@ -177,6 +181,7 @@ void crew__timers_free(crew_pool *p) {
         free(t);
     }
     free(tm->heap);
+    free(tm->per_slot);
     pthread_mutex_destroy(&tm->lock);
 }
 
@@ -200,7 +205,10 @@ static bool tk_last_look(void *ctx) {
 static void fire_top(crew_pool *p, crew__timers *tm) {
     crew_task *t = tm->heap[0].task;
     bool timer = t->fn == crew__timer_run;
+    uint32_t slot = tm->heap[0].slot;
     heap_remove_at(tm, 0);
+    if (slot != 0)
+        tm->per_slot[slot]--;
     if (timer && tm->closing) {
         ((struct crew_timer *)t->arg)->state = T_IDLE;
         return;
@@ -262,15 +270,37 @@ static void insert_locked(crew__timers *tm, crew_task *t, uint64_t when, uint32_
         crew__ec_notify_locked(&tm->changed, NULL, NULL); /* events made under the lock: ec.h */
 }
 
+/* Room to count the delayed tasks of slot (lock held): CREW_OK or CREW_ENOMEM. The counts
+ * grow by doubling up to the highest slot with a delayed task so far (4 bytes a slot). */
+static int per_slot_reserve(crew__timers *tm, uint32_t slot) {
+    if (slot < tm->per_slot_n)
+        return CREW_OK;
+    size_t n = tm->per_slot_n ? tm->per_slot_n : 64;
+    while (n <= slot)
+        n *= 2;
+    uint32_t *c = realloc(tm->per_slot, n * sizeof *c);
+    if (!c)
+        return CREW_ENOMEM;
+    memset(c + tm->per_slot_n, 0, (n - tm->per_slot_n) * sizeof *c);
+    tm->per_slot = c;
+    tm->per_slot_n = n;
+    return CREW_OK;
+}
+
 int crew__timers_add(crew_pool *p, crew_task *t, uint64_t when) {
     crew__timers *tm = &p->timers;
+    uint32_t slot = t->crew_private_.slot;
     pthread_mutex_lock(&tm->lock);
     int rc = tm->closing == 2 ? CREW_ESHUTDOWN : ensure_thread(p, tm);
     if (rc == CREW_OK)
         rc = heap_reserve(tm, tm->n + 1 + tm->timers);
+    if (rc == CREW_OK && slot != 0)
+        rc = per_slot_reserve(tm, slot);
     if (rc == CREW_OK) {
         tm->delayed++;
-        insert_locked(tm, t, when, t->crew_private_.slot);
+        if (slot != 0)
+            tm->per_slot[slot]++; /* a group's tasks: at most UINT32_MAX (crew__group_add) */
+        insert_locked(tm, t, when, slot);
     }
     pthread_mutex_unlock(&tm->lock);
     return rc;
@@ -294,6 +324,8 @@ static bool take_out(void *ctx, const crew__tent *e) {
         ((struct crew_timer *)t->arg)->state = T_IDLE; /* runs no more */
     } else {
         c->tm->delayed--;
+        if (e->slot != 0)
+            c->tm->per_slot[e->slot]--;
         t->crew_private_.gnext = c->list;
         c->list = t;
         c->n++;
@@ -318,7 +350,7 @@ size_t crew__timers_cancel_group(crew_pool *p, uint32_t slot, uint32_t gen) {
      * generation is its group's; another generation means the cancelled group has ended and
      * those waiting belong to the slot's next group. Relaxed: the group opened before the
      * task was inserted under this lock. */
-    if (tm->delayed != 0 &&
+    if (slot < tm->per_slot_n && tm->per_slot[slot] != 0 &&
         crew__gen_of(crew__load_relaxed(&crew__slot_at(&p->groups, slot)->state)) == gen)
         heap_filter(tm, take_out, &c);
     pthread_mutex_unlock(&tm->lock);

@@ -41,6 +41,8 @@ typedef struct crew__timers {
     uint32_t seq;         /* lock: the next entry's sequence number */
     size_t delayed;       /* lock: delayed tasks in the heap (the others are timers) */
     size_t timers;        /* lock: live periodic timers (each may need one entry) */
+    uint32_t *per_slot;   /* lock: [slot]: the delayed tasks of group slot in the heap */
+    size_t per_slot_n;    /* lock: per_slot's length (slots past it have none) */
     struct crew_timer *live; /* lock: every timer not freed yet (crew_timer_stop frees them) */
     crew__ec changed;     /* the timer thread sleeps here: an earlier entry, or exit */
     int closing;          /* lock: 0 open, 1 a draining shutdown began, 2 a cancelling one */

@@ -174,6 +174,41 @@ TEST(Timers, CancelDropsADelayedTaskThatFiresDuringTheCancel) {
     crew_destroy(p);
 }
 
+// crew_cancel finds a group's delayed tasks by a count per group slot: the count follows the
+// tasks that fire and those cancelled, and a later group of the same slot is counted afresh.
+// (What the count saves, a pass over every pending entry for a group that has none, is time,
+// which no test asserts.)
+TEST(Timers, CancelCountsEachGroupsDelayedTasks) {
+    crew_pool *p = pool_with(1);
+    std::atomic<long> ran{0}, other{0};
+    for (int i = 0; i < 1000; i++) // of no group: never touched by the cancels below
+        ASSERT_EQ(crew_submit_after(p, kHour, bump, &other, 0, nullptr), CREW_OK);
+    for (int round = 0; round < 3; round++) {
+        drops = 0;
+        ran = 0;
+        crew_handle g = CREW_HANDLE_NONE;
+        for (int i = 0; i < 10; i++) // half fire at once, half wait
+            ASSERT_EQ(crew_submit_after(p, i % 2 ? kHour : 0, bump, &ran, 0, &g), CREW_OK);
+        while (ran.load() < 5)
+            sleep_ms(1);
+        ASSERT_EQ(crew_pause(p), CREW_OK);
+        crew_handle plain = CREW_HANDLE_NONE; // a group with one queued task, no delayed one
+        ASSERT_EQ(crew_submit(p, bump, &ran, 0, &plain), CREW_OK);
+        ASSERT_EQ(crew_cancel(p, plain), CREW_OK);
+        ASSERT_EQ(crew_resume(p), CREW_OK);
+        EXPECT_EQ(crew_wait(p, plain), CREW_ECANCELED);
+        long d0 = drops.load(); // plain's task, dropped
+        ASSERT_EQ(crew_cancel(p, g), CREW_OK);
+        EXPECT_EQ(drops.load() - d0, 5) << "round " << round;
+        EXPECT_EQ(crew_wait(p, g), CREW_ECANCELED);
+    }
+    EXPECT_EQ(other.load(), 0);
+    long d0 = drops.load();
+    ASSERT_EQ(crew_shutdown(p, CREW_CANCEL), CREW_OK);
+    EXPECT_EQ(drops.load() - d0, 1000);
+    crew_destroy(p);
+}
+
 TEST(Timers, BadInputIsRefused) {
     crew_pool *p = make_pool(1);
     crew_timer *t = nullptr;
