@@ -497,7 +497,8 @@ CREW_EXPORT uint64_t crew_now_ns(void);
  * How they wait: in one heap per pool, watched by one thread of the pool's (made at the first
  * delayed task or timer) that sleeps until the nearest due time and, when it comes, queues what
  * is due through the pool's ordinary queues, where it runs on the workers like any task (in
- * priority order among the queued tasks). That thread runs no code of yours. Waiting costs no
+ * priority order among the queued tasks). That thread runs no code of yours, but for on_drop
+ * when there is no memory to queue what is due (see "Drops" below). Waiting costs no
  * CPU, however many wait; a pending delayed task costs its task node and 24 bytes, a timer
  * about 200 bytes.
  *
@@ -524,9 +525,13 @@ CREW_EXPORT uint64_t crew_now_ns(void);
  *     them at once (on_drop, CREW_ECANCELED; crew_wait_all returns CREW_ECANCELED). The timers
  *     themselves stay allocated until crew_timer_stop (allowed after crew_shutdown) or
  *     crew_destroy, which frees those not stopped (crew_timer_stop after it is not allowed).
- *   - Drops: a timer's run that is dropped instead of run (a cancelling shutdown; a full
- *     queue's CREW_FULL_DROP_OLDEST; no memory to queue it) is handed to on_drop with the
- *     timer's fn and arg; but for the shutdown, the timer then goes on to its next run.
+ *   - Drops: a delayed task or a timer's run, once due, is queued as any task, so a full
+ *     queue's CREW_FULL_DROP_OLDEST may drop it to make room for another, although it takes no
+ *     place in the bounded queue itself. Queued, it can also be dropped by a cancelling
+ *     shutdown, or right away when there is no memory to queue it (then the pool's timer
+ *     thread calls on_drop). A dropped timer's run is handed to on_drop with the timer's fn and
+ *     arg; but for the shutdown, the timer then goes on to its next run (not before its next
+ *     period: no memory does not make it spin).
  *   - fork(): in the child, the parent's pools are unusable (see the top of this file): these
  *     calls return CREW_EFORKED, and the parent's timers never fire there.
  *   - Re-entrancy: a task or a timer's function may submit delayed tasks, start timers, stop
@@ -718,7 +723,8 @@ CREW_EXPORT int crew_notify(crew_pool *p, crew_handle group, crew_fn fn, void *a
 /*
  * Cancel a group: its tasks that have not started are dropped, never run, wherever they are
  * queued (those in a worker's deque when the worker comes to them), and counted in
- * crew_stats.cancelled; tasks already running finish (they can poll crew_cancelled() to stop
+ * crew_stats.cancelled (a delayed task dropped before it was due is not: it counts in the
+ * statistics only from its due time on); tasks already running finish (they can poll crew_cancelled() to stop
  * early). crew_wait on the group then returns CREW_ECANCELED once its running tasks end, and
  * adding tasks to it fails with CREW_ECANCELED. Promptly, not instantly: a task a thread took
  * just as crew_cancel ran may still start. Other groups, and crew_wait_all, are unaffected.

@@ -15,7 +15,8 @@
  * on the eventcount `changed` (ec.h) with the heap's top as its CLOCK_MONOTONIC `until`; an
  * insertion that becomes the new top notifies it; when entries are due it pops them and hands
  * each to the scheduler through the ordinary push (submit.c's crew__fire), so they run on the
- * workers like any task: the timer thread runs no code of the user's. Why not a sleeping worker
+ * workers like any task: the timer thread runs no code of the user's, but on_drop for what it
+ * could not queue (no memory). Why not a sleeping worker
  * as timekeeper: a pool whose workers all stay busy (a backlog of tasks) has none asleep, and
  * timers would wait for the backlog, unless every worker read the clock between tasks, which
  * the worker loop's hot path cannot afford (bench/instr.sh). The thread costs its stack and
@@ -619,16 +620,14 @@ void crew__timers_view_get(crew_pool *p, crew__timers_view *v) {
     pthread_mutex_unlock(&tm->lock);
 }
 
-size_t crew__timers_each(crew_pool *p, size_t max,
-                         void (*fn)(void *ctx, crew_fn tfn, uint64_t period_ns, uint64_t when,
-                                    const char *state),
-                         void *ctx) {
+size_t crew__timers_list(crew_pool *p, crew__timer_info *out, size_t max) {
     static const char *const names[] = {"armed", "queued", "running", "idle"};
     crew__timers *tm = &p->timers;
     pthread_mutex_lock(&tm->lock);
     size_t i = 0;
     for (struct crew_timer *t = tm->live; t && i < max; t = t->next, i++)
-        fn(ctx, t->fn, t->period, t->state == T_ARMED ? t->when : 0, names[t->state]);
+        out[i] = (crew__timer_info){t->fn, t->period, t->state == T_ARMED ? t->when : 0,
+                                    names[t->state]};
     size_t n = tm->timers;
     pthread_mutex_unlock(&tm->lock);
     return n;

@@ -96,11 +96,15 @@ typedef struct crew__timers_view {
     crew_fn next_fn;                /* its function */
 } crew__timers_view;
 void crew__timers_view_get(crew_pool *p, crew__timers_view *v);
-/* Call fn(ctx, timer's fn, period_ns, next due, state) for each live periodic timer, at most
- * max of them; returns how many exist. state: "armed", "queued", "running", "idle". */
-size_t crew__timers_each(crew_pool *p, size_t max,
-                         void (*fn)(void *ctx, crew_fn tfn, uint64_t period_ns, uint64_t when,
-                                    const char *state),
-                         void *ctx);
+/* One live periodic timer, as crew__timers_list copies it. */
+typedef struct crew__timer_info {
+    crew_fn fn;          /* the timer's function */
+    uint64_t period_ns;  /* 0: one-shot */
+    uint64_t when;       /* its next due time if armed, else 0 */
+    const char *state;   /* "armed", "queued", "running", "idle" */
+} crew__timer_info;
+/* Copy up to max live periodic timers into out (under the lock, so that the caller prints
+ * without it); returns how many exist. */
+size_t crew__timers_list(crew_pool *p, crew__timer_info *out, size_t max);
 
 #endif /* CREW_TIMER_H */
