@@ -724,10 +724,11 @@ CREW_EXPORT int crew_notify(crew_pool *p, crew_handle group, crew_fn fn, void *a
  * Cancel a group: its tasks that have not started are dropped, never run, wherever they are
  * queued (those in a worker's deque when the worker comes to them), and counted in
  * crew_stats.cancelled (a delayed task dropped before it was due is not: it counts in the
- * statistics only from its due time on); tasks already running finish (they can poll crew_cancelled() to stop
- * early). crew_wait on the group then returns CREW_ECANCELED once its running tasks end, and
- * adding tasks to it fails with CREW_ECANCELED. Promptly, not instantly: a task a thread took
- * just as crew_cancel ran may still start. Other groups, and crew_wait_all, are unaffected.
+ * statistics only from its due time on); tasks already running finish (they can poll
+ * crew_cancelled() to stop early). crew_wait on the group then returns CREW_ECANCELED once its
+ * running tasks end, and adding tasks to it fails with CREW_ECANCELED. Promptly, not
+ * instantly: a task a thread took just as crew_cancel ran may still start. Other groups, and
+ * crew_wait_all, are unaffected.
  * Errors: EINVAL (p NULL, group CREW_HANDLE_NONE, another pool's or never issued), ESTALE (the
  * group has already finished: nothing to cancel).
  */

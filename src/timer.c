@@ -8,8 +8,9 @@
  * beside their task. crew_cancel of a group with delayed tasks takes them out in one pass over
  * the heap, O(n); of a group without any (a count per group slot says) it costs nothing here.
  * A hierarchical timing wheel (Varghese & Lauck) inserts in O(1) but needs a tick: a thread
- * that wakes every tick, or cascades, even with nothing due for an hour; the heap's top is the exact time to sleep until, so an idle pool with a million
- * pending timers sleeps until the first one (docs/design.md, "Timers", has the figures).
+ * that wakes every tick, or cascades, even with nothing due for an hour; the heap's top is the
+ * exact time to sleep until, so an idle pool with a million pending timers sleeps until the
+ * first one (docs/design.md, "Timers", has the figures).
  *
  * One thread per pool, made at the first timer or delayed task, is the timekeeper: it sleeps
  * on the eventcount `changed` (ec.h) with the heap's top as its CLOCK_MONOTONIC `until`; an
