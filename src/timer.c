@@ -233,6 +233,12 @@ static void fire_top(crew_pool *p, crew__timers *tm) {
     }
 }
 
+#if defined(CREW_ASSERT) && CREW_ASSERT
+/* Tests only (the checked library the tests link, debug.h): called by the timer thread as it
+ * returns, so that a test can hold its exit open. */
+void (*crew__test_timer_exit)(void);
+#endif
+
 static void *timer_main(void *arg) {
     crew_pool *p = arg;
     crew__timers *tm = &p->timers;
@@ -252,6 +258,10 @@ static void *timer_main(void *arg) {
                           c.until != UINT64_MAX ? &until : NULL);
     }
     pthread_mutex_unlock(&tm->lock);
+#if defined(CREW_ASSERT) && CREW_ASSERT
+    if (crew__test_timer_exit)
+        crew__test_timer_exit();
+#endif
     return NULL;
 }
 
@@ -379,6 +389,9 @@ void crew__timers_close(crew_pool *p, int how) {
     drop_list(p, c.list, true);
 }
 
+/* A second crew_shutdown's wait for the first one's join (lock held). */
+static bool join_over(void *ctx) { return ((crew__timers *)ctx)->join_done; }
+
 void crew__timers_stop(crew_pool *p) {
     crew__timers *tm = &p->timers;
     pthread_mutex_lock(&tm->lock);
@@ -386,9 +399,18 @@ void crew__timers_stop(crew_pool *p) {
     tm->joined = true;
     tm->exit = true;
     crew__ec_notify_locked(&tm->changed, NULL, NULL);
+    if (!join) { /* another shutdown joins it (or there is none): return once it is gone */
+        if (tm->started)
+            crew__ec_wait_for(&tm->changed, &tm->lock, join_over, tm, NULL);
+        pthread_mutex_unlock(&tm->lock);
+        return;
+    }
     pthread_mutex_unlock(&tm->lock);
-    if (join)
-        pthread_join(tm->thread, NULL);
+    pthread_join(tm->thread, NULL);
+    pthread_mutex_lock(&tm->lock);
+    tm->join_done = true;
+    crew__ec_notify_locked(&tm->changed, NULL, NULL); /* a concurrent crew_shutdown waits */
+    pthread_mutex_unlock(&tm->lock);
 }
 
 /* ---- periodic timers ---- */

@@ -49,6 +49,7 @@ typedef struct crew__timers {
     bool exit;            /* lock: the timer thread must return */
     bool started;         /* lock: the timer thread was created */
     bool joined;          /* lock: a crew_shutdown claimed it to join */
+    bool join_done;       /* lock: and has joined it (others wait on changed for this) */
     pthread_t thread;     /* valid when started */
     uint64_t fired;       /* lock: entries handed to the scheduler so far (crew_diagnose) */
 } crew__timers;

@@ -40,6 +40,7 @@ void crew_timers_test_tick(void *arg) { static_cast<std::atomic<long> *>(arg)->f
 // Test hooks of the checked library the tests link (CREW_ASSERT): each holds a window open.
 extern "C" void (*crew__test_cancel_between)(void);
 extern "C" void (*crew__test_shutdown_closing)(void);
+extern "C" void (*crew__test_timer_exit)(void);
 
 namespace {
 
@@ -501,6 +502,35 @@ TEST(Timers, NoRunIsQueuedOnceAShutdownBegan) {
         EXPECT_EQ(crew_timer_stop(t), CREW_OK);
         crew_destroy(p);
     }
+}
+
+// Two crew_shutdown calls at once: neither returns before the timer thread is gone (the hook
+// holds its exit open).
+std::atomic<bool> timer_thread_gone{false};
+
+TEST(Timers, ConcurrentShutdownsBothWaitForTheTimerThread) {
+    crew_pool *p = make_pool(2);
+    std::atomic<long> n{0};
+    ASSERT_EQ(crew_submit_after(p, 0, bump, &n, 0, nullptr), CREW_OK); // makes the thread
+    ASSERT_EQ(crew_wait_all(p), CREW_OK);
+    timer_thread_gone = false;
+    crew__test_timer_exit = [] {
+        sleep_ms(100);
+        timer_thread_gone = true;
+    };
+    std::atomic<int> early{0};
+    auto shut = [&] {
+        EXPECT_EQ(crew_shutdown(p, CREW_DRAIN), CREW_OK);
+        if (!timer_thread_gone)
+            early.fetch_add(1);
+    };
+    std::thread a(shut), b(shut);
+    a.join();
+    b.join();
+    crew__test_timer_exit = nullptr;
+    EXPECT_EQ(early.load(), 0);
+    EXPECT_EQ(n.load(), 1);
+    crew_destroy(p);
 }
 
 // on_drop of a timer's run dropped by a cancelling shutdown: a crew_timer_stop from another
