@@ -48,6 +48,14 @@ static double idle_cpu(double seconds) {
     return cpu_s() - c0;
 }
 
+static void usage(FILE *f) {
+    fprintf(f, "usage: timer_heap [-n entries] [-s idle_seconds] [-t threads]\n"
+               "  -n  delayed tasks, then timers, pending at once (default 1000000)\n"
+               "  -s  seconds to measure the CPU used while they wait (default 1)\n"
+               "  -t  worker threads (default 2)\n"
+               "  -h, --help  this text\n");
+}
+
 int main(int argc, char **argv) {
     long n = 1000000;
     double idle = 1.0;
@@ -60,18 +68,17 @@ int main(int argc, char **argv) {
         case 's': idle = atof(optarg); break;
         case 't': threads = (unsigned)atoi(optarg); break;
         case 'h':
-            printf("usage: timer_heap [-n entries] [-s idle_seconds] [-t threads]\n"
-                   "  -n  delayed tasks, then timers, pending at once (default 1000000)\n"
-                   "  -s  seconds to measure the CPU used while they wait (default 1)\n"
-                   "  -t  worker threads (default 2)\n"
-                   "  -h, --help  this text\n");
+            usage(stdout);
             return 0;
         default:
+            usage(stderr);
             return 2;
         }
     }
-    if (n < 1)
+    if (n < 1 || threads < 1) {
+        usage(stderr);
         return 2;
+    }
     crew_config cfg;
     crew_config_init(&cfg);
     cfg.threads = threads;

@@ -571,9 +571,10 @@ typedef struct crew_timer crew_timer;
  * a run that took longer than that is followed right away (queued at once), and the periods
  * missed meanwhile are skipped, not queued; a run that started late (a busy or paused pool)
  * is followed by the next grid point, not by catch-up runs. CREW_TIMER_FIXED_DELAY: each run
- * is due period_ns after the previous one's end, so there is nothing to miss. OUT: *out (set only on success, and before the first run can start, so fn may
- * read it, e.g. to stop its own timer). Errors: EINVAL (p, fn or out NULL, flags not one
- * of the two), ESHUTDOWN, ENOMEM, EAGAIN (no timer thread), EFORKED.
+ * is due period_ns after the previous one's end, so there is nothing to miss.
+ * OUT: *out (set only on success, and before the first run can start, so fn may read it, e.g.
+ * to stop its own timer). Errors: EINVAL (p, fn or out NULL, flags not one of the two),
+ * ESHUTDOWN, ENOMEM, EAGAIN (no timer thread), EFORKED.
  */
 CREW_EXPORT int crew_timer_start(crew_pool *p, uint64_t first_ns, uint64_t period_ns,
                                  unsigned flags, crew_fn fn, void *arg, crew_timer **out);

@@ -297,7 +297,8 @@ static int enqueue_tasks(crew_pool *p, crew_task *t, size_t n, crew_handle *grou
     for (size_t i = 0; i < n; i++)
         if (!t[i].fn)
             return rejected(p, crew__fail(CREW_EINVAL, "%s: task %zu's fn is NULL", who, i), n);
-    return rejected(p, enqueue(p, t, n, group, 0, stamp(p), flags, &admit_default, who, NULL, 0), n);
+    return rejected(p, enqueue(p, t, n, group, 0, stamp(p), flags, &admit_default, who, NULL, 0),
+                    n);
 }
 
 int crew_enqueue_tasks_ex(crew_pool *p, crew_task *t, size_t n, crew_handle *group,
