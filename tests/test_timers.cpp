@@ -674,7 +674,9 @@ TEST(Timers, DiagnoseListsWhatWaits) {
 
 TEST(Timers, TimerRunsAppearInTheTimelineUnderTheirFunction) {
     crew_pool *p = make_pool(1);
-    std::string path = testing::TempDir() + "crew_timers_trace.json";
+    // One file per process: ctest runs this test under several strategies at once.
+    std::string path =
+        testing::TempDir() + "crew_timers_trace." + std::to_string(getpid()) + ".json";
     int rc = crew_trace_start(p, path.c_str());
     if (rc == CREW_ENOTSUP) {
         crew_destroy(p);
