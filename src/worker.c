@@ -94,17 +94,11 @@ void crew__flush_finished(crew_pool *p, crew__worker *w) {
     }
 }
 
-/* Drop t (never run it): give back its place in the bounded queue and its node, count it,
- * hand it to on_drop, then end it in its group and in pending. The place and the node go back
- * before on_drop, so that an on_drop that submits finds the pool as if t were gone (it would
- * otherwise wait for a place t still held); t is not read after that. on_drop runs in a frame
- * of its own, as a task of t's group would: calls that would wait for t itself (crew_wait_all,
- * crew_wait on t's group, crew_shutdown, crew_destroy) return CREW_EDEADLK instead of hanging,
- * and t's group has not finished yet, so a waiter cannot free task_arg under on_drop. */
+/* on_drop(fn, arg) for a dropped task of group slot, in the frame drop() describes. */
 static void call_on_drop(crew_pool *p, uint32_t slot, crew_fn fn, void *arg) {
     crew__frame frame = {p, crew__tls_frame, crew__tls_frame ? crew__tls_frame->depth + 1 : 1,
                          {slot, 0}, crew__sched_mark(p, crew__self(p))};
-    if (slot != 0) { /* the group is open: t is unfinished. Relaxed: as in call() */
+    if (slot != 0) { /* the group is open: the task is unfinished. Relaxed: as in call() */
         crew__slot *sl = crew__slot_at(&p->groups, slot);
         frame.group.gen = crew__gen_of(crew__load_relaxed(&sl->state));
     }
@@ -113,6 +107,13 @@ static void call_on_drop(crew_pool *p, uint32_t slot, crew_fn fn, void *arg) {
     crew__tls_frame = frame.up;
 }
 
+/* Drop t (never run it): give back its place in the bounded queue and its node, count it,
+ * hand it to on_drop, then end it in its group and in pending. The place and the node go back
+ * before on_drop, so that an on_drop that submits finds the pool as if t were gone (it would
+ * otherwise wait for a place t still held); t is not read after that. on_drop runs in a frame
+ * of its own, as a task of t's group would: calls that would wait for t itself (crew_wait_all,
+ * crew_wait on t's group, crew_shutdown, crew_destroy) return CREW_EDEADLK instead of hanging,
+ * and t's group has not finished yet, so a waiter cannot free task_arg under on_drop. */
 static void drop(crew_pool *p, crew_task *t, enum crew__end how, bool by_shutdown) {
     uint32_t slot = t->crew_private_.slot, flags = t->crew_flags_;
     crew_fn fn = t->fn;
