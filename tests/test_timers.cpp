@@ -756,10 +756,13 @@ TEST(Timers, AMillionPendingEntriesAreCreatedAndCancelled) {
         for (auto *t : timers)
             ASSERT_EQ(crew_timer_stop(t), CREW_OK);
         long growth = rss_kb() - before;
-        if (round == 0)
+        // The second round reuses the memory of the first: nothing accumulates. Not under
+        // sanitizers or valgrind: their allocators hold freed memory back (ASan's quarantine).
+        if (round == 0) {
             peak_growth = growth;
-        else // the second round reuses the memory of the first: nothing accumulates
+        } else if (!crewtest::slow_build()) {
             EXPECT_LT(growth, std::max(peak_growth / 2, 16L * 1024)) << growth;
+        }
     }
     EXPECT_EQ(ran.load(), 0);
     EXPECT_EQ(crew_wait_all(p), CREW_OK);
