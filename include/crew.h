@@ -506,7 +506,8 @@ CREW_EXPORT uint64_t crew_now_ns(void);
  * How they wait: in one heap per pool, watched by one thread of the pool's (made at the first
  * delayed task or timer) that sleeps until the nearest due time and, when it comes, queues what
  * is due through the pool's ordinary queues, where it runs on the workers like any task (in
- * priority order among the queued tasks). That thread runs no code of yours. Waiting costs no
+ * priority order among the queued tasks). That thread runs no code of yours, but for on_drop
+ * when there is no memory to queue what is due (see "Drops" below). Waiting costs no
  * CPU, however many wait; a pending delayed task costs its task node and 24 bytes, a timer
  * about 200 bytes.
  *
@@ -533,6 +534,13 @@ CREW_EXPORT uint64_t crew_now_ns(void);
  *     them at once (on_drop, CREW_ECANCELED; crew_wait_all returns CREW_ECANCELED). The timers
  *     themselves stay allocated until crew_timer_stop (allowed after crew_shutdown) or
  *     crew_destroy, which frees those not stopped (crew_timer_stop after it is not allowed).
+ *   - Drops: a delayed task or a timer's run, once due, is queued as any task, so a full
+ *     queue's CREW_FULL_DROP_OLDEST may drop it to make room for another, although it takes no
+ *     place in the bounded queue itself. Queued, it can also be dropped by a cancelling
+ *     shutdown, or right away when there is no memory to queue it (then the pool's timer
+ *     thread calls on_drop). A dropped timer's run is handed to on_drop with the timer's fn and
+ *     arg; but for the shutdown, the timer then goes on to its next run (not before its next
+ *     period: no memory does not make it spin).
  *   - fork(): in the child, the parent's pools are unusable (see the top of this file): these
  *     calls return CREW_EFORKED, and the parent's timers never fire there.
  *   - Re-entrancy: a task or a timer's function may submit delayed tasks, start timers, stop
@@ -586,8 +594,12 @@ CREW_EXPORT int crew_timer_start(crew_pool *p, uint64_t first_ns, uint64_t perio
  * was queued and had not started never starts. A stop that waits for a run that is itself
  * waiting (directly or not) for the stopping thread never returns: do not stop a timer from a
  * task its function waits for. NULL is a no-op. After it returns t must not be used; at most
- * one crew_timer_stop per timer. Errors: EINVAL (t is already being stopped, from inside its
- * run), EFORKED (nothing is freed).
+ * one crew_timer_stop per timer. A run that is dropped (see "Drops" above) hands the timer's
+ * fn and arg to crew_hooks.on_drop, and counts as a run in progress meanwhile: a stop from
+ * another thread waits for that on_drop to return, one from inside it returns at once. on_drop
+ * must not free such an arg: after a full queue's or a failed queueing's drop the timer goes
+ * on with it. Errors: EINVAL (t is already being stopped, from inside its run), EFORKED
+ * (nothing is freed).
  */
 CREW_EXPORT int crew_timer_stop(crew_timer *t);
 
@@ -776,10 +788,12 @@ CREW_EXPORT int crew_notify(crew_pool *p, crew_handle group, crew_fn fn, void *a
 /*
  * Cancel a group: its tasks that have not started are dropped, never run, wherever they are
  * queued (those in a worker's deque when the worker comes to them), and counted in
- * crew_stats.cancelled; tasks already running finish (they can poll crew_cancelled() to stop
- * early). crew_wait on the group then returns CREW_ECANCELED once its running tasks end, and
- * adding tasks to it fails with CREW_ECANCELED. Promptly, not instantly: a task a thread took
- * just as crew_cancel ran may still start. Other groups, and crew_wait_all, are unaffected.
+ * crew_stats.cancelled (a delayed task dropped before it was due is not: it counts in the
+ * statistics only from its due time on); tasks already running finish (they can poll
+ * crew_cancelled() to stop early). crew_wait on the group then returns CREW_ECANCELED once its
+ * running tasks end, and adding tasks to it fails with CREW_ECANCELED. Promptly, not
+ * instantly: a task a thread took just as crew_cancel ran may still start. Other groups, and
+ * crew_wait_all, are unaffected.
  * Errors: EINVAL (p NULL, group CREW_HANDLE_NONE, another pool's or never issued), ESTALE (the
  * group has already finished: nothing to cancel).
  */

@@ -269,13 +269,12 @@ static void check_blocked(diag *d) {
     free(copy);
 }
 
-/* One periodic timer (crew__timers_each). */
-static void say_timer(void *ctx, crew_fn fn, uint64_t period_ns, uint64_t when,
-                      const char *state) {
-    diag *d = ctx;
+/* One periodic timer (crew__timers_list). */
+static void say_timer(diag *d, const crew__timer_info *t) {
+    uint64_t when = t->when;
     say(d, "    timer ");
-    say_fn(d, (uintptr_t)fn);
-    say(d, ": every %.3f ms, %s", ms(period_ns), state);
+    say_fn(d, (uintptr_t)t->fn);
+    say(d, ": every %.3f ms, %s", ms(t->period_ns), t->state);
     if (when)
         say(d, when > d->now ? ", next run in %.3f ms" : ", due %.3f ms ago",
             ms(when > d->now ? when - d->now : d->now - when));
@@ -298,7 +297,10 @@ static void list_timers(diag *d) {
         say(d, "\n");
     }
     enum { MAX_LISTED = 16 };
-    size_t n = crew__timers_each(d->p, MAX_LISTED, say_timer, d);
+    crew__timer_info list[MAX_LISTED]; /* copied under the heap's lock, printed without it */
+    size_t n = crew__timers_list(d->p, list, MAX_LISTED);
+    for (size_t i = 0; i < n && i < MAX_LISTED; i++)
+        say_timer(d, &list[i]);
     if (n > MAX_LISTED)
         say(d, "    ... and %zu more timers\n", n - MAX_LISTED);
 }

@@ -432,6 +432,12 @@ static bool claim_worker(void *ctx, unsigned i, pthread_t *thread) {
     return true;
 }
 
+#if defined(CREW_ASSERT) && CREW_ASSERT
+/* Tests only (the checked library the tests link, debug.h): called by crew_shutdown between
+ * its change of the pool's state and its sweep of the timer heap, to hold that window open. */
+void (*crew__test_shutdown_closing)(void);
+#endif
+
 int crew_shutdown(crew_pool *p, int how) {
     if (!p)
         return crew__fail(CREW_EINVAL, "crew_shutdown: the pool is NULL");
@@ -444,12 +450,20 @@ int crew_shutdown(crew_pool *p, int how) {
     if (waits_for_itself(p))
         return deadlock("crew_shutdown", p);
 
+    /* No timer fires from here on (its heap entry is taken out below): before the state
+     * changes, or the timer thread could queue a run once the workers, seeing the pool closing
+     * with nothing pending, have left. */
+    crew__timers_closing(p, how);
     pthread_mutex_lock(&p->lock);
     /* Seq_cst: pairs with the submitters' pending increment and state load (submit.c). */
     crew__store_seq_cst(&p->state, CREW__CLOSING);
     if (how == CREW_CANCEL) /* relaxed: see crew_pool */
         crew__store_relaxed(&p->cancelling, true);
     pthread_mutex_unlock(&p->lock);
+#if defined(CREW_ASSERT) && CREW_ASSERT
+    if (crew__test_shutdown_closing)
+        crew__test_shutdown_closing();
+#endif
     /* No periodic timer runs again; a cancelling shutdown drops the delayed tasks not due yet
      * (before the queues' sweep: what the timer thread queued before this is swept too). */
     crew__timers_close(p, how);

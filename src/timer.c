@@ -4,17 +4,20 @@
  *
  * DESIGN. What is not due yet waits in one 4-ary min-heap per pool, ordered by due time (and
  * submission order among equal times), each entry's position kept in its task, so insertion
- * and removal (crew_timer_stop, crew_cancel) are O(log n) and a million pending entries cost
- * 24 bytes each beside their task. A hierarchical timing wheel (Varghese & Lauck) inserts in
- * O(1) but needs a tick: a thread that wakes every tick, or cascades, even with nothing due
- * for an hour; the heap's top is the exact time to sleep until, so an idle pool with a million
- * pending timers sleeps until the first one (docs/design.md, "Timers", has the figures).
+ * and crew_timer_stop's removal are O(log n), and a million pending entries cost 24 bytes each
+ * beside their task. crew_cancel of a group with delayed tasks takes them out in one pass over
+ * the heap, O(n); of a group without any (a count per group slot says) it costs nothing here.
+ * A hierarchical timing wheel (Varghese & Lauck) inserts in O(1) but needs a tick: a thread
+ * that wakes every tick, or cascades, even with nothing due for an hour; the heap's top is the
+ * exact time to sleep until, so an idle pool with a million pending timers sleeps until the
+ * first one (docs/design.md, "Timers", has the figures).
  *
  * One thread per pool, made at the first timer or delayed task, is the timekeeper: it sleeps
  * on the eventcount `changed` (ec.h) with the heap's top as its CLOCK_MONOTONIC `until`; an
  * insertion that becomes the new top notifies it; when entries are due it pops them and hands
  * each to the scheduler through the ordinary push (submit.c's crew__fire), so they run on the
- * workers like any task: the timer thread runs no code of the user's. Why not a sleeping worker
+ * workers like any task: the timer thread runs no code of the user's, but on_drop for what it
+ * could not queue (no memory). Why not a sleeping worker
  * as timekeeper: a pool whose workers all stay busy (a backlog of tasks) has none asleep, and
  * timers would wait for the backlog, unless every worker read the clock between tasks, which
  * the worker loop's hot path cannot afford (bench/instr.sh). The thread costs its stack and
@@ -146,13 +149,16 @@ static void heap_remove_at(crew__timers *tm, size_t i) {
 }
 
 /* Take out every entry for which out(ctx, entry) holds, in one pass, and restore the heap
- * (Floyd's bottom-up construction): O(n) for crew_cancel and the shutdown, however many go. */
+ * (Floyd's bottom-up construction): O(n) for crew_cancel and the shutdown, however many go;
+ * the heap is left as it was when none goes. */
 static void heap_filter(crew__timers *tm, bool (*out)(void *ctx, const crew__tent *e),
                         void *ctx) {
     size_t kept = 0;
     for (size_t i = 0; i < tm->n; i++)
         if (!out(ctx, &tm->heap[i]))
             tm->heap[kept++] = tm->heap[i];
+    if (kept == tm->n)
+        return;
     tm->n = kept;
     for (size_t i = kept; i-- > 0;)
         sift_down(tm, i, tm->heap[i]);
@@ -177,6 +183,7 @@ void crew__timers_free(crew_pool *p) {
         free(t);
     }
     free(tm->heap);
+    free(tm->per_slot);
     pthread_mutex_destroy(&tm->lock);
 }
 
@@ -195,11 +202,19 @@ static bool tk_last_look(void *ctx) {
     return c->tm->exit || (c->tm->n != 0 && c->tm->heap[0].when < c->until);
 }
 
-/* Hand the top entry, due, to the scheduler (lock held). */
+/* Hand the top entry, due, to the scheduler (lock held). A timer's run is not queued once a
+ * shutdown began (crew__timers_closing): the timer goes idle. */
 static void fire_top(crew_pool *p, crew__timers *tm) {
     crew_task *t = tm->heap[0].task;
     bool timer = t->fn == crew__timer_run;
+    uint32_t slot = tm->heap[0].slot;
     heap_remove_at(tm, 0);
+    if (slot != 0)
+        tm->per_slot[slot]--;
+    if (timer && tm->closing) {
+        ((struct crew_timer *)t->arg)->state = T_IDLE;
+        return;
+    }
     tm->fired++;
     if (timer) {
         struct crew_timer *tmr = t->arg;
@@ -217,6 +232,12 @@ static void fire_top(crew_pool *p, crew__timers *tm) {
         pthread_mutex_lock(&tm->lock);
     }
 }
+
+#if defined(CREW_ASSERT) && CREW_ASSERT
+/* Tests only (the checked library the tests link, debug.h): called by the timer thread as it
+ * returns, so that a test can hold its exit open. */
+void (*crew__test_timer_exit)(void);
+#endif
 
 static void *timer_main(void *arg) {
     crew_pool *p = arg;
@@ -237,6 +258,10 @@ static void *timer_main(void *arg) {
                           c.until != UINT64_MAX ? &until : NULL);
     }
     pthread_mutex_unlock(&tm->lock);
+#if defined(CREW_ASSERT) && CREW_ASSERT
+    if (crew__test_timer_exit)
+        crew__test_timer_exit();
+#endif
     return NULL;
 }
 
@@ -257,15 +282,37 @@ static void insert_locked(crew__timers *tm, crew_task *t, uint64_t when, uint32_
         crew__ec_notify_locked(&tm->changed, NULL, NULL); /* events made under the lock: ec.h */
 }
 
+/* Room to count the delayed tasks of slot (lock held): CREW_OK or CREW_ENOMEM. The counts
+ * grow by doubling up to the highest slot with a delayed task so far (4 bytes a slot). */
+static int per_slot_reserve(crew__timers *tm, uint32_t slot) {
+    if (slot < tm->per_slot_n)
+        return CREW_OK;
+    size_t n = tm->per_slot_n ? tm->per_slot_n : 64;
+    while (n <= slot)
+        n *= 2;
+    uint32_t *c = realloc(tm->per_slot, n * sizeof *c);
+    if (!c)
+        return CREW_ENOMEM;
+    memset(c + tm->per_slot_n, 0, (n - tm->per_slot_n) * sizeof *c);
+    tm->per_slot = c;
+    tm->per_slot_n = n;
+    return CREW_OK;
+}
+
 int crew__timers_add(crew_pool *p, crew_task *t, uint64_t when) {
     crew__timers *tm = &p->timers;
+    uint32_t slot = t->crew_private_.slot;
     pthread_mutex_lock(&tm->lock);
     int rc = tm->closing == 2 ? CREW_ESHUTDOWN : ensure_thread(p, tm);
     if (rc == CREW_OK)
         rc = heap_reserve(tm, tm->n + 1 + tm->timers);
+    if (rc == CREW_OK && slot != 0)
+        rc = per_slot_reserve(tm, slot);
     if (rc == CREW_OK) {
         tm->delayed++;
-        insert_locked(tm, t, when, t->crew_private_.slot);
+        if (slot != 0)
+            tm->per_slot[slot]++; /* a group's tasks: at most UINT32_MAX (crew__group_add) */
+        insert_locked(tm, t, when, slot);
     }
     pthread_mutex_unlock(&tm->lock);
     return rc;
@@ -289,6 +336,8 @@ static bool take_out(void *ctx, const crew__tent *e) {
         ((struct crew_timer *)t->arg)->state = T_IDLE; /* runs no more */
     } else {
         c->tm->delayed--;
+        if (e->slot != 0)
+            c->tm->per_slot[e->slot]--;
         t->crew_private_.gnext = c->list;
         c->list = t;
         c->n++;
@@ -313,7 +362,7 @@ size_t crew__timers_cancel_group(crew_pool *p, uint32_t slot, uint32_t gen) {
      * generation is its group's; another generation means the cancelled group has ended and
      * those waiting belong to the slot's next group. Relaxed: the group opened before the
      * task was inserted under this lock. */
-    if (tm->delayed != 0 &&
+    if (slot < tm->per_slot_n && tm->per_slot[slot] != 0 &&
         crew__gen_of(crew__load_relaxed(&crew__slot_at(&p->groups, slot)->state)) == gen)
         heap_filter(tm, take_out, &c);
     pthread_mutex_unlock(&tm->lock);
@@ -321,17 +370,27 @@ size_t crew__timers_cancel_group(crew_pool *p, uint32_t slot, uint32_t gen) {
     return c.n;
 }
 
-void crew__timers_close(crew_pool *p, int how) {
+void crew__timers_closing(crew_pool *p, int how) {
     crew__timers *tm = &p->timers;
-    filter_ctx c = {tm, 0, how == CREW_CANCEL, NULL, 0};
     pthread_mutex_lock(&tm->lock);
     int closing = how == CREW_CANCEL ? 2 : 1;
     if (tm->closing < closing)
         tm->closing = closing;
+    pthread_mutex_unlock(&tm->lock);
+}
+
+void crew__timers_close(crew_pool *p, int how) {
+    crew__timers *tm = &p->timers;
+    filter_ctx c = {tm, 0, how == CREW_CANCEL, NULL, 0};
+    crew__assert(tm->closing >= (how == CREW_CANCEL ? 2 : 1)); /* crew__timers_closing */
+    pthread_mutex_lock(&tm->lock);
     heap_filter(tm, take_out, &c);
     pthread_mutex_unlock(&tm->lock);
     drop_list(p, c.list, true);
 }
+
+/* A second crew_shutdown's wait for the first one's join (lock held). */
+static bool join_over(void *ctx) { return ((crew__timers *)ctx)->join_done; }
 
 void crew__timers_stop(crew_pool *p) {
     crew__timers *tm = &p->timers;
@@ -340,9 +399,18 @@ void crew__timers_stop(crew_pool *p) {
     tm->joined = true;
     tm->exit = true;
     crew__ec_notify_locked(&tm->changed, NULL, NULL);
+    if (!join) { /* another shutdown joins it (or there is none): return once it is gone */
+        if (tm->started)
+            crew__ec_wait_for(&tm->changed, &tm->lock, join_over, tm, NULL);
+        pthread_mutex_unlock(&tm->lock);
+        return;
+    }
     pthread_mutex_unlock(&tm->lock);
-    if (join)
-        pthread_join(tm->thread, NULL);
+    pthread_join(tm->thread, NULL);
+    pthread_mutex_lock(&tm->lock);
+    tm->join_done = true;
+    crew__ec_notify_locked(&tm->changed, NULL, NULL); /* a concurrent crew_shutdown waits */
+    pthread_mutex_unlock(&tm->lock);
 }
 
 /* ---- periodic timers ---- */
@@ -381,6 +449,27 @@ static void rearm(crew__timers *tm, struct crew_timer *t, uint64_t started, uint
     insert_locked(tm, &t->run, when, 0); /* room: reserved for every live timer */
 }
 
+/* The end of a run, or of the on_drop of a dropped run (lock held, t RUNNING on this thread;
+ * the lock is released): free t if it was stopped from inside, wake the crew_timer_stop that
+ * waits if it was stopped from outside, else put it back in the heap. started, now: as for
+ * rearm. */
+static void run_end(crew__timers *tm, struct crew_timer *t, uint64_t started, uint64_t now) {
+    if (t->stopped) {
+        if (t->free_at_end) { /* stopped from inside this run */
+            unlink_timer(tm, t);
+            pthread_mutex_unlock(&tm->lock);
+            free(t);
+            return;
+        }
+        t->state = T_IDLE; /* a crew_timer_stop waits for this: it frees t */
+        crew__ec_notify_locked(&t->done, NULL, NULL);
+        pthread_mutex_unlock(&tm->lock);
+        return;
+    }
+    rearm(tm, t, started, now);
+    pthread_mutex_unlock(&tm->lock);
+}
+
 void crew__timer_run(void *arg) {
     struct crew_timer *t = arg;
     crew__timers *tm = &t->pool->timers;
@@ -399,20 +488,7 @@ void crew__timer_run(void *arg) {
     t->fn(t->arg);
 
     pthread_mutex_lock(&tm->lock);
-    if (t->stopped) {
-        if (t->free_at_end) { /* stopped from inside this run */
-            unlink_timer(tm, t);
-            pthread_mutex_unlock(&tm->lock);
-            free(t);
-            return;
-        }
-        t->state = T_IDLE; /* a crew_timer_stop waits for this: it frees t */
-        crew__ec_notify_locked(&t->done, NULL, NULL);
-        pthread_mutex_unlock(&tm->lock);
-        return;
-    }
-    rearm(tm, t, t->started, crew__now_ns());
-    pthread_mutex_unlock(&tm->lock);
+    run_end(tm, t, t->started, crew__now_ns());
 }
 
 bool crew__timer_dropped(crew_pool *p, void *arg, crew_fn *fn, void **fn_arg) {
@@ -425,12 +501,21 @@ bool crew__timer_dropped(crew_pool *p, void *arg, crew_fn *fn, void **fn_arg) {
         free(t);
         return false;
     }
+    /* Running on this thread until crew__timer_drop_end: on_drop uses t's arg meanwhile. */
+    t->state = T_RUNNING;
+    t->runner = pthread_self();
     *fn = t->fn;
     *fn_arg = t->arg;
-    uint64_t now = crew__now_ns();
-    rearm(tm, t, now, now); /* a full queue's drop: the next period still comes */
     pthread_mutex_unlock(&tm->lock);
     return true;
+}
+
+void crew__timer_drop_end(crew_pool *p, void *arg) {
+    struct crew_timer *t = arg;
+    crew__timers *tm = &p->timers;
+    pthread_mutex_lock(&tm->lock);
+    uint64_t now = crew__now_ns();
+    run_end(tm, t, now, now); /* a full queue's drop: the next period still comes */
 }
 
 crew_fn crew__timer_fn_of(const crew_task *t) {
@@ -558,16 +643,14 @@ void crew__timers_view_get(crew_pool *p, crew__timers_view *v) {
     pthread_mutex_unlock(&tm->lock);
 }
 
-size_t crew__timers_each(crew_pool *p, size_t max,
-                         void (*fn)(void *ctx, crew_fn tfn, uint64_t period_ns, uint64_t when,
-                                    const char *state),
-                         void *ctx) {
+size_t crew__timers_list(crew_pool *p, crew__timer_info *out, size_t max) {
     static const char *const names[] = {"armed", "queued", "running", "idle"};
     crew__timers *tm = &p->timers;
     pthread_mutex_lock(&tm->lock);
     size_t i = 0;
     for (struct crew_timer *t = tm->live; t && i < max; t = t->next, i++)
-        fn(ctx, t->fn, t->period, t->state == T_ARMED ? t->when : 0, names[t->state]);
+        out[i] = (crew__timer_info){t->fn, t->period, t->state == T_ARMED ? t->when : 0,
+                                    names[t->state]};
     size_t n = tm->timers;
     pthread_mutex_unlock(&tm->lock);
     return n;

@@ -41,12 +41,15 @@ typedef struct crew__timers {
     uint32_t seq;         /* lock: the next entry's sequence number */
     size_t delayed;       /* lock: delayed tasks in the heap (the others are timers) */
     size_t timers;        /* lock: live periodic timers (each may need one entry) */
+    uint32_t *per_slot;   /* lock: [slot]: the delayed tasks of group slot in the heap */
+    size_t per_slot_n;    /* lock: per_slot's length (slots past it have none) */
     struct crew_timer *live; /* lock: every timer not freed yet (crew_timer_stop frees them) */
     crew__ec changed;     /* the timer thread sleeps here: an earlier entry, or exit */
     int closing;          /* lock: 0 open, 1 a draining shutdown began, 2 a cancelling one */
     bool exit;            /* lock: the timer thread must return */
     bool started;         /* lock: the timer thread was created */
     bool joined;          /* lock: a crew_shutdown claimed it to join */
+    bool join_done;       /* lock: and has joined it (others wait on changed for this) */
     pthread_t thread;     /* valid when started */
     uint64_t fired;       /* lock: entries handed to the scheduler so far (crew_diagnose) */
 } crew__timers;
@@ -61,6 +64,9 @@ int crew__timers_add(crew_pool *p, crew_task *t, uint64_t when);
 /* crew_cancel: drop the delayed tasks of group {slot, gen} still waiting in the heap (each
  * handed to on_drop). Returns how many. */
 size_t crew__timers_cancel_group(crew_pool *p, uint32_t slot, uint32_t gen);
+/* crew_shutdown, before the pool's state changes to closing: no timer's run is queued from
+ * now on (a due one goes idle), and a cancelling shutdown refuses new delayed tasks. */
+void crew__timers_closing(crew_pool *p, int how);
 /* crew_shutdown, once the pool is closing: no periodic timer runs again; how CREW_CANCEL also
  * drops the delayed tasks (reported as a shutdown's drops), CREW_DRAIN leaves them to run at
  * their time. */
@@ -70,10 +76,15 @@ void crew__timers_stop(crew_pool *p);
 
 /* The function of a periodic timer's runs (arg: the timer). */
 void crew__timer_run(void *arg);
-/* A run of timer arg was dropped without running (a shutdown, a full queue): false if the
- * timer was stopped (it is freed; nobody is told), else true with *fn and *arg set to the
- * timer's own, for on_drop. */
+/* A run of timer arg was dropped without running (a shutdown, a full queue, no memory to
+ * queue it): false if the timer was stopped (it is freed; nobody is told), else true with *fn
+ * and *arg set to the timer's own, for on_drop, and the timer counts as running on this thread
+ * (a crew_timer_stop from another thread waits, one from on_drop returns at once) until
+ * crew__timer_drop_end, which the caller must call after on_drop. */
 bool crew__timer_dropped(crew_pool *p, void *arg, crew_fn *fn, void **fn_arg);
+/* After the on_drop of a run crew__timer_dropped returned true for: the end of that run (the
+ * timer is freed if stopped from inside, its stopper woken, or it is armed for its next run). */
+void crew__timer_drop_end(crew_pool *p, void *arg);
 /* The user's function of a task, for the timeline and the diagnostics: a timer's run is named
  * by its timer's function. */
 crew_fn crew__timer_fn_of(const crew_task *t);
@@ -86,11 +97,15 @@ typedef struct crew__timers_view {
     crew_fn next_fn;                /* its function */
 } crew__timers_view;
 void crew__timers_view_get(crew_pool *p, crew__timers_view *v);
-/* Call fn(ctx, timer's fn, period_ns, next due, state) for each live periodic timer, at most
- * max of them; returns how many exist. state: "armed", "queued", "running", "idle". */
-size_t crew__timers_each(crew_pool *p, size_t max,
-                         void (*fn)(void *ctx, crew_fn tfn, uint64_t period_ns, uint64_t when,
-                                    const char *state),
-                         void *ctx);
+/* One live periodic timer, as crew__timers_list copies it. */
+typedef struct crew__timer_info {
+    crew_fn fn;          /* the timer's function */
+    uint64_t period_ns;  /* 0: one-shot */
+    uint64_t when;       /* its next due time if armed, else 0 */
+    const char *state;   /* "armed", "queued", "running", "idle" */
+} crew__timer_info;
+/* Copy up to max live periodic timers into out (under the lock, so that the caller prints
+ * without it); returns how many exist. */
+size_t crew__timers_list(crew_pool *p, crew__timer_info *out, size_t max);
 
 #endif /* CREW_TIMER_H */

@@ -85,6 +85,19 @@ void crew__flush_finished(crew_pool *p, crew__worker *w) {
     }
 }
 
+/* on_drop(fn, arg) for a dropped task of group slot, in the frame drop() describes. */
+static void call_on_drop(crew_pool *p, uint32_t slot, crew_fn fn, void *arg) {
+    crew__frame frame = {p, crew__tls_frame, crew__tls_frame ? crew__tls_frame->depth + 1 : 1,
+                         {slot, 0}, crew__sched_mark(p, crew__self(p))};
+    if (slot != 0) { /* the group is open: the task is unfinished. Relaxed: as in call() */
+        crew__slot *sl = crew__slot_at(&p->groups, slot);
+        frame.group.gen = crew__gen_of(crew__load_relaxed(&sl->state));
+    }
+    crew__tls_frame = &frame;
+    p->hooks.on_drop(fn, arg, p->hooks.arg);
+    crew__tls_frame = frame.up;
+}
+
 /* Drop t (never run it): give back its place in the bounded queue and its node, count it,
  * hand it to on_drop, then end it in its group and in pending. The place and the node go back
  * before on_drop, so that an on_drop that submits finds the pool as if t were gone (it would
@@ -109,19 +122,18 @@ static void drop(crew_pool *p, crew_task *t, enum crew__end how, bool by_shutdow
         crew__lane_runner_dropped(p, arg, by_shutdown);
     } else if (__builtin_expect(fn == crew__join_half, 0)) {
         crew__join_hand_back(p, arg); /* back to the caller of crew_join, which runs it */
-    } else if (__builtin_expect(fn == crew__timer_run, 0) &&
-               !crew__timer_dropped(p, arg, &fn, &arg)) {
-        /* a run of a stopped timer (now freed): nobody to tell; else on_drop gets its fn */
-    } else if (p->hooks.on_drop) {
-        crew__frame frame = {p, crew__tls_frame, crew__tls_frame ? crew__tls_frame->depth + 1 : 1,
-                             {slot, 0}, crew__sched_mark(p, crew__self(p))};
-        if (slot != 0) { /* the group is open: t is unfinished. Relaxed: as in call() */
-            crew__slot *sl = crew__slot_at(&p->groups, slot);
-            frame.group.gen = crew__gen_of(crew__load_relaxed(&sl->state));
+    } else if (__builtin_expect(fn == crew__timer_run, 0)) {
+        /* A timer's run: on_drop gets the timer's fn and arg, the timer counting as running
+         * on this thread meanwhile (a crew_timer_stop from another thread waits for on_drop,
+         * so the arg it frees afterwards is not in use); nothing if it was stopped (freed). */
+        void *timer = arg;
+        if (crew__timer_dropped(p, timer, &fn, &arg)) {
+            if (p->hooks.on_drop)
+                call_on_drop(p, slot, fn, arg);
+            crew__timer_drop_end(p, timer);
         }
-        crew__tls_frame = &frame;
-        p->hooks.on_drop(fn, arg, p->hooks.arg);
-        crew__tls_frame = frame.up;
+    } else if (p->hooks.on_drop) {
+        call_on_drop(p, slot, fn, arg);
     }
     crew__tasks_finished(p, slot, 1, how);
 }
