@@ -259,14 +259,23 @@ size_t crew__deque_steal_batch(crew__deque *d, crew__deque_entry *out, size_t ma
     }
     size_t n = (size_t)(b - t) < max ? (size_t)(b - t) : max;
     crew__deque_array *a = crew__load_acquire(&d->array); /* acquire: as in steal */
-    for (size_t i = 0; i < n; i++) {
-        crew__deque_entry *e = &a->slot[(size_t)(t + (int64_t)i) & a->mask];
-        crew_fn fn = crew__load_relaxed(&e->fn);
-        if (i > 0 && stop && fn == stop) { /* the batch ends before it (deque.h) */
-            n = i;
-            break;
+    /* The first place always; a later one unless its function is stop (deque.h), tested in a
+     * loop of its own so that a claim without stop copies as it did before there was one. */
+    size_t i = 0;
+    if (stop) {
+        for (; i < n; i++) {
+            crew__deque_entry *e = &a->slot[(size_t)(t + (int64_t)i) & a->mask];
+            crew_fn fn = crew__load_relaxed(&e->fn);
+            if (fn == stop && i > 0)
+                break; /* the batch ends before it */
+            entry_put(&out[i], fn, crew__load_relaxed(&e->arg), crew__load_relaxed(&e->aux));
         }
-        entry_put(&out[i], fn, crew__load_relaxed(&e->arg), crew__load_relaxed(&e->aux));
+        n = i;
+    }
+    for (; i < n; i++) {
+        crew__deque_entry *e = &a->slot[(size_t)(t + (int64_t)i) & a->mask];
+        entry_put(&out[i], crew__load_relaxed(&e->fn), crew__load_relaxed(&e->arg),
+                  crew__load_relaxed(&e->aux));
     }
     crew__debug_yield(); /* tests: widen the window an owner's take could hit */
     /* Seq_cst on success, as in steal. */
