@@ -98,10 +98,13 @@ static void choose(crew__ec_sleeper *s, crew__ec_wakes *later) {
     /* Relaxed: the sleeper reads it under the lock, or before its system call only to skip
      * it; the kernel's compare in FUTEX_WAIT is ordered against FUTEX_WAKE by the kernel. */
     crew__store_relaxed(&s->word, 1u);
-    if (later && later->n < CREW__EC_WAKES)
-        later->word[later->n++] = &s->word; /* a FUTEX_WAKE after the unlock: ec.h */
-    else
-        futex_wake(&s->word);
+    /* The FUTEX_WAKE under the lock, not deferred to after the unlock (later stays empty): the
+     * sleeper cannot leave crew__ec_wait before it retakes the lock, so its word, often on its
+     * stack, is still there. After the unlock the kernel would only compare a stale address
+     * (harmless), but valgrind's memcheck reports the system call's argument as unaddressable,
+     * and a wake deferred this way measured no faster under load (docs/benchmarks.md). */
+    (void)later;
+    futex_wake(&s->word);
 #else
     (void)later;
     s->woken = true;

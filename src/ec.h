@@ -40,9 +40,10 @@
  *
  * THE OS WAIT. On Linux a sleeper sleeps on a 32-bit word of its own (crew__ec_sleeper.word), as
  * Concurrency Kit's ck_ec and folly's EventCount do: the notifier that chooses it sets the word
- * to 1 under the lock, and after it has released the lock makes one FUTEX_WAKE (private) on it
- * (crew__ec_choose_locked, crew__ec_wake_chosen), so that the woken thread does not find the
- * lock still held (that hand-off nearly doubled an idle pool's wake-up); the sleeper
+ * to 1 and makes one FUTEX_WAKE (private) on it, both under the lock, while the sleeper's word
+ * (often on its stack) is sure to exist: a wake deferred to after the unlock (the `later` list
+ * of crew__ec_choose_locked, kept empty) was no faster under load, and valgrind's memcheck
+ * reports its argument as unaddressable once the sleeper has returned; the sleeper
  * releases the lock, FUTEX_WAITs while its word is 0 (the kernel compares and sleeps
  * atomically, so a notifier that set the word in between is never missed), and takes the lock
  * again. A timed wait is FUTEX_WAIT_BITSET without FUTEX_CLOCK_REALTIME: an absolute
