@@ -382,8 +382,8 @@ void crew__timers_closing(crew_pool *p, int how) {
 void crew__timers_close(crew_pool *p, int how) {
     crew__timers *tm = &p->timers;
     filter_ctx c = {tm, 0, how == CREW_CANCEL, NULL, 0};
-    crew__assert(tm->closing >= (how == CREW_CANCEL ? 2 : 1)); /* crew__timers_closing */
     pthread_mutex_lock(&tm->lock);
+    crew__assert(tm->closing >= (how == CREW_CANCEL ? 2 : 1)); /* crew__timers_closing */
     heap_filter(tm, take_out, &c);
     pthread_mutex_unlock(&tm->lock);
     drop_list(p, c.list, true);
