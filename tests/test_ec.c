@@ -110,6 +110,7 @@ static void *token_sleeper(void *arg) {
     }
 }
 
+/* A chooser for crew__ec_notify: wakes sleepers while the count at ctx lasts. */
 static bool first_one(void *ctx, void *data) {
     (void)data;
     unsigned *left = ctx;
@@ -417,15 +418,6 @@ static void *multi_sleeper(void *arg) {
     }
 }
 
-static bool one_left(void *ctx, void *data) {
-    (void)data;
-    unsigned *left = ctx;
-    if (*left == 0)
-        return false;
-    (*left)--;
-    return true;
-}
-
 static void multi_stress(void) {
     nmtokens = rounds(100000);
     crew__ec_init(&multi_shared);
@@ -442,8 +434,8 @@ static void multi_stress(void) {
         unsigned one = 1;
         long pick = k % (2 * NMULTI + 1);
         crew__ec *ec_k = pick == 2 * NMULTI ? &multi_shared : &multi_own[pick / 2][pick % 2];
-        if (crew__ec_notify(ec_k, &lock, one_left, &one) == 0 && ec_k != &multi_shared)
-            crew__ec_notify(&multi_shared, &lock, one_left, &(unsigned){1}); /* nobody there */
+        if (crew__ec_notify(ec_k, &lock, first_one, &one) == 0 && ec_k != &multi_shared)
+            crew__ec_notify(&multi_shared, &lock, first_one, &(unsigned){1}); /* nobody there */
         if (k % 64 == 0)
             while (atomic_load(&mconsumed) < k)
                 sched_yield();
