@@ -219,7 +219,7 @@ static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t
     if (busy && (busy->pool != p || crew__load_relaxed(&busy->fn) != 0)) /* relaxed: our own */
         busy = NULL;
     if (busy)
-        crew__busy_begin(busy, t->fn, started);
+        crew__busy_begin(busy, crew__timer_fn_of(t), started); /* a timer: its own fn */
     bool ran = call(p, crew__self(p), t, &slot);
     if (busy)
         crew__busy_end(busy);

@@ -74,6 +74,27 @@ TEST(Diagnose, NothingStalledInAnIdlePool) {
     crew_destroy(p);
 }
 
+// A periodic timer's run that stays is reported under the timer's own function, not under the
+// pool's internal runner of timers.
+TEST(Diagnose, ABusyTimerRunIsNamedByItsFunction) {
+    crew_pool *p = pool(2, 1);
+    Gate gate;
+    crew_timer *t = nullptr;
+    ASSERT_EQ(crew_timer_start(p, 0, 1000000, CREW_TIMER_FIXED_DELAY, stuck_task, &gate, &t),
+              CREW_OK);
+    gate.wait_arrivals(1);
+    sleep_ms(60);
+    Report r = diagnose(p, 40, never, never);
+    EXPECT_EQ(r.findings, 1) << r.text;
+    size_t at = r.text.find("busy: worker ");
+    ASSERT_NE(at, std::string::npos) << r.text;
+    std::string busy = r.text.substr(at, r.text.find('\n', at) - at);
+    EXPECT_NE(busy.find(address_of(stuck_task)), std::string::npos) << r.text;
+    gate.open();
+    EXPECT_EQ(crew_timer_stop(t), CREW_OK);
+    crew_destroy(p);
+}
+
 TEST(Diagnose, WorkerAndBlockingThreadBusyOnOneTask) {
     crew_pool *p = pool(2, 1);
     Gate gate;
