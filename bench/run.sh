@@ -423,19 +423,21 @@ goals_table() {
                 if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
             return a[int(n / 2) + 1]
         }
+        function num(x) { return sprintf(x >= 1000 ? "%.0f" : "%.4g", x) } # no exponent
         function row(what, fig, goal, met) {
             printf "| %s | %s | %s | %s |\n", what, fig, goal, met
         }
         function na(what, goal, why) { row(what, "n/a (" why ")", goal, "n/a") }
         # A time ratio a / b (medians of workload w) against the most it may be.
-        function ratio(what, w, a, b, most, unit, scale,   x, y) {
+        function ratio(what, w, a, b, most, unit, scale,   x, y, r) {
             x = med(w SUBSEP a); y = med(w SUBSEP b)
             if (x <= 0 || y <= 0) {
                 na(what, "<= " most "x", (x <= 0 ? a : b) " did not run")
                 return
             }
-            row(what, sprintf("%.2fx (%s %.4g %s, %s %.4g %s)", x / y, a, x * scale, unit, b,
-                y * scale, unit), "<= " most "x", x / y <= most ? "met" : "not met")
+            r = sprintf("%.2f", x / y) # met or not as printed
+            row(what, sprintf("%sx (%s %s %s, %s %s %s)", r, a, num(x * scale), unit, b,
+                num(y * scale), unit), "<= " most "x", r + 0 <= most ? "met" : "not met")
         }
         FILENAME ~ /peers\.csv$/ && FNR > 1 {
             split($0, f, ","); k = f[1] SUBSEP f[2]; val[k, ++cnt[k]] = f[5]; next
@@ -498,7 +500,7 @@ goals_table() {
             ratio("wake-up of an idle pool, median: crew / textbook", "wakeup", "crew",
                 "textbook", 0.4, "us", 1)
             if (p99 == "") na("wake-up of an idle pool, p99 (crew)", "<= 40 us", "not run")
-            else row("wake-up of an idle pool, p99 (crew)", sprintf("%.4g us", p99), "<= 40 us",
+            else row("wake-up of an idle pool, p99 (crew)", num(p99) " us", "<= 40 us",
                 p99 + 0 <= 40 ? "met" : "not met")
             for (P = 1; P <= 64; P++)
                 if (("burst-P" P, "crew") in cnt)
@@ -514,12 +516,12 @@ goals_table() {
             if (c <= 0 || best == "") na("one-producer rate, crew / best peer", ">= 3x", "not run")
             else row("one-producer rate, crew / best peer",
                 sprintf("%.2fx (crew %.3g M/s, %s %.3g M/s)", c / bm, c / 1e6, best, bm / 1e6),
-                ">= 3x", c / bm >= 3 ? "met" : "not met")
+                ">= 3x", sprintf("%.2f", c / bm) + 0 >= 3 ? "met" : "not met")
             if (spread == "") na("one-producer rate, slowest of " runs " / median", ">= 0.6",
                 "not run")
             else row("one-producer rate, slowest of " runs " / median (the worse mode)",
                 sprintf("%.2f (%s)", spread, spread_mode), ">= 0.6",
-                spread >= 0.6 ? "met" : "not met")
+                sprintf("%.2f", spread) + 0 >= 0.6 ? "met" : "not met")
         }' "${inputs[@]}"
 }
 { echo; goals_table; } >>"$out/summary.md"
