@@ -3,7 +3,9 @@
 # thread, N empty tasks submitted one by one from outside and waited for, minus the same run with
 # a few tasks, divided by the difference (start-up and teardown cancel out). Polling by idle
 # threads counts too, as it does on the machine. One run each: counts vary by a few percent
-# with thread interleaving, not by the machine's load.
+# with thread interleaving, not by the machine's load. Then, for crew alone: crew_submit built
+# without monitoring and with it off and on, one array (crew_enqueue_tasks) per task, and one
+# spawn-and-wait pair (crew_join, in the fib of bench_peers' crew-join-task).
 # usage: bench/instr.sh [--quick] [peer ...]   (default: crew's strategies, crew's tasks through
 #                                             a lane (crew-lane), each in a group of its own
 #                                             (crew-group) with a crew_notify callback on it
@@ -79,3 +81,53 @@ for row in "built without monitoring|$nomon|" "monitoring off (the default)|$et|
     awk -v l="$label" -v a="$a" -v b="$b" -v n=$((big - small)) \
         'BEGIN { printf "%-34s %12.0f\n", l, (b - a) / n }'
 done
+
+# One array: crew_enqueue_tasks of N empty tasks, then crew_wait_all, on one worker.
+echo
+printf '%-34s %12s\n' "crew_enqueue_tasks, one worker" "instr/task"
+if [ -x "$et" ]; then
+    a=$(count_et "$et" "-m array" "$small")
+    b=$(count_et "$et" "-m array" "$big")
+    awk -v a="$a" -v b="$b" -v n=$((big - small)) \
+        'BEGIN { printf "%-34s %12.0f\n", "one array (monitoring off)", (b - a) / n }'
+else
+    printf '%-34s %12s\n' "one array (monitoring off)" "n/a (not built)"
+fi
+
+# One spawn-and-wait pair (crew_join): bench_peers' fib with crew-join-task (the root a task, so
+# every join is a worker's) on one worker, fib(20) and fib(22). fib(n) makes F(n+1) - 1 joins, so
+# the difference is 17,711 joins. Subtracted from the difference: the benchmark's sequential fib
+# (fib_seq, main's check of the result), read from callgrind's function breakdown. The pair's
+# figure still holds the benchmark's own fib function (fib_join's body), shown beside it.
+count_join() { # n -> "total fib_seq fib_join" instructions, or nothing
+    valgrind --tool=callgrind --callgrind-out-file="$tmp/out" "$bin" -p crew-join-task -w fib \
+        -t 1 -r 1 -f "$1" >/dev/null 2>&1 || return 0
+    callgrind_annotate --auto=no --threshold=100 --inclusive=no "$tmp/out" 2>/dev/null | awk '
+        /PROGRAM TOTALS/ { gsub(",", "", $1); total = $1 }
+        /fib_seq\(/ { gsub(",", "", $1); seq += $1 }
+        /fib_join\(/ { gsub(",", "", $1); body += $1 }
+        END { if (total > 0 && seq > 0) print total, seq, body + 0 }'
+}
+echo
+printf '%-34s %12s\n' "crew_join, one worker" "instr/pair"
+label="spawn-and-wait pair (fib 20..22)"
+if ! "$bin" -p crew-join-task -w fib -t 1 -r 1 -f 3 2>/dev/null | grep -q "^crew-join-task "; then
+    printf '%-34s %12s\n' "$label" "n/a (not built)"
+elif ! command -v callgrind_annotate >/dev/null; then
+    printf '%-34s %12s\n' "$label" "n/a (no callgrind_annotate)"
+else
+    a=$(count_join 20)
+    b=$(count_join 22)
+    if [ -z "$a" ] || [ -z "$b" ]; then
+        printf '%-34s %12s\n' "$label" "n/a (fib_seq not in the breakdown)"
+    else
+        awk -v a="$a" -v b="$b" -v l="$label" 'BEGIN {
+            split(a, x, " "); split(b, y, " ")
+            f[0] = 0; f[1] = 1; for (i = 2; i <= 23; i++) f[i] = f[i - 1] + f[i - 2]
+            joins = f[23] - f[21] # fib(22) makes F(23) - 1 joins, fib(20) F(21) - 1
+            printf "%-34s %12.0f\n", l, (y[1] - x[1] - (y[2] - x[2])) / joins
+            printf "%-34s %12.0f\n", "  of which fib_join (the benchmark)", (y[3] - x[3]) / joins
+            printf "%-34s %12.0f\n", "  subtracted: fib_seq, per pair", (y[2] - x[2]) / joins
+        }'
+    fi
+fi
