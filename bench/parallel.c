@@ -1,10 +1,11 @@
 /*
  * parallel.c -- the parallel primitives' engines side by side (src/parallel.c): counter (helper
- * tasks in a group share an atomic chunk counter), join (lazy binary splitting on crew_join)
- * and offer (the counter, its helpers offered by crew_join instead of queued in a group). Per
- * workload, the runs alternate between the engines (counter, join, offer, counter, ...), and
- * each engine's median time per call (min..max) and its ratio to the counter's are printed.
- * For instruction counts, run one engine at a time under `valgrind --tool=callgrind` (-e join).
+ * tasks in a group share an atomic chunk counter), split (lazy binary splitting on crew_join)
+ * and offer (the counter, its helpers offered by crew_join instead of queued in a group; the
+ * default under work stealing). Per workload, the runs alternate between the engines (counter,
+ * split, offer, counter, ...), and each engine's median time per call (min..max) and its ratio
+ * to the counter's are printed. For instruction counts, run one engine at a time under
+ * `valgrind --tool=callgrind` (-e offer), with -r 1 and -r 5, and divide the difference.
  *
  * Workloads (-w, comma-separated; default all):
  *   for6    crew_parallel_for over 1e6 cheap iterations (a multiply-shift-xor each)
@@ -16,7 +17,7 @@
  *   tasks   16 tasks in one group, each running crew_parallel_for over 1e5 iterations (nested
  *           parallelism: the loops start inside tasks of the pool), waited for from outside
  *
- * Usage: bench_parallel [-t threads,...] [-r repeats] [-w workloads] [-e counter,join,offer]
+ * Usage: bench_parallel [-t threads,...] [-r repeats] [-w workloads] [-e counter,split,offer]
  *                       [-s scale]
  *   -t  pool sizes, comma-separated (default: the number of cores)
  *   -r  runs per engine (default 7; medians need at least 5)
@@ -36,8 +37,8 @@
 
 /* The engines (src/parallel.h; the library is linked statically). */
 void crew__parallel_engine(int engine);
-/* The engines measured, in the order of the columns: CREW__PAR_COUNTER, _JOIN, _OFFER. */
-static const char *const engine_names[] = {"counter", "join", "offer"};
+/* The engines measured, in the order of the columns: CREW__PAR_COUNTER, _SPLIT, _OFFER. */
+static const char *const engine_names[] = {"counter", "split", "offer"};
 static const int engine_ids[] = {1, 2, 3};
 enum { NENGINE = 3 };
 
@@ -133,9 +134,9 @@ static int calls_for(size_t n) { return n >= 1000000 ? 1 : (int)(1000000 / (n ? 
 
 static void usage(FILE *f) {
     fputs("usage: bench_parallel [-t threads,...] [-r repeats] [-w for6,for8,small,reduce,"
-          "filter,nested,tasks] [-e counter,join,offer] [-s scale]\n"
+          "filter,nested,tasks] [-e counter,split,offer] [-s scale]\n"
           "  crew_parallel_for/reduce/filter under each engine: counter (helper tasks in a\n"
-          "  group), join (lazy binary splitting on crew_join), offer (the counter's helpers\n"
+          "  group), split (lazy binary splitting on crew_join), offer (the counter's helpers\n"
           "  offered by crew_join); runs interleaved; median time per call (min..max) per\n"
           "  engine and its ratio to the counter's.\n",
           f);
