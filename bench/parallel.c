@@ -18,7 +18,7 @@
  *           parallelism: the loops start inside tasks of the pool), waited for from outside
  *
  * Usage: bench_parallel [-t threads,...] [-r repeats] [-w workloads] [-e counter,split,offer]
- *                       [-s scale]
+ *                       [-s scale] [-h|--help]
  *   -t  pool sizes, comma-separated (default: the number of cores)
  *   -r  runs per engine (default 7; medians need at least 5)
  *   -s  multiply every element count by this (default 1; 0.01 for a quick look)
@@ -134,7 +134,7 @@ static int calls_for(size_t n) { return n >= 1000000 ? 1 : (int)(1000000 / (n ? 
 
 static void usage(FILE *f) {
     fputs("usage: bench_parallel [-t threads,...] [-r repeats] [-w for6,for8,small,reduce,"
-          "filter,nested,tasks] [-e counter,split,offer] [-s scale]\n"
+          "filter,nested,tasks] [-e counter,split,offer] [-s scale] [-h|--help]\n"
           "  crew_parallel_for/reduce/filter under each engine: counter (helper tasks in a\n"
           "  group), split (lazy binary splitting on crew_join), offer (the counter's helpers\n"
           "  offered by crew_join); runs interleaved; median time per call (min..max) per\n"
