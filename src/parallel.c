@@ -56,8 +56,10 @@
 
 typedef struct loop {
     size_t begin, end, grain, nchunks;
-    /* Next chunk to hand out. Relaxed: the counter only divides work; the chunks' effects are
-     * published to the caller by the group wait (task completion release, wait acquire). */
+    /* Next chunk to hand out (the counter's runners). Relaxed: the counter only divides work;
+     * the chunks' effects are published to the caller by the group wait (task completion
+     * release, wait acquire), or by crew_join (the half's release of its record's over, the
+     * caller's acquire). */
     atomic_size_t next;
     void (*chunk)(struct loop *l, size_t index, size_t begin, size_t end);
     void *ctx; /* the primitive's own state */
