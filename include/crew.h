@@ -955,7 +955,15 @@ CREW_EXPORT int crew_trace_stop_ex(crew_pool *p, uint64_t *events, uint64_t *dro
  * their partial results find no memory, before any element is touched); the functions' effects
  * happen-before the return. The pool's threads are offered a share of the work, never waited
  * for: on a pool that is shut down, busy or full (a bounded queue without room), or in a forked
- * child the parent's, the caller does the work itself.
+ * child the parent's, the caller does the work itself. Under work stealing (the default) the
+ * share is offered as crew_join offers its half (no group, no task counted by crew_stats, never
+ * handed to on_drop), so on a paused pool the caller does the work and returns without waiting
+ * for crew_resume; under the other strategies the share is helper tasks in a group of their
+ * own, which a paused pool holds until crew_resume (the call returns after it), and which a
+ * cancelling shutdown may drop (on_drop sees them; the loop completes all the same). The
+ * functions may run on a pool thread, or on the caller as part of such an offer, so calls on
+ * the same pool from inside them follow the "task" column of the table at the top
+ * (crew_wait_all, crew_shutdown and crew_destroy may answer CREW_EDEADLK), from any caller.
  * ------------------------------------------------------------------------------------------- */
 
 /* Called with a sub-range [begin, end) of the loop. */

@@ -2,21 +2,49 @@
  * parallel.c -- parallel for, reduce and filter on a pool (the primitives BOLSTER runs on its
  * pool, Jendersie et al., §I).
  *
- * One engine serves all three: a loop over chunk indices 0..nchunks-1 handed out by an atomic
- * counter (dynamic self-scheduling, like OpenMP's schedule(dynamic)). The caller spawns one
- * "runner" task per worker into a fresh group, runs the same loop itself, then waits for the
- * group: crew_wait helps with the runners still queued (they find the counter exhausted and
- * return at once), so the primitives work inside tasks and on a busy or 1-thread pool. Memory is
- * O(workers), whatever the range: a chunk is an index, not a task.
+ * All three split their range into the same grid of chunks (grain elements each; a chunk is an
+ * index, not a task, so memory is O(1) in the range for a loop, O(chunks) for a reduction's
+ * partials and a filter's counts) and run each chunk exactly once through one engine:
+ *
+ *   - counter: a loop over chunk indices handed out by an atomic counter (dynamic
+ *     self-scheduling, like OpenMP's schedule(dynamic)), run by the caller and by "runners"
+ *     that it offers to the pool's threads, one per worker. A runner that starts late finds
+ *     the counter exhausted and returns at once, so a thread that is preempted or busy
+ *     elsewhere holds up at most the one chunk it runs. The runners are offered by crew_join
+ *     where the strategy has an offer without a group (CREW_SCHED_STEAL; CREW__PAR_OFFER): a
+ *     binary tree of joins, half of the runners in each offer, so an offer nobody took comes
+ *     back for a push and a pop, and the caller waits only for runners another thread took.
+ *     Elsewhere they are tasks in a group of their own (CREW__PAR_COUNTER, where a join would
+ *     cost a group per offer): the caller queues them, runs the loop itself, then waits for
+ *     the group (crew_wait helps with the runners still queued).
+ *   - split (CREW__PAR_SPLIT, measured, not the default): lazy binary splitting (Tzannes,
+ *     Caragea, Barua and Vishkin, "Lazy Binary-Splitting: A Run-Time Adaptive Work-Stealing
+ *     Scheduler", PPoPP 2010) on crew_join. A thread runs the chunks of its range one by one,
+ *     and before each it looks whether its deque is empty; if so (other threads took
+ *     everything it offered, so they want work), it splits what is left in two and crew_joins
+ *     the halves: it keeps the first, offers the second. The look is one relaxed load: since
+ *     thieves take a deque's oldest entries first, the deque is empty exactly when the newest
+ *     offer, the sibling of the range being run, was taken (its `taken` flag); a range a thief
+ *     took starts on an empty deque, so it splits at once. Its weakness on a loaded machine:
+ *     the range a thread is running is nobody else's to take, so a preempted thread holds up
+ *     the rest of its range, where the counter's runner holds up one chunk (docs/benchmarks.md
+ *     has the measurements behind the choice).
+ *
+ * Either way the caller takes part and finishes alone what nobody took, so the primitives work
+ * inside tasks and on a busy, shut down or 1-thread pool. The grid depends only on the range, the
+ * grain and the pool size, never on the engine or the timing, so a reduction's result is the
+ * same bit for bit under every engine.
  *
  * Small loops stay on the caller: it runs the first chunk before involving anyone, and if the
  * whole loop at that rate would take less than INLINE_NS, it finishes alone, so a loop over ten
  * elements costs what a plain loop does, not a wake-up.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "atomic.h"
+#include "parallel.h"
 #include "pool.h"
 #include "submit.h"
 #include "wait.h"
@@ -28,21 +56,28 @@
 
 typedef struct loop {
     size_t begin, end, grain, nchunks;
-    /* Next chunk to hand out. Relaxed: the counter only divides work; the chunks' effects are
-     * published to the caller by the group wait (task completion release, wait acquire). */
+    /* Next chunk to hand out (the counter's runners). Relaxed: the counter only divides work;
+     * the chunks' effects are published to the caller by the group wait (task completion
+     * release, wait acquire), or by crew_join (the half's release of its record's over, the
+     * caller's acquire). */
     atomic_size_t next;
     void (*chunk)(struct loop *l, size_t index, size_t begin, size_t end);
     void *ctx; /* the primitive's own state */
 } loop;
+
+/* Run chunk i. */
+static inline void run_chunk(loop *l, size_t i) {
+    size_t b = l->begin + i * l->grain;
+    size_t e = l->end - b > l->grain ? b + l->grain : l->end;
+    l->chunk(l, i, b, e);
+}
 
 /* Claim and run one chunk; false when none is left. */
 static bool run_one(loop *l) {
     size_t i = crew__fetch_add_relaxed(&l->next, 1);
     if (i >= l->nchunks)
         return false;
-    size_t b = l->begin + i * l->grain;
-    size_t e = l->end - b > l->grain ? b + l->grain : l->end;
-    l->chunk(l, i, b, e);
+    run_chunk(l, i);
     return true;
 }
 
@@ -59,6 +94,101 @@ static size_t auto_grain(crew_pool *p, size_t n) {
     return g ? g : 1;
 }
 
+/* ---- the split engine: lazy binary splitting on crew_join ---- */
+
+/* A range of chunks [lo, hi) offered by one crew_join, on the stack of its caller. */
+typedef struct span {
+    loop *l;
+    crew_pool *p;
+    size_t lo, hi;
+    /* The taken flag of the offer below this one on the offering thread's deque (NULL: none),
+     * for the thread that runs this span if it is the offering thread (taken back). */
+    const atomic_bool *below;
+    pthread_t by; /* the offering thread */
+    /* Set when another thread starts the span: the offerer's deque is empty from here down.
+     * Relaxed: a hint for the splitting decision; the chunks' effects are published by
+     * crew_join (the half's release of its record's over, the caller's acquire). */
+    atomic_bool taken;
+} span;
+
+static void run_span(crew_pool *p, loop *l, size_t lo, size_t hi, const atomic_bool *below);
+
+static void first_half(void *arg) {
+    span *s = arg;
+    run_span(s->p, s->l, s->lo, s->hi, s->below);
+}
+
+static void second_half(void *arg) {
+    span *s = arg;
+    const atomic_bool *below = s->below;
+    if (!pthread_equal(pthread_self(), s->by)) {
+        crew__store_relaxed(&s->taken, true); /* relaxed: a hint (see span.taken) */
+        below = NULL; /* a thief's deque is empty: split at once */
+    }
+    run_span(s->p, s->l, s->lo, s->hi, below);
+}
+
+/* Run chunks [lo, hi) on this thread; below: the taken flag of this thread's newest offer
+ * still pending under this range, NULL if none. Splits while the deque is empty (below NULL or
+ * taken), else runs the next chunk. Depth: at most log2 of the chunks, one crew_join a level. */
+static void run_span(crew_pool *p, loop *l, size_t lo, size_t hi, const atomic_bool *below) {
+    while (lo < hi) {
+        /* Relaxed: a hint; a stale false only delays a split by one chunk. */
+        if (hi - lo >= 2 && (!below || crew__load_relaxed(below))) {
+            size_t mid = lo + (hi - lo) / 2;
+            span second = {.l = l, .p = p, .lo = mid, .hi = hi, .below = below,
+                           .by = pthread_self()};
+            crew__atomic_init(&second.taken, false);
+            span first = {.l = l, .p = p, .lo = lo, .hi = mid, .below = &second.taken};
+            /* CREW_OK once both halves ran (only NULL arguments fail, and none is). */
+            (void)crew_join(p, first_half, &first, second_half, &second);
+            return;
+        }
+        run_chunk(l, lo++);
+    }
+}
+
+/* ---- the counter's runners offered by crew_join (CREW__PAR_OFFER) ---- */
+
+/* k runners of loop l, the calling thread one of them. */
+typedef struct runners {
+    crew_pool *p;
+    loop *l;
+    size_t k;
+} runners;
+
+static void run_runners(void *arg) {
+    runners *r = arg;
+    if (r->k <= 1) {
+        run_chunks(r->l);
+        return;
+    }
+    /* Offer half of the others as one half (thieves take the oldest, largest offer first), keep
+     * the rest; a runner taken back finds the counter exhausted and returns at once. */
+    runners mine = {r->p, r->l, r->k - r->k / 2}, theirs = {r->p, r->l, r->k / 2};
+    (void)crew_join(r->p, run_runners, &mine, run_runners, &theirs); /* CREW_OK: no NULLs */
+}
+
+/* Which engine runs the loops (crew__parallel_engine); relaxed: a setting, nothing else is
+ * published through it. */
+static atomic_int engine_choice = CREW__PAR_AUTO;
+
+void crew__parallel_engine(int engine) { crew__store_relaxed(&engine_choice, engine); }
+
+/* Does p's strategy offer a join's half without a group (crew_join's fast path)? */
+static bool has_offer(crew_pool *p) { return p->sched.ops->offer != NULL; }
+
+/* The engine for a loop on p: CREW__PAR_COUNTER, _SPLIT or _OFFER. A forked child uses the
+ * counter, whose helpers the child's pool refuses at once: the caller does the work. */
+static int engine_for(crew_pool *p) {
+    int e = crew__load_relaxed(&engine_choice); /* relaxed: see engine_choice */
+    if (e == CREW__PAR_COUNTER || crew__forked(p))
+        return CREW__PAR_COUNTER;
+    if (e != CREW__PAR_AUTO)
+        return e;
+    return has_offer(p) ? CREW__PAR_OFFER : CREW__PAR_COUNTER;
+}
+
 /* Run l over its chunks with the pool's help; the caller takes part. */
 static int run_loop(crew_pool *p, loop *l) {
     size_t n = l->end - l->begin;
@@ -71,11 +201,21 @@ static int run_loop(crew_pool *p, loop *l) {
         run_chunks(l); /* too little work to be worth a wake-up */
         return CREW_OK;
     }
+    int engine = engine_for(p);
+    if (engine == CREW__PAR_SPLIT) { /* chunk 0 is done; the counter is not used from here on */
+        run_span(p, l, 1, l->nchunks, NULL);
+        return CREW_OK;
+    }
     unsigned workers = crew_size(p);
     size_t helpers = l->nchunks - 2 < workers ? l->nchunks - 2 : workers; /* one chunk is done */
     if (helpers == 0) {
         run_chunks(l);
         return CREW_OK;
+    }
+    if (engine == CREW__PAR_OFFER) { /* the caller and its helpers: helpers + 1 runners */
+        runners all = {p, l, helpers + 1};
+        run_runners(&all);
+        return CREW_OK; /* every runner has returned: no chunk is left or running */
     }
     crew_task tasks[64];
     crew_task *t = helpers <= 64 ? tasks : malloc(helpers * sizeof *t);

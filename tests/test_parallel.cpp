@@ -1,14 +1,21 @@
 // test_parallel.cpp -- crew_parallel_for, crew_parallel_reduce and crew_parallel_filter: every
 // element exactly once, deterministic reduction, stable filtering, nesting, tiny and large
-// ranges, bad input.
+// ranges, bad input; and the same under every engine (src/parallel.c: the counter, its runners
+// in a group or offered by crew_join, and lazy binary splitting on crew_join)
+// from outside and inside tasks and lanes, on one to four threads, paused, racing with both
+// shutdowns, and with C++ exceptions; a paused work-stealing pool needs no resume.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "common.h"
+#include "crew.hpp"
 
 using crewtest::make_pool;
 using crewtest::scaled;
@@ -198,5 +205,336 @@ TEST(Parallel, AFullBoundedQueueRefusesHelpersAndTheCallerFinishes) {
         EXPECT_EQ(sum, 64.0) << "policy " << policy;
         EXPECT_EQ(crew_wait_all(p), CREW_OK); // nothing of the loop was dropped or is left
         crew_destroy(p);
+    }
+}
+
+// ---- every engine (src/parallel.c): the counter with its runners in a group or offered by
+// crew_join, and lazy binary splitting on crew_join ----
+
+// The engine choice (src/parallel.h; the tests link the static library).
+extern "C" void crew__parallel_engine(int engine);
+
+namespace {
+
+const int kEngines[] = {0, 1, 2, 3}; // automatic, counter, split, offer (CREW__PAR_*)
+
+// Chooses an engine for the scope of a test, and the automatic one again after it.
+struct Engine {
+    explicit Engine(int e) { crew__parallel_engine(e); }
+    ~Engine() { crew__parallel_engine(0); }
+};
+
+// Marks over [0, n), checked for exactly one visit each.
+struct Visits {
+    explicit Visits(size_t count) : n(count), hit(new std::atomic<uint8_t>[count]()) {}
+    size_t n;
+    std::unique_ptr<std::atomic<uint8_t>[]> hit;
+    size_t wrong() const { // the first index not visited exactly once, or n
+        for (size_t i = 0; i < n; i++)
+            if (hit[i].load() != 1)
+                return i;
+        return n;
+    }
+};
+void visit(size_t b, size_t e, void *arg) {
+    auto *v = static_cast<Visits *>(arg);
+    for (size_t i = b; i < e; i++)
+        v->hit[i].fetch_add(1, std::memory_order_relaxed);
+}
+// The same, a few microseconds a chunk, so that the loop is shared out.
+void visit_slowly(size_t b, size_t e, void *arg) {
+    uint64_t t0 = crew_now_ns();
+    while (crew_now_ns() - t0 < 3000) {
+    }
+    visit(b, e, arg);
+}
+
+struct InTask {
+    crew_pool *p;
+    Visits *v;
+    size_t grain;
+    std::atomic<int> *bad;
+};
+void loop_in_task(void *a) {
+    auto *t = static_cast<InTask *>(a);
+    if (crew_parallel_for(t->p, 0, t->v->n, t->grain, visit_slowly, t->v) != CREW_OK)
+        t->bad->fetch_add(1);
+}
+
+} // namespace
+
+TEST(ParallelEngines, EveryIndexOnceFromOutsideAndInsideOnOneToFourThreads) {
+    for (int engine : kEngines) {
+        Engine e(engine);
+        for (unsigned threads : {1u, 2u, 4u}) {
+            crew_pool *p = make_pool(threads);
+            for (size_t n : {size_t(1), size_t(3), size_t(1000), size_t(scaled(200000))})
+                for (size_t grain : {size_t(0), size_t(1), size_t(64)}) {
+                    Visits v(n);
+                    ASSERT_EQ(crew_parallel_for(p, 0, n, grain, visit, &v), CREW_OK);
+                    ASSERT_EQ(v.wrong(), n) << "engine " << engine << " threads " << threads
+                                            << " n " << n << " grain " << grain;
+                }
+            // Slow chunks, so the pool's threads take part: from outside, then in tasks
+            // (several loops at once, each running inside a task of the pool).
+            Visits out(300);
+            ASSERT_EQ(crew_parallel_for(p, 0, out.n, 1, visit_slowly, &out), CREW_OK);
+            EXPECT_EQ(out.wrong(), out.n) << "engine " << engine << " threads " << threads;
+            std::vector<std::unique_ptr<Visits>> vs;
+            std::vector<InTask> tasks;
+            std::atomic<int> bad{0};
+            for (int i = 0; i < 4; i++)
+                vs.emplace_back(new Visits(200));
+            for (int i = 0; i < 4; i++)
+                tasks.push_back(InTask{p, vs[size_t(i)].get(), size_t(i % 2), &bad});
+            crew_handle g = CREW_HANDLE_NONE;
+            for (auto &t : tasks)
+                ASSERT_EQ(crew_submit(p, loop_in_task, &t, 0, &g), CREW_OK);
+            ASSERT_EQ(crew_wait(p, g), CREW_OK);
+            EXPECT_EQ(bad.load(), 0);
+            for (auto &v : vs)
+                EXPECT_EQ(v->wrong(), v->n) << "engine " << engine << " threads " << threads;
+            crew_destroy(p);
+        }
+    }
+}
+
+TEST(ParallelEngines, ReduceGivesTheSameBitsUnderEveryEngine) {
+    crew_pool *p = make_pool(2);
+    const size_t n = scaled(1000000);
+    std::vector<double> v(n);
+    for (size_t i = 0; i < n; i++)
+        v[i] = 1.0 / double(i + 1);
+    for (size_t grain : {size_t(0), size_t(1), size_t(1000)}) {
+        double sums[4] = {0, 0, 0, 0};
+        for (int engine : kEngines) {
+            Engine e(engine);
+            ASSERT_EQ(crew_parallel_reduce(p, 0, n, grain, &sums[engine], sizeof(double),
+                                           fold_sum, combine_sum, v.data()),
+                      CREW_OK);
+        }
+        for (int engine : kEngines)
+            EXPECT_EQ(std::memcmp(&sums[0], &sums[engine], sizeof(double)), 0)
+                << "grain " << grain << " engine " << engine;
+    }
+    crew_destroy(p);
+}
+
+TEST(ParallelEngines, FilterIsStableUnderEveryEngine) {
+    for (int engine : kEngines) {
+        Engine e(engine);
+        for (unsigned threads : {1u, 3u}) {
+            crew_pool *p = make_pool(threads);
+            const size_t n = scaled(300000);
+            std::vector<int> in(n), out(n);
+            for (size_t i = 0; i < n; i++)
+                in[i] = int(i);
+            auto keep = [](const void *x, void *) {
+                return int(*static_cast<const int *>(x) % 7 == 2);
+            };
+            size_t kept = 0;
+            ASSERT_EQ(crew_parallel_filter(p, in.data(), n, sizeof(int), out.data(), &kept, keep,
+                                           nullptr),
+                      CREW_OK);
+            size_t want = 0;
+            for (size_t i = 0; i < n; i++) {
+                if (in[i] % 7 == 2) {
+                    ASSERT_EQ(out[want++], in[i]) << "engine " << engine << " at " << want;
+                }
+            }
+            EXPECT_EQ(kept, want);
+            crew_destroy(p);
+        }
+    }
+}
+
+TEST(ParallelEngines, NestedLoopsInLaneTasksAndInLoops) {
+    for (int engine : kEngines) {
+        Engine e(engine);
+        for (unsigned threads : {1u, 2u}) {
+            crew_pool *p = make_pool(threads);
+            std::atomic<long> total{0};
+            Nest nest{p, &total};
+            ASSERT_EQ(crew_parallel_for(p, 0, 50, 1, outer, &nest), CREW_OK);
+            EXPECT_EQ(total.load(), 50 * 100);
+            crew_lane *lane = nullptr;
+            ASSERT_EQ(crew_lane_create(p, 1, &lane), CREW_OK);
+            std::vector<std::unique_ptr<Visits>> vs;
+            std::vector<InTask> tasks;
+            std::atomic<int> bad{0};
+            for (int i = 0; i < 3; i++)
+                vs.emplace_back(new Visits(100));
+            for (int i = 0; i < 3; i++)
+                tasks.push_back(InTask{p, vs[size_t(i)].get(), 1, &bad});
+            crew_handle g = CREW_HANDLE_NONE;
+            for (auto &t : tasks)
+                ASSERT_EQ(crew_lane_submit(lane, loop_in_task, &t, &g), CREW_OK);
+            ASSERT_EQ(crew_wait(p, g), CREW_OK);
+            EXPECT_EQ(bad.load(), 0);
+            for (auto &v : vs)
+                EXPECT_EQ(v->wrong(), v->n);
+            ASSERT_EQ(crew_lane_destroy(lane), CREW_OK);
+            crew_destroy(p);
+        }
+    }
+}
+
+TEST(ParallelEngines, APausedPoolStillGetsEveryIndexOnce) {
+    // Paused: the loop's offers or helpers may not run on the pool's threads until the resume
+    // (crew_join's offers come back and the caller finishes; the counter's queued helpers wait
+    // for the resume): either way every index once, and nothing left queued.
+    for (int engine : kEngines) {
+        Engine e(engine);
+        crew_pool *p = make_pool(2);
+        ASSERT_EQ(crew_pause(p), CREW_OK);
+        Visits v(200);
+        std::atomic<int> rc{1};
+        std::thread t([&] { rc = crew_parallel_for(p, 0, v.n, 1, visit_slowly, &v); });
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        ASSERT_EQ(crew_resume(p), CREW_OK);
+        t.join();
+        EXPECT_EQ(rc.load(), CREW_OK);
+        EXPECT_EQ(v.wrong(), v.n) << "engine " << engine;
+        EXPECT_EQ(crew_wait_all(p), CREW_OK);
+        crew_destroy(p);
+    }
+}
+
+TEST(ParallelEngines, APausedWorkStealingPoolNeedsNoResume) {
+    // Under work stealing the default engine offers its runners with crew_join: on a paused
+    // pool nobody takes them (or a thread that took one as the pause began hands it back), so
+    // the caller runs every chunk and returns without a crew_resume, from outside and from a
+    // thread that is inside a join's half.
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 2;
+    cfg.scheduler = CREW_SCHED_STEAL;
+    crew_pool *p = make_pool(cfg);
+    ASSERT_EQ(crew_pause(p), CREW_OK);
+    Visits v(300);
+    ASSERT_EQ(crew_parallel_for(p, 0, v.n, 1, visit_slowly, &v), CREW_OK);
+    EXPECT_EQ(v.wrong(), v.n);
+    double sum = 0;
+    ASSERT_EQ(crew_parallel_reduce(p, 0, 64, 1, &sum, sizeof sum, slow_fold, combine_sum,
+                                   nullptr),
+              CREW_OK);
+    EXPECT_EQ(sum, 64.0);
+    ASSERT_EQ(crew_resume(p), CREW_OK);
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    crew_destroy(p);
+}
+
+namespace {
+std::atomic<long> g_dropped{0};
+void counted_loop(void *a);
+// The counter engine's helper tasks may be dropped too (they are offers, never needed): only
+// the test's own tasks are counted.
+void count_dropped(crew_fn fn, void *, void *) {
+    if (fn == counted_loop)
+        g_dropped.fetch_add(1);
+}
+struct Counted {
+    InTask t;
+    std::atomic<long> *ran;
+};
+void counted_loop(void *a) {
+    auto *c = static_cast<Counted *>(a);
+    c->ran->fetch_add(1);
+    loop_in_task(&c->t);
+}
+} // namespace
+
+TEST(ParallelEngines, ShutdownsRaceWithLoopsFromOutsideAndFromTasks) {
+    // Loops run from outside and inside tasks while the pool shuts down (draining or
+    // cancelling): every loop returns CREW_OK with every index visited once, and every task
+    // submitted either ran or reached on_drop.
+    const int rounds = int(scaled(8));
+    for (int engine : kEngines)
+        for (int round = 0; round < rounds; round++) {
+            Engine e(engine);
+            g_dropped = 0;
+            crew_hooks hooks = {};
+            hooks.size = sizeof hooks;
+            hooks.on_drop = count_dropped;
+            crew_config cfg;
+            crew_config_init(&cfg);
+            cfg.threads = 2;
+            cfg.hooks = &hooks;
+            crew_pool *p = make_pool(cfg);
+            std::atomic<long> ran{0};
+            std::atomic<int> bad{0};
+            std::vector<std::unique_ptr<Visits>> vs;
+            for (int i = 0; i < 8; i++)
+                vs.emplace_back(new Visits(60));
+            std::vector<Counted> cs;
+            for (int i = 0; i < 6; i++)
+                cs.push_back(Counted{InTask{p, vs[size_t(i)].get(), 1, &bad}, &ran});
+            long accepted = 0;
+            for (auto &c : cs)
+                accepted += crew_submit(p, counted_loop, &c, 0, nullptr) == CREW_OK;
+            std::atomic<int> outside_rc[2] = {{1}, {1}};
+            std::thread outside[2];
+            for (int i = 0; i < 2; i++)
+                outside[i] = std::thread([&, i] {
+                    outside_rc[i] = crew_parallel_for(p, 0, vs[size_t(6 + i)]->n, 1, visit_slowly,
+                                                      vs[size_t(6 + i)].get());
+                });
+            int how = round % 2 ? CREW_CANCEL : CREW_DRAIN;
+            int sd = crew_shutdown(p, how);
+            EXPECT_TRUE(sd == CREW_OK || sd == CREW_ECANCELED) << sd;
+            for (auto &t : outside)
+                t.join();
+            for (auto &r : outside_rc)
+                EXPECT_EQ(r.load(), CREW_OK);
+            EXPECT_EQ(bad.load(), 0);
+            EXPECT_EQ(ran.load() + g_dropped.load(), accepted) << "engine " << engine;
+            for (int i = 6; i < 8; i++)
+                EXPECT_EQ(vs[size_t(i)]->wrong(), vs[size_t(i)]->n) << "engine " << engine;
+            for (int i = 0; i < 6; i++) { // a task's loop ran whole, or not at all (dropped)
+                size_t w = vs[size_t(i)]->wrong();
+                bool none = true;
+                for (size_t k = 0; k < vs[size_t(i)]->n; k++)
+                    none = none && vs[size_t(i)]->hit[k].load() == 0;
+                EXPECT_TRUE(w == vs[size_t(i)]->n || none) << "engine " << engine << " task " << i;
+            }
+            crew_destroy(p);
+        }
+}
+
+TEST(ParallelEngines, CppExceptionsAreRethrownAfterTheLoop) {
+    for (int engine : kEngines) {
+        Engine e(engine);
+        for (unsigned threads : {1u, 2u}) {
+            crew::pool p(crew::options{threads});
+            std::atomic<long> seen{0};
+            EXPECT_THROW(crew::parallel_for(p, 0, 5000,
+                                            [&](size_t i) {
+                                                seen.fetch_add(1);
+                                                if (i == 1234)
+                                                    throw std::runtime_error("boom");
+                                            },
+                                            16),
+                         std::runtime_error);
+            EXPECT_GE(seen.load(), 1);
+            EXPECT_LE(seen.load(), 5000);
+            EXPECT_THROW(crew::parallel_reduce(
+                             p, 0, 5000, 0L,
+                             [](size_t b, size_t e2, long acc) {
+                                 if (b <= 4321 && 4321 < e2)
+                                     throw std::logic_error("fold");
+                                 return acc + long(e2 - b);
+                             },
+                             [](long a, long b) { return a + b; }, 10),
+                         std::logic_error);
+            // The pool is unharmed: a loop after them visits everything once.
+            std::vector<std::atomic<int>> hits(3000);
+            crew::parallel_for(p, 0, hits.size(), [&](size_t i) { hits[i].fetch_add(1); });
+            for (auto &h : hits)
+                ASSERT_EQ(h.load(), 1);
+            long sum = crew::parallel_reduce(
+                p, 0, 3000, 0L, [](size_t b, size_t e2, long acc) { return acc + long(e2 - b); },
+                [](long a, long b) { return a + b; });
+            EXPECT_EQ(sum, 3000);
+        }
     }
 }
