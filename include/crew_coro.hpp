@@ -516,19 +516,28 @@ driver drive(task<T> t, std::optional<stored_t<T>> *out, std::exception_ptr *err
 
 // when_all's awaiter: it owns the child tasks (their frames hold their results and exceptions)
 // and counts them down in join_ (see join_state), so that a child needs no frame but its own.
+// On a worker of its pool it starts them through crew_join (see "when_all on a worker" at the
+// top); elsewhere as tasks of the pool, all but the last, which starts in place.
 template <class... T> class when_all_awaiter {
     static constexpr std::size_t n = sizeof...(T);
-    // A child: its frame, and the pool task that starts it (used for all but the last).
+    // A child: its frame, and the pool task that starts it (off a worker, all but the last).
     struct child final : coro_node {
         std::coroutine_handle<> h;
         promise_base *promise = nullptr;
         when_all_awaiter *w = nullptr;
-        bool lost = false; // the pool dropped its start: destroyed unstarted, reported
+        bool lost = false; // its start was dropped or cancelled: destroyed unstarted, reported
         void run() noexcept override { h.resume(); }
         void cancelled() noexcept override {
             lost = true;
             w->join_.arrive().resume(); // the last: resume the awaiter here
         }
+    };
+    // Children [lo, hi) started through crew_join, on the stack of the join that starts them.
+    // offered: crew_join offered them to the pool's other threads (not run in place).
+    struct range {
+        when_all_awaiter *w;
+        std::size_t lo, hi;
+        bool offered;
     };
 
 public:
@@ -540,25 +549,18 @@ public:
     bool await_ready() const noexcept { return false; }
     bool await_suspend(std::coroutine_handle<> c) noexcept {
         join_.continuation = c;
-        // All but the last on the pool; a failure to submit runs that one in place, later.
-        std::size_t i = 0;
-        for (; i + 1 < n; i++) {
-            if (children_[i].h.done()) { // awaited before: its result is there already
-                join_.arrive();          // not the last: this call holds a count
-                continue;
-            }
-            children_[i].promise->join = &join_;
-            if (crew_submit(p_, node::trampoline, static_cast<node *>(&children_[i]), 0,
-                            nullptr) != CREW_OK)
-                break; // run the rest here, one after another
-        }
-        for (; i < n; i++) { // the last in place
-            if (!children_[i].h.done()) {
-                children_[i].promise->join = &join_;
-                children_[i].h.resume(); // returns when it ends or first suspends
+        const pool *mine = worker_of;
+        if (n > 1 && mine && mine->native() == p_) {
+            // Returns once every child has ended or first suspended. Only EINVAL (a NULL
+            // argument) fails crew_join: p_ is a live pool, this thread its worker.
+            if constexpr (n == 2) { // the common case, without ranges
+                (void)crew_join(p_, start_at<1, false>, this, start_at<0, true>, this);
             } else {
-                join_.arrive();
+                range all{this, 0, n, false};
+                start(&all);
             }
+        } else {
+            start_as_tasks();
         }
         // Give up this call's count. If that ends the count, every child has ended: go on
         // without suspending (not resumed in here, a frame deeper on every loop iteration).
@@ -578,6 +580,58 @@ public:
     }
 
 private:
+    // Start child i here, on this thread: resume it until it ends or first suspends (it counts
+    // itself down in join_ as it ends). One awaited before only counts down (not the last:
+    // await_suspend holds a count). offered: an offered child whose pool is shutting down with
+    // CREW_CANCEL, or whose awaiting task's group was cancelled (crew_cancelled()), is not
+    // started but reported, as a dropped start task would be.
+    void start_child(std::size_t i, bool offered) noexcept {
+        child &ch = children_[i];
+        if (ch.h.done()) {
+            join_.arrive();
+            return;
+        }
+        if (offered && crew_cancelled()) {
+            ch.lost = true;
+            join_.arrive();
+            return;
+        }
+        ch.promise->join = &join_;
+        ch.h.resume();
+    }
+    // Child I of the when_all at w (a void * for crew_join).
+    template <std::size_t I, bool offered> static void start_at(void *w) noexcept {
+        static_cast<when_all_awaiter *>(w)->start_child(I, offered);
+    }
+    // Children [lo, hi) of a range (a void * for crew_join): the upper half in place, the lower
+    // one offered to the pool's other threads and taken back if none took it (crew_join).
+    static void start(void *arg) noexcept {
+        const range *r = static_cast<const range *>(arg);
+        if (r->hi - r->lo == 1) {
+            r->w->start_child(r->lo, r->offered);
+            return;
+        }
+        std::size_t mid = r->lo + (r->hi - r->lo) / 2;
+        range upper{r->w, mid, r->hi, r->offered}, lower{r->w, r->lo, mid, true};
+        (void)crew_join(r->w->p_, start, &upper, start, &lower);
+    }
+    // Off a worker of p_: all but the last child as tasks of the pool, the last in place; a
+    // failure to submit runs that one and the rest in place, one after another.
+    void start_as_tasks() noexcept {
+        std::size_t i = 0;
+        for (; i + 1 < n; i++) {
+            if (children_[i].h.done()) { // awaited before: its result is there already
+                join_.arrive();          // not the last: await_suspend holds a count
+                continue;
+            }
+            children_[i].promise->join = &join_;
+            if (crew_submit(p_, node::trampoline, static_cast<node *>(&children_[i]), 0,
+                            nullptr) != CREW_OK)
+                break;
+        }
+        for (; i < n; i++)
+            start_child(i, false); // returns when it ends or first suspends
+    }
     template <std::size_t... I> void init(std::index_sequence<I...>) {
         if (!(std::get<I>(tasks_).h_ && ...))
             throw error(CREW_EINVAL, "crew::when_all", "a task that was moved from");
