@@ -17,8 +17,9 @@
 //                                        far on the crew::group has finished (crew_notify), then
 //                                        rethrow the first exception one of them threw
 //   co_await crew::when_all(p, t...)     run the tasks t... concurrently (all but the last are
-//                                        started on p, the last in place) and resume once all
-//                                        have finished, with their results in a tuple; the first
+//                                        started on p, the last in place; on a worker of p, see
+//                                        "when_all on a worker") and resume once all have
+//                                        finished, with their results in a tuple; the first
 //                                        exception (by position) is rethrown after all have
 //                                        finished. A task that was moved from makes it throw
 //                                        crew::error (CREW_EINVAL) with none started; one that
@@ -35,13 +36,33 @@
 // that dropped the task (the one shutting the pool down, a worker that came to the task, or the
 // submitter that needed the place), and its co_await throws crew::error with CREW_ECANCELED. A
 // when_all child dropped before it started is destroyed unstarted, and the when_all reports it
-// the same way (after its other children have ended). So no coroutine is left suspended for
-// ever and no frame leaks: from the error on, the coroutine unwinds as from any exception (a
-// crew::schedule during the shutdown throws crew::error with CREW_ESHUTDOWN). Resumptions that
+// the same way, after its other children have ended (on a worker: "when_all on a worker"). So
+// no coroutine is left suspended for ever and no frame leaks: from the error on, the coroutine
+// unwinds as from any exception (a crew::schedule during the shutdown throws crew::error with
+// CREW_ESHUTDOWN). Resumptions that
 // such a coroutine drops in turn, by submitting to the full queue again, run one after another
 // on that thread, not nested inside each other. co_await on a crew::group is never dropped (its
 // crew_notify callback always runs). A full queue under CREW_FULL_CALLER_RUNS runs the
 // resumption in the submitting thread: the coroutine then goes on there, without suspending.
+//
+// when_all on a worker. Awaited on a worker of its own pool (a coroutine the pool runs), when_all
+// starts its children as the halves of a crew_join (crew.h): all but the last are offered to
+// the pool's other threads, the last runs in place, and then the offered ones run in place too
+// unless another thread took them meanwhile. A child nobody took costs a push and a pop on the
+// worker's own queue (under the default work stealing; under another strategy crew_join puts
+// it in a group of its own), no task of the pool: crew_stats counts none. A child runs until it
+// ends or first suspends; only for a child another thread took does the worker wait, and only
+// until that child has ended or suspended (running the pool's queued tasks meanwhile, as
+// crew_join does), never for the rest of a suspended child. The last child to end resumes the
+// awaiter, as elsewhere. What differs from children started as tasks: an offered child is never
+// dropped, so on_drop never sees one; instead, one that has not started when the pool is
+// shutting down with CREW_CANCEL (or, inside a task of a group, when the group is cancelled:
+// crew_cancelled()) is destroyed unstarted and reported with CREW_ECANCELED, as a dropped start
+// would be; the child in place always starts. Under crew_pause the worker goes on starting
+// the children itself, as it does a crew_join's halves (they are part of the task it runs);
+// from a lane's task likewise, so the lane's next task waits until they have ended or
+// suspended. From any other thread (main, a blocking thread, a worker of another pool) the
+// children but the last start as tasks of the pool, as before.
 //
 // sync_wait on a worker. From a thread that is not a worker of a pool (main), sync_wait blocks
 // until the task ends. On a worker of a crew::pool (inside a task, or a coroutine the pool runs)
@@ -66,7 +87,8 @@
 // keeps the stack flat in every build: a loop of crew::schedule or of when_alls (the last child
 // to end resumes the awaiter on its own thread; if all have ended before the awaiter suspends,
 // the awaiter goes on without suspending), and resumptions after a drop. Nested when_alls use
-// a few frames per level of nesting, as nested calls would.
+// a few frames per level of nesting, as nested calls would (on a worker, nested crew_joins: a
+// worker that waits for a child another thread took runs queued tasks on top of them).
 //
 // Frames. The frame of a crew::task (and sync_wait's own) comes from a cache on the thread that
 // creates the task: a free list per size class (steps of 64 bytes, frames of up to 2 KiB; a
@@ -344,11 +366,16 @@ inline void frame_free(void *p, std::size_t n) noexcept {
     if (i < frame_cache::classes) {
         std::size_t size = (i + 1) * frame_cache::grain;
         frame_cache &c = tls_frames;
-        if (c.state != frame_cache::ended && c.bytes + size <= frame_cache::cap) {
-            if (c.state == frame_cache::unused) { // the first: release the cache at thread exit
-                tls_frame_reaper.armed = true;
-                c.state = frame_cache::keeping;
+        // keeping, the common case, first: one test for the state on the way to the list.
+        if (c.state != frame_cache::keeping) [[unlikely]] {
+            if (c.state == frame_cache::ended) {
+                frame_heap_free(p, size);
+                return;
             }
+            tls_frame_reaper.armed = true; // the first: release the cache at thread exit
+            c.state = frame_cache::keeping;
+        }
+        if (c.bytes + size <= frame_cache::cap) {
             auto *b = static_cast<frame_cache::block *>(p);
             b->next = c.free[i];
             c.free[i] = b;
@@ -522,9 +549,9 @@ template <class... T> class when_all_awaiter {
     static constexpr std::size_t n = sizeof...(T);
     // A child: its frame, and the pool task that starts it (off a worker, all but the last).
     struct child final : coro_node {
-        std::coroutine_handle<> h;
-        promise_base *promise = nullptr;
-        when_all_awaiter *w = nullptr;
+        std::coroutine_handle<> h; // h, promise and w: set by init()
+        promise_base *promise;
+        when_all_awaiter *w;
         bool lost = false; // its start was dropped or cancelled: destroyed unstarted, reported
         void run() noexcept override { h.resume(); }
         void cancelled() noexcept override {
