@@ -967,6 +967,48 @@ TEST(Coro, WhenAllsNestedThirtyDeep) {
     }
 }
 
+TEST(Coro, WhenAllOfSeveralOnAWorker) {
+    // Three, four and five children on a worker (crew_join nested over halves of the list):
+    // results in order, void children, one awaited before, and of several that throw, the
+    // first by position, once all have ended.
+    for (unsigned threads : {1u, 2u}) {
+        crew::pool p(opts(threads));
+        auto body = [](crew::pool &pl, std::atomic<int> &ran) -> crew::task<int> {
+            co_await crew::schedule(pl);
+            auto [a, b, c] = co_await crew::when_all(pl, value(1), value(2), value(3));
+            crew::task<int> done = value(4);
+            int first = co_await std::move(done);
+            auto [v1, d, e, v2] = co_await crew::when_all(pl, nothing(ran), std::move(done),
+                                                          value(5), nothing(ran));
+            (void)v1, (void)v2;
+            auto [f, g, h, i, j] = co_await crew::when_all(pl, value(6), value(7), value(8),
+                                                           value(9), value(10));
+            co_return a * 1 + b * 2 + c * 3 + first + d + e + f + g + h + i + j;
+        };
+        std::atomic<int> ran{0};
+        EXPECT_EQ(crew::sync_wait(body(p, ran)), 1 + 4 + 9 + 4 + 4 + 5 + 6 + 7 + 8 + 9 + 10);
+        EXPECT_EQ(ran.load(), 2);
+
+        auto throwing = [](crew::pool &pl, std::atomic<int> &d) -> crew::task<int> {
+            co_await crew::schedule(pl);
+            auto [a, b, c, e] = co_await crew::when_all(
+                pl, maybe_throw(pl, frame_count(d), 1, false),
+                maybe_throw(pl, frame_count(d), -2, true),
+                maybe_throw(pl, frame_count(d), -3, false),
+                maybe_throw(pl, frame_count(d), 4, true));
+            co_return a + b + c + e;
+        };
+        std::atomic<int> destroyed{0};
+        try {
+            crew::sync_wait(throwing(p, destroyed));
+            ADD_FAILURE() << "no exception";
+        } catch (const std::runtime_error &e) {
+            EXPECT_STREQ(e.what(), "-2");
+        }
+        EXPECT_EQ(destroyed.load(), 4);
+    }
+}
+
 crew::task<const void *> pool_here() { co_return static_cast<const void *>(worker_pool()); }
 
 TEST(Coro, WhenAllOffThePoolStartsAllButTheLastAsTasksOfThePool) {
