@@ -1,5 +1,6 @@
 // peers_coro.cpp -- bench_peers's "crew-coro" peer (peers_coro.h): fib with crew::task and
-// crew::when_all, as examples/coro_fib.cpp does, for the same run as the C spawn-and-wait fib.
+// crew::when_all, as examples/coro_fib.cpp does, for the same run as the C spawn-and-wait fib
+// (crew-join): on a worker, when_all starts its children through crew_join as well.
 #include "peers_coro.h"
 
 #include "crew_coro.hpp"

@@ -9,8 +9,9 @@ struct CoroFib;
 // A pool of `threads` workers for coro_fib (nullptr if it cannot be made).
 CoroFib *coro_fib_create(unsigned threads);
 // fib(n) as crew::task coroutines: every call with n >= 2 awaits crew::when_all of fib(n-1)
-// (started as a task on the pool) and fib(n-2) (run in place); the root is moved onto a worker
-// first and the caller blocks in crew::sync_wait.
+// and fib(n-2); on a worker, when_all runs fib(n-2) in place and offers fib(n-1) to the other
+// workers through crew_join, running it in place too when none took it. The root is moved onto
+// a worker first and the caller blocks in crew::sync_wait.
 long coro_fib(CoroFib *f, int n);
 void coro_fib_destroy(CoroFib *f);
 

@@ -17,8 +17,9 @@
 //                                        far on the crew::group has finished (crew_notify), then
 //                                        rethrow the first exception one of them threw
 //   co_await crew::when_all(p, t...)     run the tasks t... concurrently (all but the last are
-//                                        started on p, the last in place) and resume once all
-//                                        have finished, with their results in a tuple; the first
+//                                        started on p, the last in place; on a worker of p, see
+//                                        "when_all on a worker") and resume once all have
+//                                        finished, with their results in a tuple; the first
 //                                        exception (by position) is rethrown after all have
 //                                        finished. A task that was moved from makes it throw
 //                                        crew::error (CREW_EINVAL) with none started; one that
@@ -35,13 +36,33 @@
 // that dropped the task (the one shutting the pool down, a worker that came to the task, or the
 // submitter that needed the place), and its co_await throws crew::error with CREW_ECANCELED. A
 // when_all child dropped before it started is destroyed unstarted, and the when_all reports it
-// the same way (after its other children have ended). So no coroutine is left suspended for
-// ever and no frame leaks: from the error on, the coroutine unwinds as from any exception (a
-// crew::schedule during the shutdown throws crew::error with CREW_ESHUTDOWN). Resumptions that
+// the same way, after its other children have ended (on a worker: "when_all on a worker"). So
+// no coroutine is left suspended for ever and no frame leaks: from the error on, the coroutine
+// unwinds as from any exception (a crew::schedule during the shutdown throws crew::error with
+// CREW_ESHUTDOWN). Resumptions that
 // such a coroutine drops in turn, by submitting to the full queue again, run one after another
 // on that thread, not nested inside each other. co_await on a crew::group is never dropped (its
 // crew_notify callback always runs). A full queue under CREW_FULL_CALLER_RUNS runs the
 // resumption in the submitting thread: the coroutine then goes on there, without suspending.
+//
+// when_all on a worker. Awaited on a worker of its own pool (a coroutine the pool runs), when_all
+// starts its children as the halves of a crew_join (crew.h): all but the last are offered to
+// the pool's other threads, the last runs in place, and then the offered ones run in place too
+// unless another thread took them meanwhile. A child nobody took costs a push and a pop on the
+// worker's own queue (under the default work stealing; under another strategy crew_join puts
+// it in a group of its own), no task of the pool: crew_stats counts none. A child runs until it
+// ends or first suspends; only for a child another thread took does the worker wait, and only
+// until that child has ended or suspended (running the pool's queued tasks meanwhile, as
+// crew_join does), never for the rest of a suspended child. The last child to end resumes the
+// awaiter, as elsewhere. What differs from children started as tasks: an offered child is never
+// dropped, so on_drop never sees one; instead, one that has not started when the pool is
+// shutting down with CREW_CANCEL (or, inside a task of a group, when the group is cancelled:
+// crew_cancelled()) is destroyed unstarted and reported with CREW_ECANCELED, as a dropped start
+// would be; the child in place always starts. Under crew_pause the worker goes on starting
+// the children itself, as it does a crew_join's halves (they are part of the task it runs);
+// from a lane's task likewise, so the lane's next task waits until they have ended or
+// suspended. From any other thread (main, a blocking thread, a worker of another pool) the
+// children but the last start as tasks of the pool, as before.
 //
 // sync_wait on a worker. From a thread that is not a worker of a pool (main), sync_wait blocks
 // until the task ends. On a worker of a crew::pool (inside a task, or a coroutine the pool runs)
@@ -66,7 +87,8 @@
 // keeps the stack flat in every build: a loop of crew::schedule or of when_alls (the last child
 // to end resumes the awaiter on its own thread; if all have ended before the awaiter suspends,
 // the awaiter goes on without suspending), and resumptions after a drop. Nested when_alls use
-// a few frames per level of nesting, as nested calls would.
+// a few frames per level of nesting, as nested calls would (on a worker, nested crew_joins: a
+// worker that waits for a child another thread took runs queued tasks on top of them).
 //
 // Frames. The frame of a crew::task (and sync_wait's own) comes from a cache on the thread that
 // creates the task: a free list per size class (steps of 64 bytes, frames of up to 2 KiB; a
@@ -344,11 +366,16 @@ inline void frame_free(void *p, std::size_t n) noexcept {
     if (i < frame_cache::classes) {
         std::size_t size = (i + 1) * frame_cache::grain;
         frame_cache &c = tls_frames;
-        if (c.state != frame_cache::ended && c.bytes + size <= frame_cache::cap) {
-            if (c.state == frame_cache::unused) { // the first: release the cache at thread exit
-                tls_frame_reaper.armed = true;
-                c.state = frame_cache::keeping;
+        // keeping, the common case, first: one test for the state on the way to the list.
+        if (c.state != frame_cache::keeping) [[unlikely]] {
+            if (c.state == frame_cache::ended) {
+                frame_heap_free(p, size);
+                return;
             }
+            tls_frame_reaper.armed = true; // the first: release the cache at thread exit
+            c.state = frame_cache::keeping;
+        }
+        if (c.bytes + size <= frame_cache::cap) {
             auto *b = static_cast<frame_cache::block *>(p);
             b->next = c.free[i];
             c.free[i] = b;
@@ -516,19 +543,28 @@ driver drive(task<T> t, std::optional<stored_t<T>> *out, std::exception_ptr *err
 
 // when_all's awaiter: it owns the child tasks (their frames hold their results and exceptions)
 // and counts them down in join_ (see join_state), so that a child needs no frame but its own.
+// On a worker of its pool it starts them through crew_join (see "when_all on a worker" at the
+// top); elsewhere as tasks of the pool, all but the last, which starts in place.
 template <class... T> class when_all_awaiter {
     static constexpr std::size_t n = sizeof...(T);
-    // A child: its frame, and the pool task that starts it (used for all but the last).
+    // A child: its frame, and the pool task that starts it (off a worker, all but the last).
     struct child final : coro_node {
-        std::coroutine_handle<> h;
-        promise_base *promise = nullptr;
-        when_all_awaiter *w = nullptr;
-        bool lost = false; // the pool dropped its start: destroyed unstarted, reported
+        std::coroutine_handle<> h; // h, promise and w: set by init()
+        promise_base *promise;
+        when_all_awaiter *w;
+        bool lost = false; // its start was dropped or cancelled: destroyed unstarted, reported
         void run() noexcept override { h.resume(); }
         void cancelled() noexcept override {
             lost = true;
             w->join_.arrive().resume(); // the last: resume the awaiter here
         }
+    };
+    // Children [lo, hi) started through crew_join, on the stack of the join that starts them.
+    // offered: crew_join offered them to the pool's other threads (not run in place).
+    struct range {
+        when_all_awaiter *w;
+        std::size_t lo, hi;
+        bool offered;
     };
 
 public:
@@ -540,25 +576,18 @@ public:
     bool await_ready() const noexcept { return false; }
     bool await_suspend(std::coroutine_handle<> c) noexcept {
         join_.continuation = c;
-        // All but the last on the pool; a failure to submit runs that one in place, later.
-        std::size_t i = 0;
-        for (; i + 1 < n; i++) {
-            if (children_[i].h.done()) { // awaited before: its result is there already
-                join_.arrive();          // not the last: this call holds a count
-                continue;
-            }
-            children_[i].promise->join = &join_;
-            if (crew_submit(p_, node::trampoline, static_cast<node *>(&children_[i]), 0,
-                            nullptr) != CREW_OK)
-                break; // run the rest here, one after another
-        }
-        for (; i < n; i++) { // the last in place
-            if (!children_[i].h.done()) {
-                children_[i].promise->join = &join_;
-                children_[i].h.resume(); // returns when it ends or first suspends
+        const pool *mine = worker_of;
+        if (n > 1 && mine && mine->native() == p_) {
+            // Returns once every child has ended or first suspended. Only EINVAL (a NULL
+            // argument) fails crew_join: p_ is a live pool, this thread its worker.
+            if constexpr (n == 2) { // the common case, without ranges
+                (void)crew_join(p_, start_at<1, false>, this, start_at<0, true>, this);
             } else {
-                join_.arrive();
+                range all{this, 0, n, false};
+                start(&all);
             }
+        } else {
+            start_as_tasks();
         }
         // Give up this call's count. If that ends the count, every child has ended: go on
         // without suspending (not resumed in here, a frame deeper on every loop iteration).
@@ -578,6 +607,58 @@ public:
     }
 
 private:
+    // Start child i here, on this thread: resume it until it ends or first suspends (it counts
+    // itself down in join_ as it ends). One awaited before only counts down (not the last:
+    // await_suspend holds a count). offered: an offered child whose pool is shutting down with
+    // CREW_CANCEL, or whose awaiting task's group was cancelled (crew_cancelled()), is not
+    // started but reported, as a dropped start task would be.
+    void start_child(std::size_t i, bool offered) noexcept {
+        child &ch = children_[i];
+        if (ch.h.done()) {
+            join_.arrive();
+            return;
+        }
+        if (offered && crew_cancelled()) {
+            ch.lost = true;
+            join_.arrive();
+            return;
+        }
+        ch.promise->join = &join_;
+        ch.h.resume();
+    }
+    // Child I of the when_all at w (a void * for crew_join).
+    template <std::size_t I, bool offered> static void start_at(void *w) noexcept {
+        static_cast<when_all_awaiter *>(w)->start_child(I, offered);
+    }
+    // Children [lo, hi) of a range (a void * for crew_join): the upper half in place, the lower
+    // one offered to the pool's other threads and taken back if none took it (crew_join).
+    static void start(void *arg) noexcept {
+        const range *r = static_cast<const range *>(arg);
+        if (r->hi - r->lo == 1) {
+            r->w->start_child(r->lo, r->offered);
+            return;
+        }
+        std::size_t mid = r->lo + (r->hi - r->lo) / 2;
+        range upper{r->w, mid, r->hi, r->offered}, lower{r->w, r->lo, mid, true};
+        (void)crew_join(r->w->p_, start, &upper, start, &lower);
+    }
+    // Off a worker of p_: all but the last child as tasks of the pool, the last in place; a
+    // failure to submit runs that one and the rest in place, one after another.
+    void start_as_tasks() noexcept {
+        std::size_t i = 0;
+        for (; i + 1 < n; i++) {
+            if (children_[i].h.done()) { // awaited before: its result is there already
+                join_.arrive();          // not the last: await_suspend holds a count
+                continue;
+            }
+            children_[i].promise->join = &join_;
+            if (crew_submit(p_, node::trampoline, static_cast<node *>(&children_[i]), 0,
+                            nullptr) != CREW_OK)
+                break;
+        }
+        for (; i < n; i++)
+            start_child(i, false); // returns when it ends or first suspends
+    }
     template <std::size_t... I> void init(std::index_sequence<I...>) {
         if (!(std::get<I>(tasks_).h_ && ...))
             throw error(CREW_EINVAL, "crew::when_all", "a task that was moved from");

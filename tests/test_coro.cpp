@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <pthread.h>
@@ -804,6 +805,257 @@ TEST(Coro, DropsThatCauseDropsRunOneAfterAnother) {
         EXPECT_EQ(code, 0);
     EXPECT_GE(c.drops.load(), c.limit);
     EXPECT_LT(c.s.bytes(), flat_stack);
+}
+
+// ---------------------------------------------------------------------------------------------
+// when_all on a worker of its pool: the children are started through crew_join (offered to the
+// other threads, taken back and run in place when none took them); elsewhere as tasks.
+
+// The crew::pool whose worker runs this (crew.hpp's detail::worker_of), or nullptr.
+const crew::pool *worker_pool() { return crew::detail::worker_of; }
+
+// Spin (yielding) until flag is set, for at most 10 seconds: whether it was.
+bool await_flag(const std::atomic<bool> &flag) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!flag.load() && std::chrono::steady_clock::now() < until)
+        std::this_thread::yield();
+    return flag.load();
+}
+
+crew::task<long> fib_where(crew::pool &p, int n, std::atomic<int> &off_worker) {
+    if (worker_pool() != &p)
+        off_worker.fetch_add(1);
+    if (n < 2)
+        co_return n;
+    auto [a, b] = co_await crew::when_all(p, fib_where(p, n - 1, off_worker),
+                                          fib_where(p, n - 2, off_worker));
+    co_return a + b;
+}
+
+TEST(Coro, WhenAllOnAWorkerSubmitsNoTaskForAChildNobodyTook) {
+    // A one-thread pool under work stealing: every child is offered on the worker's own deque
+    // and taken back, so the only task submitted is crew::schedule's (before: one per when_all
+    // as well, 88 for fib(10)), and every child runs on the worker.
+    crew::options o = opts(1);
+    o.monitoring = true;
+    o.scheduler = CREW_SCHED_STEAL;
+    crew::pool p(o);
+    std::atomic<int> off_worker{0};
+    auto root = [](crew::pool &pl, std::atomic<int> &off) -> crew::task<long> {
+        co_await crew::schedule(pl);
+        co_return co_await fib_where(pl, 10, off);
+    };
+    EXPECT_EQ(crew::sync_wait(root(p, off_worker)), fib_seq(10));
+    EXPECT_EQ(off_worker.load(), 0);
+    EXPECT_EQ(p.stats().submitted, 1u);
+}
+
+// Children of the next test: the offered one marks that it started and where, then goes on
+// after a crew::schedule (it suspends on the thread that took it); the one in place waits until
+// the offered one has started, so that only another worker can have taken it.
+crew::task<int> offered_child(crew::pool &p, std::atomic<bool> &started,
+                              std::atomic<const void *> &where, int v) {
+    where.store(static_cast<const void *>(worker_pool()));
+    started.store(true);
+    co_await crew::schedule(p);
+    if (v < 0)
+        throw std::runtime_error("offered");
+    co_return v;
+}
+crew::task<int> in_place_child(std::atomic<bool> &started, std::atomic<bool> &saw, int v) {
+    saw.store(await_flag(started));
+    if (v < 0)
+        throw std::runtime_error("in place");
+    co_return v;
+}
+
+TEST(Coro, WhenAllWhoseOfferedChildAnotherWorkerTookGoesOnAfterBoth) {
+    // Two workers under work stealing (a strategy whose workers keep their own queues, as
+    // per-worker does, lets no other worker take it): the in-place child runs until another
+    // worker has taken the offered one, which suspends there; the when_all goes on once both
+    // have ended, with both results, or with the first exception by position, whichever child
+    // threw it.
+    crew::options o = opts(2);
+    o.scheduler = CREW_SCHED_STEAL;
+    crew::pool p(o);
+    for (int a : {1, -1}) {
+        for (int b : {2, -2}) {
+            std::atomic<bool> started{false}, saw{false};
+            std::atomic<const void *> where{nullptr};
+            auto root = [](crew::pool &pl, std::atomic<bool> &st, std::atomic<bool> &sw,
+                           std::atomic<const void *> &wh, int x, int y) -> crew::task<int> {
+                co_await crew::schedule(pl);
+                auto [u, v] = co_await crew::when_all(pl, offered_child(pl, st, wh, x),
+                                                      in_place_child(st, sw, y));
+                co_return u + v;
+            };
+            try {
+                int r = crew::sync_wait(root(p, started, saw, where, a, b));
+                EXPECT_TRUE(a > 0 && b > 0);
+                EXPECT_EQ(r, a + b);
+            } catch (const std::runtime_error &e) {
+                EXPECT_FALSE(a > 0 && b > 0);
+                EXPECT_STREQ(e.what(), a < 0 ? "offered" : "in place");
+            }
+            EXPECT_TRUE(saw.load()) << "the offered child never started while the other ran";
+            EXPECT_EQ(where.load(), static_cast<const void *>(&p)); // on a worker of p
+        }
+    }
+}
+
+crew::task<int> maybe_throw(crew::pool &p, frame_count, int v, bool suspend) {
+    if (suspend)
+        co_await crew::schedule(p);
+    if (v < 0)
+        throw std::runtime_error(std::to_string(v));
+    co_return v;
+}
+
+TEST(Coro, WhenAllOnAOneThreadPoolRethrowsEitherChildsException) {
+    // One worker, so no child is ever taken by another thread: either child's exception, or
+    // the first by position of both, is rethrown once both have ended, with or without the
+    // children suspending; every child's frame is destroyed.
+    crew::pool p(opts(1));
+    for (bool suspend : {false, true}) {
+        for (int a : {1, -1}) {
+            for (int b : {2, -2}) {
+                std::atomic<int> destroyed{0};
+                auto root = [](crew::pool &pl, std::atomic<int> &d, int x, int y,
+                               bool s) -> crew::task<int> {
+                    co_await crew::schedule(pl);
+                    auto [u, v] = co_await crew::when_all(pl, maybe_throw(pl, frame_count(d), x, s),
+                                                          maybe_throw(pl, frame_count(d), y, s));
+                    co_return u + v;
+                };
+                try {
+                    EXPECT_EQ(crew::sync_wait(root(p, destroyed, a, b, suspend)), a + b);
+                    EXPECT_TRUE(a > 0 && b > 0);
+                } catch (const std::runtime_error &e) {
+                    EXPECT_STREQ(e.what(), std::to_string(a < 0 ? a : b).c_str());
+                }
+                EXPECT_EQ(destroyed.load(), 2);
+            }
+        }
+    }
+}
+
+// when_alls nested d deep, each of a deeper level and a leaf; leaves at odd depths suspend
+// (crew::schedule) before they end, so some levels end on another thread than they began.
+crew::task<long> nested(crew::pool &p, int d) {
+    if (d == 0)
+        co_return 0;
+    auto leaf = [](crew::pool &pl, int dd) -> crew::task<long> {
+        if (dd % 2)
+            co_await crew::schedule(pl);
+        co_return dd;
+    };
+    auto [a, b] = co_await crew::when_all(p, nested(p, d - 1), leaf(p, d));
+    co_return a + b;
+}
+
+TEST(Coro, WhenAllsNestedThirtyDeep) {
+    for (unsigned threads : {1u, 2u}) {
+        crew::pool p(opts(threads));
+        auto root = [](crew::pool &pl) -> crew::task<long> {
+            co_await crew::schedule(pl);
+            long sum = 0;
+            for (int i = 0; i < 20; i++)
+                sum += co_await nested(pl, 30);
+            co_return sum;
+        };
+        EXPECT_EQ(crew::sync_wait(root(p)), 20 * 30 * 31 / 2) << threads << " threads";
+    }
+}
+
+TEST(Coro, WhenAllOfSeveralOnAWorker) {
+    // Three, four and five children on a worker (crew_join nested over halves of the list):
+    // results in order, void children, one awaited before, and of several that throw, the
+    // first by position, once all have ended.
+    for (unsigned threads : {1u, 2u}) {
+        crew::pool p(opts(threads));
+        auto body = [](crew::pool &pl, std::atomic<int> &ran) -> crew::task<int> {
+            co_await crew::schedule(pl);
+            auto [a, b, c] = co_await crew::when_all(pl, value(1), value(2), value(3));
+            crew::task<int> done = value(4);
+            int first = co_await std::move(done);
+            auto [v1, d, e, v2] = co_await crew::when_all(pl, nothing(ran), std::move(done),
+                                                          value(5), nothing(ran));
+            (void)v1, (void)v2;
+            auto [f, g, h, i, j] = co_await crew::when_all(pl, value(6), value(7), value(8),
+                                                           value(9), value(10));
+            co_return a * 1 + b * 2 + c * 3 + first + d + e + f + g + h + i + j;
+        };
+        std::atomic<int> ran{0};
+        EXPECT_EQ(crew::sync_wait(body(p, ran)), 1 + 4 + 9 + 4 + 4 + 5 + 6 + 7 + 8 + 9 + 10);
+        EXPECT_EQ(ran.load(), 2);
+
+        auto throwing = [](crew::pool &pl, std::atomic<int> &d) -> crew::task<int> {
+            co_await crew::schedule(pl);
+            auto [a, b, c, e] = co_await crew::when_all(
+                pl, maybe_throw(pl, frame_count(d), 1, false),
+                maybe_throw(pl, frame_count(d), -2, true),
+                maybe_throw(pl, frame_count(d), -3, false),
+                maybe_throw(pl, frame_count(d), 4, true));
+            co_return a + b + c + e;
+        };
+        std::atomic<int> destroyed{0};
+        try {
+            crew::sync_wait(throwing(p, destroyed));
+            ADD_FAILURE() << "no exception";
+        } catch (const std::runtime_error &e) {
+            EXPECT_STREQ(e.what(), "-2");
+        }
+        EXPECT_EQ(destroyed.load(), 4);
+    }
+}
+
+crew::task<const void *> pool_here() { co_return static_cast<const void *>(worker_pool()); }
+
+TEST(Coro, WhenAllOffThePoolStartsAllButTheLastAsTasksOfThePool) {
+    // From a thread outside the pool (main, and a worker of another pool), the children but the
+    // last start on the pool's workers, the last in place, as before.
+    crew::pool p(opts(2)), other(opts(1));
+    auto root = [](crew::pool &pl) -> crew::task<bool> {
+        const void *here = static_cast<const void *>(worker_pool());
+        auto [a, b, c] = co_await crew::when_all(pl, pool_here(), pool_here(), pool_here());
+        co_return a == &pl && b == &pl && c == here;
+    };
+    EXPECT_TRUE(crew::sync_wait(root(p)));
+    EXPECT_TRUE(other.submit([&p, root] { return crew::sync_wait(root(p)); }).get());
+}
+
+crew::task<int> cancels_its_pool(crew::pool &p, frame_count, std::thread &shut) {
+    shut = std::thread([&p] { crew_shutdown(p.native(), CREW_CANCEL); });
+    while (!crew_cancelled()) // the pool shuts down with CREW_CANCEL
+        std::this_thread::yield();
+    co_return 1;
+}
+
+TEST(Coro, WhenAllOnAWorkerReportsAChildNotStartedBeforeACancel) {
+    // The in-place child runs while the pool is cancelled: the offered child, not started yet,
+    // is destroyed unstarted and the when_all throws crew::error (CREW_ECANCELED), as for a
+    // dropped start (without the check, it ran and the when_all returned 2).
+    std::atomic<int> destroyed{0};
+    std::thread shut;
+    int code = -1;
+    {
+        crew::pool p(opts(1));
+        auto root = [](crew::pool &pl, std::atomic<int> &d, std::thread &t) -> crew::task<int> {
+            co_await crew::schedule(pl);
+            auto [a, b] = co_await crew::when_all(pl, maybe_throw(pl, frame_count(d), 1, false),
+                                                  cancels_its_pool(pl, frame_count(d), t));
+            co_return a + b;
+        };
+        try {
+            crew::sync_wait(root(p, destroyed, shut));
+            code = 0;
+        } catch (const crew::error &e) {
+            code = e.code();
+        }
+        shut.join();
+    }
+    EXPECT_EQ(code, CREW_ECANCELED);
+    EXPECT_EQ(destroyed.load(), 2);
 }
 
 } // namespace
