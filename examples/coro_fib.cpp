@@ -1,10 +1,11 @@
 // coro_fib.cpp -- C++20 coroutines on a crew pool (include/crew_coro.hpp), against the C
 // interface's spawn-and-wait, on the classic recursive Fibonacci.
 //
-// The coroutine version awaits both halves with crew::when_all: the first runs as a task on the
-// pool, the second in place, and the parent is resumed by whichever ends last, so no thread
-// ever blocks in a wait. The C version (as bench/peers.cpp's fib for crew) submits fib(n-1)
-// into a group, computes fib(n-2) itself, then crew_wait()s, helping with queued tasks.
+// The coroutine version awaits both halves with crew::when_all: on a worker, the first is
+// offered to other workers and the second runs in place (crew_join underneath); the parent is
+// resumed by whichever ends last, and a worker waits, helping, only for a half another worker
+// took. The C version (as bench/peers.cpp's fib for crew) submits fib(n-1) into a group,
+// computes fib(n-2) itself, then crew_wait()s, helping with queued tasks.
 //
 //   coro_fib [-n 1..40] [-t threads] [-r runs] [-h]
 //
