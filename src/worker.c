@@ -25,6 +25,7 @@
  */
 #include <stdio.h>
 
+#include "array.h"
 #include "atomic.h"
 #include "debug.h"
 #include "dispatch.h"
@@ -109,8 +110,8 @@ static void drop(crew_pool *p, crew_task *t, enum crew__end how, bool by_shutdow
     uint32_t slot = t->crew_private_.slot, flags = t->crew_flags_;
     crew_fn fn = t->fn;
     void *arg = t->arg;
-    if (__builtin_expect(fn == crew__join_half, 0))
-        how = CREW__RAN; /* a join's half is not lost: its caller runs it (below) */
+    if (__builtin_expect(fn == crew__join_half || fn == crew__array_run, 0))
+        how = CREW__RAN; /* not lost: a join's caller runs it, an array's tasks count apart */
     if (flags & CREW__TASK_BOUNDED)
         crew__bounded_release(p);
     if ((flags & CREW__TASK_COUNTED) && how != CREW__RAN)
@@ -122,6 +123,8 @@ static void drop(crew_pool *p, crew_task *t, enum crew__end how, bool by_shutdow
         crew__lane_runner_dropped(p, arg, by_shutdown);
     } else if (__builtin_expect(fn == crew__join_half, 0)) {
         crew__join_hand_back(p, arg); /* back to the caller of crew_join, which runs it */
+    } else if (__builtin_expect(fn == crew__array_run, 0)) {
+        crew__array_dropped(p, arg, by_shutdown); /* its array's unclaimed tasks, each reported */
     } else if (__builtin_expect(fn == crew__timer_run, 0)) {
         /* A timer's run: on_drop gets the timer's fn and arg, the timer counting as running
          * on this thread meanwhile (a crew_timer_stop from another thread waits for on_drop,
@@ -139,7 +142,8 @@ static void drop(crew_pool *p, crew_task *t, enum crew__end how, bool by_shutdow
 }
 
 void crew__task_dropped(crew_pool *p, crew_task *t, bool by_shutdown) {
-    if (by_shutdown && t->fn != crew__join_half) /* relaxed: see struct crew_pool */
+    /* Relaxed: see struct crew_pool. A join's half or an array's runner is no task lost. */
+    if (by_shutdown && t->fn != crew__join_half && t->fn != crew__array_run)
         crew__store_relaxed(&p->shutdown_dropped, true);
     drop(p, t, CREW__LOST, by_shutdown);
 }
