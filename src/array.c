@@ -53,6 +53,7 @@ struct crew__array {
      * after every other runner's last read of it. */
     _Atomic size_t refs;
     size_t m;
+    bool counted; /* in crew_pool.array_unclaimed (crew__array_tasks) */
     crew_task runners[]; /* m of them */
 };
 
@@ -70,6 +71,7 @@ crew__array *crew__array_new(crew_pool *p, crew_task *t, size_t n, size_t m) {
     a->n = n;
     a->slot = 0;
     a->m = m;
+    a->counted = false;
     crew__atomic_init(&a->next, (size_t)0);
     crew__atomic_init(&a->refs, m);
     for (size_t i = 0; i < m; i++) {
@@ -85,9 +87,18 @@ void crew__array_set_slot(crew__array *a, uint32_t slot) {
         a->runners[i].crew_private_.slot = slot;
 }
 
-crew_task *crew__array_tasks(crew__array *a) { return a->runners; }
+crew_task *crew__array_tasks(crew__array *a) {
+    /* Relaxed: a statistic (struct crew_pool); counted before the runners are queued. */
+    crew__fetch_add_relaxed(&a->p->array_unclaimed, a->n);
+    a->counted = true;
+    return a->runners;
+}
 
-void crew__array_free(crew__array *a) { free(a); }
+void crew__array_free(crew__array *a) {
+    if (a->counted) /* relaxed: a statistic */
+        crew__fetch_sub_relaxed(&a->p->array_unclaimed, a->n);
+    free(a);
+}
 
 /* A runner is done with a: the last one frees it. */
 static void release(crew__array *a) {
@@ -95,9 +106,18 @@ static void release(crew__array *a) {
         free(a);
 }
 
+/* The claim of up to k tasks from index `from` on, for crew_stats.queued. Relaxed: a
+ * statistic (struct crew_pool). */
+static inline void claimed(crew__array *a, size_t from, size_t k) {
+    if (from < a->n)
+        crew__fetch_sub_relaxed(&a->p->array_unclaimed, k < a->n - from ? k : a->n - from);
+}
+
 /* Claim every index still unclaimed: the first of them (n if none). */
 static size_t claim_rest(crew__array *a) {
-    return crew__fetch_add_relaxed(&a->next, a->n); /* relaxed: see next */
+    size_t rest = crew__fetch_add_relaxed(&a->next, a->n); /* relaxed: see next */
+    claimed(a, rest, a->n);
+    return rest;
 }
 
 static void drop_range(crew_pool *p, crew_task *t, size_t from, size_t to, bool by_shutdown) {
@@ -191,6 +211,7 @@ void crew__array_run(void *arg) {
         size_t i = crew__fetch_add_relaxed(&a->next, k); /* relaxed: see next */
         if (i >= n)
             break;
+        claimed(a, i, k);
         size_t end = i + k < n ? i + k : n;
         size_t stopped = run_chunk(a, self, f, i, end);
         if (__builtin_expect(stopped != end, 0)) {

@@ -29,9 +29,10 @@ size_t crew__array_runners(crew_pool *p, size_t n);
 crew__array *crew__array_new(crew_pool *p, crew_task *t, size_t n, size_t m);
 /* The group slot of the array's tasks (0: none), given to its runners before they are queued. */
 void crew__array_set_slot(crew__array *a, uint32_t slot);
-/* Its runners, to be queued (m contiguous tasks). */
+/* Its runners, to be queued now (m contiguous tasks); its tasks count as queued from here on
+ * (crew_stats.queued). */
 crew_task *crew__array_tasks(crew__array *a);
-/* Free a record none of whose runners was queued (the push failed). */
+/* Free a record none of whose runners was queued (the push failed, or was never tried). */
 void crew__array_free(crew__array *a);
 /* The function of a runner (arg: its record): claims the array's tasks a chunk at a time and
  * runs them, until none is left. worker.c's drop recognises runners by it. */
