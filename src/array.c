@@ -8,11 +8,12 @@
  * that can run at once (crew__array_runners), queued with one push and one wake-up check. A
  * runner claims a chunk of the array with one fetch-and-add on next (guided: a share of what
  * is left, at most CHUNK) and runs its tasks in index order, until nothing is left; a runner
- * that finds nothing left ends at once. Every index is claimed once, so every task runs once; the tasks
- * are claimed in array order, and a task queued after the array by the same thread is taken
- * after the array's runners, as it was taken after the array's own entries. The tasks run in
- * the runner's frame (crew__run made it for the runner: the same pool and group), renewing only
- * its start mark per task, and end in their group and in pending once per chunk.
+ * that finds nothing left ends at once. Every index is claimed once, so every task runs once;
+ * the tasks are claimed in array order, and a task queued after the array by the same thread
+ * is taken after the array's runners, as it was taken after the array's own entries. The
+ * tasks run in the runner's frame (crew__run made it for the runner: the same pool and group),
+ * renewing only its start mark per task, and end in their group and in pending once per
+ * chunk.
  *
  * The runners are counted in pending and in the group with the tasks (submit.c), so a group
  * ends once its tasks and its runners have. What stops a runner between two tasks:
