@@ -181,13 +181,10 @@ static inline uint32_t notify_slot(bool open_new, crew_handle h) {
  * takes no place in the bounded queue (it waits in its lane; its runner is what the pool
  * queues). when: a delayed task's due time (timer.h; n is 1, submitted 0: it is stamped when
  * it is due), 0 for none: it waits in the timer heap instead of a queue, and takes no place in
- * the bounded queue either. runners: the tasks may go as an array's runners (array.h; the
- * caller has seen that they are all of priority 0 and at least CREW__ARRAY_MIN): then, unless
- * the tasks are timed, bounded or blocking, the runners are counted with them (in the group and
- * in pending) and pushed instead of them, one push and one wake-up check for the array. */
+ * the bounded queue either. */
 static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uint32_t flags,
                    uint64_t submitted, unsigned user_flags, const admit_how *how, const char *who,
-                   crew_lane *lane, uint64_t when, bool runners) {
+                   crew_lane *lane, uint64_t when) {
     if (n > UINT32_MAX)
         return enqueue_fail(who, p, CREW_ERANGE, n, CREW_HANDLE_NONE, how);
     crew__assert(!lane || n == 1); /* crew__lane_push below takes one task */
@@ -208,22 +205,10 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
             return enqueue_fail(who, p, rc, n, CREW_HANDLE_NONE, how);
         bounded = !caller_runs;
     }
-    /* An array's runners (none: each task is queued). Not for timed tasks (autosize reads
-     * each task's times as it starts), nor bounded ones (a full queue drops its oldest entry,
-     * which would be the whole array), nor blocking ones (their own queue). */
-    crew__array *arr = NULL;
-    size_t m = 0;
-    if (__builtin_expect(runners, 0) && !blocking && !p->bounded.capacity && !submitted) {
-        size_t want = crew__array_runners(p, n);
-        if (want <= UINT32_MAX - n && (arr = crew__array_new(p, t, n, want)))
-            m = want; /* else no memory for the record: the tasks go one by one */
-    }
     crew_handle h;
-    if ((rc = join(p, group, &open_new, (uint32_t)(n + m), &h)) != CREW_OK) {
+    if ((rc = join(p, group, &open_new, (uint32_t)n, &h)) != CREW_OK) {
         for (size_t i = 0; bounded && i < n; i++)
             crew__bounded_release(p);
-        if (arr)
-            crew__array_free(arr);
         return join_fail(who, p, rc, n, h, how);
     }
     for (size_t i = 0; i < n; i++) {
@@ -231,19 +216,15 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
             flags | (bounded ? CREW__TASK_BOUNDED : 0u) | (blocking ? CREW__TASK_BLOCKING : 0u);
         t[i].crew_private_.slot = crew__slot_index(h.slot);
     }
-    if (arr)
-        crew__array_set_slot(arr, crew__slot_index(h.slot));
     uint64_t accepted = submitted ? stamp_tasks(p, t, n, submitted) : 0;
     /* Read now: once pushed, a task may run and its memory be freed or reused (crew.h). */
     bool counted = submitted && (t[0].crew_flags_ & CREW__TASK_COUNTED);
     /* Count them (a worker uses its credit; any thread's count is in pending before the state
      * is read: a worker's credit was added to pending earlier), then the seq_cst load of the
      * state: see above. */
-    crew__pending_add(p, crew__self(p), n + m);
+    crew__pending_add(p, crew__self(p), n);
     if (crew__load_seq_cst(&p->state) != CREW__OPEN)
         rc = CREW_ESHUTDOWN;
-    else if (arr)
-        rc = crew__sched_push(p, crew__array_tasks(arr), m);
     else if (caller_runs)
         rc = CREW_OK;
     else if (__builtin_expect(lane != NULL, 0))
@@ -253,11 +234,9 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
     else
         rc = blocking ? crew__blocking_push(p, t, n) : crew__sched_push(p, t, n);
     if (rc != CREW_OK) {
-        unjoin(p, open_new, h, n + m);
+        unjoin(p, open_new, h, n);
         for (size_t i = 0; bounded && i < n; i++)
             crew__bounded_release(p);
-        if (arr)
-            crew__array_free(arr);
         return enqueue_fail(who, p, rc, n, h, how);
     }
     if (open_new)
@@ -276,8 +255,60 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
             crew__lane_start(lane);
         return CREW_OK;
     }
-    if (!blocking) /* an array's runners: a thread for each, up to one per thread */
-        crew__notify_work(p, arr ? m : n, notify_slot(open_new, h));
+    if (!blocking)
+        crew__notify_work(p, n, notify_slot(open_new, h));
+    return CREW_OK;
+}
+
+/* enqueue for a long array (array.h: at least CREW__ARRAY_MIN tasks, all of priority 0, their
+ * fn checked; no bounded queue, nothing timed, not blocking): the same steps, but what is
+ * counted (in the group and in pending) and pushed are the tasks plus the array's m runners,
+ * and only the runners are queued: one pending add, one push and one wake-up check for the
+ * array. Apart from enqueue so that enqueue's other paths (a lane's task, crew_submit's long
+ * way) keep their registers. Returns DECLINED (no error code is positive) when the array
+ * cannot go this way (no memory for its record, or too many tasks for one group): the caller
+ * then uses enqueue. */
+#define DECLINED 1
+static __attribute__((noinline)) int enqueue_array(crew_pool *p, crew_task *t, size_t n,
+                                                   crew_handle *group, const char *who) {
+    size_t m = crew__array_runners(p, n);
+    if (n > UINT32_MAX || m > UINT32_MAX - n)
+        return DECLINED; /* enqueue answers ERANGE */
+    bool open_new = group && group->slot == 0 && group->gen == 0;
+    if (group && !open_new && !crew__handle_valid(&p->groups, *group))
+        return enqueue_fail(who, p, CREW_EINVAL, n, *group, &admit_default);
+    /* Seq_cst: an early answer for a closed pool; the check that counts is below. */
+    int state = crew__load_seq_cst(&p->state);
+    if (state != CREW__OPEN)
+        return enqueue_fail(who, p, state == CREW__FORKED ? CREW_EFORKED : CREW_ESHUTDOWN, n,
+                            CREW_HANDLE_NONE, &admit_default);
+    crew__array *arr = crew__array_new(p, t, n, m);
+    if (!arr)
+        return DECLINED;
+    crew_handle h;
+    int rc = join(p, group, &open_new, (uint32_t)(n + m), &h);
+    if (rc != CREW_OK) {
+        crew__array_free(arr);
+        return join_fail(who, p, rc, n, h, &admit_default);
+    }
+    uint32_t slot = crew__slot_index(h.slot);
+    for (size_t i = 0; i < n; i++) {
+        t[i].crew_flags_ = 0;
+        t[i].crew_private_.slot = slot;
+    }
+    crew__array_set_slot(arr, slot);
+    crew__pending_add(p, crew__self(p), n + m); /* then the state, as in enqueue */
+    rc = crew__load_seq_cst(&p->state) != CREW__OPEN
+             ? CREW_ESHUTDOWN
+             : crew__sched_push(p, crew__array_tasks(arr), m);
+    if (rc != CREW_OK) {
+        unjoin(p, open_new, h, n + m);
+        crew__array_free(arr);
+        return enqueue_fail(who, p, rc, n, h, &admit_default);
+    }
+    if (open_new)
+        *group = h;
+    crew__notify_work(p, m, notify_slot(open_new, h)); /* a thread for each runner */
     return CREW_OK;
 }
 
@@ -316,15 +347,24 @@ static int enqueue_tasks(crew_pool *p, crew_task *t, size_t n, crew_handle *grou
                                    "%s: flags is %#x; the only flag is CREW_TASK_BLOCKING (%#x)",
                                    who, flags, CREW_TASK_BLOCKING),
                         n);
-    uint32_t prio = 0; /* all of priority 0: the array may go as runners (enqueue) */
+    uint32_t prio = 0; /* all of priority 0: a long array may go as runners (enqueue_array) */
     for (size_t i = 0; i < n; i++) {
         if (!t[i].fn)
             return rejected(p, crew__fail(CREW_EINVAL, "%s: task %zu's fn is NULL", who, i), n);
         prio |= t[i].priority;
     }
+    uint64_t submitted = stamp(p);
+    /* Not for timed tasks (autosize reads each task's times as it starts), nor bounded ones (a
+     * full queue drops its oldest entry, which would be the whole array), nor blocking ones
+     * (their own queue). */
+    if (prio == 0 && n >= CREW__ARRAY_MIN && !submitted && !p->bounded.capacity &&
+        !(flags & CREW_TASK_BLOCKING)) {
+        int rc = enqueue_array(p, t, n, group, who);
+        if (rc != DECLINED)
+            return rejected(p, rc, n);
+    }
     return rejected(p,
-                    enqueue(p, t, n, group, 0, stamp(p), flags, &admit_default, who, NULL, 0,
-                            prio == 0 && n >= CREW__ARRAY_MIN),
+                    enqueue(p, t, n, group, 0, submitted, flags, &admit_default, who, NULL, 0),
                     n);
 }
 
@@ -336,7 +376,7 @@ int crew_enqueue_tasks_ex(crew_pool *p, crew_task *t, size_t n, crew_handle *gro
 int crew__enqueue_helpers(crew_pool *p, crew_task *t, size_t n, crew_handle *group) {
     static const admit_how how = {true, false, {0, 0}}; /* never wait for room */
     /* Not the caller's: not counted, and no detail (crew_parallel_* absorbs a failure). */
-    return enqueue(p, t, n, group, 0, stamp(p), 0, &how, NULL, NULL, 0, false);
+    return enqueue(p, t, n, group, 0, stamp(p), 0, &how, NULL, NULL, 0);
 }
 
 int crew_enqueue_tasks(crew_pool *p, crew_task *t, size_t n, crew_handle *group) {
@@ -383,7 +423,7 @@ static inline __attribute__((always_inline)) int submit(crew_pool *p, crew_fn fn
         ((crew__node *)t)->start_by = start_by;
         own |= CREW__TASK_DEADLINE;
     }
-    int rc = enqueue(p, t, 1, group, own, submitted, flags, how, who, lane, when, false);
+    int rc = enqueue(p, t, 1, group, own, submitted, flags, how, who, lane, when);
     if (rc != CREW_OK)
         crew__node_release(p, t);
     return rejected(p, rc, 1);
