@@ -294,6 +294,8 @@ static void record_first(void *arg) {
 }
 
 TEST(Array, OtherPrioritiesKeepTheirOrder) {
+    g_order.store(0);
+    g_first_seen = -1;
     crew_pool *p = make_pool(1);
     crewtest::Gate gate;
     gate.hold(p, 1);
@@ -324,6 +326,7 @@ static void record_seq(void *arg) {
 }
 
 TEST(Array, FifoWithOneWorker) {
+    g_seq_n.store(0);
     crew_pool *p = make_pool(1);
     crewtest::Gate gate;
     gate.hold(p, 1);
