@@ -364,6 +364,7 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     p->sched.kind = sched_kind;
     crew__atomic_init(&p->state, CREW__OPEN);
     crew__atomic_init(&p->pending, 0);
+    crew__atomic_init(&p->array_unclaimed, (size_t)0);
     crew__ec_init(&p->work);
     crew__ec_init(&p->quiet);
     crew__ec_init(&p->waiting);

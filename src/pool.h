@@ -189,6 +189,9 @@ struct crew_pool {
     /* The size last requested; written under resize_lock, read anywhere (relaxed: a plain
      * number, nothing is published through it). */
     atomic_uint target;
+    /* Tasks of long arrays not yet claimed by a runner (array.c), for crew_stats.queued: added
+     * as an array is queued, taken off a chunk at a time. Relaxed: a statistic. */
+    _Atomic size_t array_unclaimed;
 };
 
 /* Is this process a child forked after p was made? (Set by nodes.c's fork handler; relaxed:

@@ -143,7 +143,9 @@ crew__tstats *crew__stats_block(crew_pool *p) {
  * before a task is queued and given back when it starts or is dropped) caps the tasks outside
  * the blocking queue, so the figure never exceeds the capacity plus the blocking tasks. */
 static size_t queued_now(crew_pool *p) {
-    size_t n = crew__sched_queued(p);
+    /* A long array's unclaimed tasks wait in its record, not in a queue (array.c). Relaxed:
+     * a statistic. */
+    size_t n = crew__sched_queued(p) + crew__load_relaxed(&p->array_unclaimed);
     if (p->bounded.capacity == 0)
         return n;
     size_t blocking = p->blocking ? crew__blocking_queued(p) : 0;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "array.h"
 #include "atomic.h"
 #include "debug.h"
 #include "lane.h"
@@ -259,6 +260,58 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
     return CREW_OK;
 }
 
+/* enqueue for a long array (array.h: at least CREW__ARRAY_MIN tasks, all of priority 0, their
+ * fn checked; no bounded queue, nothing timed, not blocking): the same steps, but what is
+ * counted (in the group and in pending) and pushed are the tasks plus the array's m runners,
+ * and only the runners are queued: one pending add, one push and one wake-up check for the
+ * array. Apart from enqueue so that enqueue's other paths (a lane's task, crew_submit's long
+ * way) keep their registers. Returns DECLINED (no error code is positive) when the array
+ * cannot go this way (no memory for its record, or too many tasks for one group): the caller
+ * then uses enqueue. */
+#define DECLINED 1
+static __attribute__((noinline)) int enqueue_array(crew_pool *p, crew_task *t, size_t n,
+                                                   crew_handle *group, const char *who) {
+    size_t m = crew__array_runners(p, n);
+    if (n > UINT32_MAX || m > UINT32_MAX - n)
+        return DECLINED; /* enqueue answers ERANGE */
+    bool open_new = group && group->slot == 0 && group->gen == 0;
+    if (group && !open_new && !crew__handle_valid(&p->groups, *group))
+        return enqueue_fail(who, p, CREW_EINVAL, n, *group, &admit_default);
+    /* Seq_cst: an early answer for a closed pool; the check that counts is below. */
+    int state = crew__load_seq_cst(&p->state);
+    if (state != CREW__OPEN)
+        return enqueue_fail(who, p, state == CREW__FORKED ? CREW_EFORKED : CREW_ESHUTDOWN, n,
+                            CREW_HANDLE_NONE, &admit_default);
+    crew__array *arr = crew__array_new(p, t, n, m);
+    if (!arr)
+        return DECLINED;
+    crew_handle h;
+    int rc = join(p, group, &open_new, (uint32_t)(n + m), &h);
+    if (rc != CREW_OK) {
+        crew__array_free(arr);
+        return join_fail(who, p, rc, n, h, &admit_default);
+    }
+    uint32_t slot = crew__slot_index(h.slot);
+    for (size_t i = 0; i < n; i++) {
+        t[i].crew_flags_ = 0;
+        t[i].crew_private_.slot = slot;
+    }
+    crew__array_set_slot(arr, slot);
+    crew__pending_add(p, crew__self(p), n + m); /* then the state, as in enqueue */
+    rc = crew__load_seq_cst(&p->state) != CREW__OPEN
+             ? CREW_ESHUTDOWN
+             : crew__sched_push(p, crew__array_tasks(arr), m);
+    if (rc != CREW_OK) {
+        unjoin(p, open_new, h, n + m);
+        crew__array_free(arr);
+        return enqueue_fail(who, p, rc, n, h, &admit_default);
+    }
+    if (open_new)
+        *group = h;
+    crew__notify_work(p, m, notify_slot(open_new, h)); /* a thread for each runner */
+    return CREW_OK;
+}
+
 /* The submission's start time if tasks are timed (monitoring or autosize), else 0. */
 static inline uint64_t stamp(crew_pool *p) {
 #ifdef CREW_NO_MONITORING
@@ -294,10 +347,24 @@ static int enqueue_tasks(crew_pool *p, crew_task *t, size_t n, crew_handle *grou
                                    "%s: flags is %#x; the only flag is CREW_TASK_BLOCKING (%#x)",
                                    who, flags, CREW_TASK_BLOCKING),
                         n);
-    for (size_t i = 0; i < n; i++)
+    uint32_t prio = 0; /* all of priority 0: a long array may go as runners (enqueue_array) */
+    for (size_t i = 0; i < n; i++) {
         if (!t[i].fn)
             return rejected(p, crew__fail(CREW_EINVAL, "%s: task %zu's fn is NULL", who, i), n);
-    return rejected(p, enqueue(p, t, n, group, 0, stamp(p), flags, &admit_default, who, NULL, 0),
+        prio |= t[i].priority;
+    }
+    uint64_t submitted = stamp(p);
+    /* Not for timed tasks (autosize reads each task's times as it starts), nor bounded ones (a
+     * full queue drops its oldest entry, which would be the whole array), nor blocking ones
+     * (their own queue). */
+    if (prio == 0 && n >= CREW__ARRAY_MIN && !submitted && !p->bounded.capacity &&
+        !(flags & CREW_TASK_BLOCKING)) {
+        int rc = enqueue_array(p, t, n, group, who);
+        if (rc != DECLINED)
+            return rejected(p, rc, n);
+    }
+    return rejected(p,
+                    enqueue(p, t, n, group, 0, submitted, flags, &admit_default, who, NULL, 0),
                     n);
 }
 

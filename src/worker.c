@@ -25,6 +25,7 @@
  */
 #include <stdio.h>
 
+#include "array.h"
 #include "atomic.h"
 #include "debug.h"
 #include "dispatch.h"
@@ -109,8 +110,8 @@ static void drop(crew_pool *p, crew_task *t, enum crew__end how, bool by_shutdow
     uint32_t slot = t->crew_private_.slot, flags = t->crew_flags_;
     crew_fn fn = t->fn;
     void *arg = t->arg;
-    if (__builtin_expect(fn == crew__join_half, 0))
-        how = CREW__RAN; /* a join's half is not lost: its caller runs it (below) */
+    if (__builtin_expect(fn == crew__join_half || fn == crew__array_run, 0))
+        how = CREW__RAN; /* not lost: a join's caller runs it, an array's tasks count apart */
     if (flags & CREW__TASK_BOUNDED)
         crew__bounded_release(p);
     if ((flags & CREW__TASK_COUNTED) && how != CREW__RAN)
@@ -122,6 +123,8 @@ static void drop(crew_pool *p, crew_task *t, enum crew__end how, bool by_shutdow
         crew__lane_runner_dropped(p, arg, by_shutdown);
     } else if (__builtin_expect(fn == crew__join_half, 0)) {
         crew__join_hand_back(p, arg); /* back to the caller of crew_join, which runs it */
+    } else if (__builtin_expect(fn == crew__array_run, 0)) {
+        crew__array_dropped(p, arg, by_shutdown); /* its array's unclaimed tasks, each reported */
     } else if (__builtin_expect(fn == crew__timer_run, 0)) {
         /* A timer's run: on_drop gets the timer's fn and arg, the timer counting as running
          * on this thread meanwhile (a crew_timer_stop from another thread waits for on_drop,
@@ -139,7 +142,8 @@ static void drop(crew_pool *p, crew_task *t, enum crew__end how, bool by_shutdow
 }
 
 void crew__task_dropped(crew_pool *p, crew_task *t, bool by_shutdown) {
-    if (by_shutdown && t->fn != crew__join_half) /* relaxed: see struct crew_pool */
+    /* Relaxed: see struct crew_pool. A join's half or an array's runner is no task lost. */
+    if (by_shutdown && t->fn != crew__join_half && t->fn != crew__array_run)
         crew__store_relaxed(&p->shutdown_dropped, true);
     drop(p, t, CREW__LOST, by_shutdown);
 }
@@ -153,32 +157,46 @@ static __attribute__((noinline, cold)) void drop_cancelled(crew_pool *p, crew_ta
 
 /* What running a task needs with or without monitoring: copy what is needed from t (from here
  * on its memory belongs to its owner again), and run the function in a new frame. OUT: the
- * task's group slot. Returns false, running nothing and keeping t, if its group was cancelled. */
-static inline __attribute__((always_inline)) bool call(crew_pool *p, crew__worker *self,
-                                                       crew_task *t, uint32_t *slot_out) {
+ * task's group slot. Returns false, running nothing and keeping t, if its group was cancelled.
+ * top: the worker loop's own frame (worker_ctx.frame: its pool, no frame below, depth 1, made
+ * once), in which only the group and the mark change per task; NULL elsewhere (a frame on the
+ * stack, above the thread's current one). */
+static inline __attribute__((always_inline)) bool call_in(crew_pool *p, crew__worker *self,
+                                                          crew_task *t, uint32_t *slot_out,
+                                                          crew__frame *top) {
     crew_fn fn = t->fn;
     void *arg = t->arg;
     uint32_t slot = t->crew_private_.slot;
     *slot_out = slot;
-    crew__frame frame = {p, crew__tls_frame, crew__tls_frame ? crew__tls_frame->depth + 1 : 1,
-                         {slot, 0}, crew__sched_mark(p, self)};
+    crew__frame own, *frame = top ? top : &own;
+    if (!top) {
+        frame->pool = p;
+        frame->up = crew__tls_frame;
+        frame->depth = crew__tls_frame ? crew__tls_frame->depth + 1 : 1;
+    }
+    frame->group = (crew_handle){slot, 0};
+    frame->mark = crew__sched_mark(p, self);
     if (slot != 0) {
         /* The group is open (this task is unfinished), so its generation is current. Relaxed:
          * the queue that handed us the task ordered the group's opening before it. */
         crew__slot *sl = crew__slot_at(&p->groups, slot);
-        frame.group.gen = crew__gen_of(crew__load_relaxed(&sl->state));
-        if (__builtin_expect(crew__slot_cancelled(sl, frame.group.gen), 0))
+        frame->group.gen = crew__gen_of(crew__load_relaxed(&sl->state));
+        if (__builtin_expect(crew__slot_cancelled(sl, frame->group.gen), 0))
             return false; /* its group was cancelled: the caller drops it */
     }
     if (t->crew_flags_ & CREW__TASK_NODE)
         crew__node_release(p, t);
     crew__debug_yield();
 
-    crew__tls_frame = &frame;
+    crew__tls_frame = frame;
     fn(arg);
-    crew__tls_frame = frame.up;
+    crew__tls_frame = frame->up;
     crew__debug_yield();
     return true;
+}
+static inline __attribute__((always_inline)) bool call(crew_pool *p, crew__worker *self,
+                                                       crew_task *t, uint32_t *slot_out) {
+    return call_in(p, self, t, slot_out, NULL);
 }
 
 /* A task of run_timed's whose group was cancelled: its place in the bounded queue is already
@@ -246,8 +264,9 @@ static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t
  * record for p is self (crew__self), and count it finished. A task of no group is counted in
  * self's credit on a worker, or in *finished on a thread that helps while it waits (finished
  * non-NULL: the waiter returns them to pending itself, see wait.c); otherwise at once. */
-static inline __attribute__((always_inline)) void run_task(crew_pool *p, crew__worker *self,
-                                                           crew_task *t, size_t *finished) {
+static inline __attribute__((always_inline)) void run_task_in(crew_pool *p, crew__worker *self,
+                                                              crew_task *t, size_t *finished,
+                                                              crew__frame *top) {
     if (__builtin_expect(
             (t->crew_flags_ & (CREW__TASK_STAMPED | CREW__TASK_BOUNDED | CREW__TASK_DEADLINE)) != 0,
             0)) {
@@ -255,7 +274,7 @@ static inline __attribute__((always_inline)) void run_task(crew_pool *p, crew__w
         return;
     }
     uint32_t slot;
-    if (__builtin_expect(!call(p, self, t, &slot), 0)) {
+    if (__builtin_expect(!call_in(p, self, t, &slot, top), 0)) {
         drop_cancelled(p, t);
         return;
     }
@@ -269,6 +288,11 @@ static inline __attribute__((always_inline)) void run_task(crew_pool *p, crew__w
         }
     }
     crew__tasks_finished(p, slot, 1, CREW__RAN);
+}
+
+static inline __attribute__((always_inline)) void run_task(crew_pool *p, crew__worker *self,
+                                                           crew_task *t, size_t *finished) {
+    run_task_in(p, self, t, finished, NULL);
 }
 
 void crew__run(crew_pool *p, crew_task *t) { run_task(p, crew__self(p), t, NULL); }
@@ -373,6 +397,8 @@ typedef struct worker_ctx {
     crew__worker *w;
     uint64_t idle_since; /* monitoring: when this worker ran out of work, or 0 */
     bool looking;        /* counted in p->lookers */
+    /* The frame of the task the loop runs (call_in): pool, up and depth set once. */
+    crew__frame frame;
 } worker_ctx;
 
 /* The worker stops looking: it found a task, or it leaves without a last look. It leaves the
@@ -485,7 +511,7 @@ static bool worker_run(void *ctx, crew_task *t, crew__take_ctx *tc) {
      * one (schedule.h); here no lock is held. */
     if (__builtin_expect(tc->pushed_back != 0, 0))
         crew__notify_pushed_back(p, &tc->pushed_back);
-    run_task(p, c->w, t, NULL);
+    run_task_in(p, c->w, t, NULL, &c->frame);
     return false;
 }
 
@@ -506,7 +532,8 @@ void *crew__worker_main(void *arg) {
     crew__tls_worker = w;
     crew__tls_busy = &w->busy;
 
-    worker_ctx ctx = {p, w, 0, false};
+    /* The loop's frame: nothing below it (the loop runs outside any task). */
+    worker_ctx ctx = {p, w, 0, false, {p, NULL, 1, {0, 0}, 0}};
     crew__take_ctx tc = {.may_batch = true}; /* between tasks: a take may claim a batch */
     crew__dispatch(&worker_policy, &ctx, &tc, p->spin);
     if (ctx.looking)

@@ -1,0 +1,232 @@
+/*
+ * array.c -- arrays of tasks queued as a few runners: the fast path of crew_enqueue_tasks for a
+ * long array (submit.c decides when; array.h).
+ *
+ * A long array is not queued task by task. Its record holds the caller's tasks, the index of
+ * the first one not yet claimed (next), and m runners: ordinary tasks of priority 0 (arrays of
+ * other or mixed priorities go task by task: array.h) and of the array's group, one per thread
+ * that can run at once (crew__array_runners), queued with one push and one wake-up check. A
+ * runner claims a chunk of the array with one fetch-and-add on next (guided: a share of what
+ * is left, at most CHUNK) and runs its tasks in index order, until nothing is left; a runner
+ * that finds nothing left ends at once. Every index is claimed once, so every task runs once;
+ * the tasks are claimed in array order, and a task queued after the array by the same thread
+ * is taken after the array's runners, as it was taken after the array's own entries. The
+ * tasks run in the runner's frame (crew__run made it for the runner: the same pool and group),
+ * renewing only its start mark per task, and end in their group and in pending once per
+ * chunk.
+ *
+ * The runners are counted in pending and in the group with the tasks (submit.c), so a group
+ * ends once its tasks and its runners have. What stops a runner between two tasks:
+ *   - a pause, or (a worker) resize marking it: the unstarted rest of its chunk and the
+ *     unclaimed rest of the array go back to the queues as separate tasks, in front and in
+ *     order (the strategy's requeue, as a task taken just as a pause began goes back), and
+ *     threads are woken for them; without memory to put one back, the runner runs it;
+ *   - a cancelling shutdown (checked per chunk): the unclaimed rest is dropped, each task
+ *     reported (crew__task_dropped);
+ *   - a runner still queued that is dropped (a cancelling shutdown, its group's crew_cancel)
+ *     drops the unclaimed rest the same way (crew__array_dropped, from worker.c's drop).
+ * A cancelled group's tasks are dropped one by one as they come up, as from a deque.
+ * The record is freed by the last of its runners to end or be dropped (refs).
+ */
+#include <stdlib.h>
+
+#include "array.h"
+#include "atomic.h"
+#include "debug.h"
+#include "group.h"
+#include "pool.h"
+#include "sched_calls.h"
+#include "wake.h"
+#include "worker.h"
+
+#define CHUNK 64u /* most tasks a runner claims at a time */
+
+struct crew__array {
+    crew_pool *p;
+    crew_task *t;  /* the caller's tasks */
+    size_t n;
+    uint32_t slot; /* their group's slot, 0 for none */
+    /* The first unclaimed index (claims past n find nothing). Relaxed fetch-and-add: it only
+     * hands each index to one runner; the tasks' fields reach the runner through the queue
+     * that handed it the runner (pushed after they were written). */
+    _Alignas(64) _Atomic size_t next;
+    /* Runners not yet ended or dropped. Seq_cst decrement: the last one frees the record
+     * after every other runner's last read of it. */
+    _Atomic size_t refs;
+    size_t m;
+    bool counted; /* in crew_pool.array_unclaimed (crew__array_tasks) */
+    crew_task runners[]; /* m of them */
+};
+
+size_t crew__array_runners(crew_pool *p, size_t n) {
+    size_t m = (size_t)crew__nworkers(p) + 1; /* the workers and a helping caller */
+    return m < n ? m : n;
+}
+
+crew__array *crew__array_new(crew_pool *p, crew_task *t, size_t n, size_t m) {
+    crew__array *a = malloc(sizeof *a + m * sizeof(crew_task));
+    if (!a)
+        return NULL;
+    a->p = p;
+    a->t = t;
+    a->n = n;
+    a->slot = 0;
+    a->m = m;
+    a->counted = false;
+    crew__atomic_init(&a->next, (size_t)0);
+    crew__atomic_init(&a->refs, m);
+    for (size_t i = 0; i < m; i++) {
+        crew_task *r = &a->runners[i];
+        *r = (crew_task){.fn = crew__array_run, .arg = a, .priority = 0};
+    }
+    return a;
+}
+
+void crew__array_set_slot(crew__array *a, uint32_t slot) {
+    a->slot = slot;
+    for (size_t i = 0; i < a->m; i++)
+        a->runners[i].crew_private_.slot = slot;
+}
+
+crew_task *crew__array_tasks(crew__array *a) {
+    /* Relaxed: a statistic (struct crew_pool); counted before the runners are queued. */
+    crew__fetch_add_relaxed(&a->p->array_unclaimed, a->n);
+    a->counted = true;
+    return a->runners;
+}
+
+void crew__array_free(crew__array *a) {
+    if (a->counted) /* relaxed: a statistic */
+        crew__fetch_sub_relaxed(&a->p->array_unclaimed, a->n);
+    free(a);
+}
+
+/* A runner is done with a: the last one frees it. */
+static void release(crew__array *a) {
+    if (crew__fetch_sub_seq_cst(&a->refs, (size_t)1) == 1) /* seq_cst: see refs */
+        free(a);
+}
+
+/* The claim of up to k tasks from index `from` on, for crew_stats.queued. Relaxed: a
+ * statistic (struct crew_pool). */
+static inline void claimed(crew__array *a, size_t from, size_t k) {
+    if (from < a->n)
+        crew__fetch_sub_relaxed(&a->p->array_unclaimed, k < a->n - from ? k : a->n - from);
+}
+
+/* Claim every index still unclaimed: the first of them (n if none). */
+static size_t claim_rest(crew__array *a) {
+    size_t rest = crew__fetch_add_relaxed(&a->next, a->n); /* relaxed: see next */
+    claimed(a, rest, a->n);
+    return rest;
+}
+
+static void drop_range(crew_pool *p, crew_task *t, size_t from, size_t to, bool by_shutdown) {
+    for (size_t i = from; i < to; i++)
+        crew__task_dropped(p, &t[i], by_shutdown);
+}
+
+/* Put t back in front of its queue, or run it without memory to do so (a pause is then late
+ * for it, as for any task taken as the pause began). Returns 1 if it went back. */
+static size_t put_back(crew_pool *p, crew_task *t) {
+    if (crew__sched_requeue(p, t) == CREW_OK)
+        return 1;
+    crew__run(p, t);
+    return 0;
+}
+
+/* A pause or a resize stops the runner before task `from` of its chunk [from, to): that rest
+ * and the array's unclaimed rest go back to the queues as separate tasks, the last first so
+ * that the first is in front; threads are woken for them. */
+static __attribute__((noinline, cold)) void give_back(crew__array *a, size_t from, size_t to) {
+    crew_pool *p = a->p;
+    size_t rest = claim_rest(a), back = 0;
+    for (size_t i = a->n; i > rest; i--)
+        back += put_back(p, &a->t[i - 1]);
+    for (size_t i = to; i > from; i--)
+        back += put_back(p, &a->t[i - 1]);
+    if (back)
+        crew__notify_work(p, back, a->slot);
+}
+
+/* Should the runner stop before its next task? A pause, or resize marking the worker. Relaxed:
+ * as the checks after a take (crew__held_by_pause, worker.c's look at its state). */
+static inline bool must_stop(crew_pool *p, crew__worker *self) {
+    return __builtin_expect(crew__load_relaxed(&p->paused), 0) ||
+           (self && __builtin_expect(crew__load_relaxed(&self->state) != CREW__W_RUNNING, 0));
+}
+
+/* Run the array's tasks [i, end) in the runner's own frame (the caller's crew__tls_frame, set
+ * up for the runner by crew__run: the same pool and group as every task of the array): per
+ * task only its start mark is renewed, and a task of a cancelled group is dropped instead. The
+ * tasks end in their group and in pending together, at the end (the runner's own unit keeps
+ * both above 0 meanwhile). Returns the index it stopped at: end, or the first task a pause or a
+ * resize kept from starting. */
+static inline size_t run_chunk(crew__array *a, crew__worker *self, crew__frame *f, size_t i,
+                               size_t end) {
+    crew_pool *p = a->p;
+    crew_task *t = a->t;
+    uint32_t slot = a->slot;
+    crew__slot *sl = slot ? crew__slot_at(&p->groups, slot) : NULL;
+    size_t ran = 0;
+    for (; i < end; i++) {
+        if (must_stop(p, self))
+            break;
+        if (sl && __builtin_expect(crew__slot_cancelled(sl, f->group.gen), 0)) {
+            crew__task_dropped(p, &t[i], false); /* its group was cancelled */
+            continue;
+        }
+        crew_fn fn = t[i].fn; /* read before it starts: then t[i] is the caller's again */
+        void *arg = t[i].arg;
+        f->mark = crew__sched_mark(p, self);
+        crew__debug_yield();
+        fn(arg);
+        crew__debug_yield();
+        ran++;
+    }
+    if (ran)
+        crew__tasks_finished(p, slot, ran, CREW__RAN);
+    return i;
+}
+
+void crew__array_run(void *arg) {
+    crew__array *a = arg;
+    crew_pool *p = a->p;
+    crew__worker *self = crew__self(p);
+    crew__frame *f = crew__tls_frame; /* the runner's, made by crew__run */
+    size_t n = a->n, share = 2 * a->m;
+    crew__assert(f && f->pool == p && f->group.slot == a->slot);
+    for (;;) {
+        size_t at = crew__load_relaxed(&a->next); /* relaxed: a hint for the chunk's size */
+        if (at >= n)
+            break;
+        /* Relaxed: see struct crew_pool (a cancelling shutdown sets it before its sweep). */
+        if (__builtin_expect(crew__load_relaxed(&p->cancelling), 0)) {
+            size_t rest = claim_rest(a);
+            if (rest < n)
+                drop_range(p, a->t, rest, n, true);
+            break;
+        }
+        size_t k = (n - at) / share;
+        k = k < 1 ? 1 : k > CHUNK ? CHUNK : k;
+        size_t i = crew__fetch_add_relaxed(&a->next, k); /* relaxed: see next */
+        if (i >= n)
+            break;
+        claimed(a, i, k);
+        size_t end = i + k < n ? i + k : n;
+        size_t stopped = run_chunk(a, self, f, i, end);
+        if (__builtin_expect(stopped != end, 0)) {
+            give_back(a, stopped, end);
+            break;
+        }
+    }
+    release(a);
+}
+
+void crew__array_dropped(crew_pool *p, void *arg, bool by_shutdown) {
+    crew__array *a = arg;
+    size_t rest = claim_rest(a);
+    if (rest < a->n)
+        drop_range(p, a->t, rest, a->n, by_shutdown);
+    release(a);
+}

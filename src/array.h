@@ -1,0 +1,46 @@
+/*
+ * array.h -- arrays of tasks queued as a few runners (array.c): crew_enqueue_tasks of a long
+ * array costs one pending add, one push and one wake-up check for the whole array, and each
+ * task then costs its run, not a queue entry of its own. submit.c decides when an array goes
+ * this way and counts the runners with the tasks; worker.c's drop hands a dropped runner here.
+ */
+#ifndef CREW_ARRAY_H
+#define CREW_ARRAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base.h"
+
+/* Shortest array queued through runners: a shorter one (a fork of a few tasks, skynet's ten)
+ * gives each task a queue entry of its own, where every thread can steal it at once. Only
+ * arrays of priority 0 (the highest) go through runners: a runner runs its array's tasks
+ * without looking for more urgent work between them, which only priority 0 may. */
+#define CREW__ARRAY_MIN 32u
+
+typedef struct crew__array crew__array;
+
+/* How many runners an array of n tasks gets (at least 1, at most n): one per thread that can
+ * run tasks at once (the workers and a helping caller). */
+size_t crew__array_runners(crew_pool *p, size_t n);
+/* A record for t[0..n), all of priority 0, with its m runners (tasks of priority 0,
+ * crew__array_tasks), or NULL when out of memory (the caller then queues the tasks one by
+ * one). Freed by the last runner to end or be dropped. */
+crew__array *crew__array_new(crew_pool *p, crew_task *t, size_t n, size_t m);
+/* The group slot of the array's tasks (0: none), given to its runners before they are queued. */
+void crew__array_set_slot(crew__array *a, uint32_t slot);
+/* Its runners, to be queued now (m contiguous tasks); its tasks count as queued from here on
+ * (crew_stats.queued). */
+crew_task *crew__array_tasks(crew__array *a);
+/* Free a record none of whose runners was queued (the push failed, or was never tried). */
+void crew__array_free(crew__array *a);
+/* The function of a runner (arg: its record): claims the array's tasks a chunk at a time and
+ * runs them, until none is left. worker.c's drop recognises runners by it. */
+void crew__array_run(void *arg);
+/* A queued runner of record arg was dropped (by_shutdown: a cancelling shutdown; else its
+ * group's crew_cancel): the array's unclaimed tasks are dropped with it, each reported as any
+ * dropped task (crew__task_dropped). Called by drop() in place of on_drop; the runner's own
+ * unit is no loss (its tasks are counted one by one). */
+void crew__array_dropped(crew_pool *p, void *arg, bool by_shutdown);
+
+#endif /* CREW_ARRAY_H */

@@ -1,0 +1,391 @@
+// test_array.cpp -- long arrays (crew_enqueue_tasks of at least 32 tasks of priority 0), which
+// the pool queues as a few runners that claim the array's tasks a chunk at a time (src/array.c):
+// every task runs exactly once or is handed to on_drop, under cancel, both shutdowns, pause,
+// resize and groups; arrays that do not qualify (other priorities, a bounded queue) keep their
+// rules.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "common.h"
+
+namespace {
+
+// One array of n tasks, each counting its runs and drops in its own cell.
+struct Cells {
+    explicit Cells(size_t n) : ran(n), dropped(n), tasks(n), slots(n) {
+        for (size_t i = 0; i < n; i++) {
+            slots[i] = {this, i}; // each task's arg: its cell
+            tasks[i].fn = run;
+            tasks[i].arg = &slots[i];
+        }
+    }
+    struct Slot {
+        Cells *c;
+        size_t i;
+    };
+    static void run(void *arg) {
+        auto *s = static_cast<Slot *>(arg);
+        s->c->ran[s->i].fetch_add(1);
+        if (s->c->spin_us) {
+            auto until = std::chrono::steady_clock::now() +
+                         std::chrono::microseconds(s->c->spin_us);
+            while (std::chrono::steady_clock::now() < until) {
+            }
+        }
+        s->c->started.fetch_add(1);
+    }
+    static void on_drop(crew_fn fn, void *task_arg, void *arg) {
+        (void)arg;
+        if (fn != run)
+            return;
+        auto *s = static_cast<Slot *>(task_arg);
+        s->c->dropped[s->i].fetch_add(1);
+    }
+    // Every task ran or was dropped, exactly once. Returns how many were dropped.
+    size_t check_once() const {
+        size_t drops = 0;
+        for (size_t i = 0; i < ran.size(); i++) {
+            EXPECT_EQ(ran[i].load() + dropped[i].load(), 1) << "task " << i;
+            drops += (size_t)dropped[i].load();
+        }
+        return drops;
+    }
+    std::vector<std::atomic<int>> ran, dropped;
+    std::vector<crew_task> tasks;
+    std::vector<Slot> slots;
+    std::atomic<size_t> started{0};
+    int spin_us = 0;
+};
+
+crew_pool *make_pool(unsigned threads, const crew_hooks *hooks = nullptr) {
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = threads;
+    cfg.hooks = hooks;
+    crew_pool *p = nullptr;
+    EXPECT_EQ(crew_create(&p, &cfg), CREW_OK);
+    return p;
+}
+
+crew_hooks drop_hooks() {
+    crew_hooks h{};
+    h.size = sizeof h;
+    h.on_drop = Cells::on_drop;
+    return h;
+}
+
+} // namespace
+
+TEST(Array, EveryTaskOnceAtEverySize) {
+    for (unsigned threads : {1u, 2u, 4u}) {
+        crew_pool *p = make_pool(threads);
+        for (size_t n : {31u, 32u, 33u, 64u, 1000u, 20000u}) {
+            Cells c(n);
+            crew_handle g = CREW_HANDLE_NONE;
+            ASSERT_EQ(crew_enqueue_tasks(p, c.tasks.data(), n, &g), CREW_OK);
+            EXPECT_EQ(crew_wait(p, g), CREW_OK);
+            EXPECT_EQ(c.check_once(), 0u);
+            Cells d(n); // no group: crew_wait_all
+            ASSERT_EQ(crew_enqueue_tasks(p, d.tasks.data(), n, nullptr), CREW_OK);
+            EXPECT_EQ(crew_wait_all(p), CREW_OK);
+            EXPECT_EQ(d.check_once(), 0u);
+        }
+        crew_destroy(p);
+    }
+}
+
+// A task that queues an array into a new group and waits for it, on a pool of one thread: the
+// waiter itself must run the array (its runners are its group's tasks).
+struct Nested {
+    crew_pool *p;
+    Cells *c;
+    int rc = -1;
+};
+static void nested_task(void *arg) {
+    auto *x = static_cast<Nested *>(arg);
+    crew_handle g = CREW_HANDLE_NONE;
+    x->rc = crew_enqueue_tasks(x->p, x->c->tasks.data(), x->c->tasks.size(), &g);
+    if (x->rc == CREW_OK)
+        x->rc = crew_wait(x->p, g);
+}
+
+TEST(Array, FromATaskWaitingForItsGroup) {
+    for (unsigned threads : {1u, 2u}) {
+        crew_pool *p = make_pool(threads);
+        Cells c(500);
+        Nested x{p, &c};
+        ASSERT_EQ(crew_submit(p, nested_task, &x, 0, nullptr), CREW_OK);
+        EXPECT_EQ(crew_wait_all(p), CREW_OK);
+        EXPECT_EQ(x.rc, CREW_OK);
+        EXPECT_EQ(c.check_once(), 0u);
+        crew_destroy(p);
+    }
+}
+
+TEST(Array, CancelledGroupRunsOrReportsEachTaskOnce) {
+    crew_hooks h = drop_hooks();
+    crew_pool *p = make_pool(2, &h);
+    crewtest::Gate gate;
+    gate.hold(p, 2); // the workers are busy: the array waits in the queue
+    Cells c(3000);
+    crew_handle g = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_enqueue_tasks(p, c.tasks.data(), c.tasks.size(), &g), CREW_OK);
+    EXPECT_EQ(crew_cancel(p, g), CREW_OK);
+    gate.open();
+    // crew_wait helps: it may only drop these, never run them
+    EXPECT_EQ(crew_wait(p, g), CREW_ECANCELED);
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(c.check_once(), c.tasks.size()); // none had started: all dropped
+    crew_destroy(p);
+}
+
+TEST(Array, CancelWhileRunning) {
+    crew_hooks h = drop_hooks();
+    crew_pool *p = make_pool(2, &h);
+    Cells c(20000);
+    c.spin_us = 1;
+    crew_handle g = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_enqueue_tasks(p, c.tasks.data(), c.tasks.size(), &g), CREW_OK);
+    while (c.started.load() < 100)
+        std::this_thread::yield();
+    crew_cancel(p, g);
+    int rc = crew_wait(p, g);
+    EXPECT_TRUE(rc == CREW_ECANCELED || rc == CREW_OK) << rc;
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    c.check_once();
+    crew_destroy(p);
+}
+
+// The gate opens from on_drop: the cancelling shutdown's sweep has begun, with the workers
+// still held, so every task of the array is still queued and must be reported.
+static crewtest::Gate *g_shutdown_gate;
+static void drop_and_open(crew_fn fn, void *task_arg, void *arg) {
+    Cells::on_drop(fn, task_arg, arg);
+    g_shutdown_gate->open();
+}
+
+TEST(Array, CancellingShutdownReportsTheQueuedArray) {
+    crew_hooks h = drop_hooks();
+    h.on_drop = drop_and_open;
+    crew_pool *p = make_pool(2, &h);
+    crewtest::Gate gate;
+    g_shutdown_gate = &gate;
+    gate.hold(p, 2);
+    Cells c(5000);
+    ASSERT_EQ(crew_enqueue_tasks(p, c.tasks.data(), c.tasks.size(), nullptr), CREW_OK);
+    EXPECT_EQ(crew_shutdown(p, CREW_CANCEL), CREW_OK);
+    EXPECT_EQ(c.check_once(), c.tasks.size());
+    crew_destroy(p);
+}
+
+TEST(Array, CancellingShutdownWhileRunning) {
+    crew_hooks h = drop_hooks();
+    crew_pool *p = make_pool(3, &h);
+    Cells c(50000);
+    ASSERT_EQ(crew_enqueue_tasks(p, c.tasks.data(), c.tasks.size(), nullptr), CREW_OK);
+    while (c.started.load() < 10)
+        std::this_thread::yield();
+    EXPECT_EQ(crew_shutdown(p, CREW_CANCEL), CREW_OK);
+    c.check_once();
+    crew_destroy(p);
+}
+
+TEST(Array, DrainingShutdownRunsEveryTask) {
+    crew_hooks h = drop_hooks();
+    crew_pool *p = make_pool(2, &h);
+    Cells c(30000);
+    ASSERT_EQ(crew_enqueue_tasks(p, c.tasks.data(), c.tasks.size(), nullptr), CREW_OK);
+    EXPECT_EQ(crew_shutdown(p, CREW_DRAIN), CREW_OK);
+    EXPECT_EQ(c.check_once(), 0u);
+    crew_destroy(p);
+}
+
+// Arrays queued while another thread shuts the pool down: each call either queued its whole
+// array (every task runs once) or none of it (CREW_ESHUTDOWN).
+TEST(Array, EnqueueRacingShutdown) {
+    for (int round = 0; round < 20; round++) {
+        crew_hooks h = drop_hooks();
+        crew_pool *p = make_pool(2, &h);
+        std::vector<std::unique_ptr<Cells>> arrays;
+        std::vector<int> rcs;
+        std::atomic<bool> go{false};
+        std::thread producer([&] {
+            while (!go.load())
+                std::this_thread::yield();
+            for (int i = 0; i < 50; i++) {
+                arrays.push_back(std::make_unique<Cells>(40));
+                rcs.push_back(crew_enqueue_tasks(p, arrays.back()->tasks.data(), 40, nullptr));
+            }
+        });
+        go.store(true);
+        EXPECT_EQ(crew_shutdown(p, round % 2 ? CREW_CANCEL : CREW_DRAIN), CREW_OK);
+        producer.join();
+        for (size_t i = 0; i < arrays.size(); i++) {
+            if (rcs[i] == CREW_OK) {
+                arrays[i]->check_once();
+            } else {
+                EXPECT_EQ(rcs[i], CREW_ESHUTDOWN);
+                for (auto &r : arrays[i]->ran)
+                    EXPECT_EQ(r.load(), 0);
+                for (auto &d : arrays[i]->dropped)
+                    EXPECT_EQ(d.load(), 0);
+            }
+        }
+        crew_destroy(p);
+    }
+}
+
+// A task of the array pauses the pool: the runners stop and hand the rest back; nothing starts
+// until crew_resume, then every task runs once.
+static crew_pool *g_pause_pool;
+static void pausing(void *arg) {
+    auto *s = static_cast<Cells::Slot *>(arg);
+    if (s->i == 100)
+        crew_pause(g_pause_pool);
+    Cells::run(arg);
+}
+
+TEST(Array, PauseStopsTheRunners) {
+    crew_pool *p = make_pool(2);
+    Cells c(5000);
+    for (auto &t : c.tasks)
+        t.fn = pausing;
+    g_pause_pool = p;
+    ASSERT_EQ(crew_enqueue_tasks(p, c.tasks.data(), c.tasks.size(), nullptr), CREW_OK);
+    while (!crew_paused(p))
+        std::this_thread::yield();
+    // Tasks taken as the pause began may still start; then nothing does.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    size_t before = c.started.load();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_EQ(c.started.load(), before);
+    EXPECT_LT(before, c.tasks.size());
+    EXPECT_EQ(crew_resume(p), CREW_OK);
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(c.check_once(), 0u);
+    crew_destroy(p);
+}
+
+TEST(Array, ResizeWhileRunning) {
+    crew_pool *p = make_pool(4);
+    Cells c(100000);
+    ASSERT_EQ(crew_enqueue_tasks(p, c.tasks.data(), c.tasks.size(), nullptr), CREW_OK);
+    for (int i = 0; i < 20; i++)
+        crew_resize(p, i % 2 ? 3u : 1u);
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(c.check_once(), 0u);
+    crew_destroy(p);
+}
+
+// An array of another priority keeps the priority order: a priority-0 task queued after it, on a
+// held single worker, starts first.
+static std::atomic<int> g_order{0};
+static int g_first_seen = -1;
+static void record_first(void *arg) {
+    int me = (int)(intptr_t)arg;
+    int k = g_order.fetch_add(1);
+    if (k == 0)
+        g_first_seen = me;
+}
+
+TEST(Array, OtherPrioritiesKeepTheirOrder) {
+    g_order.store(0);
+    g_first_seen = -1;
+    crew_pool *p = make_pool(1);
+    crewtest::Gate gate;
+    gate.hold(p, 1);
+    std::vector<crew_task> t(64);
+    for (auto &x : t) {
+        x.fn = record_first;
+        x.arg = (void *)(intptr_t)1;
+        x.priority = 3;
+    }
+    ASSERT_EQ(crew_enqueue_tasks(p, t.data(), t.size(), nullptr), CREW_OK);
+    ASSERT_EQ(crew_submit(p, record_first, (void *)(intptr_t)2, 0, nullptr), CREW_OK);
+    gate.open();
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    if (crewtest::strict_priority()) { // not the MultiQueue: relaxed by design
+        EXPECT_EQ(g_first_seen, 2);
+    }
+    EXPECT_EQ(g_order.load(), 65);
+    crew_destroy(p);
+}
+
+// Priority 0: the array's tasks start in order, and before a task queued after it (one worker;
+// not under the MultiQueue, whose order is relaxed; each task still runs once there).
+static int g_seq[101];
+static std::atomic<int> g_seq_n{0};
+static void record_seq(void *arg) {
+    g_seq[g_seq_n.load(std::memory_order_relaxed)] = (int)(intptr_t)arg;
+    g_seq_n.fetch_add(1, std::memory_order_release);
+}
+
+TEST(Array, FifoWithOneWorker) {
+    g_seq_n.store(0);
+    crew_pool *p = make_pool(1);
+    crewtest::Gate gate;
+    gate.hold(p, 1);
+    std::vector<crew_task> t(100);
+    for (size_t i = 0; i < t.size(); i++) {
+        t[i].fn = record_seq;
+        t[i].arg = (void *)(intptr_t)i;
+    }
+    ASSERT_EQ(crew_enqueue_tasks(p, t.data(), t.size(), nullptr), CREW_OK);
+    ASSERT_EQ(crew_submit(p, record_seq, (void *)(intptr_t)1000, 0, nullptr), CREW_OK);
+    gate.open();
+    // Not crew_wait_all first: this thread would help, and run tasks out of the worker's order.
+    while (g_seq_n.load(std::memory_order_acquire) < 101)
+        std::this_thread::yield();
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    crew_destroy(p);
+    if (!crewtest::strict_priority()) // the MultiQueue's order is relaxed by design
+        return;
+    for (size_t i = 0; i < 100; i++)
+        EXPECT_EQ(g_seq[i], (int)i);
+    EXPECT_EQ(g_seq[100], 1000);
+}
+
+// A bounded queue admits an array all or nothing (such arrays are queued task by task).
+TEST(Array, BoundedQueueAdmitsAllOrNothing) {
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 1;
+    cfg.queue_capacity = 64;
+    cfg.full_policy = CREW_FULL_FAIL;
+    crew_pool *p = nullptr;
+    ASSERT_EQ(crew_create(&p, &cfg), CREW_OK);
+    crewtest::Gate gate;
+    gate.hold(p, 1);
+    Cells a(40), b(40);
+    EXPECT_EQ(crew_enqueue_tasks(p, a.tasks.data(), 40, nullptr), CREW_OK);
+    EXPECT_EQ(crew_enqueue_tasks(p, b.tasks.data(), 40, nullptr), CREW_EFULL);
+    gate.open();
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(a.check_once(), 0u);
+    for (auto &r : b.ran)
+        EXPECT_EQ(r.load(), 0);
+    crew_destroy(p);
+}
+
+// crew_stats.queued counts an array's unclaimed tasks, not its runners.
+TEST(Array, StatsCountTheQueuedTasks) {
+    crew_pool *p = make_pool(2);
+    crewtest::Gate gate;
+    gate.hold(p, 2);
+    Cells c(1000);
+    ASSERT_EQ(crew_enqueue_tasks(p, c.tasks.data(), c.tasks.size(), nullptr), CREW_OK);
+    crew_stats s;
+    ASSERT_EQ(crew_stats_get(p, &s), CREW_OK);
+    EXPECT_GE(s.queued, 1000u);
+    gate.open();
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    ASSERT_EQ(crew_stats_get(p, &s), CREW_OK);
+    EXPECT_EQ(s.queued, 0u);
+    EXPECT_EQ(c.check_once(), 0u);
+    crew_destroy(p);
+}
