@@ -91,22 +91,17 @@ static bool chosen(crew__ec_sleeper *s) {
 }
 
 /* Notifier, lock held: choose s (one of its nodes matched): off every list, marked, and woken
- * now or, with later, once the notifier has released the lock (ec.h, THE OS WAIT). */
-static void choose(crew__ec_sleeper *s, crew__ec_wakes *later) {
+ * (ec.h, THE OS WAIT). */
+static void choose(crew__ec_sleeper *s) {
     unlist_all(s);
 #if CREW__EC_FUTEX
     /* Relaxed: the sleeper reads it under the lock, or before its system call only to skip
      * it; the kernel's compare in FUTEX_WAIT is ordered against FUTEX_WAKE by the kernel. */
     crew__store_relaxed(&s->word, 1u);
-    /* The FUTEX_WAKE under the lock, not deferred to after the unlock (later stays empty): the
-     * sleeper cannot leave crew__ec_wait before it retakes the lock, so its word, often on its
-     * stack, is still there. After the unlock the kernel would only compare a stale address
-     * (harmless), but valgrind's memcheck reports the system call's argument as unaddressable,
-     * and a wake deferred this way measured no faster under load (docs/benchmarks.md). */
-    (void)later;
+    /* Under the lock: the sleeper cannot leave crew__ec_wait before it takes the lock again, so
+     * its word, often on its stack, is still there. */
     futex_wake(&s->word);
 #else
-    (void)later;
     s->woken = true;
     pthread_cond_signal(s->cv); /* under the lock: the cv may be gone once it is released */
 #endif
@@ -167,8 +162,7 @@ enum crew__ec_end crew__ec_wait_for(crew__ec *ec, pthread_mutex_t *lock, bool (*
     return end;
 }
 
-unsigned crew__ec_choose_locked(crew__ec *ec, crew__ec_match match, void *ctx,
-                                crew__ec_wakes *later) {
+unsigned crew__ec_notify_locked(crew__ec *ec, crew__ec_match match, void *ctx) {
     unsigned woke = 0;
     crew__ec_node *n = ec->head;
     while (n) {
@@ -177,7 +171,7 @@ unsigned crew__ec_choose_locked(crew__ec *ec, crew__ec_match match, void *ctx,
         crew__ec_node *next = n->next;
         crew__assert(n->counted && n->ec == ec); /* listed exactly while counted */
         if (!match || match(ctx, n->data)) {
-            choose(n->who, later);
+            choose(n->who);
             woke++;
         }
         n = next;
@@ -185,25 +179,11 @@ unsigned crew__ec_choose_locked(crew__ec *ec, crew__ec_match match, void *ctx,
     return woke;
 }
 
-unsigned crew__ec_notify_locked(crew__ec *ec, crew__ec_match match, void *ctx) {
-    return crew__ec_choose_locked(ec, match, ctx, NULL);
-}
-
-#if CREW__EC_FUTEX
-void crew__ec_wake_chosen(crew__ec_wakes *later) {
-    for (unsigned i = 0; i < later->n; i++)
-        futex_wake(later->word[i]);
-    later->n = 0;
-}
-#endif
-
 unsigned crew__ec_notify_slow(crew__ec *ec, pthread_mutex_t *lock, crew__ec_match match,
                               void *ctx) {
-    crew__ec_wakes later = {.n = 0};
     pthread_mutex_lock(lock);
-    unsigned woke = crew__ec_choose_locked(ec, match, ctx, &later);
+    unsigned woke = crew__ec_notify_locked(ec, match, ctx);
     pthread_mutex_unlock(lock);
-    crew__ec_wake_chosen(&later);
     return woke;
 }
 
@@ -216,6 +196,26 @@ void crew__ec_sleeper_init(crew__ec_sleeper *s, pthread_cond_t *cv) {
     s->woken = false;
 #endif
     s->n = 0;
+}
+
+int crew__ec_sleeper_own(crew__ec_sleeper *s) {
+#if CREW__EC_FUTEX
+    crew__ec_sleeper_init(s, NULL);
+    return 0;
+#else
+    int rc = crew__cond_init_monotonic(&s->own);
+    if (rc == 0)
+        crew__ec_sleeper_init(s, &s->own);
+    return rc;
+#endif
+}
+
+void crew__ec_sleeper_free(crew__ec_sleeper *s) {
+#if CREW__EC_FUTEX
+    (void)s;
+#else
+    pthread_cond_destroy(&s->own);
+#endif
 }
 
 static bool joins_done(void *ctx) { return ((crew__joins *)ctx)->active == 0; }

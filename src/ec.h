@@ -41,18 +41,17 @@
  * THE OS WAIT. On Linux a sleeper sleeps on a 32-bit word of its own (crew__ec_sleeper.word), as
  * Concurrency Kit's ck_ec and folly's EventCount do: the notifier that chooses it sets the word
  * to 1 and makes one FUTEX_WAKE (private) on it, both under the lock, while the sleeper's word
- * (often on its stack) is sure to exist: a wake deferred to after the unlock (the `later` list
- * of crew__ec_choose_locked, kept empty) was no faster under load, and valgrind's memcheck
- * reports its argument as unaddressable once the sleeper has returned; the sleeper
- * releases the lock, FUTEX_WAITs while its word is 0 (the kernel compares and sleeps
- * atomically, so a notifier that set the word in between is never missed), and takes the lock
- * again. A timed wait is FUTEX_WAIT_BITSET without FUTEX_CLOCK_REALTIME: an absolute
- * CLOCK_MONOTONIC deadline, the `until` of crew__ec_wait as it is. Elsewhere (or built with
- * CREW_NO_FUTEX: cmake -DCREW_FUTEX=OFF) each sleeper has a condition variable (a worker's or
- * blocking thread's, or the calling thread's: crew__ec_thread_cv), which a notifier signals
- * under the lock: a sleeper's condition variable may be destroyed once the lock is released,
- * whereas a FUTEX_WAKE on a word whose sleeper has returned changes no memory and at worst wakes
- * whatever waits at that address now, which re-checks its word as every futex user must.
+ * (often on its stack) is sure to exist: the sleeper cannot leave its wait before it has taken
+ * the lock again. (A wake made after the unlock would reach a word whose sleeper may have
+ * returned: harmless to the kernel, which only compares, but an unaddressable argument to
+ * valgrind's memcheck; and it measured no faster, docs/benchmarks.md.) The sleeper releases the
+ * lock, FUTEX_WAITs while its word is 0 (the kernel compares and sleeps atomically, so a
+ * notifier that set the word in between is never missed), and takes the lock again. A timed
+ * wait is FUTEX_WAIT_BITSET without FUTEX_CLOCK_REALTIME: an absolute CLOCK_MONOTONIC deadline,
+ * the `until` of crew__ec_wait as it is. Elsewhere (or built with CREW_NO_FUTEX: cmake
+ * -DCREW_FUTEX=OFF) each sleeper has a condition variable (its own, made by
+ * crew__ec_sleeper_own for a worker's or blocking thread's record, or the calling thread's:
+ * crew__ec_thread_cv), which a notifier signals under the lock, for the same reason.
  *
  * USAGE RULES.
  *   - One lock serves the sleeper and the notifiers of an eventcount (the pool's lock for the
@@ -64,16 +63,13 @@
  *   - A sleeper whose events are only ever made under the lock (the blocking queue's pushes)
  *     may use crew__ec_notify_locked without crew__ec_sleepers: the lock alone orders them.
  *   - crew__ec_wait returns after a wake-up without looking again: the caller's loop looks.
- *   - A notifier that releases the lock itself right after choosing whom to wake, and is on a
- *     path where wake-ups matter, uses crew__ec_choose_locked and, once the lock is released,
- *     crew__ec_wake_chosen (crew__ec_notify does).
  *
- * API (below): crew__ec_init; crew__ec_sleeper_init, crew__ec_on, crew__ec_wait, and
- * crew__ec_wait_for for a sleeper on one eventcount that waits until its look holds (the sleeper);
- * crew__ec_sleepers, crew__ec_notify, crew__ec_notify_locked, crew__ec_choose_locked with
- * crew__ec_wake_chosen, crew__ec_listed (the notifier); crew__ec_thread_cv,
- * crew__cond_init_monotonic and crew__deadline_after_ms for condition variables and timed sleeps
- * (every timed wait in crew is on CLOCK_MONOTONIC).
+ * API (below): crew__ec_init; crew__ec_sleeper_init (or crew__ec_sleeper_own and
+ * crew__ec_sleeper_free for a thread's record), crew__ec_on, crew__ec_wait, and crew__ec_wait_for
+ * for a sleeper on one eventcount that waits until its look holds (the sleeper);
+ * crew__ec_sleepers, crew__ec_notify, crew__ec_notify_locked, crew__ec_listed (the notifier);
+ * crew__ec_thread_cv, crew__cond_init_monotonic and crew__deadline_after_ms for condition
+ * variables and timed sleeps (every timed wait in crew is on CLOCK_MONOTONIC).
  *
  * IMPLEMENTATION NOTES. The count is a plain atomic counter; the sleeper's increment is a
  * seq_cst read-modify-write followed by a seq_cst fence, the notifier's read a seq_cst fence
@@ -141,6 +137,7 @@ struct crew__ec_sleeper {
     atomic_uint word;
 #else
     pthread_cond_t *cv; /* signalled by notifiers; CLOCK_MONOTONIC for timed waits */
+    pthread_cond_t own; /* cv, if crew__ec_sleeper_own made it */
     bool woken;         /* lock: a notifier chose one of its nodes during the last wait */
 #endif
     unsigned n; /* nodes in use */
@@ -156,6 +153,12 @@ static inline void crew__ec_init(crew__ec *ec) {
  * own, crew__ec_thread_cv; then it must be used on this thread only); with them on its own word,
  * and cv is not used. */
 void crew__ec_sleeper_init(crew__ec_sleeper *s, pthread_cond_t *cv);
+/* A sleeper in a thread's record (a worker's, a blocking thread's), used by that thread only:
+ * without futexes it gets a condition variable of its own (CLOCK_MONOTONIC), made here; with
+ * them it needs none. 0, or an errno value (nothing to free then). */
+int crew__ec_sleeper_own(crew__ec_sleeper *s);
+/* Undo crew__ec_sleeper_own, once no thread sleeps on s or may notify it. */
+void crew__ec_sleeper_free(crew__ec_sleeper *s);
 /* s sleeps on ec too (at most CREW__EC_NODES of them, each a different one), with data for ec's
  * notifiers' match functions. Not while s waits. */
 static inline void crew__ec_on(crew__ec_sleeper *s, crew__ec *ec, void *data) {
@@ -217,32 +220,11 @@ static inline bool crew__ec_sleepers(crew__ec *ec) {
  * first; it may change the notifier's state (count down what it may still wake). */
 typedef bool (*crew__ec_match)(void *ctx, void *data);
 
-/* Wake-ups chosen under the lock, made after it is released (crew__ec_choose_locked). */
-#define CREW__EC_WAKES 4
-typedef struct crew__ec_wakes {
-    unsigned n;
-#if CREW__EC_FUTEX
-    atomic_uint *word[CREW__EC_WAKES]; /* the chosen sleepers' words, for FUTEX_WAKE */
-#endif
-} crew__ec_wakes;
-
 /* Notifier, lock held: wake every sleeper listed on ec whose node match accepts (match NULL:
  * all), taking each off the count and list of every eventcount it sleeps on. Returns how many
  * it woke. */
 unsigned crew__ec_notify_locked(crew__ec *ec, crew__ec_match match, void *ctx);
-/* The same, but the futex wake-ups of the first CREW__EC_WAKES sleepers chosen are left in
- * *later (n 0 to start with) for crew__ec_wake_chosen to make once the caller has released the
- * lock; without futexes (a condition variable is signalled under the lock) and beyond that many,
- * they are made at once. Either way the sleepers are chosen, off the lists, when it returns. */
-unsigned crew__ec_choose_locked(crew__ec *ec, crew__ec_match match, void *ctx,
-                                crew__ec_wakes *later);
-/* Lock released: the wake-ups crew__ec_choose_locked left in *later. */
-#if CREW__EC_FUTEX
-void crew__ec_wake_chosen(crew__ec_wakes *later);
-#else
-static inline void crew__ec_wake_chosen(crew__ec_wakes *later) { (void)later; }
-#endif
-/* The same out of line, taking lock (the wake-ups made after releasing it). */
+/* The same out of line, taking lock. */
 unsigned crew__ec_notify_slow(crew__ec *ec, pthread_mutex_t *lock, crew__ec_match match,
                               void *ctx);
 /* Notifier, after making its event visible, lock not held: the fence and the count, and only if

@@ -58,16 +58,13 @@ static bool wake_match(void *ctx, void *data) {
     return true;
 }
 
-/* crew__wake_locked, with the futex wake-ups left in *later (ec.h: crew__ec_choose_locked). */
-static void wake_locked(crew_pool *p, size_t n, uint32_t slot, crew__ec_wakes *later) {
+void crew__wake_locked(crew_pool *p, size_t n, uint32_t slot) {
     wake_ctx c = {p, n, false};
-    crew__ec_choose_locked(&p->work, wake_match, &c, later);
+    crew__ec_notify_locked(&p->work, wake_match, &c);
     /* The group's own waiters take its tasks even when they may take no other. */
     if (slot != 0)
-        crew__ec_choose_locked(&crew__slot_at(&p->groups, slot)->waiters, NULL, NULL, later);
+        crew__ec_notify_locked(&crew__slot_at(&p->groups, slot)->waiters, NULL, NULL);
 }
-
-void crew__wake_locked(crew_pool *p, size_t n, uint32_t slot) { wake_locked(p, n, slot, NULL); }
 
 void crew__wake_handed_over_locked(crew_pool *p, size_t n) {
     crew__wake_locked(p, n, 0);
@@ -77,11 +74,9 @@ void crew__wake_handed_over_locked(crew_pool *p, size_t n) {
 }
 
 void crew__wake(crew_pool *p, size_t n, uint32_t slot) {
-    crew__ec_wakes later = {.n = 0};
     pthread_mutex_lock(&p->lock);
-    wake_locked(p, n, slot, &later);
+    crew__wake_locked(p, n, slot);
     pthread_mutex_unlock(&p->lock);
-    crew__ec_wake_chosen(&later); /* the woken find the lock free */
 }
 
 void crew__wake_all_locked(crew_pool *p) {

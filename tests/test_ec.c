@@ -6,9 +6,9 @@
  * time, and one woken before its time says so; a deadline already past (or negative) times out
  * at once; a sleeper on two eventcounts is woken through either and leaves both counts; a
  * notification wakes only the sleepers of its eventcount that its match accepts; a sleeper
- * chosen through one eventcount is off the others at once (woken once); wake-ups chosen under
- * the lock and made after it (crew__ec_choose_locked, crew__ec_wake_chosen), more of them than
- * it defers; sleepers on three eventcounts each, notified through any, and timed sleepers racing
+ * chosen through one eventcount is off the others at once (woken once); many sleepers woken by
+ * one notification under the lock, each taking the lock again after the notifier releases it;
+ * sleepers on three eventcounts each, notified through any, and timed sleepers racing
  * their deadlines, over many rounds. A lost wake-up is a hang, which alarm() turns into a
  * failure. The same file runs on both OS waits (test_ec: the library's, a futex on Linux;
  * test_ec_portable: the condition variables).
@@ -333,9 +333,9 @@ static void chosen_once(void) {
     printf("chosen once: off both eventcounts when chosen through one\n");
 }
 
-/* ---- 7. Wake-ups made after the lock (crew__ec_choose_locked, crew__ec_wake_chosen), for
- * more sleepers than it defers: every one wakes. ---- */
-#define NLATER (CREW__EC_WAKES + 3)
+/* ---- 7. One notification under the lock (crew__ec_notify_locked) for several sleepers:
+ * every one is chosen at once, and wakes once the notifier has released the lock. ---- */
+#define NLATER 7
 static crew__ec later_ec;
 static atomic_int later_asleep, later_go;
 
@@ -355,7 +355,7 @@ static void *later_sleeper(void *arg) {
     return NULL;
 }
 
-static void wake_after_unlock(void) {
+static void many_under_lock(void) {
     crew__ec_init(&later_ec);
     pthread_t t[NLATER];
     for (int i = 0; i < NLATER; i++)
@@ -363,18 +363,14 @@ static void wake_after_unlock(void) {
     while (atomic_load(&later_asleep) < NLATER)
         sched_yield();
     atomic_store(&later_go, 1);
-    crew__ec_wakes later = {.n = 0};
     pthread_mutex_lock(&lock);
-    CHECK(crew__ec_choose_locked(&later_ec, NULL, NULL, &later) == NLATER);
+    CHECK(crew__ec_notify_locked(&later_ec, NULL, NULL) == NLATER);
     CHECK(!crew__ec_listed(&later_ec));
     pthread_mutex_unlock(&lock);
-    crew__ec_wake_chosen(&later);
-    CHECK(later.n == 0);
     for (int i = 0; i < NLATER; i++)
         pthread_join(t[i], NULL);
     CHECK(!crew__ec_sleepers(&later_ec));
-    printf("wake after unlock: %d sleepers, %d wake-ups deferred at most, all woken\n", NLATER,
-           CREW__EC_WAKES);
+    printf("many under the lock: %d sleepers chosen by one notification, all woken\n", NLATER);
 }
 
 /* ---- 8. Stress: sleepers on three eventcounts each (one shared by all, two of their own),
@@ -470,7 +466,7 @@ int main(void) {
     timed_edges();
     targeted();
     chosen_once();
-    wake_after_unlock();
+    many_under_lock();
     lost_wakeup_all();
     lost_wakeup_wake_one();
     multi_stress();
