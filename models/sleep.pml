@@ -13,12 +13,13 @@
  *
  * The OS wait (ec.h, THE OS WAIT) is the futex of the Linux build: the sleeper releases the
  * lock, then FUTEX_WAITs while its word is 0 (the kernel's compare and sleep is one atomic
- * step), then takes the lock again; a notifier sets the chosen sleeper's word and makes its
- * FUTEX_WAKE, both under the lock (crew__wake: crew__ec_notify_locked), so the sleeper cannot
- * have returned (it must take the lock again first): the wake-up reaches it asleep, or finds
- * it between its unlock and its FUTEX_WAIT, whose compare then sees the word set.
- * -DCONDVAR models the portable build instead: a condition variable released atomically with
- * the lock and signalled under it.
+ * step), then takes the lock again; a notifier sets the chosen sleeper's word under the lock and,
+ * a worker's word being in its record (it outlives the wait), makes its FUTEX_WAKE after
+ * releasing it (crew__wake: crew__ec_choose_locked, then crew__ec_wake_chosen). That wake can
+ * arrive late, when its sleeper has already returned and is asleep again (on the same word,
+ * reset to 0): a spurious wake-up, after which crew__ec_wait looks again and may sleep again,
+ * as modelled. -DCONDVAR models the portable build instead: a
+ * condition variable released atomically with the lock and signalled under it.
  *
  * Memory model. Spin interleaves statements: every run is sequentially consistent. That is what
  * the code guarantees for the pattern modelled here (Dekker's: each side writes one variable,
@@ -180,17 +181,23 @@ end_wait:
  * load of count. */
 inline ec_sleepers(result) { result = (count != 0) }
 
-/* crew__ec_notify_locked(&p->work, wake_match, {n}) (crew__wake_locked), lock held: visit the
+/* crew__ec_choose_locked(&p->work, wake_match, {n}, later) (crew__wake), lock held: visit the
  * listed nodes; wake_match accepts up to n workers and counts each among the lookers
- * (worker.c); each accepted node leaves the list and the count, its sleeper's word is set and
- * it is woken (choose in ec.c: FUTEX_WAKE, or with CONDVAR the signal, under the lock). */
-inline ec_notify_locked(w, n) {
+ * (worker.c); each accepted node leaves the list and the count and its sleeper's word is set
+ * (choose in ec.c). The wake-up itself: with CONDVAR signalled here, under the lock; with the
+ * futex left for crew__ec_wake_chosen (chosen: the worker, or W for none; n is 1 here). */
+inline ec_choose_locked(w, n, chosen) {
     w = 0;
+    chosen = W;
     do
     :: w < W && n != 0 ->
         if
         :: counted[w] -> counted[w] = false; count--; lookers++; n--; word[w] = 1;
+#ifdef CONDVAR
             os_wake(w)
+#else
+            chosen = w
+#endif
         :: else -> skip
         fi;
         w++
@@ -198,24 +205,29 @@ inline ec_notify_locked(w, n) {
     od
 }
 
-/* crew__wake(p, 1, 0): crew__ec_notify_locked under the lock, choosing and waking one worker. */
-inline wake_one(w, n) {
+/* crew__wake(p, 1, 0): crew__ec_choose_locked under the lock, choosing one worker, then (the
+ * futex) crew__ec_wake_chosen's FUTEX_WAKE after the unlock, at any later moment. */
+inline wake_one(w, n, did) {
     lock_acquire();
     n = 1;
-    ec_notify_locked(w, n);
+    ec_choose_locked(w, n, did);
     lock_release();
-    w = 0; n = 0 /* scratch, reset: fewer states */
+    if
+    :: did < W -> os_wake(did)
+    :: else -> skip
+    fi;
+    w = 0; n = 0; did = 0 /* scratch, reset: fewer states */
 }
 
 /* stop_looking (worker.c), after a look that found a task: leave the lookers (seq_cst RMW, its
  * old value in was); the last one out, with workers asleep and tasks queued, wakes one
  * (hand_on). */
-inline stop_looking(was, sl, w, n) {
+inline stop_looking(was, sl, w, n, did) {
     looking = false;
     atomic { was = lookers; lookers-- };
     ec_sleepers(sl);
     if
-    :: was == 1 && sl && work > 0 -> wake_one(w, n)
+    :: was == 1 && sl && work > 0 -> wake_one(w, n, did)
     :: else -> skip
     fi;
     was = 0; sl = false /* scratch, reset: fewer states */
@@ -229,13 +241,14 @@ proctype worker(byte me) {
     bool sl;
     byte w;
     byte n;
+    byte did;
     do
     :: /* crew__worker_main (worker.c): look for work (worker_take). */
        take(got);
        if
        :: got ->
            if
-           :: looking -> stop_looking(was, sl, w, n)
+           :: looking -> stop_looking(was, sl, w, n, did)
            :: else -> skip
            fi;
 progress_run:
@@ -267,7 +280,7 @@ progress_run:
                /* did not sleep: the last looker hands on (more of a burst may be queued) */
                ec_sleepers(sl);
                if
-               :: was == 1 && sl && work > 0 -> wake_one(w, n)
+               :: was == 1 && sl && work > 0 -> wake_one(w, n, did)
                :: else -> skip
                fi;
                was = 0; sl = false;
@@ -285,6 +298,7 @@ proctype submitter(byte me) {
     byte w;
     byte n;
     bool wake;
+    byte did;
     do
     :: i < TASKS ->
 #ifdef BROKEN_WAKER
@@ -300,7 +314,7 @@ proctype submitter(byte me) {
         /* crew__notify_work: with a looker in sight, nobody is woken (seq_cst load, after the
          * fence of crew__ec_sleepers) */
         if
-        :: wake && lookers == 0 -> wake_one(w, n)
+        :: wake && lookers == 0 -> wake_one(w, n, did)
         :: else -> skip
         fi;
         i++

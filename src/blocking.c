@@ -8,9 +8,9 @@
  * task sleeps (the eventcount's OS wait: its own futex word or condition variable) and exits
  * after blocking_idle_ms without work. Idle threads sleep on the eventcount blocking->idle
  * (ec.h), used with the lock alone: the submitter pushes under pool->lock, then wakes one idle
- * thread (crew__ec_notify_locked with a match that accepts one, which takes it off the count)
- * or starts a new one; a thread decides to sleep under pool->lock after one more look at the
- * queue, so no task is left behind. Its idle time is on CLOCK_MONOTONIC.
+ * thread (crew__ec_choose_locked with a match that accepts one, which takes it off the count;
+ * the wake-up itself after the unlock) or starts a new one; a thread decides to sleep under
+ * pool->lock after one more look at the queue, so no task is left behind. Its idle time is on CLOCK_MONOTONIC.
  * crew_shutdown waits for every accepted task (blocking ones included), then stops the threads
  * and joins them.
  */
@@ -238,9 +238,10 @@ int crew__blocking_push(crew_pool *p, crew_task *t, size_t n) {
     }
     int rc = crew__lq_push_n(b->queue, t, n);
     bool unserved = false; /* a task no idle thread was woken for */
+    crew__ec_wakes later = {.n = 0}; /* the idle threads' wake-ups, made after the unlock */
     for (size_t i = 0; i < n && rc == CREW_OK; i++) {
         unsigned one = 1; /* an idle thread, taken off the idle count */
-        if (crew__ec_notify_locked(&b->idle, wake_one, &one) != 0)
+        if (crew__ec_choose_locked(&b->idle, wake_one, &one, &later) != 0)
             continue;
         unserved = true;
         if (b->running < b->max)
@@ -254,6 +255,7 @@ int crew__blocking_push(crew_pool *p, crew_task *t, size_t n) {
     if (unserved)
         crew__ec_notify_locked(&p->waiting, NULL, NULL);
     pthread_mutex_unlock(&p->lock);
+    crew__ec_wake_chosen(&later);
     return rc;
 }
 

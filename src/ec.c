@@ -92,16 +92,22 @@ static bool chosen(crew__ec_sleeper *s) {
 
 /* Notifier, lock held: choose s (one of its nodes matched): off every list, marked, and woken
  * (ec.h, THE OS WAIT). */
-static void choose(crew__ec_sleeper *s) {
+static void choose(crew__ec_sleeper *s, crew__ec_wakes *later) {
     unlist_all(s);
 #if CREW__EC_FUTEX
     /* Relaxed: the sleeper reads it under the lock, or before its system call only to skip
      * it; the kernel's compare in FUTEX_WAIT is ordered against FUTEX_WAKE by the kernel. */
     crew__store_relaxed(&s->word, 1u);
-    /* Under the lock: the sleeper cannot leave crew__ec_wait before it takes the lock again, so
-     * its word, often on its stack, is still there. */
-    futex_wake(&s->word);
+    /* A word that outlives the wait may be woken after the unlock: if its sleeper has returned
+     * meanwhile, and even sleeps again, the late wake is a spurious one, which crew__ec_wait
+     * looks again after. Any other under the lock: the sleeper cannot leave crew__ec_wait
+     * before it takes the lock again, so its word, often on its stack, is still there. */
+    if (later && s->lasting && later->n < CREW__EC_WAKES)
+        later->word[later->n++] = &s->word;
+    else
+        futex_wake(&s->word);
 #else
+    (void)later;
     s->woken = true;
     pthread_cond_signal(s->cv); /* under the lock: the cv may be gone once it is released */
 #endif
@@ -162,7 +168,8 @@ enum crew__ec_end crew__ec_wait_for(crew__ec *ec, pthread_mutex_t *lock, bool (*
     return end;
 }
 
-unsigned crew__ec_notify_locked(crew__ec *ec, crew__ec_match match, void *ctx) {
+unsigned crew__ec_choose_locked(crew__ec *ec, crew__ec_match match, void *ctx,
+                                crew__ec_wakes *later) {
     unsigned woke = 0;
     crew__ec_node *n = ec->head;
     while (n) {
@@ -171,7 +178,7 @@ unsigned crew__ec_notify_locked(crew__ec *ec, crew__ec_match match, void *ctx) {
         crew__ec_node *next = n->next;
         crew__assert(n->counted && n->ec == ec); /* listed exactly while counted */
         if (!match || match(ctx, n->data)) {
-            choose(n->who);
+            choose(n->who, later);
             woke++;
         }
         n = next;
@@ -179,11 +186,25 @@ unsigned crew__ec_notify_locked(crew__ec *ec, crew__ec_match match, void *ctx) {
     return woke;
 }
 
+unsigned crew__ec_notify_locked(crew__ec *ec, crew__ec_match match, void *ctx) {
+    return crew__ec_choose_locked(ec, match, ctx, NULL);
+}
+
+#if CREW__EC_FUTEX
+void crew__ec_wake_chosen(crew__ec_wakes *later) {
+    for (unsigned i = 0; i < later->n; i++)
+        futex_wake(later->word[i]);
+    later->n = 0;
+}
+#endif
+
 unsigned crew__ec_notify_slow(crew__ec *ec, pthread_mutex_t *lock, crew__ec_match match,
                               void *ctx) {
+    crew__ec_wakes later = {.n = 0};
     pthread_mutex_lock(lock);
-    unsigned woke = crew__ec_notify_locked(ec, match, ctx);
+    unsigned woke = crew__ec_choose_locked(ec, match, ctx, &later);
     pthread_mutex_unlock(lock);
+    crew__ec_wake_chosen(&later);
     return woke;
 }
 
@@ -191,6 +212,7 @@ void crew__ec_sleeper_init(crew__ec_sleeper *s, pthread_cond_t *cv) {
 #if CREW__EC_FUTEX
     (void)cv;
     crew__atomic_init(&s->word, 0u);
+    s->lasting = false;
 #else
     s->cv = cv ? cv : crew__ec_thread_cv();
     s->woken = false;
@@ -201,6 +223,7 @@ void crew__ec_sleeper_init(crew__ec_sleeper *s, pthread_cond_t *cv) {
 int crew__ec_sleeper_own(crew__ec_sleeper *s) {
 #if CREW__EC_FUTEX
     crew__ec_sleeper_init(s, NULL);
+    s->lasting = true;
     return 0;
 #else
     int rc = crew__cond_init_monotonic(&s->own);

@@ -58,13 +58,16 @@ static bool wake_match(void *ctx, void *data) {
     return true;
 }
 
-void crew__wake_locked(crew_pool *p, size_t n, uint32_t slot) {
+/* crew__wake_locked, with the wake-ups of workers left in *later (ec.h: crew__ec_choose_locked). */
+static void wake_locked(crew_pool *p, size_t n, uint32_t slot, crew__ec_wakes *later) {
     wake_ctx c = {p, n, false};
-    crew__ec_notify_locked(&p->work, wake_match, &c);
+    crew__ec_choose_locked(&p->work, wake_match, &c, later);
     /* The group's own waiters take its tasks even when they may take no other. */
     if (slot != 0)
-        crew__ec_notify_locked(&crew__slot_at(&p->groups, slot)->waiters, NULL, NULL);
+        crew__ec_choose_locked(&crew__slot_at(&p->groups, slot)->waiters, NULL, NULL, later);
 }
+
+void crew__wake_locked(crew_pool *p, size_t n, uint32_t slot) { wake_locked(p, n, slot, NULL); }
 
 void crew__wake_handed_over_locked(crew_pool *p, size_t n) {
     crew__wake_locked(p, n, 0);
@@ -74,9 +77,11 @@ void crew__wake_handed_over_locked(crew_pool *p, size_t n) {
 }
 
 void crew__wake(crew_pool *p, size_t n, uint32_t slot) {
+    crew__ec_wakes later = {.n = 0};
     pthread_mutex_lock(&p->lock);
-    crew__wake_locked(p, n, slot);
+    wake_locked(p, n, slot, &later);
     pthread_mutex_unlock(&p->lock);
+    crew__ec_wake_chosen(&later); /* the woken find the lock free */
 }
 
 void crew__wake_all_locked(crew_pool *p) {
