@@ -13,11 +13,12 @@
  *
  * The OS wait (ec.h, THE OS WAIT) is the futex of the Linux build: the sleeper releases the
  * lock, then FUTEX_WAITs while its word is 0 (the kernel's compare and sleep is one atomic
- * step), then takes the lock again; a notifier sets the chosen sleeper's word under the lock and
- * makes its FUTEX_WAKE after releasing it (crew__wake: crew__ec_choose_locked, then
- * crew__ec_wake_chosen). That wake can arrive late, when its sleeper has already returned and
- * is asleep again (on the same word, reset to 0): a spurious wake-up, after which crew__ec_wait
- * looks again and may sleep again, as modelled. -DCONDVAR models the portable build instead: a
+ * step), then takes the lock again; a notifier sets the chosen sleeper's word under the lock and,
+ * a worker's word being in its record (it outlives the wait), makes its FUTEX_WAKE after
+ * releasing it (crew__wake: crew__ec_choose_locked, then crew__ec_wake_chosen). That wake can
+ * arrive late, when its sleeper has already returned and is asleep again (on the same word,
+ * reset to 0): a spurious wake-up, after which crew__ec_wait looks again and may sleep again,
+ * as modelled. -DCONDVAR models the portable build instead: a
  * condition variable released atomically with the lock and signalled under it.
  *
  * Memory model. Spin interleaves statements: every run is sequentially consistent. That is what

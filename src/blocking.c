@@ -7,11 +7,10 @@
  * arrives and no blocking thread is idle, up to crew_config.max_blocking; a thread that finds no
  * task sleeps (the eventcount's OS wait: its own futex word or condition variable) and exits
  * after blocking_idle_ms without work. Idle threads sleep on the eventcount blocking->idle
- * (ec.h), used with the lock alone: the submitter pushes under pool->lock, then chooses one idle
+ * (ec.h), used with the lock alone: the submitter pushes under pool->lock, then wakes one idle
  * thread (crew__ec_choose_locked with a match that accepts one, which takes it off the count;
- * the wake-up itself after the unlock) or starts a new one; a thread decides
- * to sleep under pool->lock after one more look at the queue, so no task is left behind. Its
- * idle time is on CLOCK_MONOTONIC.
+ * the wake-up itself after the unlock) or starts a new one; a thread decides to sleep under
+ * pool->lock after one more look at the queue, so no task is left behind. Its idle time is on CLOCK_MONOTONIC.
  * crew_shutdown waits for every accepted task (blocking ones included), then stops the threads
  * and joins them.
  */
@@ -30,8 +29,7 @@
 struct crew__bthread {
     crew_pool *pool;
     pthread_t thread;
-    pthread_cond_t cv; /* the sleeper's, without futexes (ec.h): pool->lock, CLOCK_MONOTONIC */
-    crew__ec_sleeper sleeper; /* its sleep on blocking->idle */
+    crew__ec_sleeper sleeper; /* its sleep on blocking->idle (its own: crew__ec_sleeper_own) */
     unsigned index;    /* for the thread name */
     bool started;      /* lock: a thread was created for this record */
     bool exited;       /* lock: the thread left its loop; join it */
@@ -61,7 +59,7 @@ void crew__blocking_free(crew_pool *p) {
     if (!b)
         return;
     for (unsigned i = 0; i < b->nthreads; i++) {
-        pthread_cond_destroy(&b->threads[i]->cv);
+        crew__ec_sleeper_free(&b->threads[i]->sleeper);
         free(b->threads[i]);
     }
     free(b->threads);
@@ -192,11 +190,10 @@ static void start_bthread(crew_pool *p) {
         }
         if (!(t = calloc(1, sizeof *t)))
             return;
-        if (crew__cond_init_monotonic(&t->cv) != 0) {
+        if (crew__ec_sleeper_own(&t->sleeper) != 0) {
             free(t);
             return;
         }
-        crew__ec_sleeper_init(&t->sleeper, &t->cv);
         crew__ec_on(&t->sleeper, &b->idle, NULL);
         t->pool = p;
         crew__busy_init(&t->busy, p);
@@ -241,7 +238,7 @@ int crew__blocking_push(crew_pool *p, crew_task *t, size_t n) {
     }
     int rc = crew__lq_push_n(b->queue, t, n);
     bool unserved = false; /* a task no idle thread was woken for */
-    crew__ec_wakes later = {.n = 0}; /* the wake-ups, made after the unlock (ec.h) */
+    crew__ec_wakes later = {.n = 0}; /* the idle threads' wake-ups, made after the unlock */
     for (size_t i = 0; i < n && rc == CREW_OK; i++) {
         unsigned one = 1; /* an idle thread, taken off the idle count */
         if (crew__ec_choose_locked(&b->idle, wake_one, &one, &later) != 0)
@@ -256,7 +253,7 @@ int crew__blocking_push(crew_pool *p, crew_task *t, size_t n) {
      * under this lock) run them (crew__blocking_help), also when a new thread could not be
      * started. */
     if (unserved)
-        crew__ec_choose_locked(&p->waiting, NULL, NULL, &later);
+        crew__ec_notify_locked(&p->waiting, NULL, NULL);
     pthread_mutex_unlock(&p->lock);
     crew__ec_wake_chosen(&later);
     return rc;

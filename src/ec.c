@@ -91,20 +91,21 @@ static bool chosen(crew__ec_sleeper *s) {
 }
 
 /* Notifier, lock held: choose s (one of its nodes matched): off every list, marked, and woken
- * now or, with later, once the notifier has released the lock (ec.h, THE OS WAIT). */
+ * (ec.h, THE OS WAIT). */
 static void choose(crew__ec_sleeper *s, crew__ec_wakes *later) {
     unlist_all(s);
 #if CREW__EC_FUTEX
     /* Relaxed: the sleeper reads it under the lock, or before its system call only to skip
      * it; the kernel's compare in FUTEX_WAIT is ordered against FUTEX_WAKE by the kernel. */
     crew__store_relaxed(&s->word, 1u);
-    /* The FUTEX_WAKE under the lock, not deferred to after the unlock (later stays empty): the
-     * sleeper cannot leave crew__ec_wait before it retakes the lock, so its word, often on its
-     * stack, is still there. After the unlock the kernel would only compare a stale address
-     * (harmless), but valgrind's memcheck reports the system call's argument as unaddressable,
-     * and a wake deferred this way measured no faster under load (docs/benchmarks.md). */
-    (void)later;
-    futex_wake(&s->word);
+    /* A word that outlives the wait may be woken after the unlock: if its sleeper has returned
+     * meanwhile, and even sleeps again, the late wake is a spurious one, which crew__ec_wait
+     * looks again after. Any other under the lock: the sleeper cannot leave crew__ec_wait
+     * before it takes the lock again, so its word, often on its stack, is still there. */
+    if (later && s->lasting && later->n < CREW__EC_WAKES)
+        later->word[later->n++] = &s->word;
+    else
+        futex_wake(&s->word);
 #else
     (void)later;
     s->woken = true;
@@ -211,11 +212,33 @@ void crew__ec_sleeper_init(crew__ec_sleeper *s, pthread_cond_t *cv) {
 #if CREW__EC_FUTEX
     (void)cv;
     crew__atomic_init(&s->word, 0u);
+    s->lasting = false;
 #else
     s->cv = cv ? cv : crew__ec_thread_cv();
     s->woken = false;
 #endif
     s->n = 0;
+}
+
+int crew__ec_sleeper_own(crew__ec_sleeper *s) {
+#if CREW__EC_FUTEX
+    crew__ec_sleeper_init(s, NULL);
+    s->lasting = true;
+    return 0;
+#else
+    int rc = crew__cond_init_monotonic(&s->own);
+    if (rc == 0)
+        crew__ec_sleeper_init(s, &s->own);
+    return rc;
+#endif
+}
+
+void crew__ec_sleeper_free(crew__ec_sleeper *s) {
+#if CREW__EC_FUTEX
+    (void)s;
+#else
+    pthread_cond_destroy(&s->own);
+#endif
 }
 
 static bool joins_done(void *ctx) { return ((crew__joins *)ctx)->active == 0; }

@@ -40,19 +40,22 @@
  *
  * THE OS WAIT. On Linux a sleeper sleeps on a 32-bit word of its own (crew__ec_sleeper.word), as
  * Concurrency Kit's ck_ec and folly's EventCount do: the notifier that chooses it sets the word
- * to 1 and makes one FUTEX_WAKE (private) on it, both under the lock, while the sleeper's word
- * (often on its stack) is sure to exist: a wake deferred to after the unlock (the `later` list
- * of crew__ec_choose_locked, kept empty) was no faster under load, and valgrind's memcheck
- * reports its argument as unaddressable once the sleeper has returned; the sleeper
- * releases the lock, FUTEX_WAITs while its word is 0 (the kernel compares and sleeps
- * atomically, so a notifier that set the word in between is never missed), and takes the lock
- * again. A timed wait is FUTEX_WAIT_BITSET without FUTEX_CLOCK_REALTIME: an absolute
- * CLOCK_MONOTONIC deadline, the `until` of crew__ec_wait as it is. Elsewhere (or built with
- * CREW_NO_FUTEX: cmake -DCREW_FUTEX=OFF) each sleeper has a condition variable (a worker's or
- * blocking thread's, or the calling thread's: crew__ec_thread_cv), which a notifier signals
- * under the lock: a sleeper's condition variable may be destroyed once the lock is released,
- * whereas a FUTEX_WAKE on a word whose sleeper has returned changes no memory and at worst wakes
- * whatever waits at that address now, which re-checks its word as every futex user must.
+ * to 1 under the lock and makes one FUTEX_WAKE (private) on it. A word on a stack (a waiting
+ * caller's) is woken under the lock, while it is sure to exist: its sleeper cannot leave its
+ * wait before it has taken the lock again (after it, the kernel would only compare a stale
+ * address, but valgrind's memcheck reports the argument as unaddressable). A word that outlives
+ * the wait (crew__ec_sleeper_own: a worker's, a blocking thread's record) is woken after the
+ * notifier has released the lock (crew__ec_choose_locked, crew__ec_wake_chosen): woken under
+ * it, the sleeper ran into the lock still held by its waker, which was waking the next one, and
+ * slept again on the mutex (docs/benchmarks.md, the burst); a wake that comes after its sleeper
+ * has returned is a spurious one, which crew__ec_wait looks again after. The sleeper releases
+ * the lock, FUTEX_WAITs while its word is 0 (the kernel compares and sleeps atomically, so a
+ * notifier that set the word in between is never missed), and takes the lock again. A timed
+ * wait is FUTEX_WAIT_BITSET without FUTEX_CLOCK_REALTIME: an absolute CLOCK_MONOTONIC deadline,
+ * the `until` of crew__ec_wait as it is. Elsewhere (or built with CREW_NO_FUTEX: cmake
+ * -DCREW_FUTEX=OFF) each sleeper has a condition variable (its own, made by
+ * crew__ec_sleeper_own for a worker's or blocking thread's record, or the calling thread's:
+ * crew__ec_thread_cv), which a notifier signals under the lock, for the same reason.
  *
  * USAGE RULES.
  *   - One lock serves the sleeper and the notifiers of an eventcount (the pool's lock for the
@@ -68,12 +71,13 @@
  *     path where wake-ups matter, uses crew__ec_choose_locked and, once the lock is released,
  *     crew__ec_wake_chosen (crew__ec_notify does).
  *
- * API (below): crew__ec_init; crew__ec_sleeper_init, crew__ec_on, crew__ec_wait, and
- * crew__ec_wait_for for a sleeper on one eventcount that waits until its look holds (the sleeper);
+ * API (below): crew__ec_init; crew__ec_sleeper_init (or crew__ec_sleeper_own and
+ * crew__ec_sleeper_free for a thread's record), crew__ec_on, crew__ec_wait, and crew__ec_wait_for
+ * for a sleeper on one eventcount that waits until its look holds (the sleeper);
  * crew__ec_sleepers, crew__ec_notify, crew__ec_notify_locked, crew__ec_choose_locked with
- * crew__ec_wake_chosen, crew__ec_listed (the notifier); crew__ec_thread_cv,
- * crew__cond_init_monotonic and crew__deadline_after_ms for condition variables and timed sleeps
- * (every timed wait in crew is on CLOCK_MONOTONIC).
+ * crew__ec_wake_chosen, crew__ec_listed (the notifier);
+ * crew__ec_thread_cv, crew__cond_init_monotonic and crew__deadline_after_ms for condition
+ * variables and timed sleeps (every timed wait in crew is on CLOCK_MONOTONIC).
  *
  * IMPLEMENTATION NOTES. The count is a plain atomic counter; the sleeper's increment is a
  * seq_cst read-modify-write followed by a seq_cst fence, the notifier's read a seq_cst fence
@@ -139,8 +143,10 @@ struct crew__ec_sleeper {
      * sleeper after it has released the lock (a relaxed load before the system call, which only
      * spares the call: the verdict is read again under the lock) and by the kernel. */
     atomic_uint word;
+    bool lasting; /* the word outlives every wait (crew__ec_sleeper_own): wakes may be deferred */
 #else
     pthread_cond_t *cv; /* signalled by notifiers; CLOCK_MONOTONIC for timed waits */
+    pthread_cond_t own; /* cv, if crew__ec_sleeper_own made it */
     bool woken;         /* lock: a notifier chose one of its nodes during the last wait */
 #endif
     unsigned n; /* nodes in use */
@@ -156,6 +162,12 @@ static inline void crew__ec_init(crew__ec *ec) {
  * own, crew__ec_thread_cv; then it must be used on this thread only); with them on its own word,
  * and cv is not used. */
 void crew__ec_sleeper_init(crew__ec_sleeper *s, pthread_cond_t *cv);
+/* A sleeper in a thread's record (a worker's, a blocking thread's), used by that thread only:
+ * without futexes it gets a condition variable of its own (CLOCK_MONOTONIC), made here; with
+ * them it needs none. 0, or an errno value (nothing to free then). */
+int crew__ec_sleeper_own(crew__ec_sleeper *s);
+/* Undo crew__ec_sleeper_own, once no thread sleeps on s or may notify it. */
+void crew__ec_sleeper_free(crew__ec_sleeper *s);
 /* s sleeps on ec too (at most CREW__EC_NODES of them, each a different one), with data for ec's
  * notifiers' match functions. Not while s waits. */
 static inline void crew__ec_on(crew__ec_sleeper *s, crew__ec *ec, void *data) {
@@ -217,23 +229,25 @@ static inline bool crew__ec_sleepers(crew__ec *ec) {
  * first; it may change the notifier's state (count down what it may still wake). */
 typedef bool (*crew__ec_match)(void *ctx, void *data);
 
+/* Notifier, lock held: wake every sleeper listed on ec whose node match accepts (match NULL:
+ * all), taking each off the count and list of every eventcount it sleeps on. Returns how many
+ * it woke. */
+unsigned crew__ec_notify_locked(crew__ec *ec, crew__ec_match match, void *ctx);
+
 /* Wake-ups chosen under the lock, made after it is released (crew__ec_choose_locked). */
-#define CREW__EC_WAKES 4
+#define CREW__EC_WAKES 8
 typedef struct crew__ec_wakes {
     unsigned n;
 #if CREW__EC_FUTEX
     atomic_uint *word[CREW__EC_WAKES]; /* the chosen sleepers' words, for FUTEX_WAKE */
 #endif
 } crew__ec_wakes;
-
-/* Notifier, lock held: wake every sleeper listed on ec whose node match accepts (match NULL:
- * all), taking each off the count and list of every eventcount it sleeps on. Returns how many
- * it woke. */
-unsigned crew__ec_notify_locked(crew__ec *ec, crew__ec_match match, void *ctx);
-/* The same, but the futex wake-ups of the first CREW__EC_WAKES sleepers chosen are left in
+/* crew__ec_notify_locked, but the FUTEX_WAKEs of up to CREW__EC_WAKES chosen sleepers whose
+ * word outlives their wait (crew__ec_sleeper_own: a worker, a blocking thread) are left in
  * *later (n 0 to start with) for crew__ec_wake_chosen to make once the caller has released the
- * lock; without futexes (a condition variable is signalled under the lock) and beyond that many,
- * they are made at once. Either way the sleepers are chosen, off the lists, when it returns. */
+ * lock, so that the woken do not find it held by their waker; the others' (a word on a stack),
+ * and all without futexes, are made at once. Either way the sleepers are chosen, off the lists,
+ * when it returns. */
 unsigned crew__ec_choose_locked(crew__ec *ec, crew__ec_match match, void *ctx,
                                 crew__ec_wakes *later);
 /* Lock released: the wake-ups crew__ec_choose_locked left in *later. */
@@ -242,7 +256,7 @@ void crew__ec_wake_chosen(crew__ec_wakes *later);
 #else
 static inline void crew__ec_wake_chosen(crew__ec_wakes *later) { (void)later; }
 #endif
-/* The same out of line, taking lock (the wake-ups made after releasing it). */
+/* crew__ec_notify_locked out of line, taking lock (deferring as crew__ec_choose_locked). */
 unsigned crew__ec_notify_slow(crew__ec *ec, pthread_mutex_t *lock, crew__ec_match match,
                               void *ctx);
 /* Notifier, after making its event visible, lock not held: the fence and the count, and only if

@@ -102,7 +102,7 @@ static void reap_exited(crew_pool *p) {
 
 static void free_worker(crew_pool *p, crew__worker *w) {
     crew__sched_worker_free(p, w);
-    pthread_cond_destroy(&w->cv);
+    crew__ec_sleeper_free(&w->sleeper);
     free(w);
 }
 
@@ -119,13 +119,12 @@ static crew__worker *free_record(crew_pool *p) {
     crew__worker *w = calloc(1, sizeof *w);
     if (!w)
         return NULL;
-    if (pthread_cond_init(&w->cv, NULL) != 0) {
+    if (crew__ec_sleeper_own(&w->sleeper) != 0) {
         free(w);
         return NULL;
     }
     w->pool = p;
     w->index = n;
-    crew__ec_sleeper_init(&w->sleeper, &w->cv);
     crew__ec_on(&w->sleeper, &p->work, w); /* its data: wake_match in wake.c */
     crew__atomic_init(&w->state, CREW__W_EXITED);
     crew__atomic_init(&w->gone, true);

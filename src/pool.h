@@ -70,8 +70,8 @@ typedef struct crew__worker {
     /* The thread has returned from on_stop and touches nothing more: joining it waits for
      * nothing else. Stored with release by the thread, loaded with acquire by reap_exited. */
     _Atomic bool gone;
-    crew__ec_sleeper sleeper; /* its sleep on pool->work (node data: this record) */
-    pthread_cond_t cv; /* the sleeper's, without futexes (ec.h): with pool->lock */
+    /* Its sleep on pool->work (node data: this record); its own (crew__ec_sleeper_own). */
+    crew__ec_sleeper sleeper;
     /* Monitoring block, allocated by the worker on first use (release: stats.c). */
     crew__tstats *_Atomic stats;
     /* Tasks this worker stole; written by the worker only, read by statistics (relaxed). */

@@ -58,7 +58,7 @@ static bool wake_match(void *ctx, void *data) {
     return true;
 }
 
-/* crew__wake_locked, with the futex wake-ups left in *later (ec.h: crew__ec_choose_locked). */
+/* crew__wake_locked, with the wake-ups of workers left in *later (ec.h: crew__ec_choose_locked). */
 static void wake_locked(crew_pool *p, size_t n, uint32_t slot, crew__ec_wakes *later) {
     wake_ctx c = {p, n, false};
     crew__ec_choose_locked(&p->work, wake_match, &c, later);

@@ -7,8 +7,9 @@
  * at once; a sleeper on two eventcounts is woken through either and leaves both counts; a
  * notification wakes only the sleepers of its eventcount that its match accepts; a sleeper
  * chosen through one eventcount is off the others at once (woken once); wake-ups chosen under
- * the lock and made after it (crew__ec_choose_locked, crew__ec_wake_chosen), more of them than
- * it defers; sleepers on three eventcounts each, notified through any, and timed sleepers racing
+ * the lock and made after it (crew__ec_choose_locked, crew__ec_wake_chosen) for sleepers in
+ * records (crew__ec_sleeper_own), more of them than it defers, and for one on a stack;
+ * sleepers on three eventcounts each, notified through any, and timed sleepers racing
  * their deadlines, over many rounds. A lost wake-up is a hang, which alarm() turns into a
  * failure. The same file runs on both OS waits (test_ec: the library's, a futex on Linux;
  * test_ec_portable: the condition variables).
@@ -335,8 +336,10 @@ static void chosen_once(void) {
 }
 
 /* ---- 7. Wake-ups made after the lock (crew__ec_choose_locked, crew__ec_wake_chosen), for
- * more sleepers than it defers: every one wakes. ---- */
+ * more sleepers in records than it defers, and one on a stack (woken under the lock): every one
+ * wakes. ---- */
 #define NLATER (CREW__EC_WAKES + 3)
+static crew__ec_sleeper later_rec[NLATER]; /* records: crew__ec_sleeper_own */
 static crew__ec later_ec;
 static atomic_int later_asleep, later_go;
 
@@ -349,33 +352,49 @@ static bool later_look(void *ctx) {
 }
 
 static void *later_sleeper(void *arg) {
-    (void)arg;
+    int i = *(int *)arg;
     pthread_mutex_lock(&lock);
-    crew__ec_wait_for(&later_ec, &lock, later_look, NULL, NULL);
+    if (i < NLATER) /* a record's sleeper, woken after the unlock */
+        while (crew__ec_wait(&later_rec[i], &lock, later_look, NULL, NULL) != CREW__EC_FOUND)
+            ;
+    else /* a stack sleeper, woken under the lock */
+        crew__ec_wait_for(&later_ec, &lock, later_look, NULL, NULL);
     pthread_mutex_unlock(&lock);
     return NULL;
 }
 
 static void wake_after_unlock(void) {
     crew__ec_init(&later_ec);
-    pthread_t t[NLATER];
-    for (int i = 0; i < NLATER; i++)
-        CHECK(pthread_create(&t[i], NULL, later_sleeper, NULL) == 0);
-    while (atomic_load(&later_asleep) < NLATER)
+    pthread_t t[NLATER + 1];
+    int ids[NLATER + 1];
+    for (int i = 0; i <= NLATER; i++) {
+        if (i < NLATER) {
+            CHECK(crew__ec_sleeper_own(&later_rec[i]) == 0);
+            crew__ec_on(&later_rec[i], &later_ec, NULL);
+        }
+        ids[i] = i;
+        CHECK(pthread_create(&t[i], NULL, later_sleeper, &ids[i]) == 0);
+    }
+    while (atomic_load(&later_asleep) < NLATER + 1)
         sched_yield();
     atomic_store(&later_go, 1);
     crew__ec_wakes later = {.n = 0};
     pthread_mutex_lock(&lock);
-    CHECK(crew__ec_choose_locked(&later_ec, NULL, NULL, &later) == NLATER);
+    CHECK(crew__ec_choose_locked(&later_ec, NULL, NULL, &later) == NLATER + 1);
     CHECK(!crew__ec_listed(&later_ec));
+#if CREW__EC_FUTEX
+    CHECK(later.n == CREW__EC_WAKES); /* the records' first ones; the stack's never */
+#endif
     pthread_mutex_unlock(&lock);
     crew__ec_wake_chosen(&later);
     CHECK(later.n == 0);
-    for (int i = 0; i < NLATER; i++)
+    for (int i = 0; i <= NLATER; i++)
         pthread_join(t[i], NULL);
     CHECK(!crew__ec_sleepers(&later_ec));
-    printf("wake after unlock: %d sleepers, %d wake-ups deferred at most, all woken\n", NLATER,
-           CREW__EC_WAKES);
+    for (int i = 0; i < NLATER; i++)
+        crew__ec_sleeper_free(&later_rec[i]);
+    printf("wake after unlock: %d sleepers, %d wake-ups deferred at most, all woken\n",
+           NLATER + 1, CREW__EC_WAKES);
 }
 
 /* ---- 8. Stress: sleepers on three eventcounts each (one shared by all, two of their own),
