@@ -55,8 +55,7 @@ done
 # What monitoring costs (the goal: "when off it costs nothing measurable"): crew_submit of empty
 # tasks on one worker, in a build without monitoring (CREW_MONITORING=OFF, built here into
 # build/nomon when cmake is there, except in --quick mode), and in the normal build with
-# monitoring off and on; and the same tasks as one array (crew_enqueue_tasks, empty_tasks -m
-# array: the array path's instructions per task).
+# monitoring off and on (the same tasks as one array: the next table).
 et=build/release/bench/empty_tasks
 nomon=build/nomon/bench/empty_tasks
 # Built (incrementally) every time: a build left from an older commit would count old code.
@@ -75,7 +74,7 @@ count_et() { # binary extra-args n -> total instructions
 echo
 printf '%-34s %12s\n' "crew_submit, one worker" "instr/task"
 for row in "built without monitoring|$nomon|" "monitoring off (the default)|$et|" \
-    "monitoring on|$et|-M" "one array (crew_enqueue_tasks)|$et|-m array"; do
+    "monitoring on|$et|-M"; do
     IFS='|' read -r label binary extra <<<"$row"
     [ -x "$binary" ] || { printf '%-34s %12s\n' "$label" "n/a (not built)"; continue; }
     a=$(count_et "$binary" "$extra" "$small")
