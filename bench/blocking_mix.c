@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "crew.h"
+#include "bench_util.h"
 
 #define IO_BYTES 4096
 #define MAX_LIST 32
@@ -66,12 +67,6 @@ static int io_read = 1;     /* O_DIRECT read, else pwrite + fdatasync */
 static long compute_loops;  /* iterations of the compute loop */
 static atomic_int io_failed; /* errno of the first failed write or sync */
 static volatile uint64_t sink;
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void die(const char *what, int err) {
     fprintf(stderr, "blocking_mix: %s: %s\n", what, strerror(err));
@@ -133,11 +128,6 @@ static void calibrate_compute(double us) {
     compute_loops = (long)((double)loops / (best * 1e6) * us);
     if (compute_loops < 1)
         compute_loops = 1;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* Median of n single blocking operations on one file, in microseconds. */

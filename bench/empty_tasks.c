@@ -15,19 +15,9 @@
 #include <unistd.h>
 
 #include "crew.h"
+#include "bench_util.h"
 
 static void empty(void *arg) { (void)arg; }
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv) {
     unsigned threads = 2;

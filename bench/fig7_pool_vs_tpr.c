@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "crew.h"
+#include "bench_util.h"
 
 static long work_calls = 20000; /* exponentials per work_large */
 
@@ -81,11 +82,6 @@ static double run_pool(crew_pool *p, int n) {
         exit(1);
     }
     return now_ns() - t0;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv) {

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "crew.h"
+#include "bench_util.h"
 
 static long work_calls = 2000;
 
@@ -28,17 +29,6 @@ static void work(void *arg) {
     for (long i = 0; i < work_calls; i++)
         x += exp(-(double)(i % 1024) / 1024.0);
     *r = x;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 int main(int argc, char **argv) {

@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "crew.h"
+#include "bench_util.h"
 
 #define MAX_LIST 16
 #define LINE 64
@@ -53,17 +54,6 @@ static const char *const strat_name[NSTRAT] = {"linear", "spread", "stack", "cre
 static void die(const char *what, int rc) {
     fprintf(stderr, "fig9_slots: %s: %s\n", what, rc ? crew_strerror(rc) : "failed");
     exit(1);
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 static void empty_task(void *arg) { (void)arg; }

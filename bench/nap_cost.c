@@ -19,16 +19,11 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench_util.h"
 
 /* Set by main to end a run; relaxed: the threads only need to see it eventually, and the
  * counts they publish are read after pthread_join, which orders them. */
 static atomic_int stop;
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 struct worker {
     pthread_t thread;
@@ -92,11 +87,6 @@ static double run(int threads, double seconds, long nap_us, double *wakeups_per_
     free(w);
     *wakeups_per_s = n.wakeups / elapsed;
     return loops / elapsed;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* Sorts v and returns its median (the mean of the middle two when n is even). */

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "crew.h"
+#include "bench_util.h"
 
 /* The engines (src/parallel.h; the library is linked statically). */
 void crew__parallel_engine(int engine);
@@ -41,17 +42,6 @@ void crew__parallel_engine(int engine);
 static const char *const engine_names[] = {"counter", "split", "offer"};
 static const int engine_ids[] = {1, 2, 3};
 enum { NENGINE = 3 };
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static crew_pool *g_pool;
 static double *g_in, *g_out;

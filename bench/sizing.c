@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "crew.h"
+#include "bench_util.h"
 
 #define COMPUTE_US 100
 #define E_US 10
@@ -76,12 +77,6 @@ static atomic_long outstanding, done_count;
 static long backlog_for_cores; /* BACKLOG_MS x cores, in microseconds of computation */
 static long dry_refills; /* refills that found the backlog empty (the producer's thread only) */
 static volatile uint64_t sink;
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void compute(long loops) {
     uint64_t x = 88172645463325252ull;
@@ -243,11 +238,6 @@ static const workload all[NWL] = {{"fw=10", 10, -1, COMPUTE_US}, {"fw=50", 50, -
                                   {"fw=100", 100, -1, COMPUTE_US}, {"cpu", 0, -1, COMPUTE_US},
                                   {"short", 0, -1, SHORT_US},          {"phase", 100, 0, COMPUTE_US}};
 enum { W_FW100 = 2, W_CPU = 3, W_SHORT = 4, W_PHASE = 5 };
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 typedef struct stat3 {
     double med, min, max;

@@ -26,14 +26,9 @@
 #include <unistd.h>
 
 #include "crew.h"
+#include "bench_util.h"
 
 static void empty(void *arg) { (void)arg; }
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* One thread's accounts. */
 typedef struct tacct {
