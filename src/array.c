@@ -21,8 +21,8 @@
  *     unclaimed rest of the array go back to the queues as separate tasks, in front and in
  *     order (the strategy's requeue, as a task taken just as a pause began goes back), and
  *     threads are woken for them; without memory to put one back, the runner runs it;
- *   - a cancelling shutdown (checked per chunk): the unclaimed rest is dropped, each task
- *     reported (crew__task_dropped);
+ *   - a cancelling shutdown (checked per task): the unstarted rest of its chunk and the
+ *     unclaimed rest of the array are dropped, each task reported (crew__task_dropped);
  *   - a runner still queued that is dropped (a cancelling shutdown, its group's crew_cancel)
  *     drops the unclaimed rest the same way (crew__array_dropped, from worker.c's drop).
  * A cancelled group's tasks are dropped one by one as they come up, as from a deque.
@@ -149,19 +149,37 @@ static __attribute__((noinline, cold)) void give_back(crew__array *a, size_t fro
         crew__notify_work(p, back, a->slot);
 }
 
-/* Should the runner stop before its next task? A pause, or resize marking the worker. Relaxed:
- * as the checks after a take (crew__held_by_pause, worker.c's look at its state). */
+/* Should the runner stop before its next task? A cancelling shutdown, a pause, or resize
+ * marking the worker. Relaxed: as the checks after a take (a cancelling shutdown's flag: see
+ * struct crew_pool; crew__held_by_pause, worker.c's look at its state). */
 static inline bool must_stop(crew_pool *p, crew__worker *self) {
-    return __builtin_expect(crew__load_relaxed(&p->paused), 0) ||
+    return __builtin_expect(crew__load_relaxed(&p->cancelling), 0) ||
+           __builtin_expect(crew__load_relaxed(&p->paused), 0) ||
            (self && __builtin_expect(crew__load_relaxed(&self->state) != CREW__W_RUNNING, 0));
+}
+
+/* The runner stopped before task `from` of its chunk [from, to) (must_stop): under a
+ * cancelling shutdown that rest and the array's unclaimed rest are dropped, each reported, as
+ * a deque's tasks are when a worker comes to them; else they go back (give_back). */
+static __attribute__((noinline, cold)) void stop_at(crew__array *a, size_t from, size_t to) {
+    crew_pool *p = a->p;
+    /* Relaxed: see struct crew_pool. */
+    if (!crew__load_relaxed(&p->cancelling)) {
+        give_back(a, from, to);
+        return;
+    }
+    drop_range(p, a->t, from, to, true);
+    size_t rest = claim_rest(a);
+    if (rest < a->n)
+        drop_range(p, a->t, rest, a->n, true);
 }
 
 /* Run the array's tasks [i, end) in the runner's own frame (the caller's crew__tls_frame, set
  * up for the runner by crew__run: the same pool and group as every task of the array): per
  * task only its start mark is renewed, and a task of a cancelled group is dropped instead. The
  * tasks end in their group and in pending together, at the end (the runner's own unit keeps
- * both above 0 meanwhile). Returns the index it stopped at: end, or the first task a pause or a
- * resize kept from starting. */
+ * both above 0 meanwhile). Returns the index it stopped at: end, or the first task a
+ * cancelling shutdown, a pause or a resize kept from starting (must_stop). */
 static inline size_t run_chunk(crew__array *a, crew__worker *self, crew__frame *f, size_t i,
                                size_t end) {
     crew_pool *p = a->p;
@@ -216,7 +234,7 @@ void crew__array_run(void *arg) {
         size_t end = i + k < n ? i + k : n;
         size_t stopped = run_chunk(a, self, f, i, end);
         if (__builtin_expect(stopped != end, 0)) {
-            give_back(a, stopped, end);
+            stop_at(a, stopped, end);
             break;
         }
     }

@@ -389,3 +389,36 @@ TEST(Array, StatsCountTheQueuedTasks) {
     EXPECT_EQ(c.check_once(), 0u);
     crew_destroy(p);
 }
+
+// A cancelling shutdown that begins while a runner is in a chunk: the chunk's tasks that have
+// not started are queued tasks, and CREW_CANCEL drops them (as it drops the tasks behind a
+// running task in a deque); only the task that was running when it began runs.
+static std::atomic<int> g_cs_drops{0};
+static std::atomic<bool> g_cs_first{false};
+static Cells *g_cs_cells;
+static void cs_on_drop(crew_fn fn, void *task_arg, void *arg) {
+    Cells::on_drop(fn, task_arg, arg);
+    g_cs_drops.fetch_add(1);
+}
+static void cs_first(void *arg) {
+    Cells::run(arg);
+    g_cs_first.store(true);
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (g_cs_drops.load() == 0 && std::chrono::steady_clock::now() < until)
+        std::this_thread::yield(); // the shutdown's sweep has begun once a task is dropped
+}
+TEST(Array, CancellingShutdownDropsTheClaimedChunk) {
+    crew_hooks h = drop_hooks();
+    h.on_drop = cs_on_drop;
+    crew_pool *p = make_pool(1, &h);
+    Cells c(256);
+    g_cs_cells = &c;
+    c.tasks[0].fn = cs_first;
+    ASSERT_EQ(crew_enqueue_tasks(p, c.tasks.data(), c.tasks.size(), nullptr), CREW_OK);
+    while (!g_cs_first.load())
+        std::this_thread::yield();
+    EXPECT_EQ(crew_shutdown(p, CREW_CANCEL), CREW_OK);
+    EXPECT_GT(g_cs_drops.load(), 0);
+    EXPECT_EQ(c.check_once(), c.tasks.size() - 1); // task 0 ran, every other was dropped
+    crew_destroy(p);
+}
