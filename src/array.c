@@ -89,16 +89,24 @@ void crew__array_set_slot(crew__array *a, uint32_t slot) {
 }
 
 crew_task *crew__array_tasks(crew__array *a) {
-    /* Relaxed: a statistic (struct crew_pool); counted before the runners are queued. */
-    crew__fetch_add_relaxed(&a->p->array_unclaimed, a->n);
+    /* Relaxed: a statistic (struct crew_pool); counted before the runners are queued. Less
+     * the m runners, which the queues count until each is taken (runner_left). */
+    crew__fetch_add_relaxed(&a->p->array_unclaimed, a->n - a->m);
     a->counted = true;
     return a->runners;
 }
 
 void crew__array_free(crew__array *a) {
     if (a->counted) /* relaxed: a statistic */
-        crew__fetch_sub_relaxed(&a->p->array_unclaimed, a->n);
+        crew__fetch_sub_relaxed(&a->p->array_unclaimed, a->n - a->m);
     free(a);
+}
+
+/* A runner left the queues (it started, or was dropped): the queues no longer count it, so
+ * array_unclaimed takes back the unit crew__array_tasks took off for it. Relaxed: a
+ * statistic. */
+static inline void runner_left(crew__array *a) {
+    crew__fetch_add_relaxed(&a->p->array_unclaimed, (size_t)1);
 }
 
 /* A runner is done with a: the last one frees it. */
@@ -214,6 +222,7 @@ void crew__array_run(void *arg) {
     crew__frame *f = crew__tls_frame; /* the runner's, made by crew__run */
     size_t n = a->n, share = 2 * a->m;
     crew__assert(f && f->pool == p && f->group.slot == a->slot);
+    runner_left(a);
     for (;;) {
         size_t at = crew__load_relaxed(&a->next); /* relaxed: a hint for the chunk's size */
         if (at >= n)
@@ -243,6 +252,7 @@ void crew__array_run(void *arg) {
 
 void crew__array_dropped(crew_pool *p, void *arg, bool by_shutdown) {
     crew__array *a = arg;
+    runner_left(a);
     size_t rest = claim_rest(a);
     if (rest < a->n)
         drop_range(p, a->t, rest, a->n, by_shutdown);

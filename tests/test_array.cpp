@@ -390,6 +390,22 @@ TEST(Array, StatsCountTheQueuedTasks) {
     crew_destroy(p);
 }
 
+// crew_stats.queued while every worker is held: exactly the array's tasks, none of its runners.
+TEST(Array, StatsQueuedIsExactlyTheTasks) {
+    crew_pool *p = make_pool(2);
+    crewtest::Gate gate;
+    gate.hold(p, 2);
+    Cells c(1000);
+    ASSERT_EQ(crew_enqueue_tasks(p, c.tasks.data(), c.tasks.size(), nullptr), CREW_OK);
+    crew_stats s;
+    ASSERT_EQ(crew_stats_get(p, &s), CREW_OK);
+    EXPECT_EQ(s.queued, 1000u);
+    gate.open();
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(c.check_once(), 0u);
+    crew_destroy(p);
+}
+
 // A cancelling shutdown that begins while a runner is in a chunk: the chunk's tasks that have
 // not started are queued tasks, and CREW_CANCEL drops them (as it drops the tasks behind a
 // running task in a deque); only the task that was running when it began runs.
