@@ -26,7 +26,9 @@
  *   - a runner still queued that is dropped (a cancelling shutdown, its group's crew_cancel)
  *     drops the unclaimed rest the same way (crew__array_dropped, from worker.c's drop).
  * A cancelled group's tasks are dropped one by one as they come up, as from a deque.
- * The record is freed by the last of its runners to end or be dropped (refs).
+ * The record is freed by the last of its runners to end or be dropped (refs). A thread that
+ * helps while it waits runs a runner one chunk at a time (crew__array_step), queueing it again
+ * in between (worker.c), so that its wait is not held up by the rest of the array.
  */
 #include <stdlib.h>
 
@@ -215,39 +217,62 @@ static inline size_t run_chunk(crew__array *a, crew__worker *self, crew__frame *
     return i;
 }
 
+/* One claim of the runner: claims a chunk and runs it. Returns true if the runner must end
+ * (nothing left, a cancelling shutdown, or a stop that disposed of the rest), false if it may
+ * claim again. */
+static inline bool step(crew__array *a, crew__worker *self, crew__frame *f) {
+    crew_pool *p = a->p;
+    size_t n = a->n;
+    size_t at = crew__load_relaxed(&a->next); /* relaxed: a hint for the chunk's size */
+    if (at >= n)
+        return true;
+    /* Relaxed: see struct crew_pool (a cancelling shutdown sets it before its sweep). */
+    if (__builtin_expect(crew__load_relaxed(&p->cancelling), 0)) {
+        size_t rest = claim_rest(a);
+        if (rest < n)
+            drop_range(p, a->t, rest, n, true);
+        return true;
+    }
+    size_t k = (n - at) / (2 * a->m);
+    k = k < 1 ? 1 : k > CHUNK ? CHUNK : k;
+    size_t i = crew__fetch_add_relaxed(&a->next, k); /* relaxed: see next */
+    if (i >= n)
+        return true;
+    claimed(a, i, k);
+    size_t end = i + k < n ? i + k : n;
+    size_t stopped = run_chunk(a, self, f, i, end);
+    if (__builtin_expect(stopped != end, 0)) {
+        stop_at(a, stopped, end);
+        return true;
+    }
+    return false;
+}
+
 void crew__array_run(void *arg) {
     crew__array *a = arg;
     crew_pool *p = a->p;
     crew__worker *self = crew__self(p);
     crew__frame *f = crew__tls_frame; /* the runner's, made by crew__run */
-    size_t n = a->n, share = 2 * a->m;
     crew__assert(f && f->pool == p && f->group.slot == a->slot);
     runner_left(a);
-    for (;;) {
-        size_t at = crew__load_relaxed(&a->next); /* relaxed: a hint for the chunk's size */
-        if (at >= n)
-            break;
-        /* Relaxed: see struct crew_pool (a cancelling shutdown sets it before its sweep). */
-        if (__builtin_expect(crew__load_relaxed(&p->cancelling), 0)) {
-            size_t rest = claim_rest(a);
-            if (rest < n)
-                drop_range(p, a->t, rest, n, true);
-            break;
-        }
-        size_t k = (n - at) / share;
-        k = k < 1 ? 1 : k > CHUNK ? CHUNK : k;
-        size_t i = crew__fetch_add_relaxed(&a->next, k); /* relaxed: see next */
-        if (i >= n)
-            break;
-        claimed(a, i, k);
-        size_t end = i + k < n ? i + k : n;
-        size_t stopped = run_chunk(a, self, f, i, end);
-        if (__builtin_expect(stopped != end, 0)) {
-            stop_at(a, stopped, end);
-            break;
-        }
-    }
+    while (!step(a, self, f))
+        ;
     release(a);
+}
+
+bool crew__array_step(void *arg) {
+    crew__array *a = arg;
+    crew_pool *p = a->p;
+    crew__frame *f = crew__tls_frame; /* the runner's, made by worker.c */
+    crew__assert(f && f->pool == p && f->group.slot == a->slot);
+    runner_left(a);
+    if (step(a, crew__self(p), f)) {
+        release(a);
+        return true;
+    }
+    /* Queued again by the caller: the queues count it again. Relaxed: a statistic. */
+    crew__fetch_sub_relaxed(&p->array_unclaimed, (size_t)1);
+    return false;
 }
 
 void crew__array_dropped(crew_pool *p, void *arg, bool by_shutdown) {

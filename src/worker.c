@@ -297,7 +297,46 @@ static inline __attribute__((always_inline)) void run_task(crew_pool *p, crew__w
 
 void crew__run(crew_pool *p, crew_task *t) { run_task(p, crew__self(p), t, NULL); }
 
+/* crew__run_helping for an array's runner (array.h): a waiter runs it one chunk at a time and
+ * queues it again between chunks (in front, and a thread is woken for it), so that it goes
+ * back to its wait, which may be over, instead of running until the whole array is claimed.
+ * Its frame as call_in's. A runner held in a node (which call_in gives back before it runs),
+ * or one that finds no memory to go back, runs to its end as any task. */
+static __attribute__((noinline, cold)) void run_runner_helping(crew_pool *p, crew__worker *self,
+                                                               crew_task *t) {
+    uint32_t slot = t->crew_private_.slot;
+    void *arg = t->arg;
+    crew__frame frame = {p, crew__tls_frame, crew__tls_frame ? crew__tls_frame->depth + 1 : 1,
+                         {slot, 0}, crew__sched_mark(p, self)};
+    if (slot != 0) { /* as in call_in */
+        crew__slot *sl = crew__slot_at(&p->groups, slot);
+        frame.group.gen = crew__gen_of(crew__load_relaxed(&sl->state));
+        if (crew__slot_cancelled(sl, frame.group.gen)) {
+            drop_cancelled(p, t);
+            return;
+        }
+    }
+    crew__tls_frame = &frame;
+    bool ended = crew__array_step(arg);
+    crew__tls_frame = frame.up;
+    if (!ended) {
+        /* t is the runner's own entry in its record, which its unfinished unit keeps. */
+        if (crew__sched_requeue(p, t) == CREW_OK) {
+            crew__notify_work(p, 1, slot);
+            return;
+        }
+        crew__tls_frame = &frame;
+        crew__array_run(arg); /* no memory to queue it again: to its end */
+        crew__tls_frame = frame.up;
+    }
+    crew__tasks_finished(p, slot, 1, CREW__RAN);
+}
+
 void crew__run_helping(crew_pool *p, crew__worker *self, crew_task *t, size_t *finished) {
+    if (__builtin_expect(t->fn == crew__array_run && !(t->crew_flags_ & CREW__TASK_NODE), 0)) {
+        run_runner_helping(p, self, t);
+        return;
+    }
     run_task(p, self, t, finished);
 }
 

@@ -442,3 +442,42 @@ TEST(Array, CancellingShutdownDropsTheClaimedChunk) {
     EXPECT_EQ(c.check_once(), c.tasks.size() - 1); // task 0 ran, every other was dropped
     crew_destroy(p);
 }
+
+// A waiter whose group has not finished helps with any queued task, and may take a runner of an
+// unrelated long array; once its group has finished it must go back to its wait after the
+// chunk it is running, not stay until the whole array is claimed.
+static std::atomic<int> g_h_started{0};
+static std::atomic<bool> g_h_returned{false}, g_h_running{false};
+static void h_array_task(void *) {
+    g_h_started.fetch_add(1);
+    auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
+    while (!g_h_returned.load() && std::chrono::steady_clock::now() < until) {
+    }
+}
+static void h_group_task(void *) {
+    g_h_running.store(true);
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (g_h_started.load() == 0 && std::chrono::steady_clock::now() < until)
+        std::this_thread::yield(); // the waiter has taken a runner
+}
+TEST(Array, WaiterIsNotKeptByAnUnrelatedArray) {
+    crew_pool *p = make_pool(1);
+    crew_handle g = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit(p, h_group_task, nullptr, 0, &g), CREW_OK);
+    while (!g_h_running.load()) // on the worker, so that this thread's wait helps generally
+        std::this_thread::yield();
+    const size_t n = 20000;
+    std::vector<crew_task> t(n);
+    for (auto &x : t) {
+        x = crew_task{};
+        x.fn = h_array_task;
+    }
+    ASSERT_EQ(crew_enqueue_tasks(p, t.data(), n, nullptr), CREW_OK);
+    EXPECT_EQ(crew_wait(p, g), CREW_OK);
+    int at_return = g_h_started.load();
+    g_h_returned.store(true);
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_LT((size_t)at_return, n / 2) << "started when crew_wait returned";
+    EXPECT_EQ(g_h_started.load(), (int)n);
+    crew_destroy(p);
+}
