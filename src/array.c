@@ -27,8 +27,9 @@
  *     drops the unclaimed rest the same way (crew__array_dropped, from worker.c's drop).
  * A cancelled group's tasks are dropped one by one as they come up, as from a deque.
  * The record is freed by the last of its runners to end or be dropped (refs). A thread that
- * helps while it waits runs a runner one chunk at a time (crew__array_step), queueing it again
- * in between (worker.c), so that its wait is not held up by the rest of the array.
+ * helps while it waits runs a runner its wait does not cover whole (another group's) a turn at
+ * a time (crew__array_step), queueing it again in between (worker.c), so that its wait is not
+ * held up by the rest of the array.
  */
 #include <stdlib.h>
 
@@ -266,9 +267,16 @@ bool crew__array_step(void *arg) {
     crew__frame *f = crew__tls_frame; /* the runner's, made by worker.c */
     crew__assert(f && f->pool == p && f->group.slot == a->slot);
     runner_left(a);
-    if (step(a, crew__self(p), f)) {
-        release(a);
-        return true;
+    crew__worker *self = crew__self(p);
+    /* At least CHUNK tasks' worth of claims per turn (the guided chunks shrink to 1 near the
+     * end), so that queueing it again costs little per task. */
+    for (size_t from = crew__load_relaxed(&a->next); /* relaxed: see next */;) {
+        if (step(a, self, f)) {
+            release(a);
+            return true;
+        }
+        if (crew__load_relaxed(&a->next) - from >= CHUNK) /* relaxed: see next */
+            break;
     }
     /* Queued again by the caller: the queues count it again. Relaxed: a statistic. */
     crew__fetch_sub_relaxed(&p->array_unclaimed, (size_t)1);

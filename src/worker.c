@@ -297,13 +297,18 @@ static inline __attribute__((always_inline)) void run_task(crew_pool *p, crew__w
 
 void crew__run(crew_pool *p, crew_task *t) { run_task(p, crew__self(p), t, NULL); }
 
-/* crew__run_helping for an array's runner (array.h): a waiter runs it one chunk at a time and
- * queues it again between chunks (in front, and a thread is woken for it), so that it goes
- * back to its wait, which may be over, instead of running until the whole array is claimed.
- * Its frame as call_in's. A runner held in a node (which call_in gives back before it runs),
- * or one that finds no memory to go back, runs to its end as any task. */
-static __attribute__((noinline, cold)) void run_runner_helping(crew_pool *p, crew__worker *self,
-                                                               crew_task *t) {
+void crew__run_helping(crew_pool *p, crew__worker *self, crew_task *t, size_t *finished) {
+    run_task(p, self, t, finished);
+}
+
+/* One turn of the runner (crew__array_step), then it is queued again (in front, a thread woken
+ * for it), the frame as call_in's. A runner held in a node (which call_in gives back before it
+ * runs), or one that finds no memory to go back, runs to its end as any task. */
+void crew__run_runner_turn(crew_pool *p, crew__worker *self, crew_task *t) {
+    if (t->crew_flags_ & CREW__TASK_NODE) {
+        run_task(p, self, t, NULL);
+        return;
+    }
     uint32_t slot = t->crew_private_.slot;
     void *arg = t->arg;
     crew__frame frame = {p, crew__tls_frame, crew__tls_frame ? crew__tls_frame->depth + 1 : 1,
@@ -332,13 +337,6 @@ static __attribute__((noinline, cold)) void run_runner_helping(crew_pool *p, cre
     crew__tasks_finished(p, slot, 1, CREW__RAN);
 }
 
-void crew__run_helping(crew_pool *p, crew__worker *self, crew_task *t, size_t *finished) {
-    if (__builtin_expect(t->fn == crew__array_run && !(t->crew_flags_ & CREW__TASK_NODE), 0)) {
-        run_runner_helping(p, self, t);
-        return;
-    }
-    run_task(p, self, t, finished);
-}
 
 void crew__name_thread(const crew_pool *p, const char *role) {
 #if defined(__linux__)
