@@ -428,6 +428,8 @@ static void cs_first(void *arg) {
         std::this_thread::yield(); // the shutdown's sweep has begun once a task is dropped
 }
 TEST(Array, CancellingShutdownDropsTheClaimedChunk) {
+    g_cs_drops.store(0);
+    g_cs_first.store(false);
     crew_hooks h = drop_hooks();
     h.on_drop = cs_on_drop;
     crew_pool *p = make_pool(1, &h);
@@ -461,6 +463,9 @@ static void h_group_task(void *) {
         std::this_thread::yield(); // the waiter has taken a runner
 }
 TEST(Array, WaiterIsNotKeptByAnUnrelatedArray) {
+    g_h_started.store(0);
+    g_h_returned.store(false);
+    g_h_running.store(false);
     crew_pool *p = make_pool(1);
     crew_handle g = CREW_HANDLE_NONE;
     ASSERT_EQ(crew_submit(p, h_group_task, nullptr, 0, &g), CREW_OK);
