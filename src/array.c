@@ -21,12 +21,15 @@
  *     unclaimed rest of the array go back to the queues as separate tasks, in front and in
  *     order (the strategy's requeue, as a task taken just as a pause began goes back), and
  *     threads are woken for them; without memory to put one back, the runner runs it;
- *   - a cancelling shutdown (checked per chunk): the unclaimed rest is dropped, each task
- *     reported (crew__task_dropped);
+ *   - a cancelling shutdown (checked per task): the unstarted rest of its chunk and the
+ *     unclaimed rest of the array are dropped, each task reported (crew__task_dropped);
  *   - a runner still queued that is dropped (a cancelling shutdown, its group's crew_cancel)
  *     drops the unclaimed rest the same way (crew__array_dropped, from worker.c's drop).
  * A cancelled group's tasks are dropped one by one as they come up, as from a deque.
- * The record is freed by the last of its runners to end or be dropped (refs).
+ * The record is freed by the last of its runners to end or be dropped (refs). A thread that
+ * helps while it waits runs a runner its wait does not cover whole (another group's) a turn at
+ * a time (crew__array_step), queueing it again in between (worker.c), so that its wait is not
+ * held up by the rest of the array.
  */
 #include <stdlib.h>
 
@@ -89,16 +92,24 @@ void crew__array_set_slot(crew__array *a, uint32_t slot) {
 }
 
 crew_task *crew__array_tasks(crew__array *a) {
-    /* Relaxed: a statistic (struct crew_pool); counted before the runners are queued. */
-    crew__fetch_add_relaxed(&a->p->array_unclaimed, a->n);
+    /* Relaxed: a statistic (struct crew_pool); counted before the runners are queued. Less
+     * the m runners, which the queues count until each is taken (runner_left). */
+    crew__fetch_add_relaxed(&a->p->array_unclaimed, a->n - a->m);
     a->counted = true;
     return a->runners;
 }
 
 void crew__array_free(crew__array *a) {
     if (a->counted) /* relaxed: a statistic */
-        crew__fetch_sub_relaxed(&a->p->array_unclaimed, a->n);
+        crew__fetch_sub_relaxed(&a->p->array_unclaimed, a->n - a->m);
     free(a);
+}
+
+/* A runner left the queues (it started, or was dropped): the queues no longer count it, so
+ * array_unclaimed takes back the unit crew__array_tasks took off for it. Relaxed: a
+ * statistic. */
+static inline void runner_left(crew__array *a) {
+    crew__fetch_add_relaxed(&a->p->array_unclaimed, (size_t)1);
 }
 
 /* A runner is done with a: the last one frees it. */
@@ -149,19 +160,37 @@ static __attribute__((noinline, cold)) void give_back(crew__array *a, size_t fro
         crew__notify_work(p, back, a->slot);
 }
 
-/* Should the runner stop before its next task? A pause, or resize marking the worker. Relaxed:
- * as the checks after a take (crew__held_by_pause, worker.c's look at its state). */
+/* Should the runner stop before its next task? A cancelling shutdown, a pause, or resize
+ * marking the worker. Relaxed: as the checks after a take (a cancelling shutdown's flag: see
+ * struct crew_pool; crew__held_by_pause, worker.c's look at its state). */
 static inline bool must_stop(crew_pool *p, crew__worker *self) {
-    return __builtin_expect(crew__load_relaxed(&p->paused), 0) ||
+    return __builtin_expect(crew__load_relaxed(&p->cancelling), 0) ||
+           __builtin_expect(crew__load_relaxed(&p->paused), 0) ||
            (self && __builtin_expect(crew__load_relaxed(&self->state) != CREW__W_RUNNING, 0));
+}
+
+/* The runner stopped before task `from` of its chunk [from, to) (must_stop): under a
+ * cancelling shutdown that rest and the array's unclaimed rest are dropped, each reported, as
+ * a deque's tasks are when a worker comes to them; else they go back (give_back). */
+static __attribute__((noinline, cold)) void stop_at(crew__array *a, size_t from, size_t to) {
+    crew_pool *p = a->p;
+    /* Relaxed: see struct crew_pool. */
+    if (!crew__load_relaxed(&p->cancelling)) {
+        give_back(a, from, to);
+        return;
+    }
+    drop_range(p, a->t, from, to, true);
+    size_t rest = claim_rest(a);
+    if (rest < a->n)
+        drop_range(p, a->t, rest, a->n, true);
 }
 
 /* Run the array's tasks [i, end) in the runner's own frame (the caller's crew__tls_frame, set
  * up for the runner by crew__run: the same pool and group as every task of the array): per
  * task only its start mark is renewed, and a task of a cancelled group is dropped instead. The
  * tasks end in their group and in pending together, at the end (the runner's own unit keeps
- * both above 0 meanwhile). Returns the index it stopped at: end, or the first task a pause or a
- * resize kept from starting. */
+ * both above 0 meanwhile). Returns the index it stopped at: end, or the first task a
+ * cancelling shutdown, a pause or a resize kept from starting (must_stop). */
 static inline size_t run_chunk(crew__array *a, crew__worker *self, crew__frame *f, size_t i,
                                size_t end) {
     crew_pool *p = a->p;
@@ -189,42 +218,74 @@ static inline size_t run_chunk(crew__array *a, crew__worker *self, crew__frame *
     return i;
 }
 
+/* One claim of the runner: claims a chunk and runs it. Returns true if the runner must end
+ * (nothing left, a cancelling shutdown, or a stop that disposed of the rest), false if it may
+ * claim again. */
+static inline bool step(crew__array *a, crew__worker *self, crew__frame *f) {
+    crew_pool *p = a->p;
+    size_t n = a->n;
+    size_t at = crew__load_relaxed(&a->next); /* relaxed: a hint for the chunk's size */
+    if (at >= n)
+        return true;
+    /* Relaxed: see struct crew_pool (a cancelling shutdown sets it before its sweep). */
+    if (__builtin_expect(crew__load_relaxed(&p->cancelling), 0)) {
+        size_t rest = claim_rest(a);
+        if (rest < n)
+            drop_range(p, a->t, rest, n, true);
+        return true;
+    }
+    size_t k = (n - at) / (2 * a->m);
+    k = k < 1 ? 1 : k > CHUNK ? CHUNK : k;
+    size_t i = crew__fetch_add_relaxed(&a->next, k); /* relaxed: see next */
+    if (i >= n)
+        return true;
+    claimed(a, i, k);
+    size_t end = i + k < n ? i + k : n;
+    size_t stopped = run_chunk(a, self, f, i, end);
+    if (__builtin_expect(stopped != end, 0)) {
+        stop_at(a, stopped, end);
+        return true;
+    }
+    return false;
+}
+
 void crew__array_run(void *arg) {
     crew__array *a = arg;
     crew_pool *p = a->p;
     crew__worker *self = crew__self(p);
     crew__frame *f = crew__tls_frame; /* the runner's, made by crew__run */
-    size_t n = a->n, share = 2 * a->m;
     crew__assert(f && f->pool == p && f->group.slot == a->slot);
-    for (;;) {
-        size_t at = crew__load_relaxed(&a->next); /* relaxed: a hint for the chunk's size */
-        if (at >= n)
-            break;
-        /* Relaxed: see struct crew_pool (a cancelling shutdown sets it before its sweep). */
-        if (__builtin_expect(crew__load_relaxed(&p->cancelling), 0)) {
-            size_t rest = claim_rest(a);
-            if (rest < n)
-                drop_range(p, a->t, rest, n, true);
-            break;
-        }
-        size_t k = (n - at) / share;
-        k = k < 1 ? 1 : k > CHUNK ? CHUNK : k;
-        size_t i = crew__fetch_add_relaxed(&a->next, k); /* relaxed: see next */
-        if (i >= n)
-            break;
-        claimed(a, i, k);
-        size_t end = i + k < n ? i + k : n;
-        size_t stopped = run_chunk(a, self, f, i, end);
-        if (__builtin_expect(stopped != end, 0)) {
-            give_back(a, stopped, end);
-            break;
-        }
-    }
+    runner_left(a);
+    while (!step(a, self, f))
+        ;
     release(a);
+}
+
+bool crew__array_step(void *arg) {
+    crew__array *a = arg;
+    crew_pool *p = a->p;
+    crew__frame *f = crew__tls_frame; /* the runner's, made by worker.c */
+    crew__assert(f && f->pool == p && f->group.slot == a->slot);
+    runner_left(a);
+    crew__worker *self = crew__self(p);
+    /* At least CHUNK tasks' worth of claims per turn (the guided chunks shrink to 1 near the
+     * end), so that queueing it again costs little per task. */
+    for (size_t from = crew__load_relaxed(&a->next); /* relaxed: see next */;) {
+        if (step(a, self, f)) {
+            release(a);
+            return true;
+        }
+        if (crew__load_relaxed(&a->next) - from >= CHUNK) /* relaxed: see next */
+            break;
+    }
+    /* Queued again by the caller: the queues count it again. Relaxed: a statistic. */
+    crew__fetch_sub_relaxed(&p->array_unclaimed, (size_t)1);
+    return false;
 }
 
 void crew__array_dropped(crew_pool *p, void *arg, bool by_shutdown) {
     crew__array *a = arg;
+    runner_left(a);
     size_t rest = claim_rest(a);
     if (rest < a->n)
         drop_range(p, a->t, rest, a->n, by_shutdown);

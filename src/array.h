@@ -37,6 +37,13 @@ void crew__array_free(crew__array *a);
 /* The function of a runner (arg: its record): claims the array's tasks a chunk at a time and
  * runs them, until none is left. worker.c's drop recognises runners by it. */
 void crew__array_run(void *arg);
+/* One turn of a runner that a thread helping while it waits took and its wait does not cover
+ * whole (worker.c's crew__run_runner_turn, in a frame made for the runner): claims and runs
+ * chunks until the array's claims have moved on by 64 tasks (one chunk, but for the small ones
+ * near its end). Returns true if the runner ended (as crew__array_run), false if tasks are
+ * left: the runner then keeps its unit and its record, and the caller queues it again, so that
+ * a waiter whose wait is over is not kept until the whole array is claimed. */
+bool crew__array_step(void *arg);
 /* A queued runner of record arg was dropped (by_shutdown: a cancelling shutdown; else its
  * group's crew_cancel): the array's unclaimed tasks are dropped with it, each reported as any
  * dropped task (crew__task_dropped). Called by drop() in place of on_drop; the runner's own

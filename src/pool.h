@@ -189,7 +189,9 @@ struct crew_pool {
     /* The size last requested; written under resize_lock, read anywhere (relaxed: a plain
      * number, nothing is published through it). */
     atomic_uint target;
-    /* Tasks of long arrays not yet claimed by a runner (array.c), for crew_stats.queued: added
+    /* Tasks of long arrays not yet claimed by a runner, less their runners still queued (the
+     * queues count those), for crew_stats.queued (array.c): read with crew__sched_queued the sum
+     * counts each unclaimed task once and no runner; alone it may wrap below 0 (stats.c). Added
      * as an array is queued, taken off a chunk at a time. Relaxed: a statistic. */
     _Atomic size_t array_unclaimed;
 };

@@ -143,9 +143,13 @@ crew__tstats *crew__stats_block(crew_pool *p) {
  * before a task is queued and given back when it starts or is dropped) caps the tasks outside
  * the blocking queue, so the figure never exceeds the capacity plus the blocking tasks. */
 static size_t queued_now(crew_pool *p) {
-    /* A long array's unclaimed tasks wait in its record, not in a queue (array.c). Relaxed:
-     * a statistic. */
+    /* A long array's unclaimed tasks wait in its record, not in a queue, and its runners still
+     * queued are not tasks (array.c): the sum wraps back to their true count, or, read as two
+     * figures at different times, it may come out below 0 for a moment (then 0). Relaxed: a
+     * statistic. */
     size_t n = crew__sched_queued(p) + crew__load_relaxed(&p->array_unclaimed);
+    if (n > SIZE_MAX / 2)
+        n = 0;
     if (p->bounded.capacity == 0)
         return n;
     size_t blocking = p->blocking ? crew__blocking_queued(p) : 0;

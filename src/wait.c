@@ -14,6 +14,7 @@
  * which started later. Following "waits for" from top frame to top frame visits tasks that
  * started strictly later each time, so the chain ends at a task that makes progress.
  */
+#include "array.h"
 #include "atomic.h"
 #include "blocking.h"
 #include "dispatch.h"
@@ -231,6 +232,12 @@ static crew_task *waiter_sleep(void *ctx, crew__take_ctx *tc, bool *stop) {
     return t;
 }
 
+/* Does the wait cover the whole of runner t's array, so that it cannot end before the array
+ * does? A wait for a quiet pool, or for the runner's own group. */
+static inline bool waits_for_whole(const waiter_ctx *c, const crew_task *t) {
+    return (!c->sl && !c->flag) || (c->sl && t->crew_private_.slot == c->group.slot);
+}
+
 static inline __attribute__((always_inline)) bool waiter_run(void *ctx, crew_task *t,
                                                              crew__take_ctx *tc) {
     waiter_ctx *c = ctx;
@@ -239,6 +246,10 @@ static inline __attribute__((always_inline)) bool waiter_run(void *ctx, crew_tas
     /* Wake a sleeper for the tasks the take put back before running this one (no lock). */
     if (__builtin_expect(tc->pushed_back != 0, 0))
         crew__notify_pushed_back(c->p, &tc->pushed_back);
+    if (__builtin_expect(t->fn == crew__array_run, 0) && !waits_for_whole(c, t)) {
+        crew__run_runner_turn(c->p, c->self, t); /* a turn of it, then back to the wait */
+        return false;
+    }
     crew__run_helping(c->p, c->self, t, &c->finished);
     return false;
 }

@@ -301,6 +301,43 @@ void crew__run_helping(crew_pool *p, crew__worker *self, crew_task *t, size_t *f
     run_task(p, self, t, finished);
 }
 
+/* One turn of the runner (crew__array_step), then it is queued again (in front, a thread woken
+ * for it), the frame as call_in's. A runner held in a node (which call_in gives back before it
+ * runs), or one that finds no memory to go back, runs to its end as any task. */
+void crew__run_runner_turn(crew_pool *p, crew__worker *self, crew_task *t) {
+    if (t->crew_flags_ & CREW__TASK_NODE) {
+        run_task(p, self, t, NULL);
+        return;
+    }
+    uint32_t slot = t->crew_private_.slot;
+    void *arg = t->arg;
+    crew__frame frame = {p, crew__tls_frame, crew__tls_frame ? crew__tls_frame->depth + 1 : 1,
+                         {slot, 0}, crew__sched_mark(p, self)};
+    if (slot != 0) { /* as in call_in */
+        crew__slot *sl = crew__slot_at(&p->groups, slot);
+        frame.group.gen = crew__gen_of(crew__load_relaxed(&sl->state));
+        if (crew__slot_cancelled(sl, frame.group.gen)) {
+            drop_cancelled(p, t);
+            return;
+        }
+    }
+    crew__tls_frame = &frame;
+    bool ended = crew__array_step(arg);
+    crew__tls_frame = frame.up;
+    if (!ended) {
+        /* t is the runner's own entry in its record, which its unfinished unit keeps. */
+        if (crew__sched_requeue(p, t) == CREW_OK) {
+            crew__notify_work(p, 1, slot);
+            return;
+        }
+        crew__tls_frame = &frame;
+        crew__array_run(arg); /* no memory to queue it again: to its end */
+        crew__tls_frame = frame.up;
+    }
+    crew__tasks_finished(p, slot, 1, CREW__RAN);
+}
+
+
 void crew__name_thread(const crew_pool *p, const char *role) {
 #if defined(__linux__)
     char name[16]; /* Linux keeps 15 characters */

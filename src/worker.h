@@ -39,6 +39,11 @@ void crew__run(crew_pool *p, crew_task *t);
  * (crew__self): a task of no group that it runs outside a worker is counted in *finished, which
  * it returns with crew__pending_sub before it looks for sleep or stops looking. */
 void crew__run_helping(crew_pool *p, crew__worker *self, crew_task *t, size_t *finished);
+/* crew__run_helping for an array's runner (array.h) that the waiter's wait does not cover
+ * whole (a runner of another group, helping generally): one turn of it, then it is queued
+ * again, so that the waiter goes back to its wait, which may be over, instead of running until
+ * the whole array is claimed. */
+void crew__run_runner_turn(crew_pool *p, crew__worker *self, crew_task *t);
 /* A queued task is dropped: count and report it, never run it. by_shutdown: a cancelling
  * shutdown drops it (crew_wait_all reports those, crew.h); else its group was cancelled, or a
  * full queue dropped its oldest (reported to the group, on_drop and crew_stats only). */

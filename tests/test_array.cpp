@@ -308,6 +308,10 @@ TEST(Array, OtherPrioritiesKeepTheirOrder) {
     ASSERT_EQ(crew_enqueue_tasks(p, t.data(), t.size(), nullptr), CREW_OK);
     ASSERT_EQ(crew_submit(p, record_first, (void *)(intptr_t)2, 0, nullptr), CREW_OK);
     gate.open();
+    // Not crew_wait_all at once: it helps, and a second thread taking tasks could run its
+    // priority-3 task before the worker's priority-0 one, though it took it after.
+    while (g_order.load() < 65)
+        std::this_thread::yield();
     EXPECT_EQ(crew_wait_all(p), CREW_OK);
     if (crewtest::strict_priority()) { // not the MultiQueue: relaxed by design
         EXPECT_EQ(g_first_seen, 2);
@@ -387,5 +391,98 @@ TEST(Array, StatsCountTheQueuedTasks) {
     ASSERT_EQ(crew_stats_get(p, &s), CREW_OK);
     EXPECT_EQ(s.queued, 0u);
     EXPECT_EQ(c.check_once(), 0u);
+    crew_destroy(p);
+}
+
+// crew_stats.queued while every worker is held: exactly the array's tasks, none of its runners.
+TEST(Array, StatsQueuedIsExactlyTheTasks) {
+    crew_pool *p = make_pool(2);
+    crewtest::Gate gate;
+    gate.hold(p, 2);
+    Cells c(1000);
+    ASSERT_EQ(crew_enqueue_tasks(p, c.tasks.data(), c.tasks.size(), nullptr), CREW_OK);
+    crew_stats s;
+    ASSERT_EQ(crew_stats_get(p, &s), CREW_OK);
+    EXPECT_EQ(s.queued, 1000u);
+    gate.open();
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(c.check_once(), 0u);
+    crew_destroy(p);
+}
+
+// A cancelling shutdown that begins while a runner is in a chunk: the chunk's tasks that have
+// not started are queued tasks, and CREW_CANCEL drops them (as it drops the tasks behind a
+// running task in a deque); only the task that was running when it began runs.
+static std::atomic<int> g_cs_drops{0};
+static std::atomic<bool> g_cs_first{false};
+static Cells *g_cs_cells;
+static void cs_on_drop(crew_fn fn, void *task_arg, void *arg) {
+    Cells::on_drop(fn, task_arg, arg);
+    g_cs_drops.fetch_add(1);
+}
+static void cs_first(void *arg) {
+    Cells::run(arg);
+    g_cs_first.store(true);
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (g_cs_drops.load() == 0 && std::chrono::steady_clock::now() < until)
+        std::this_thread::yield(); // the shutdown's sweep has begun once a task is dropped
+}
+TEST(Array, CancellingShutdownDropsTheClaimedChunk) {
+    g_cs_drops.store(0);
+    g_cs_first.store(false);
+    crew_hooks h = drop_hooks();
+    h.on_drop = cs_on_drop;
+    crew_pool *p = make_pool(1, &h);
+    Cells c(256);
+    g_cs_cells = &c;
+    c.tasks[0].fn = cs_first;
+    ASSERT_EQ(crew_enqueue_tasks(p, c.tasks.data(), c.tasks.size(), nullptr), CREW_OK);
+    while (!g_cs_first.load())
+        std::this_thread::yield();
+    EXPECT_EQ(crew_shutdown(p, CREW_CANCEL), CREW_OK);
+    EXPECT_GT(g_cs_drops.load(), 0);
+    EXPECT_EQ(c.check_once(), c.tasks.size() - 1); // task 0 ran, every other was dropped
+    crew_destroy(p);
+}
+
+// A waiter whose group has not finished helps with any queued task, and may take a runner of an
+// unrelated long array; once its group has finished it must go back to its wait after the
+// chunk it is running, not stay until the whole array is claimed.
+static std::atomic<int> g_h_started{0};
+static std::atomic<bool> g_h_returned{false}, g_h_running{false};
+static void h_array_task(void *) {
+    g_h_started.fetch_add(1);
+    auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
+    while (!g_h_returned.load() && std::chrono::steady_clock::now() < until) {
+    }
+}
+static void h_group_task(void *) {
+    g_h_running.store(true);
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (g_h_started.load() == 0 && std::chrono::steady_clock::now() < until)
+        std::this_thread::yield(); // the waiter has taken a runner
+}
+TEST(Array, WaiterIsNotKeptByAnUnrelatedArray) {
+    g_h_started.store(0);
+    g_h_returned.store(false);
+    g_h_running.store(false);
+    crew_pool *p = make_pool(1);
+    crew_handle g = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit(p, h_group_task, nullptr, 0, &g), CREW_OK);
+    while (!g_h_running.load()) // on the worker, so that this thread's wait helps generally
+        std::this_thread::yield();
+    const size_t n = 20000;
+    std::vector<crew_task> t(n);
+    for (auto &x : t) {
+        x = crew_task{};
+        x.fn = h_array_task;
+    }
+    ASSERT_EQ(crew_enqueue_tasks(p, t.data(), n, nullptr), CREW_OK);
+    EXPECT_EQ(crew_wait(p, g), CREW_OK);
+    int at_return = g_h_started.load();
+    g_h_returned.store(true);
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_LT((size_t)at_return, n / 2) << "started when crew_wait returned";
+    EXPECT_EQ(g_h_started.load(), (int)n);
     crew_destroy(p);
 }
