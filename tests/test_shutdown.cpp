@@ -100,7 +100,12 @@ TEST(Shutdown, CancelDropsQueuedTasksAndGroupsReportIt) {
                 rc[g] = crew_wait(p, l.handles[g]);
         });
     std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    // The gate opens only once the shutdown has begun (a submission is refused), and 30 ms
+    // after: a gate opened on a timer alone let a loaded machine run every group before the
+    // shutdown's sweep, and no group was lost.
     std::thread opener([&] {
+        while (crew_submit(p, [](void *) {}, nullptr, 0, nullptr) != CREW_ESHUTDOWN)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
         std::this_thread::sleep_for(std::chrono::milliseconds(30));
         gate.open();
     });
