@@ -114,8 +114,9 @@ static __attribute__((noinline)) int take_back_slow(crew_pool *p, crew__worker *
 static inline __attribute__((always_inline)) int join_run(crew_pool *p, crew__worker *self,
                                                           crew_fn fa, void *a, crew_fn fb,
                                                           void *b) {
-    crew__join j = {.p = p, .fn = fb, .arg = b, .back = false, .counted = false};
-    crew__atomic_init(&j.over, false);
+    /* over initialised with the rest (one store for the three flags): the record is no other
+     * thread's before the offer's release store publishes it. */
+    crew__join j = {.p = p, .fn = fb, .arg = b, .over = false, .back = false, .counted = false};
     crew__deque *own = crew__sched_own_deque(p, self);
     int64_t mark;
     /* A forked child (the caller may be the worker thread that forked): no queue of the
@@ -157,12 +158,22 @@ static __attribute__((noinline)) int join_outside(crew_pool *p, crew_fn fa, void
     return rc;
 }
 
+/* An argument is NULL: the error. Out of line. */
+static __attribute__((noinline, cold)) int join_invalid(crew_pool *p, crew_fn fa) {
+    return crew__fail(CREW_EINVAL, "crew_join: %s is NULL",
+                      !p ? "the pool" : !fa ? "the first function" : "the second function");
+}
+
 int crew_join(crew_pool *p, crew_fn fa, void *a, crew_fn fb, void *b) {
-    if (__builtin_expect(!p || !fa || !fb, 0))
-        return crew__fail(CREW_EINVAL, "crew_join: %s is NULL",
-                          !p ? "the pool" : !fa ? "the first function" : "the second function");
+    /* A worker's record names its pool, never NULL: found, it proves p is not NULL either, so
+     * only a thread outside p checks p. */
     crew__worker *self = crew__self(p);
-    if (__builtin_expect(!self, 0))
+    if (__builtin_expect(!self, 0)) {
+        if (__builtin_expect(!p || !fa || !fb, 0))
+            return join_invalid(p, fa);
         return join_outside(p, fa, a, fb, b);
+    }
+    if (__builtin_expect(!fa || !fb, 0))
+        return join_invalid(p, fa);
     return join_run(p, self, fa, a, fb, b);
 }

@@ -98,7 +98,7 @@ static inline int crew__sched_offer(crew_pool *p, crew__worker *self, crew__dequ
                                     void *arg, int64_t *mark) {
     if (__builtin_expect(d != NULL, 1)) {
         *mark = crew__load_relaxed(&d->bottom); /* relaxed: the owner's own bottom */
-        return crew__deque_push_value(d, fn, arg, 0);
+        return crew__deque_push_value_at(d, *mark, fn, arg, 0);
     }
     const crew__sched_ops *ops = p->sched.ops;
     return ops->offer ? ops->offer(p, self, fn, arg, mark) : CREW_ENOTSUP;
