@@ -120,8 +120,8 @@ static inline __attribute__((always_inline)) int join_run(crew_pool *p, crew__wo
     crew__deque *own = crew__sched_own_deque(p, self);
     int64_t mark;
     /* A forked child (the caller may be the worker thread that forked): no queue of the
-     * parent's may be touched (its locks may be held). */
-    if (__builtin_expect(crew__forked(p), 0))
+     * parent's may be touched (its locks may be held). An own deque proves it is not one. */
+    if (__builtin_expect(!own && crew__forked(p), 0))
         return join_grouped(p, &j, fa, a);
     if (__builtin_expect(crew__sched_offer(p, self, own, crew__join_half, &j, &mark) != CREW_OK,
                          0))
