@@ -129,15 +129,16 @@ static inline __attribute__((always_inline)) int join_run(crew_pool *p, crew__wo
     crew__notify_work(p, 1, 0); /* a sleeping worker may take it */
     fa(a);
     /* Take the half back from the top of this thread's own queue, paused or not: it is the
-     * caller's own work (crew.h). */
+     * caller's own work (crew.h). From here p, fb and b are read from the record, not kept
+     * across fa: that leaves a register for the deque, which is not spilled then. */
     int back = __builtin_expect(own != NULL, 1)
-                   ? crew__sched_take_back(p, self, own, mark, crew__join_half, &j)
-                   : take_back_slow(p, self, mark, &j);
+                   ? crew__sched_take_back(j.p, self, own, mark, crew__join_half, &j)
+                   : take_back_slow(j.p, self, mark, &j);
     if (__builtin_expect(back > 0, 1)) {
-        fb(b);
+        j.fn(j.arg);
         return CREW_OK;
     }
-    join_wait(p, self, &j, mark);
+    join_wait(j.p, self, &j, mark);
     return CREW_OK;
 }
 
