@@ -67,11 +67,11 @@ int crew__deque_push(crew__deque *d, crew_task *t, size_t n);
 int crew__deque_push_slow(crew__deque *d, crew_fn fn, void *arg, uint64_t aux);
 /* Owner: push one task by value (fn, arg, aux as in crew__deque_entry) at b, the bottom the
  * owner just read (crew__deque_push_value reads it; a join's offer also keeps it as its mark);
- * inlined, since it is on every crew_submit's path. The array looks full by top_seen only when the deque has held this
- * many tasks since the owner last read top: then the general push reads top again and grows
- * the array if it is really full. The memory orders are push's in deque.c (relaxed bottom and
- * array: the owner's own; top_seen came from an acquire of top, so the places thieves had
- * freed by then are ours; release bottom: publishes the entry). */
+ * inlined, since it is on every crew_submit's path. The array looks full by top_seen only when
+ * the deque has held this many tasks since the owner last read top: then the general push reads
+ * top again and grows the array if it is really full. The memory orders are push's in deque.c
+ * (relaxed bottom and array: the owner's own; top_seen came from an acquire of top, so the
+ * places thieves had freed by then are ours; release bottom: publishes the entry). */
 static inline int crew__deque_push_value_at(crew__deque *d, int64_t b, crew_fn fn, void *arg,
                                             uint64_t aux) {
     crew__deque_array *a = crew__load_relaxed(&d->array);
@@ -140,8 +140,9 @@ crew_task *crew__deque_take_claim(crew__deque *d, crew_task *buf);
 /* Owner: a join's take-back (crew_join). 1: the newest task above mark was (fn, arg), held by
  * value, and is claimed now (gone from the deque; the caller runs it); 0: no task lies above
  * mark, or a thief won the last one (the task was stolen); -1: another task lies on top, left
- * where it is; arg must be given to no other task while (fn, arg) may lie in the deque. The place is read before the claim: only the owner writes places, so it holds
- * what the owner last pushed there, stolen or not (a stolen one fails the claim). With
+ * where it is. arg must be given to no other task while (fn, arg) may lie in the deque (a
+ * join's record). The place is read before the claim: only the owner writes places, so it
+ * holds what the owner last pushed there, stolen or not (a stolen one fails the claim). With
  * claimers: as crew__deque_take_unless (0 while a batch claim runs). */
 static inline int crew__deque_take_back(crew__deque *d, int64_t mark, crew_fn fn, void *arg,
                                         atomic_uint *claimers) {
