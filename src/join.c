@@ -174,7 +174,9 @@ int crew_join(crew_pool *p, crew_fn fa, void *a, crew_fn fb, void *b) {
             return join_invalid(p, fa);
         return join_outside(p, fa, a, fb, b);
     }
-    if (__builtin_expect(!fa || !fb, 0))
+    if (__builtin_expect(!fa, 0)) /* two tests: a branch each, not flags combined */
+        return join_invalid(p, fa);
+    if (__builtin_expect(!fb, 0))
         return join_invalid(p, fa);
     return join_run(p, self, fa, a, fb, b);
 }

@@ -103,6 +103,36 @@ TEST(Join, BadArguments) {
     crew_destroy(p);
 }
 
+// The same checks on a worker, whose path tests its arguments apart (join.c).
+namespace {
+struct BadInside {
+    crew_pool *p;
+    std::atomic<int> ran{0};
+    int rc[3] = {-1, -1, -1};
+};
+void bad_inc(void *a) { ++*static_cast<std::atomic<int> *>(a); }
+void bad_inside_task(void *a) {
+    auto *b = static_cast<BadInside *>(a);
+    b->rc[0] = crew_join(b->p, nullptr, &b->ran, bad_inc, &b->ran);
+    b->rc[1] = crew_join(b->p, bad_inc, &b->ran, nullptr, &b->ran);
+    b->rc[2] = crew_join(b->p, bad_inc, &b->ran, bad_inc, &b->ran);
+}
+} // namespace
+
+TEST(Join, BadArgumentsOnAWorker) {
+    crew_pool *p = make_pool(1);
+    BadInside b;
+    b.p = p;
+    crew_handle g = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit(p, bad_inside_task, &b, 0, &g), CREW_OK);
+    ASSERT_EQ(crew_wait(p, g), CREW_OK);
+    EXPECT_EQ(b.rc[0], CREW_EINVAL);
+    EXPECT_EQ(b.rc[1], CREW_EINVAL);
+    EXPECT_EQ(b.rc[2], CREW_OK);
+    EXPECT_EQ(b.ran.load(), 2); // only the good call's halves ran
+    crew_destroy(p);
+}
+
 // The offered half is really offered: on two threads, a half that waits for the other can
 // only finish if some thread other than the caller took it. (Not promised by crew_join in
 // general; under STEAL from a task a waiting half is stolen by the idle worker.) Instead of
