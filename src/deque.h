@@ -65,14 +65,15 @@ void crew__deque_free(crew__deque *d);
 int crew__deque_push(crew__deque *d, crew_task *t, size_t n);
 /* Owner: push one entry when the array is full (the general push grows it). */
 int crew__deque_push_slow(crew__deque *d, crew_fn fn, void *arg, uint64_t aux);
-/* Owner: push one task by value (fn, arg, aux as in crew__deque_entry); inlined, since it is on
- * every crew_submit's path. The array looks full by top_seen only when the deque has held this
- * many tasks since the owner last read top: then the general push reads top again and grows
- * the array if it is really full. The memory orders are push's in deque.c (relaxed bottom and
- * array: the owner's own; top_seen came from an acquire of top, so the places thieves had
- * freed by then are ours; release bottom: publishes the entry). */
-static inline int crew__deque_push_value(crew__deque *d, crew_fn fn, void *arg, uint64_t aux) {
-    int64_t b = crew__load_relaxed(&d->bottom);
+/* Owner: push one task by value (fn, arg, aux as in crew__deque_entry) at b, the bottom the
+ * owner just read (crew__deque_push_value reads it; a join's offer also keeps it as its mark);
+ * inlined, since it is on every crew_submit's path. The array looks full by top_seen only when
+ * the deque has held this many tasks since the owner last read top: then the general push reads
+ * top again and grows the array if it is really full. The memory orders are push's in deque.c
+ * (relaxed bottom and array: the owner's own; top_seen came from an acquire of top, so the
+ * places thieves had freed by then are ours; release bottom: publishes the entry). */
+static inline int crew__deque_push_value_at(crew__deque *d, int64_t b, crew_fn fn, void *arg,
+                                            uint64_t aux) {
     crew__deque_array *a = crew__load_relaxed(&d->array);
     crew__assert(d->top_seen <= b); /* top never passes bottom between the owner's operations */
     if (__builtin_expect((size_t)(b - d->top_seen) > a->mask, 0))
@@ -83,6 +84,10 @@ static inline int crew__deque_push_value(crew__deque *d, crew_fn fn, void *arg, 
     crew__store_relaxed(&e->aux, aux);
     crew__store_release(&d->bottom, b + 1);
     return CREW_OK;
+}
+static inline int crew__deque_push_value(crew__deque *d, crew_fn fn, void *arg, uint64_t aux) {
+    /* Relaxed: the owner's own bottom. */
+    return crew__deque_push_value_at(d, crew__load_relaxed(&d->bottom), fn, arg, aux);
 }
 /* Owner: push one task: by value if it is a copy a take made (CREW__TASK_COPY), else by
  * address. */
@@ -135,8 +140,9 @@ crew_task *crew__deque_take_claim(crew__deque *d, crew_task *buf);
 /* Owner: a join's take-back (crew_join). 1: the newest task above mark was (fn, arg), held by
  * value, and is claimed now (gone from the deque; the caller runs it); 0: no task lies above
  * mark, or a thief won the last one (the task was stolen); -1: another task lies on top, left
- * where it is. The place is read before the claim: only the owner writes places, so it holds
- * what the owner last pushed there, stolen or not (a stolen one fails the claim). With
+ * where it is. arg must be given to no other task while (fn, arg) may lie in the deque (a
+ * join's record). The place is read before the claim: only the owner writes places, so it
+ * holds what the owner last pushed there, stolen or not (a stolen one fails the claim). With
  * claimers: as crew__deque_take_unless (0 while a batch claim runs). */
 static inline int crew__deque_take_back(crew__deque *d, int64_t mark, crew_fn fn, void *arg,
                                         atomic_uint *claimers) {
@@ -145,9 +151,12 @@ static inline int crew__deque_take_back(crew__deque *d, int64_t mark, crew_fn fn
         return 0;
     crew__deque_array *a = crew__load_relaxed(&d->array); /* relaxed: the owner's own */
     crew__deque_entry *e = &a->slot[(size_t)b & a->mask];
-    /* Relaxed: the owner's own writes. */
-    if (crew__load_relaxed(&e->fn) != fn || crew__load_relaxed(&e->arg) != arg)
+    /* Relaxed: the owner's own writes. The argument alone tells the offer: a join's arg is its
+     * record, on its caller's stack for the whole call, which no other task is given (a record
+     * of a join made in between lies deeper on that stack, or on another thread's). */
+    if (crew__load_relaxed(&e->arg) != arg)
         return -1;
+    crew__assert(crew__load_relaxed(&e->fn) == fn);
     return crew__deque_claim_newest(d, b, claimers) ? 1 : 0;
 }
 /* Owner: the newest task, or NULL (a task held by value is copied into buf, see

@@ -114,13 +114,14 @@ static __attribute__((noinline)) int take_back_slow(crew_pool *p, crew__worker *
 static inline __attribute__((always_inline)) int join_run(crew_pool *p, crew__worker *self,
                                                           crew_fn fa, void *a, crew_fn fb,
                                                           void *b) {
-    crew__join j = {.p = p, .fn = fb, .arg = b, .back = false, .counted = false};
-    crew__atomic_init(&j.over, false);
+    /* over initialised with the rest (one store for the three flags): the record is no other
+     * thread's before the offer's release store publishes it. */
+    crew__join j = {.p = p, .fn = fb, .arg = b, .over = false, .back = false, .counted = false};
     crew__deque *own = crew__sched_own_deque(p, self);
     int64_t mark;
     /* A forked child (the caller may be the worker thread that forked): no queue of the
-     * parent's may be touched (its locks may be held). */
-    if (__builtin_expect(crew__forked(p), 0))
+     * parent's may be touched (its locks may be held). An own deque proves it is not one. */
+    if (__builtin_expect(!own && crew__forked(p), 0))
         return join_grouped(p, &j, fa, a);
     if (__builtin_expect(crew__sched_offer(p, self, own, crew__join_half, &j, &mark) != CREW_OK,
                          0))
@@ -128,15 +129,16 @@ static inline __attribute__((always_inline)) int join_run(crew_pool *p, crew__wo
     crew__notify_work(p, 1, 0); /* a sleeping worker may take it */
     fa(a);
     /* Take the half back from the top of this thread's own queue, paused or not: it is the
-     * caller's own work (crew.h). */
+     * caller's own work (crew.h). From here p, fb and b are read from the record, not kept
+     * across fa: that leaves a register for the deque, which is not spilled then. */
     int back = __builtin_expect(own != NULL, 1)
-                   ? crew__sched_take_back(p, self, own, mark, crew__join_half, &j)
-                   : take_back_slow(p, self, mark, &j);
+                   ? crew__sched_take_back(j.p, self, own, mark, crew__join_half, &j)
+                   : take_back_slow(j.p, self, mark, &j);
     if (__builtin_expect(back > 0, 1)) {
-        fb(b);
+        j.fn(j.arg);
         return CREW_OK;
     }
-    join_wait(p, self, &j, mark);
+    join_wait(j.p, self, &j, mark);
     return CREW_OK;
 }
 
@@ -157,12 +159,24 @@ static __attribute__((noinline)) int join_outside(crew_pool *p, crew_fn fa, void
     return rc;
 }
 
+/* An argument is NULL: the error. Out of line. */
+static __attribute__((noinline, cold)) int join_invalid(crew_pool *p, crew_fn fa) {
+    return crew__fail(CREW_EINVAL, "crew_join: %s is NULL",
+                      !p ? "the pool" : !fa ? "the first function" : "the second function");
+}
+
 int crew_join(crew_pool *p, crew_fn fa, void *a, crew_fn fb, void *b) {
-    if (__builtin_expect(!p || !fa || !fb, 0))
-        return crew__fail(CREW_EINVAL, "crew_join: %s is NULL",
-                          !p ? "the pool" : !fa ? "the first function" : "the second function");
+    /* A worker's record names its pool, never NULL: found, it proves p is not NULL either, so
+     * only a thread outside p checks p. */
     crew__worker *self = crew__self(p);
-    if (__builtin_expect(!self, 0))
+    if (__builtin_expect(!self, 0)) {
+        if (__builtin_expect(!p || !fa || !fb, 0))
+            return join_invalid(p, fa);
         return join_outside(p, fa, a, fb, b);
+    }
+    if (__builtin_expect(!fa, 0)) /* two tests: a branch each, not flags combined */
+        return join_invalid(p, fa);
+    if (__builtin_expect(!fb, 0))
+        return join_invalid(p, fa);
     return join_run(p, self, fa, a, fb, b);
 }

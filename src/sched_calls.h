@@ -81,10 +81,11 @@ static inline int64_t crew__sched_mark(crew_pool *p, crew__worker *self) {
 }
 
 /* A join's own deque: the calling worker's (self: crew__self) if its strategy keeps one
- * (crew__sched_ops.own_deque), else NULL. Looked up once per join: the offer and the take-back
+ * (crew__sched_ops.own_deque), else NULL; NULL too in a forked child (crew__sched.own_deque), so
+ * a deque found proves !crew__forked(p). Looked up once per join: the offer and the take-back
  * below then work on it inline, without asking the strategy again after the caller's half. */
 static inline crew__deque *crew__sched_own_deque(crew_pool *p, crew__worker *self) {
-    if (__builtin_expect(!self || !p->sched.ops->own_deque, 0))
+    if (__builtin_expect(!self || !p->sched.own_deque, 0))
         return NULL;
     /* A worker whose loop has ended runs no task (worker.c), so none joins. Relaxed: its own
      * state. */
@@ -98,7 +99,7 @@ static inline int crew__sched_offer(crew_pool *p, crew__worker *self, crew__dequ
                                     void *arg, int64_t *mark) {
     if (__builtin_expect(d != NULL, 1)) {
         *mark = crew__load_relaxed(&d->bottom); /* relaxed: the owner's own bottom */
-        return crew__deque_push_value(d, fn, arg, 0);
+        return crew__deque_push_value_at(d, *mark, fn, arg, 0);
     }
     const crew__sched_ops *ops = p->sched.ops;
     return ops->offer ? ops->offer(p, self, fn, arg, mark) : CREW_ENOTSUP;

@@ -164,6 +164,10 @@ typedef struct crew__sched {
     const crew__sched_ops *ops; /* fixed */
     int kind;                   /* fixed: enum crew_scheduler, resolved (simple: -1) */
     bool lock_spin;             /* fixed: queue locks are spinlocks */
+    /* ops->own_deque, except in a child forked after the pool was made, where the fork handler
+     * clears it (nodes.c, the child's only thread): a join's one test of its fast path, since
+     * it tells also that the process has not forked (crew__sched_own_deque). */
+    bool own_deque;
     /* Fixed after init: the strategy's own state, of a type only its file knows (its init
      * makes it, its free frees it), or NULL. */
     void *state;

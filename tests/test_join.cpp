@@ -5,6 +5,7 @@
 // exactly once, and every submitted task runs once or reaches on_drop.
 #include <gtest/gtest.h>
 
+#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -99,6 +100,36 @@ TEST(Join, BadArguments) {
     EXPECT_EQ(ran.load(), 0); // nothing ran
     EXPECT_EQ(crew_join(p, inc, &ran, inc, &ran), CREW_OK);
     EXPECT_EQ(ran.load(), 2);
+    crew_destroy(p);
+}
+
+// The same checks on a worker, whose path tests its arguments apart (join.c).
+namespace {
+struct BadInside {
+    crew_pool *p;
+    std::atomic<int> ran{0};
+    int rc[3] = {-1, -1, -1};
+};
+void bad_inc(void *a) { ++*static_cast<std::atomic<int> *>(a); }
+void bad_inside_task(void *a) {
+    auto *b = static_cast<BadInside *>(a);
+    b->rc[0] = crew_join(b->p, nullptr, &b->ran, bad_inc, &b->ran);
+    b->rc[1] = crew_join(b->p, bad_inc, &b->ran, nullptr, &b->ran);
+    b->rc[2] = crew_join(b->p, bad_inc, &b->ran, bad_inc, &b->ran);
+}
+} // namespace
+
+TEST(Join, BadArgumentsOnAWorker) {
+    crew_pool *p = make_pool(1);
+    BadInside b;
+    b.p = p;
+    crew_handle g = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit(p, bad_inside_task, &b, 0, &g), CREW_OK);
+    ASSERT_EQ(crew_wait(p, g), CREW_OK);
+    EXPECT_EQ(b.rc[0], CREW_EINVAL);
+    EXPECT_EQ(b.rc[1], CREW_EINVAL);
+    EXPECT_EQ(b.rc[2], CREW_OK);
+    EXPECT_EQ(b.ran.load(), 2); // only the good call's halves ran
     crew_destroy(p);
 }
 
@@ -534,6 +565,51 @@ void claim_fa(void *) {
 }
 void claim_fb(void *a) { static_cast<std::atomic<int> *>(a)->fetch_add(1); }
 } // namespace
+
+// A worker's task forks, and the child (a copy of that worker alone) calls crew_join: no queue of
+// the parent's is used, both halves run on the caller and the call succeeds.
+namespace {
+struct ChildJoin {
+    crew_pool *p;
+    pthread_t caller;
+    int ran = 0; // halves run on the caller
+    int status = -1;
+};
+
+void childjoin_half(void *a) {
+    auto *c = static_cast<ChildJoin *>(a);
+    if (pthread_equal(pthread_self(), c->caller))
+        c->ran++;
+}
+
+void childjoin_task(void *a) {
+    auto *c = static_cast<ChildJoin *>(a);
+    pid_t pid = fork();
+    if (pid < 0)
+        std::abort();
+    if (pid == 0) {
+        alarm(120);
+        c->caller = pthread_self();
+        int rc = crew_join(c->p, childjoin_half, c, childjoin_half, c);
+        fork_child_exit(rc != CREW_OK ? 2 : c->ran == 2 ? 0 : 3);
+    }
+    int st = 0;
+    if (waitpid(pid, &st, 0) == pid)
+        c->status = WIFSIGNALED(st) ? 1000 + WTERMSIG(st) : WEXITSTATUS(st);
+}
+} // namespace
+
+TEST(JoinFork, JoinInAForkedChildRunsBothHalvesOnTheCaller) {
+    crew_pool *p = make_pool(2);
+    ChildJoin c;
+    c.p = p;
+    crew_handle g = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit(p, childjoin_task, &c, 0, &g), CREW_OK);
+    ASSERT_EQ(crew_wait(p, g), CREW_OK);
+    EXPECT_EQ(c.status, 0); // 2: crew_join failed; 3: a half did not run on the caller
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    crew_destroy(p);
+}
 
 TEST(JoinPause, BatchClaimLeavesTheHalfToItsCaller) {
     crew_config cfg;
