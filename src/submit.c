@@ -266,8 +266,8 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
  * and only the runners are queued: one pending add, one push and one wake-up check for the
  * array. Apart from enqueue so that enqueue's other paths (a lane's task, crew_submit's long
  * way) keep their registers. Returns DECLINED (no error code is positive) when the array
- * cannot go this way (no memory for its record, or too many tasks for one group): the caller
- * then uses enqueue. */
+ * cannot go this way (no memory for its record, more tasks than UINT32_MAX, or no room in the
+ * group's count for the runners as well): the caller then uses enqueue. */
 #define DECLINED 1
 static __attribute__((noinline)) int enqueue_array(crew_pool *p, crew_task *t, size_t n,
                                                    crew_handle *group, const char *who) {
@@ -289,6 +289,10 @@ static __attribute__((noinline)) int enqueue_array(crew_pool *p, crew_task *t, s
     int rc = join(p, group, &open_new, (uint32_t)(n + m), &h);
     if (rc != CREW_OK) {
         crew__array_free(arr);
+        /* The group's count has room for the tasks but not for the runners too: enqueue's way
+         * counts only the tasks. */
+        if (rc == CREW_ERANGE)
+            return DECLINED;
         return join_fail(who, p, rc, n, h, &admit_default);
     }
     uint32_t slot = crew__slot_index(h.slot);
