@@ -83,8 +83,21 @@ TEST(Shutdown, DrainRunsEveryAcceptedTaskWithWaitersBlocked) {
     crew_destroy(p);
 }
 
+namespace {
+std::atomic<long> g_dropped{0}; // tasks the cancelling shutdown handed to on_drop
+void count_drop(crew_fn, void *, void *) { g_dropped.fetch_add(1); }
+} // namespace
+
 TEST(Shutdown, CancelDropsQueuedTasksAndGroupsReportIt) {
-    crew_pool *p = make_pool(2);
+    g_dropped = 0;
+    crew_hooks hooks{};
+    hooks.size = sizeof hooks;
+    hooks.on_drop = count_drop;
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 2;
+    cfg.hooks = &hooks;
+    crew_pool *p = make_pool(cfg);
     Load l(scaled(2000));
     Gate gate;
     for (long g = 0; g < l.groups; g++)
@@ -100,13 +113,15 @@ TEST(Shutdown, CancelDropsQueuedTasksAndGroupsReportIt) {
                 rc[g] = crew_wait(p, l.handles[g]);
         });
     std::this_thread::sleep_for(std::chrono::milliseconds(30));
-    // The gate opens only once the shutdown has begun (a submission is refused), and 30 ms
-    // after: a gate opened on a timer alone let a loaded machine run every group before the
-    // shutdown's sweep, and no group was lost.
+    // The gate opens only once the shutdown's sweep has dropped a task (on_drop was called):
+    // a gate opened on a timer, even one started when submissions were first refused, let a
+    // loaded machine preempt the shutdown between its refusing and its sweep for longer than
+    // the timer, run every group, and lose none. After 10 s it opens anyway, so that a sweep
+    // that never comes fails the test below instead of hanging it.
     std::thread opener([&] {
-        while (crew_submit(p, [](void *) {}, nullptr, 0, nullptr) != CREW_ESHUTDOWN)
+        auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (g_dropped.load() == 0 && std::chrono::steady_clock::now() < give_up)
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        std::this_thread::sleep_for(std::chrono::milliseconds(30));
         gate.open();
     });
     EXPECT_EQ(crew_shutdown(p, CREW_CANCEL), CREW_OK);
@@ -136,6 +151,7 @@ TEST(Shutdown, CancelDropsQueuedTasksAndGroupsReportIt) {
         }
     }
     EXPECT_GT(lost_groups, 0);
+    EXPECT_GT(g_dropped.load(), 0);
     EXPECT_EQ(crew_wait_all(p), CREW_ECANCELED);
     crew_destroy(p);
 }
