@@ -71,18 +71,28 @@ int crew__deque_push_slow(crew__deque *d, crew_fn fn, void *arg, uint64_t aux);
  * the deque has held this many tasks since the owner last read top: then the general push reads
  * top again and grows the array if it is really full. The memory orders are push's in deque.c
  * (relaxed bottom and array: the owner's own; top_seen came from an acquire of top, so the
- * places thieves had freed by then are ours; release bottom: publishes the entry). */
-static inline int crew__deque_push_value_at(crew__deque *d, int64_t b, crew_fn fn, void *arg,
-                                            uint64_t aux) {
+ * places thieves had freed by then are ours; release bottom: publishes the entry). Its two
+ * halves: crew__deque_room_at, the current array if place b is free by top_seen (else NULL),
+ * and crew__deque_put_at, the push into it. */
+static inline crew__deque_array *crew__deque_room_at(crew__deque *d, int64_t b) {
     crew__deque_array *a = crew__load_relaxed(&d->array);
     crew__assert(d->top_seen <= b); /* top never passes bottom between the owner's operations */
-    if (__builtin_expect((size_t)(b - d->top_seen) > a->mask, 0))
-        return crew__deque_push_slow(d, fn, arg, aux);
+    return __builtin_expect((size_t)(b - d->top_seen) > a->mask, 0) ? NULL : a;
+}
+static inline void crew__deque_put_at(crew__deque *d, crew__deque_array *a, int64_t b,
+                                      crew_fn fn, void *arg, uint64_t aux) {
     crew__deque_entry *e = &a->slot[(size_t)b & a->mask];
     crew__store_relaxed(&e->fn, fn);
     crew__store_relaxed(&e->arg, arg);
     crew__store_relaxed(&e->aux, aux);
     crew__store_release(&d->bottom, b + 1);
+}
+static inline int crew__deque_push_value_at(crew__deque *d, int64_t b, crew_fn fn, void *arg,
+                                            uint64_t aux) {
+    crew__deque_array *a = crew__deque_room_at(d, b);
+    if (__builtin_expect(!a, 0))
+        return crew__deque_push_slow(d, fn, arg, aux);
+    crew__deque_put_at(d, a, b, fn, arg, aux);
     return CREW_OK;
 }
 static inline int crew__deque_push_value(crew__deque *d, crew_fn fn, void *arg, uint64_t aux) {
@@ -103,23 +113,20 @@ int crew__deque_reserve(crew__deque *d, size_t n);
 /* Owner: the claim of every owner's take on its newest task, at place b (bottom - 1, read
  * relaxed by the owner): true if the task is the owner's now (bottom is b), false (bottom is
  * b + 1 again) if the deque was empty, a thief won its last task, or, with claimers non-NULL,
- * a batch claim runs (see crew__deque_steal_batch). The release store of bottom, then a full
- * fence: the claim on place b must be globally ordered before top is read, or a thief and the
- * owner could both take the last task (the paper's seq_cst fence). Inline: a join's take-back
+ * a batch claim runs (see crew__deque_steal_batch). The store of bottom, then the read of top,
+ * in one total order with the thieves': the claim on place b must be globally ordered before
+ * top is read, or a thief and the owner could both take the last task (the paper's seq_cst
+ * fence). Inline: a join's take-back
  * (crew__deque_take_back) and crew__deque_take share it. */
 static inline bool crew__deque_claim_newest(crew__deque *d, int64_t b, atomic_uint *claimers) {
-#ifdef CREW__TSAN /* the same order without a fence, which TSan does not model (atomic.h) */
+    /* The store of bottom as a seq_cst exchange, and seq_cst loads after it: the same order as a
+     * store and a seq_cst fence (and one instruction less on x86: xchg, the loads plain moves),
+     * which ThreadSanitizer models too (it does not model fences, atomic.h). The load of
+     * claimers is the owner's half of the batch protocol (crew__deque_steal_batch): a count a
+     * claimer left shows its claim to the read of top below. */
     crew__exchange_seq_cst(&d->bottom, b);
     bool busy = claimers && crew__load_seq_cst(claimers) != 0;
     int64_t t = crew__load_seq_cst(&d->top);
-#else
-    crew__store_release(&d->bottom, b);
-    crew__fence_seq_cst();
-    /* After the fence (the owner's half of the batch protocol, crew__deque_steal_batch);
-     * acquire: a count a claimer left shows its claim to the read of top below. */
-    bool busy = claimers && crew__load_acquire(claimers) != 0;
-    int64_t t = crew__load_relaxed(&d->top); /* relaxed: ordered by the fence */
-#endif
     /* Top never passes the bottom before this take: the place taken, b, is in [t, b + 1). */
     crew__assert_msg(t <= b + 1, "top %lld, bottom %lld", (long long)t, (long long)b + 1);
     if (t > b || busy) {                        /* empty, or a batch claim runs: undo */
@@ -134,6 +141,54 @@ static inline bool crew__deque_claim_newest(crew__deque *d, int64_t b, atomic_ui
         return won;
     }
     return true;
+}
+/* Owner, before a push at b: the current array if the deque holds tasks (top is below b) and
+ * has room for one more, else NULL. One read of top (relaxed: a stale top, lower, shows more
+ * tasks and less room than there are; top only grows) and one unsigned comparison for both:
+ * b - top - 1 wraps around when top is at b. */
+static inline crew__deque_array *crew__deque_room_above(crew__deque *d, int64_t b) {
+    crew__deque_array *a = crew__load_relaxed(&d->array); /* relaxed: the owner's own */
+    int64_t t = crew__load_relaxed(&d->top);
+    return __builtin_expect((size_t)(b - t - 1) >= a->mask, 0) ? NULL : a;
+}
+/* Owner: crew__deque_claim_newest for the task at place b if it is the newest (bottom is
+ * b + 1), for a deque without batch claims (a worker's own): 1, the task is the owner's now; 0,
+ * a thief won it (bottom is b + 1 again); -1, bottom is not b + 1 (nothing changed). The check and the
+ * store of bottom are one seq_cst compare-and-swap (only the owner writes bottom, so it fails
+ * only on a bottom that is not end): the same order as claim_newest's exchange, in one
+ * instruction less on x86 (lock cmpxchg, which also tells the old bottom). */
+static inline int crew__deque_claim_at(crew__deque *d, int64_t b) {
+    int64_t end = b + 1;
+    if (!crew__cas_seq_cst(&d->bottom, &end, b))
+        return -1;
+    end = b + 1;
+    int64_t t = crew__load_seq_cst(&d->top); /* after the claim on b in the total order */
+    crew__assert_msg(t <= b + 1, "top %lld, bottom %lld", (long long)t, (long long)b + 1);
+    if (t < b)
+        return 1;
+    if (t == b) {
+        /* The last task: race the thieves for it, as claim_newest does. */
+        bool won = crew__cas_seq_cst(&d->top, &t, t + 1);
+        crew__store_release(&d->bottom, end); /* release: see deque.c's file comment */
+        return won;
+    }
+    crew__store_release(&d->bottom, end); /* a thief took it: undo (release: as above) */
+    return 0;
+}
+/* Owner: is bottom b (the newest task, if any, at place b - 1)? Relaxed: the owner's own. */
+static inline bool crew__deque_bottom_is(crew__deque *d, int64_t b) {
+    return crew__load_relaxed(&d->bottom) == b;
+}
+/* Owner, after a push at place b: was the deque empty before it (a read of top, relaxed, found
+ * it at b or past it)? Top only grows, so true is certain; a stale read may answer false for a
+ * deque that thieves emptied meanwhile. */
+static inline bool crew__deque_top_at(crew__deque *d, int64_t b) {
+    return crew__load_relaxed(&d->top) >= b;
+}
+/* Owner: the argument held at place b (relaxed: the owner's own writes), for checks. */
+static inline void *crew__deque_arg_at(crew__deque *d, int64_t b) {
+    crew__deque_array *a = crew__load_relaxed(&d->array); /* relaxed: the owner's own */
+    return crew__load_relaxed(&a->slot[(size_t)b & a->mask].arg);
 }
 /* crew__deque_take's claim (deque.c). */
 crew_task *crew__deque_take_claim(crew__deque *d, crew_task *buf);
