@@ -142,21 +142,12 @@ static inline bool crew__deque_claim_newest(crew__deque *d, int64_t b, atomic_ui
     }
     return true;
 }
-/* Owner, before a push at b: the current array if the deque holds tasks (top is below b) and
- * has room for one more, else NULL. One read of top (relaxed: a stale top, lower, shows more
- * tasks and less room than there are; top only grows) and one unsigned comparison for both:
- * b - top - 1 wraps around when top is at b. */
-static inline crew__deque_array *crew__deque_room_above(crew__deque *d, int64_t b) {
-    crew__deque_array *a = crew__load_relaxed(&d->array); /* relaxed: the owner's own */
-    int64_t t = crew__load_relaxed(&d->top);
-    return __builtin_expect((size_t)(b - t - 1) >= a->mask, 0) ? NULL : a;
-}
 /* Owner: crew__deque_claim_newest for the task at place b if it is the newest (bottom is
  * b + 1), for a deque without batch claims (a worker's own): 1, the task is the owner's now; 0,
- * a thief won it (bottom is b + 1 again); -1, bottom is not b + 1 (nothing changed). The check and the
- * store of bottom are one seq_cst compare-and-swap (only the owner writes bottom, so it fails
- * only on a bottom that is not end): the same order as claim_newest's exchange, in one
- * instruction less on x86 (lock cmpxchg, which also tells the old bottom). */
+ * a thief won it (bottom is b + 1 again); -1, bottom is not b + 1 (nothing changed). The check
+ * and the store of bottom are one seq_cst compare-and-swap (only the owner writes bottom, so it
+ * fails only on a bottom that is not b + 1): the same order as claim_newest's exchange, with
+ * the check in the same instruction on x86 (lock cmpxchg). */
 static inline int crew__deque_claim_at(crew__deque *d, int64_t b) {
     int64_t end = b + 1;
     if (!crew__cas_seq_cst(&d->bottom, &end, b))
