@@ -113,20 +113,23 @@ int crew__deque_reserve(crew__deque *d, size_t n);
 /* Owner: the claim of every owner's take on its newest task, at place b (bottom - 1, read
  * relaxed by the owner): true if the task is the owner's now (bottom is b), false (bottom is
  * b + 1 again) if the deque was empty, a thief won its last task, or, with claimers non-NULL,
- * a batch claim runs (see crew__deque_steal_batch). The store of bottom, then the read of top,
- * in one total order with the thieves': the claim on place b must be globally ordered before
- * top is read, or a thief and the owner could both take the last task (the paper's seq_cst
- * fence). Inline: a join's take-back
+ * a batch claim runs (see crew__deque_steal_batch). The release store of bottom, then a full
+ * fence: the claim on place b must be globally ordered before top is read, or a thief and the
+ * owner could both take the last task (the paper's seq_cst fence). Inline: a join's take-back
  * (crew__deque_take_back) and crew__deque_take share it. */
 static inline bool crew__deque_claim_newest(crew__deque *d, int64_t b, atomic_uint *claimers) {
-    /* The store of bottom as a seq_cst exchange, and seq_cst loads after it: the same order as a
-     * store and a seq_cst fence (and one instruction less on x86: xchg, the loads plain moves),
-     * which ThreadSanitizer models too (it does not model fences, atomic.h). The load of
-     * claimers is the owner's half of the batch protocol (crew__deque_steal_batch): a count a
-     * claimer left shows its claim to the read of top below. */
+#ifdef CREW__TSAN /* the same order without a fence, which TSan does not model (atomic.h) */
     crew__exchange_seq_cst(&d->bottom, b);
     bool busy = claimers && crew__load_seq_cst(claimers) != 0;
     int64_t t = crew__load_seq_cst(&d->top);
+#else
+    crew__store_release(&d->bottom, b);
+    crew__fence_seq_cst();
+    /* After the fence (the owner's half of the batch protocol, crew__deque_steal_batch);
+     * acquire: a count a claimer left shows its claim to the read of top below. */
+    bool busy = claimers && crew__load_acquire(claimers) != 0;
+    int64_t t = crew__load_relaxed(&d->top); /* relaxed: ordered by the fence */
+#endif
     /* Top never passes the bottom before this take: the place taken, b, is in [t, b + 1). */
     crew__assert_msg(t <= b + 1, "top %lld, bottom %lld", (long long)t, (long long)b + 1);
     if (t > b || busy) {                        /* empty, or a batch claim runs: undo */
@@ -146,33 +149,37 @@ static inline bool crew__deque_claim_newest(crew__deque *d, int64_t b, atomic_ui
  * b + 1), for a deque without batch claims (a worker's own): 1, the task is the owner's now; 0,
  * a thief won it (bottom is b + 1 again); -1, bottom is not b + 1 (nothing changed). The check
  * and the store of bottom are one seq_cst compare-and-swap (only the owner writes bottom, so it
- * fails only on a bottom that is not b + 1): the same order as claim_newest's exchange, with
- * the check in the same instruction on x86 (lock cmpxchg). */
+ * fails only on a bottom that is not b + 1), which orders the claim before the read of top as
+ * claim_newest's store and fence do, with the check in the same instruction on x86 (lock
+ * cmpxchg). */
 static inline int crew__deque_claim_at(crew__deque *d, int64_t b) {
     int64_t end = b + 1;
+    /* Seq_cst: the claim on b before the read of top in the one total order (the paper's
+     * fence); ThreadSanitizer models it, unlike a fence. */
     if (!crew__cas_seq_cst(&d->bottom, &end, b))
         return -1;
-    end = b + 1;
-    int64_t t = crew__load_seq_cst(&d->top); /* after the claim on b in the total order */
+    int64_t t = crew__load_seq_cst(&d->top); /* seq_cst: after the claim, as above */
+    /* Top never passes the bottom before this take: the place taken, b, is in [t, b + 1). */
     crew__assert_msg(t <= b + 1, "top %lld, bottom %lld", (long long)t, (long long)b + 1);
     if (t < b)
         return 1;
     if (t == b) {
-        /* The last task: race the thieves for it, as claim_newest does. */
+        /* The last task: race the thieves for it, as claim_newest does (seq_cst on success,
+         * relaxed on failure). */
         bool won = crew__cas_seq_cst(&d->top, &t, t + 1);
-        crew__store_release(&d->bottom, end); /* release: see deque.c's file comment */
+        crew__store_release(&d->bottom, b + 1); /* release: see deque.c's file comment */
         return won;
     }
-    crew__store_release(&d->bottom, end); /* a thief took it: undo (release: as above) */
+    crew__store_release(&d->bottom, b + 1); /* a thief took it: undo (release: as above) */
     return 0;
 }
 /* Owner: is bottom b (the newest task, if any, at place b - 1)? Relaxed: the owner's own. */
 static inline bool crew__deque_bottom_is(crew__deque *d, int64_t b) {
     return crew__load_relaxed(&d->bottom) == b;
 }
-/* Owner, after a push at place b: was the deque empty before it (a read of top, relaxed, found
- * it at b or past it)? Top only grows, so true is certain; a stale read may answer false for a
- * deque that thieves emptied meanwhile. */
+/* Owner, with bottom at b: is the deque empty (a read of top, relaxed, found it at b or past
+ * it)? Top only grows, so true is certain; a stale read may answer false for a deque that
+ * thieves emptied meanwhile. */
 static inline bool crew__deque_top_at(crew__deque *d, int64_t b) {
     return crew__load_relaxed(&d->top) >= b;
 }
