@@ -71,18 +71,28 @@ int crew__deque_push_slow(crew__deque *d, crew_fn fn, void *arg, uint64_t aux);
  * the deque has held this many tasks since the owner last read top: then the general push reads
  * top again and grows the array if it is really full. The memory orders are push's in deque.c
  * (relaxed bottom and array: the owner's own; top_seen came from an acquire of top, so the
- * places thieves had freed by then are ours; release bottom: publishes the entry). */
-static inline int crew__deque_push_value_at(crew__deque *d, int64_t b, crew_fn fn, void *arg,
-                                            uint64_t aux) {
+ * places thieves had freed by then are ours; release bottom: publishes the entry). Its two
+ * halves: crew__deque_room_at, the current array if place b is free by top_seen (else NULL),
+ * and crew__deque_put_at, the push into it. */
+static inline crew__deque_array *crew__deque_room_at(crew__deque *d, int64_t b) {
     crew__deque_array *a = crew__load_relaxed(&d->array);
     crew__assert(d->top_seen <= b); /* top never passes bottom between the owner's operations */
-    if (__builtin_expect((size_t)(b - d->top_seen) > a->mask, 0))
-        return crew__deque_push_slow(d, fn, arg, aux);
+    return __builtin_expect((size_t)(b - d->top_seen) > a->mask, 0) ? NULL : a;
+}
+static inline void crew__deque_put_at(crew__deque *d, crew__deque_array *a, int64_t b,
+                                      crew_fn fn, void *arg, uint64_t aux) {
     crew__deque_entry *e = &a->slot[(size_t)b & a->mask];
     crew__store_relaxed(&e->fn, fn);
     crew__store_relaxed(&e->arg, arg);
     crew__store_relaxed(&e->aux, aux);
     crew__store_release(&d->bottom, b + 1);
+}
+static inline int crew__deque_push_value_at(crew__deque *d, int64_t b, crew_fn fn, void *arg,
+                                            uint64_t aux) {
+    crew__deque_array *a = crew__deque_room_at(d, b);
+    if (__builtin_expect(!a, 0))
+        return crew__deque_push_slow(d, fn, arg, aux);
+    crew__deque_put_at(d, a, b, fn, arg, aux);
     return CREW_OK;
 }
 static inline int crew__deque_push_value(crew__deque *d, crew_fn fn, void *arg, uint64_t aux) {
@@ -134,6 +144,49 @@ static inline bool crew__deque_claim_newest(crew__deque *d, int64_t b, atomic_ui
         return won;
     }
     return true;
+}
+/* Owner: crew__deque_claim_newest for the task at place b if it is the newest (bottom is
+ * b + 1), for a deque without batch claims (a worker's own): 1, the task is the owner's now; 0,
+ * a thief won it (bottom is b + 1 again); -1, bottom is not b + 1 (nothing changed). The check
+ * and the store of bottom are one seq_cst compare-and-swap (only the owner writes bottom, so it
+ * fails only on a bottom that is not b + 1), which orders the claim before the read of top as
+ * claim_newest's store and fence do, with the check in the same instruction on x86 (lock
+ * cmpxchg). */
+static inline int crew__deque_claim_at(crew__deque *d, int64_t b) {
+    int64_t end = b + 1;
+    /* Seq_cst: the claim on b before the read of top in the one total order (the paper's
+     * fence); ThreadSanitizer models it, unlike a fence. */
+    if (!crew__cas_seq_cst(&d->bottom, &end, b))
+        return -1;
+    int64_t t = crew__load_seq_cst(&d->top); /* seq_cst: after the claim, as above */
+    /* Top never passes the bottom before this take: the place taken, b, is in [t, b + 1). */
+    crew__assert_msg(t <= b + 1, "top %lld, bottom %lld", (long long)t, (long long)b + 1);
+    if (t < b)
+        return 1;
+    if (t == b) {
+        /* The last task: race the thieves for it, as claim_newest does (seq_cst on success,
+         * relaxed on failure). */
+        bool won = crew__cas_seq_cst(&d->top, &t, t + 1);
+        crew__store_release(&d->bottom, b + 1); /* release: see deque.c's file comment */
+        return won;
+    }
+    crew__store_release(&d->bottom, b + 1); /* a thief took it: undo (release: as above) */
+    return 0;
+}
+/* Owner: is bottom b (the newest task, if any, at place b - 1)? Relaxed: the owner's own. */
+static inline bool crew__deque_bottom_is(crew__deque *d, int64_t b) {
+    return crew__load_relaxed(&d->bottom) == b;
+}
+/* Owner, with bottom at b: is the deque empty (a read of top, relaxed, found it at b or past
+ * it)? Top only grows, so true is certain; a stale read may answer false for a deque that
+ * thieves emptied meanwhile. */
+static inline bool crew__deque_top_at(crew__deque *d, int64_t b) {
+    return crew__load_relaxed(&d->top) >= b;
+}
+/* Owner: the argument held at place b (relaxed: the owner's own writes), for checks. */
+static inline void *crew__deque_arg_at(crew__deque *d, int64_t b) {
+    crew__deque_array *a = crew__load_relaxed(&d->array); /* relaxed: the owner's own */
+    return crew__load_relaxed(&a->slot[(size_t)b & a->mask].arg);
 }
 /* crew__deque_take's claim (deque.c). */
 crew_task *crew__deque_take_claim(crew__deque *d, crew_task *buf);

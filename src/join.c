@@ -110,11 +110,12 @@ static __attribute__((noinline)) int take_back_slow(crew_pool *p, crew__worker *
     return crew__sched_take_back(p, self, NULL, mark, crew__join_half, j);
 }
 
-/* The call, once its arguments are checked: offer fb, run fa, take fb back or wait for it. */
+/* The call, once its arguments are checked: offer fb, run fa, take fb back or wait for it. The
+ * general path: any thread, any strategy (a worker with a deque of its own takes join_worker). */
 static inline __attribute__((always_inline)) int join_run(crew_pool *p, crew__worker *self,
                                                           crew_fn fa, void *a, crew_fn fb,
                                                           void *b) {
-    /* over initialised with the rest (one store for the three flags): the record is no other
+    /* over initialised with the rest (one store for the flags): the record is no other
      * thread's before the offer's release store publishes it. */
     crew__join j = {.p = p, .fn = fb, .arg = b, .over = false, .back = false, .counted = false};
     crew__deque *own = crew__sched_own_deque(p, self);
@@ -142,6 +143,92 @@ static inline __attribute__((always_inline)) int join_run(crew_pool *p, crew__wo
     return CREW_OK;
 }
 
+/* join_worker's offer did not come back at once: the half lies below tasks fa left above it,
+ * or another thread took it, or its record says it is over. The general take-back decides. */
+static __attribute__((noinline)) int join_back_slow(crew__deque *d, int64_t mark, crew__join *j) {
+    crew_pool *p = j->p;
+    crew__worker *self = crew__self(p);
+    crew__assert(self && crew__sched_own_deque(p, self) == d);
+    if (crew__sched_take_back(p, self, d, mark, crew__join_half, j) > 0)
+        j->fn(j->arg);
+    else
+        join_wait(p, self, j, mark);
+    return CREW_OK;
+}
+
+/* The record's address after fa, made anew there from the stack pointer: else the compiler
+ * keeps the address it made for the offer in a callee-saved register for the slow paths, a
+ * push and a pop on every call. The asm reads the record, which fa may have written (its
+ * address was published), so it is not moved before fa. */
+#if defined(__x86_64__)
+#define record_after(r) __extension__({ crew__join *r_; \
+        __asm__("lea %1, %0" : "=r"(r_) : "m"(*(r))); r_; })
+#else
+#define record_after(r) (r)
+#endif
+
+static int join_other(crew_pool *p, crew__worker *self, crew_fn fa, void *a, crew_fn fb, void *b);
+
+/* The worker whose own deque d is (crew__sched_own_deque: its record's sched area). */
+static inline crew__worker *worker_of(crew__deque *d) {
+    return (crew__worker *)(void *)((char *)d - offsetof(crew__worker, sched));
+}
+
+/* The fast path: a worker of p with a deque of its own (STEAL, not a forked child), the
+ * arguments checked, and the deque neither empty nor full (by top_seen) before the offer; else
+ * the general path, join_run. Nothing is kept in a register across fa (the deque and the
+ * offer's place are in the record, on the stack), so the call saves and restores none, and
+ * every other case is out of line.
+ *
+ * No wake-up check after the offer (join_run's: a seq_cst fence and a load of the sleepers'
+ * count) here: only an offer onto an empty deque makes one (top had reached the offer's place;
+ * read relaxed, a stale top may show older tasks that thieves took meanwhile, the case at the
+ * end of this comment). An offer needs no wake-up to be run: its caller takes it back or, if a
+ * thief took it, waits for that one, so a missed wake-up costs parallelism, never a hang. And
+ * an offer above an older task does not miss a sleeper that the older one's offer would not: a
+ * worker that counted itself a sleeper after that offer's check (or the check of the one below
+ * it, down to the one pushed onto an empty deque, or a crew_submit's) looks at this deque after
+ * its fence (Dekker's pattern, ec.h), so it finds the older task and does not sleep; only if a
+ * thief took every older task in between may it miss this one, and then that thief is awake,
+ * and looks here again when it is done (or hands its look on, worker.c). */
+static __attribute__((noinline)) int join_worker(crew_pool *p, crew_fn fa, void *a, crew_fn fb,
+                                                 void *b, crew__deque *d) {
+    int64_t mark = crew__load_relaxed(&d->bottom); /* relaxed: the owner's own bottom */
+    crew__deque_array *arr = crew__deque_room_at(d, mark);
+    if (__builtin_expect(!arr || crew__deque_top_at(d, mark), 0))
+        return join_other(p, worker_of(d), fa, a, fb, b); /* join_run: its offer checks */
+    crew__join j = {.p = p, .fn = fb, .arg = b, .own = d, .end = mark + 1};
+    crew__deque_put_at(d, arr, mark, crew__join_half, &j, 0);
+    fa(a);
+    /* From here everything is read back from the record (fa may have written it, for all the
+     * compiler knows: the offer published its address), so no value is kept in a register
+     * across fa: no register to save and restore on each call. */
+    d = j.own;
+    crew__join *jp = record_after(&j);
+    /* Take the half back, paused or not: it is the caller's own work (crew.h). The fast case:
+     * the offer is the newest task (bottom is end) and its record is not over. Then the place
+     * end - 1 holds this offer: only the owner writes places, and it writes that place again
+     * only after a take of the task there set bottom below end; a take of the offer by this
+     * thread inside fa ran it or handed it back (its taker must, join.h) before fa returned, so
+     * over is set; a thief's take leaves bottom at end or above, and its claim on top makes ours
+     * fail. (Relaxed: a false that is stale only sends the caller to the claim, which a thief
+     * won, and then to the wait, which reads over with acquire.) */
+    if (__builtin_expect(!crew__load_relaxed(&jp->over), 1)) {
+        crew__assert(crew__deque_bottom_is(d, jp->end) == false ||
+                     crew__deque_arg_at(d, jp->end - 1) == jp); /* the offer's place holds it */
+        int got = crew__deque_claim_at(d, jp->end - 1);
+        if (__builtin_expect(got > 0, 1)) {
+            jp->fn(jp->arg);
+            return CREW_OK;
+        }
+        if (got == 0) {
+            join_wait(jp->p, worker_of(d), jp, jp->end - 1);
+            return CREW_OK;
+        }
+    }
+    return join_back_slow(d, jp->end - 1, jp);
+}
+
 /* A thread outside the pool. Unless it already runs a task of p, its halves run in a frame of
  * p with no group, as if in a task of p (crew.h): crew_destroy, crew_shutdown and crew_wait_all
  * from a half answer CREW_EDEADLK, since the call still reads the pool after fa returns, and a
@@ -165,18 +252,27 @@ static __attribute__((noinline, cold)) int join_invalid(crew_pool *p, crew_fn fa
                       !p ? "the pool" : !fa ? "the first function" : "the second function");
 }
 
-int crew_join(crew_pool *p, crew_fn fa, void *a, crew_fn fb, void *b) {
-    /* A worker's record names its pool, never NULL: found, it proves p is not NULL either, so
-     * only a thread outside p checks p. */
-    crew__worker *self = crew__self(p);
-    if (__builtin_expect(!self, 0)) {
-        if (__builtin_expect(!p || !fa || !fb, 0))
+/* Every call but join_worker's: an argument NULL, a thread outside p, no deque of its own. */
+static __attribute__((noinline)) int join_other(crew_pool *p, crew__worker *self, crew_fn fa,
+                                                void *a, crew_fn fb, void *b) {
+    if (!self) {
+        if (!p || !fa || !fb)
             return join_invalid(p, fa);
         return join_outside(p, fa, a, fb, b);
     }
-    if (__builtin_expect(!fa, 0)) /* two tests: a branch each, not flags combined */
-        return join_invalid(p, fa);
-    if (__builtin_expect(!fb, 0))
+    if (!fa || !fb)
         return join_invalid(p, fa);
     return join_run(p, self, fa, a, fb, b);
+}
+
+int crew_join(crew_pool *p, crew_fn fa, void *a, crew_fn fb, void *b) {
+    /* A worker's record names its pool, never NULL: found, it proves p is not NULL either, so
+     * only a thread outside p checks p. Three tests, a branch each (not flags combined). */
+    crew__worker *self = crew__self(p);
+    if (__builtin_expect(!self || !fa || !fb, 0))
+        return join_other(p, self, fa, a, fb, b);
+    crew__deque *own = crew__sched_own_deque(p, self);
+    if (__builtin_expect(!own, 0))
+        return join_other(p, self, fa, a, fb, b);
+    return join_worker(p, fa, a, fb, b, own); /* a tail call: the arguments where they are */
 }

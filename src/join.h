@@ -24,6 +24,11 @@ typedef struct crew__join {
      * own call holds it, and a thread that takes it counts it first (crew__join_half,
      * crew__join_hand_back), since it then ends as a task of the pool. */
     bool counted;
+    bool spare_; /* unused: the four flags are one 32-bit word, zeroed by one store */
+    /* The caller's own, for its take-back on a worker's own deque (join.c's join_worker): the
+     * deque, and the bottom the offer left. Kept here rather than in registers across fa. */
+    struct crew__deque *own;
+    int64_t end;
 } crew__join;
 
 /* The function of a join's offered half (arg: its crew__join): whoever takes the half from a

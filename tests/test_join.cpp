@@ -1,6 +1,7 @@
 // test_join.cpp -- crew_join and crew::join: spawn-and-wait without a group. Results of nested
 // joins (fib) on 1, 2 and 4 threads, from inside and outside the pool; joins nested 30 deep
-// inside lanes; a one-thread pool; C++ results and exceptions; and a stress test in which
+// inside lanes; a one-thread pool; a take-back after the caller's own thread took its half and
+// reused its place; C++ results and exceptions; and a stress test in which
 // cancel, resize, pause and both shutdowns race with joins (in lane tasks too): every half runs
 // exactly once, and every submitted task runs once or reaches on_drop.
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -130,6 +132,56 @@ TEST(Join, BadArgumentsOnAWorker) {
     EXPECT_EQ(b.rc[1], CREW_EINVAL);
     EXPECT_EQ(b.rc[2], CREW_OK);
     EXPECT_EQ(b.ran.load(), 2); // only the good call's halves ran
+    crew_destroy(p);
+}
+
+// The caller's own thread takes its offered half inside the first half (a helping crew_wait), and
+// then queues a task on the very place of the offer, with the deque's bottom just where the
+// offer left it: the take-back must see that its half is over (by its record), not take the
+// task now at that place for it. One worker, which runs everything; under STEAL the wait helps
+// with the offer (the newest task of the worker's deque) and then the group's task below it,
+// the last one (a take of the last task leaves top and bottom one above its place), so the
+// next push lands on the offer's place for certain.
+struct PlaceReuse {
+    crew_pool *p;
+    crew_handle g;
+    std::atomic<int> fb_runs{0}, x_runs{0}, g_runs{0};
+    std::atomic<bool> done{false};
+};
+
+void reuse_fa(void *a) {
+    auto *c = static_cast<PlaceReuse *>(a);
+    if (crew_wait(c->p, c->g) != CREW_OK) // runs the offered half, then the group's task
+        std::abort();
+    if (crew_submit(c->p, [](void *x) { static_cast<PlaceReuse *>(x)->x_runs++; }, c, 0,
+                    nullptr) != CREW_OK) // where the offer lay
+        std::abort();
+}
+
+void reuse_task(void *a) {
+    auto *c = static_cast<PlaceReuse *>(a);
+    c->g = CREW_HANDLE_NONE;
+    if (crew_submit(c->p, [](void *x) { static_cast<PlaceReuse *>(x)->g_runs++; }, c, 0,
+                    &c->g) != CREW_OK)
+        std::abort();
+    if (crew_join(c->p, reuse_fa, c, [](void *x) { static_cast<PlaceReuse *>(x)->fb_runs++; },
+                  c) != CREW_OK)
+        std::abort();
+    c->done = true;
+}
+
+TEST(Join, TakeBackAfterTheOwnThreadTookTheHalfAndReusedItsPlace) {
+    crew_pool *p = make_pool(1);
+    PlaceReuse c;
+    c.p = p;
+    ASSERT_EQ(crew_submit(p, reuse_task, &c, 0, nullptr), CREW_OK);
+    while (!c.done) // not crew_wait: a waiting caller could take the offer itself
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // Taken for the half, the task would be lost (crew_wait_all would hang) and fb run twice.
+    ASSERT_EQ(c.fb_runs.load(), 1);
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(c.x_runs.load(), 1);
+    EXPECT_EQ(c.g_runs.load(), 1);
     crew_destroy(p);
 }
 
