@@ -1,10 +1,10 @@
 // test_tasks_wait.cpp -- crew_enqueue_tasks_wait for a few tasks (the path without a group,
 // src/join.c, under the default strategy; the group path under the others): every task runs
 // exactly once, from outside the pool, from a task, from a lane's task and nested (fib), on one
-// thread and on several; a paused pool starts none of them before crew_resume; a cancelling
-// shutdown hands what it keeps from running to on_drop and the call answers CREW_ECANCELED; and
-// a stress test in which pause, resize and both shutdowns race with callers: every task runs
-// once or reaches on_drop, never both, never neither.
+// thread and on several; a monitored pool counts each; a paused pool starts none of them before
+// crew_resume; a cancelling shutdown hands what it keeps from running to on_drop and the call
+// answers CREW_ECANCELED; and a stress test in which pause, resize and both shutdowns race with
+// callers: every task runs once or reaches on_drop, never both, never neither.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -172,6 +172,27 @@ TEST(TasksWait, TasksRunAsTasksOfThePool) {
     t.arg = &c;
     ASSERT_EQ(crew_enqueue_tasks_wait(p, &t, 1), CREW_OK);
     EXPECT_EQ(rc.load(), CREW_EDEADLK);
+    crew_destroy(p);
+}
+
+// With monitoring on, every task is counted as for any submission: submitted, completed, and
+// in the latencies.
+TEST(TasksWait, MonitoredPoolCountsEachTask) {
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 2;
+    cfg.monitoring = 1;
+    crew_pool *p = make_pool(cfg);
+    const long calls = 50;
+    for (long k = 0; k < calls; k++)
+        run_n(p, 2);
+    ASSERT_EQ(crew_wait_all(p), CREW_OK);
+    crew_stats s = {};
+    s.size = sizeof s;
+    ASSERT_EQ(crew_stats_get(p, &s), CREW_OK);
+    EXPECT_EQ(s.submitted, uint64_t(2 * calls));
+    EXPECT_EQ(s.completed, uint64_t(2 * calls));
+    EXPECT_EQ(s.processing.count, uint64_t(2 * calls));
     crew_destroy(p);
 }
 
