@@ -698,6 +698,13 @@ CREW_EXPORT int crew_lane_destroy(crew_lane *l);
  * Queue n tasks as a new group and return once all have finished. Returns CREW_OK, or
  * CREW_ECANCELED if a shutdown or a full queue (CREW_FULL_DROP_OLDEST) dropped some of them.
  * Other errors as for crew_enqueue_tasks.
+ * A few tasks (at most 8, all of priority 0, on a pool that is not paused, monitored, traced
+ * or bounded, under the default work stealing) take a shorter way, with no group: the caller
+ * runs t[0] at once, offers the others to the pool's threads as crew_join offers a half, and
+ * runs itself those nobody took. They count as accepted tasks all the same (crew_wait_all and
+ * a draining crew_shutdown wait for them); a pause that begins during the call does not stop
+ * the caller from running those it holds; those it holds when a cancelling crew_shutdown
+ * begins go to on_drop instead (CREW_ECANCELED).
  */
 CREW_EXPORT int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n);
 

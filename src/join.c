@@ -276,3 +276,130 @@ int crew_join(crew_pool *p, crew_fn fa, void *a, crew_fn fb, void *b) {
         return join_other(p, self, fa, a, fb, b);
     return join_worker(p, fa, a, fb, b, own); /* a tail call: the arguments where they are */
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * crew_enqueue_tasks_wait's fast path (crew__join_tasks, join.h): a few tasks, waited for by the
+ * caller, which owns their frame, so no handle escapes and no group is needed. The caller counts
+ * them in pending (as enqueue does: then the state), offers t[1..n) as joins offer a half (each
+ * in a crew__join on its stack, counted), runs t[0] itself at once, then takes the offers back
+ * newest first and runs them, or waits for those another thread took (crew__join_wait: it
+ * helps meanwhile). What another thread took ends as a task of the pool there; what came back
+ * to the caller (a thread that took it and had to give it up: a pause, a resize, a cancelling
+ * shutdown) was counted finished by that thread, and the caller runs it. Under a cancelling
+ * shutdown the caller runs nothing more: each task it still holds is handed to on_drop, and the
+ * call answers CREW_ECANCELED, as for a task the shutdown dropped from a queue.
+ * ------------------------------------------------------------------------------------------- */
+
+/* Task t, which a cancelling shutdown keeps from running, reported as dropped: on_drop in a
+ * frame of its own (as worker.c's drop gives it), and the pool's loss for crew_wait_all. Out of
+ * line: rare. */
+static __attribute__((noinline, cold)) void tasks_dropped(crew_pool *p, crew__worker *self,
+                                                          const crew_task *t) {
+    crew__store_relaxed(&p->shutdown_dropped, true); /* relaxed: see struct crew_pool */
+    if (!p->hooks.on_drop)
+        return;
+    crew__frame f = {.pool = p, .up = crew__tls_frame, .group = CREW_HANDLE_NONE,
+                     .depth = (crew__tls_frame ? crew__tls_frame->depth : 0) + 1,
+                     .mark = crew__sched_mark(p, self)};
+    crew__tls_frame = &f;
+    p->hooks.on_drop(t->fn, t->arg, p->hooks.arg);
+    crew__tls_frame = f.up;
+}
+
+/* Run task t on the caller, or report it if a cancelling shutdown has begun. Returns 1 if it
+ * was dropped, else 0. Relaxed: a cancelling shutdown sets the flag before it sweeps the queues
+ * (see struct crew_pool); a task that starts as the flag is set started before the shutdown. */
+static inline int run_own(crew_pool *p, crew__worker *self, const crew_task *t) {
+    if (__builtin_expect(crew__load_relaxed(&p->cancelling), 0)) {
+        tasks_dropped(p, self, t);
+        return 1;
+    }
+    t->fn(t->arg);
+    return 0;
+}
+
+/* Offer t (record *j, its mark), which did not come back at once: wait for it, then run it
+ * if it came back. Returns 1 if the caller dropped it, else 0. Out of line: the slow case. */
+static __attribute__((noinline)) int tasks_wait_one(crew_pool *p, crew__worker *self,
+                                                    const crew_task *t, crew__join *j,
+                                                    int64_t mark) {
+    /* In a forked child (t[0] forked), the thread that may have taken it is not there: the
+     * caller runs it, as join_wait does. Else wait, helping: over comes once it ran or came
+     * back. Acquire: the task's effects, and back, before what the caller does next. */
+    if (!crew__forked(p))
+        crew__join_wait(p, self, &j->over, mark);
+    if (crew__load_acquire(&j->over) && !j->back)
+        return 0; /* another thread ran it */
+    return run_own(p, self, t);
+}
+
+/* The fast path on worker self (NULL: a thread outside the pool, in a frame of p). */
+static int join_tasks_run(crew_pool *p, crew__worker *self, crew_task *t, size_t n) {
+    crew__join j[CREW__JOIN_TASKS_MAX];
+    int64_t mark[CREW__JOIN_TASKS_MAX];
+    crew__pending_add(p, self, n);
+    /* Seq_cst after the count: see enqueue (submit.c). A closed pool: the long way answers. */
+    if (__builtin_expect(crew__load_seq_cst(&p->state) != CREW__OPEN, 0)) {
+        crew__tasks_finished(p, 0, n, CREW__RAN);
+        return CREW__JOIN_DECLINED;
+    }
+    crew__deque *own = crew__sched_own_deque(p, self);
+    size_t k = 1; /* offered: t[1..k) */
+    for (; k < n; k++) {
+        /* Counted: pending holds it already (a thread that takes it adds nothing). The record
+         * is no other thread's before the offer's release publishes it. */
+        j[k] = (crew__join){.p = p, .fn = t[k].fn, .arg = t[k].arg, .over = false,
+                            .back = false, .counted = true};
+        if (crew__sched_offer(p, self, own, crew__join_half, &j[k], &mark[k]) != CREW_OK)
+            break; /* no memory to queue it: it and the rest run here */
+    }
+    if (k > 1)
+        crew__notify_work(p, k - 1, 0); /* a sleeping worker may take them */
+    int dropped = run_own(p, self, &t[0]);
+    size_t mine = 1; /* run (or dropped) here, still counted in pending by this call */
+    for (size_t i = k; i < n; i++, mine++)
+        dropped += run_own(p, self, &t[i]);
+    for (size_t i = k - 1; i >= 1; i--) {
+        /* Newest first: each is the newest above its own mark once those above it are done. */
+        int back = own ? crew__sched_take_back(p, self, own, mark[i], crew__join_half, &j[i])
+                   : crew__forked(p)
+                       ? 0 /* the slot's lock may be held in a child: tasks_wait_one runs it */
+                       : crew__sched_take_back(p, self, NULL, mark[i], crew__join_half, &j[i]);
+        if (__builtin_expect(back > 0, 1)) {
+            dropped += run_own(p, self, &t[i]);
+            mine++;
+        } else {
+            dropped += tasks_wait_one(p, self, &t[i], &j[i], mark[i]);
+        }
+    }
+    if (__builtin_expect(!crew__forked(p), 1)) /* a child touches nothing of the parent's */
+        crew__tasks_finished(p, 0, mine, CREW__RAN);
+    return dropped ? CREW_ECANCELED : CREW_OK;
+}
+
+int crew__join_tasks(crew_pool *p, crew_task *t, size_t n) {
+    if (__builtin_expect(!p || !t || n == 0 || n > CREW__JOIN_TASKS_MAX, 0))
+        return CREW__JOIN_DECLINED;
+    for (size_t i = 0; i < n; i++)
+        if (!t[i].fn || t[i].priority != 0)
+            return CREW__JOIN_DECLINED;
+    /* Relaxed: timing and paused, see struct crew_pool (a pause that the caller knows began is
+     * seen: it happened-before). Seq_cst: the state, an early look as in enqueue. A strategy
+     * without an offer would put each task in a group of its own: the long way is cheaper. */
+    if (__builtin_expect(crew__load_relaxed(&p->timing) != 0 || p->bounded.capacity != 0, 0) ||
+        __builtin_expect(crew__load_relaxed(&p->paused), 0) ||
+        __builtin_expect(crew__load_seq_cst(&p->state) != CREW__OPEN, 0) ||
+        __builtin_expect(!p->sched.own_deque && !p->sched.ops->offer, 0))
+        return CREW__JOIN_DECLINED;
+    crew__worker *self = crew__self(p);
+    if (self || crew__in_task_of(p))
+        return join_tasks_run(p, self, t, n);
+    /* A thread outside the pool: the tasks it runs run in a frame of p, as in a task (see
+     * join_outside). */
+    crew__frame f = {.pool = p, .up = crew__tls_frame, .group = CREW_HANDLE_NONE, .mark = 0,
+                     .depth = crew__tls_frame ? crew__tls_frame->depth : 0};
+    crew__tls_frame = &f;
+    int rc = join_tasks_run(p, NULL, t, n);
+    crew__tls_frame = f.up;
+    return rc;
+}

@@ -18,6 +18,7 @@
 #include "atomic.h"
 #include "blocking.h"
 #include "dispatch.h"
+#include "join.h"
 #include "pool.h"
 #include "sched_calls.h"
 #include "wait.h"
@@ -440,8 +441,14 @@ int crew_wait_all_timed(crew_pool *p, uint64_t timeout_ns) {
 }
 
 int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n) {
+    int rc = crew__join_tasks(p, t, n); /* a few tasks: no group (join.c) */
+    if (rc == CREW_OK)
+        return rc;
+    if (rc == CREW_ECANCELED)
+        return crew__fail(rc, "crew_enqueue_tasks_wait: a cancelling shutdown (crew_shutdown "
+                              "with CREW_CANCEL) dropped tasks; each went to on_drop");
     crew_handle h = CREW_HANDLE_NONE;
-    int rc = crew_enqueue_tasks(p, t, n, &h);
+    rc = crew_enqueue_tasks(p, t, n, &h);
     if (rc == CREW_OK)
         rc = crew_wait(p, h);
     return rc == CREW_OK ? rc : crew__fail_as(rc, "crew_enqueue_tasks_wait");

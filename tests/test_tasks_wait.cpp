@@ -1,0 +1,332 @@
+// test_tasks_wait.cpp -- crew_enqueue_tasks_wait for a few tasks (the path without a group,
+// src/join.c, under the default strategy; the group path under the others): every task runs
+// exactly once, from outside the pool, from a task, from a lane's task and nested (fib), on one
+// thread and on several; a monitored pool counts each; a paused pool starts none of them before
+// crew_resume; a cancelling shutdown hands what it keeps from running to on_drop and the call
+// answers CREW_ECANCELED; and a stress test in which pause, resize and both shutdowns race with
+// callers: every task runs once or reaches on_drop, never both, never neither.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "common.h"
+
+using crewtest::Gate;
+using crewtest::make_pool;
+
+namespace {
+
+// One task's record: how often it ran, and how often on_drop saw it.
+struct Cell {
+    std::atomic<int> runs{0};
+    std::atomic<int> drops{0};
+};
+
+void bump(void *a) { static_cast<Cell *>(a)->runs.fetch_add(1, std::memory_order_relaxed); }
+
+// on_drop for tasks whose arg is a Cell (fn bump) or anything else (counted apart).
+struct Dropped {
+    std::atomic<long> others{0};
+};
+void on_drop(crew_fn fn, void *arg, void *hook_arg) {
+    if (fn == bump)
+        static_cast<Cell *>(arg)->drops.fetch_add(1, std::memory_order_relaxed);
+    else
+        static_cast<Dropped *>(hook_arg)->others.fetch_add(1, std::memory_order_relaxed);
+}
+
+crew_pool *pool_with_on_drop(unsigned threads, Dropped *d) {
+    static crew_hooks hooks; // copied by crew_create
+    hooks = crew_hooks{};
+    hooks.size = sizeof hooks;
+    hooks.on_drop = on_drop;
+    hooks.arg = d;
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = threads;
+    cfg.hooks = &hooks;
+    return make_pool(cfg);
+}
+
+// n tasks (bump on cells[0..n)), waited for; each must have run exactly once.
+void run_n(crew_pool *p, size_t n) {
+    std::vector<Cell> cells(n);
+    std::vector<crew_task> t(n);
+    for (size_t i = 0; i < n; i++)
+        t[i].fn = bump, t[i].arg = &cells[i];
+    ASSERT_EQ(crew_enqueue_tasks_wait(p, t.data(), n), CREW_OK);
+    for (size_t i = 0; i < n; i++)
+        EXPECT_EQ(cells[i].runs.load(), 1) << "task " << i << " of " << n;
+}
+
+struct Inside {
+    crew_pool *p;
+    size_t n;
+};
+
+TEST(TasksWait, EachTaskOnceFromOutsideAndInside) {
+    for (unsigned threads : {1u, 2u, 4u}) {
+        crew_pool *p = make_pool(threads);
+        for (int round = 0; round < 50; round++) {
+            for (size_t n = 1; n <= 12; n++) {
+                run_n(p, n);
+                // The same from inside a task of the pool.
+                Inside in{p, n};
+                crew_task t = {};
+                t.fn = [](void *a) {
+                    auto *q = static_cast<Inside *>(a);
+                    run_n(q->p, q->n);
+                };
+                t.arg = &in;
+                ASSERT_EQ(crew_enqueue_tasks_wait(p, &t, 1), CREW_OK);
+            }
+        }
+        EXPECT_EQ(crew_wait_all(p), CREW_OK);
+        crew_destroy(p);
+    }
+}
+
+// fib through crew_enqueue_tasks_wait: two tasks a call, nested as deep as n.
+struct Fib {
+    crew_pool *p;
+    int n;
+    long r;
+    std::atomic<long> *calls;
+};
+long fib_seq(int n) { return n < 2 ? n : fib_seq(n - 1) + fib_seq(n - 2); }
+long fib_calls(int n) { return n < 2 ? 1 : 1 + fib_calls(n - 1) + fib_calls(n - 2); }
+void fib(void *a) {
+    auto *f = static_cast<Fib *>(a);
+    f->calls->fetch_add(1, std::memory_order_relaxed);
+    if (f->n < 2) {
+        f->r = f->n;
+        return;
+    }
+    Fib x{f->p, f->n - 1, 0, f->calls}, y{f->p, f->n - 2, 0, f->calls};
+    crew_task t[2] = {};
+    t[0].fn = fib, t[0].arg = &x;
+    t[1].fn = fib, t[1].arg = &y;
+    if (crew_enqueue_tasks_wait(f->p, t, 2) != CREW_OK)
+        std::abort();
+    f->r = x.r + y.r;
+}
+
+TEST(TasksWait, NestedFib) {
+#ifdef CREW_SANITIZED
+    const int n = 15;
+#else
+    const int n = crewtest::under_valgrind() ? 12 : 20;
+#endif
+    for (unsigned threads : {1u, 2u, 4u}) {
+        crew_pool *p = make_pool(threads);
+        std::atomic<long> calls{0};
+        Fib root{p, n, 0, &calls};
+        fib(&root); // the root from outside the pool
+        EXPECT_EQ(root.r, fib_seq(n));
+        EXPECT_EQ(calls.load(), fib_calls(n)); // every task ran exactly once
+        EXPECT_EQ(crew_wait_all(p), CREW_OK);
+        crew_destroy(p);
+    }
+}
+
+// From a lane's task: the tasks may run anywhere, the lane waits for the task that called.
+TEST(TasksWait, FromALaneTask) {
+    crew_pool *p = make_pool(2);
+    crew_lane *l = nullptr;
+    ASSERT_EQ(crew_lane_create(p, 1, &l), CREW_OK);
+    std::vector<std::unique_ptr<Inside>> ins;
+    for (int i = 0; i < 100; i++) {
+        ins.push_back(std::make_unique<Inside>(Inside{p, size_t(i % 8) + 1}));
+        ASSERT_EQ(crew_lane_submit(
+                      l,
+                      [](void *a) {
+                          auto *q = static_cast<Inside *>(a);
+                          run_n(q->p, q->n);
+                      },
+                      ins.back().get(), nullptr),
+                  CREW_OK);
+    }
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(crew_lane_destroy(l), CREW_OK);
+    crew_destroy(p);
+}
+
+// Calls from inside a task run inline answer as from a task: crew_wait_all would wait for the
+// caller's own call.
+TEST(TasksWait, TasksRunAsTasksOfThePool) {
+    crew_pool *p = make_pool(1);
+    std::atomic<int> rc{1};
+    struct Ctx {
+        crew_pool *p;
+        std::atomic<int> *rc;
+    } c{p, &rc};
+    crew_task t = {};
+    t.fn = [](void *a) {
+        auto *q = static_cast<Ctx *>(a);
+        q->rc->store(crew_wait_all(q->p));
+    };
+    t.arg = &c;
+    ASSERT_EQ(crew_enqueue_tasks_wait(p, &t, 1), CREW_OK);
+    EXPECT_EQ(rc.load(), CREW_EDEADLK);
+    crew_destroy(p);
+}
+
+// With monitoring on, every task is counted as for any submission: submitted, completed, and
+// in the latencies.
+TEST(TasksWait, MonitoredPoolCountsEachTask) {
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 2;
+    cfg.monitoring = 1;
+    crew_pool *p = make_pool(cfg);
+    const long calls = 50;
+    for (long k = 0; k < calls; k++)
+        run_n(p, 2);
+    ASSERT_EQ(crew_wait_all(p), CREW_OK);
+    crew_stats s = {};
+    s.size = sizeof s;
+    ASSERT_EQ(crew_stats_get(p, &s), CREW_OK);
+    EXPECT_EQ(s.submitted, uint64_t(2 * calls));
+    EXPECT_EQ(s.completed, uint64_t(2 * calls));
+    EXPECT_EQ(s.processing.count, uint64_t(2 * calls));
+    crew_destroy(p);
+}
+
+// A pause that the caller knows began: none of its tasks starts before crew_resume.
+TEST(TasksWait, PausedPoolStartsNothingBeforeResume) {
+    crew_pool *p = make_pool(2);
+    ASSERT_EQ(crew_pause(p), CREW_OK);
+    std::vector<Cell> cells(3);
+    std::vector<crew_task> t(3);
+    for (size_t i = 0; i < t.size(); i++)
+        t[i].fn = bump, t[i].arg = &cells[i];
+    std::atomic<int> rc{1};
+    std::thread caller([&] { rc = crew_enqueue_tasks_wait(p, t.data(), t.size()); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (auto &c : cells)
+        EXPECT_EQ(c.runs.load(), 0) << "a task started on a paused pool";
+    EXPECT_EQ(rc.load(), 1);
+    ASSERT_EQ(crew_resume(p), CREW_OK);
+    caller.join();
+    EXPECT_EQ(rc.load(), CREW_OK);
+    for (auto &c : cells)
+        EXPECT_EQ(c.runs.load(), 1);
+    crew_destroy(p);
+}
+
+// The first task to start blocks on a gate; the pool's only worker is held too; a cancelling
+// shutdown comes meanwhile. The blocked task ran, every other one reached on_drop instead, and
+// the call answers CREW_ECANCELED, as crew_wait_all does afterwards.
+struct FirstBlocks {
+    Gate *gate;
+    std::atomic<int> *started;
+    Cell *cell;
+};
+void first_blocks(void *a) {
+    auto *f = static_cast<FirstBlocks *>(a);
+    f->cell->runs.fetch_add(1);
+    if (f->started->fetch_add(1) == 0)
+        Gate::block(f->gate);
+}
+
+TEST(TasksWait, CancellingShutdownReportsTheRest) {
+    for (size_t n : {2u, 3u, 8u}) {
+        Dropped d;
+        crew_pool *p = pool_with_on_drop(1, &d);
+        Gate gate;
+        ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, nullptr), CREW_OK);
+        gate.wait_arrivals(1);
+        std::atomic<int> started{0};
+        std::vector<Cell> cells(n);
+        std::vector<FirstBlocks> fb(n);
+        std::vector<crew_task> t(n);
+        for (size_t i = 0; i < n; i++) {
+            fb[i] = FirstBlocks{&gate, &started, &cells[i]};
+            t[i].fn = first_blocks, t[i].arg = &fb[i];
+        }
+        int rc = 1;
+        std::thread caller([&] { rc = crew_enqueue_tasks_wait(p, t.data(), t.size()); });
+        gate.wait_arrivals(2);
+        std::thread opener([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            gate.open();
+        });
+        EXPECT_EQ(crew_shutdown(p, CREW_CANCEL), CREW_OK);
+        caller.join();
+        opener.join();
+        EXPECT_EQ(rc, CREW_ECANCELED) << n << " tasks";
+        long ran = 0;
+        for (auto &c : cells)
+            ran += c.runs.load();
+        EXPECT_EQ(ran, 1) << n << " tasks";
+        // on_drop got each dropped task with its own fn and arg.
+        EXPECT_EQ(d.others.load(), long(n) - 1) << n << " tasks";
+        EXPECT_EQ(crew_wait_all(p), CREW_ECANCELED);
+        crew_destroy(p);
+    }
+}
+
+// Callers race with pause and resume, resize, and a shutdown of either kind: every task runs
+// once or reaches on_drop (never both, never neither), and the call's answer agrees: CREW_OK
+// when all ran, CREW_ECANCELED when some were dropped, CREW_ESHUTDOWN when none was taken.
+TEST(TasksWait, StressWithPauseResizeAndShutdown) {
+    const int rounds = int(crewtest::scaled(8));
+    for (int round = 0; round < rounds; round++) {
+        const int how = round % 2 ? CREW_CANCEL : CREW_DRAIN;
+        Dropped d;
+        crew_pool *p = pool_with_on_drop(2, &d);
+        const int callers = 3, calls = int(crewtest::scaled(400));
+        const size_t per = 8;
+        std::vector<std::vector<Cell>> cells(callers);
+        for (auto &c : cells)
+            c = std::vector<Cell>(size_t(calls) * per);
+        std::atomic<bool> stop{false};
+        std::vector<std::thread> th;
+        for (int c = 0; c < callers; c++)
+            th.emplace_back([&, c] {
+                for (int k = 0; k < calls; k++) {
+                    size_t n = size_t(k % int(per)) + 1;
+                    crew_task t[per] = {};
+                    for (size_t i = 0; i < n; i++)
+                        t[i].fn = bump, t[i].arg = &cells[size_t(c)][size_t(k) * per + i];
+                    int rc = crew_enqueue_tasks_wait(p, t, n);
+                    int ran = 0, dropped = 0;
+                    for (size_t i = 0; i < n; i++) {
+                        Cell &x = cells[size_t(c)][size_t(k) * per + i];
+                        ran += x.runs.load(), dropped += x.drops.load();
+                        EXPECT_EQ(x.runs.load() + x.drops.load(), rc == CREW_ESHUTDOWN ? 0 : 1);
+                    }
+                    if (rc == CREW_OK)
+                        EXPECT_EQ(dropped, 0);
+                    else if (rc == CREW_ECANCELED)
+                        EXPECT_GT(dropped, 0);
+                    else
+                        EXPECT_EQ(rc, CREW_ESHUTDOWN);
+                }
+            });
+        std::thread ctl([&] {
+            for (int i = 0; !stop.load(); i++) {
+                if (i % 3 == 0 && crew_pause(p) == CREW_OK) {
+                    std::this_thread::sleep_for(std::chrono::microseconds(200));
+                    crew_resume(p);
+                }
+                crew_resize(p, 1 + unsigned(i % 3));
+                std::this_thread::sleep_for(std::chrono::microseconds(300));
+            }
+        });
+        std::this_thread::sleep_for(std::chrono::milliseconds(5 + 10 * (round % 3)));
+        EXPECT_EQ(crew_shutdown(p, how), CREW_OK);
+        for (auto &t : th)
+            t.join();
+        stop = true;
+        ctl.join();
+        EXPECT_EQ(d.others.load(), 0);
+        crew_destroy(p);
+    }
+}
+
+} // namespace
