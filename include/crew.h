@@ -211,11 +211,11 @@ typedef struct crew_task {
 #define CREW_MAX_THREADS 4096u
 
 /* crew_config.spin's default: an idle worker (or a waiter) polls for work 64 times before it
- * sleeps while the pool's awake threads (its workers not asleep, and the waiting caller) are no
- * more than the CPUs its threads may run on (counted by crew_create: sched_getaffinity, or
- * crew_hooks.cpus), and sleeps at once while they are more, since each poll would then take CPU
- * time from a thread that still has a task. Decided as each idle stretch begins, from counts
- * the pool keeps anyway (no system call); other processes' threads are not counted, and a
+ * sleeps while the pool's awake workers (those not asleep) are no more than the CPUs its threads
+ * may run on (counted by crew_create: sched_getaffinity, or crew_hooks.cpus), and sleeps at
+ * once while they are more, since each poll would then take CPU time from a thread that still
+ * has a task. Decided as each idle stretch begins, from counts the pool keeps anyway (no system
+ * call); callers that wait, other pools' and other processes' threads are not counted, and a
  * worker blocked inside its task counts as awake. */
 #define CREW_SPIN_AUTO 0xFFFFFFFFu
 

@@ -10,12 +10,15 @@
  * idle stretch polls CREW__SPIN_POLLS times while the awake threads are no more than the CPUs,
  * and not at all while they are more (oneTBB's workers, which yield instead, measure the same).
  *
- * Awake threads: the pool's workers (the size last asked for) less those asleep on pool->work,
- * plus the asking thread when it is an outside caller. A guess, read once as each idle stretch
+ * Awake threads: the pool's workers (the size last asked for) less those asleep on pool->work.
+ * Callers waiting from outside are not counted, though they run tasks when they help: counting
+ * the asking one (a waiter from outside, one runner more) stopped the polls of fib's waits on 2
+ * workers and 2 cores, where they pay (measured slower), and counting every one would cost each
+ * outside wait two read-modify-writes on a shared line. A guess, read once as each idle stretch
  * begins, without a fence or a lock: the sleepers on pool->work include outside callers asleep
- * in a wait that may take any task (so it may count one awake thread too few, and poll where
- * the old fixed default polled too), a worker blocked inside its task counts as awake, and
- * other processes' threads are not seen at all.
+ * in a wait that may take any task (so it may count awake workers too few, and poll where the
+ * old fixed default polled too), a worker blocked inside its task counts as awake, and other
+ * processes' threads are not seen at all.
  */
 #include <sched.h>
 #include <string.h>
@@ -47,10 +50,10 @@ unsigned crew__spin_cpus(const crew_hooks *h) {
     return crew__online_cores();
 }
 
-unsigned crew__spin_polls(crew_pool *p, bool outside) {
+unsigned crew__spin_polls(crew_pool *p) {
     /* Relaxed: a plain number (see crew_pool.target), and this is a guess. */
     unsigned threads = crew__load_relaxed(&p->target);
     unsigned asleep = crew__ec_sleepers_hint(&p->work);
-    unsigned awake = (threads > asleep ? threads - asleep : 0) + (outside ? 1u : 0u);
+    unsigned awake = threads > asleep ? threads - asleep : 0;
     return awake <= p->cpus ? CREW__SPIN_POLLS : 0;
 }

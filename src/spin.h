@@ -19,9 +19,8 @@
  * run on (sched_getaffinity), or the online ones where that cannot be asked. At least 1. */
 unsigned crew__spin_cpus(const crew_hooks *h);
 
-/* CREW_SPIN_AUTO: the polls of an idle stretch that begins now, for a thread of p that is one of
- * its workers (outside false) or a caller waiting from outside (outside true, one runner more):
- * CREW__SPIN_POLLS while the pool's awake threads are no more than its CPUs, else 0. */
-unsigned crew__spin_polls(crew_pool *p, bool outside);
+/* CREW_SPIN_AUTO: the polls of an idle stretch that begins now, for a worker of p or a caller
+ * waiting on p: CREW__SPIN_POLLS while p's awake workers are no more than its CPUs, else 0. */
+unsigned crew__spin_polls(crew_pool *p);
 
 #endif /* CREW_SPIN_H */

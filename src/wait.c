@@ -255,11 +255,8 @@ static inline __attribute__((always_inline)) bool waiter_run(void *ctx, crew_tas
     return false;
 }
 
-/* CREW_SPIN_AUTO's polls for a waiter (spin.h): a caller from outside is a runner more. */
-static unsigned waiter_polls(void *ctx) {
-    waiter_ctx *c = ctx;
-    return crew__spin_polls(c->p, c->self == NULL);
-}
+/* CREW_SPIN_AUTO's polls for a waiter (spin.h). */
+static unsigned waiter_polls(void *ctx) { return crew__spin_polls(((waiter_ctx *)ctx)->p); }
 
 static const crew__policy waiter_policy = {
     .done = waiter_done,

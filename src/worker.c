@@ -554,7 +554,7 @@ static bool worker_run(void *ctx, crew_task *t, crew__take_ctx *tc) {
 }
 
 /* CREW_SPIN_AUTO's polls for a worker (spin.h). */
-static unsigned worker_polls(void *ctx) { return crew__spin_polls(((worker_ctx *)ctx)->p, false); }
+static unsigned worker_polls(void *ctx) { return crew__spin_polls(((worker_ctx *)ctx)->p); }
 
 static const crew__policy worker_policy = {.take = worker_take,
                                            .idle = worker_idle,

@@ -18,7 +18,7 @@
 #endif
 
 // spin.c's (internal: the tests link the library's checked build).
-extern "C" unsigned crew__spin_polls(crew_pool *p, bool outside);
+extern "C" unsigned crew__spin_polls(crew_pool *p);
 extern "C" unsigned crew__spin_cpus(const crew_hooks *h);
 
 static double cpu_seconds() {
@@ -114,7 +114,7 @@ TEST(Idle, ABurstWakesEveryWorker) {
 }
 
 // CREW_SPIN_AUTO: a pool whose workers are all busy and outnumber the CPUs gives an idle stretch
-// no polls; once they sleep, polls (64) again; a caller from outside counts as one more.
+// no polls; once they sleep, polls (64) again.
 TEST(Idle, AutoSpinPollsOnlyWhileAwakeThreadsFitTheCpus) {
     const unsigned cpus = crew__spin_cpus(nullptr);
     ASSERT_GE(cpus, 1u);
@@ -137,14 +137,13 @@ TEST(Idle, AutoSpinPollsOnlyWhileAwakeThreadsFitTheCpus) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     ASSERT_EQ(hold.started.load(), threads) << "the workers did not all start";
     // Every worker is in a task: threads > cpus awake.
-    EXPECT_EQ(crew__spin_polls(p, false), 0u);
-    EXPECT_EQ(crew__spin_polls(p, true), 0u);
+    EXPECT_EQ(crew__spin_polls(p), 0u);
     hold.go.store(true);
     ASSERT_EQ(crew_wait_all(p), CREW_OK);
-    // Idle workers poll, then sleep: then the caller alone is awake, which fits any machine.
+    // Idle workers poll, then sleep: then none is awake, which fits any machine.
     unsigned polls = 0;
     until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while ((polls = crew__spin_polls(p, true)) == 0 && std::chrono::steady_clock::now() < until)
+    while ((polls = crew__spin_polls(p)) == 0 && std::chrono::steady_clock::now() < until)
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     EXPECT_EQ(polls, 64u) << "the workers never all slept";
     crew_destroy(p);
