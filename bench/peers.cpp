@@ -20,7 +20,7 @@
 //             work_large (20,000 exp() calls, Jendersie et al.'s pool experiment) to a pool
 //             of P threads and waiting; crew, oneTBB, OpenMP and thread-per-request, plus
 //             burst-only variants (crew-tasks-wait, crew-nohelp, crew-p-1, crew-spin,
-//             onetbb-p+1)
+//             crew-spin64, crew-spin0, onetbb-p+1)
 //                                                           -> us per call, context switches
 // crew-join: crew (default strategy) whose fib and skynet spawn with crew_join instead of a group
 // per call (skynet's ten children as a binary tree of joins); crew-join-task: the same with the
@@ -910,16 +910,18 @@ struct Runner {
 // or the same through crew_enqueue_tasks_wait ("crew-tasks-wait"); or a caller that does not
 // help but sleeps on a latch the tasks count down ("crew-nohelp"); or P - 1 workers and the
 // helping caller, P runners in all, as oneTBB's task_arena(P) ("crew-p-1"); or P workers that
-// poll 4096 times (crew_config.spin) before they sleep, about as long as a call ("crew-spin").
+// poll 4096 times (crew_config.spin) before they sleep, about as long as a call ("crew-spin"),
+// 64 times whatever the load (the fixed default before CREW_SPIN_AUTO, "crew-spin64"), or not
+// at all ("crew-spin0").
 class CrewRunner : public Runner {
 public:
-    enum Mode { wait_all, tasks_wait, nohelp, p_minus_1, spin };
+    enum Mode { wait_all, tasks_wait, nohelp, p_minus_1, spin, spin64, spin0 };
     CrewRunner(unsigned P, Mode m) : P_(P), m_(m), t_(P), args_(P) {
         crew_config cfg;
         crew_config_init(&cfg);
         cfg.threads = m == p_minus_1 ? (P > 1 ? P - 1 : 1) : P;
-        if (m == spin)
-            cfg.spin = 4096;
+        if (m == spin || m == spin64 || m == spin0)
+            cfg.spin = m == spin ? 4096 : m == spin64 ? 64 : 0;
         check(crew_create(&p_, &cfg), "crew_create (burst)");
     }
     ~CrewRunner() override { crew_destroy(p_); }
@@ -1036,6 +1038,10 @@ std::unique_ptr<Runner> make_runner(const std::string &name, unsigned P) {
         return std::make_unique<CrewRunner>(P, CrewRunner::p_minus_1);
     if (name == "crew-spin")
         return std::make_unique<CrewRunner>(P, CrewRunner::spin);
+    if (name == "crew-spin64")
+        return std::make_unique<CrewRunner>(P, CrewRunner::spin64);
+    if (name == "crew-spin0")
+        return std::make_unique<CrewRunner>(P, CrewRunner::spin0);
 #ifdef CREW_HAVE_TBB
     if (name == "onetbb")
         return std::make_unique<TbbRunner>(P, 0);
@@ -1054,7 +1060,8 @@ std::unique_ptr<Runner> make_runner(const std::string &name, unsigned P) {
 // The burst's own variants, which the other workloads do not know.
 bool only(const std::string &name) {
     return name == "crew-tasks-wait" || name == "crew-nohelp" || name == "crew-p-1" ||
-           name == "crew-spin" || name == "onetbb-p+1";
+           name == "crew-spin" || name == "crew-spin64" || name == "crew-spin0" ||
+           name == "onetbb-p+1";
 }
 
 struct Usage {
@@ -1271,7 +1278,7 @@ int main(int argc, char **argv) {
                          "[-D skynet_depth: 10^D leaves, 6] [-P burst pool sizes: 4,8,16,32] "
                          "[-c out.csv] [-S summary.md]\n"
                          "  burst only: -p crew-tasks-wait,crew-nohelp,crew-p-1,crew-spin,"
-                         "onetbb-p+1\n"
+                         "crew-spin64,crew-spin0,onetbb-p+1\n"
                          "  -h, --help  this text\n",
                          argv[0]);
             return opt == 'h' ? 0 : 2;

@@ -164,8 +164,11 @@ int main(int argc, char **argv) {
     run_row *rows = calloc((size_t)runs, sizeof *rows);
     if (!rows)
         return 1;
-    printf("# %ld empty tasks per run, %u workers, one producer (crew_submit); spin %u\n", n,
-           threads, cfg.spin);
+    char spin_text[16] = "auto"; /* CREW_SPIN_AUTO, the default */
+    if (cfg.spin != CREW_SPIN_AUTO)
+        snprintf(spin_text, sizeof spin_text, "%u", cfg.spin);
+    printf("# %ld empty tasks per run, %u workers, one producer (crew_submit); spin %s\n", n,
+           threads, spin_text);
     const char *head = "# run  Mtask/s  prod_cpu prod_rqw prod_v prod_i  work_cpu work_rqw "
                        "work_v  work_i   stolen    q_avg    q_max\n"
                        "#                  (ms)     (ms)  slept preempt   (ms)     (ms)  "

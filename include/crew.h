@@ -210,6 +210,15 @@ typedef struct crew_task {
 /* Largest thread count crew_create and crew_resize accept. */
 #define CREW_MAX_THREADS 4096u
 
+/* crew_config.spin's default: an idle worker (or a waiter) polls for work 64 times before it
+ * sleeps while the pool's awake workers (those not asleep) are no more than the CPUs its threads
+ * may run on (counted by crew_create: sched_getaffinity, or crew_hooks.cpus), and sleeps at
+ * once while they are more, since each poll would then take CPU time from a thread that still
+ * has a task. Decided as each idle stretch begins, from counts the pool keeps anyway (no system
+ * call); callers that wait, other pools' and other processes' threads are not counted, and a
+ * worker blocked inside its task counts as awake. */
+#define CREW_SPIN_AUTO 0xFFFFFFFFu
+
 /* Settings for crew_create. Always start from crew_config_init(), then change fields. */
 typedef struct crew_config {
     unsigned threads;  /* worker threads; 0 = one per online core (default 0) */
@@ -219,8 +228,9 @@ typedef struct crew_config {
     const char *name;  /* thread name prefix, at most 6 characters are used (default "crew"):
                           workers are named "<name>-<pool id>-w<index>" */
     unsigned spin;     /* how many times an idle worker (or a waiter) polls for work before
-                          it sleeps, 16 pause instructions apart (default 64; 0 = sleep at
-                          once) */
+                          it sleeps, 16 pause instructions apart (0 = sleep at once), always;
+                          or CREW_SPIN_AUTO (the default): 64 or 0, as the pool's awake
+                          threads fit its CPUs or not (see CREW_SPIN_AUTO) */
     /* Automatic sizing (see enum crew_autosize): the pool stays within [min_threads,
      * max_threads]; `threads` is the starting size (clamped into that range). */
     unsigned autosize;       /* CREW_AUTOSIZE_OFF (default), _AIT or _BALANCE */

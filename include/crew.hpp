@@ -162,7 +162,7 @@ struct options {
     unsigned threads = 0;     // 0 = one per online core
     std::size_t stack_size = 0; // 0 = system default
     const char *name = "crew";  // thread name prefix
-    unsigned spin = 64;         // polls before an idle worker sleeps
+    unsigned spin = CREW_SPIN_AUTO; // polls before an idle worker sleeps (crew_config.spin)
     bool monitoring = false;    // collect statistics from the start
     unsigned scheduler = CREW_SCHED_DEFAULT; // crew_scheduler: work stealing by default
     unsigned lock = CREW_LOCK_MUTEX;         // crew_lock: the shared queues' lock

@@ -20,7 +20,7 @@ void crew_config_init(crew_config *cfg) {
     cfg->monitoring = 0;
     cfg->stack_size = 0;
     cfg->name = "crew";
-    cfg->spin = 64;
+    cfg->spin = CREW_SPIN_AUTO;
     cfg->scheduler = CREW_SCHED_DEFAULT;
     cfg->lock = CREW_LOCK_MUTEX;
     cfg->max_blocking = 64;

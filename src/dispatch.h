@@ -6,7 +6,7 @@
  *   loop:  done?            stop                       (a waiter: its group finished)
  *          take a task      -> run it; stop if run says so
  *          none: idle?      stop                       (a worker: resize marked it)
- *                spin a while, looking again (crew_config.spin polls)
+ *                spin a while, looking again (crew_config.spin polls; CREW_SPIN_AUTO: spin.h)
  *                sleep      (the last look, then the eventcount's sleep, ec.h); stop if told
  *
  * A policy says what the thread may take, when it must stop, and how it sleeps; the loop is the
@@ -37,6 +37,9 @@ typedef struct crew__policy {
     /* Run t (or put it back); true = stop after it. First wakes sleepers for the tasks
      * tc->pushed_back counts (put back by the take that found t). */
     bool (*run)(void *ctx, crew_task *t, crew__take_ctx *tc);
+    /* Optional: the polls of an idle stretch that begins now, when the pool's spin is
+     * CREW_SPIN_AUTO (spin.h); NULL: none. */
+    unsigned (*polls)(void *ctx);
     /* After a lost race: look again at once (a waiter, whose own task is probably the one
      * contended for), rather than after a pause counted as a spin (a worker, which backs off). */
     bool retry_at_once;
@@ -45,11 +48,12 @@ typedef struct crew__policy {
 /* Run the loop until the policy says stop. tc: the takes' context, the caller's (its inputs
  * set; tasks the takes put back and no one has woken a thread for yet are left in
  * tc->pushed_back when the loop stops: the caller wakes sleepers for them). spin: polls
- * before sleeping. */
+ * before sleeping (crew_config.spin), or CREW_SPIN_AUTO: pol->polls's, asked as each idle
+ * stretch begins (its first look that finds nothing). */
 static inline __attribute__((always_inline)) void crew__dispatch(const crew__policy *pol,
                                                                  void *ctx, crew__take_ctx *tc,
                                                                  unsigned spin) {
-    unsigned spins = 0;
+    unsigned spins = 0, polls = 0; /* polls: this idle stretch's, set as it begins */
     for (;;) {
         if (pol->done && pol->done(ctx))
             return;
@@ -60,7 +64,9 @@ static inline __attribute__((always_inline)) void crew__dispatch(const crew__pol
                 return;
             if (tc->retry && pol->retry_at_once)
                 continue;
-            if (tc->retry || spins < spin) {
+            if (spins == 0)
+                polls = spin != CREW_SPIN_AUTO ? spin : pol->polls ? pol->polls(ctx) : 0;
+            if (tc->retry || spins < polls) {
                 spins++;
                 crew__spin_pause();
                 continue;

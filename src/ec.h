@@ -75,7 +75,7 @@
  * crew__ec_sleeper_free for a thread's record), crew__ec_on, crew__ec_wait, and crew__ec_wait_for
  * for a sleeper on one eventcount that waits until its look holds (the sleeper);
  * crew__ec_sleepers, crew__ec_notify, crew__ec_notify_locked, crew__ec_choose_locked with
- * crew__ec_wake_chosen, crew__ec_listed (the notifier);
+ * crew__ec_wake_chosen, crew__ec_listed (the notifier); crew__ec_sleepers_hint (a policy's guess);
  * crew__ec_thread_cv, crew__cond_init_monotonic and crew__deadline_after_ms for condition
  * variables and timed sleeps (every timed wait in crew is on CLOCK_MONOTONIC).
  *
@@ -222,6 +222,13 @@ static inline bool crew__ec_sleepers(crew__ec *ec) {
     crew__ec_fence_(); /* orders the event before the read; pairs with crew__ec_wait's */
     return crew__load_relaxed(&ec->count) != 0;
 #endif
+}
+
+/* How many sleepers ec counts now, as a guess for a policy (spin.c: how many threads are
+ * awake), never for a wake-up decision. Relaxed and without a fence: it orders nothing, and may
+ * be stale by the time it is used. */
+static inline unsigned crew__ec_sleepers_hint(crew__ec *ec) {
+    return crew__load_relaxed(&ec->count); /* relaxed: a hint, see above */
 }
 
 /* A notifier's choice among the nodes of an eventcount: true wakes the node's sleeper. data is

@@ -25,6 +25,7 @@
 #include "nodes.h"
 #include "notify.h"
 #include "pool.h"
+#include "spin.h"
 #include "wait.h"
 #include "wake.h"
 #include "worker.h"
@@ -357,6 +358,7 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     p->hooks = hooks; /* from here on free_pool frees the CPU list */
     p->stack_size = cfg->stack_size;
     p->spin = cfg->spin;
+    p->cpus = crew__spin_cpus(&p->hooks);
     crew__atomic_init(&p->timing, (cfg->monitoring ? CREW__TIMING_MONITOR : 0u) |
                                 (cfg->autosize ? CREW__TIMING_AUTOSIZE : 0u));
     p->sched.ops = sched;

@@ -101,7 +101,8 @@ struct crew_pool {
     uint64_t serial;    /* never reused within the process (nodes.c's node caches) */
     char name[8];       /* thread name prefix */
     size_t stack_size;  /* 0 = default */
-    unsigned spin;      /* polls before sleeping */
+    unsigned spin;      /* polls before sleeping, or CREW_SPIN_AUTO (spin.h) */
+    unsigned cpus;      /* CPUs its threads may run on, for CREW_SPIN_AUTO (crew__spin_cpus) */
     /* Are tasks timed, and why: CREW__TIMING_MONITOR (statistics, crew_set_monitoring),
      * CREW__TIMING_AUTOSIZE (the controller's inputs) and CREW__TIMING_TRACE (a task timeline,
      * trace.h), one word so that the untimed hot path tests one value. Read without the lock

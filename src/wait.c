@@ -21,6 +21,7 @@
 #include "join.h"
 #include "pool.h"
 #include "sched_calls.h"
+#include "spin.h"
 #include "wait.h"
 #include "wake.h"
 #include "worker.h"
@@ -255,11 +256,15 @@ static inline __attribute__((always_inline)) bool waiter_run(void *ctx, crew_tas
     return false;
 }
 
+/* CREW_SPIN_AUTO's polls for a waiter (spin.h). */
+static unsigned waiter_polls(void *ctx) { return crew__spin_polls(((waiter_ctx *)ctx)->p); }
+
 static const crew__policy waiter_policy = {
     .done = waiter_done,
     .take = waiter_take,
     .sleep = waiter_sleep,
     .run = waiter_run,
+    .polls = waiter_polls,
     .retry_at_once = true};
 
 /* A wait under a trace (trace.h): the same loop, its span recorded. Out of line, so that an

@@ -34,6 +34,7 @@
 #include "nodes.h"
 #include "pool.h"
 #include "sched_calls.h"
+#include "spin.h"
 #include "wait.h"
 #include "wake.h"
 #include "worker.h"
@@ -552,8 +553,14 @@ static bool worker_run(void *ctx, crew_task *t, crew__take_ctx *tc) {
     return false;
 }
 
-static const crew__policy worker_policy = {
-    .take = worker_take, .idle = worker_idle, .sleep = worker_sleep, .run = worker_run};
+/* CREW_SPIN_AUTO's polls for a worker (spin.h). */
+static unsigned worker_polls(void *ctx) { return crew__spin_polls(((worker_ctx *)ctx)->p); }
+
+static const crew__policy worker_policy = {.take = worker_take,
+                                           .idle = worker_idle,
+                                           .sleep = worker_sleep,
+                                           .run = worker_run,
+                                           .polls = worker_polls};
 
 void *crew__worker_main(void *arg) {
     crew__worker *w = arg;

@@ -53,6 +53,7 @@ TEST(Config, InitGivesDefaults) {
     EXPECT_EQ(cfg.monitoring, 0);
     EXPECT_EQ(cfg.stack_size, 0u);
     EXPECT_STREQ(cfg.name, "crew");
+    EXPECT_EQ(cfg.spin, CREW_SPIN_AUTO);
     crew_config_init(nullptr); // harmless
 }
 

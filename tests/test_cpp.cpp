@@ -11,6 +11,16 @@
 
 #include "crew.hpp"
 
+// crew::options starts from crew_config_init()'s defaults.
+TEST(Cpp, OptionsHaveTheCDefaults) {
+    crew_config cfg;
+    crew_config_init(&cfg);
+    crew::options o;
+    EXPECT_EQ(o.spin, cfg.spin);
+    EXPECT_EQ(o.threads, cfg.threads);
+    EXPECT_EQ(o.max_blocking, cfg.max_blocking);
+}
+
 TEST(Cpp, SubmitWithArgumentsReturnsAFuture) {
     crew::pool p(crew::options{2});
     auto f = p.submit([](int a, const std::string &b) { return b + std::to_string(a * 2); }, 21,

@@ -1,15 +1,25 @@
 // test_idle.cpp -- an idle pool sleeps: eight idle workers use well under 1% of a core; and it
 // wakes enough of them: a burst of as many tasks as workers runs on all of them at once, although
 // a submission wakes nobody while a worker is looking for work (the lookers hand the wake-up
-// on: pool.h, worker.c).
+// on: pool.h, worker.c). And CREW_SPIN_AUTO's choice (spin.c): no polls while the pool's awake
+// threads outnumber its CPUs, polls once they fit.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
 #include <chrono>
 #include <thread>
 #include <time.h>
 
 #include "common.h"
+
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
+// spin.c's (internal: the tests link the library's checked build).
+extern "C" unsigned crew__spin_polls(crew_pool *p);
+extern "C" unsigned crew__spin_cpus(const crew_hooks *h);
 
 static double cpu_seconds() {
     timespec ts;
@@ -76,7 +86,7 @@ struct Rendezvous {
 };
 
 TEST(Idle, ABurstWakesEveryWorker) {
-    for (unsigned spin : {0u, 64u, 1u << 16}) {
+    for (unsigned spin : {0u, 64u, 1u << 16, CREW_SPIN_AUTO}) {
         for (unsigned threads : {2u, 4u}) {
             crew_config cfg;
             crew_config_init(&cfg);
@@ -101,4 +111,60 @@ TEST(Idle, ABurstWakesEveryWorker) {
             crew_destroy(p);
         }
     }
+}
+
+// CREW_SPIN_AUTO: a pool whose workers are all busy and outnumber the CPUs gives an idle stretch
+// no polls; once they sleep, polls (64) again.
+TEST(Idle, AutoSpinPollsOnlyWhileAwakeThreadsFitTheCpus) {
+    const unsigned cpus = crew__spin_cpus(nullptr);
+    ASSERT_GE(cpus, 1u);
+    const unsigned threads = cpus + 1;
+    crew_pool *p = crewtest::make_pool(threads); // the default spin: CREW_SPIN_AUTO
+    struct Hold {
+        std::atomic<unsigned> started{0};
+        std::atomic<bool> go{false};
+    } hold;
+    auto task = [](void *arg) {
+        auto *h = static_cast<Hold *>(arg);
+        h->started.fetch_add(1);
+        while (!h->go.load())
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    };
+    for (unsigned i = 0; i < threads; i++)
+        ASSERT_EQ(crew_submit(p, task, &hold, 0, nullptr), CREW_OK);
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (hold.started.load() < threads && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ASSERT_EQ(hold.started.load(), threads) << "the workers did not all start";
+    // Every worker is in a task: threads > cpus awake.
+    EXPECT_EQ(crew__spin_polls(p), 0u);
+    hold.go.store(true);
+    ASSERT_EQ(crew_wait_all(p), CREW_OK);
+    // Idle workers poll, then sleep: then none is awake, which fits any machine.
+    unsigned polls = 0;
+    until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while ((polls = crew__spin_polls(p)) == 0 && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_EQ(polls, 64u) << "the workers never all slept";
+    crew_destroy(p);
+}
+
+// The CPUs counted for CREW_SPIN_AUTO: those the pool is pinned to (crew_hooks.cpus), each once.
+TEST(Idle, AutoSpinCountsThePinnedCpus) {
+#if defined(__linux__)
+    int cpu = sched_getcpu();
+    ASSERT_GE(cpu, 0);
+    int list[] = {cpu, cpu, cpu};
+    crew_hooks h;
+    memset(&h, 0, sizeof h);
+    h.size = sizeof h;
+    h.cpus = list;
+    h.ncpus = 3;
+    EXPECT_EQ(crew__spin_cpus(&h), 1u);
+    cpu_set_t allowed;
+    ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+    EXPECT_EQ(crew__spin_cpus(nullptr), unsigned(CPU_COUNT(&allowed)));
+#else
+    GTEST_SKIP() << "no CPU affinity here";
+#endif
 }

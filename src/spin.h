@@ -1,0 +1,26 @@
+/*
+ * spin.h -- how long an idle thread polls for work before it sleeps (spin.c): crew_config.spin
+ * as the user set it, or under CREW_SPIN_AUTO a number that depends on whether the pool's awake
+ * threads outnumber the CPUs they may run on.
+ */
+#ifndef CREW_SPIN_H
+#define CREW_SPIN_H
+
+#include <stdbool.h>
+
+#include "crew.h"
+
+/* The polls of CREW_SPIN_AUTO while every awake thread has a CPU (crew_config.spin's old
+ * default: about 25 us of pauses and looks on this kind of machine). */
+#define CREW__SPIN_POLLS 64u
+
+/* The CPUs a pool's threads may run on, counted once by crew_create: those of crew_hooks.cpus
+ * (h may be NULL: none) that the calling thread may run on, or else all the calling thread may
+ * run on (sched_getaffinity), or the online ones where that cannot be asked. At least 1. */
+unsigned crew__spin_cpus(const crew_hooks *h);
+
+/* CREW_SPIN_AUTO: the polls of an idle stretch that begins now, for a worker of p or a caller
+ * waiting on p: CREW__SPIN_POLLS while p's awake workers are no more than its CPUs, else 0. */
+unsigned crew__spin_polls(crew_pool *p);
+
+#endif /* CREW_SPIN_H */
