@@ -285,8 +285,12 @@ struct frame_cache {
         block *next;
     };
     block *free[classes];
-    std::size_t bytes;   // kept in the lists
+    // Bytes the thread may still keep: cap less those in the lists while keeping, 0 otherwise,
+    // so that frame_free's one test (does the frame fit?) also sends it to the slow path
+    // that first arms the reaper (unused) or gives the frame to the heap (ended).
+    std::size_t room;
     unsigned char state; // unused until the first frame kept; ended once the thread exits
+    std::size_t kept() const noexcept { return state == keeping ? cap - room : 0; } // bytes
 };
 // Constant-initialised and trivially destructible: no guard on access, and still there (ended)
 // for a frame freed by a thread_local destructor that runs after the reaper's.
@@ -323,9 +327,9 @@ inline void frame_cache_release(bool exiting) noexcept {
             frame_heap_free(b, (i + 1) * frame_cache::grain);
         }
     }
-    c.bytes = 0;
     if (exiting)
         c.state = frame_cache::ended;
+    c.room = c.state == frame_cache::keeping ? frame_cache::cap : 0;
 }
 
 // Its destructor, registered on a thread's first kept frame, releases the cache at thread exit.
@@ -348,7 +352,7 @@ inline void *frame_alloc(std::size_t n) {
         if (frame_cache::block *b = c.free[i]) {
             frame_unpoison(b, sizeof *b);
             c.free[i] = b->next;
-            c.bytes -= (i + 1) * frame_cache::grain;
+            c.room += (i + 1) * frame_cache::grain;
             frame_unpoison(b, (i + 1) * frame_cache::grain);
             return b;
         }
@@ -366,24 +370,21 @@ inline void frame_free(void *p, std::size_t n) noexcept {
     if (i < frame_cache::classes) {
         std::size_t size = (i + 1) * frame_cache::grain;
         frame_cache &c = tls_frames;
-        // keeping, the common case, first: one test for the state on the way to the list.
-        if (c.state != frame_cache::keeping) [[unlikely]] {
-            if (c.state == frame_cache::ended) {
+        // Room for it, the common case, first: one test on the way to the list.
+        if (size > c.room) [[unlikely]] {
+            if (c.state != frame_cache::unused) { // full, or the thread is exiting
                 frame_heap_free(p, size);
                 return;
             }
             tls_frame_reaper.armed = true; // the first: release the cache at thread exit
             c.state = frame_cache::keeping;
+            c.room = frame_cache::cap;
         }
-        if (c.bytes + size <= frame_cache::cap) {
-            auto *b = static_cast<frame_cache::block *>(p);
-            b->next = c.free[i];
-            c.free[i] = b;
-            c.bytes += size;
-            frame_poison(b, size);
-            return;
-        }
-        frame_heap_free(p, size);
+        auto *b = static_cast<frame_cache::block *>(p);
+        b->next = c.free[i];
+        c.free[i] = b;
+        c.room -= size;
+        frame_poison(b, size);
         return;
     }
 #endif

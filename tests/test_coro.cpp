@@ -313,7 +313,7 @@ TEST(Coro, WhenAllEdgeCases) {
 }
 
 // This thread's cache (crew_coro.hpp, "Frames"): bytes of frames kept.
-std::size_t kept() { return crew::detail::tls_frames.bytes; }
+std::size_t kept() { return crew::detail::tls_frames.kept(); }
 
 // value(v), but its frame is really allocated: a task created and destroyed in one function may
 // have its frame on the stack instead (clang elides the allocation where it can prove that).
