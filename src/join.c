@@ -169,8 +169,12 @@ static __attribute__((noinline)) int join_back_slow(crew__deque *d, int64_t mark
 
 static int join_other(crew_pool *p, crew__worker *self, crew_fn fa, void *a, crew_fn fb, void *b);
 
-/* join_worker's offer landed on an empty deque: join_run's wake-up check, out of line. */
-static __attribute__((noinline)) void join_notify(crew_pool *p) { crew__notify_work(p, 1, 0); }
+/* join_worker's offer landed on an empty deque: join_run's wake-up check, then fa. Out of line,
+ * and fa called here as well, so that join_worker keeps no value across a call. */
+static __attribute__((noinline)) void join_notify_run(const crew__join *j, crew_fn fa, void *a) {
+    crew__notify_work(j->p, 1, 0); /* a sleeping worker may take the offer */
+    fa(a);
+}
 
 #if defined(CREW_ASSERT) && CREW_ASSERT
 /* Tests only (the checked library the tests link, debug.h): called by join_worker after its
@@ -213,8 +217,9 @@ static __attribute__((noinline)) int join_worker(crew_pool *p, crew_fn fa, void 
 #endif
     crew__join j = {.p = p, .fn = fb, .arg = b, .own = d, .end = mark + 1};
     if (__builtin_expect(crew__deque_offer_at(d, arr, mark, crew__join_half, &j, 0), 0))
-        join_notify(p); /* nothing older lay below the offer: a sleeping worker may take it */
-    fa(a);
+        join_notify_run(&j, fa, a); /* nothing older lay below the offer: the check */
+    else
+        fa(a);
     /* From here everything is read back from the record (fa may have written it, for all the
      * compiler knows: the offer published its address), so no value is kept in a register
      * across fa: no register to save and restore on each call. */
