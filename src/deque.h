@@ -173,15 +173,28 @@ static inline int crew__deque_claim_at(crew__deque *d, int64_t b) {
     crew__store_release(&d->bottom, b + 1); /* a thief took it: undo (release: as above) */
     return 0;
 }
+/* Owner: crew__deque_put_at for a join's offer at place b, in the array a that
+ * crew__deque_room_at gave, and then a look at top: true if no older task lay below the offer
+ * when it landed (top had reached b), so a worker that went to sleep may have seen none of
+ * them, and the caller must make the wake-up check (crew__notify_work). The store of bottom
+ * and the load of top are seq_cst, the order the check needs: a thief whose claim on top the
+ * load missed claimed after the offer landed, and its next look (after its fence, as every
+ * steal and every sleep makes one) finds the offer; a worker that counted itself a sleeper
+ * before its last look missed the offer has its count seen by the check. */
+static inline bool crew__deque_offer_at(crew__deque *d, crew__deque_array *a, int64_t b,
+                                        crew_fn fn, void *arg, uint64_t aux) {
+    crew__deque_entry *e = &a->slot[(size_t)b & a->mask];
+    crew__store_relaxed(&e->fn, fn); /* relaxed: published by the store of bottom */
+    crew__store_relaxed(&e->arg, arg);
+    crew__store_relaxed(&e->aux, aux);
+    /* Seq_cst (so also release: publishes the entry): before the load of top below in the one
+     * total order, as the sleepers' fence of crew__notify_work orders a submission's push. */
+    crew__store_seq_cst(&d->bottom, b + 1);
+    return crew__load_seq_cst(&d->top) >= b; /* seq_cst: after the store, as above */
+}
 /* Owner: is bottom b (the newest task, if any, at place b - 1)? Relaxed: the owner's own. */
 static inline bool crew__deque_bottom_is(crew__deque *d, int64_t b) {
     return crew__load_relaxed(&d->bottom) == b;
-}
-/* Owner, with bottom at b: is the deque empty (a read of top, relaxed, found it at b or past
- * it)? Top only grows, so true is certain; a stale read may answer false for a deque that
- * thieves emptied meanwhile. */
-static inline bool crew__deque_top_at(crew__deque *d, int64_t b) {
-    return crew__load_relaxed(&d->top) >= b;
 }
 /* Owner: the argument held at place b (relaxed: the owner's own writes), for checks. */
 static inline void *crew__deque_arg_at(crew__deque *d, int64_t b) {

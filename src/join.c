@@ -169,37 +169,57 @@ static __attribute__((noinline)) int join_back_slow(crew__deque *d, int64_t mark
 
 static int join_other(crew_pool *p, crew__worker *self, crew_fn fa, void *a, crew_fn fb, void *b);
 
+/* join_worker's offer landed on an empty deque: join_run's wake-up check, then fa. Out of line,
+ * and fa called here as well, so that join_worker keeps no value across a call. */
+static __attribute__((noinline)) void join_notify_run(const crew__join *j, crew_fn fa, void *a) {
+    crew__notify_work(j->p, 1, 0); /* a sleeping worker may take the offer */
+    fa(a);
+}
+
+#if defined(CREW_ASSERT) && CREW_ASSERT
+/* Tests only (the checked library the tests link, debug.h): called by join_worker after its
+ * looks at the deque and before its offer, so that a test can hold that window open. */
+void (*crew__test_join_offer)(void);
+#endif
+
 /* The worker whose own deque d is (crew__sched_own_deque: its record's sched area). */
 static inline crew__worker *worker_of(crew__deque *d) {
     return (crew__worker *)(void *)((char *)d - offsetof(crew__worker, sched));
 }
 
 /* The fast path: a worker of p with a deque of its own (STEAL, not a forked child), the
- * arguments checked, and the deque neither empty nor full (by top_seen) before the offer; else
- * the general path, join_run. Nothing is kept in a register across fa (the deque and the
- * offer's place are in the record, on the stack), so the call saves and restores none, and
- * every other case is out of line.
+ * arguments checked, and the deque not full (by top_seen) before the offer; else the general
+ * path, join_run. Nothing is kept in a register across fa (the deque and the offer's place are
+ * in the record, on the stack), so the call saves and restores none, and every other case is
+ * out of line.
  *
- * No wake-up check after the offer (join_run's: a seq_cst fence and a load of the sleepers'
- * count) here: only an offer onto an empty deque makes one (top had reached the offer's place;
- * read relaxed, a stale top may show older tasks that thieves took meanwhile, the case at the
- * end of this comment). An offer needs no wake-up to be run: its caller takes it back or, if a
- * thief took it, waits for that one, so a missed wake-up costs parallelism, never a hang. And
- * an offer above an older task does not miss a sleeper that the older one's offer would not: a
- * worker that counted itself a sleeper after that offer's check (or the check of the one below
- * it, down to the one pushed onto an empty deque, or a crew_submit's) looks at this deque after
- * its fence (Dekker's pattern, ec.h), so it finds the older task and does not sleep; only if a
- * thief took every older task in between may it miss this one, and then that thief is awake,
- * and looks here again when it is done (or hands its look on, worker.c). */
+ * The wake-up check (join_run's: a seq_cst fence and a load of the sleepers' count) only when
+ * no older task lay below the offer as it landed: the offer's store of bottom and a read of top
+ * after it are seq_cst (crew__deque_offer_at), in place of the fence. With an older task still
+ * there at that read, a worker that counted itself a sleeper before the offer landed saw that
+ * task in its last look (Dekker's pattern, ec.h), unless a thief took it after the offer landed
+ * (the read came first in the one order), and that thief's next look, after its fence, finds
+ * this offer. So the offer is left to a thread that is awake, at worst until it has run the
+ * older task; and an offer needs no wake-up to be run (its caller takes it back or, if a thief
+ * took it, waits for that one): a late taker costs parallelism, never a hang. A read of top
+ * before the push would not do: a thief could take the last older task, find nothing more and
+ * go to sleep between that read and the push, and every join inside fa (above this offer)
+ * would skip its check too. */
 static __attribute__((noinline)) int join_worker(crew_pool *p, crew_fn fa, void *a, crew_fn fb,
                                                  void *b, crew__deque *d) {
     int64_t mark = crew__load_relaxed(&d->bottom); /* relaxed: the owner's own bottom */
     crew__deque_array *arr = crew__deque_room_at(d, mark);
-    if (__builtin_expect(!arr || crew__deque_top_at(d, mark), 0))
-        return join_other(p, worker_of(d), fa, a, fb, b); /* join_run: its offer checks */
+    if (__builtin_expect(!arr, 0)) /* full by top_seen: join_run's push grows the array */
+        return join_other(p, worker_of(d), fa, a, fb, b);
+#if defined(CREW_ASSERT) && CREW_ASSERT
+    if (crew__test_join_offer)
+        crew__test_join_offer();
+#endif
     crew__join j = {.p = p, .fn = fb, .arg = b, .own = d, .end = mark + 1};
-    crew__deque_put_at(d, arr, mark, crew__join_half, &j, 0);
-    fa(a);
+    if (__builtin_expect(crew__deque_offer_at(d, arr, mark, crew__join_half, &j, 0), 0))
+        join_notify_run(&j, fa, a); /* nothing older lay below the offer: the check */
+    else
+        fa(a);
     /* From here everything is read back from the record (fa may have written it, for all the
      * compiler knows: the offer published its address), so no value is kept in a register
      * across fa: no register to save and restore on each call. */

@@ -1,7 +1,8 @@
 // test_join.cpp -- crew_join and crew::join: spawn-and-wait without a group. Results of nested
 // joins (fib) on 1, 2 and 4 threads, from inside and outside the pool; joins nested 30 deep
 // inside lanes; a one-thread pool; a take-back after the caller's own thread took its half and
-// reused its place; C++ results and exceptions; and a stress test in which
+// reused its place; a wake-up for an offer above a task a thief took before it went to sleep;
+// C++ results and exceptions; and a stress test in which
 // cancel, resize, pause and both shutdowns race with joins (in lane tasks too): every half runs
 // exactly once, and every submitted task runs once or reaches on_drop.
 #include <gtest/gtest.h>
@@ -21,6 +22,8 @@
 
 #include "common.h"
 #include "crew.hpp"
+
+extern "C" void (*crew__test_join_offer)(void); // join.c, in the checked library
 
 using crewtest::make_pool;
 
@@ -182,6 +185,74 @@ TEST(Join, TakeBackAfterTheOwnThreadTookTheHalfAndReusedItsPlace) {
     EXPECT_EQ(crew_wait_all(p), CREW_OK);
     EXPECT_EQ(c.x_runs.load(), 1);
     EXPECT_EQ(c.g_runs.load(), 1);
+    crew_destroy(p);
+}
+
+// A worker that sleeps must be woken for an offer even when the deque held an older task as
+// the caller looked at it, if a thief took that task and went to sleep before the offer landed.
+// The test hook holds the caller between its look at the deque and its offer while the other
+// worker, released then, steals the older task, runs it and, finding nothing more, sleeps.
+// Then fa waits (at most 10 s) for fb to run elsewhere: with the wake-up missed, the other
+// worker sleeps through all of fa, and fb runs only on the caller after it.
+struct Missed {
+    crewtest::Gate busy; // holds the other worker until the caller has looked at its deque
+    std::atomic<bool> older_ran{false}, fb_ran{false}, fb_during_fa{false};
+    std::atomic<int> fb_runs{0};
+    std::atomic<bool> done{false};
+    crew_pool *p = nullptr;
+};
+std::atomic<Missed *> g_missed{nullptr};
+
+void missed_hook() {
+    Missed *m = g_missed.exchange(nullptr); // the first join only
+    if (!m)
+        return;
+    m->busy.open(); // the other worker takes the older task...
+    while (!m->older_ran)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200)); // ...and goes to sleep
+}
+
+void missed_fa(void *a) {
+    auto *m = static_cast<Missed *>(a);
+    for (int i = 0; i < 10000 && !m->fb_ran; i++) // bounded: halves must not wait for each other
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    m->fb_during_fa = m->fb_ran.load();
+}
+
+void missed_task(void *a) {
+    auto *m = static_cast<Missed *>(a);
+    if (crew_submit(m->p, [](void *x) { static_cast<Missed *>(x)->older_ran = true; }, m, 0,
+                    nullptr) != CREW_OK) // the older task, on this worker's deque
+        std::abort();
+    if (crew_join(m->p, missed_fa, m, [](void *x) {
+            auto *mm = static_cast<Missed *>(x);
+            mm->fb_runs++;
+            mm->fb_ran = true;
+        }, m) != CREW_OK)
+        std::abort();
+    m->done = true;
+}
+
+TEST(Join, OfferWakesAThiefThatEmptiedTheDequeAndSlept) {
+    if (crewtest::scheduler() != "steal")
+        GTEST_SKIP() << "work stealing only (the other strategies offer through a group)";
+    crew_pool *p = make_pool(2);
+    Missed m;
+    m.p = p;
+    m.busy.hold(p, 1);
+    g_missed = &m;
+    crew__test_join_offer = missed_hook;
+    ASSERT_EQ(crew_submit(p, missed_task, &m, 0, nullptr), CREW_OK);
+    while (!m.done) // not crew_wait_all: a waiting caller could take the task itself
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    m.busy.open(); // in case the hook did not run
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    crew__test_join_offer = nullptr;
+    EXPECT_EQ(g_missed.load(), nullptr); // the hook ran
+    EXPECT_TRUE(m.older_ran.load());
+    EXPECT_EQ(m.fb_runs.load(), 1);
+    EXPECT_TRUE(m.fb_during_fa.load()); // the sleeping worker was woken for the offer
     crew_destroy(p);
 }
 
