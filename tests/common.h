@@ -10,6 +10,7 @@
 #include <limits>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "crew.h"
@@ -148,6 +149,18 @@ inline crew_pool *make_pool(const crew_config &cfg) {
     if (crew_create(&p, &cfg) != CREW_OK)
         std::abort();
     return p;
+}
+
+inline void noop_task(void *) {}
+
+// Return once a shutdown of p has begun (a submission of probe is refused), and ms after that:
+// for a test that must act after the shutdown's first steps. A fixed sleep alone lets a loaded
+// machine preempt the shutdown before those steps for longer than the sleep. The probes that
+// were accepted run or are dropped as any task (an on_drop that counts may skip probe).
+inline void wait_until_shutdown_began(crew_pool *p, int ms, crew_fn probe = noop_task) {
+    while (crew_submit(p, probe, nullptr, 0, nullptr) != CREW_ESHUTDOWN)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
 }
 
 // Make a pool of `threads` workers with the default settings, or abort the test.

@@ -157,7 +157,15 @@ TEST(Shutdown, CancelDropsQueuedTasksAndGroupsReportIt) {
 }
 
 TEST(Shutdown, EnqueueTasksWaitReportsCancellation) {
-    crew_pool *p = make_pool(1);
+    g_dropped = 0;
+    crew_hooks hooks{};
+    hooks.size = sizeof hooks;
+    hooks.on_drop = count_drop;
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 1;
+    cfg.hooks = &hooks;
+    crew_pool *p = make_pool(cfg);
     Gate gate;
     ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, nullptr), CREW_OK);
     gate.wait_arrivals(1);
@@ -171,8 +179,10 @@ TEST(Shutdown, EnqueueTasksWaitReportsCancellation) {
     int rc = 1;
     std::thread caller([&] { rc = crew_enqueue_tasks_wait(p, t.data(), t.size()); });
     gate.wait_arrivals(2);
-    std::thread opener([&] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::thread opener([&] { // once the shutdown's sweep has dropped a task (see above)
+        auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (g_dropped.load() == 0 && std::chrono::steady_clock::now() < give_up)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
         gate.open();
     });
     EXPECT_EQ(crew_shutdown(p, CREW_CANCEL), CREW_OK);
@@ -181,6 +191,7 @@ TEST(Shutdown, EnqueueTasksWaitReportsCancellation) {
     EXPECT_EQ(rc, CREW_ECANCELED);
     for (auto &c : cells)
         EXPECT_EQ(c.runs.load(), 0);
+    EXPECT_EQ(g_dropped.load(), 10);
     crew_destroy(p);
 }
 
