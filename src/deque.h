@@ -182,6 +182,12 @@ crew_task *crew__deque_steal(crew__deque *d, crew_task *buf, bool *contended);
  * several could take one of them too. */
 size_t crew__deque_steal_batch(crew__deque *d, crew__deque_entry *out, size_t max, crew_fn stop,
                                atomic_uint *claimers, bool *contended);
+/* The same claim, the tasks as takes return them: out[i] is the task given by address, or (held
+ * by value) buf[i], a copy made as crew__deque_task makes it. Both may have been written when it
+ * returns 0 (a lost race). */
+size_t crew__deque_steal_batch_tasks(crew__deque *d, crew_task **out, crew_task *buf,
+                                     size_t max, crew_fn stop, atomic_uint *claimers,
+                                     bool *contended);
 /* Owner: crew__deque_take, but NULL also while a batch claim counted in claimers runs. */
 crew_task *crew__deque_take_unless(crew__deque *d, crew_task *buf, atomic_uint *claimers);
 /* Owner: push e[n-1], e[n-2], ..., e[0] (the oldest last, so that the owner's takes run them

@@ -32,6 +32,7 @@
 #include "nodes.h"
 #include "pool.h"
 #include "schedule.h"
+#include "wake.h"
 #include "worker.h"
 
 /* An external submission slot: a deque whose owner side is locked. */
@@ -212,6 +213,102 @@ static __attribute__((noinline)) crew_task *claim_batch(crew__worker *w, ext_slo
     return crew__deque_entry_task(&e[0], &taken);
 }
 
+/* ---- A helping waiter's held batch ----
+ *
+ * A thread outside the pool that helps while it waits for a quiet pool or a group
+ * (tc->may_hold, wait.c) claims a batch from a slot with one compare-and-swap, as a worker does,
+ * but has no deque to put the rest in: it holds them here and its next takes return them, in
+ * FIFO order, one per take, without touching a shared line. Held tasks are invisible to other
+ * threads, so a waiter claims only a share of a long backlog (hold_size: the other threads keep
+ * theirs in the slot), never when a task could need another one to start first (a bounded
+ * queue, whose places held tasks keep) or tasks are timed (autosize), and gives the rest back
+ * (crew__sched_hand_back) wherever it would hold them while it blocks in crew: before any
+ * waiter's sleep on this thread (of any pool: a held task may wait for another pool) and when
+ * its wait loop ends. A cancelling shutdown's sweep does not see them: the next take drops them
+ * as the sweep would (hold_take). What is left: a held task that blocks outside crew (a lock,
+ * I/O) keeps the rest of its batch until it returns; the share rule bounds what that holds up.
+ * Per thread (one at a time, of one pool), as the take's copy (taken) is. */
+typedef struct held_batch {
+    crew_pool *p;  /* whose tasks they are */
+    unsigned next; /* the next to run; held: t[next..n) */
+    unsigned n;
+    crew_task *t[EXT_BATCH];  /* as a take returns them (crew__deque_steal_batch_tasks) */
+    crew_task buf[EXT_BATCH]; /* the copies of those held by value, each valid until the
+                                 next claim (as taken is until the next take) */
+} held_batch;
+static CREW__TLS held_batch held;
+
+/* The batch a holding waiter claims from a slot with len tasks: as batch_size's share, but
+ * only while nothing is held, and never with a bounded queue. */
+static inline size_t hold_size(crew_pool *p, const crew__take_ctx *tc, size_t len) {
+    /* Relaxed: the timing bits (see struct crew_pool). */
+    if (!tc->may_hold || len < 4 || held.next != held.n || p->bounded.capacity != 0 ||
+        crew__load_relaxed(&p->timing) != 0)
+        return 0;
+    size_t n = len / (crew__nworkers(p) + 1);
+    return n < 2 ? 0 : n > EXT_BATCH ? EXT_BATCH : n;
+}
+
+/* Claim up to n of slot x's oldest tasks for the calling waiter: the oldest is returned, the
+ * rest held. A join's half only first (claim_batch). */
+static __attribute__((noinline)) crew_task *claim_held(crew_pool *p, ext_slot *x, size_t n,
+                                                       crew__take_ctx *tc) {
+    n = crew__deque_steal_batch_tasks(&x->deque, held.t, held.buf, n, crew__join_half,
+                                      &x->claimers, &tc->retry);
+    if (n == 0)
+        return NULL;
+    held.p = p;
+    held.n = (unsigned)n;
+    held.next = 1;
+    return held.t[0];
+}
+
+/* The next held task of p, or NULL. Under a cancelling shutdown, the held tasks are dropped
+ * (each reported, as the shutdown's sweep does), except completion callbacks, which run (see
+ * crew__sched_cancel_all). Relaxed: see crew_pool.cancelling (the shutdown sets it before its
+ * sweep; a task that starts before this thread sees it is one a thread had taken). */
+static __attribute__((noinline, cold)) crew_task *hold_take(crew_pool *p) {
+    while (held.next < held.n) {
+        crew_task *t = held.t[held.next++];
+        if (__builtin_expect(!crew__load_relaxed(&p->cancelling), 1) ||
+            (t->crew_flags_ & CREW__TASK_NOTIFY))
+            return t;
+        crew__task_dropped(p, t, true);
+    }
+    return NULL;
+}
+
+/* Give the held tasks back: into the calling thread's slot (as its own submissions, where
+ * workers steal them oldest first), a sleeper woken for them. Without memory for them there,
+ * into the injection queue; without memory for a node there either, run here (nothing may be
+ * lost; it cannot happen while the slot's array has room, which it usually has). */
+static void hand_back(void) {
+    crew_pool *p = held.p;
+    if (held.next == held.n)
+        return;
+    size_t k = held.n - held.next;
+    ext_slot *x = ext_of_thread(p);
+    crew__spinlock_acquire(&x->lock);
+    bool room = crew__deque_reserve(&x->deque, k) == CREW_OK;
+    for (; room && held.next < held.n; held.next++) {
+        int rc = crew__deque_push1(&x->deque, held.t[held.next]); /* by value if a copy */
+        crew__assert(rc == CREW_OK); /* room was reserved */
+        (void)rc;
+    }
+    crew__spinlock_release(&x->lock);
+    while (held.next < held.n) { /* no room: rare */
+        crew_task *t = held.t[held.next++];
+        if (crew__sched_requeue(p, t) != CREW_OK)
+            crew__run(p, t);
+    }
+    crew__notify_pushed_back(p, &k);
+}
+
+void crew__sched_hand_back(void) {
+    if (__builtin_expect(held.next != held.n, 0))
+        hand_back();
+}
+
 /* Steal the oldest task of any slot (a batch of them for a worker, batch_size), starting with
  * the one that last had work for this thread (usually the only busy one: one submitting
  * thread). w: the calling worker, or NULL. */
@@ -226,6 +323,8 @@ static inline __attribute__((always_inline)) crew_task *steal_external(crew_pool
         if (len != 0) {
             crew_task *t = __builtin_expect((n = batch_size(p, w, tc, len)) != 0, 0)
                                ? claim_batch(w, x, n, tc)
+                           : __builtin_expect(!w && (n = hold_size(p, tc, len)) != 0, 0)
+                               ? claim_held(p, x, n, tc)
                                : crew__deque_steal(&x->deque, &taken, &tc->retry);
             if (t) {
                 last = k;
@@ -367,15 +466,33 @@ static __attribute__((noinline)) crew_task *better_than(crew_pool *p, crew__work
     return u;
 }
 
-static crew_task *take(crew_pool *p, crew__worker *w, crew__take_ctx *tc) {
+/* take's rest, once the worker's own deque or the waiter's held batch had nothing. */
+static __attribute__((noinline)) crew_task *take_queued(crew_pool *p, crew__worker *w,
+                                                        crew__take_ctx *tc) {
     crew_task *t;
-    if (w && (t = crew__deque_take(deque_of(w), &taken)) != NULL)
-        return __builtin_expect(t->priority != 0, 0) ? better_than(p, w, t, tc) : t;
     if ((t = steal_external(p, w, tc)) != NULL)
         return t;
     if ((t = w ? take_injected(p, w, tc) : crew__lq_take(central_of(p))) != NULL)
         return t;
     return steal_any(p, w, tc);
+}
+
+/* The strategy's take: small, so that the common cases (a worker's own deque, a waiter's held
+ * batch) save no registers for the rest (take_queued). */
+static crew_task *take(crew_pool *p, crew__worker *w, crew__take_ctx *tc) {
+    crew_task *t;
+    if (w) {
+        if ((t = crew__deque_take(deque_of(w), &taken)) != NULL)
+            return __builtin_expect(t->priority != 0, 0) ? better_than(p, w, t, tc) : t;
+    } else if (held.next != held.n && held.p == p) {
+        /* A holding waiter's batch first (priority 0, the highest: nothing queued outranks
+         * it); see hold_take for a cancelling shutdown. Relaxed: as there. */
+        if (__builtin_expect(!crew__load_relaxed(&p->cancelling), 1))
+            return held.t[held.next++];
+        if ((t = hold_take(p)) != NULL)
+            return t;
+    }
+    return take_queued(p, w, tc);
 }
 
 static crew_task *take_group(crew_pool *p, crew__worker *self, uint32_t slot, int64_t mark,

@@ -225,6 +225,7 @@ static crew_task *waiter_sleep(void *ctx, crew__take_ctx *tc, bool *stop) {
     }
     if (tc->pushed_back)
         crew__notify_pushed_back(c->p, &tc->pushed_back);
+    crew__sched_hand_back(); /* no claimed task waits invisibly while this thread sleeps */
     flush_finished(c); /* done by the look before; a sleep must hold none */
     bool timedout = false;
     crew_task *t = sleep_waiting(c, &timedout);
@@ -272,11 +273,15 @@ static inline void wait_loop(crew_pool *p, waiter_ctx *c) {
     crew__frame *up = crew__tls_frame;
     c->frame = (crew__frame){.pool = p, .up = up, .depth = up ? up->depth + 1 : 1};
     c->shallow = c->frame.depth <= CREW__HELP_DEPTH_MAX; /* fewer than the bound below it */
-    crew__take_ctx tc = {.may_batch = false}; /* a waiter: inside a task, or not a worker */
+    /* A waiter moves no batch into a deque (it is inside a task, or not a worker); outside the
+     * pool, waiting for a quiet pool or a group, it may hold one (crew__take_ctx.may_hold). */
+    crew__take_ctx tc = {.may_batch = false, .may_hold = !c->self && !c->flag};
     if (__builtin_expect(crew__tracing(p), 0))
         dispatch_traced(p, c, &tc);
     else
         crew__dispatch(&waiter_policy, c, &tc, p->spin);
+    if (tc.may_hold) /* what it still holds goes back */
+        crew__sched_hand_back();
     flush_finished(c);
     if (tc.pushed_back)
         crew__notify_pushed_back(p, &tc.pushed_back);
