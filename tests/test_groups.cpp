@@ -436,3 +436,30 @@ TEST(Groups, FinishingAGroupWakesOnlyItsOwnWaiters) {
     EXPECT_EQ(returned.load(), n);
     crew_destroy(p);
 }
+
+// A thread outside the pool that helps while it waits may claim several queued tasks at once
+// (the work-stealing strategy holds a batch for its next takes). When its wait ends, the ones it
+// has not started must go back to the queues, or they would never run: here the waiting thread
+// ends right after its wait, and crew_wait_all must still see every task run.
+TEST(Groups, AWaitThatEndsLeavesNoClaimedTaskBehind) {
+    crew_pool *p = make_pool(1);
+    Gate gate;
+    gate.hold(p, 1); // the only worker: the waiter below is alone to take tasks
+    std::atomic<int> ran{0};
+    const int n = 64;
+    std::thread waiter([&] {
+        crew_handle g = CREW_HANDLE_NONE;
+        // The group's task first (oldest), then tasks of no group behind it: a helping take
+        // that claims the oldest few holds tasks the group does not need.
+        ASSERT_EQ(crew_submit(p, count, &ran, 0, &g), CREW_OK);
+        for (int i = 1; i < n; i++)
+            ASSERT_EQ(crew_submit(p, count, &ran, 0, nullptr), CREW_OK);
+        EXPECT_EQ(crew_wait(p, g), CREW_OK);
+    });
+    waiter.join();
+    EXPECT_GE(ran.load(), 1);
+    gate.open();
+    ASSERT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(ran.load(), n);
+    crew_destroy(p);
+}
