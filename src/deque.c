@@ -350,6 +350,62 @@ size_t crew__deque_steal_batch_tasks(crew__deque *d, crew_task **out, crew_task 
     return steal_batch(d, max, claimers, contended, fill_tasks, &c);
 }
 
+typedef struct fill_into_ctx {
+    crew__deque *own;
+    crew_fn stop;
+    crew_fn fn; /* the oldest place's task */
+    void *arg;
+    uint64_t aux;
+} fill_into_ctx;
+
+/* The oldest place into c's fields; the others straight into the owner's deque c->own, above
+ * its bottom, the oldest last (as crew__deque_push_entries_reversed puts them), unpublished
+ * until the claim succeeds. */
+static inline __attribute__((always_inline)) size_t fill_into(void *ctx, crew__deque_array *a,
+                                                              int64_t t, size_t n) {
+    fill_into_ctx *c = ctx;
+    size_t mask = a->mask;
+    for (size_t i = 1; c->stop && i < n; i++) /* the batch ends before a place holding stop */
+        if (crew__load_relaxed(&a->slot[(size_t)(t + (int64_t)i) & mask].fn) == c->stop) {
+            n = i;
+            break;
+        }
+    crew__deque_entry *e = &a->slot[(size_t)t & mask];
+    c->fn = crew__load_relaxed(&e->fn);
+    c->arg = crew__load_relaxed(&e->arg);
+    c->aux = crew__load_relaxed(&e->aux);
+    /* Relaxed: the owner's own bottom and array (see crew__deque_push_entries_reversed). */
+    crew__deque_array *o = crew__load_relaxed(&c->own->array);
+    int64_t b = crew__load_relaxed(&c->own->bottom);
+    for (size_t i = 1; i < n; i++) {
+        e = &a->slot[(size_t)(t + (int64_t)i) & mask];
+        entry_put(&o->slot[(size_t)(b + (int64_t)(n - 1 - i)) & o->mask],
+                  crew__load_relaxed(&e->fn), crew__load_relaxed(&e->arg),
+                  crew__load_relaxed(&e->aux));
+    }
+    return n;
+}
+
+crew_task *crew__deque_steal_batch_into(crew__deque *d, crew__deque *own, crew_task *buf,
+                                        size_t max, crew_fn stop, atomic_uint *claimers,
+                                        bool *contended, size_t *moved) {
+    fill_into_ctx c = {.own = own, .stop = stop};
+    size_t n = steal_batch(d, max, claimers, contended, fill_into, &c);
+    *moved = 0;
+    if (n == 0)
+        return NULL;
+    if (n > 1) {
+        /* Relaxed: the owner's own bottom; room was reserved, so no grow. */
+        int64_t b = crew__load_relaxed(&own->bottom);
+        crew__assert((size_t)(b - crew__load_relaxed(&own->top)) + n - 1 <=
+                     crew__load_relaxed(&own->array)->mask + 1);
+        /* Release: the tasks are visible to a thief that reads the new bottom. */
+        crew__store_release(&own->bottom, b + (int64_t)(n - 1));
+        *moved = n - 1;
+    }
+    return crew__deque_task(c.fn, c.arg, c.aux, buf);
+}
+
 void crew__deque_push_entries_reversed(crew__deque *d, const crew__deque_entry *e, size_t n) {
     /* Relaxed bottom and array: the owner's own; room was reserved, so no grow. */
     int64_t b = crew__load_relaxed(&d->bottom);

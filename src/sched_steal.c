@@ -198,19 +198,16 @@ void (*crew__test_claim)(int after);
  * deque, where neither its caller nor a draining shutdown can count on it. */
 static __attribute__((noinline)) crew_task *claim_batch(crew__worker *w, ext_slot *x, size_t n,
                                                         crew__take_ctx *tc) {
-    crew__deque_entry e[EXT_BATCH];
     if (crew__deque_reserve(deque_of(w), n - 1) != CREW_OK) /* no room: one task */
         return crew__deque_steal(&x->deque, &taken, &tc->retry);
     TEST_CLAIM(0);
-    n = crew__deque_steal_batch(&x->deque, e, n, crew__join_half, &x->claimers, &tc->retry);
+    size_t moved;
+    crew_task *t = crew__deque_steal_batch_into(&x->deque, deque_of(w), &taken, n,
+                                                crew__join_half, &x->claimers, &tc->retry,
+                                                &moved);
     TEST_CLAIM(1);
-    if (n == 0)
-        return NULL;
-    if (n > 1) {
-        crew__deque_push_entries_reversed(deque_of(w), e + 1, n - 1);
-        tc->pushed_back += n - 1; /* others may steal them: wake a sleeper */
-    }
-    return crew__deque_entry_task(&e[0], &taken);
+    tc->pushed_back += moved; /* others may steal them: wake a sleeper */
+    return t;
 }
 
 /* ---- A helping waiter's held batch ----
