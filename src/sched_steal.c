@@ -283,6 +283,10 @@ static void hand_back(void) {
     crew_pool *p = held.p;
     if (held.next == held.n)
         return;
+    if (crew__forked(p)) { /* a forked child: the pool is unusable, its locks may be held */
+        held.next = held.n;
+        return;
+    }
     size_t k = held.n - held.next;
     ext_slot *x = ext_of_thread(p);
     crew__spinlock_acquire(&x->lock);
