@@ -268,21 +268,6 @@ static inline bool runs_whole(const crew_task *t, uint32_t whole) {
     return whole == CREW__RUNNERS_WHOLE || t->crew_private_.slot == whole;
 }
 
-/* run_task_in's rare branch (a runner, a timed task): true if t was run (or dropped) here;
- * false for a runner this thread runs to its end like any task. Out of line: most tasks carry
- * none of these flags, and the one test of them is all they pay. */
-static __attribute__((noinline, cold)) bool run_rare(crew_pool *p, crew__worker *self,
-                                                     crew_task *t, uint32_t whole) {
-    if (t->crew_flags_ & CREW__TASK_RUNNER) {
-        if (runs_whole(t, whole))
-            return false;
-        run_runner_turn(p, self, t); /* a turn of it, then back to the wait */
-        return true;
-    }
-    run_timed(p, t);
-    return true;
-}
-
 /* crew__run's body, inlined into the worker's loop as well: run t on this thread, whose worker
  * record for p is self (crew__self), and count it finished. A task of no group is counted in
  * self's credit on a worker, or in *finished on a thread that helps while it waits (finished
@@ -291,11 +276,21 @@ static __attribute__((noinline, cold)) bool run_rare(crew_pool *p, crew__worker 
 static inline __attribute__((always_inline)) void run_task_in(crew_pool *p, crew__worker *self,
                                                               crew_task *t, size_t *finished,
                                                               crew__frame *top, uint32_t whole) {
-    if (__builtin_expect((t->crew_flags_ & (CREW__TASK_STAMPED | CREW__TASK_BOUNDED |
-                                            CREW__TASK_DEADLINE | CREW__TASK_RUNNER)) != 0,
-                         0) &&
-        run_rare(p, self, t, whole))
-        return;
+    /* One test of the flags for the rare kinds: a timed task (out of line), and an array's
+     * runner, which runs here to its end unless whole says a turn (no test of fn per task). */
+    uint32_t flags = t->crew_flags_;
+    if (__builtin_expect((flags & (CREW__TASK_STAMPED | CREW__TASK_BOUNDED | CREW__TASK_DEADLINE |
+                                   CREW__TASK_RUNNER)) != 0,
+                         0)) {
+        if (!(flags & CREW__TASK_RUNNER)) {
+            run_timed(p, t);
+            return;
+        }
+        if (!runs_whole(t, whole)) {
+            run_runner_turn(p, self, t); /* a turn of it, then back to the wait */
+            return;
+        }
+    }
     uint32_t slot;
     if (__builtin_expect(!call_in(p, self, t, &slot, top), 0)) {
         drop_cancelled(p, t);
