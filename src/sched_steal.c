@@ -478,19 +478,32 @@ static __attribute__((noinline)) crew_task *take_queued(crew_pool *p, crew__work
     return steal_any(p, w, tc);
 }
 
-/* The strategy's take: small, so that the common cases (a worker's own deque, a waiter's held
- * batch) save no registers for the rest (take_queued). */
+/* take's claim on worker w's own deque, which holds a task by the look in take. */
+static __attribute__((noinline)) crew_task *take_own(crew_pool *p, crew__worker *w,
+                                                     crew__take_ctx *tc) {
+    crew_task *t = crew__deque_take_claim(deque_of(w), &taken);
+    if (t)
+        return __builtin_expect(t->priority != 0, 0) ? better_than(p, w, t, tc) : t;
+    return take_queued(p, w, tc); /* a thief won its last task */
+}
+
+/* The strategy's take: small, with only tail calls, so that no path saves registers for
+ * another (a worker's own deque: take_own; a waiter's held batch: here; the queues:
+ * take_queued). The look at the own deque is crew__deque_take's (a stale top, relaxed, at or
+ * past bottom proves it empty). */
 static crew_task *take(crew_pool *p, crew__worker *w, crew__take_ctx *tc) {
-    crew_task *t;
     if (w) {
-        if ((t = crew__deque_take(deque_of(w), &taken)) != NULL)
-            return __builtin_expect(t->priority != 0, 0) ? better_than(p, w, t, tc) : t;
+        crew__deque *d = deque_of(w);
+        /* Relaxed: see crew__deque_take. */
+        if (crew__load_relaxed(&d->top) < crew__load_relaxed(&d->bottom))
+            return take_own(p, w, tc);
     } else if (held.next != held.n && held.p == p) {
         /* A holding waiter's batch first (priority 0, the highest: nothing queued outranks
          * it); see hold_take for a cancelling shutdown. Relaxed: as there. */
         if (__builtin_expect(!crew__load_relaxed(&p->cancelling), 1))
             return held.t[held.next++];
-        if ((t = hold_take(p)) != NULL)
+        crew_task *t = hold_take(p);
+        if (t)
             return t;
     }
     return take_queued(p, w, tc);
