@@ -275,10 +275,11 @@ static __attribute__((noinline, cold)) crew_task *hold_take(crew_pool *p) {
     return NULL;
 }
 
-/* Give the held tasks back: into the calling thread's slot (as its own submissions, where
- * workers steal them oldest first), a sleeper woken for them. Without memory for them there,
- * into the injection queue; without memory for a node there either, run here (nothing may be
- * lost; it cannot happen while the slot's array has room, which it usually has). */
+/* Give the held tasks back (under a cancelling shutdown: drop them, callbacks aside): into the
+ * calling thread's slot (as its own submissions, where workers steal them oldest first), a
+ * sleeper woken for them. Without memory for them there, into the injection queue; without
+ * memory for a node there either, run here (nothing may be lost; it cannot happen while the
+ * slot's array has room, which it usually has). */
 static void hand_back(void) {
     crew_pool *p = held.p;
     if (held.next == held.n)
@@ -286,6 +287,21 @@ static void hand_back(void) {
     if (crew__forked(p)) { /* a forked child: the pool is unusable, its locks may be held */
         held.next = held.n;
         return;
+    }
+    /* A cancelling shutdown's sweep, which cannot see held tasks, may be over: drop them as
+     * it would, keeping only completion callbacks (hold_take). Relaxed: as there. */
+    if (__builtin_expect(crew__load_relaxed(&p->cancelling), 0)) {
+        unsigned keep = held.next;
+        for (unsigned i = held.next; i < held.n; i++) {
+            crew_task *t = held.t[i];
+            if (t->crew_flags_ & CREW__TASK_NOTIFY)
+                held.t[keep++] = t;
+            else
+                crew__task_dropped(p, t, true);
+        }
+        held.n = keep;
+        if (held.next == held.n)
+            return;
     }
     size_t k = held.n - held.next;
     ext_slot *x = ext_of_thread(p);
