@@ -212,7 +212,7 @@ static __attribute__((noinline)) crew_task *claim_batch(crew__worker *w, ext_slo
 
 /* ---- A helping waiter's held batch ----
  *
- * A thread outside the pool that helps while it waits for a quiet pool or a group
+ * A thread outside the pool that helps while it waits, without a time-out, for a quiet pool
  * (tc->may_hold, wait.c) claims a batch from a slot with one compare-and-swap, as a worker does,
  * but has no deque to put the rest in: it holds them here and its next takes return them, in
  * FIFO order, one per take, without touching a shared line. Held tasks are invisible to other

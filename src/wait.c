@@ -274,8 +274,12 @@ static inline void wait_loop(crew_pool *p, waiter_ctx *c) {
     c->frame = (crew__frame){.pool = p, .up = up, .depth = up ? up->depth + 1 : 1};
     c->shallow = c->frame.depth <= CREW__HELP_DEPTH_MAX; /* fewer than the bound below it */
     /* A waiter moves no batch into a deque (it is inside a task, or not a worker); outside the
-     * pool, waiting for a quiet pool or a group, it may hold one (crew__take_ctx.may_hold). */
-    crew__take_ctx tc = {.may_batch = false, .may_hold = !c->self && !c->flag};
+     * pool, waiting without a time-out for a quiet pool, it may hold one
+     * (crew__take_ctx.may_hold): that wait cannot end while it holds a task (each is pending),
+     * so none is given back behind tasks queued after it (FIFO among equals) except by a
+     * pause. A group's or a timed wait may end first: it holds none. */
+    crew__take_ctx tc = {.may_batch = false,
+                         .may_hold = !c->self && !c->flag && !c->sl && c->until_ns == 0};
     if (__builtin_expect(crew__tracing(p), 0))
         dispatch_traced(p, c, &tc);
     else
