@@ -224,7 +224,8 @@ static __attribute__((noinline)) crew_task *claim_batch(crew__worker *w, ext_slo
  * its wait loop ends. A cancelling shutdown's sweep does not see them: the next take drops them
  * as the sweep would (hold_take). What is left: a held task that blocks outside crew (a lock,
  * I/O) keeps the rest of its batch until it returns; the share rule bounds what that holds up.
- * Per thread (one at a time, of one pool), as the take's copy (taken) is. */
+ * Per thread (one at a time, of one pool), as the take's copy (taken) is. Off at present: no
+ * waiter sets may_hold (wait.c's wait_loop says why). */
 typedef struct held_batch {
     crew_pool *p;  /* whose tasks they are */
     unsigned next; /* the next to run; held: t[next..n) */

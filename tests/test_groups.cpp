@@ -518,3 +518,36 @@ TEST(Groups, TasksAWaitLeavesUnstartedKeepTheirOrder) {
     EXPECT_EQ(rec.order, want);
     crew_destroy(p);
 }
+
+// A thread that helps in crew_wait_all runs a task that waits, outside crew, for the tasks
+// submitted after it; the worker is idle meanwhile and must run them (a waiter that claimed
+// them along with the first, holding them where no other thread can take them, would keep them
+// until its task returned: here never, but for the time limit that turns the hang into a
+// failure).
+TEST(Groups, TasksAfterOneAHelperRunsStayTakeable) {
+    crew_pool *p = make_pool(1);
+    Gate gate;
+    gate.hold(p, 1); // the only worker, until the first task below starts
+    struct State {
+        Gate *gate;
+        std::atomic<int> ran{0};
+        bool saw_all = false;
+    } st;
+    st.gate = &gate;
+    const int later = 15;
+    auto first = [](void *a) {
+        State *s = static_cast<State *>(a);
+        s->gate->open(); // the worker is free from here on
+        auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (s->ran.load() < later && std::chrono::steady_clock::now() < until)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        s->saw_all = s->ran.load() == later;
+    };
+    auto bump = [](void *a) { static_cast<State *>(a)->ran.fetch_add(1); };
+    ASSERT_EQ(crew_submit(p, first, &st, 0, nullptr), CREW_OK);
+    for (int i = 0; i < later; i++)
+        ASSERT_EQ(crew_submit(p, bump, &st, 0, nullptr), CREW_OK);
+    ASSERT_EQ(crew_wait_all(p), CREW_OK); // takes the first task (the worker is held)
+    EXPECT_TRUE(st.saw_all);
+    crew_destroy(p);
+}
