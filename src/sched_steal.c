@@ -212,7 +212,7 @@ static __attribute__((noinline)) crew_task *claim_batch(crew__worker *w, ext_slo
 
 /* ---- A helping waiter's held batch ----
  *
- * A thread outside the pool that helps while it waits for a quiet pool or a group
+ * A thread outside the pool that helps while it waits, without a time-out, for a quiet pool
  * (tc->may_hold, wait.c) claims a batch from a slot with one compare-and-swap, as a worker does,
  * but has no deque to put the rest in: it holds them here and its next takes return them, in
  * FIFO order, one per take, without touching a shared line. Held tasks are invisible to other
@@ -224,7 +224,8 @@ static __attribute__((noinline)) crew_task *claim_batch(crew__worker *w, ext_slo
  * its wait loop ends. A cancelling shutdown's sweep does not see them: the next take drops them
  * as the sweep would (hold_take). What is left: a held task that blocks outside crew (a lock,
  * I/O) keeps the rest of its batch until it returns; the share rule bounds what that holds up.
- * Per thread (one at a time, of one pool), as the take's copy (taken) is. */
+ * Per thread (one at a time, of one pool), as the take's copy (taken) is. Off at present: no
+ * waiter sets may_hold (wait.c's wait_loop says why). */
 typedef struct held_batch {
     crew_pool *p;  /* whose tasks they are */
     unsigned next; /* the next to run; held: t[next..n) */
@@ -275,10 +276,11 @@ static __attribute__((noinline, cold)) crew_task *hold_take(crew_pool *p) {
     return NULL;
 }
 
-/* Give the held tasks back: into the calling thread's slot (as its own submissions, where
- * workers steal them oldest first), a sleeper woken for them. Without memory for them there,
- * into the injection queue; without memory for a node there either, run here (nothing may be
- * lost; it cannot happen while the slot's array has room, which it usually has). */
+/* Give the held tasks back (under a cancelling shutdown: drop them, callbacks aside): into the
+ * calling thread's slot (as its own submissions, where workers steal them oldest first), a
+ * sleeper woken for them. Without memory for them there, into the injection queue; without
+ * memory for a node there either, run here (nothing may be lost; it cannot happen while the
+ * slot's array has room, which it usually has). */
 static void hand_back(void) {
     crew_pool *p = held.p;
     if (held.next == held.n)
@@ -286,6 +288,21 @@ static void hand_back(void) {
     if (crew__forked(p)) { /* a forked child: the pool is unusable, its locks may be held */
         held.next = held.n;
         return;
+    }
+    /* A cancelling shutdown's sweep, which cannot see held tasks, may be over: drop them as
+     * it would, keeping only completion callbacks (hold_take). Relaxed: as there. */
+    if (__builtin_expect(crew__load_relaxed(&p->cancelling), 0)) {
+        unsigned keep = held.next;
+        for (unsigned i = held.next; i < held.n; i++) {
+            crew_task *t = held.t[i];
+            if (t->crew_flags_ & CREW__TASK_NOTIFY)
+                held.t[keep++] = t;
+            else
+                crew__task_dropped(p, t, true);
+        }
+        held.n = keep;
+        if (held.next == held.n)
+            return;
     }
     size_t k = held.n - held.next;
     ext_slot *x = ext_of_thread(p);

@@ -64,9 +64,10 @@ typedef struct crew__take_ctx {
      * take may move a batch of tasks into the worker's own queue; a thread inside a task (a
      * waiter that helps) takes one at a time. */
     bool may_batch;
-    /* In: a thread outside the pool that helps while it waits for a quiet pool or a group
-     * (wait.c): a take may claim a batch and hold the rest for this thread's next takes
-     * (STEAL's held batch, sched_steal.c), given back by crew__sched_hand_back. */
+    /* In: a thread outside the pool that helps while it waits, without a time-out, for a quiet
+     * pool (wait.c): a take may claim a batch and hold the rest for this thread's next takes
+     * (STEAL's held batch, sched_steal.c), given back by crew__sched_hand_back. No caller
+     * sets it at present (wait.c's wait_loop says why). */
     bool may_hold;
     /* Out, added to: tasks the take put (back) where other threads take them. The caller wakes
      * sleepers for them once it holds no lock (crew__notify_pushed_back), at the latest
