@@ -32,7 +32,6 @@
 #include "nodes.h"
 #include "pool.h"
 #include "schedule.h"
-#include "wake.h"
 #include "worker.h"
 
 /* An external submission slot: a deque whose owner side is locked. */
@@ -210,123 +209,6 @@ static __attribute__((noinline)) crew_task *claim_batch(crew__worker *w, ext_slo
     return t;
 }
 
-/* ---- A helping waiter's held batch ----
- *
- * A thread outside the pool that helps while it waits, without a time-out, for a quiet pool
- * (tc->may_hold, wait.c) claims a batch from a slot with one compare-and-swap, as a worker does,
- * but has no deque to put the rest in: it holds them here and its next takes return them, in
- * FIFO order, one per take, without touching a shared line. Held tasks are invisible to other
- * threads, so a waiter claims only a share of a long backlog (hold_size: the other threads keep
- * theirs in the slot), never when a task could need another one to start first (a bounded
- * queue, whose places held tasks keep) or tasks are timed (autosize), and gives the rest back
- * (crew__sched_hand_back) wherever it would hold them while it blocks in crew: before any
- * waiter's sleep on this thread (of any pool: a held task may wait for another pool) and when
- * its wait loop ends. A cancelling shutdown's sweep does not see them: the next take drops them
- * as the sweep would (hold_take). What is left: a held task that blocks outside crew (a lock,
- * I/O) keeps the rest of its batch until it returns; the share rule bounds what that holds up.
- * Per thread (one at a time, of one pool), as the take's copy (taken) is. Off at present: no
- * waiter sets may_hold (wait.c's wait_loop says why). */
-typedef struct held_batch {
-    crew_pool *p;  /* whose tasks they are */
-    unsigned next; /* the next to run; held: t[next..n) */
-    unsigned n;
-    crew_task *t[EXT_BATCH];  /* as a take returns them (crew__deque_steal_batch_tasks) */
-    crew_task buf[EXT_BATCH]; /* the copies of those held by value, each valid until the
-                                 next claim (as taken is until the next take) */
-} held_batch;
-static CREW__TLS held_batch held;
-
-/* The batch a holding waiter claims from a slot with len tasks: as batch_size's share, but
- * only while nothing is held, and never with a bounded queue. */
-static inline size_t hold_size(crew_pool *p, const crew__take_ctx *tc, size_t len) {
-    /* Relaxed: the timing bits (see struct crew_pool). */
-    if (!tc->may_hold || len < 4 || held.next != held.n || p->bounded.capacity != 0 ||
-        crew__load_relaxed(&p->timing) != 0)
-        return 0;
-    size_t n = len / (crew__nworkers(p) + 1);
-    return n < 2 ? 0 : n > EXT_BATCH ? EXT_BATCH : n;
-}
-
-/* Claim up to n of slot x's oldest tasks for the calling waiter: the oldest is returned, the
- * rest held. A join's half only first (claim_batch). */
-static __attribute__((noinline)) crew_task *claim_held(crew_pool *p, ext_slot *x, size_t n,
-                                                       crew__take_ctx *tc) {
-    n = crew__deque_steal_batch_tasks(&x->deque, held.t, held.buf, n, crew__join_half,
-                                      &x->claimers, &tc->retry);
-    if (n == 0)
-        return NULL;
-    held.p = p;
-    held.n = (unsigned)n;
-    held.next = 1;
-    return held.t[0];
-}
-
-/* The next held task of p, or NULL. Under a cancelling shutdown, the held tasks are dropped
- * (each reported, as the shutdown's sweep does), except completion callbacks, which run (see
- * crew__sched_cancel_all). Relaxed: see crew_pool.cancelling (the shutdown sets it before its
- * sweep; a task that starts before this thread sees it is one a thread had taken). */
-static __attribute__((noinline, cold)) crew_task *hold_take(crew_pool *p) {
-    while (held.next < held.n) {
-        crew_task *t = held.t[held.next++];
-        if (__builtin_expect(!crew__load_relaxed(&p->cancelling), 1) ||
-            (t->crew_flags_ & CREW__TASK_NOTIFY))
-            return t;
-        crew__task_dropped(p, t, true);
-    }
-    return NULL;
-}
-
-/* Give the held tasks back (under a cancelling shutdown: drop them, callbacks aside): into the
- * calling thread's slot (as its own submissions, where workers steal them oldest first), a
- * sleeper woken for them. Without memory for them there, into the injection queue; without
- * memory for a node there either, run here (nothing may be lost; it cannot happen while the
- * slot's array has room, which it usually has). */
-static void hand_back(void) {
-    crew_pool *p = held.p;
-    if (held.next == held.n)
-        return;
-    if (crew__forked(p)) { /* a forked child: the pool is unusable, its locks may be held */
-        held.next = held.n;
-        return;
-    }
-    /* A cancelling shutdown's sweep, which cannot see held tasks, may be over: drop them as
-     * it would, keeping only completion callbacks (hold_take). Relaxed: as there. */
-    if (__builtin_expect(crew__load_relaxed(&p->cancelling), 0)) {
-        unsigned keep = held.next;
-        for (unsigned i = held.next; i < held.n; i++) {
-            crew_task *t = held.t[i];
-            if (t->crew_flags_ & CREW__TASK_NOTIFY)
-                held.t[keep++] = t;
-            else
-                crew__task_dropped(p, t, true);
-        }
-        held.n = keep;
-        if (held.next == held.n)
-            return;
-    }
-    size_t k = held.n - held.next;
-    ext_slot *x = ext_of_thread(p);
-    crew__spinlock_acquire(&x->lock);
-    bool room = crew__deque_reserve(&x->deque, k) == CREW_OK;
-    for (; room && held.next < held.n; held.next++) {
-        int rc = crew__deque_push1(&x->deque, held.t[held.next]); /* by value if a copy */
-        crew__assert(rc == CREW_OK); /* room was reserved */
-        (void)rc;
-    }
-    crew__spinlock_release(&x->lock);
-    while (held.next < held.n) { /* no room: rare */
-        crew_task *t = held.t[held.next++];
-        if (crew__sched_requeue(p, t) != CREW_OK)
-            crew__run(p, t);
-    }
-    crew__notify_pushed_back(p, &k);
-}
-
-void crew__sched_hand_back(void) {
-    if (__builtin_expect(held.next != held.n, 0))
-        hand_back();
-}
-
 /* Steal the oldest task of any slot (a batch of them for a worker, batch_size), starting with
  * the one that last had work for this thread (usually the only busy one: one submitting
  * thread). w: the calling worker, or NULL. */
@@ -341,8 +223,6 @@ static inline __attribute__((always_inline)) crew_task *steal_external(crew_pool
         if (len != 0) {
             crew_task *t = __builtin_expect((n = batch_size(p, w, tc, len)) != 0, 0)
                                ? claim_batch(w, x, n, tc)
-                           : __builtin_expect(!w && (n = hold_size(p, tc, len)) != 0, 0)
-                               ? claim_held(p, x, n, tc)
                                : crew__deque_steal(&x->deque, &taken, &tc->retry);
             if (t) {
                 last = k;
@@ -484,7 +364,7 @@ static __attribute__((noinline)) crew_task *better_than(crew_pool *p, crew__work
     return u;
 }
 
-/* take's rest, once the worker's own deque or the waiter's held batch had nothing. */
+/* take's rest, once the worker's own deque had nothing (or the taker is no worker). */
 static __attribute__((noinline)) crew_task *take_queued(crew_pool *p, crew__worker *w,
                                                         crew__take_ctx *tc) {
     crew_task *t;
@@ -505,23 +385,14 @@ static __attribute__((noinline)) crew_task *take_own(crew_pool *p, crew__worker 
 }
 
 /* The strategy's take: small, with only tail calls, so that no path saves registers for
- * another (a worker's own deque: take_own; a waiter's held batch: here; the queues:
- * take_queued). The look at the own deque is crew__deque_take's (a stale top, relaxed, at or
- * past bottom proves it empty). */
+ * another (a worker's own deque: take_own; the queues: take_queued). The look at the own
+ * deque is crew__deque_take's (a stale top, relaxed, at or past bottom proves it empty). */
 static crew_task *take(crew_pool *p, crew__worker *w, crew__take_ctx *tc) {
     if (w) {
         crew__deque *d = deque_of(w);
         /* Relaxed: see crew__deque_take. */
         if (crew__load_relaxed(&d->top) < crew__load_relaxed(&d->bottom))
             return take_own(p, w, tc);
-    } else if (held.next != held.n && held.p == p) {
-        /* A holding waiter's batch first (priority 0, the highest: nothing queued outranks
-         * it); see hold_take for a cancelling shutdown. Relaxed: as there. */
-        if (__builtin_expect(!crew__load_relaxed(&p->cancelling), 1))
-            return held.t[held.next++];
-        crew_task *t = hold_take(p);
-        if (t)
-            return t;
     }
     return take_queued(p, w, tc);
 }

@@ -64,11 +64,6 @@ typedef struct crew__take_ctx {
      * take may move a batch of tasks into the worker's own queue; a thread inside a task (a
      * waiter that helps) takes one at a time. */
     bool may_batch;
-    /* In: a thread outside the pool that helps while it waits, without a time-out, for a quiet
-     * pool (wait.c): a take may claim a batch and hold the rest for this thread's next takes
-     * (STEAL's held batch, sched_steal.c), given back by crew__sched_hand_back. No caller
-     * sets it at present (wait.c's wait_loop says why). */
-    bool may_hold;
     /* Out, added to: tasks the take put (back) where other threads take them. The caller wakes
      * sleepers for them once it holds no lock (crew__notify_pushed_back), at the latest
      * before it runs the task taken, sleeps or stops looking. */
@@ -213,11 +208,6 @@ size_t crew__sched_queued(crew_pool *p); /* every queue's tasks, blocking ones i
 size_t crew__sched_cancel_group(crew_pool *p, uint32_t slot, uint32_t gen);
 size_t crew__sched_cancel_all(crew_pool *p); /* drop every queued task; returns how many */
 crew_task *crew__sched_take_any(crew_pool *p); /* the task a helper would take next, or NULL */
-/* The tasks the calling thread's takes claimed and hold but it has not started (STEAL's held
- * batch, of whichever pool: crew__take_ctx.may_hold) go back to their pool's queues, a sleeper
- * woken for them. Called before a waiter sleeps and when a holding wait ends; no lock held.
- * Inline test, out-of-line work (sched_steal.c). */
-void crew__sched_hand_back(void);
 /* crew__held_by_pause's slow half (sched_calls.h): put t, taken as a pause began, back in front
  * of its queue (true; counted in *pushed_back), or false if it may run after all. */
 bool crew__put_back_paused(crew_pool *p, crew_task *t, size_t *pushed_back);

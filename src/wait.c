@@ -225,7 +225,6 @@ static crew_task *waiter_sleep(void *ctx, crew__take_ctx *tc, bool *stop) {
     }
     if (tc->pushed_back)
         crew__notify_pushed_back(c->p, &tc->pushed_back);
-    crew__sched_hand_back(); /* no claimed task waits invisibly while this thread sleeps */
     flush_finished(c); /* done by the look before; a sleep must hold none */
     bool timedout = false;
     crew_task *t = sleep_waiting(c, &timedout);
@@ -273,19 +272,13 @@ static inline void wait_loop(crew_pool *p, waiter_ctx *c) {
     crew__frame *up = crew__tls_frame;
     c->frame = (crew__frame){.pool = p, .up = up, .depth = up ? up->depth + 1 : 1};
     c->shallow = c->frame.depth <= CREW__HELP_DEPTH_MAX; /* fewer than the bound below it */
-    /* A waiter moves no batch into a deque (it is inside a task, or not a worker), and holds
-     * none (crew__take_ctx.may_hold): tasks it held would be invisible to idle workers for as
-     * long as the task it runs lasts, and a task that waits outside crew for one submitted
-     * after it would wait for ever. (Were it to hold: only in a wait without a time-out for a
-     * quiet pool, which cannot end while it holds a task, each being pending, so none is
-     * given back behind tasks queued after it; a group's or a timed wait may end first.) */
-    crew__take_ctx tc = {.may_batch = false, .may_hold = false};
+    /* A waiter moves no batch into a deque (it is inside a task, or not a worker) and claims
+     * one task at a time (docs/design.md says why it holds no claimed batch). */
+    crew__take_ctx tc = {.may_batch = false};
     if (__builtin_expect(crew__tracing(p), 0))
         dispatch_traced(p, c, &tc);
     else
         crew__dispatch(&waiter_policy, c, &tc, p->spin);
-    if (tc.may_hold) /* what it still holds goes back */
-        crew__sched_hand_back();
     flush_finished(c);
     if (tc.pushed_back)
         crew__notify_pushed_back(p, &tc.pushed_back);
