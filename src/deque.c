@@ -248,7 +248,7 @@ crew_task *crew__deque_steal(crew__deque *d, crew_task *buf, bool *contended) {
  * still t when the compare-and-swap succeeds (it only grows), so none was rewritten before the
  * claim; a replaced array is never written again. Other thieves: the same compare-and-swap
  * orders every claim. */
-/* The claim of crew__deque_steal_batch(_tasks): places [t, t + n) of a read by fill(ctx, ...),
+/* The claim of crew__deque_steal_batch and _into: places [t, t + n) of a read by fill(ctx, ...),
  * which returns how many it took (fewer: the batch ends before a place holding stop). */
 static inline __attribute__((always_inline)) size_t
 steal_batch(crew__deque *d, size_t max, atomic_uint *claimers, bool *contended,
@@ -307,47 +307,6 @@ size_t crew__deque_steal_batch(crew__deque *d, crew__deque_entry *out, size_t ma
                                crew_fn stop, atomic_uint *claimers, bool *contended) {
     fill_entries_ctx c = {out, stop};
     return steal_batch(d, max, claimers, contended, fill_entries, &c);
-}
-
-typedef struct fill_tasks_ctx {
-    crew_task **out;
-    crew_task *buf;
-    crew_fn stop;
-} fill_tasks_ctx;
-
-/* As crew__deque_task makes a take's task, place by place (a place held by address: its task;
- * by value: a copy in buf). */
-static inline __attribute__((always_inline)) size_t fill_tasks(void *ctx, crew__deque_array *a,
-                                                               int64_t t, size_t n) {
-    fill_tasks_ctx *c = ctx;
-    size_t mask = a->mask, k = (size_t)t & mask;
-    for (size_t i = 0; i < n; i++, k = (k + 1) & mask) {
-        crew__deque_entry *e = &a->slot[k];
-        crew_fn fn = crew__load_relaxed(&e->fn);
-        void *arg = crew__load_relaxed(&e->arg);
-        if (!fn) { /* by address: never stop (a join's half is held by value) */
-            c->out[i] = arg;
-            continue;
-        }
-        if (fn == c->stop && i > 0)
-            return i; /* the batch ends before it */
-        uint64_t aux = crew__load_relaxed(&e->aux);
-        crew_task *b = &c->buf[i];
-        b->fn = fn;
-        b->arg = arg;
-        b->priority = (uint32_t)(aux >> 32);
-        b->crew_flags_ = CREW__TASK_COPY;
-        b->crew_private_.slot = (uint32_t)aux;
-        c->out[i] = b;
-    }
-    return n;
-}
-
-size_t crew__deque_steal_batch_tasks(crew__deque *d, crew_task **out, crew_task *buf,
-                                     size_t max, crew_fn stop, atomic_uint *claimers,
-                                     bool *contended) {
-    fill_tasks_ctx c = {out, buf, stop};
-    return steal_batch(d, max, claimers, contended, fill_tasks, &c);
 }
 
 typedef struct fill_into_ctx {

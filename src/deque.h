@@ -182,12 +182,6 @@ crew_task *crew__deque_steal(crew__deque *d, crew_task *buf, bool *contended);
  * several could take one of them too. */
 size_t crew__deque_steal_batch(crew__deque *d, crew__deque_entry *out, size_t max, crew_fn stop,
                                atomic_uint *claimers, bool *contended);
-/* The same claim, the tasks as takes return them: out[i] is the task given by address, or (held
- * by value) buf[i], a copy made as crew__deque_task makes it. Both may have been written when it
- * returns 0 (a lost race). */
-size_t crew__deque_steal_batch_tasks(crew__deque *d, crew_task **out, crew_task *buf,
-                                     size_t max, crew_fn stop, atomic_uint *claimers,
-                                     bool *contended);
 /* The same claim by the owner of deque own (a worker): the oldest task is returned (by value:
  * copied into buf, as a take does), the others are copied straight into own above its bottom,
  * the oldest last (as crew__deque_push_entries_reversed), and published there once the claim
