@@ -437,10 +437,9 @@ TEST(Groups, FinishingAGroupWakesOnlyItsOwnWaiters) {
     crew_destroy(p);
 }
 
-// A thread outside the pool that helps while it waits may claim several queued tasks at once
-// (the work-stealing strategy holds a batch for its next takes). When its wait ends, the ones it
-// has not started must go back to the queues, or they would never run: here the waiting thread
-// ends right after its wait, and crew_wait_all must still see every task run.
+// A thread outside the pool that helps while it waits takes queued tasks besides its group's.
+// When its wait ends, every task it has not started must still be where others take it: here
+// the waiting thread ends right after its wait, and crew_wait_all must still see every task run.
 TEST(Groups, AWaitThatEndsLeavesNoClaimedTaskBehind) {
     crew_pool *p = make_pool(1);
     Gate gate;
@@ -449,8 +448,8 @@ TEST(Groups, AWaitThatEndsLeavesNoClaimedTaskBehind) {
     const int n = 64;
     std::thread waiter([&] {
         crew_handle g = CREW_HANDLE_NONE;
-        // The group's task first (oldest), then tasks of no group behind it: a helping take
-        // that claims the oldest few holds tasks the group does not need.
+        // The group's task first (oldest), then tasks of no group behind it, which the group
+        // does not need: its wait may end with them queued.
         ASSERT_EQ(crew_submit(p, count, &ran, 0, &g), CREW_OK);
         for (int i = 1; i < n; i++)
             ASSERT_EQ(crew_submit(p, count, &ran, 0, nullptr), CREW_OK);
@@ -465,9 +464,9 @@ TEST(Groups, AWaitThatEndsLeavesNoClaimedTaskBehind) {
 }
 
 // Tasks of equal priority that one thread submits start in submission order (crew.h). A thread
-// that helps while it waits may claim several of them at once (the work-stealing strategy holds
-// a batch for its next takes); when its wait ends with some of them not started, they must keep
-// their place before the ones submitted after them. The only worker runs them, one at a time.
+// that helps while it waits takes some of them; when its wait ends with others not started,
+// those must keep their place before the ones submitted after them. The only worker runs
+// them, one at a time.
 TEST(Groups, TasksAWaitLeavesUnstartedKeepTheirOrder) {
     if (!crewtest::strict_priority())
         GTEST_SKIP() << "the MultiQueue's order is approximate by design";
@@ -520,10 +519,10 @@ TEST(Groups, TasksAWaitLeavesUnstartedKeepTheirOrder) {
 }
 
 // A thread that helps in crew_wait_all runs a task that waits, outside crew, for the tasks
-// submitted after it; the worker is idle meanwhile and must run them (a waiter that claimed
-// them along with the first, holding them where no other thread can take them, would keep them
-// until its task returned: here never, but for the time limit that turns the hang into a
-// failure).
+// submitted after it; the worker is idle meanwhile and must be able to take and run them: a
+// helper's take leaves every task but the one it runs where other threads take it (else they
+// would wait until its task returned: here never, but for the time limit that turns the hang
+// into a failure).
 TEST(Groups, TasksAfterOneAHelperRunsStayTakeable) {
     crew_pool *p = make_pool(1);
     Gate gate;

@@ -262,10 +262,10 @@ TEST(Shutdown, ConcurrentShutdownsJoinBlockingThreadsOnce) {
     }
 }
 
-// A thread outside the pool that helps while it waits may claim several queued tasks at once
-// (the work-stealing strategy holds a batch for its next takes). A cancelling shutdown drops
-// every task not yet started, those too: here the waiter's wait ends (its group finished) after
-// the shutdown's sweep, with tasks of no group it claimed and never started; none may run.
+// A cancelling shutdown drops every task not yet started, also those queued behind a task that
+// a thread outside the pool runs while it helps in a wait: here the waiter's wait ends (its
+// group finished) after the shutdown's sweep, with tasks of no group submitted after its
+// group's task and never started; none may run, each is reported dropped.
 TEST(Shutdown, CancelDropsTasksAWaiterClaimedAndDidNotStart) {
     static std::atomic<int> dropped{0};
     dropped = 0;
@@ -287,7 +287,7 @@ TEST(Shutdown, CancelDropsTasksAWaiterClaimedAndDidNotStart) {
     std::thread waiter([&] {
         crew_handle g = CREW_HANDLE_NONE;
         // The group's task first (oldest), blocking until the sweep is over, then tasks of no
-        // group behind it: a helping take that claims the oldest few holds some of them.
+        // group behind it, which the helping waiter could take next.
         ASSERT_EQ(crew_submit(p, Gate::block, &first, 0, &g), CREW_OK);
         for (int i = 1; i < n; i++)
             ASSERT_EQ(crew_submit(p, bump, &ran, 0, nullptr), CREW_OK);
@@ -295,7 +295,7 @@ TEST(Shutdown, CancelDropsTasksAWaiterClaimedAndDidNotStart) {
     });
     first.wait_arrivals(1); // the group's task runs, on the waiter (the worker is held)
     std::thread closer([&] { EXPECT_EQ(crew_shutdown(p, CREW_CANCEL), CREW_OK); });
-    // The sweep drops what is still queued (it cannot see what the waiter holds) and ends.
+    // The sweep drops what is still queued (every task a take has not returned) and ends.
     while (crew_submit(p, [](void *) {}, nullptr, 0, nullptr) != CREW_ESHUTDOWN)
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     while (dropped.load() == 0)
