@@ -80,7 +80,7 @@ crew__array *crew__array_new(crew_pool *p, crew_task *t, size_t n, size_t m) {
     crew__atomic_init(&a->refs, m);
     for (size_t i = 0; i < m; i++) {
         crew_task *r = &a->runners[i];
-        *r = (crew_task){.fn = crew__array_run, .arg = a, .priority = 0};
+        *r = (crew_task){.fn = crew__array_run, .arg = a, .crew_flags_ = CREW__TASK_RUNNER};
     }
     return a;
 }

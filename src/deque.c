@@ -248,8 +248,11 @@ crew_task *crew__deque_steal(crew__deque *d, crew_task *buf, bool *contended) {
  * still t when the compare-and-swap succeeds (it only grows), so none was rewritten before the
  * claim; a replaced array is never written again. Other thieves: the same compare-and-swap
  * orders every claim. */
-size_t crew__deque_steal_batch(crew__deque *d, crew__deque_entry *out, size_t max,
-                               crew_fn stop, atomic_uint *claimers, bool *contended) {
+/* The claim of crew__deque_steal_batch and _into: places [t, t + n) of a read by fill(ctx, ...),
+ * which returns how many it took (fewer: the batch ends before a place holding stop). */
+static inline __attribute__((always_inline)) size_t
+steal_batch(crew__deque *d, size_t max, atomic_uint *claimers, bool *contended,
+            size_t (*fill)(void *, crew__deque_array *, int64_t, size_t), void *ctx) {
     /* Seq_cst read-modify-write (a full barrier): the claimer's half of the protocol above. */
     crew__fetch_add_seq_cst(claimers, 1u);
     int64_t t, b = thief_look(d, &t);
@@ -259,24 +262,7 @@ size_t crew__deque_steal_batch(crew__deque *d, crew__deque_entry *out, size_t ma
     }
     size_t n = (size_t)(b - t) < max ? (size_t)(b - t) : max;
     crew__deque_array *a = crew__load_acquire(&d->array); /* acquire: as in steal */
-    /* The first place always; a later one unless its function is stop (deque.h), tested in a
-     * loop of its own so that a claim without stop copies as it did before there was one. */
-    size_t i = 0;
-    if (stop) {
-        for (; i < n; i++) {
-            crew__deque_entry *e = &a->slot[(size_t)(t + (int64_t)i) & a->mask];
-            crew_fn fn = crew__load_relaxed(&e->fn);
-            if (fn == stop && i > 0)
-                break; /* the batch ends before it */
-            entry_put(&out[i], fn, crew__load_relaxed(&e->arg), crew__load_relaxed(&e->aux));
-        }
-        n = i;
-    }
-    for (; i < n; i++) {
-        crew__deque_entry *e = &a->slot[(size_t)(t + (int64_t)i) & a->mask];
-        entry_put(&out[i], crew__load_relaxed(&e->fn), crew__load_relaxed(&e->arg),
-                  crew__load_relaxed(&e->aux));
-    }
+    n = fill(ctx, a, t, n);
     crew__debug_yield(); /* tests: widen the window an owner's take could hit */
     /* Seq_cst on success, as in steal. */
     bool won = crew__cas_seq_cst(&d->top, &t, t + (int64_t)n);
@@ -286,6 +272,97 @@ size_t crew__deque_steal_batch(crew__deque *d, crew__deque_entry *out, size_t ma
         return 0;
     }
     return n;
+}
+
+typedef struct fill_entries_ctx {
+    crew__deque_entry *out;
+    crew_fn stop;
+} fill_entries_ctx;
+
+static inline __attribute__((always_inline)) size_t fill_entries(void *ctx, crew__deque_array *a,
+                                                                 int64_t t, size_t n) {
+    fill_entries_ctx *c = ctx;
+    /* The first place always; a later one unless its function is stop (deque.h), tested in a
+     * loop of its own so that a claim without stop copies as it did before there was one. */
+    size_t i = 0;
+    if (c->stop) {
+        for (; i < n; i++) {
+            crew__deque_entry *e = &a->slot[(size_t)(t + (int64_t)i) & a->mask];
+            crew_fn fn = crew__load_relaxed(&e->fn);
+            if (fn == c->stop && i > 0)
+                break; /* the batch ends before it */
+            entry_put(&c->out[i], fn, crew__load_relaxed(&e->arg), crew__load_relaxed(&e->aux));
+        }
+        return i;
+    }
+    for (; i < n; i++) {
+        crew__deque_entry *e = &a->slot[(size_t)(t + (int64_t)i) & a->mask];
+        entry_put(&c->out[i], crew__load_relaxed(&e->fn), crew__load_relaxed(&e->arg),
+                  crew__load_relaxed(&e->aux));
+    }
+    return n;
+}
+
+size_t crew__deque_steal_batch(crew__deque *d, crew__deque_entry *out, size_t max,
+                               crew_fn stop, atomic_uint *claimers, bool *contended) {
+    fill_entries_ctx c = {out, stop};
+    return steal_batch(d, max, claimers, contended, fill_entries, &c);
+}
+
+typedef struct fill_into_ctx {
+    crew__deque *own;
+    crew_fn stop;
+    crew_fn fn; /* the oldest place's task */
+    void *arg;
+    uint64_t aux;
+} fill_into_ctx;
+
+/* The oldest place into c's fields; the others straight into the owner's deque c->own, above
+ * its bottom, the oldest last (as crew__deque_push_entries_reversed puts them), unpublished
+ * until the claim succeeds. */
+static inline __attribute__((always_inline)) size_t fill_into(void *ctx, crew__deque_array *a,
+                                                              int64_t t, size_t n) {
+    fill_into_ctx *c = ctx;
+    size_t mask = a->mask;
+    for (size_t i = 1; c->stop && i < n; i++) /* the batch ends before a place holding stop */
+        if (crew__load_relaxed(&a->slot[(size_t)(t + (int64_t)i) & mask].fn) == c->stop) {
+            n = i;
+            break;
+        }
+    crew__deque_entry *e = &a->slot[(size_t)t & mask];
+    c->fn = crew__load_relaxed(&e->fn);
+    c->arg = crew__load_relaxed(&e->arg);
+    c->aux = crew__load_relaxed(&e->aux);
+    /* Relaxed: the owner's own bottom and array (see crew__deque_push_entries_reversed). */
+    crew__deque_array *o = crew__load_relaxed(&c->own->array);
+    int64_t b = crew__load_relaxed(&c->own->bottom);
+    for (size_t i = 1; i < n; i++) {
+        e = &a->slot[(size_t)(t + (int64_t)i) & mask];
+        entry_put(&o->slot[(size_t)(b + (int64_t)(n - 1 - i)) & o->mask],
+                  crew__load_relaxed(&e->fn), crew__load_relaxed(&e->arg),
+                  crew__load_relaxed(&e->aux));
+    }
+    return n;
+}
+
+crew_task *crew__deque_steal_batch_into(crew__deque *d, crew__deque *own, crew_task *buf,
+                                        size_t max, crew_fn stop, atomic_uint *claimers,
+                                        bool *contended, size_t *moved) {
+    fill_into_ctx c = {.own = own, .stop = stop};
+    size_t n = steal_batch(d, max, claimers, contended, fill_into, &c);
+    *moved = 0;
+    if (n == 0)
+        return NULL;
+    if (n > 1) {
+        /* Relaxed: the owner's own bottom; room was reserved, so no grow. */
+        int64_t b = crew__load_relaxed(&own->bottom);
+        crew__assert((size_t)(b - crew__load_relaxed(&own->top)) + n - 1 <=
+                     crew__load_relaxed(&own->array)->mask + 1);
+        /* Release: the tasks are visible to a thief that reads the new bottom. */
+        crew__store_release(&own->bottom, b + (int64_t)(n - 1));
+        *moved = n - 1;
+    }
+    return crew__deque_task(c.fn, c.arg, c.aux, buf);
 }
 
 void crew__deque_push_entries_reversed(crew__deque *d, const crew__deque_entry *e, size_t n) {

@@ -197,19 +197,16 @@ void (*crew__test_claim)(int after);
  * deque, where neither its caller nor a draining shutdown can count on it. */
 static __attribute__((noinline)) crew_task *claim_batch(crew__worker *w, ext_slot *x, size_t n,
                                                         crew__take_ctx *tc) {
-    crew__deque_entry e[EXT_BATCH];
     if (crew__deque_reserve(deque_of(w), n - 1) != CREW_OK) /* no room: one task */
         return crew__deque_steal(&x->deque, &taken, &tc->retry);
     TEST_CLAIM(0);
-    n = crew__deque_steal_batch(&x->deque, e, n, crew__join_half, &x->claimers, &tc->retry);
+    size_t moved;
+    crew_task *t = crew__deque_steal_batch_into(&x->deque, deque_of(w), &taken, n,
+                                                crew__join_half, &x->claimers, &tc->retry,
+                                                &moved);
     TEST_CLAIM(1);
-    if (n == 0)
-        return NULL;
-    if (n > 1) {
-        crew__deque_push_entries_reversed(deque_of(w), e + 1, n - 1);
-        tc->pushed_back += n - 1; /* others may steal them: wake a sleeper */
-    }
-    return crew__deque_entry_task(&e[0], &taken);
+    tc->pushed_back += moved; /* others may steal them: wake a sleeper */
+    return t;
 }
 
 /* Steal the oldest task of any slot (a batch of them for a worker, batch_size), starting with
@@ -367,15 +364,37 @@ static __attribute__((noinline)) crew_task *better_than(crew_pool *p, crew__work
     return u;
 }
 
-static crew_task *take(crew_pool *p, crew__worker *w, crew__take_ctx *tc) {
+/* take's rest, once the worker's own deque had nothing (or the taker is no worker). */
+static __attribute__((noinline)) crew_task *take_queued(crew_pool *p, crew__worker *w,
+                                                        crew__take_ctx *tc) {
     crew_task *t;
-    if (w && (t = crew__deque_take(deque_of(w), &taken)) != NULL)
-        return __builtin_expect(t->priority != 0, 0) ? better_than(p, w, t, tc) : t;
     if ((t = steal_external(p, w, tc)) != NULL)
         return t;
     if ((t = w ? take_injected(p, w, tc) : crew__lq_take(central_of(p))) != NULL)
         return t;
     return steal_any(p, w, tc);
+}
+
+/* take's claim on worker w's own deque, which holds a task by the look in take. */
+static __attribute__((noinline)) crew_task *take_own(crew_pool *p, crew__worker *w,
+                                                     crew__take_ctx *tc) {
+    crew_task *t = crew__deque_take_claim(deque_of(w), &taken);
+    if (t)
+        return __builtin_expect(t->priority != 0, 0) ? better_than(p, w, t, tc) : t;
+    return take_queued(p, w, tc); /* a thief won its last task */
+}
+
+/* The strategy's take: small, with only tail calls, so that no path saves registers for
+ * another (a worker's own deque: take_own; the queues: take_queued). The look at the own
+ * deque is crew__deque_take's (a stale top, relaxed, at or past bottom proves it empty). */
+static crew_task *take(crew_pool *p, crew__worker *w, crew__take_ctx *tc) {
+    if (w) {
+        crew__deque *d = deque_of(w);
+        /* Relaxed: see crew__deque_take. */
+        if (crew__load_relaxed(&d->top) < crew__load_relaxed(&d->bottom))
+            return take_own(p, w, tc);
+    }
+    return take_queued(p, w, tc);
 }
 
 static crew_task *take_group(crew_pool *p, crew__worker *self, uint32_t slot, int64_t mark,

@@ -14,7 +14,6 @@
  * which started later. Following "waits for" from top frame to top frame visits tasks that
  * started strictly later each time, so the chain ends at a task that makes progress.
  */
-#include "array.h"
 #include "atomic.h"
 #include "blocking.h"
 #include "dispatch.h"
@@ -27,13 +26,11 @@
 #include "worker.h"
 
 /* May this thread (self: its worker record, crew__self) take a task that is not of the group it
- * waits for? */
-static inline bool may_help_generally(const crew__worker *self) {
-    unsigned depth = crew__tls_frame ? crew__tls_frame->depth : 0;
-    if (depth >= CREW__HELP_DEPTH_MAX)
-        return false;
+ * waits for? Only while fewer than CREW__HELP_DEPTH_MAX task frames are below the ones it runs
+ * (shallow: the frame chain does not change during a wait, so wait_loop reads it once). */
+static inline bool may_help_generally(const crew__worker *self, bool shallow) {
     /* A worker that resize marked starts no new general task. Relaxed: its own state. */
-    return !(self && crew__load_relaxed(&self->state) == CREW__W_MARKED);
+    return shallow && !(self && crew__load_relaxed(&self->state) == CREW__W_MARKED);
 }
 
 /* This thread's deque mark for p: that of its innermost task of p (see crew__sched_take_group). */
@@ -61,6 +58,12 @@ typedef struct waiter_ctx {
     crew__ec *flag_ec;       /* its sleepers (woken by whoever sets the flag) */
     int64_t mark;            /* this thread's deque mark (crew__sched_take_group) */
     bool own;                /* a join: its own tasks above mark first (crew__join_wait) */
+    bool shallow;            /* few enough frames below to help generally (wait_loop) */
+    uint32_t whole;          /* the array runners it runs to their end (crew__run_helping):
+                                all for a quiet pool, its group's, none for a flag (wait_loop) */
+    /* The frame of the tasks it runs (crew__run_helping's top): pool, up and depth set once
+     * by wait_loop, since this thread's frame chain is the same before each task. */
+    crew__frame frame;
     bool general;            /* the last look could take any task */
     bool checked;            /* the EDEADLK check is made */
     uint64_t slept;          /* its first sleep, for crew_diagnose */
@@ -187,7 +190,7 @@ static inline __attribute__((always_inline)) bool waiter_done(void *ctx) {
 static inline __attribute__((always_inline)) crew_task *waiter_take(void *ctx,
                                                                      crew__take_ctx *tc) {
     waiter_ctx *c = ctx;
-    c->general = may_help_generally(c->self);
+    c->general = may_help_generally(c->self, c->shallow);
     /* The group is open (not done), so the slot still belongs to it. A join (own): slot 0,
      * this worker's own tasks above its mark. */
     crew_task *t = c->sl || c->own
@@ -234,12 +237,6 @@ static crew_task *waiter_sleep(void *ctx, crew__take_ctx *tc, bool *stop) {
     return t;
 }
 
-/* Does the wait cover the whole of runner t's array, so that it cannot end before the array
- * does? A wait for a quiet pool, or for the runner's own group. */
-static inline bool waits_for_whole(const waiter_ctx *c, const crew_task *t) {
-    return (!c->sl && !c->flag) || (c->sl && t->crew_private_.slot == c->group.slot);
-}
-
 static inline __attribute__((always_inline)) bool waiter_run(void *ctx, crew_task *t,
                                                              crew__take_ctx *tc) {
     waiter_ctx *c = ctx;
@@ -248,11 +245,7 @@ static inline __attribute__((always_inline)) bool waiter_run(void *ctx, crew_tas
     /* Wake a sleeper for the tasks the take put back before running this one (no lock). */
     if (__builtin_expect(tc->pushed_back != 0, 0))
         crew__notify_pushed_back(c->p, &tc->pushed_back);
-    if (__builtin_expect(t->fn == crew__array_run, 0) && !waits_for_whole(c, t)) {
-        crew__run_runner_turn(c->p, c->self, t); /* a turn of it, then back to the wait */
-        return false;
-    }
-    crew__run_helping(c->p, c->self, t, &c->finished);
+    crew__run_helping(c->p, c->self, t, &c->finished, &c->frame, c->whole);
     return false;
 }
 
@@ -279,7 +272,15 @@ static __attribute__((noinline, cold)) void dispatch_traced(crew_pool *p, waiter
 /* The waiter's loop, traced or not, then the tasks it ran given back to pending, and a
  * sleeper woken for tasks its last look put back and did not run or sleep on. */
 static inline void wait_loop(crew_pool *p, waiter_ctx *c) {
-    crew__take_ctx tc = {.may_batch = false}; /* a waiter: inside a task, or not a worker */
+    /* A runner of an array the wait covers whole (a wait for a quiet pool, or for the runner's
+     * own group) runs to its end: the wait cannot end before the array does. */
+    c->whole = c->sl ? c->group.slot : c->flag ? CREW__RUNNERS_TURNS : CREW__RUNNERS_WHOLE;
+    crew__frame *up = crew__tls_frame;
+    c->frame = (crew__frame){.pool = p, .up = up, .depth = up ? up->depth + 1 : 1};
+    c->shallow = c->frame.depth <= CREW__HELP_DEPTH_MAX; /* fewer than the bound below it */
+    /* A waiter moves no batch into a deque (it is inside a task, or not a worker) and claims
+     * one task at a time (docs/design.md says why it holds no claimed batch). */
+    crew__take_ctx tc = {.may_batch = false};
     if (__builtin_expect(crew__tracing(p), 0))
         dispatch_traced(p, c, &tc);
     else

@@ -261,18 +261,36 @@ static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t
     crew__tasks_finished(p, slot, 1, CREW__RAN);
 }
 
+static void run_runner_turn(crew_pool *p, crew__worker *self, crew_task *t);
+
+/* Does a thread that runs array runner t with `whole` (worker.h: CREW__RUNNERS_WHOLE, a group
+ * slot, or CREW__RUNNERS_TURNS) run it to its end? */
+static inline bool runs_whole(const crew_task *t, uint32_t whole) {
+    return whole == CREW__RUNNERS_WHOLE || t->crew_private_.slot == whole;
+}
+
 /* crew__run's body, inlined into the worker's loop as well: run t on this thread, whose worker
  * record for p is self (crew__self), and count it finished. A task of no group is counted in
  * self's credit on a worker, or in *finished on a thread that helps while it waits (finished
- * non-NULL: the waiter returns them to pending itself, see wait.c); otherwise at once. */
+ * non-NULL: the waiter returns them to pending itself, see wait.c); otherwise at once. whole:
+ * which array runners run to their end (worker.h). */
 static inline __attribute__((always_inline)) void run_task_in(crew_pool *p, crew__worker *self,
                                                               crew_task *t, size_t *finished,
-                                                              crew__frame *top) {
-    if (__builtin_expect(
-            (t->crew_flags_ & (CREW__TASK_STAMPED | CREW__TASK_BOUNDED | CREW__TASK_DEADLINE)) != 0,
-            0)) {
-        run_timed(p, t);
-        return;
+                                                              crew__frame *top, uint32_t whole) {
+    /* One test of the flags for the rare kinds: a timed task (out of line), and an array's
+     * runner, which runs here to its end unless whole says a turn (no test of fn per task). */
+    uint32_t flags = t->crew_flags_;
+    if (__builtin_expect((flags & (CREW__TASK_STAMPED | CREW__TASK_BOUNDED | CREW__TASK_DEADLINE |
+                                   CREW__TASK_RUNNER)) != 0,
+                         0)) {
+        if (!(flags & CREW__TASK_RUNNER)) {
+            run_timed(p, t);
+            return;
+        }
+        if (!runs_whole(t, whole)) {
+            run_runner_turn(p, self, t); /* a turn of it, then back to the wait */
+            return;
+        }
     }
     uint32_t slot;
     if (__builtin_expect(!call_in(p, self, t, &slot, top), 0)) {
@@ -292,22 +310,29 @@ static inline __attribute__((always_inline)) void run_task_in(crew_pool *p, crew
 }
 
 static inline __attribute__((always_inline)) void run_task(crew_pool *p, crew__worker *self,
-                                                           crew_task *t, size_t *finished) {
-    run_task_in(p, self, t, finished, NULL);
+                                                           crew_task *t, size_t *finished,
+                                                           uint32_t whole) {
+    run_task_in(p, self, t, finished, NULL, whole);
 }
 
-void crew__run(crew_pool *p, crew_task *t) { run_task(p, crew__self(p), t, NULL); }
+void crew__run(crew_pool *p, crew_task *t) {
+    run_task(p, crew__self(p), t, NULL, CREW__RUNNERS_WHOLE);
+}
 
-void crew__run_helping(crew_pool *p, crew__worker *self, crew_task *t, size_t *finished) {
-    run_task(p, self, t, finished);
+void crew__run_helping(crew_pool *p, crew__worker *self, crew_task *t, size_t *finished,
+                       crew__frame *top, uint32_t whole) {
+    run_task_in(p, self, t, finished, top, whole);
 }
 
 /* One turn of the runner (crew__array_step), then it is queued again (in front, a thread woken
- * for it), the frame as call_in's. A runner held in a node (which call_in gives back before it
- * runs), or one that finds no memory to go back, runs to its end as any task. */
-void crew__run_runner_turn(crew_pool *p, crew__worker *self, crew_task *t) {
+ * for it), the frame as call_in's: for a waiter whose wait does not cover the runner's whole
+ * array (a runner of another group, helping generally), so that it goes back to its wait, which
+ * may be over, instead of running until the whole array is claimed. A runner held in a node
+ * (which call_in gives back before it runs), or one that finds no memory to go back, runs to
+ * its end as any task. */
+static void run_runner_turn(crew_pool *p, crew__worker *self, crew_task *t) {
     if (t->crew_flags_ & CREW__TASK_NODE) {
-        run_task(p, self, t, NULL);
+        run_task(p, self, t, NULL, CREW__RUNNERS_WHOLE);
         return;
     }
     uint32_t slot = t->crew_private_.slot;
@@ -549,7 +574,7 @@ static bool worker_run(void *ctx, crew_task *t, crew__take_ctx *tc) {
      * one (schedule.h); here no lock is held. */
     if (__builtin_expect(tc->pushed_back != 0, 0))
         crew__notify_pushed_back(p, &tc->pushed_back);
-    run_task_in(p, c->w, t, NULL, &c->frame);
+    run_task_in(p, c->w, t, NULL, &c->frame, CREW__RUNNERS_WHOLE);
     return false;
 }
 

@@ -35,15 +35,20 @@ bool crew__in_group(const crew_pool *p, crew_handle g);
 /* Run a task taken with crew__sched_take*, then count it finished (the caller has woken
  * sleepers for the tasks the take put back). */
 void crew__run(crew_pool *p, crew_task *t);
+/* Which array runners (array.h) a thread runs to their end (crew__run_helping's whole): all,
+ * none (each a turn at a time, crew__run_runner_turn), or a group slot's (any other value). */
+#define CREW__RUNNERS_WHOLE UINT32_MAX
+#define CREW__RUNNERS_TURNS (UINT32_MAX - 1u)
 /* The same for a thread that helps while it waits, whose worker record for p is self
  * (crew__self): a task of no group that it runs outside a worker is counted in *finished, which
- * it returns with crew__pending_sub before it looks for sleep or stops looking. */
-void crew__run_helping(crew_pool *p, crew__worker *self, crew_task *t, size_t *finished);
-/* crew__run_helping for an array's runner (array.h) that the waiter's wait does not cover
- * whole (a runner of another group, helping generally): one turn of it, then it is queued
- * again, so that the waiter goes back to its wait, which may be over, instead of running until
- * the whole array is claimed. */
-void crew__run_runner_turn(crew_pool *p, crew__worker *self, crew_task *t);
+ * it returns with crew__pending_sub before it looks for sleep or stops looking. An array's
+ * runner runs to its end if its wait covers it (whole: a wait for a quiet pool, or for the
+ * runner's own group), else one turn (then it is queued again, so that the waiter goes back
+ * to its wait, which may be over, instead of running until the whole array is claimed). top:
+ * the frame the task runs in, its pool, up (crew__tls_frame) and depth set by the caller once
+ * for all the tasks it runs; the group and mark are set here per task. */
+void crew__run_helping(crew_pool *p, crew__worker *self, crew_task *t, size_t *finished,
+                       crew__frame *top, uint32_t whole);
 /* A queued task is dropped: count and report it, never run it. by_shutdown: a cancelling
  * shutdown drops it (crew_wait_all reports those, crew.h); else its group was cancelled, or a
  * full queue dropped its oldest (reported to the group, on_drop and crew_stats only). */

@@ -436,3 +436,117 @@ TEST(Groups, FinishingAGroupWakesOnlyItsOwnWaiters) {
     EXPECT_EQ(returned.load(), n);
     crew_destroy(p);
 }
+
+// A thread outside the pool that helps while it waits takes queued tasks besides its group's.
+// When its wait ends, every task it has not started must still be where others take it: here
+// the waiting thread ends right after its wait, and crew_wait_all must still see every task run.
+TEST(Groups, AWaitThatEndsLeavesNoClaimedTaskBehind) {
+    crew_pool *p = make_pool(1);
+    Gate gate;
+    gate.hold(p, 1); // the only worker: the waiter below is alone to take tasks
+    std::atomic<int> ran{0};
+    const int n = 64;
+    std::thread waiter([&] {
+        crew_handle g = CREW_HANDLE_NONE;
+        // The group's task first (oldest), then tasks of no group behind it, which the group
+        // does not need: its wait may end with them queued.
+        ASSERT_EQ(crew_submit(p, count, &ran, 0, &g), CREW_OK);
+        for (int i = 1; i < n; i++)
+            ASSERT_EQ(crew_submit(p, count, &ran, 0, nullptr), CREW_OK);
+        EXPECT_EQ(crew_wait(p, g), CREW_OK);
+    });
+    waiter.join();
+    EXPECT_GE(ran.load(), 1);
+    gate.open();
+    ASSERT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(ran.load(), n);
+    crew_destroy(p);
+}
+
+// Tasks of equal priority that one thread submits start in submission order (crew.h). A thread
+// that helps while it waits takes some of them; when its wait ends with others not started,
+// those must keep their place before the ones submitted after them. The only worker runs
+// them, one at a time.
+TEST(Groups, TasksAWaitLeavesUnstartedKeepTheirOrder) {
+    if (!crewtest::strict_priority())
+        GTEST_SKIP() << "the MultiQueue's order is approximate by design";
+    crew_pool *p = make_pool(1);
+    Gate gate;
+    gate.hold(p, 1); // the only worker: the waiter below is alone to take tasks
+    struct Rec {
+        std::mutex m;
+        std::vector<int> order;
+    } rec;
+    struct Arg {
+        Rec *rec;
+        int i;
+    };
+    const int n = 32;
+    std::vector<Arg> args(n);
+    auto note = [](void *a) {
+        Arg *x = static_cast<Arg *>(a);
+        std::lock_guard<std::mutex> l(x->rec->m);
+        x->rec->order.push_back(x->i);
+    };
+    std::thread waiter([&] {
+        crew_handle g = CREW_HANDLE_NONE;
+        // The group's task first (oldest), then tasks of no group behind it.
+        args[0] = {&rec, 0};
+        ASSERT_EQ(crew_submit(p, note, &args[0], 0, &g), CREW_OK);
+        for (int i = 1; i < n; i++) {
+            args[i] = {&rec, i};
+            ASSERT_EQ(crew_submit(p, note, &args[i], 0, nullptr), CREW_OK);
+        }
+        EXPECT_EQ(crew_wait(p, g), CREW_OK);
+    });
+    waiter.join();
+    gate.open();
+    // No helping wait here: the worker alone takes the rest, in queue order.
+    for (;;) {
+        {
+            std::lock_guard<std::mutex> l(rec.m);
+            if (rec.order.size() == size_t(n))
+                break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ASSERT_EQ(crew_wait_all(p), CREW_OK);
+    std::vector<int> want(n);
+    for (int i = 0; i < n; i++)
+        want[i] = i;
+    EXPECT_EQ(rec.order, want);
+    crew_destroy(p);
+}
+
+// A thread that helps in crew_wait_all runs a task that waits, outside crew, for the tasks
+// submitted after it; the worker is idle meanwhile and must be able to take and run them: a
+// helper's take leaves every task but the one it runs where other threads take it (else they
+// would wait until its task returned: here never, but for the time limit that turns the hang
+// into a failure).
+TEST(Groups, TasksAfterOneAHelperRunsStayTakeable) {
+    crew_pool *p = make_pool(1);
+    Gate gate;
+    gate.hold(p, 1); // the only worker, until the first task below starts
+    struct State {
+        Gate *gate;
+        std::atomic<int> ran{0};
+        bool saw_all = false;
+    } st;
+    st.gate = &gate;
+    const int later = 15;
+    auto first = [](void *a) {
+        State *s = static_cast<State *>(a);
+        s->gate->open(); // the worker is free from here on
+        auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (s->ran.load() < later && std::chrono::steady_clock::now() < until)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        s->saw_all = s->ran.load() == later;
+    };
+    auto bump = [](void *a) { static_cast<State *>(a)->ran.fetch_add(1); };
+    ASSERT_EQ(crew_submit(p, first, &st, 0, nullptr), CREW_OK);
+    for (int i = 0; i < later; i++)
+        ASSERT_EQ(crew_submit(p, bump, &st, 0, nullptr), CREW_OK);
+    ASSERT_EQ(crew_wait_all(p), CREW_OK); // takes the first task (the worker is held)
+    EXPECT_TRUE(st.saw_all);
+    crew_destroy(p);
+}

@@ -288,3 +288,51 @@ TEST(Shutdown, ConcurrentShutdownsJoinBlockingThreadsOnce) {
         crew_destroy(p);
     }
 }
+
+// A cancelling shutdown drops every task not yet started, also those queued behind a task that
+// a thread outside the pool runs while it helps in a wait: here the waiter's wait ends (its
+// group finished) after the shutdown's sweep, with tasks of no group submitted after its
+// group's task and never started; none may run, each is reported dropped.
+TEST(Shutdown, CancelDropsTasksAWaiterClaimedAndDidNotStart) {
+    static std::atomic<int> dropped{0};
+    dropped = 0;
+    crew_hooks h{};
+    h.size = sizeof h;
+    h.on_drop = [](crew_fn fn, void *, void *) {
+        if (fn == bump)
+            dropped.fetch_add(1);
+    };
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 1;
+    cfg.hooks = &h;
+    crew_pool *p = make_pool(cfg);
+    Gate worker, first;
+    worker.hold(p, 1); // the only worker: the waiter below is alone to take tasks
+    Cell ran;
+    const int n = 8;
+    std::thread waiter([&] {
+        crew_handle g = CREW_HANDLE_NONE;
+        // The group's task first (oldest), blocking until the sweep is over, then tasks of no
+        // group behind it, which the helping waiter could take next.
+        ASSERT_EQ(crew_submit(p, Gate::block, &first, 0, &g), CREW_OK);
+        for (int i = 1; i < n; i++)
+            ASSERT_EQ(crew_submit(p, bump, &ran, 0, nullptr), CREW_OK);
+        EXPECT_EQ(crew_wait(p, g), CREW_OK);
+    });
+    first.wait_arrivals(1); // the group's task runs, on the waiter (the worker is held)
+    std::thread closer([&] { EXPECT_EQ(crew_shutdown(p, CREW_CANCEL), CREW_OK); });
+    // The sweep drops what is still queued (every task a take has not returned) and ends.
+    while (crew_submit(p, [](void *) {}, nullptr, 0, nullptr) != CREW_ESHUTDOWN)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    while (dropped.load() == 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(30)); // the sweep's last look ends
+    first.open(); // the waiter's group finishes: its wait ends
+    waiter.join();
+    worker.open();
+    closer.join();
+    EXPECT_EQ(ran.runs.load(), 0);
+    EXPECT_EQ(dropped.load(), n - 1);
+    crew_destroy(p);
+}
