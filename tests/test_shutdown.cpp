@@ -325,9 +325,11 @@ TEST(Shutdown, CancelDropsTasksAWaiterClaimedAndDidNotStart) {
     // The sweep drops what is still queued (every task a take has not returned) and ends.
     while (crew_submit(p, [](void *) {}, nullptr, 0, nullptr) != CREW_ESHUTDOWN)
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    while (dropped.load() == 0)
+    // Until every queued task was dropped (10 s at most: then the checks below fail), rather
+    // than a fixed pause after the first drop, which a preempted sweep could outlast.
+    auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (dropped.load() < n - 1 && std::chrono::steady_clock::now() < give_up)
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    std::this_thread::sleep_for(std::chrono::milliseconds(30)); // the sweep's last look ends
     first.open(); // the waiter's group finishes: its wait ends
     waiter.join();
     worker.open();
