@@ -86,18 +86,24 @@ TEST(Shutdown, DrainRunsEveryAcceptedTaskWithWaitersBlocked) {
 namespace {
 std::atomic<long> g_dropped{0}; // tasks the cancelling shutdown handed to on_drop
 void count_drop(crew_fn, void *, void *) { g_dropped.fetch_add(1); }
-} // namespace
 
-TEST(Shutdown, CancelDropsQueuedTasksAndGroupsReportIt) {
-    g_dropped = 0;
-    crew_hooks hooks{};
+// A pool of `threads` workers whose on_drop counts into g_dropped (reset here).
+crew_pool *pool_counting_drops(unsigned threads) {
+    static crew_hooks hooks; // copied by crew_create
+    hooks = crew_hooks{};
     hooks.size = sizeof hooks;
     hooks.on_drop = count_drop;
     crew_config cfg;
     crew_config_init(&cfg);
-    cfg.threads = 2;
+    cfg.threads = threads;
     cfg.hooks = &hooks;
-    crew_pool *p = make_pool(cfg);
+    g_dropped = 0;
+    return make_pool(cfg);
+}
+} // namespace
+
+TEST(Shutdown, CancelDropsQueuedTasksAndGroupsReportIt) {
+    crew_pool *p = pool_counting_drops(2);
     Load l(scaled(2000));
     Gate gate;
     for (long g = 0; g < l.groups; g++)
@@ -157,15 +163,7 @@ TEST(Shutdown, CancelDropsQueuedTasksAndGroupsReportIt) {
 }
 
 TEST(Shutdown, EnqueueTasksWaitReportsCancellation) {
-    g_dropped = 0;
-    crew_hooks hooks{};
-    hooks.size = sizeof hooks;
-    hooks.on_drop = count_drop;
-    crew_config cfg;
-    crew_config_init(&cfg);
-    cfg.threads = 1;
-    cfg.hooks = &hooks;
-    crew_pool *p = make_pool(cfg);
+    crew_pool *p = pool_counting_drops(1);
     Gate gate;
     ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, nullptr), CREW_OK);
     gate.wait_arrivals(1);
