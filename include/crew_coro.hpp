@@ -27,7 +27,9 @@
 //
 // crew::task<T> is lazy (it starts when awaited) and move-only. An exception escaping a task is
 // rethrown by the co_await (or sync_wait) that receives its result. Included from C++17, or
-// without the <coroutine> header, this header defines nothing (crew.hpp alone is unaffected).
+// without the <coroutine> header, this header stops the build with an #error that says what is
+// needed; a program that includes it only where coroutines exist can define CREW_CORO_OPTIONAL
+// first, and then gets nothing instead of the error (crew.hpp alone is unaffected either way).
 //
 // A resumption the pool drops. crew::schedule and when_all put tasks on the pool that resume a
 // suspended coroutine (or start a child). A cancelling shutdown (pool::cancel(), crew_shutdown
@@ -109,7 +111,12 @@
 
 #include "crew.hpp"
 
-#if defined(__cpp_impl_coroutine) && __cpp_impl_coroutine >= 201902L && __has_include(<coroutine>)
+#if !(defined(__cpp_impl_coroutine) && __cpp_impl_coroutine >= 201902L && \
+      __has_include(<coroutine>))
+#ifndef CREW_CORO_OPTIONAL
+#error "crew_coro.hpp needs C++20 coroutines (-std=c++20 and the <coroutine> header); define CREW_CORO_OPTIONAL before including it to get nothing instead of this error"
+#endif
+#else
 #define CREW_HAS_COROUTINES 1
 
 #include <atomic>

@@ -42,13 +42,26 @@ for cxx in g++ clang++; do
         fi
     done
     # crew_coro.hpp: with C++20 coroutines, the example that instantiates its templates compiles
-    # clean; under C++17 the header defines nothing (crew.hpp users are unaffected).
-    printf '#include <crew_coro.hpp>\n#ifdef CREW_HAS_COROUTINES\n#error coroutines\n#endif\n' \
-        >"$work/coro17.cpp"
-    if "$cxx" -std=c++17 "${flags[@]}" -c "$work/coro17.cpp" -o "$work/coro17.o"; then
-        echo "header_test: crew_coro.hpp, c++17, $cxx: clean, defines nothing"
+    # clean; under C++17 the header stops with an #error naming what it needs, and with
+    # CREW_CORO_OPTIONAL defined first it defines nothing (crew.hpp users are unaffected).
+    printf '#include <crew_coro.hpp>\n' >"$work/coro17.cpp"
+    if "$cxx" -std=c++17 "${flags[@]}" -c "$work/coro17.cpp" -o "$work/coro17.o" \
+        2>"$work/coro17.err"; then
+        echo "header_test: crew_coro.hpp, c++17, $cxx: FAILED (compiled without an #error)"
+        fail=1
+    elif grep -q 'crew_coro.hpp needs C++20 coroutines' "$work/coro17.err"; then
+        echo "header_test: crew_coro.hpp, c++17, $cxx: a clear #error"
     else
-        echo "header_test: crew_coro.hpp, c++17, $cxx: FAILED"
+        echo "header_test: crew_coro.hpp, c++17, $cxx: FAILED (not the expected error)"
+        cat "$work/coro17.err"
+        fail=1
+    fi
+    printf '#define CREW_CORO_OPTIONAL 1\n#include <crew_coro.hpp>\n#ifdef CREW_HAS_COROUTINES\n#error coroutines\n#endif\n' \
+        >"$work/coro17o.cpp"
+    if "$cxx" -std=c++17 "${flags[@]}" -c "$work/coro17o.cpp" -o "$work/coro17o.o"; then
+        echo "header_test: crew_coro.hpp, c++17 + CREW_CORO_OPTIONAL, $cxx: clean, defines nothing"
+    else
+        echo "header_test: crew_coro.hpp, c++17 + CREW_CORO_OPTIONAL, $cxx: FAILED"
         fail=1
     fi
     if echo '#include <coroutine>' | "$cxx" -std=c++20 -x c++ -fsyntax-only - 2>/dev/null; then

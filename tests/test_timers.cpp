@@ -25,7 +25,8 @@
 #include "common.h"
 #include "crew.h"
 #include "crew.hpp"
-#include "crew_coro.hpp" // crew::sleep_for, where the compiler has coroutines (it checks)
+#define CREW_CORO_OPTIONAL 1 // crew::sleep_for only where the compiler has coroutines
+#include "crew_coro.hpp"
 #if defined(__cpp_impl_coroutine) && __cpp_impl_coroutine >= 201902L && __has_include(<coroutine>)
 #define TEST_CORO 1
 #endif

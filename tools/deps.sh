@@ -24,7 +24,9 @@ deps_bench="libtbb-dev libboost-dev libglib2.0-dev wrk gnuplot-nox valgrind"
 deps_reliability="spin clang libclang-rt-dev"
 deps_ci="git"
 
-[ $# -gt 0 ] || { echo "usage: tools/deps.sh build|test|bench|reliability|ci ..." >&2; exit 2; }
+usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; } # this header
+case ${1:-} in -h | --help) usage; exit 0 ;; esac
+[ $# -gt 0 ] || { usage >&2; exit 2; }
 [ "${CREW_DEPS:-}" = skip ] && exit 0
 
 want=""

@@ -10,7 +10,10 @@
 # --fair-sched=yes: valgrind's default thread lock is unfair, and threads that spin (submitters
 # racing a shutdown in test_shutdown) could keep the others waiting for minutes, even past the
 # watchdog; with the fair lock the threads take turns.
+# usage: tools/valgrind-tests.sh [BUILD_DIR]   (default build/release; -h, --help: this text)
 set -euo pipefail
+usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; } # this header
+case ${1:-} in -h | --help) usage; exit 0 ;; esac
 
 # One run (called by xargs below): the result goes to a status file, the exit status is always 0
 # (xargs stops at a command that exits with 255).
