@@ -104,8 +104,11 @@ static void task_run(void *arg) {
 
 THREADPOOL_API threadpool_t *threadpool_create(int thread_count, int queue_size, int flags) {
     (void)flags; /* unused, as documented by the original */
-    if (thread_count <= 0 || thread_count > MAX_THREADS || queue_size <= 0 ||
-        queue_size > MAX_QUEUE)
+    /* The original checks MAX_THREADS and MAX_QUEUE of the header it is compiled with, which
+     * is the program's own copy (caio raises MAX_THREADS to 128). A library compiled once cannot
+     * see that copy, so it refuses only what crew itself cannot do: the program's own limits are
+     * its to check (see threadpool.h). */
+    if (thread_count <= 0 || (unsigned)thread_count > CREW_MAX_THREADS || queue_size <= 0)
         return NULL;
     threadpool_t *tp = malloc(sizeof *tp);
     if (!tp)

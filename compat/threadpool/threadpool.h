@@ -15,8 +15,11 @@
  *   threadpool_create(thread_count, queue_size, flags)
  *       starts thread_count worker threads (all of them, before it returns) with a queue of
  *       queue_size tasks, and returns the pool, or NULL if thread_count is outside
- *       1..MAX_THREADS, queue_size outside 1..MAX_QUEUE, or memory or a thread could not be had
- *       (nothing leaks). flags is unused, as in the original.
+ *       1..CREW_MAX_THREADS (4096), queue_size is 0 or less, or memory or a thread could not be
+ *       had (nothing leaks). flags is unused, as in the original. Choice: MAX_THREADS and
+ *       MAX_QUEUE are not checked by the library, since the original checks the values of the
+ *       header it is compiled with, which is the program's own copy (some raise MAX_THREADS):
+ *       a program that wants them enforced checks them before the call.
  *       The queue holds exactly queue_size tasks waiting to start (tasks running are not
  *       counted), as in the original's code (an old README of it says one slot is reserved to
  *       tell a full queue; none is, there or here).
@@ -60,8 +63,9 @@
 extern "C" {
 #endif
 
-/* The largest thread count and queue size threadpool_create accepts (the original's limits;
- * in this library they are fixed when it is built, so changing them here changes nothing). */
+/* The original's limits on the thread count and queue size, kept for programs that use them
+ * (threadpool_create itself accepts up to CREW_MAX_THREADS threads and any positive queue
+ * size: see above). */
 #define MAX_THREADS 64
 #define MAX_QUEUE 65536
 
