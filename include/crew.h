@@ -210,18 +210,26 @@ typedef struct crew_task {
 /* Largest thread count crew_create and crew_resize accept. */
 #define CREW_MAX_THREADS 4096u
 
+/* A pool's CPUs, counted once by crew_create for the thread that calls it: the CPUs in that
+ * thread's affinity mask (sched_getaffinity: taskset, a container's cpuset; the pool's threads
+ * inherit it), only those listed in crew_hooks.cpus when the pool is pinned, and at most the
+ * cgroup v2 CPU quota (cpu.max, quota / period rounded up; none if it cannot be read); the
+ * online CPUs where the mask cannot be asked. At least 1, at most CREW_MAX_THREADS. The default
+ * size (crew_config.threads 0), CREW_SPIN_AUTO, CREW_SCHED_SHARED_LOCKFREE's queue count and
+ * CREW_AUTOSIZE_BALANCE's "threads than CPUs" all use this count. */
+
 /* crew_config.spin's default: an idle worker (or a waiter) polls for work 64 times before it
- * sleeps while the pool's awake workers (those not asleep) are no more than the CPUs its threads
- * may run on (counted by crew_create: sched_getaffinity, or crew_hooks.cpus), and sleeps at
- * once while they are more, since each poll would then take CPU time from a thread that still
- * has a task. Decided as each idle stretch begins, from counts the pool keeps anyway (no system
- * call); callers that wait, other pools' and other processes' threads are not counted, and a
- * worker blocked inside its task counts as awake. */
+ * sleeps while the pool's awake workers (those not asleep) are no more than the pool's CPUs
+ * (above), and sleeps at once while they are more, since each poll would then take CPU time from a
+ * thread that still has a task. Decided as each idle stretch begins, from counts the pool keeps
+ * anyway (no system call); callers that wait, other pools' and other processes' threads are not
+ * counted, and a worker blocked inside its task counts as awake. */
 #define CREW_SPIN_AUTO 0xFFFFFFFFu
 
 /* Settings for crew_create. Always start from crew_config_init(), then change fields. */
 typedef struct crew_config {
-    unsigned threads;  /* worker threads; 0 = one per online core (default 0) */
+    unsigned threads;  /* worker threads; 0 = one per CPU of the pool's (default 0; counted
+                          as described above CREW_SPIN_AUTO: the affinity mask, the quota) */
     int monitoring;    /* collect statistics from the start (default 0; see crew_stats_get and
                           crew_set_monitoring) */
     size_t stack_size; /* worker stack size in bytes; 0 = the system default (default 0) */

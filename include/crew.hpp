@@ -1,6 +1,6 @@
 // crew.hpp -- the C++17 interface to crew: header-only, over the C library (crew.h).
 //
-//   crew::pool p;                                  // one worker per online core
+//   crew::pool p;                                  // one worker per CPU it may use
 //   auto f = p.submit([](int x) { return x * 2; }, 21);   // std::future<int>
 //   p.post([] { ... });                            // fire and forget
 //   crew::group g(p);                              // a group of tasks to wait for
@@ -159,7 +159,7 @@ template <class F, class... A> auto bind(F &&f, A &&...args) {
 
 // Pool settings; the defaults are those of crew_config_init().
 struct options {
-    unsigned threads = 0;     // 0 = one per online core
+    unsigned threads = 0;     // 0 = one per CPU it may use (crew_config.threads)
     std::size_t stack_size = 0; // 0 = system default
     const char *name = "crew";  // thread name prefix
     unsigned spin = CREW_SPIN_AUTO; // polls before an idle worker sleeps (crew_config.spin)

@@ -294,7 +294,7 @@ static void *controller_main(void *arg) {
     uint64_t seen_cycles = 0;
     crew__timed_sum last = {0};
     double last_cpu = process_cpu_s(), last_t = (double)crew__now_ns() * 1e-9;
-    unsigned cores = crew__online_cores();
+    unsigned cores = p->cpus;
     ait.pre_size = crew_size(p);
     const char *dbg = getenv("CREW_AUTOSIZE_DEBUG"); /* a trace of every decision on stderr */
     bool debug = dbg && *dbg && *dbg != '0';

@@ -25,7 +25,7 @@ typedef struct crew__balance_in {
     double cpu;         /* cores' worth of CPU the process used */
     size_t queued;      /* tasks queued at the end of it */
     unsigned size;      /* pool size now */
-    unsigned cores;     /* online cores */
+    unsigned cores;     /* CPUs the pool may run on (crew_pool.cpus) */
     /* Of the workers' context switches in the period, the share that were preemptions (the
      * thread wanted the CPU) rather than waits (it blocked): near 1 when the tasks are
      * CPU-bound and threads outnumber cores; negative when not measured. */

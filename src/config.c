@@ -75,7 +75,7 @@ int crew__config_check(const crew_config *cfg, const crew__sched_ops **sched_out
     if (cfg->threads > CREW_MAX_THREADS)
         return crew__fail(CREW_EINVAL,
                           "crew_create: crew_config.threads is %u; at most CREW_MAX_THREADS (%u), "
-                          "or 0 for one per online core",
+                          "or 0 for one per CPU the pool may use",
                           cfg->threads, CREW_MAX_THREADS);
     if (crew__autosize_check(cfg) != CREW_OK)
         return CREW_EINVAL; /* with its detail */

@@ -22,6 +22,7 @@
 
 #include "atomic.h"
 #include "config.h"
+#include "cpus.h"
 #include "nodes.h"
 #include "notify.h"
 #include "pool.h"
@@ -29,13 +30,6 @@
 #include "wait.h"
 #include "wake.h"
 #include "worker.h"
-
-unsigned crew__online_cores(void) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    if (n < 1)
-        return 1;
-    return n > (long)CREW_MAX_THREADS ? CREW_MAX_THREADS : (unsigned)n;
-}
 
 int crew__spawn(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {
     sigset_t all, old;
@@ -332,7 +326,8 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     int rc = crew__config_check(cfg, &sched, &sched_kind, &hooks);
     if (rc != CREW_OK)
         return rc; /* with its detail */
-    unsigned threads = cfg->threads ? cfg->threads : crew__online_cores();
+    unsigned cpus = crew__cpus_count(&hooks);
+    unsigned threads = cfg->threads ? cfg->threads : cpus;
     if (cfg->autosize != CREW_AUTOSIZE_OFF) { /* start inside [min, max] */
         unsigned min = cfg->min_threads ? cfg->min_threads : 1;
         threads = threads < min ? min : threads > cfg->max_threads ? cfg->max_threads : threads;
@@ -358,7 +353,7 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     p->hooks = hooks; /* from here on free_pool frees the CPU list */
     p->stack_size = cfg->stack_size;
     p->spin = cfg->spin;
-    p->cpus = crew__spin_cpus(&p->hooks);
+    p->cpus = cpus;
     crew__atomic_init(&p->timing, (cfg->monitoring ? CREW__TIMING_MONITOR : 0u) |
                                 (cfg->autosize ? CREW__TIMING_AUTOSIZE : 0u));
     p->sched.ops = sched;

@@ -102,7 +102,7 @@ struct crew_pool {
     char name[8];       /* thread name prefix */
     size_t stack_size;  /* 0 = default */
     unsigned spin;      /* polls before sleeping, or CREW_SPIN_AUTO (spin.h) */
-    unsigned cpus;      /* CPUs its threads may run on, for CREW_SPIN_AUTO (crew__spin_cpus) */
+    unsigned cpus;      /* CPUs its threads may run on (crew__cpus_count, cpus.h) */
     /* Are tasks timed, and why: CREW__TIMING_MONITOR (statistics, crew_set_monitoring),
      * CREW__TIMING_AUTOSIZE (the controller's inputs) and CREW__TIMING_TRACE (a task timeline,
      * trace.h), one word so that the untimed hot path tests one value. Read without the lock
@@ -247,7 +247,6 @@ static inline void crew__pending_add(crew_pool *p, crew__worker *self, size_t n)
     crew__fetch_add_seq_cst(&p->pending, n); /* seq_cst: see struct crew_pool */
 }
 /* pool.c helpers shared with the other subsystems. */
-unsigned crew__online_cores(void); /* at least 1, at most CREW_MAX_THREADS */
 /* pthread_create with every signal blocked in the new thread (signals belong to the
  * application's own threads). Returns pthread_create's result. */
 int crew__spawn(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);

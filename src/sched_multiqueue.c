@@ -22,7 +22,7 @@ typedef struct mq_state {
 static inline mq_state *state_of(crew_pool *p) { return p->sched.state; }
 
 static int init(crew_pool *p, const crew_config *cfg, unsigned threads) {
-    unsigned cores = crew__online_cores();
+    unsigned cores = p->cpus;
     unsigned n = 2 * (threads > cores ? threads : cores);
     if (cfg->autosize && cfg->max_threads > threads)
         n = 2 * cfg->max_threads;

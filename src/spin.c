@@ -20,35 +20,10 @@
  * old fixed default polled too), a worker blocked inside its task counts as awake, and other
  * processes' threads are not seen at all.
  */
-#include <sched.h>
-#include <string.h>
-
 #include "atomic.h"
 #include "ec.h"
 #include "pool.h"
 #include "spin.h"
-
-unsigned crew__spin_cpus(const crew_hooks *h) {
-#if defined(__linux__)
-    cpu_set_t allowed;
-    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) {
-        if (h && h->cpus) { /* the pinned ones, each once (crew_create checked they are allowed) */
-            cpu_set_t pinned;
-            CPU_ZERO(&pinned);
-            for (size_t i = 0; i < h->ncpus; i++)
-                if (h->cpus[i] >= 0 && h->cpus[i] < CPU_SETSIZE)
-                    CPU_SET(h->cpus[i], &pinned);
-            CPU_AND(&allowed, &allowed, &pinned);
-        }
-        int n = CPU_COUNT(&allowed);
-        if (n > 0)
-            return (unsigned)n;
-    }
-#else
-    (void)h;
-#endif
-    return crew__online_cores();
-}
 
 unsigned crew__spin_polls(crew_pool *p) {
     /* Relaxed: a plain number (see crew_pool.target), and this is a guess. */

@@ -14,11 +14,6 @@
  * default: about 25 us of pauses and looks on this kind of machine). */
 #define CREW__SPIN_POLLS 64u
 
-/* The CPUs a pool's threads may run on, counted once by crew_create: those of crew_hooks.cpus
- * (h may be NULL: none) that the calling thread may run on, or else all the calling thread may
- * run on (sched_getaffinity), or the online ones where that cannot be asked. At least 1. */
-unsigned crew__spin_cpus(const crew_hooks *h);
-
 /* CREW_SPIN_AUTO: the polls of an idle stretch that begins now, for a worker of p or a caller
  * waiting on p: CREW__SPIN_POLLS while p's awake workers are no more than its CPUs, else 0. */
 unsigned crew__spin_polls(crew_pool *p);

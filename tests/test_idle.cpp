@@ -19,7 +19,7 @@
 
 // spin.c's (internal: the tests link the library's checked build).
 extern "C" unsigned crew__spin_polls(crew_pool *p);
-extern "C" unsigned crew__spin_cpus(const crew_hooks *h);
+extern "C" unsigned crew__cpus_count(const crew_hooks *h);
 
 static double cpu_seconds() {
     timespec ts;
@@ -116,7 +116,7 @@ TEST(Idle, ABurstWakesEveryWorker) {
 // CREW_SPIN_AUTO: a pool whose workers are all busy and outnumber the CPUs gives an idle stretch
 // no polls; once they sleep, polls (64) again.
 TEST(Idle, AutoSpinPollsOnlyWhileAwakeThreadsFitTheCpus) {
-    const unsigned cpus = crew__spin_cpus(nullptr);
+    const unsigned cpus = crew__cpus_count(nullptr);
     ASSERT_GE(cpus, 1u);
     const unsigned threads = cpus + 1;
     crew_pool *p = crewtest::make_pool(threads); // the default spin: CREW_SPIN_AUTO
@@ -160,10 +160,10 @@ TEST(Idle, AutoSpinCountsThePinnedCpus) {
     h.size = sizeof h;
     h.cpus = list;
     h.ncpus = 3;
-    EXPECT_EQ(crew__spin_cpus(&h), 1u);
+    EXPECT_EQ(crew__cpus_count(&h), 1u);
     cpu_set_t allowed;
     ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
-    EXPECT_EQ(crew__spin_cpus(nullptr), unsigned(CPU_COUNT(&allowed)));
+    EXPECT_EQ(crew__cpus_count(nullptr), unsigned(CPU_COUNT(&allowed)));
 #else
     GTEST_SKIP() << "no CPU affinity here";
 #endif
