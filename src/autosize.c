@@ -34,10 +34,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "atomic.h"
+#include "clock.h"
 #include "pool.h"
 #include "autosize.h"
 #include "worker.h"
@@ -258,12 +258,6 @@ resize:
 
 /* ---- the controller thread ---- */
 
-static double process_cpu_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* The controller's look before it sleeps (as->lock held): stop, or a new AIT cycle. */
 typedef struct period_look {
     crew__autosize *as;
@@ -293,7 +287,8 @@ static void *controller_main(void *arg) {
     crew__balance_state bal = {.settle = 1};
     uint64_t seen_cycles = 0;
     crew__timed_sum last = {0};
-    double last_cpu = process_cpu_s(), last_t = (double)crew__now_ns() * 1e-9;
+    double last_cpu = (double)crew__process_cpu_ns() * 1e-9;
+    double last_t = (double)crew__now_ns() * 1e-9;
     unsigned cores = crew__online_cores();
     ait.pre_size = crew_size(p);
     const char *dbg = getenv("CREW_AUTOSIZE_DEBUG"); /* a trace of every decision on stderr */
@@ -314,7 +309,8 @@ static void *controller_main(void *arg) {
             wait_ms(as, as->period_ms, seen_cycles);
             if (as->stop)
                 break;
-            double t = (double)crew__now_ns() * 1e-9, cpu = process_cpu_s();
+            double t = (double)crew__now_ns() * 1e-9;
+            double cpu = (double)crew__process_cpu_ns() * 1e-9;
             crew__timed_sum sum;
             crew__stats_timed_sum(p, &sum);
             double dt = t - last_t;

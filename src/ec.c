@@ -1,7 +1,7 @@
 /*
  * ec.c -- the eventcount's sleeping and waking halves (ec.h says what the eventcount is and how
  * to use it), the OS wait under them (a futex on Linux, condition variables elsewhere), each
- * thread's own condition variable, and the monotonic clock of every timed sleep in crew.
+ * thread's own condition variable for timed sleeps on the monotonic clock.
  */
 #include <errno.h>
 
@@ -285,16 +285,4 @@ int crew__cond_init_monotonic(pthread_cond_t *cv) {
     rc = pthread_cond_init(cv, &ca);
     pthread_condattr_destroy(&ca);
     return rc;
-}
-
-struct timespec crew__deadline_after_ms(unsigned ms) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    t.tv_sec += ms / 1000;
-    t.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (t.tv_nsec >= 1000000000L) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000L;
-    }
-    return t;
 }

@@ -76,8 +76,8 @@
  * for a sleeper on one eventcount that waits until its look holds (the sleeper);
  * crew__ec_sleepers, crew__ec_notify, crew__ec_notify_locked, crew__ec_choose_locked with
  * crew__ec_wake_chosen, crew__ec_listed (the notifier); crew__ec_sleepers_hint (a policy's guess);
- * crew__ec_thread_cv, crew__cond_init_monotonic and crew__deadline_after_ms for condition
- * variables and timed sleeps (every timed wait in crew is on CLOCK_MONOTONIC).
+ * crew__ec_thread_cv and crew__cond_init_monotonic for condition variables (every timed wait in
+ * crew is on CLOCK_MONOTONIC; clock.h makes its times).
  *
  * IMPLEMENTATION NOTES. The count is a plain atomic counter; the sleeper's increment is a
  * seq_cst read-modify-write followed by a seq_cst fence, the notifier's read a seq_cst fence
@@ -108,6 +108,7 @@
 #endif
 
 #include "atomic.h"
+#include "clock.h" /* the times of timed waits: crew__timespec_of, crew__deadline_after_ms */
 #include "debug.h"
 
 typedef struct crew__ec_node crew__ec_node;
@@ -302,7 +303,5 @@ pthread_cond_t *crew__ec_thread_cv(void);
 unsigned long crew__ec_thread_wakeups(void);
 /* Initialise cv for timed sleeps on CLOCK_MONOTONIC. 0 or an errno value. */
 int crew__cond_init_monotonic(pthread_cond_t *cv);
-/* The CLOCK_MONOTONIC time ms milliseconds from now. */
-struct timespec crew__deadline_after_ms(unsigned ms);
 
 #endif /* CREW_EC_H */

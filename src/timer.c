@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "atomic.h"
+#include "clock.h"
 #include "debug.h"
 #include "error.h"
 #include "pool.h"
@@ -249,11 +250,7 @@ static void *timer_main(void *arg) {
         while (tm->n != 0 && tm->heap[0].when <= now)
             fire_top(p, tm);
         tk_look c = {tm, tm->n ? tm->heap[0].when : UINT64_MAX};
-        struct timespec until;
-        if (c.until != UINT64_MAX) {
-            until.tv_sec = (time_t)(c.until / 1000000000u);
-            until.tv_nsec = (long)(c.until % 1000000000u);
-        }
+        struct timespec until = crew__timespec_of(c.until);
         crew__ec_wait_for(&tm->changed, &tm->lock, tk_last_look, &c,
                           c.until != UINT64_MAX ? &until : NULL);
     }
