@@ -241,24 +241,6 @@ void crew__ec_sleeper_free(crew__ec_sleeper *s) {
 #endif
 }
 
-static bool joins_done(void *ctx) { return ((crew__joins *)ctx)->active == 0; }
-
-void crew__join_each(crew__joins *j, pthread_mutex_t *lock, unsigned (*count)(void *ctx),
-                     bool (*claim)(void *ctx, unsigned i, pthread_t *thread), void *ctx) {
-    j->active++;
-    for (unsigned i = 0; i < count(ctx); i++) {
-        pthread_t th;
-        if (!claim(ctx, i, &th))
-            continue;
-        pthread_mutex_unlock(lock);
-        pthread_join(th, NULL);
-        pthread_mutex_lock(lock);
-    }
-    if (--j->active == 0)
-        crew__ec_notify_locked(&j->done, NULL, NULL);
-    crew__ec_wait_for(&j->done, lock, joins_done, j, NULL);
-}
-
 static CREW__TLS pthread_cond_t tls_cv;
 static CREW__TLS bool tls_cv_made;
 

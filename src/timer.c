@@ -173,6 +173,7 @@ int crew__timers_init(crew__timers *tm) {
     if (pthread_mutex_init(&tm->lock, NULL) != 0)
         return CREW_ENOMEM;
     crew__ec_init(&tm->changed);
+    crew__lone_init(&tm->thread);
     return CREW_OK;
 }
 
@@ -264,11 +265,11 @@ static void *timer_main(void *arg) {
 
 /* Make sure the timer thread runs (lock held): CREW_OK or CREW_EAGAIN. */
 static int ensure_thread(crew_pool *p, crew__timers *tm) {
-    if (__builtin_expect(tm->started, 1))
+    if (__builtin_expect(tm->thread.started, 1))
         return CREW_OK;
-    if (crew__spawn(&tm->thread, NULL, timer_main, p) != 0)
+    if (crew__spawn(&tm->thread.thread, NULL, timer_main, p) != 0)
         return CREW_EAGAIN;
-    tm->started = true;
+    tm->thread.started = true;
     return CREW_OK;
 }
 
@@ -386,28 +387,9 @@ void crew__timers_close(crew_pool *p, int how) {
     drop_list(p, c.list, true);
 }
 
-/* A second crew_shutdown's wait for the first one's join (lock held). */
-static bool join_over(void *ctx) { return ((crew__timers *)ctx)->join_done; }
-
 void crew__timers_stop(crew_pool *p) {
-    crew__timers *tm = &p->timers;
-    pthread_mutex_lock(&tm->lock);
-    bool join = tm->started && !tm->joined;
-    tm->joined = true;
-    tm->exit = true;
-    crew__ec_notify_locked(&tm->changed, NULL, NULL);
-    if (!join) { /* another shutdown joins it (or there is none): return once it is gone */
-        if (tm->started)
-            crew__ec_wait_for(&tm->changed, &tm->lock, join_over, tm, NULL);
-        pthread_mutex_unlock(&tm->lock);
-        return;
-    }
-    pthread_mutex_unlock(&tm->lock);
-    pthread_join(tm->thread, NULL);
-    pthread_mutex_lock(&tm->lock);
-    tm->join_done = true;
-    crew__ec_notify_locked(&tm->changed, NULL, NULL); /* a concurrent crew_shutdown waits */
-    pthread_mutex_unlock(&tm->lock);
+    crew__timers *tm = &p->timers; /* a concurrent shutdown joins it, or waits for the join */
+    crew__lone_stop(&tm->thread, &tm->lock, &tm->exit, &tm->changed);
 }
 
 /* ---- periodic timers ---- */

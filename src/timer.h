@@ -18,6 +18,7 @@
 
 #include "base.h"
 #include "ec.h"
+#include "thread.h"
 
 /* One entry of the heap: a due time, a sequence number (first-in-first-out among equal due
  * times, compared modulo 2^32), the group slot of a delayed task (0: none, or a periodic
@@ -47,10 +48,7 @@ typedef struct crew__timers {
     crew__ec changed;     /* the timer thread sleeps here: an earlier entry, or exit */
     int closing;          /* lock: 0 open, 1 a draining shutdown began, 2 a cancelling one */
     bool exit;            /* lock: the timer thread must return */
-    bool started;         /* lock: the timer thread was created */
-    bool joined;          /* lock: a crew_shutdown claimed it to join */
-    bool join_done;       /* lock: and has joined it (others wait on changed for this) */
-    pthread_t thread;     /* valid when started */
+    crew__lone thread;    /* lock: the timer thread, made at the first entry */
     uint64_t fired;       /* lock: entries handed to the scheduler so far (crew_diagnose) */
 } crew__timers;
 
