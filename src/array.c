@@ -35,6 +35,7 @@
 
 #include "array.h"
 #include "atomic.h"
+#include "chunks.h"
 #include "debug.h"
 #include "group.h"
 #include "pool.h"
@@ -49,10 +50,9 @@ struct crew__array {
     crew_task *t;  /* the caller's tasks */
     size_t n;
     uint32_t slot; /* their group's slot, 0 for none */
-    /* The first unclaimed index (claims past n find nothing). Relaxed fetch-and-add: it only
-     * hands each index to one runner; the tasks' fields reach the runner through the queue
-     * that handed it the runner (pushed after they were written). */
-    _Alignas(64) _Atomic size_t next;
+    /* The claims of the tasks' indices (chunks.h; relaxed: the tasks' fields reach a runner
+     * through the queue that handed it the runner, pushed after they were written). */
+    _Alignas(64) crew__chunks next;
     /* Runners not yet ended or dropped. Seq_cst decrement: the last one frees the record
      * after every other runner's last read of it. */
     _Atomic size_t refs;
@@ -76,7 +76,7 @@ crew__array *crew__array_new(crew_pool *p, crew_task *t, size_t n, size_t m) {
     a->slot = 0;
     a->m = m;
     a->counted = false;
-    crew__atomic_init(&a->next, (size_t)0);
+    crew__chunks_init(&a->next);
     crew__atomic_init(&a->refs, m);
     for (size_t i = 0; i < m; i++) {
         crew_task *r = &a->runners[i];
@@ -118,17 +118,16 @@ static void release(crew__array *a) {
         free(a);
 }
 
-/* The claim of up to k tasks from index `from` on, for crew_stats.queued. Relaxed: a
- * statistic (struct crew_pool). */
-static inline void claimed(crew__array *a, size_t from, size_t k) {
-    if (from < a->n)
-        crew__fetch_sub_relaxed(&a->p->array_unclaimed, k < a->n - from ? k : a->n - from);
+/* The claim of k tasks, for crew_stats.queued. Relaxed: a statistic (struct crew_pool). */
+static inline void claimed(crew__array *a, size_t k) {
+    crew__fetch_sub_relaxed(&a->p->array_unclaimed, k);
 }
 
-/* Claim every index still unclaimed: the first of them (n if none). */
+/* Claim every index still unclaimed: the first of them (n or more if none). */
 static size_t claim_rest(crew__array *a) {
-    size_t rest = crew__fetch_add_relaxed(&a->next, a->n); /* relaxed: see next */
-    claimed(a, rest, a->n);
+    size_t rest = crew__chunks_claim_rest(&a->next, a->n);
+    if (rest < a->n)
+        claimed(a, a->n - rest);
     return rest;
 }
 
@@ -224,8 +223,8 @@ static inline size_t run_chunk(crew__array *a, crew__worker *self, crew__frame *
 static inline bool step(crew__array *a, crew__worker *self, crew__frame *f) {
     crew_pool *p = a->p;
     size_t n = a->n;
-    size_t at = crew__load_relaxed(&a->next); /* relaxed: a hint for the chunk's size */
-    if (at >= n)
+    size_t k = crew__chunks_guided(&a->next, n, a->m, CHUNK); /* 0: nothing left */
+    if (k == 0)
         return true;
     /* Relaxed: see struct crew_pool (a cancelling shutdown sets it before its sweep). */
     if (__builtin_expect(crew__load_relaxed(&p->cancelling), 0)) {
@@ -234,13 +233,10 @@ static inline bool step(crew__array *a, crew__worker *self, crew__frame *f) {
             drop_range(p, a->t, rest, n, true);
         return true;
     }
-    size_t k = (n - at) / (2 * a->m);
-    k = k < 1 ? 1 : k > CHUNK ? CHUNK : k;
-    size_t i = crew__fetch_add_relaxed(&a->next, k); /* relaxed: see next */
-    if (i >= n)
+    size_t i, end;
+    if (!crew__chunks_claim(&a->next, n, k, &i, &end))
         return true;
-    claimed(a, i, k);
-    size_t end = i + k < n ? i + k : n;
+    claimed(a, end - i);
     size_t stopped = run_chunk(a, self, f, i, end);
     if (__builtin_expect(stopped != end, 0)) {
         stop_at(a, stopped, end);
@@ -270,12 +266,12 @@ bool crew__array_step(void *arg) {
     crew__worker *self = crew__self(p);
     /* At least CHUNK tasks' worth of claims per turn (the guided chunks shrink to 1 near the
      * end), so that queueing it again costs little per task. */
-    for (size_t from = crew__load_relaxed(&a->next); /* relaxed: see next */;) {
+    for (size_t from = crew__chunks_at(&a->next);;) {
         if (step(a, self, f)) {
             release(a);
             return true;
         }
-        if (crew__load_relaxed(&a->next) - from >= CHUNK) /* relaxed: see next */
+        if (crew__chunks_at(&a->next) - from >= CHUNK)
             break;
     }
     /* Queued again by the caller: the queues count it again. Relaxed: a statistic. */

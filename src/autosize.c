@@ -34,10 +34,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "atomic.h"
+#include "clock.h"
 #include "pool.h"
 #include "autosize.h"
 #include "worker.h"
@@ -258,12 +258,6 @@ resize:
 
 /* ---- the controller thread ---- */
 
-static double process_cpu_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* The controller's look before it sleeps (as->lock held): stop, or a new AIT cycle. */
 typedef struct period_look {
     crew__autosize *as;
@@ -293,7 +287,8 @@ static void *controller_main(void *arg) {
     crew__balance_state bal = {.settle = 1};
     uint64_t seen_cycles = 0;
     crew__timed_sum last = {0};
-    double last_cpu = process_cpu_s(), last_t = (double)crew__now_ns() * 1e-9;
+    double last_cpu = (double)crew__process_cpu_ns() * 1e-9;
+    double last_t = (double)crew__now_ns() * 1e-9;
     unsigned cores = p->cpus;
     ait.pre_size = crew_size(p);
     const char *dbg = getenv("CREW_AUTOSIZE_DEBUG"); /* a trace of every decision on stderr */
@@ -314,7 +309,8 @@ static void *controller_main(void *arg) {
             wait_ms(as, as->period_ms, seen_cycles);
             if (as->stop)
                 break;
-            double t = (double)crew__now_ns() * 1e-9, cpu = process_cpu_s();
+            double t = (double)crew__now_ns() * 1e-9;
+            double cpu = (double)crew__process_cpu_ns() * 1e-9;
             crew__timed_sum sum;
             crew__stats_timed_sum(p, &sum);
             double dt = t - last_t;
@@ -396,13 +392,8 @@ int crew__autosize_init(crew_pool *p, const crew_config *cfg) {
     as->stride = cfg->autosize_stride ? cfg->autosize_stride : 2;
     as->period_ms = cfg->autosize_period_ms ? cfg->autosize_period_ms : 100;
     crew__ec_init(&as->wake);
-    if (pthread_mutex_init(&as->join_lock, NULL) != 0) {
-        free(as);
-        return crew__fail(CREW_ENOMEM, "crew_create: the autosize controller's lock could not "
-                                       "be made");
-    }
+    crew__lone_init(&as->thread);
     if (pthread_mutex_init(&as->lock, NULL) != 0) {
-        pthread_mutex_destroy(&as->join_lock);
         free(as);
         return crew__fail(CREW_ENOMEM, "crew_create: the autosize controller's lock could not "
                                        "be made");
@@ -415,13 +406,13 @@ int crew__autosize_start(crew_pool *p) {
     crew__autosize *as = p->autosize;
     if (!as)
         return CREW_OK;
-    int rc = crew__spawn(&as->thread, NULL, controller_main, p);
+    int rc = crew__spawn(&as->thread.thread, NULL, controller_main, p);
     if (rc != 0) /* crew_create cleans up through crew__autosize_stop/free */
         return crew__fail(CREW_EAGAIN,
                           "crew_create: pthread_create refused the autosize controller's thread: "
                           "%s",
                           strerror(rc));
-    as->started = true;
+    as->thread.started = true; /* before crew_create returns: no other thread looks yet */
     return CREW_OK;
 }
 
@@ -443,18 +434,8 @@ void crew__autosize_sample(crew_pool *p, uint64_t idle_ns) {
 
 void crew__autosize_stop(crew_pool *p) {
     crew__autosize *as = p->autosize;
-    if (!as)
-        return;
-    pthread_mutex_lock(&as->join_lock); /* concurrent shutdowns: one joins, the others wait */
-    if (as->started && !as->joined) {
-        pthread_mutex_lock(&as->lock);
-        as->stop = true;
-        crew__ec_notify_locked(&as->wake, NULL, NULL);
-        pthread_mutex_unlock(&as->lock);
-        pthread_join(as->thread, NULL);
-        as->joined = true;
-    }
-    pthread_mutex_unlock(&as->join_lock);
+    if (as) /* concurrent shutdowns: one joins, all wait */
+        crew__lone_stop(&as->thread, &as->lock, &as->stop, &as->wake);
 }
 
 void crew__autosize_free(crew_pool *p) {
@@ -462,7 +443,6 @@ void crew__autosize_free(crew_pool *p) {
     if (!as)
         return;
     pthread_mutex_destroy(&as->lock);
-    pthread_mutex_destroy(&as->join_lock);
     free(as);
     p->autosize = NULL;
 }

@@ -11,6 +11,7 @@
 
 #include "crew.h"
 #include "ec.h"
+#include "thread.h"
 
 typedef struct crew__ait_state {
     double pre;        /* preAIT (ns) */
@@ -57,9 +58,7 @@ typedef struct crew__autosize {
     unsigned mode, min, max;  /* settings (fixed) */
     unsigned cycle, stride;   /* AIT settings (fixed) */
     unsigned period_ms;       /* BALANCE setting (fixed) */
-    pthread_t thread;         /* the controller */
-    bool started, joined;     /* join_lock */
-    pthread_mutex_t join_lock; /* one crew_shutdown joins the controller */
+    crew__lone thread;        /* the controller (lock; made by crew__autosize_start) */
     pthread_mutex_t lock;     /* the fields marked "lock" below */
     crew__ec wake;            /* the controller sleeps here, with lock (ec.h) */
     bool stop;                /* lock: the controller must exit */

@@ -176,7 +176,7 @@ static void start_bthread(crew_pool *p) {
         if (!b->threads[i]->started || b->threads[i]->exited)
             t = b->threads[i];
     if (t && t->started) { /* it has left its loop: this join does not wait for long */
-        pthread_join(t->thread, NULL);
+        crew__join_gone(t->thread);
         t->started = false;
     }
     if (!t) {

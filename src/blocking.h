@@ -10,6 +10,7 @@
 #include "diagnose.h"
 #include "ec.h"
 #include "lq.h"
+#include "thread.h"
 
 /* blocking.c: the blocking tasks' queue and threads. */
 struct crew__bthread;
@@ -21,7 +22,7 @@ typedef struct crew__blocking {
     crew__ec idle;       /* of those, asleep waiting for a task (ec.h, used under lock only) */
     unsigned peak;       /* lock: most alive at once */
     bool stop;           /* lock: crew_shutdown: exit */
-    crew__joins joins;   /* lock: crew__blocking_stop calls joining threads now (ec.h) */
+    crew__joins joins;   /* lock: crew__blocking_stop calls joining threads now (thread.h) */
     struct crew__bthread **threads; /* lock: thread records, reused after their thread exits */
     unsigned nthreads, cap;         /* lock */
 } crew__blocking;

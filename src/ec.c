@@ -1,7 +1,7 @@
 /*
  * ec.c -- the eventcount's sleeping and waking halves (ec.h says what the eventcount is and how
  * to use it), the OS wait under them (a futex on Linux, condition variables elsewhere), each
- * thread's own condition variable, and the monotonic clock of every timed sleep in crew.
+ * thread's own condition variable for timed sleeps on the monotonic clock.
  */
 #include <errno.h>
 
@@ -241,24 +241,6 @@ void crew__ec_sleeper_free(crew__ec_sleeper *s) {
 #endif
 }
 
-static bool joins_done(void *ctx) { return ((crew__joins *)ctx)->active == 0; }
-
-void crew__join_each(crew__joins *j, pthread_mutex_t *lock, unsigned (*count)(void *ctx),
-                     bool (*claim)(void *ctx, unsigned i, pthread_t *thread), void *ctx) {
-    j->active++;
-    for (unsigned i = 0; i < count(ctx); i++) {
-        pthread_t th;
-        if (!claim(ctx, i, &th))
-            continue;
-        pthread_mutex_unlock(lock);
-        pthread_join(th, NULL);
-        pthread_mutex_lock(lock);
-    }
-    if (--j->active == 0)
-        crew__ec_notify_locked(&j->done, NULL, NULL);
-    crew__ec_wait_for(&j->done, lock, joins_done, j, NULL);
-}
-
 static CREW__TLS pthread_cond_t tls_cv;
 static CREW__TLS bool tls_cv_made;
 
@@ -285,16 +267,4 @@ int crew__cond_init_monotonic(pthread_cond_t *cv) {
     rc = pthread_cond_init(cv, &ca);
     pthread_condattr_destroy(&ca);
     return rc;
-}
-
-struct timespec crew__deadline_after_ms(unsigned ms) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    t.tv_sec += ms / 1000;
-    t.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (t.tv_nsec >= 1000000000L) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000L;
-    }
-    return t;
 }

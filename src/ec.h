@@ -76,8 +76,8 @@
  * for a sleeper on one eventcount that waits until its look holds (the sleeper);
  * crew__ec_sleepers, crew__ec_notify, crew__ec_notify_locked, crew__ec_choose_locked with
  * crew__ec_wake_chosen, crew__ec_listed (the notifier); crew__ec_sleepers_hint (a policy's guess);
- * crew__ec_thread_cv, crew__cond_init_monotonic and crew__deadline_after_ms for condition
- * variables and timed sleeps (every timed wait in crew is on CLOCK_MONOTONIC).
+ * crew__ec_thread_cv and crew__cond_init_monotonic for condition variables (every timed wait in
+ * crew is on CLOCK_MONOTONIC; clock.h makes its times).
  *
  * IMPLEMENTATION NOTES. The count is a plain atomic counter; the sleeper's increment is a
  * seq_cst read-modify-write followed by a seq_cst fence, the notifier's read a seq_cst fence
@@ -108,6 +108,7 @@
 #endif
 
 #include "atomic.h"
+#include "clock.h" /* the times of timed waits: crew__timespec_of, crew__deadline_after_ms */
 #include "debug.h"
 
 typedef struct crew__ec_node crew__ec_node;
@@ -277,24 +278,6 @@ static inline unsigned crew__ec_notify(crew__ec *ec, pthread_mutex_t *lock, crew
 /* Lock held: does anyone sleep on ec now (exact under the lock)? */
 static inline bool crew__ec_listed(const crew__ec *ec) { return ec->head != NULL; }
 
-/* Threads joining other threads: several crew_shutdown calls may run at once, and each must
- * return only once every thread is joined, also those another call claimed and is still
- * joining (a thread may still be in on_stop). */
-typedef struct crew__joins {
-    unsigned active; /* lock: callers of crew__join_each joining now */
-    crew__ec done;   /* they wait here for the others' joins */
-} crew__joins;
-static inline void crew__joins_init(crew__joins *j) {
-    j->active = 0;
-    crew__ec_init(&j->done);
-}
-/* Join every thread that claim(ctx, i, &thread) claims, for i from 0 while i < count(ctx)
- * (lock held; false: record i has no thread to join, or another caller claimed it), each
- * without the lock; then wait until every other caller on j has joined what it claimed. Lock
- * held on entry and on return. */
-void crew__join_each(crew__joins *j, pthread_mutex_t *lock, unsigned (*count)(void *ctx),
-                     bool (*claim)(void *ctx, unsigned i, pthread_t *thread), void *ctx);
-
 /* The calling thread's own condition variable (CLOCK_MONOTONIC), made on first use, for the
  * sleepers that have none of their own: a thread sleeps in one place at a time. */
 pthread_cond_t *crew__ec_thread_cv(void);
@@ -302,7 +285,5 @@ pthread_cond_t *crew__ec_thread_cv(void);
 unsigned long crew__ec_thread_wakeups(void);
 /* Initialise cv for timed sleeps on CLOCK_MONOTONIC. 0 or an errno value. */
 int crew__cond_init_monotonic(pthread_cond_t *cv);
-/* The CLOCK_MONOTONIC time ms milliseconds from now. */
-struct timespec crew__deadline_after_ms(unsigned ms);
 
 #endif /* CREW_EC_H */

@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "atomic.h"
+#include "chunks.h"
 #include "parallel.h"
 #include "pool.h"
 #include "submit.h"
@@ -56,11 +57,11 @@
 
 typedef struct loop {
     size_t begin, end, grain, nchunks;
-    /* Next chunk to hand out (the counter's runners). Relaxed: the counter only divides work;
-     * the chunks' effects are published to the caller by the group wait (task completion
-     * release, wait acquire), or by crew_join (the half's release of its record's over, the
-     * caller's acquire). */
-    atomic_size_t next;
+    /* The claims of chunk indices (the counter's runners; chunks.h, one at a time). Relaxed:
+     * the counter only divides work; the chunks' effects are published to the caller by the
+     * group wait (task completion release, wait acquire), or by crew_join (the half's release
+     * of its record's over, the caller's acquire). */
+    crew__chunks next;
     void (*chunk)(struct loop *l, size_t index, size_t begin, size_t end);
     void *ctx; /* the primitive's own state */
 } loop;
@@ -74,8 +75,8 @@ static inline void run_chunk(loop *l, size_t i) {
 
 /* Claim and run one chunk; false when none is left. */
 static bool run_one(loop *l) {
-    size_t i = crew__fetch_add_relaxed(&l->next, 1);
-    if (i >= l->nchunks)
+    size_t i, end;
+    if (!crew__chunks_claim(&l->next, l->nchunks, 1, &i, &end))
         return false;
     run_chunk(l, i);
     return true;
@@ -193,7 +194,7 @@ static int engine_for(crew_pool *p) {
 static int run_loop(crew_pool *p, loop *l) {
     size_t n = l->end - l->begin;
     l->nchunks = n / l->grain + (n % l->grain != 0);
-    crew__atomic_init(&l->next, 0);
+    crew__chunks_init(&l->next);
     uint64_t t0 = crew__now_ns();
     run_one(l); /* the first chunk, timed, before anyone else is involved */
     uint64_t first = crew__now_ns() - t0;

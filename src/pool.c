@@ -89,7 +89,7 @@ static void reap_exited(crew_pool *p) {
         /* Acquire: pairs with the release store of gone after on_stop (worker.c), so this
          * join waits only for the thread's return. */
         if (w->started && !w->joined && crew__load_acquire(&w->gone)) {
-            pthread_join(w->thread, NULL);
+            crew__join_gone(w->thread);
             w->joined = true;
         }
     }

@@ -38,6 +38,7 @@
 #include "lq.h"
 #include "schedule.h"
 #include "stats.h"
+#include "thread.h"
 #include "timer.h"
 #include "trace.h"
 #include "worker.h"

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 
 #include "base.h"
+#include "heap.h"
 #include "prioq.h"
 
 static inline crew__level *level_of(const crew_task *t) {
@@ -37,38 +38,13 @@ static crew__level *find(const crew__prioq *q, uint32_t priority) {
     return NULL;
 }
 
-/* ---- the heap of levels, keyed by priority ---- */
+/* ---- the heap of levels, keyed by priority (heap.h's algorithm, binary) ---- */
 
-static inline void place(crew__prioq *q, uint32_t i, crew__level *l) {
-    q->heap[i] = l;
-    l->index = i;
+static inline bool higher(const void *a, const void *b) {
+    return (*(crew__level *const *)a)->priority < (*(crew__level *const *)b)->priority;
 }
-
-static void sift_up(crew__prioq *q, uint32_t i, crew__level *l) {
-    while (i > 0) {
-        uint32_t parent = (i - 1) / 2;
-        if (q->heap[parent]->priority <= l->priority)
-            break;
-        place(q, i, q->heap[parent]);
-        i = parent;
-    }
-    place(q, i, l);
-}
-
-static void sift_down(crew__prioq *q, uint32_t i, crew__level *l) {
-    for (;;) {
-        uint32_t child = 2 * i + 1;
-        if (child >= q->nlevels)
-            break;
-        if (child + 1 < q->nlevels && q->heap[child + 1]->priority < q->heap[child]->priority)
-            child++;
-        if (q->heap[child]->priority >= l->priority)
-            break;
-        place(q, i, q->heap[child]);
-        i = child;
-    }
-    place(q, i, l);
-}
+static inline void placed(void *e, size_t i) { (*(crew__level **)e)->index = (uint32_t)i; }
+static const crew__heap_kind kind = {sizeof(crew__level *), 2, higher, placed};
 
 /* ---- adding and dropping levels ---- */
 
@@ -113,7 +89,7 @@ static crew__level *add_level(crew__prioq *q, uint32_t priority) {
     uint32_t k = bucket_of(q, priority);
     l->chain = q->buckets[k];
     q->buckets[k] = l;
-    sift_up(q, q->nlevels++, l);
+    crew__heap_sift_up(&kind, q->heap, q->nlevels++, &l);
     return l;
 }
 
@@ -123,13 +99,8 @@ static void drop_level(crew__prioq *q, crew__level *l) {
         pp = &(*pp)->chain;
     *pp = l->chain;
     crew__level *last = q->heap[--q->nlevels];
-    if (last != l) {
-        uint32_t i = l->index;
-        if (i > 0 && last->priority < q->heap[(i - 1) / 2]->priority)
-            sift_up(q, i, last);
-        else
-            sift_down(q, i, last);
-    }
+    if (last != l)
+        crew__heap_fix(&kind, q->heap, q->nlevels, l->index, &last);
     l->chain = q->free;
     q->free = l;
 }

@@ -27,18 +27,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include "atomic.h"
+#include "clock.h"
 #include "pool.h"
 #include "stats.h"
 #include "worker.h"
-
-uint64_t crew__now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static unsigned bucket_of(uint64_t v) {
     if (v < 16)

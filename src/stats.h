@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "base.h"
+#include "clock.h" /* crew__now_ns: the clock of every stamp */
 #include "group.h"
 
 #define CREW__HIST_BUCKETS 496u /* 16 exact buckets, then 8 per power of two up to 2^63 */
@@ -49,7 +50,6 @@ typedef struct crew__tstats {
     crew__hist response, idle, processing, turnaround; /* as in crew_stats */
 } crew__tstats;
 
-uint64_t crew__now_ns(void);
 /* The calling thread's block (allocated on first use; NULL if memory ran out). */
 struct crew__tstats *crew__stats_block(crew_pool *p);
 void crew__stats_submitted(crew_pool *p, size_t n, uint64_t submitted, uint64_t accepted);

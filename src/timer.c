@@ -1,6 +1,6 @@
 /*
- * timer.c -- time: delayed tasks and periodic timers, the heap they wait in, and the pool's
- * timer thread.
+ * timer.c -- time: delayed tasks and periodic timers, and the pool's timer thread. The heap
+ * they wait in is heap.c's.
  *
  * DESIGN. What is not due yet waits in one 4-ary min-heap per pool, ordered by due time (and
  * submission order among equal times), each entry's position kept in its task, so insertion
@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "atomic.h"
+#include "clock.h"
 #include "debug.h"
 #include "error.h"
 #include "pool.h"
@@ -62,109 +63,19 @@ struct crew_timer {
     struct crew_timer *next, *prev; /* lock: timers.live */
 };
 
-/* The heap, 4-ary (each level a quarter as deep as a binary heap's, and a node's children on
- * one cache line: fewer misses when a million entries do not fit in the cache). */
-#define D 4u
-
-static inline bool before(const crew__tent *a, const crew__tent *b) {
-    return a->when < b->when || (a->when == b->when && (int32_t)(a->seq - b->seq) < 0);
-}
-static inline void place(crew__timers *tm, size_t i, crew__tent e) {
-    tm->heap[i] = e;
-    e.task->crew_private_.spare = (uint32_t)i;
-}
-static void sift_up(crew__timers *tm, size_t i, crew__tent e) {
-    while (i > 0) {
-        size_t parent = (i - 1) / D;
-        if (!before(&e, &tm->heap[parent]))
-            break;
-        place(tm, i, tm->heap[parent]);
-        i = parent;
-    }
-    place(tm, i, e);
-}
-static void sift_down(crew__timers *tm, size_t i, crew__tent e) {
-    for (;;) {
-        size_t c = D * i + 1, best = c;
-        if (c >= tm->n)
-            break;
-        for (size_t k = c + 1; k < c + D && k < tm->n; k++)
-            if (before(&tm->heap[k], &tm->heap[best]))
-                best = k;
-        if (!before(&tm->heap[best], &e))
-            break;
-        place(tm, i, tm->heap[best]);
-        i = best;
-    }
-    place(tm, i, e);
-}
-/* Room for need entries in all (lock held): CREW_OK or CREW_ENOMEM. The heap's array grows by
- * doubling and shrinks (heap_remove_at) when it is three quarters empty. */
-static int heap_reserve(crew__timers *tm, size_t need) {
-    if (need <= tm->cap)
-        return CREW_OK;
-    if (need > UINT32_MAX) /* positions are kept in 32 bits */
-        return CREW_ENOMEM;
-    size_t cap = tm->cap ? tm->cap : 64;
-    while (cap < need)
-        cap *= 2;
-    crew__tent *h = realloc(tm->heap, cap * sizeof *h);
-    if (!h)
-        return CREW_ENOMEM;
-    tm->heap = h;
-    tm->cap = cap;
-    return CREW_OK;
-}
-/* Insert (room reserved). Returns true if it is the new top. */
-static bool heap_insert(crew__timers *tm, crew_task *t, uint64_t when, uint32_t slot) {
-    crew__assert(tm->n < tm->cap);
-    crew__tent e = {when, tm->seq++, slot, t};
-    sift_up(tm, tm->n++, e);
-    return tm->heap[0].task == t;
-}
-/* Give memory back once three quarters of the room are free (a million cancelled timers),
- * keeping room for every live timer's entry (rearm inserts without allocating). */
-static void heap_shrink(crew__timers *tm) {
-    size_t cap = tm->cap;
-    while (cap > 1024 && tm->n < cap / 4 && tm->delayed + tm->timers < cap / 2)
-        cap /= 2;
-    if (cap == tm->cap)
-        return;
-    crew__tent *h = realloc(tm->heap, cap * sizeof *h);
-    if (h) {
-        tm->heap = h;
-        tm->cap = cap;
-    }
-}
+/* The heap (heap.h) under the lock. Room is reserved before an insertion (a timer's rearm
+ * needs none: every live timer has its room), and given back after removals, keeping room for
+ * every delayed task and live timer. */
 static void heap_remove_at(crew__timers *tm, size_t i) {
-    crew__assert(i < tm->n);
-    crew__tent last = tm->heap[--tm->n];
-    if (i != tm->n) {
-        if (before(&last, &tm->heap[i]))
-            sift_up(tm, i, last);
-        else
-            sift_down(tm, i, last);
-    }
-    heap_shrink(tm);
+    crew__theap_remove_at(&tm->heap, i);
+    crew__theap_shrink(&tm->heap, tm->delayed + tm->timers);
 }
-
-/* Take out every entry for which out(ctx, entry) holds, in one pass, and restore the heap
- * (Floyd's bottom-up construction): O(n) for crew_cancel and the shutdown, however many go;
- * the heap is left as it was when none goes. */
+/* Take out every entry for which out(ctx, entry) holds: O(n) for crew_cancel and the
+ * shutdown, however many go. */
 static void heap_filter(crew__timers *tm, bool (*out)(void *ctx, const crew__tent *e),
                         void *ctx) {
-    size_t kept = 0;
-    for (size_t i = 0; i < tm->n; i++)
-        if (!out(ctx, &tm->heap[i]))
-            tm->heap[kept++] = tm->heap[i];
-    if (kept == tm->n)
-        return;
-    tm->n = kept;
-    for (size_t i = kept; i-- > 0;)
-        sift_down(tm, i, tm->heap[i]);
-    for (size_t i = 0; i < kept; i++) /* positions: sift_down sets only those it moved */
-        tm->heap[i].task->crew_private_.spare = (uint32_t)i;
-    heap_shrink(tm);
+    crew__theap_filter(&tm->heap, out, ctx);
+    crew__theap_shrink(&tm->heap, tm->delayed + tm->timers);
 }
 
 int crew__timers_init(crew__timers *tm) {
@@ -172,6 +83,7 @@ int crew__timers_init(crew__timers *tm) {
     if (pthread_mutex_init(&tm->lock, NULL) != 0)
         return CREW_ENOMEM;
     crew__ec_init(&tm->changed);
+    crew__lone_init(&tm->thread);
     return CREW_OK;
 }
 
@@ -182,7 +94,7 @@ void crew__timers_free(crew_pool *p) {
         next = t->next;
         free(t);
     }
-    free(tm->heap);
+    crew__theap_free(&tm->heap);
     free(tm->per_slot);
     pthread_mutex_destroy(&tm->lock);
 }
@@ -199,15 +111,15 @@ typedef struct tk_look {
 } tk_look;
 static bool tk_last_look(void *ctx) {
     tk_look *c = ctx;
-    return c->tm->exit || (c->tm->n != 0 && c->tm->heap[0].when < c->until);
+    return c->tm->exit || (c->tm->heap.n != 0 && c->tm->heap.e[0].when < c->until);
 }
 
 /* Hand the top entry, due, to the scheduler (lock held). A timer's run is not queued once a
  * shutdown began (crew__timers_closing): the timer goes idle. */
 static void fire_top(crew_pool *p, crew__timers *tm) {
-    crew_task *t = tm->heap[0].task;
+    crew_task *t = tm->heap.e[0].task;
     bool timer = t->fn == crew__timer_run;
-    uint32_t slot = tm->heap[0].slot;
+    uint32_t slot = tm->heap.e[0].slot;
     heap_remove_at(tm, 0);
     if (slot != 0)
         tm->per_slot[slot]--;
@@ -246,14 +158,10 @@ static void *timer_main(void *arg) {
     pthread_mutex_lock(&tm->lock);
     while (!tm->exit) {
         uint64_t now = crew__now_ns();
-        while (tm->n != 0 && tm->heap[0].when <= now)
+        while (tm->heap.n != 0 && tm->heap.e[0].when <= now)
             fire_top(p, tm);
-        tk_look c = {tm, tm->n ? tm->heap[0].when : UINT64_MAX};
-        struct timespec until;
-        if (c.until != UINT64_MAX) {
-            until.tv_sec = (time_t)(c.until / 1000000000u);
-            until.tv_nsec = (long)(c.until % 1000000000u);
-        }
+        tk_look c = {tm, tm->heap.n ? tm->heap.e[0].when : UINT64_MAX};
+        struct timespec until = crew__timespec_of(c.until);
         crew__ec_wait_for(&tm->changed, &tm->lock, tk_last_look, &c,
                           c.until != UINT64_MAX ? &until : NULL);
     }
@@ -267,18 +175,18 @@ static void *timer_main(void *arg) {
 
 /* Make sure the timer thread runs (lock held): CREW_OK or CREW_EAGAIN. */
 static int ensure_thread(crew_pool *p, crew__timers *tm) {
-    if (__builtin_expect(tm->started, 1))
+    if (__builtin_expect(tm->thread.started, 1))
         return CREW_OK;
-    if (crew__spawn(&tm->thread, NULL, timer_main, p) != 0)
+    if (crew__spawn(&tm->thread.thread, NULL, timer_main, p) != 0)
         return CREW_EAGAIN;
-    tm->started = true;
+    tm->thread.started = true;
     return CREW_OK;
 }
 
 /* Insert t due at when, waking the timer thread if it is the new top (lock held, room
  * reserved). */
 static void insert_locked(crew__timers *tm, crew_task *t, uint64_t when, uint32_t slot) {
-    if (heap_insert(tm, t, when, slot))
+    if (crew__theap_insert(&tm->heap, t, when, slot))
         crew__ec_notify_locked(&tm->changed, NULL, NULL); /* events made under the lock: ec.h */
 }
 
@@ -305,7 +213,7 @@ int crew__timers_add(crew_pool *p, crew_task *t, uint64_t when) {
     pthread_mutex_lock(&tm->lock);
     int rc = tm->closing == 2 ? CREW_ESHUTDOWN : ensure_thread(p, tm);
     if (rc == CREW_OK)
-        rc = heap_reserve(tm, tm->n + 1 + tm->timers);
+        rc = crew__theap_reserve(&tm->heap, tm->heap.n + 1 + tm->timers);
     if (rc == CREW_OK && slot != 0)
         rc = per_slot_reserve(tm, slot);
     if (rc == CREW_OK) {
@@ -389,28 +297,9 @@ void crew__timers_close(crew_pool *p, int how) {
     drop_list(p, c.list, true);
 }
 
-/* A second crew_shutdown's wait for the first one's join (lock held). */
-static bool join_over(void *ctx) { return ((crew__timers *)ctx)->join_done; }
-
 void crew__timers_stop(crew_pool *p) {
-    crew__timers *tm = &p->timers;
-    pthread_mutex_lock(&tm->lock);
-    bool join = tm->started && !tm->joined;
-    tm->joined = true;
-    tm->exit = true;
-    crew__ec_notify_locked(&tm->changed, NULL, NULL);
-    if (!join) { /* another shutdown joins it (or there is none): return once it is gone */
-        if (tm->started)
-            crew__ec_wait_for(&tm->changed, &tm->lock, join_over, tm, NULL);
-        pthread_mutex_unlock(&tm->lock);
-        return;
-    }
-    pthread_mutex_unlock(&tm->lock);
-    pthread_join(tm->thread, NULL);
-    pthread_mutex_lock(&tm->lock);
-    tm->join_done = true;
-    crew__ec_notify_locked(&tm->changed, NULL, NULL); /* a concurrent crew_shutdown waits */
-    pthread_mutex_unlock(&tm->lock);
+    crew__timers *tm = &p->timers; /* a concurrent shutdown joins it, or waits for the join */
+    crew__lone_stop(&tm->thread, &tm->lock, &tm->exit, &tm->changed);
 }
 
 /* ---- periodic timers ---- */
@@ -560,7 +449,7 @@ int crew_timer_start(crew_pool *p, uint64_t first_ns, uint64_t period_ns, unsign
     if (rc == CREW_OK)
         rc = ensure_thread(p, tm);
     if (rc == CREW_OK)
-        rc = heap_reserve(tm, tm->n + tm->timers + 1);
+        rc = crew__theap_reserve(&tm->heap, tm->heap.n + tm->timers + 1);
     if (rc == CREW_OK) {
         t->next = tm->live;
         if (tm->live)
@@ -634,11 +523,11 @@ void crew__timers_view_get(crew_pool *p, crew__timers_view *v) {
     pthread_mutex_lock(&tm->lock);
     v->delayed = tm->delayed;
     v->timers = tm->timers;
-    v->armed = tm->n - tm->delayed;
+    v->armed = tm->heap.n - tm->delayed;
     v->fired = tm->fired;
-    if (tm->n) {
-        v->next_when = tm->heap[0].when;
-        v->next_fn = crew__timer_fn_of(tm->heap[0].task);
+    if (tm->heap.n) {
+        v->next_when = tm->heap.e[0].when;
+        v->next_fn = crew__timer_fn_of(tm->heap.e[0].task);
     }
     pthread_mutex_unlock(&tm->lock);
 }

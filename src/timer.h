@@ -1,8 +1,8 @@
 /*
  * timer.h -- time (timer.c): delayed tasks (crew_submit_after, crew_submit_at*) and periodic
- * timers (crew_timer_start / crew_timer_stop), kept in one 4-ary min-heap per pool until they
- * are due, and the pool's timer thread that sleeps until the nearest one and hands what is due
- * to the scheduler through the ordinary push (submit.c's crew__fire).
+ * timers (crew_timer_start / crew_timer_stop), kept in one 4-ary min-heap per pool (heap.h)
+ * until they are due, and the pool's timer thread that sleeps until the nearest one and hands
+ * what is due to the scheduler through the ordinary push (submit.c's crew__fire).
  *
  * Locking: timers.lock guards everything below that says "lock". Lock order: timers.lock
  * before every lock the push takes (the queues' locks, pool->lock through the wake-ups); no
@@ -18,27 +18,14 @@
 
 #include "base.h"
 #include "ec.h"
-
-/* One entry of the heap: a due time, a sequence number (first-in-first-out among equal due
- * times, compared modulo 2^32), the group slot of a delayed task (0: none, or a periodic
- * timer's run: crew_cancel compares it without touching the task), and the task: a delayed
- * task's node, or a periodic timer's run (fn crew__timer_run). The entry's position is kept in
- * the task (crew_private_.spare, free while the task is in no queue), so that removing it is
- * O(log n). */
-typedef struct crew__tent {
-    uint64_t when;
-    uint32_t seq;
-    uint32_t slot;
-    crew_task *task;
-} crew__tent;
+#include "heap.h"
+#include "thread.h"
 
 struct crew_timer;
 
 typedef struct crew__timers {
     pthread_mutex_t lock;
-    crew__tent *heap;     /* lock: a 4-ary min-heap on (when, seq) */
-    size_t n, cap;        /* lock: entries, room */
-    uint32_t seq;         /* lock: the next entry's sequence number */
+    crew__theap heap;     /* lock: what waits for its time (heap.h) */
     size_t delayed;       /* lock: delayed tasks in the heap (the others are timers) */
     size_t timers;        /* lock: live periodic timers (each may need one entry) */
     uint32_t *per_slot;   /* lock: [slot]: the delayed tasks of group slot in the heap */
@@ -47,10 +34,7 @@ typedef struct crew__timers {
     crew__ec changed;     /* the timer thread sleeps here: an earlier entry, or exit */
     int closing;          /* lock: 0 open, 1 a draining shutdown began, 2 a cancelling one */
     bool exit;            /* lock: the timer thread must return */
-    bool started;         /* lock: the timer thread was created */
-    bool joined;          /* lock: a crew_shutdown claimed it to join */
-    bool join_done;       /* lock: and has joined it (others wait on changed for this) */
-    pthread_t thread;     /* valid when started */
+    crew__lone thread;    /* lock: the timer thread, made at the first entry */
     uint64_t fired;       /* lock: entries handed to the scheduler so far (crew_diagnose) */
 } crew__timers;
 

@@ -16,6 +16,7 @@
  */
 #include "atomic.h"
 #include "blocking.h"
+#include "clock.h"
 #include "dispatch.h"
 #include "join.h"
 #include "pool.h"
@@ -332,12 +333,6 @@ static uint64_t end_of(uint64_t timeout_ns) {
     return timeout_ns > UINT64_MAX - now ? 0 : now + timeout_ns;
 }
 
-/* until_ns as the eventcount's CLOCK_MONOTONIC time (crew__now_ns's clock). */
-static struct timespec timespec_of(uint64_t until_ns) {
-    return (struct timespec){.tv_sec = (time_t)(until_ns / 1000000000u),
-                             .tv_nsec = (long)(until_ns % 1000000000u)};
-}
-
 /* crew_wait and crew_wait_timed: wait for group, helping, until it finishes or, if timed,
  * until the time-out (timeout_ns: 0 a poll, UINT64_MAX no limit). Inlined into both, so that
  * crew_wait's untimed path folds the time away. */
@@ -362,7 +357,7 @@ static inline __attribute__((always_inline)) int wait_group(crew_pool *p, crew_h
     if (timed && timeout_ns == 0) /* a poll: the group is open; no task is run */
         return wait_failed(who, given, crew__in_group(p, group) ? CREW_EDEADLK : CREW_ETIMEDOUT);
     if (timed && (c.until_ns = end_of(timeout_ns)) != 0)
-        c.until = timespec_of(c.until_ns);
+        c.until = crew__timespec_of(c.until_ns);
     crew__debug_yield();
     wait_loop(p, &c);
     if (c.status == CREW_ETIMEDOUT) { /* it may have finished as the time passed */
@@ -388,7 +383,7 @@ static int help_until_quiet(crew_pool *p, uint64_t until_ns) {
     waiter_ctx c = {.p = p, .self = crew__self(p), .group = CREW_HANDLE_NONE, .status = 1,
                     .until_ns = until_ns};
     if (until_ns)
-        c.until = timespec_of(until_ns);
+        c.until = crew__timespec_of(until_ns);
     wait_loop(p, &c);
     return c.status;
 }

@@ -128,3 +128,31 @@ TEST(Autosize, TimingForTheControllerDoesNotCountAsMonitoring) {
     EXPECT_EQ(s.completed, 0u);
     crew_destroy(p);
 }
+
+// Several crew_shutdown calls at once on a pool whose controller is busy resizing: the
+// controller is joined once (thread.c's crew__join_once), every call returns only once it is
+// gone, and none sleeps on a lock held across the join.
+TEST(Autosize, ConcurrentShutdownsJoinTheControllerOnce) {
+    for (int round = 0; round < 5; round++) {
+        crew_pool *p = nullptr;
+        crew_config cfg = sized(CREW_AUTOSIZE_BALANCE, 1, 8, 2);
+        cfg.autosize_period_ms = 1;
+        ASSERT_EQ(crew_create(&p, &cfg), CREW_OK);
+        for (int i = 0; i < 200; i++) {
+            outstanding++;
+            ASSERT_EQ(crew_submit(p, sleep1ms, nullptr, 0, nullptr), CREW_OK);
+        }
+        std::atomic<int> done{0};
+        auto shut = [&] {
+            EXPECT_EQ(crew_shutdown(p, round % 2 ? CREW_CANCEL : CREW_DRAIN), CREW_OK);
+            done++;
+        };
+        std::thread a(shut), b(shut), c(shut);
+        a.join();
+        b.join();
+        c.join();
+        EXPECT_EQ(done.load(), 3);
+        crew_destroy(p);
+        outstanding = 0; // a cancelling shutdown dropped some
+    }
+}
