@@ -46,6 +46,7 @@
 #include "atomic.h"
 #include "parallel.h"
 #include "pool.h"
+#include "sched_calls.h"
 #include "submit.h"
 #include "wait.h"
 
@@ -175,9 +176,6 @@ static atomic_int engine_choice = CREW__PAR_AUTO;
 
 void crew__parallel_engine(int engine) { crew__store_relaxed(&engine_choice, engine); }
 
-/* Does p's strategy offer a join's half without a group (crew_join's fast path)? */
-static bool has_offer(crew_pool *p) { return p->sched.ops->offer != NULL; }
-
 /* The engine for a loop on p: CREW__PAR_COUNTER, _SPLIT or _OFFER. A forked child uses the
  * counter, whose helpers the child's pool refuses at once: the caller does the work. */
 static int engine_for(crew_pool *p) {
@@ -186,7 +184,7 @@ static int engine_for(crew_pool *p) {
         return CREW__PAR_COUNTER;
     if (e != CREW__PAR_AUTO)
         return e;
-    return has_offer(p) ? CREW__PAR_OFFER : CREW__PAR_COUNTER;
+    return crew__sched_has_offer(p) ? CREW__PAR_OFFER : CREW__PAR_COUNTER;
 }
 
 /* Run l over its chunks with the pool's help; the caller takes part. */

@@ -109,6 +109,8 @@ size_t crew__sched_queued(crew_pool *p) {
     return n;
 }
 
+bool crew__sched_any_queued(crew_pool *p) { return p->sched.ops->queued(p) != 0; }
+
 crew_task *crew__sched_take_any(crew_pool *p) { return p->sched.ops->take_any(p); }
 
 bool crew__put_back_paused(crew_pool *p, crew_task *t, size_t *pushed_back) {

@@ -11,7 +11,8 @@
  *   sched_multiqueue.c   SHARED_LOCKFREE: a MultiQueue of try-locked priority queues.
  *   sched_per_worker.c   PER_WORKER: one priority queue per worker, fed round-robin.
  *   sched_steal.c        STEAL (default): a Chase-Lev deque per worker, external submission
- *                        slots and an injection queue.
+ *                        slots and an injection queue; steal_join.h, its join interface (what a
+ *                        join on a worker offers on its own deque and takes back, inline).
  *   sched_simple.c       "simple", for the tests only (CREW_SCHEDULER=simple; not in crew.h):
  *                        one priority queue under one mutex, without group lists. It shows
  *                        what the interface asks of a strategy, and that adding one is one file
@@ -136,10 +137,11 @@ typedef struct crew__sched_ops {
      * it; or the take gave way to a batch claim in progress, and the task may still be there:
      * the caller's wait looks again), -1 (other tasks lie on top of it, left there). */
     int (*take_back)(crew_pool *p, crew__worker *self, int64_t mark, crew_fn fn, void *arg);
-    /* With offer: a worker's crew__sched_local area begins with its own Chase-Lev deque, where
-     * offer and take_back of the worker itself are a push and crew__deque_take_back on it;
-     * sched_calls.h inlines them (a flag, not a function: an indirect call on both sides of
-     * every join cost a fifth of a join's instructions). */
+    /* With offer: a worker's crew__sched_local area is the work-stealing strategy's
+     * crew__steal_local, whose join interface (steal_join.h) makes the offer and take_back of
+     * the worker itself inline, in join.c and sched_calls.h (a flag, not a function: an
+     * indirect call on both sides of every join cost a fifth of a join's instructions). STEAL
+     * only. */
     bool own_deque;
     /* Put a taken task back, in front: CREW_OK, or CREW_ENOMEM (then the caller runs it). */
     int (*requeue)(crew_pool *p, crew__worker *self, crew_task *t);
@@ -166,7 +168,7 @@ typedef struct crew__sched {
     bool lock_spin;             /* fixed: queue locks are spinlocks */
     /* ops->own_deque, except in a child forked after the pool was made, where the fork handler
      * clears it (nodes.c, the child's only thread): a join's one test of its fast path, since
-     * it tells also that the process has not forked (crew__sched_own_deque). */
+     * it tells also that the process has not forked (crew__sched_join_own). */
     bool own_deque;
     /* Fixed after init: the strategy's own state, of a type only its file knows (its init
      * makes it, its free frees it), or NULL. */
@@ -203,6 +205,9 @@ void crew__sched_worker_open(crew_pool *p, crew__worker *w, bool open);
 int crew__sched_requeue(crew_pool *p, crew_task *t);
 int crew__sched_worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_task **orphan);
 size_t crew__sched_queued(crew_pool *p); /* every queue's tasks, blocking ones included */
+/* Are tasks queued that a worker can take (the blocking threads' queue not counted; an
+ * estimate while busy)? */
+bool crew__sched_any_queued(crew_pool *p);
 /* Drop the queued tasks of group {slot, gen} from the queues that can give them up (under
  * their locks); the rest are dropped by crew__run when they come up. Returns how many. */
 size_t crew__sched_cancel_group(crew_pool *p, uint32_t slot, uint32_t gen);
