@@ -40,7 +40,12 @@ const crew__sched_ops *crew__sched_resolve(unsigned scheduler, int *kind) {
                  {CREW_SCHED_SHARED, &crew__sched_shared},
                  {CREW_SCHED_SHARED_LOCKFREE, &crew__sched_multiqueue},
                  {CREW_SCHED_PER_WORKER, &crew__sched_per_worker},
-                 {-1, &crew__sched_simple}}; /* for the tests: only through the environment */
+#if defined(CREW_TEST_HOOKS) && CREW_TEST_HOOKS
+                 /* For the tests only (their library, CMakeLists.txt): through the
+                  * environment. */
+                 {-1, &crew__sched_simple},
+#endif
+    };
     const size_t n = sizeof table / sizeof table[0];
     if (scheduler > CREW_SCHED_PER_WORKER)
         return NULL;

@@ -13,10 +13,11 @@
  *   sched_steal.c        STEAL (default): a Chase-Lev deque per worker, external submission
  *                        slots and an injection queue; steal_join.h, its join interface (what a
  *                        join on a worker offers on its own deque and takes back, inline).
- *   sched_simple.c       "simple", for the tests only (CREW_SCHEDULER=simple; not in crew.h):
- *                        one priority queue under one mutex, without group lists. It shows
- *                        what the interface asks of a strategy, and that adding one is one file
- *                        and one line in crew__sched_resolve's table.
+ *   sched_simple.c       "simple", for the tests only (CREW_SCHEDULER=simple; not in crew.h,
+ *                        and only in the library the tests link: CREW_TEST_HOOKS,
+ *                        CMakeLists.txt): one priority queue under one mutex, without group
+ *                        lists. It shows what the interface asks of a strategy, and that
+ *                        adding one is one file and one line in crew__sched_resolve's table.
  * schedule.c resolves the strategy a configuration names, and holds what every strategy shares:
  * the crew__sched_* calls the rest of crew makes (the takes for helpers check the pause; each
  * finds the calling thread's worker record once, then calls the table; those made once or
@@ -159,7 +160,8 @@ typedef struct crew__sched_ops {
 } crew__sched_ops;
 
 extern const crew__sched_ops crew__sched_shared, crew__sched_multiqueue,
-    crew__sched_per_worker, crew__sched_steal, crew__sched_simple;
+    crew__sched_per_worker, crew__sched_steal;
+extern const crew__sched_ops crew__sched_simple; /* the tests' library only (CREW_TEST_HOOKS) */
 
 /* The strategy in struct crew_pool. */
 typedef struct crew__sched {
