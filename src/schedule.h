@@ -13,7 +13,7 @@
  *   sched_steal.c        STEAL (default): a Chase-Lev deque per worker, external submission
  *                        slots and an injection queue; steal_join.h, its join interface (what a
  *                        join on a worker offers on its own deque and takes back, inline).
- *   sched_simple.c       "simple", for the tests only (CREW_SCHEDULER=simple; not in crew.h,
+ *   tests/sched_simple.c "simple", for the tests only (CREW_SCHEDULER=simple; not in crew.h,
  *                        and only in the library the tests link: CREW_TEST_HOOKS,
  *                        CMakeLists.txt): one priority queue under one mutex, without group
  *                        lists. It shows what the interface asks of a strategy, and that
