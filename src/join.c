@@ -4,10 +4,11 @@
  * Cilk-5 Multithreaded Language", PLDI 1998; Rayon's join).
  *
  * The caller offers one half to the other threads and runs the other half itself. The offer is
- * the strategy's (crew__sched_ops.offer; STEAL: a push by value on the worker's own deque, or
- * on the external slot of a thread outside the pool), so when nobody took the half the caller
- * takes it back from the top of that deque and runs it inline: a push, a take and two calls,
- * with no group, no slot and no allocation. Only when a thief took it does the caller wait
+ * the strategy's (crew__sched_ops.offer; STEAL: a push by value on the worker's own deque,
+ * through the strategy's join interface, steal_join.h, or on the external slot of a thread
+ * outside the pool), so when nobody took the half the caller takes it back from the top of that
+ * deque and runs it inline: a push, a take and two calls, with no group, no slot and no
+ * allocation. Only when a thief took it does the caller wait
  * (crew__join_wait, wait.c): it runs its own tasks above the offer first, then helps like any
  * waiter, and sleeps only through the eventcount (pool->joined), which the thief notifies after
  * it has stored the record's `over` flag. An offer is not counted in pending: it belongs to the
