@@ -483,8 +483,6 @@ static size_t queued(crew_pool *p) {
     size_t n = crew__lq_len(central_of(p));
     for (unsigned i = 0; i < EXT_SLOTS; i++)
         n += crew__deque_size(&state_of(p)->ext[i].deque);
-    for (unsigned i = 0, nw = crew__nworkers(p); i < nw; i++)
-        n += crew__deque_size(deque_of(crew__worker_at(p, i)));
     return n;
 }
 
@@ -493,10 +491,10 @@ static void visit(crew_pool *p, crew__queue_visitor fn, void *ctx) {
     for (unsigned i = 0; i < EXT_SLOTS; i++)
         crew__sched_visit_deque(&state_of(p)->ext[i].deque, "external submission slot", (int)i,
                                 fn, ctx);
-    for (unsigned i = 0, nw = crew__nworkers(p); i < nw; i++) {
-        crew__worker *w = crew__worker_at(p, i);
-        crew__sched_visit_deque(deque_of(w), "the deque of worker", (int)w->index, fn, ctx);
-    }
+}
+
+static crew__sched_queue worker_queue(crew__worker *w) {
+    return (crew__sched_queue){.deque = deque_of(w), .what = "the deque of worker"};
 }
 
 const crew__sched_ops crew__sched_steal = {
@@ -521,4 +519,5 @@ const crew__sched_ops crew__sched_steal = {
     .take_locked_group = take_locked_group,
     .queued = queued,
     .visit = visit,
+    .worker_queue = worker_queue,
 };

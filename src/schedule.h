@@ -56,6 +56,14 @@ typedef struct crew__queue_view {
 } crew__queue_view;
 typedef void (*crew__queue_visitor)(void *ctx, const crew__queue_view *v);
 
+/* A worker's own queue, as its strategy keeps it (crew__sched_ops.worker_queue): a locked queue
+ * or a deque (the other NULL), and how crew_diagnose names it. */
+typedef struct crew__sched_queue {
+    crew__lq *lq;
+    crew__deque *deque;
+    const char *what; /* "the deque of worker", ... */
+} crew__sched_queue;
+
 /* A take's context, owned by its caller (a thread's dispatch loop, a sleeper's last look):
  * what the take may do, and what it did. */
 typedef struct crew__take_ctx {
@@ -155,8 +163,13 @@ typedef struct crew__sched_ops {
     /* A queued task of group slot from the queues that can give one up from their middle
      * (the locked ones; deques cannot), or NULL: crew_cancel. */
     crew_task *(*take_locked_group)(crew_pool *p, uint32_t slot);
-    size_t (*queued)(crew_pool *p); /* tasks queued, an estimate while busy */
-    void (*visit)(crew_pool *p, crew__queue_visitor fn, void *ctx); /* crew_diagnose */
+    /* Optional: the tasks in the pool's queues, not the workers' own (an estimate while busy),
+     * and those queues shown to crew_diagnose's visitor. */
+    size_t (*queued)(crew_pool *p);
+    void (*visit)(crew_pool *p, crew__queue_visitor fn, void *ctx);
+    /* Optional: worker w's own queue, if it keeps one: schedule.c walks the workers for the
+     * count of queued tasks and for crew_diagnose. */
+    crew__sched_queue (*worker_queue)(crew__worker *w);
 } crew__sched_ops;
 
 extern const crew__sched_ops crew__sched_shared, crew__sched_multiqueue,
