@@ -4,10 +4,11 @@
  * Cilk-5 Multithreaded Language", PLDI 1998; Rayon's join).
  *
  * The caller offers one half to the other threads and runs the other half itself. The offer is
- * the strategy's (crew__sched_ops.offer; STEAL: a push by value on the worker's own deque, or
- * on the external slot of a thread outside the pool), so when nobody took the half the caller
- * takes it back from the top of that deque and runs it inline: a push, a take and two calls,
- * with no group, no slot and no allocation. Only when a thief took it does the caller wait
+ * the strategy's (crew__sched_ops.offer; STEAL: a push by value on the worker's own deque,
+ * through the strategy's join interface, steal_join.h, or on the external slot of a thread
+ * outside the pool), so when nobody took the half the caller takes it back from the top of that
+ * deque and runs it inline: a push, a take and two calls, with no group, no slot and no
+ * allocation. Only when a thief took it does the caller wait
  * (crew__join_wait, wait.c): it runs its own tasks above the offer first, then helps like any
  * waiter, and sleeps only through the eventcount (pool->joined), which the thief notifies after
  * it has stored the record's `over` flag. An offer is not counted in pending: it belongs to the
@@ -118,10 +119,10 @@ static inline __attribute__((always_inline)) int join_run(crew_pool *p, crew__wo
     /* over initialised with the rest (one store for the flags): the record is no other
      * thread's before the offer's release store publishes it. */
     crew__join j = {.p = p, .fn = fb, .arg = b, .over = false, .back = false, .counted = false};
-    crew__deque *own = crew__sched_own_deque(p, self);
+    crew__steal_local *own = crew__sched_join_own(p, self);
     int64_t mark;
     /* A forked child (the caller may be the worker thread that forked): no queue of the
-     * parent's may be touched (its locks may be held). An own deque proves it is not one. */
+     * parent's may be touched (its locks may be held). An own place proves it is not one. */
     if (__builtin_expect(!own && crew__forked(p), 0))
         return join_grouped(p, &j, fa, a);
     if (__builtin_expect(crew__sched_offer(p, self, own, crew__join_half, &j, &mark) != CREW_OK,
@@ -131,7 +132,7 @@ static inline __attribute__((always_inline)) int join_run(crew_pool *p, crew__wo
     fa(a);
     /* Take the half back from the top of this thread's own queue, paused or not: it is the
      * caller's own work (crew.h). From here p, fb and b are read from the record, not kept
-     * across fa: that leaves a register for the deque, which is not spilled then. */
+     * across fa: that leaves a register for the own place, which is not spilled then. */
     int back = __builtin_expect(own != NULL, 1)
                    ? crew__sched_take_back(j.p, self, own, mark, crew__join_half, &j)
                    : take_back_slow(j.p, self, mark, &j);
@@ -145,11 +146,12 @@ static inline __attribute__((always_inline)) int join_run(crew_pool *p, crew__wo
 
 /* join_worker's offer did not come back at once: the half lies below tasks fa left above it,
  * or another thread took it, or its record says it is over. The general take-back decides. */
-static __attribute__((noinline)) int join_back_slow(crew__deque *d, int64_t mark, crew__join *j) {
+static __attribute__((noinline)) int join_back_slow(crew__steal_local *own, int64_t mark,
+                                                    crew__join *j) {
     crew_pool *p = j->p;
     crew__worker *self = crew__self(p);
-    crew__assert(self && crew__sched_own_deque(p, self) == d);
-    if (crew__sched_take_back(p, self, d, mark, crew__join_half, j) > 0)
+    crew__assert(self && crew__sched_join_own(p, self) == own);
+    if (crew__sched_take_back(p, self, own, mark, crew__join_half, j) > 0)
         j->fn(j->arg);
     else
         join_wait(p, self, j, mark);
@@ -182,20 +184,15 @@ static __attribute__((noinline)) void join_notify_run(const crew__join *j, crew_
 void (*crew__test_join_offer)(void);
 #endif
 
-/* The worker whose own deque d is (crew__sched_own_deque: its record's sched area). */
-static inline crew__worker *worker_of(crew__deque *d) {
-    return (crew__worker *)(void *)((char *)d - offsetof(crew__worker, sched));
-}
-
-/* The fast path: a worker of p with a deque of its own (STEAL, not a forked child), the
- * arguments checked, and the deque not full (by top_seen) before the offer; else the general
- * path, join_run. Nothing is kept in a register across fa (the deque and the offer's place are
- * in the record, on the stack), so the call saves and restores none, and every other case is
- * out of line.
+/* The fast path: a worker of p with an own place (STEAL, not a forked child: the join
+ * interface of the work-stealing strategy, steal_join.h), the arguments checked, and its deque
+ * not full (by top_seen) before the offer; else the general path, join_run. Nothing is kept in
+ * a register across fa (the own place and the offer's are in the record, on the stack), so the
+ * call saves and restores none, and every other case is out of line.
  *
  * The wake-up check (join_run's: a seq_cst fence and a load of the sleepers' count) only when
  * no older task lay below the offer as it landed: the offer's store of bottom and a read of top
- * after it are seq_cst (crew__deque_offer_at), in place of the fence. With an older task still
+ * after it are seq_cst (crew__steal_offer_at), in place of the fence. With an older task still
  * there at that read, a worker that counted itself a sleeper before the offer landed saw that
  * task in its last look (Dekker's pattern, ec.h), unless a thief took it after the offer landed
  * (the read came first in the one order), and that thief's next look, after its fence, finds
@@ -206,24 +203,24 @@ static inline crew__worker *worker_of(crew__deque *d) {
  * go to sleep between that read and the push, and every join inside fa (above this offer)
  * would skip its check too. */
 static __attribute__((noinline)) int join_worker(crew_pool *p, crew_fn fa, void *a, crew_fn fb,
-                                                 void *b, crew__deque *d) {
-    int64_t mark = crew__load_relaxed(&d->bottom); /* relaxed: the owner's own bottom */
-    crew__deque_array *arr = crew__deque_room_at(d, mark);
-    if (__builtin_expect(!arr, 0)) /* full by top_seen: join_run's push grows the array */
-        return join_other(p, worker_of(d), fa, a, fb, b);
+                                                 void *b, crew__steal_local *own) {
+    crew__steal_place at;
+    /* Full by top_seen: join_run's offer grows the array. */
+    if (__builtin_expect(!crew__steal_offer_place(own, &at), 0))
+        return join_other(p, crew__steal_worker_of(own), fa, a, fb, b);
 #if defined(CREW_ASSERT) && CREW_ASSERT
     if (crew__test_join_offer)
         crew__test_join_offer();
 #endif
-    crew__join j = {.p = p, .fn = fb, .arg = b, .own = d, .end = mark + 1};
-    if (__builtin_expect(crew__deque_offer_at(d, arr, mark, crew__join_half, &j, 0), 0))
+    crew__join j = {.p = p, .fn = fb, .arg = b, .own = own, .end = at.mark + 1};
+    if (__builtin_expect(crew__steal_offer_at(own, &at, crew__join_half, &j), 0))
         join_notify_run(&j, fa, a); /* nothing older lay below the offer: the check */
     else
         fa(a);
     /* From here everything is read back from the record (fa may have written it, for all the
      * compiler knows: the offer published its address), so no value is kept in a register
      * across fa: no register to save and restore on each call. */
-    d = j.own;
+    own = j.own;
     crew__join *jp = record_after(&j);
     /* Take the half back, paused or not: it is the caller's own work (crew.h). The fast case:
      * the offer is the newest task (bottom is end) and its record is not over. Then the place
@@ -234,19 +231,18 @@ static __attribute__((noinline)) int join_worker(crew_pool *p, crew_fn fa, void 
      * fail. (Relaxed: a false that is stale only sends the caller to the claim, which a thief
      * won, and then to the wait, which reads over with acquire.) */
     if (__builtin_expect(!crew__load_relaxed(&jp->over), 1)) {
-        crew__assert(crew__deque_bottom_is(d, jp->end) == false ||
-                     crew__deque_arg_at(d, jp->end - 1) == jp); /* the offer's place holds it */
-        int got = crew__deque_claim_at(d, jp->end - 1);
+        crew__assert(crew__steal_offer_holds(own, jp->end - 1, jp)); /* its place holds it */
+        int got = crew__steal_claim_offer(own, jp->end - 1);
         if (__builtin_expect(got > 0, 1)) {
             jp->fn(jp->arg);
             return CREW_OK;
         }
         if (got == 0) {
-            join_wait(jp->p, worker_of(d), jp, jp->end - 1);
+            join_wait(jp->p, crew__steal_worker_of(own), jp, jp->end - 1);
             return CREW_OK;
         }
     }
-    return join_back_slow(d, jp->end - 1, jp);
+    return join_back_slow(own, jp->end - 1, jp);
 }
 
 /* A thread outside the pool. Unless it already runs a task of p, its halves run in a frame of
@@ -291,7 +287,7 @@ int crew_join(crew_pool *p, crew_fn fa, void *a, crew_fn fb, void *b) {
     crew__worker *self = crew__self(p);
     if (__builtin_expect(!self || !fa || !fb, 0))
         return join_other(p, self, fa, a, fb, b);
-    crew__deque *own = crew__sched_own_deque(p, self);
+    crew__steal_local *own = crew__sched_join_own(p, self);
     if (__builtin_expect(!own, 0))
         return join_other(p, self, fa, a, fb, b);
     return join_worker(p, fa, a, fb, b, own); /* a tail call: the arguments where they are */
@@ -363,7 +359,7 @@ static int join_tasks_run(crew_pool *p, crew__worker *self, crew_task *t, size_t
         crew__tasks_finished(p, 0, n, CREW__RAN);
         return CREW__JOIN_DECLINED;
     }
-    crew__deque *own = crew__sched_own_deque(p, self);
+    crew__steal_local *own = crew__sched_join_own(p, self);
     size_t k = 1; /* offered: t[1..k) */
     for (; k < n; k++) {
         /* Counted: pending holds it already (a thread that takes it adds nothing). The record
@@ -409,7 +405,7 @@ int crew__join_tasks(crew_pool *p, crew_task *t, size_t n) {
     if (__builtin_expect(crew__load_relaxed(&p->timing) != 0 || p->bounded.capacity != 0, 0) ||
         __builtin_expect(crew__load_relaxed(&p->paused), 0) ||
         __builtin_expect(crew__load_seq_cst(&p->state) != CREW__OPEN, 0) ||
-        __builtin_expect(!p->sched.own_deque && !p->sched.ops->offer, 0))
+        __builtin_expect(!crew__sched_has_offer(p), 0))
         return CREW__JOIN_DECLINED;
     crew__worker *self = crew__self(p);
     if (self || crew__in_task_of(p))

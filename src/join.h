@@ -25,9 +25,10 @@ typedef struct crew__join {
      * crew__join_hand_back), since it then ends as a task of the pool. */
     bool counted;
     bool spare_; /* unused: the four flags are one 32-bit word, zeroed by one store */
-    /* The caller's own, for its take-back on a worker's own deque (join.c's join_worker): the
-     * deque, and the bottom the offer left. Kept here rather than in registers across fa. */
-    struct crew__deque *own;
+    /* The caller's own, for its take-back on a worker's own deque (join.c's join_worker): its
+     * place (steal_join.h), and the bottom the offer left. Kept here rather than in registers
+     * across fa. */
+    struct crew__steal_local *own;
     int64_t end;
 } crew__join;
 

@@ -67,6 +67,7 @@
 #include "lock.h"
 #include "nodes.h"
 #include "pool.h"
+#include "sched_calls.h"
 #include "submit.h"
 #include "wait.h"
 #include "wake.h"
@@ -145,7 +146,7 @@ static void count_runner(crew_pool *p) { crew__pending_add(p, crew__self(p), 1);
  * caller does not read its lane after the push: the runner may finish, and the lane be freed,
  * at once. */
 static bool queue_runner(crew_pool *p, crew_task *r) {
-    if (p->sched.ops->push(p, NULL, r, 1) != CREW_OK)
+    if (crew__sched_push_shared(p, r, 1) != CREW_OK)
         return false;
     crew__notify_work(p, 1, 0);
     return true;

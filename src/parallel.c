@@ -17,7 +17,8 @@
  *     Elsewhere they are tasks in a group of their own (CREW__PAR_COUNTER, where a join would
  *     cost a group per offer): the caller queues them, runs the loop itself, then waits for
  *     the group (crew_wait helps with the runners still queued).
- *   - split (CREW__PAR_SPLIT, measured, not the default): lazy binary splitting (Tzannes,
+ *   - split (CREW__PAR_SPLIT, measured, not the default, and only in the library the tests and
+ *     the benchmarks link, CREW_TEST_HOOKS): lazy binary splitting (Tzannes,
  *     Caragea, Barua and Vishkin, "Lazy Binary-Splitting: A Run-Time Adaptive Work-Stealing
  *     Scheduler", PPoPP 2010) on crew_join. A thread runs the chunks of its range one by one,
  *     and before each it looks whether its deque is empty; if so (other threads took
@@ -47,6 +48,7 @@
 #include "chunks.h"
 #include "parallel.h"
 #include "pool.h"
+#include "sched_calls.h"
 #include "submit.h"
 #include "wait.h"
 
@@ -95,7 +97,10 @@ static size_t auto_grain(crew_pool *p, size_t n) {
     return g ? g : 1;
 }
 
-/* ---- the split engine: lazy binary splitting on crew_join ---- */
+/* ---- the split engine: lazy binary splitting on crew_join ----
+ * Measured, not the default: only in the library the tests and the benchmarks link, where
+ * crew__parallel_engine chooses it (CREW_TEST_HOOKS: CMakeLists.txt). */
+#if defined(CREW_TEST_HOOKS) && CREW_TEST_HOOKS
 
 /* A range of chunks [lo, hi) offered by one crew_join, on the stack of its caller. */
 typedef struct span {
@@ -148,6 +153,7 @@ static void run_span(crew_pool *p, loop *l, size_t lo, size_t hi, const atomic_b
         run_chunk(l, lo++);
     }
 }
+#endif /* CREW_TEST_HOOKS: the split engine */
 
 /* ---- the counter's runners offered by crew_join (CREW__PAR_OFFER) ---- */
 
@@ -170,24 +176,26 @@ static void run_runners(void *arg) {
     (void)crew_join(r->p, run_runners, &mine, run_runners, &theirs); /* CREW_OK: no NULLs */
 }
 
-/* Which engine runs the loops (crew__parallel_engine); relaxed: a setting, nothing else is
- * published through it. */
+/* Which engine runs the loops (crew__parallel_engine, for the tests and the benchmarks only:
+ * CREW_TEST_HOOKS); relaxed: a setting, nothing else is published through it. */
+#if defined(CREW_TEST_HOOKS) && CREW_TEST_HOOKS
 static atomic_int engine_choice = CREW__PAR_AUTO;
 
 void crew__parallel_engine(int engine) { crew__store_relaxed(&engine_choice, engine); }
+#endif
 
-/* Does p's strategy offer a join's half without a group (crew_join's fast path)? */
-static bool has_offer(crew_pool *p) { return p->sched.ops->offer != NULL; }
-
-/* The engine for a loop on p: CREW__PAR_COUNTER, _SPLIT or _OFFER. A forked child uses the
- * counter, whose helpers the child's pool refuses at once: the caller does the work. */
+/* The engine for a loop on p: CREW__PAR_COUNTER, _OFFER, or (chosen by crew__parallel_engine)
+ * _SPLIT. A forked child uses the counter, whose helpers the child's pool refuses at once: the
+ * caller does the work. */
 static int engine_for(crew_pool *p) {
-    int e = crew__load_relaxed(&engine_choice); /* relaxed: see engine_choice */
-    if (e == CREW__PAR_COUNTER || crew__forked(p))
+    if (crew__forked(p))
         return CREW__PAR_COUNTER;
+#if defined(CREW_TEST_HOOKS) && CREW_TEST_HOOKS
+    int e = crew__load_relaxed(&engine_choice); /* relaxed: see engine_choice */
     if (e != CREW__PAR_AUTO)
         return e;
-    return has_offer(p) ? CREW__PAR_OFFER : CREW__PAR_COUNTER;
+#endif
+    return crew__sched_has_offer(p) ? CREW__PAR_OFFER : CREW__PAR_COUNTER;
 }
 
 /* Run l over its chunks with the pool's help; the caller takes part. */
@@ -203,10 +211,12 @@ static int run_loop(crew_pool *p, loop *l) {
         return CREW_OK;
     }
     int engine = engine_for(p);
+#if defined(CREW_TEST_HOOKS) && CREW_TEST_HOOKS
     if (engine == CREW__PAR_SPLIT) { /* chunk 0 is done; the counter is not used from here on */
         run_span(p, l, 1, l->nchunks, NULL);
         return CREW_OK;
     }
+#endif
     unsigned workers = crew_size(p);
     size_t helpers = l->nchunks - 2 < workers ? l->nchunks - 2 : workers; /* one chunk is done */
     if (helpers == 0) {

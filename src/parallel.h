@@ -1,6 +1,6 @@
 /*
  * parallel.h -- the parallel primitives' engines (parallel.c): which one runs the loops, for
- * the benchmark that compares them and the tests that cover both.
+ * the benchmark that compares them and the tests that cover them all.
  */
 #ifndef CREW_PARALLEL_H
 #define CREW_PARALLEL_H
@@ -15,8 +15,9 @@ enum {
     CREW__PAR_OFFER = 3    /* the counter, its runners offered by crew_join */
 };
 
-/* Choose the engine for every pool of the process from now on (default CREW__PAR_AUTO). Not
- * for production code: calls already running keep theirs. */
+/* Choose the engine for every pool of the process from now on (default CREW__PAR_AUTO). Only
+ * in the library the tests and the benchmarks link (CREW_TEST_HOOKS, CMakeLists.txt): the
+ * installed library runs CREW__PAR_AUTO. Calls already running keep theirs. */
 void crew__parallel_engine(int engine);
 
 #endif /* CREW_PARALLEL_H */

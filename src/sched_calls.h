@@ -10,10 +10,18 @@
 #include "nodes.h"
 #include "pool.h"
 #include "schedule.h"
+#include "steal_join.h"
 
 /* Queue t[0..n) for the calling thread. */
 static inline int crew__sched_push(crew_pool *p, crew_task *t, size_t n) {
     return p->sched.ops->push(p, crew__self(p), t, n);
+}
+
+/* Queue t[0..n) where any thread of the pool takes them, behind what is queued there, even
+ * from a worker (not in its own queue, where it would take them again at once): a lane's
+ * runner (lane.c). */
+static inline int crew__sched_push_shared(crew_pool *p, crew_task *t, size_t n) {
+    return p->sched.ops->push(p, NULL, t, n);
 }
 
 /* Queue one crew_submit task (no flags; group slot, 0 for none) for self (crew__self): by value
@@ -80,37 +88,43 @@ static inline int64_t crew__sched_mark(crew_pool *p, crew__worker *self) {
     return crew__load_relaxed((_Atomic int64_t *)(void *)(self->sched.bytes + at));
 }
 
-/* A join's own deque: the calling worker's (self: crew__self) if its strategy keeps one
- * (crew__sched_ops.own_deque), else NULL; NULL too in a forked child (crew__sched.own_deque), so
- * a deque found proves !crew__forked(p). Looked up once per join: the offer and the take-back
- * below then work on it inline, without asking the strategy again after the caller's half. */
-static inline crew__deque *crew__sched_own_deque(crew_pool *p, crew__worker *self) {
+/* A join's own place: the calling worker's (self: crew__self) part of the work-stealing
+ * strategy, whose join interface (steal_join.h) then offers and takes back inline, if its
+ * strategy is STEAL (crew__sched_ops.own_deque), else NULL; NULL too in a forked child
+ * (crew__sched.own_deque), so a place found proves !crew__forked(p). Looked up once per join:
+ * the offer and the take-back below then work on it without asking the strategy again. */
+static inline crew__steal_local *crew__sched_join_own(crew_pool *p, crew__worker *self) {
     if (__builtin_expect(!self || !p->sched.own_deque, 0))
         return NULL;
     /* A worker whose loop has ended runs no task (worker.c), so none joins. Relaxed: its own
      * state. */
     crew__assert(crew__load_relaxed(&self->state) != CREW__W_EXITED);
-    return (crew__deque *)(void *)self->sched.bytes;
+    return crew__steal_local_of(self);
 }
-/* A join's offer (crew__sched_ops.offer) of fn(arg) for the calling thread: a push by value on
- * its own deque d (crew__sched_own_deque) if it has one, else the strategy's offer;
- * CREW_ENOTSUP without one. OUT: *mark, for crew__sched_take_back. */
-static inline int crew__sched_offer(crew_pool *p, crew__worker *self, crew__deque *d, crew_fn fn,
-                                    void *arg, int64_t *mark) {
-    if (__builtin_expect(d != NULL, 1)) {
-        *mark = crew__load_relaxed(&d->bottom); /* relaxed: the owner's own bottom */
-        return crew__deque_push_value_at(d, *mark, fn, arg, 0);
-    }
+/* A join's offer (crew__sched_ops.offer) of fn(arg) for the calling thread: on its own place
+ * (crew__sched_join_own) if it has one, else the strategy's offer; CREW_ENOTSUP without one.
+ * OUT: *mark, for crew__sched_take_back. */
+static inline int crew__sched_offer(crew_pool *p, crew__worker *self, crew__steal_local *own,
+                                    crew_fn fn, void *arg, int64_t *mark) {
+    if (__builtin_expect(own != NULL, 1))
+        return crew__steal_offer(own, fn, arg, mark);
     const crew__sched_ops *ops = p->sched.ops;
     return ops->offer ? ops->offer(p, self, fn, arg, mark) : CREW_ENOTSUP;
 }
 /* The offer back, if it is still the newest task above mark (crew__sched_ops.take_back). */
-static inline int crew__sched_take_back(crew_pool *p, crew__worker *self, crew__deque *d,
+static inline int crew__sched_take_back(crew_pool *p, crew__worker *self, crew__steal_local *own,
                                         int64_t mark, crew_fn fn, void *arg) {
-    if (__builtin_expect(d != NULL, 1))
-        return crew__deque_take_back(d, mark, fn, arg, NULL);
+    if (__builtin_expect(own != NULL, 1))
+        return crew__steal_take_back(own, mark, fn, arg);
     return p->sched.ops->take_back(p, self, mark, fn, arg);
 }
+/* Does the strategy offer a join's half without a group (crew__sched_ops.offer)? */
+static inline bool crew__sched_has_offer(const crew_pool *p) {
+    return __builtin_expect(p->sched.own_deque, 1) || p->sched.ops->offer != NULL;
+}
+
+/* Can any worker take any queued task (crew__sched_ops.any_worker: the pool's lookers)? */
+static inline bool crew__sched_any_worker(const crew_pool *p) { return p->sched.ops->any_worker; }
 
 /* May sleeping worker w take a task queued now (crew__sched_ops.has_work_for; lock held)? */
 static inline bool crew__sched_has_work_for(crew_pool *p, crew__worker *w) {

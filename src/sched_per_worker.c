@@ -179,18 +179,9 @@ static int worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_task *
     return CREW_OK;
 }
 
-static size_t queued(crew_pool *p) {
-    size_t n = 0;
-    for (unsigned i = 0, nw = crew__nworkers(p); i < nw; i++)
-        n += crew__lq_len(queue_of(crew__worker_at(p, i)));
-    return n;
-}
-
-static void visit(crew_pool *p, crew__queue_visitor fn, void *ctx) {
-    for (unsigned i = 0, nw = crew__nworkers(p); i < nw; i++) {
-        crew__worker *w = crew__worker_at(p, i);
-        crew__sched_visit_lq(queue_of(w), "the queue of worker", (int)w->index, fn, ctx);
-    }
+/* No queue but the workers' own: schedule.c walks them (no queued, no visit). */
+static crew__sched_queue worker_queue(crew__worker *w) {
+    return (crew__sched_queue){.lq = queue_of(w), .what = "the queue of worker"};
 }
 
 const crew__sched_ops crew__sched_per_worker = {
@@ -210,6 +201,5 @@ const crew__sched_ops crew__sched_per_worker = {
     .worker_exit = worker_exit,
     .take_any = take_any,
     .take_locked_group = take_locked_group,
-    .queued = queued,
-    .visit = visit,
+    .worker_queue = worker_queue,
 };

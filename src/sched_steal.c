@@ -32,6 +32,7 @@
 #include "nodes.h"
 #include "pool.h"
 #include "schedule.h"
+#include "steal_join.h"
 #include "worker.h"
 
 /* An external submission slot: a deque whose owner side is locked. */
@@ -54,20 +55,13 @@ typedef struct steal_state {
     unsigned ext_ready;       /* how many slots are */
 } steal_state;
 
-/* Its part of each worker record (crew__worker.sched): the worker's deque, read by every push
- * and take of the worker (in the record, not behind a pointer: schedule.h). */
-typedef struct steal_local {
-    crew__deque deque;
-} steal_local;
-crew__sched_local_fits(steal_local);
+/* Its part of each worker record (crew__worker.sched), the worker's deque, is
+ * crew__steal_local, with the join interface (steal_join.h). */
 _Static_assert(offsetof(steal_state, ext) == 0, "ext_of_thread reads the slots at the state");
-_Static_assert(offsetof(steal_local, deque) == 0, "own_deque: the deque first (schedule.h)");
 
 static inline steal_state *state_of(crew_pool *p) { return p->sched.state; }
 static inline crew__lq *central_of(crew_pool *p) { return &state_of(p)->central; }
-static inline crew__deque *deque_of(crew__worker *w) {
-    return &((steal_local *)(void *)w->sched.bytes)->deque;
-}
+static inline crew__deque *deque_of(crew__worker *w) { return &crew__steal_local_of(w)->deque; }
 
 static int init(crew_pool *p, const crew_config *cfg, unsigned threads) {
     crew__unused(cfg);
@@ -430,9 +424,7 @@ static int offer(crew_pool *p, crew__worker *self, crew_fn fn, void *arg, int64_
         return offer_external(p, fn, arg, mark);
     if (__builtin_expect(crew__load_relaxed(&self->state) == CREW__W_EXITED, 0))
         return CREW_ENOTSUP;
-    crew__deque *d = deque_of(self);
-    *mark = crew__load_relaxed(&d->bottom); /* relaxed: the owner's own bottom */
-    return crew__deque_push_value(d, fn, arg, 0);
+    return crew__steal_offer(crew__steal_local_of(self), fn, arg, mark);
 }
 
 /* The offered half back (crew__deque_take_back), from the worker's deque or the thread's
@@ -448,7 +440,7 @@ static __attribute__((noinline)) int take_back_external(crew_pool *p, int64_t ma
 static int take_back(crew_pool *p, crew__worker *self, int64_t mark, crew_fn fn, void *arg) {
     if (__builtin_expect(!self, 0))
         return take_back_external(p, mark, fn, arg);
-    return crew__deque_take_back(deque_of(self), mark, fn, arg, NULL);
+    return crew__steal_take_back(crew__steal_local_of(self), mark, fn, arg);
 }
 
 static int requeue(crew_pool *p, crew__worker *self, crew_task *t) {
@@ -491,8 +483,6 @@ static size_t queued(crew_pool *p) {
     size_t n = crew__lq_len(central_of(p));
     for (unsigned i = 0; i < EXT_SLOTS; i++)
         n += crew__deque_size(&state_of(p)->ext[i].deque);
-    for (unsigned i = 0, nw = crew__nworkers(p); i < nw; i++)
-        n += crew__deque_size(deque_of(crew__worker_at(p, i)));
     return n;
 }
 
@@ -501,10 +491,10 @@ static void visit(crew_pool *p, crew__queue_visitor fn, void *ctx) {
     for (unsigned i = 0; i < EXT_SLOTS; i++)
         crew__sched_visit_deque(&state_of(p)->ext[i].deque, "external submission slot", (int)i,
                                 fn, ctx);
-    for (unsigned i = 0, nw = crew__nworkers(p); i < nw; i++) {
-        crew__worker *w = crew__worker_at(p, i);
-        crew__sched_visit_deque(deque_of(w), "the deque of worker", (int)w->index, fn, ctx);
-    }
+}
+
+static crew__sched_queue worker_queue(crew__worker *w) {
+    return (crew__sched_queue){.deque = deque_of(w), .what = "the deque of worker"};
 }
 
 const crew__sched_ops crew__sched_steal = {
@@ -519,7 +509,7 @@ const crew__sched_ops crew__sched_steal = {
     .push_value = push_value,
     .take = take,
     .take_group = take_group,
-    .mark_at = offsetof(steal_local, deque.bottom), /* not 0: top comes first */
+    .mark_at = offsetof(crew__steal_local, deque.bottom), /* not 0: top comes first */
     .offer = offer,
     .take_back = take_back,
     .own_deque = true,
@@ -529,4 +519,5 @@ const crew__sched_ops crew__sched_steal = {
     .take_locked_group = take_locked_group,
     .queued = queued,
     .visit = visit,
+    .worker_queue = worker_queue,
 };

@@ -40,7 +40,12 @@ const crew__sched_ops *crew__sched_resolve(unsigned scheduler, int *kind) {
                  {CREW_SCHED_SHARED, &crew__sched_shared},
                  {CREW_SCHED_SHARED_LOCKFREE, &crew__sched_multiqueue},
                  {CREW_SCHED_PER_WORKER, &crew__sched_per_worker},
-                 {-1, &crew__sched_simple}}; /* for the tests: only through the environment */
+#if defined(CREW_TEST_HOOKS) && CREW_TEST_HOOKS
+                 /* For the tests only (their library, CMakeLists.txt): through the
+                  * environment. */
+                 {-1, &crew__sched_simple},
+#endif
+    };
     const size_t n = sizeof table / sizeof table[0];
     if (scheduler > CREW_SCHED_PER_WORKER)
         return NULL;
@@ -102,12 +107,26 @@ int crew__sched_worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_t
     return p->sched.ops->worker_exit ? p->sched.ops->worker_exit(p, w, moved, orphan) : CREW_OK;
 }
 
+/* The tasks queued that a worker can take: in the pool's queues, and in each worker's own. */
+static size_t worker_tasks_queued(crew_pool *p) {
+    const crew__sched_ops *ops = p->sched.ops;
+    size_t n = ops->queued ? ops->queued(p) : 0;
+    if (ops->worker_queue)
+        for (unsigned i = 0, nw = crew__nworkers(p); i < nw; i++) {
+            crew__sched_queue q = ops->worker_queue(crew__worker_at(p, i));
+            n += q.lq ? crew__lq_len(q.lq) : crew__deque_size(q.deque);
+        }
+    return n;
+}
+
 size_t crew__sched_queued(crew_pool *p) {
-    size_t n = p->sched.ops->queued(p);
+    size_t n = worker_tasks_queued(p);
     if (p->blocking)
         n += crew__lq_len(p->blocking->queue);
     return n;
 }
+
+bool crew__sched_any_queued(crew_pool *p) { return worker_tasks_queued(p) != 0; }
 
 crew_task *crew__sched_take_any(crew_pool *p) { return p->sched.ops->take_any(p); }
 
@@ -216,7 +235,18 @@ void crew__sched_visit_deque(crew__deque *d, const char *what, int index,
 }
 
 void crew__sched_visit(crew_pool *p, crew__queue_visitor fn, void *ctx) {
-    p->sched.ops->visit(p, fn, ctx);
+    const crew__sched_ops *ops = p->sched.ops;
+    if (ops->visit)
+        ops->visit(p, fn, ctx);
+    if (ops->worker_queue)
+        for (unsigned i = 0, nw = crew__nworkers(p); i < nw; i++) {
+            crew__worker *w = crew__worker_at(p, i);
+            crew__sched_queue q = ops->worker_queue(w);
+            if (q.lq)
+                crew__sched_visit_lq(q.lq, q.what, (int)w->index, fn, ctx);
+            else
+                crew__sched_visit_deque(q.deque, q.what, (int)w->index, fn, ctx);
+        }
     if (p->blocking)
         crew__sched_visit_lq(p->blocking->queue, "the blocking tasks' queue", -1, fn, ctx);
 }

@@ -11,11 +11,13 @@
  *   sched_multiqueue.c   SHARED_LOCKFREE: a MultiQueue of try-locked priority queues.
  *   sched_per_worker.c   PER_WORKER: one priority queue per worker, fed round-robin.
  *   sched_steal.c        STEAL (default): a Chase-Lev deque per worker, external submission
- *                        slots and an injection queue.
- *   sched_simple.c       "simple", for the tests only (CREW_SCHEDULER=simple; not in crew.h):
- *                        one priority queue under one mutex, without group lists. It shows
- *                        what the interface asks of a strategy, and that adding one is one file
- *                        and one line in crew__sched_resolve's table.
+ *                        slots and an injection queue; steal_join.h, its join interface (what a
+ *                        join on a worker offers on its own deque and takes back, inline).
+ *   tests/sched_simple.c "simple", for the tests only (CREW_SCHEDULER=simple; not in crew.h,
+ *                        and only in the library the tests link: CREW_TEST_HOOKS,
+ *                        CMakeLists.txt): one priority queue under one mutex, without group
+ *                        lists. It shows what the interface asks of a strategy, and that
+ *                        adding one is one file and one line in crew__sched_resolve's table.
  * schedule.c resolves the strategy a configuration names, and holds what every strategy shares:
  * the crew__sched_* calls the rest of crew makes (the takes for helpers check the pause; each
  * finds the calling thread's worker record once, then calls the table; those made once or
@@ -53,6 +55,14 @@ typedef struct crew__queue_view {
     crew__deque *deque; /* a deque: no task's clock can be read safely, see diagnose.c */
 } crew__queue_view;
 typedef void (*crew__queue_visitor)(void *ctx, const crew__queue_view *v);
+
+/* A worker's own queue, as its strategy keeps it (crew__sched_ops.worker_queue): a locked queue
+ * or a deque (the other NULL), and how crew_diagnose names it. */
+typedef struct crew__sched_queue {
+    crew__lq *lq;
+    crew__deque *deque;
+    const char *what; /* "the deque of worker", ... */
+} crew__sched_queue;
 
 /* A take's context, owned by its caller (a thread's dispatch loop, a sleeper's last look):
  * what the take may do, and what it did. */
@@ -136,10 +146,11 @@ typedef struct crew__sched_ops {
      * it; or the take gave way to a batch claim in progress, and the task may still be there:
      * the caller's wait looks again), -1 (other tasks lie on top of it, left there). */
     int (*take_back)(crew_pool *p, crew__worker *self, int64_t mark, crew_fn fn, void *arg);
-    /* With offer: a worker's crew__sched_local area begins with its own Chase-Lev deque, where
-     * offer and take_back of the worker itself are a push and crew__deque_take_back on it;
-     * sched_calls.h inlines them (a flag, not a function: an indirect call on both sides of
-     * every join cost a fifth of a join's instructions). */
+    /* With offer: a worker's crew__sched_local area is the work-stealing strategy's
+     * crew__steal_local, whose join interface (steal_join.h) makes the offer and take_back of
+     * the worker itself inline, in join.c and sched_calls.h (a flag, not a function: an
+     * indirect call on both sides of every join cost a fifth of a join's instructions). STEAL
+     * only. */
     bool own_deque;
     /* Put a taken task back, in front: CREW_OK, or CREW_ENOMEM (then the caller runs it). */
     int (*requeue)(crew_pool *p, crew__worker *self, crew_task *t);
@@ -152,12 +163,18 @@ typedef struct crew__sched_ops {
     /* A queued task of group slot from the queues that can give one up from their middle
      * (the locked ones; deques cannot), or NULL: crew_cancel. */
     crew_task *(*take_locked_group)(crew_pool *p, uint32_t slot);
-    size_t (*queued)(crew_pool *p); /* tasks queued, an estimate while busy */
-    void (*visit)(crew_pool *p, crew__queue_visitor fn, void *ctx); /* crew_diagnose */
+    /* Optional: the tasks in the pool's queues, not the workers' own (an estimate while busy),
+     * and those queues shown to crew_diagnose's visitor. */
+    size_t (*queued)(crew_pool *p);
+    void (*visit)(crew_pool *p, crew__queue_visitor fn, void *ctx);
+    /* Optional: worker w's own queue, if it keeps one: schedule.c walks the workers for the
+     * count of queued tasks and for crew_diagnose. */
+    crew__sched_queue (*worker_queue)(crew__worker *w);
 } crew__sched_ops;
 
 extern const crew__sched_ops crew__sched_shared, crew__sched_multiqueue,
-    crew__sched_per_worker, crew__sched_steal, crew__sched_simple;
+    crew__sched_per_worker, crew__sched_steal;
+extern const crew__sched_ops crew__sched_simple; /* the tests' library only (CREW_TEST_HOOKS) */
 
 /* The strategy in struct crew_pool. */
 typedef struct crew__sched {
@@ -166,7 +183,7 @@ typedef struct crew__sched {
     bool lock_spin;             /* fixed: queue locks are spinlocks */
     /* ops->own_deque, except in a child forked after the pool was made, where the fork handler
      * clears it (nodes.c, the child's only thread): a join's one test of its fast path, since
-     * it tells also that the process has not forked (crew__sched_own_deque). */
+     * it tells also that the process has not forked (crew__sched_join_own). */
     bool own_deque;
     /* Fixed after init: the strategy's own state, of a type only its file knows (its init
      * makes it, its free frees it), or NULL. */
@@ -203,6 +220,9 @@ void crew__sched_worker_open(crew_pool *p, crew__worker *w, bool open);
 int crew__sched_requeue(crew_pool *p, crew_task *t);
 int crew__sched_worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_task **orphan);
 size_t crew__sched_queued(crew_pool *p); /* every queue's tasks, blocking ones included */
+/* Are tasks queued that a worker can take (the blocking threads' queue not counted; an
+ * estimate while busy)? */
+bool crew__sched_any_queued(crew_pool *p);
 /* Drop the queued tasks of group {slot, gen} from the queues that can give them up (under
  * their locks); the rest are dropped by crew__run when they come up. Returns how many. */
 size_t crew__sched_cancel_group(crew_pool *p, uint32_t slot, uint32_t gen);

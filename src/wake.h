@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "pool.h"
+#include "sched_calls.h"
 
 /* Tasks that ended, n of them, leave pending; whoever takes it to 0 wakes those waiting for a
  * quiet pool. */
@@ -38,7 +39,7 @@ void crew__notify_pushed_back(crew_pool *p, size_t *n);
  * every submission; the wake-up is not. */
 static inline void crew__notify_work(crew_pool *p, size_t n, uint32_t slot) {
     if ((__builtin_expect(crew__ec_sleepers(&p->work), 0) &&
-         (crew__load_seq_cst(&p->lookers) == 0 || !p->sched.ops->any_worker)) ||
+         (crew__load_seq_cst(&p->lookers) == 0 || !crew__sched_any_worker(p))) ||
         (slot != 0 && crew__ec_sleepers(&crew__slot_at(&p->groups, slot)->waiters)))
         crew__wake(p, n, slot);
 }

@@ -450,7 +450,7 @@ static bool try_exit(crew_pool *p, crew__worker *w) {
 /* The last looker has stopped looking: wake a sleeping worker if tasks a worker can take are
  * queued (not the blocking queue's). After a seq_cst decrement of lookers: see stop_looking. */
 static void hand_on(crew_pool *p) {
-    if (crew__ec_sleepers(&p->work) && p->sched.ops->queued(p) != 0)
+    if (crew__ec_sleepers(&p->work) && crew__sched_any_queued(p))
         crew__wake(p, 1, 0);
 }
 
@@ -490,7 +490,7 @@ static crew_task *worker_take(void *ctx, crew__take_ctx *tc) {
     if (__builtin_expect(c->looking, 0)) {
         if (t)
             stop_looking(c);
-    } else if (!t && c->p->sched.ops->any_worker) {
+    } else if (!t && crew__sched_any_worker(c->p)) {
         c->looking = true;
         crew__fetch_add_seq_cst(&c->p->lookers, 1u); /* seq_cst: see crew_pool.lookers */
     }

@@ -1,7 +1,8 @@
 /*
  * sched_simple.c -- "simple", a strategy for the tests only (CREW_SCHEDULER=simple; crew.h does
- * not offer it): one priority queue (lq.h) under one mutex, whatever crew_config.lock says, and
- * without group lists, so that a waiter finds its group's tasks by the queue's per-group counts
+ * not offer it, and only the library the tests link has it: CREW_TEST_HOOKS, CMakeLists.txt):
+ * one priority queue (lq.h) under one mutex, whatever crew_config.lock says, and without group
+ * lists, so that a waiter finds its group's tasks by the queue's per-group counts
  * (crew__slot.scattered) as PER_WORKER's and the MultiQueue's waiters do. It keeps every
  * contract crew.h states for all strategies (strict priority order, FIFO among equals; a
  * waiter runs its own group's tasks, newest first; cancelling; crew_diagnose's view) with the
