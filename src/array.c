@@ -37,6 +37,7 @@
 #include "atomic.h"
 #include "debug.h"
 #include "group.h"
+#include "pending.h"
 #include "pool.h"
 #include "sched_calls.h"
 #include "wake.h"

@@ -42,9 +42,6 @@
 #include "trace.h"
 #include "worker.h"
 
-/* A worker takes this many units of pool->pending at a time as credit (worker.c). */
-#define CREW__CREDIT_BATCH 64u
-
 enum crew__pool_state {
     CREW__OPEN = 0,
     CREW__CLOSING = 1,
@@ -79,15 +76,8 @@ typedef struct crew__worker {
     uint64_t stolen_base; /* stats_lock: stolen at the last crew_stats_reset */
     crew__slot_cache slots; /* owner: free group slots cached by this worker */
     crew__node_list nodes; /* owner: free crew_submit nodes cached by this worker */
-    /* Owner: units of pool->pending this worker holds but no task uses (always >= 0). A task
-     * the worker submits takes a unit from here (taking CREW__CREDIT_BATCH more from pending
-     * when none is left), a task it finishes gives its unit back here, and the worker returns
-     * the surplus above 2 x CREW__CREDIT_BATCH, and everything whenever it runs out of work.
-     * So pending never reads 0 while a task is unfinished (it counts every task plus the
-     * credit), it is exact when every worker is idle, and spawn-and-wait on a worker touches
-     * the shared count once per CREW__CREDIT_BATCH tasks at most (worker.c). Written by the
-     * owner only (relaxed load and store, no read-modify-write); crew_stats_get reads it
-     * (relaxed) to tell running tasks from credit. */
+    /* Units of pool->pending this worker holds but no task uses (pending.h says how): written
+     * by the owner only (relaxed), read relaxed by crew_stats_get. */
     _Atomic size_t credit;
     /* The strategy's part of this worker (STEAL: its deque; PER_WORKER: its queue), of a type
      * only the strategy's file knows (schedule.h). */
@@ -218,33 +208,6 @@ static inline crew__worker *crew__worker_at(crew_pool *p, unsigned i) {
 static inline crew__worker *crew__self(const crew_pool *p) {
     crew__worker *w = crew__tls_worker;
     return w && w->pool == p ? w : NULL;
-}
-/* Give n finished tasks' units of pending back to worker w's credit; false if that would hold
- * more than 2 x CREW__CREDIT_BATCH (then crew__tasks_finished returns the surplus). Inlined:
- * once per task. */
-static inline bool crew__credit_back(crew__worker *w, size_t n) {
-    size_t credit = crew__load_relaxed(&w->credit) + n; /* relaxed: the owner's own */
-    if (__builtin_expect(credit > 2 * CREW__CREDIT_BATCH, 0))
-        return false;
-    crew__store_relaxed(&w->credit, credit);
-    return true;
-}
-/* Count n newly accepted tasks in pending: from the credit of self (the calling thread's worker
- * record, or NULL: crew__self) if it is a worker (see crew__worker.credit), else in pending
- * itself. Inlined: once per submission. */
-static inline void crew__pending_add(crew_pool *p, crew__worker *self, size_t n) {
-    if (self) {
-        size_t credit = crew__load_relaxed(&self->credit); /* relaxed: the owner's own */
-        crew__assert(credit <= 2 * CREW__CREDIT_BATCH); /* credit_back's bound (worker.c) */
-        if (__builtin_expect(credit < n, 0)) {
-            size_t get = n - credit + CREW__CREDIT_BATCH;
-            crew__fetch_add_seq_cst(&p->pending, get); /* seq_cst: see struct crew_pool */
-            credit += get;
-        }
-        crew__store_relaxed(&self->credit, credit - n);
-        return;
-    }
-    crew__fetch_add_seq_cst(&p->pending, n); /* seq_cst: see struct crew_pool */
 }
 /* pool.c helpers shared with the other subsystems. */
 unsigned crew__online_cores(void); /* at least 1, at most CREW_MAX_THREADS */

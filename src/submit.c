@@ -17,6 +17,7 @@
 #include "debug.h"
 #include "lane.h"
 #include "nodes.h"
+#include "pending.h"
 #include "pool.h"
 #include "sched_calls.h"
 #include "submit.h"

@@ -18,6 +18,7 @@
 #include "blocking.h"
 #include "dispatch.h"
 #include "join.h"
+#include "pending.h"
 #include "pool.h"
 #include "sched_calls.h"
 #include "spin.h"

@@ -41,9 +41,9 @@ void crew__run(crew_pool *p, crew_task *t);
 #define CREW__RUNNERS_TURNS (UINT32_MAX - 1u)
 /* The same for a thread that helps while it waits, whose worker record for p is self
  * (crew__self): a task of no group that it runs outside a worker is counted in *finished, which
- * it returns with crew__pending_sub before it looks for sleep or stops looking. An array's
- * runner runs to its end if its wait covers it (whole: a wait for a quiet pool, or for the
- * runner's own group), else one turn (then it is queued again, so that the waiter goes back
+ * it returns with crew__pending_sub (pending.h) before it looks for sleep or stops looking. An
+ * array's runner runs to its end if its wait covers it (whole: a wait for a quiet pool, or for
+ * the runner's own group), else one turn (then it is queued again, so that the waiter goes back
  * to its wait, which may be over, instead of running until the whole array is claimed). top:
  * the frame the task runs in, its pool, up (crew__tls_frame) and depth set by the caller once
  * for all the tasks it runs; the group and mark are set here per task. */
@@ -53,10 +53,5 @@ void crew__run_helping(crew_pool *p, crew__worker *self, crew_task *t, size_t *f
  * shutdown drops it (crew_wait_all reports those, crew.h); else its group was cancelled, or a
  * full queue dropped its oldest (reported to the group, on_drop and crew_stats only). */
 void crew__task_dropped(crew_pool *p, crew_task *t, bool by_shutdown);
-/* n tasks of group slot (0 = none) ended as `how` says, or were never queued after all
- * (CREW__RAN): count them and wake whoever waits for them. */
-void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end how);
-/* Return the calling worker's credit to pending now (see crew__worker). */
-void crew__flush_finished(crew_pool *p, crew__worker *w);
 
 #endif /* CREW_WORKER_H */
