@@ -46,6 +46,7 @@
 #include "atomic.h"
 #include "parallel.h"
 #include "pool.h"
+#include "stats.h"
 #include "submit.h"
 #include "wait.h"
 

@@ -22,6 +22,8 @@
 #include "pool.h"
 #include "sched_calls.h"
 #include "spin.h"
+#include "stats.h"
+#include "trace.h"
 #include "wait.h"
 #include "wake.h"
 #include "worker.h"

@@ -27,6 +27,7 @@
 
 #include "array.h"
 #include "atomic.h"
+#include "autosize.h"
 #include "debug.h"
 #include "dispatch.h"
 #include "join.h"
@@ -36,6 +37,9 @@
 #include "pool.h"
 #include "sched_calls.h"
 #include "spin.h"
+#include "stats.h"
+#include "timer.h"
+#include "trace.h"
 #include "wait.h"
 #include "wake.h"
 #include "worker.h"
