@@ -23,6 +23,7 @@
 #include "atomic.h"
 #include "blocking.h"
 #include "diagnose.h"
+#include "lock.h"
 #include "pool.h"
 #include "schedule.h"
 #include "stats.h"
@@ -114,15 +115,8 @@ static crew__deque_seen *next_seen(diag *d) {
 }
 
 int crew__diagnose_init(crew_pool *p) {
-    crew__diag *d = calloc(1, sizeof *d);
-    if (!d)
-        return CREW_ENOMEM;
-    if (pthread_mutex_init(&d->lock, NULL) != 0) {
-        free(d);
-        return CREW_ENOMEM;
-    }
-    p->diag = d;
-    return CREW_OK;
+    p->diag = crew__alloc_locked(sizeof *p->diag, offsetof(crew__diag, lock));
+    return p->diag ? CREW_OK : CREW_ENOMEM;
 }
 
 void crew__diagnose_free(crew_pool *p) {

@@ -18,19 +18,14 @@
 
 /* The steps of the pool's life that are not a subsystem's own: its locks, its group slot map,
  * the bounded queue (which holds no resource), and the strategy's part of the shutdown. */
-static int locks_init(crew_pool *p) {
-    if (pthread_mutex_init(&p->lock, NULL) != 0)
-        return CREW_ENOMEM;
-    if (pthread_mutex_init(&p->resize_lock, NULL) != 0) {
-        pthread_mutex_destroy(&p->lock);
-        return CREW_ENOMEM;
-    }
-    return CREW_OK;
+static int lock_init(crew_pool *p) {
+    return pthread_mutex_init(&p->lock, NULL) == 0 ? CREW_OK : CREW_ENOMEM;
 }
-static void locks_free(crew_pool *p) {
-    pthread_mutex_destroy(&p->resize_lock);
-    pthread_mutex_destroy(&p->lock);
+static void lock_free(crew_pool *p) { pthread_mutex_destroy(&p->lock); }
+static int resize_lock_init(crew_pool *p) {
+    return pthread_mutex_init(&p->resize_lock, NULL) == 0 ? CREW_OK : CREW_ENOMEM;
 }
+static void resize_lock_free(crew_pool *p) { pthread_mutex_destroy(&p->resize_lock); }
 static int groups_init(crew_pool *p) {
     if (crew__slotmap_init(&p->groups) != CREW_OK)
         return CREW_ENOMEM;
@@ -86,7 +81,9 @@ typedef struct module {
  * the worker records they are found through, the records before the strategy's state, the
  * registry before the nodes. */
 static const module modules[] = {
-    {.name = "locks", .init = locks_init, .nomem = NOMEM_LOCKS, .free = locks_free},
+    {.name = "lock", .init = lock_init, .nomem = NOMEM_LOCKS, .free = lock_free},
+    {.name = "resize_lock", .init = resize_lock_init, .nomem = NOMEM_LOCKS,
+     .free = resize_lock_free},
     {.name = "groups", .init = groups_init, .nomem = NOMEM_LOCKS, .free = groups_free},
     {.name = "nodes", .init = crew__nodes_init, .nomem = NOMEM_LOCKS, .free = crew__nodes_free},
     /* No thread gives nodes back to the pool once it is unregistered. */

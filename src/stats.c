@@ -31,6 +31,7 @@
 
 #include "atomic.h"
 #include "blocking.h"
+#include "lock.h"
 #include "pool.h"
 #include "stats.h"
 #include "worker.h"
@@ -254,13 +255,9 @@ void crew__stats_timed_sum(crew_pool *p, crew__timed_sum *sum) {
 }
 
 int crew__stats_init(crew_pool *p) {
-    crew__pool_stats *ps = calloc(1, sizeof *ps);
+    crew__pool_stats *ps = crew__alloc_locked(sizeof *ps, offsetof(crew__pool_stats, lock));
     if (!ps)
         return CREW_ENOMEM;
-    if (pthread_mutex_init(&ps->lock, NULL) != 0) {
-        free(ps);
-        return CREW_ENOMEM;
-    }
     ps->epoch_ns = crew__now_ns();
     crew__atomic_init(&ps->epoch, 1u);
     crew__atomic_init(&ps->queued_peak, 0u);

@@ -36,6 +36,7 @@
 #include "atomic.h"
 #include "debug.h"
 #include "error.h"
+#include "lock.h"
 #include "pool.h"
 #include "stats.h"
 #include "submit.h"
@@ -169,13 +170,9 @@ static void heap_filter(crew__timers *tm, bool (*out)(void *ctx, const crew__ten
 }
 
 int crew__timers_init(crew_pool *p) {
-    crew__timers *tm = calloc(1, sizeof *tm);
+    crew__timers *tm = crew__alloc_locked(sizeof *tm, offsetof(crew__timers, lock));
     if (!tm)
         return CREW_ENOMEM;
-    if (pthread_mutex_init(&tm->lock, NULL) != 0) {
-        free(tm);
-        return CREW_ENOMEM;
-    }
     crew__ec_init(&tm->changed);
     p->timers = tm;
     return CREW_OK;

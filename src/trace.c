@@ -26,6 +26,7 @@
 
 #include "atomic.h"
 #include "blocking.h"
+#include "lock.h"
 #include "pool.h"
 #include "stats.h"
 #include "timer.h"
@@ -287,13 +288,9 @@ static void write_trace(crew_pool *p, uint64_t session, uint64_t *events, uint64
  * ------------------------------------------------------------------------------------------- */
 
 int crew__trace_init(crew_pool *p) {
-    crew__trace *tr = calloc(1, sizeof *tr);
+    crew__trace *tr = crew__alloc_locked(sizeof *tr, offsetof(crew__trace, lock));
     if (!tr)
         return CREW_ENOMEM;
-    if (pthread_mutex_init(&tr->lock, NULL) != 0) {
-        free(tr);
-        return CREW_ENOMEM;
-    }
     crew__atomic_init(&tr->state, 0u);
     tr->rings = NULL;
     tr->tail = &tr->rings;
