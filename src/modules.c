@@ -38,9 +38,13 @@ static int bounded_init(crew_pool *p, const crew_config *cfg) {
     crew__bounded_init(&p->bounded, cfg);
     return CREW_OK;
 }
-/* The strategy's queues for the pool's first size (crew_create sets target to it first). */
+/* The strategy's queues for the pool's first size (crew_create sets target to it first). A
+ * strategy that fails part-way leaves its free to undo what it made. */
 static int sched_init(crew_pool *p, const crew_config *cfg) {
-    return crew__sched_init(p, cfg, crew__load_relaxed(&p->target)); /* relaxed: not shared yet */
+    int rc = crew__sched_init(p, cfg, crew__load_relaxed(&p->target)); /* relaxed: not shared */
+    if (rc != CREW_OK)
+        crew__sched_free(p);
+    return rc;
 }
 static void sched_close(crew_pool *p, int how) {
     if (how == CREW_CANCEL) /* a paused pool stays paused until its queues are empty */
@@ -57,8 +61,9 @@ static void blocking_resume_locked(crew_pool *p) {
 
 /* One module of the pool: the steps of its life, each NULL if it has none. */
 typedef struct module {
-    const char *name;
-    /* crew_create: make its state (one of the two, or neither). CREW_OK or CREW_ENOMEM. */
+    const char *name; /* for the reader and a debugger */
+    /* crew_create: make its state (one of the two, or neither). CREW_OK, or CREW_ENOMEM with
+     * nothing left made (free is for what init made whole). */
     int (*init)(crew_pool *p);
     int (*init_cfg)(crew_pool *p, const crew_config *cfg); /* cfg: crew_create's, checked */
     const char *nomem; /* crew_create's detail when init fails */
