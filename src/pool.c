@@ -19,17 +19,11 @@
 #include <unistd.h>
 
 #include "atomic.h"
-#include "autosize.h"
-#include "blocking.h"
 #include "config.h"
 #include "modules.h"
-#include "nodes.h"
-#include "notify.h"
 #include "pool.h"
 #include "spin.h"
 #include "stats.h"
-#include "timer.h"
-#include "trace.h"
 #include "wait.h"
 #include "wake.h"
 #include "worker.h"
