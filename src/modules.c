@@ -80,11 +80,12 @@ typedef struct module {
     "crew_create: out of memory for the pool's queues, registry or sizing controller"
 
 /* The pool's modules, in the order crew_create makes them. crew_shutdown walks each of its
- * phases in reverse (closing, close, resume_locked, stop: the timers' first, then the
- * strategy's, the blocking threads', the controller's), and crew_destroy frees in reverse: the
- * trace first (a trace still running names the threads' tasks), the monitoring blocks before
- * the worker records they are found through, the records before the strategy's state, the
- * registry before the nodes. */
+ * phases in reverse, so its effects come in this order: closing: the timers'; close: the
+ * timers', the strategy's sweep, the blocking queue's; resume_locked: the blocking threads';
+ * stop: the timer thread, the workers' wake-up, the blocking threads, the controller (then
+ * pool.c joins the workers). crew_destroy frees in reverse: the trace first (a trace still
+ * running names the threads' tasks), the monitoring blocks before the worker records they are
+ * found through, the records before the strategy's state, the registry before the nodes. */
 static const module modules[] = {
     {.name = "lock", .init = lock_init, .nomem = NOMEM_LOCKS, .free = lock_free},
     {.name = "resize_lock", .init = resize_lock_init, .nomem = NOMEM_LOCKS,
