@@ -38,6 +38,7 @@
 #include "chunks.h"
 #include "debug.h"
 #include "group.h"
+#include "pending.h"
 #include "pool.h"
 #include "sched_calls.h"
 #include "wake.h"

@@ -40,6 +40,7 @@
 #include "clock.h"
 #include "pool.h"
 #include "autosize.h"
+#include "stats.h"
 #include "worker.h"
 
 #define BALANCE_HOLD_PERIODS 10 /* after undoing a move, hold this many periods */

@@ -11,7 +11,7 @@
  *     from comparing its top with the previous call: top only grows, and taking its oldest
  *     task, or its last one, always moves it, so an unchanged top over a non-empty deque means
  *     the same task has waited at the front all along;
- *   - the list of threads asleep in a wait or waiting for room (pool->diag.blocked, under
+ *   - the list of threads asleep in a wait or waiting for room (pool->diag->blocked, under
  *     pool->lock), which they join only when they really sleep.
  */
 #include <dlfcn.h>
@@ -21,9 +21,13 @@
 #include <string.h>
 
 #include "atomic.h"
+#include "blocking.h"
 #include "diagnose.h"
+#include "lock.h"
 #include "pool.h"
 #include "schedule.h"
+#include "clock.h"
+#include "timer.h"
 
 CREW__TLS crew__busy *crew__tls_busy;
 
@@ -70,17 +74,17 @@ void crew__blocked_add(crew_pool *p, crew__blocked *b) {
     if (b->since == 0)
         b->since = crew__now_ns();
     b->prev = NULL;
-    b->next = p->diag.blocked;
-    if (p->diag.blocked)
-        p->diag.blocked->prev = b;
-    p->diag.blocked = b;
+    b->next = p->diag->blocked;
+    if (p->diag->blocked)
+        p->diag->blocked->prev = b;
+    p->diag->blocked = b;
 }
 
 void crew__blocked_remove(crew_pool *p, crew__blocked *b) {
     if (b->prev)
         b->prev->next = b->next;
     else
-        p->diag.blocked = b->next;
+        p->diag->blocked = b->next;
     if (b->next)
         b->next->prev = b->prev;
 }
@@ -98,30 +102,28 @@ typedef struct diag {
 static crew__deque_seen *next_seen(diag *d) {
     crew_pool *p = d->p;
     size_t k = d->deques++;
-    if (k >= p->diag.nseen) {
+    if (k >= p->diag->nseen) {
         size_t n = k + 16;
-        crew__deque_seen *s = realloc(p->diag.seen, n * sizeof *s);
+        crew__deque_seen *s = realloc(p->diag->seen, n * sizeof *s);
         if (!s)
             return NULL;
-        memset(s + p->diag.nseen, 0, (n - p->diag.nseen) * sizeof *s);
-        p->diag.seen = s;
-        p->diag.nseen = n;
+        memset(s + p->diag->nseen, 0, (n - p->diag->nseen) * sizeof *s);
+        p->diag->seen = s;
+        p->diag->nseen = n;
     }
-    return &p->diag.seen[k];
+    return &p->diag->seen[k];
 }
 
 int crew__diagnose_init(crew_pool *p) {
-    p->diag.blocked = NULL;
-    p->diag.seen = NULL;
-    p->diag.nseen = 0;
-    return pthread_mutex_init(&p->diag.lock, NULL) == 0 ? CREW_OK : CREW_ENOMEM;
+    p->diag = crew__alloc_locked(sizeof *p->diag, offsetof(crew__diag, lock));
+    return p->diag ? CREW_OK : CREW_ENOMEM;
 }
 
 void crew__diagnose_free(crew_pool *p) {
-    free(p->diag.seen);
-    p->diag.seen = NULL;
-    p->diag.nseen = 0;
-    pthread_mutex_destroy(&p->diag.lock);
+    free(p->diag->seen);
+    pthread_mutex_destroy(&p->diag->lock);
+    free(p->diag);
+    p->diag = NULL;
 }
 
 static void say(diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -234,7 +236,7 @@ static void check_blocked(diag *d) {
     size_t n = 0, cap = 0;
     crew__blocked *copy = NULL;
     pthread_mutex_lock(&d->p->lock);
-    for (crew__blocked *b = d->p->diag.blocked; b; b = b->next) {
+    for (crew__blocked *b = d->p->diag->blocked; b; b = b->next) {
         if (b->since > d->now || d->now - b->since < d->blocked_ns)
             continue;
         if (n == cap) {
@@ -313,7 +315,7 @@ int crew_diagnose_ex(crew_pool *p, FILE *f, unsigned busy_ms, unsigned queued_ms
         return crew__fail(CREW_EFORKED, "crew_diagnose: " CREW__FORKED_DETAIL);
     diag d = {p, f, 0, (uint64_t)busy_ms * 1000000u, (uint64_t)queued_ms * 1000000u,
               (uint64_t)blocked_ms * 1000000u, 0, 0};
-    pthread_mutex_lock(&p->diag.lock);
+    pthread_mutex_lock(&p->diag->lock);
     d.now = crew__now_ns();
     unsigned timing = crew__load_relaxed(&p->timing); /* relaxed: see struct crew_pool */
     say(&d,
@@ -337,7 +339,7 @@ int crew_diagnose_ex(crew_pool *p, FILE *f, unsigned busy_ms, unsigned queued_ms
     list_timers(&d);
     if (d.findings == 0)
         say(&d, "  nothing stalled\n");
-    pthread_mutex_unlock(&p->diag.lock);
+    pthread_mutex_unlock(&p->diag->lock);
     if (f && ferror(f))
         return crew__fail(CREW_EIO, "crew_diagnose: writing the report failed (the stream's "
                                     "error indicator is set; ferror)");

@@ -27,7 +27,7 @@ typedef struct crew__deque_seen {
     uint64_t since;
 } crew__deque_seen;
 
-/* Stall diagnostics' state in struct crew_pool. */
+/* Stall diagnostics' state, which struct crew_pool points to (crew__diagnose_init makes it). */
 struct crew__blocked;
 typedef struct crew__diag {
     struct crew__blocked *blocked; /* pool->lock: threads asleep in a wait or for room */
@@ -36,7 +36,7 @@ typedef struct crew__diag {
     size_t nseen;                  /* entries allocated */
 } crew__diag;
 int crew__diagnose_init(crew_pool *p);  /* p->diag, empty: CREW_OK or CREW_ENOMEM */
-void crew__diagnose_free(crew_pool *p); /* its lock and its records of the deques */
+void crew__diagnose_free(crew_pool *p); /* it, its lock and its records of the deques */
 
 /* This thread's record: a worker's or a blocking thread's, NULL for other threads. */
 extern CREW__TLS crew__busy *crew__tls_busy;
@@ -45,7 +45,7 @@ void crew__busy_begin(crew__busy *b, crew_fn fn, uint64_t started); /* the owner
 void crew__busy_end(crew__busy *b);                                 /* the owner only */
 
 /* diagnose.c: a thread asleep in crew_wait, crew_wait_all, crew_join or waiting for room in the
- * bounded queue, listed in pool->diag.blocked (under pool->lock) while it sleeps. */
+ * bounded queue, listed in pool->diag->blocked (under pool->lock) while it sleeps. */
 enum crew__blocked_kind {
     CREW__BLOCKED_WAIT = 0,     /* crew_wait */
     CREW__BLOCKED_WAIT_ALL = 1, /* crew_wait_all, crew_shutdown */

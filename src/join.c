@@ -26,6 +26,7 @@
 #include "join.h"
 
 #include "error.h"
+#include "pending.h"
 #include "pool.h"
 #include "sched_calls.h"
 #include "wait.h"

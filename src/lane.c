@@ -66,6 +66,7 @@
 #include "lane.h"
 #include "lock.h"
 #include "nodes.h"
+#include "pending.h"
 #include "pool.h"
 #include "sched_calls.h"
 #include "submit.h"

@@ -3,6 +3,7 @@
  * been preempted.
  */
 #include <sched.h>
+#include <stdlib.h>
 
 #include "lock.h"
 
@@ -13,4 +14,13 @@ void crew__spinlock_wait(crew__spinlock *s) {
         else
             sched_yield(); /* the holder may be preempted: let it run */
     }
+}
+
+void *crew__alloc_locked(size_t size, size_t lock_offset) {
+    char *b = calloc(1, size);
+    if (b && pthread_mutex_init((pthread_mutex_t *)(void *)(b + lock_offset), NULL) != 0) {
+        free(b);
+        return NULL;
+    }
+    return b;
 }

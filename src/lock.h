@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "atomic.h"
 
@@ -77,5 +78,10 @@ static inline void crew__lock_release(crew__lock *l) {
     else
         pthread_mutex_unlock(&l->m);
 }
+
+/* A module's state with a lock of its own: a zeroed block of size bytes whose mutex at
+ * lock_offset (default attributes) is initialised; NULL when out of memory. Its owner destroys
+ * the mutex and frees the block. */
+void *crew__alloc_locked(size_t size, size_t lock_offset);
 
 #endif /* CREW_LOCK_H */

@@ -28,6 +28,7 @@
  */
 #include "atomic.h"
 #include "notify.h"
+#include "pending.h"
 #include "pool.h"
 #include "sched_calls.h"
 #include "wake.h"

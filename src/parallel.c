@@ -49,6 +49,7 @@
 #include "parallel.h"
 #include "pool.h"
 #include "sched_calls.h"
+#include "clock.h"
 #include "submit.h"
 #include "wait.h"
 

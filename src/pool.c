@@ -9,7 +9,6 @@
  * to resize_lock; crew_shutdown takes it only after every task has finished, so a task that
  * calls crew_resize can never hold up the shutdown that joins its own thread.
  */
-#include <errno.h>
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
@@ -17,16 +16,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "atomic.h"
+#include "clock.h"
 #include "config.h"
 #include "cpus.h"
-#include "nodes.h"
-#include "notify.h"
+#include "modules.h"
 #include "pool.h"
 #include "spin.h"
+#include "stats.h"
 #include "wait.h"
 #include "wake.h"
 #include "worker.h"
@@ -197,70 +196,21 @@ static int set_workers(crew_pool *p, unsigned threads, const char *who) {
     /* Relaxed: a plain number, see struct crew_pool. */
     crew__store_relaxed(&p->target, running);
     pthread_mutex_lock(&p->lock);
-    if (running > p->stats.threads_peak)
-        p->stats.threads_peak = running;
+    if (running > p->stats->threads_peak)
+        p->stats->threads_peak = running;
     pthread_mutex_unlock(&p->lock);
     return rc;
 }
 
-/* The pool's locks and condition variables, and each subsystem's state that exists before the
- * workers (cfg: crew_create's, checked). CREW_OK, or CREW_ENOMEM with nothing left made. */
-static int init_sync(crew_pool *p, const crew_config *cfg) {
-    if (pthread_mutex_init(&p->lock, NULL) != 0)
-        return CREW_ENOMEM;
-    if (pthread_mutex_init(&p->resize_lock, NULL) != 0)
-        goto no_resize_lock;
-    if (crew__stats_init(p) != CREW_OK)
-        goto no_stats;
-    if (crew__diagnose_init(p) != CREW_OK)
-        goto no_diag;
-    if (crew__nodes_init(p) != CREW_OK)
-        goto no_nodes;
-    if (crew__slotmap_init(&p->groups) != CREW_OK)
-        goto no_slotmap;
-    p->groups.on_notify = crew__notify_queue; /* a finished group's callbacks (notify.c) */
-    p->groups.owner = p;
-    crew__bounded_init(&p->bounded, cfg);
-    if (crew__trace_init(p) != CREW_OK)
-        goto no_trace;
-    if (crew__timers_init(&p->timers) != CREW_OK)
-        goto no_timers;
-    return CREW_OK;
-no_timers:
-    crew__trace_free(p);
-no_trace:
-    crew__slotmap_free(&p->groups);
-no_slotmap:
-    crew__nodes_free(p);
-no_nodes:
-    crew__diagnose_free(p);
-no_diag:
-    crew__stats_free(p);
-no_stats:
-    pthread_mutex_destroy(&p->resize_lock);
-no_resize_lock:
-    pthread_mutex_destroy(&p->lock);
-    return CREW_ENOMEM;
+/* The pool's array of worker records, and (crew_destroy) every record made. */
+int crew__workers_init(crew_pool *p) {
+    p->workers = calloc(CREW_MAX_THREADS, sizeof *p->workers);
+    return p->workers ? CREW_OK : CREW_ENOMEM;
 }
-
-static void free_pool(crew_pool *p) {
-    crew__trace_free(p); /* first: a trace still running names the threads' tasks */
-    crew__timers_free(p);
-    free((void *)p->hooks.cpus);
-    crew__autosize_free(p);
-    crew__blocking_free(p);
-    crew__stats_free(p);
-    crew__diagnose_free(p);
+void crew__workers_free(crew_pool *p) {
     for (unsigned i = 0; i < crew__nworkers(p); i++)
         free_worker(p, crew__worker_at(p, i));
     free(p->workers);
-    crew__sched_free(p);
-    crew__nodes_unregister(p); /* no thread gives nodes back to it from here on */
-    crew__nodes_free(p);
-    crew__slotmap_free(&p->groups);
-    pthread_mutex_destroy(&p->resize_lock);
-    pthread_mutex_destroy(&p->lock);
-    free(p);
 }
 
 CREW__TLS const crew_pool *crew__tls_hook;
@@ -338,19 +288,11 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
         free((void *)hooks.cpus);
         return crew__fail(CREW_ENOMEM, "crew_create: out of memory for the pool");
     }
-    p->workers = calloc(CREW_MAX_THREADS, sizeof *p->workers);
-    if (!p->workers || init_sync(p, cfg) != CREW_OK) {
-        free(p->workers);
-        free(p);
-        free((void *)hooks.cpus);
-        return crew__fail(CREW_ENOMEM,
-                          "crew_create: out of memory for the pool's workers or locks");
-    }
     /* Relaxed: a counter for names, nothing is ordered by it. */
     p->id = crew__fetch_add_relaxed(&next_id, 1u) + 1;
     const char *name = cfg->name ? cfg->name : "crew";
     snprintf(p->name, sizeof p->name, "%.6s", name);
-    p->hooks = hooks; /* from here on free_pool frees the CPU list */
+    p->hooks = hooks; /* from here on crew__modules_free frees the CPU list */
     p->stack_size = cfg->stack_size;
     p->spin = cfg->spin;
     p->cpus = cpus;
@@ -372,22 +314,18 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     crew__atomic_init(&p->lookers, 0u);
     crew__atomic_init(&p->cancelling, false);
     crew__atomic_init(&p->nworkers, 0u);
-    crew__atomic_init(&p->target, 0u);
-    if (crew__nodes_register(p) != CREW_OK || crew__sched_init(p, cfg, threads) != CREW_OK ||
-        crew__blocking_init(p, cfg) != CREW_OK || crew__autosize_init(p, cfg) != CREW_OK) {
-        free_pool(p);
-        return crew__fail(CREW_ENOMEM, "crew_create: out of memory for the pool's queues, "
-                                       "registry or sizing controller");
-    }
+    crew__atomic_init(&p->target, threads); /* the size requested; set_workers sets it again */
+    if ((rc = crew__modules_init(p, cfg)) != CREW_OK)
+        return rc; /* p is freed */
 
     pthread_mutex_lock(&p->resize_lock);
     rc = set_workers(p, threads, "crew_create");
     pthread_mutex_unlock(&p->resize_lock);
     if (rc == CREW_OK)
-        rc = crew__autosize_start(p);
+        rc = crew__modules_start(p);
     if (rc != CREW_OK) {
         crew_shutdown(p, CREW_CANCEL);
-        free_pool(p);
+        crew__modules_free(p);
         return rc;
     }
     *out = p;
@@ -448,10 +386,10 @@ int crew_shutdown(crew_pool *p, int how) {
     if (waits_for_itself(p))
         return deadlock("crew_shutdown", p);
 
-    /* No timer fires from here on (its heap entry is taken out below): before the state
-     * changes, or the timer thread could queue a run once the workers, seeing the pool closing
-     * with nothing pending, have left. */
-    crew__timers_closing(p, how);
+    /* The modules' steps (modules.c: the timers' first, then the strategy's, the blocking
+     * threads', the controller's): before the state changes, once it has, with the pause
+     * lifted, and once nothing is pending. */
+    crew__modules_closing(p, how);
     pthread_mutex_lock(&p->lock);
     /* Seq_cst: pairs with the submitters' pending increment and state load (submit.c). */
     crew__store_seq_cst(&p->state, CREW__CLOSING);
@@ -462,27 +400,16 @@ int crew_shutdown(crew_pool *p, int how) {
     if (crew__test_shutdown_closing)
         crew__test_shutdown_closing();
 #endif
-    /* No periodic timer runs again; a cancelling shutdown drops the delayed tasks not due yet
-     * (before the queues' sweep: what the timer thread queued before this is swept too). */
-    crew__timers_close(p, how);
-    if (how == CREW_CANCEL) { /* a paused pool stays paused until its queues are empty */
-        crew__sched_cancel_all(p);
-        crew__blocking_cancel_all(p);
-    }
+    crew__modules_close(p, how);
     /* A paused pool resumes: draining needs its threads. Relaxed: the wake-ups below take the
      * lock (see crew_pool). */
     pthread_mutex_lock(&p->lock);
     crew__store_relaxed(&p->paused, false);
-    if (p->blocking)
-        crew__blocking_wake_all_locked(p);
+    crew__modules_resume_locked(p);
     pthread_mutex_unlock(&p->lock);
     crew__notify_all(p); /* idle workers: drain, then leave; waiters: recheck their groups */
     crew__help_until_quiet(p);
-    crew__timers_stop(p); /* nothing waits in its heap any more (each counted in pending) */
-    crew__notify_all(p); /* pending is 0: sleeping workers wake up and leave */
-    crew__blocking_stop(p);
-    crew__debug_yield();
-    crew__autosize_stop(p); /* before resize_lock: the controller may be inside crew_resize */
+    crew__modules_stop(p); /* then every worker leaves its loop */
 
     /* No task runs any more, so none is inside crew_resize; every worker leaves its loop.
      * Each thread is claimed under resize_lock and joined without it: a thread may still be
@@ -520,8 +447,7 @@ int crew_resume(crew_pool *p) {
     /* Relaxed: every sleeper looks for work under this lock, and is woken under it here. */
     crew__store_relaxed(&p->paused, false);
     crew__wake_all_locked(p);
-    if (p->blocking)
-        crew__blocking_wake_all_locked(p);
+    crew__modules_resume_locked(p);
     pthread_mutex_unlock(&p->lock);
     return CREW_OK;
 }
@@ -539,6 +465,6 @@ int crew_destroy(crew_pool *p) {
     if (waits_for_itself(p))
         return deadlock("crew_destroy", p);
     crew_shutdown(p, CREW_DRAIN);
-    free_pool(p);
+    crew__modules_free(p);
     return CREW_OK;
 }

@@ -1,22 +1,19 @@
 /*
- * pool.h -- a pool and its workers (pool.c: lifecycle, resize, shutdown): struct crew_pool,
- * built from the state of every subsystem, and struct crew__worker.
+ * pool.h -- a pool (pool.c): struct crew_pool and its life (crew_create walks modules.c's
+ * ordered list of modules forward, crew_shutdown and crew_destroy in reverse). Hot state is
+ * embedded (the strategy, the group slot map, pending, the eventcounts, the bounded queue);
+ * each cold subsystem's state is its own type behind its own header, made by its module, and
+ * only its pointer is here. Include this header only where the pool's fields are read.
  *
- * Locking, in one place. The hot path (submit, take, run, finish) takes no pool-wide lock:
- *   - Each queue has its own lock (lq.h: crew__lq, a mutex or a spinlock per
- *     crew_config.lock); STEAL's deques take none (deque.c). Lock order: pool->lock, then a
- *     queue lock; several queue locks only in address order (crew__lq_push_spread).
- *   - Groups finish with atomics alone (group.c); pending work is an atomic count.
- *   - pool->lock (a mutex) guards sleeping and waking (the lock of every eventcount of the
- *     pool), the worker states' transitions, the counters marked "lock" below, and monitoring's
- *     records. Every sleep is an eventcount's (ec.h): a thread about to sleep calls
- *     crew__ec_wait, which counts it, fences and looks for its event once more before it
- *     sleeps; a thread that makes work available (or finishes a group, or the last pending
- *     task) calls crew__ec_notify, which takes the lock only if someone sleeps. So no wake-up
- *     is lost, and a busy pool makes no system call.
- *   - pool->resize_lock serialises crew_resize and crew_shutdown's claims of the workers to
- *     join (the joins themselves are made without it, crew__join_each); it protects the
- *     worker records' thread fields. Lock order: resize_lock before lock.
+ * Locking. The hot path (submit, take, run, finish) takes no pool-wide lock: each queue has its
+ * own (lq.h: a mutex or a spinlock per crew_config.lock; STEAL's deques take none), groups
+ * finish with atomics (group.c), pending is an atomic count (pending.h). Lock order:
+ * resize_lock, then lock, then a queue lock (several only in address order). pool->lock guards
+ * sleeping and waking (the lock of every eventcount of the pool: a sleeper counts itself, fences
+ * and looks once more, a waker takes the lock only if someone sleeps, ec.h), the worker states'
+ * transitions, the fields marked "lock", and monitoring's records. resize_lock serialises
+ * crew_resize and crew_shutdown's claims of the workers to join (joined without it) and guards
+ * the worker records' thread fields.
  */
 #ifndef CREW_POOL_H
 #define CREW_POOL_H
@@ -26,227 +23,115 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "autosize.h"
 #include "base.h"
-#include "blocking.h"
-#include "bounded.h"
-#include "debug.h"
-#include "deque.h"
-#include "diagnose.h"
+#include "bounded.h" /* embedded: its capacity is tested on every submission */
 #include "ec.h"
 #include "group.h"
-#include "lq.h"
 #include "schedule.h"
-#include "stats.h"
-#include "thread.h"
-#include "timer.h"
-#include "trace.h"
-#include "worker.h"
+#include "thread.h" /* crew__joins */
+#include "worker.h" /* the worker record */
 
-/* A worker takes this many units of pool->pending at a time as credit (worker.c). */
-#define CREW__CREDIT_BATCH 64u
+/* The cold subsystems' states, each behind its own header and made by its module (pool.c). */
+typedef struct crew__autosize crew__autosize;     /* autosize.h */
+typedef struct crew__blocking crew__blocking;     /* blocking.h */
+typedef struct crew__diag crew__diag;             /* diagnose.h */
+typedef struct crew__pool_stats crew__pool_stats; /* stats.h */
+typedef struct crew__timers crew__timers;         /* timer.h */
+typedef struct crew__trace crew__trace;           /* trace.h */
+struct crew__nodes;                               /* nodes.c */
 
 enum crew__pool_state {
     CREW__OPEN = 0,
     CREW__CLOSING = 1,
     CREW__FORKED = 2 /* this process is a child forked after the pool was made (nodes.c) */
 };
-
-enum crew__worker_state {
-    CREW__W_RUNNING = 0, /* takes tasks */
-    CREW__W_MARKED = 1,  /* resize asked it to exit after its current task; may be revived */
-    CREW__W_EXITED = 2   /* left its loop (it may still be in on_stop: joinable once gone) */
-};
-
-typedef struct crew__worker {
-    crew_pool *pool;  /* owner */
-    pthread_t thread; /* valid when started */
-    unsigned index;   /* position in pool->workers, for the thread name */
-    /* Transitions happen under pool->lock with compare-and-swap (Jendersie et al., §III-E);
-     * relaxed suffices because the lock orders them; lock-free readers take it as a hint, and a
-     * worker re-checks its own state after taking a task (worker.c). */
-    _Atomic int state;
-    bool started; /* resize_lock: thread was created */
-    bool joined;  /* resize_lock: thread was joined, or claimed by crew_shutdown to join */
-    /* The thread has returned from on_stop and touches nothing more: joining it waits for
-     * nothing else. Stored with release by the thread, loaded with acquire by reap_exited. */
-    _Atomic bool gone;
-    /* Its sleep on pool->work (node data: this record); its own (crew__ec_sleeper_own). */
-    crew__ec_sleeper sleeper;
-    /* Monitoring block, allocated by the worker on first use (release: stats.c). */
-    crew__tstats *_Atomic stats;
-    /* Tasks this worker stole; written by the worker only, read by statistics (relaxed). */
-    _Atomic uint64_t stolen;
-    uint64_t stolen_base; /* stats_lock: stolen at the last crew_stats_reset */
-    crew__slot_cache slots; /* owner: free group slots cached by this worker */
-    crew__node_list nodes; /* owner: free crew_submit nodes cached by this worker */
-    /* Owner: units of pool->pending this worker holds but no task uses (always >= 0). A task
-     * the worker submits takes a unit from here (taking CREW__CREDIT_BATCH more from pending
-     * when none is left), a task it finishes gives its unit back here, and the worker returns
-     * the surplus above 2 x CREW__CREDIT_BATCH, and everything whenever it runs out of work.
-     * So pending never reads 0 while a task is unfinished (it counts every task plus the
-     * credit), it is exact when every worker is idle, and spawn-and-wait on a worker touches
-     * the shared count once per CREW__CREDIT_BATCH tasks at most (worker.c). Written by the
-     * owner only (relaxed load and store, no read-modify-write); crew_stats_get reads it
-     * (relaxed) to tell running tasks from credit. */
-    _Atomic size_t credit;
-    /* The strategy's part of this worker (STEAL: its deque; PER_WORKER: its queue), of a type
-     * only the strategy's file knows (schedule.h). */
-    crew__sched_local sched;
-    crew__busy busy;   /* its task now, for crew_diagnose */
-} crew__worker;
-
 struct crew_pool {
     /* Settings, fixed after crew_create. */
-    unsigned id;        /* process-unique number, for thread names */
-    uint64_t serial;    /* never reused within the process (nodes.c's node caches) */
-    char name[8];       /* thread name prefix */
-    size_t stack_size;  /* 0 = default */
-    unsigned spin;      /* polls before sleeping, or CREW_SPIN_AUTO (spin.h) */
-    unsigned cpus;      /* CPUs its threads may run on (crew__cpus_count, cpus.h) */
-    /* Are tasks timed, and why: CREW__TIMING_MONITOR (statistics, crew_set_monitoring),
-     * CREW__TIMING_AUTOSIZE (the controller's inputs) and CREW__TIMING_TRACE (a task timeline,
-     * trace.h), one word so that the untimed hot path tests one value. Read without the lock
-     * (relaxed: a task submitted while it changes is simply timed or not). */
+    unsigned id;       /* process-unique number, for thread names */
+    uint64_t serial;   /* never reused within the process (nodes.c's node caches) */
+    char name[8];      /* thread name prefix */
+    size_t stack_size; /* 0 = default */
+    unsigned spin;     /* polls before sleeping, or CREW_SPIN_AUTO (spin.h) */
+    unsigned cpus;     /* CPUs its threads may run on (crew__cpus_count, cpus.h) */
+    /* Why tasks are timed (CREW__TIMING_*, base.h), one word so that the untimed hot path tests
+     * one value. Relaxed: a task submitted while it changes is simply timed or not. */
     atomic_uint timing;
-
     crew__sched sched; /* the scheduling strategy and its queues (schedule.h) */
-
-    /* Read on every submission or take, written rarely: kept on the lines of the settings,
-     * away from the counters below that submitters write on every task (when pending shared a
-     * line with paused, each submission's increment took that line from the workers, who read
-     * paused on every take, and back). */
-    /* CREW__OPEN or CREW__CLOSING; written under lock (seq_cst), read anywhere: submitters
+    /* Read on every submission or take, written rarely: on the settings' lines, away from
+     * pending (when they shared a line, each submission took it from the workers). */
+    /* CREW__OPEN or CREW__CLOSING: written under lock (seq_cst), read anywhere: submitters
      * re-check it after counting themselves in pending (submit.c). */
     atomic_int state;
-    /* crew_pause: every taker (worker, helping waiter, blocking thread) finds no work. Written
-     * under lock; read relaxed by takers, since a sleeper's last look and crew_resume's wake-up
-     * both happen under lock, and a spinning taker only needs to see it eventually. Read again
-     * (relaxed) after each take, before the task runs (crew__held_by_pause): a task pushed after
-     * crew_pause returned was taken with acquire, so that read sees the pause (coherence). */
+    /* crew_pause: takers find no work. Written under lock; read relaxed by takers (a sleeper's
+     * last look and crew_resume's wake-up are both under lock), and again after each take
+     * (crew__held_by_pause: a task pushed after crew_pause was taken with acquire). */
     atomic_bool paused;
-    /* crew_shutdown(CREW_CANCEL) began: crew_cancelled() tells running tasks (relaxed: a hint
-     * they poll). */
-    atomic_bool cancelling;
+    atomic_bool cancelling; /* crew_shutdown(CREW_CANCEL) began (relaxed: crew_cancelled) */
 
-    /* Written by submitters on every task: a cache line of their own (the padding on both sides
-     * keeps any other field off it in an allocation aligned to 16 bytes, as calloc's is). */
+    /* Written by submitters on every task: a cache line of its own (16-byte aligned calloc). */
     char pad_submit_[64];
-    /* Accepted tasks not yet finished nor dropped. Seq_cst read-modify-writes: the decrement
-     * to 0 is the event that quiet's sleepers look for (ec.h). */
+    /* Accepted tasks not yet finished nor dropped (pending.h). Seq_cst read-modify-writes: the
+     * decrement to 0 is the event that quiet's sleepers look for (ec.h). */
     _Atomic size_t pending;
     char pad_submit_end_[64 - sizeof(size_t)];
 
-    /* Eventcounts (ec.h), all slept on under lock: workers (node data: the worker record) and
-     * waiters that would take any task (node data: NULL), notified by whoever queues tasks
-     * (work); threads waiting for pending to reach 0 (quiet; notified by the decrement to 0);
-     * and every helping waiter, whatever it waits for (waiting; notified of state changes:
-     * resume, resize, shutdown; and when tasks are handed over or a blocking task finds no
-     * idle thread). */
-    crew__ec work;
-    crew__ec quiet;
-    crew__ec waiting;
-    /* Callers of crew_join whose offered half another thread took, waiting for it to end or
-     * come back (join.c; node data: the record's over flag): whoever ends or hands back a
-     * half wakes only the sleeper of its record. */
-    crew__ec joined;
-    /* Workers awake and looking for a task: from a look that found nothing to a task or a sleep,
-     * and from being woken (the waker counts them in) to their first task or sleep. With one in
-     * sight a submission wakes nobody (crew__notify_work, wake.h): the looker's next look, or
-     * its last one before it sleeps, finds the task, since it leaves the count before its fence
-     * and that last look, and the submitter reads the count after its push and fence (Dekker's
-     * pattern, as in ec.h). A looker that finds a task hands the look on: if it was the last
-     * and tasks are still queued, it wakes a sleeper (worker.c). Seq_cst read-modify-writes and
-     * loads. Only for strategies whose workers can take any queued task
-     * (crew__sched_ops.any_worker). */
+    /* Eventcounts (ec.h), slept on under lock: work (workers, node data: the record; waiters
+     * that take any task, NULL), notified by whoever queues tasks; quiet, by pending's fall to
+     * 0; waiting (every helping waiter), by state changes, hand-overs, and a blocking task
+     * finding no idle thread; joined (crew_join's callers whose half another thread took, node
+     * data: the record's over flag), by whoever ends or hands back that half (join.c). */
+    crew__ec work, quiet, waiting, joined;
+    /* Workers awake and looking for a task (wake.h's crew__notify_work: with one in sight a
+     * submission wakes nobody, Dekker's pattern as in ec.h). Seq_cst read-modify-writes and
+     * loads. Only for strategies whose workers can take any task (crew__sched_ops.any_worker). */
     _Atomic unsigned lookers;
-    /* A cancelling shutdown dropped tasks: crew_wait_all's CREW_ECANCELED (relaxed: set
-     * before the dropped task ends in pending, which crew_wait_all waits for). */
+    /* A cancelling shutdown dropped tasks: crew_wait_all's CREW_ECANCELED (relaxed: set before
+     * the dropped task ends in pending, which crew_wait_all waits for). */
     atomic_bool shutdown_dropped;
+    pthread_mutex_t lock; /* see the top of this file */
 
-    pthread_mutex_t lock;    /* see the top of this file */
-
-    crew__bounded bounded; /* the bounded queue (bounded.h) */
-
-    crew__blocking *blocking; /* blocking tasks (fixed after create) */
-
+    crew__bounded bounded;     /* the bounded queue (bounded.h) */
+    crew__blocking *blocking;  /* blocking tasks (fixed after create) */
     struct crew__nodes *nodes; /* crew_submit's task nodes (nodes.c) */
-
-    crew__slotmap groups; /* groups (slot map) */
-
-    crew__autosize *autosize; /* the sizing controller, NULL when off (fixed after create) */
-    crew_hooks hooks; /* crew_config.hooks, copied (fixed after create; zero: none) */
-    crew__pool_stats stats; /* monitoring (stats.h) */
-    crew__diag diag;        /* stall diagnostics (diagnose.h) */
-    crew__trace trace;      /* the task timeline (trace.h) */
-    crew__timers timers;    /* delayed tasks and periodic timers, and their thread (timer.h) */
+    crew__slotmap groups;      /* groups (slot map) */
+    crew__autosize *autosize;  /* the sizing controller, NULL when off (fixed after create) */
+    crew_hooks hooks;          /* crew_config.hooks, copied (fixed after create; zero: none) */
+    crew__pool_stats *stats;   /* monitoring */
+    crew__diag *diag;          /* stall diagnostics */
+    crew__trace *trace;        /* the task timeline */
+    crew__timers *timers;      /* delayed tasks and periodic timers, and their thread */
 
     pthread_mutex_t resize_lock; /* see the top of this file */
     crew__joins joins;           /* resize_lock: crew_shutdown calls joining workers now */
-    /* Every worker record ever made (CREW_MAX_THREADS entries), never freed before the pool:
-     * entries below nworkers are set, and thieves and round-robin read them without a lock.
-     * Relaxed entries, published by nworkers' release store (made under resize_lock). */
+    /* Every worker record ever made (CREW_MAX_THREADS entries), freed with the pool: entries
+     * below nworkers are set (relaxed entries, published by nworkers' release store). */
     crew__worker *_Atomic *workers;
     _Atomic unsigned nworkers;
-    /* The size last requested; written under resize_lock, read anywhere (relaxed: a plain
-     * number, nothing is published through it). */
-    atomic_uint target;
-    /* Tasks of long arrays not yet claimed by a runner, less their runners still queued (the
-     * queues count those), for crew_stats.queued (array.c): read with crew__sched_queued the sum
-     * counts each unclaimed task once and no runner; alone it may wrap below 0 (stats.c). Added
-     * as an array is queued, taken off a chunk at a time. Relaxed: a statistic. */
+    atomic_uint target; /* the size last requested: resize_lock to write; relaxed (a number) */
+    /* Tasks of long arrays not yet claimed by a runner, less their runners still queued, for
+     * crew_stats.queued (array.c; alone it may wrap below 0). Relaxed: a statistic. */
     _Atomic size_t array_unclaimed;
 };
 
-/* Is this process a child forked after p was made? (Set by nodes.c's fork handler; relaxed:
- * the handler runs in the child's only thread before any other code of the child.) */
+/* Is this process a child forked after p was made? (Relaxed: nodes.c's fork handler sets it in
+ * the child's only thread before any other code of the child.) */
 static inline bool crew__forked(crew_pool *p) {
     return crew__load_relaxed(&p->state) == CREW__FORKED;
 }
-
 /* Worker records, lock-free: how many exist (acquire: pairs with the release in pool.c's
  * free_record, so every record below the count is initialised), and record i. */
 static inline unsigned crew__nworkers(crew_pool *p) {
     return crew__load_acquire(&p->nworkers);
 }
 static inline crew__worker *crew__worker_at(crew_pool *p, unsigned i) {
-    /* Relaxed: published by nworkers' release store. */
-    return crew__load_relaxed(&p->workers[i]);
+    return crew__load_relaxed(&p->workers[i]); /* relaxed: published by nworkers' release */
 }
-
-/* The calling thread's worker record if it is a worker of p, else NULL: the one answer to "is
- * this thread a worker of p?". */
+/* The calling thread's worker record if it is a worker of p, else NULL. */
 static inline crew__worker *crew__self(const crew_pool *p) {
     crew__worker *w = crew__tls_worker;
     return w && w->pool == p ? w : NULL;
 }
-/* Give n finished tasks' units of pending back to worker w's credit; false if that would hold
- * more than 2 x CREW__CREDIT_BATCH (then crew__tasks_finished returns the surplus). Inlined:
- * once per task. */
-static inline bool crew__credit_back(crew__worker *w, size_t n) {
-    size_t credit = crew__load_relaxed(&w->credit) + n; /* relaxed: the owner's own */
-    if (__builtin_expect(credit > 2 * CREW__CREDIT_BATCH, 0))
-        return false;
-    crew__store_relaxed(&w->credit, credit);
-    return true;
-}
-/* Count n newly accepted tasks in pending: from the credit of self (the calling thread's worker
- * record, or NULL: crew__self) if it is a worker (see crew__worker.credit), else in pending
- * itself. Inlined: once per submission. */
-static inline void crew__pending_add(crew_pool *p, crew__worker *self, size_t n) {
-    if (self) {
-        size_t credit = crew__load_relaxed(&self->credit); /* relaxed: the owner's own */
-        crew__assert(credit <= 2 * CREW__CREDIT_BATCH); /* credit_back's bound (worker.c) */
-        if (__builtin_expect(credit < n, 0)) {
-            size_t get = n - credit + CREW__CREDIT_BATCH;
-            crew__fetch_add_seq_cst(&p->pending, get); /* seq_cst: see struct crew_pool */
-            credit += get;
-        }
-        crew__store_relaxed(&self->credit, credit - n);
-        return;
-    }
-    crew__fetch_add_seq_cst(&p->pending, n); /* seq_cst: see struct crew_pool */
-}
+
 /* pool.c helpers shared with the other subsystems. */
 /* pthread_create with every signal blocked in the new thread (signals belong to the
  * application's own threads). Returns pthread_create's result. */

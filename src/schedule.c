@@ -15,6 +15,7 @@
 #include "pool.h"
 #include "sched_calls.h"
 #include "schedule.h"
+#include "timer.h"
 #include "wake.h"
 #include "worker.h"
 

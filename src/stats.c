@@ -12,7 +12,7 @@
  *   - Other threads (submitters, waiters that help, blocking threads) share CREW__STATS_STRIPES
  *     blocks, one chosen per thread, with relaxed read-modify-writes; a reset zeroes those.
  * Blocks are allocated the first time a thread records, so a pool that never monitors pays
- * nothing, not even memory. Readers and resets are serialised by pool->stats.lock. Counts read
+ * nothing, not even memory. Readers and resets are serialised by pool->stats->lock. Counts read
  * while tasks run may be a few tasks apart from each other (each is exact once the pool is
  * quiet); a task recorded at the moment of a reset may count on either side of it.
  *
@@ -29,7 +29,9 @@
 #include <sys/resource.h>
 
 #include "atomic.h"
+#include "blocking.h"
 #include "clock.h"
+#include "lock.h"
 #include "pool.h"
 #include "stats.h"
 #include "worker.h"
@@ -101,7 +103,7 @@ static crew__tstats *new_block(bool shared, uint64_t epoch) {
 crew__tstats *crew__stats_block(crew_pool *p) {
     crew__worker *w = crew__self(p);
     /* Relaxed: the epoch is a number; a record made while it changes lands on either side. */
-    uint64_t epoch = crew__load_relaxed(&p->stats.epoch);
+    uint64_t epoch = crew__load_relaxed(&p->stats->epoch);
     if (w) {
         crew__tstats *s = crew__load_relaxed(&w->stats); /* relaxed: written by this thread */
         if (!s) {
@@ -116,7 +118,7 @@ crew__tstats *crew__stats_block(crew_pool *p) {
         }
         return s;
     }
-    _Atomic(crew__tstats *) *slot = &p->stats.outside[crew__thread_number() % CREW__STATS_STRIPES];
+    _Atomic(crew__tstats *) *slot = &p->stats->outside[crew__thread_number() % CREW__STATS_STRIPES];
     crew__tstats *s = crew__load_acquire(slot); /* acquire: pairs with the publishing CAS */
     if (!s) {
         crew__tstats *mine = new_block(true, 0);
@@ -163,8 +165,8 @@ void crew__stats_submitted(crew_pool *p, size_t n, uint64_t submitted, uint64_t 
     static CREW__TLS unsigned tick;
     if (n > 1 || ++tick % CREW__PEAK_SAMPLE == 0) {
         size_t queued = queued_now(p);
-        size_t peak = crew__load_relaxed(&p->stats.queued_peak); /* relaxed: a statistic */
-        while (queued > peak && !crew__cas_relaxed(&p->stats.queued_peak, &peak, queued)) {
+        size_t peak = crew__load_relaxed(&p->stats->queued_peak); /* relaxed: a statistic */
+        while (queued > peak && !crew__cas_relaxed(&p->stats->queued_peak, &peak, queued)) {
         }
     }
 }
@@ -228,7 +230,7 @@ void crew__stats_waited(crew_pool *p, uint64_t ns) {
 static crew__tstats *block_at(crew_pool *p, unsigned i, unsigned nw) {
     /* Acquire: pairs with the release that published the block. */
     return i < nw ? crew__load_acquire(&crew__worker_at(p, i)->stats)
-                  : crew__load_acquire(&p->stats.outside[i - nw]);
+                  : crew__load_acquire(&p->stats->outside[i - nw]);
 }
 
 void crew__stats_timed_sum(crew_pool *p, crew__timed_sum *sum) {
@@ -247,13 +249,15 @@ void crew__stats_timed_sum(crew_pool *p, crew__timed_sum *sum) {
 }
 
 int crew__stats_init(crew_pool *p) {
-    if (pthread_mutex_init(&p->stats.lock, NULL) != 0)
+    crew__pool_stats *ps = crew__alloc_locked(sizeof *ps, offsetof(crew__pool_stats, lock));
+    if (!ps)
         return CREW_ENOMEM;
-    p->stats.epoch_ns = crew__now_ns();
-    crew__atomic_init(&p->stats.epoch, 1u);
-    crew__atomic_init(&p->stats.queued_peak, 0u);
+    ps->epoch_ns = crew__now_ns();
+    crew__atomic_init(&ps->epoch, 1u);
+    crew__atomic_init(&ps->queued_peak, 0u);
     for (unsigned i = 0; i < CREW__STATS_STRIPES; i++)
-        crew__atomic_init(&p->stats.outside[i], NULL);
+        crew__atomic_init(&ps->outside[i], NULL);
+    p->stats = ps;
     return CREW_OK;
 }
 
@@ -261,7 +265,9 @@ void crew__stats_free(crew_pool *p) {
     unsigned nw = crew__nworkers(p);
     for (unsigned i = 0; i < nw + CREW__STATS_STRIPES; i++)
         free(block_at(p, i, nw));
-    pthread_mutex_destroy(&p->stats.lock);
+    pthread_mutex_destroy(&p->stats->lock);
+    free(p->stats);
+    p->stats = NULL;
 }
 
 /* ---- reading ---- */
@@ -319,7 +325,8 @@ static crew_latency summarize(const hist_sum *h) {
 /* Is block s counted in the current epoch? stats_lock held. */
 static bool current(crew_pool *p, const crew__tstats *s) {
     /* Acquire: pairs with the owner's release after it zeroed the block for this epoch. */
-    return s && (s->shared || crew__load_acquire(&s->epoch) == crew__load_relaxed(&p->stats.epoch));
+    return s &&
+           (s->shared || crew__load_acquire(&s->epoch) == crew__load_relaxed(&p->stats->epoch));
 }
 
 /* Sum every current block into *t. stats_lock held. */
@@ -380,13 +387,13 @@ int crew_stats_get(crew_pool *p, crew_stats *out) {
         return crew__fail(CREW_ENOMEM, "crew_stats_get: out of memory for the totals");
     crew_stats s;
     memset(&s, 0, sizeof s);
-    pthread_mutex_lock(&p->stats.lock);
+    pthread_mutex_lock(&p->stats->lock);
     sum_blocks(p, t);
     /* Relaxed: see crew_set_monitoring. */
     s.monitoring = (crew__load_relaxed(&p->timing) & CREW__TIMING_MONITOR) != 0;
-    s.uptime_ns = crew__now_ns() - p->stats.epoch_ns;
+    s.uptime_ns = crew__now_ns() - p->stats->epoch_ns;
     size_t queued = queued_now(p), pending = crew__load_seq_cst(&p->pending); /* seq_cst */
-    size_t peak = crew__load_relaxed(&p->stats.queued_peak); /* relaxed: a statistic */
+    size_t peak = crew__load_relaxed(&p->stats->queued_peak); /* relaxed: a statistic */
     /* pending counts every unfinished task plus the credit workers hold (crew__worker). */
     size_t credit = 0;
     for (unsigned i = 0, nw = crew__nworkers(p); i < nw; i++)
@@ -397,9 +404,9 @@ int crew_stats_get(crew_pool *p, crew_stats *out) {
     s.running = pending > queued + credit ? pending - queued - credit : 0;
     pthread_mutex_lock(&p->lock);
     s.threads = crew__running_workers_locked(p);
-    s.threads_peak = p->stats.threads_peak;
+    s.threads_peak = p->stats->threads_peak;
     pthread_mutex_unlock(&p->lock);
-    pthread_mutex_unlock(&p->stats.lock);
+    pthread_mutex_unlock(&p->stats->lock);
 
     s.submitted = t->submitted;
     s.completed = t->completed;
@@ -430,7 +437,7 @@ int crew_stats_threads(crew_pool *p, crew_thread_stats *out, size_t cap, size_t 
                           cap);
     if (crew__forked(p))
         return crew__fail(CREW_EFORKED, "crew_stats_threads: " CREW__FORKED_DETAIL);
-    pthread_mutex_lock(&p->stats.lock);
+    pthread_mutex_lock(&p->stats->lock);
     unsigned nw = crew__nworkers(p);
     *n = nw;
     for (unsigned i = 0; i < nw && i < cap; i++) {
@@ -449,7 +456,7 @@ int crew_stats_threads(crew_pool *p, crew_thread_stats *out, size_t cap, size_t 
         t.stolen = crew__load_relaxed(&w->stolen) - w->stolen_base;
         out[i] = t;
     }
-    pthread_mutex_unlock(&p->stats.lock);
+    pthread_mutex_unlock(&p->stats->lock);
     return CREW_OK;
 }
 
@@ -458,10 +465,10 @@ int crew_stats_reset(crew_pool *p) {
         return crew__fail(CREW_EINVAL, "crew_stats_reset: the pool is NULL");
     if (crew__forked(p))
         return crew__fail(CREW_EFORKED, "crew_stats_reset: " CREW__FORKED_DETAIL);
-    pthread_mutex_lock(&p->stats.lock);
+    pthread_mutex_lock(&p->stats->lock);
     /* Relaxed: workers zero their own blocks when they see the new epoch (crew__stats_block);
      * readers hold stats_lock, which orders this store before their loads. */
-    crew__store_relaxed(&p->stats.epoch, crew__load_relaxed(&p->stats.epoch) + 1);
+    crew__store_relaxed(&p->stats->epoch, crew__load_relaxed(&p->stats->epoch) + 1);
     unsigned nw = crew__nworkers(p);
     for (unsigned i = 0; i < nw; i++) {
         crew__worker *w = crew__worker_at(p, i);
@@ -472,12 +479,12 @@ int crew_stats_reset(crew_pool *p) {
         if (s)
             zero_block(s); /* shared blocks: every write is a read-modify-write */
     }
-    p->stats.epoch_ns = crew__now_ns();
-    crew__store_relaxed(&p->stats.queued_peak, crew__sched_queued(p)); /* relaxed: a statistic */
+    p->stats->epoch_ns = crew__now_ns();
+    crew__store_relaxed(&p->stats->queued_peak, crew__sched_queued(p)); /* relaxed: a statistic */
     pthread_mutex_lock(&p->lock);
-    p->stats.threads_peak = crew__running_workers_locked(p);
+    p->stats->threads_peak = crew__running_workers_locked(p);
     pthread_mutex_unlock(&p->lock);
-    pthread_mutex_unlock(&p->stats.lock);
+    pthread_mutex_unlock(&p->stats->lock);
     return CREW_OK;
 }
 

@@ -24,7 +24,7 @@ typedef struct crew__hist {
     _Atomic uint64_t b[CREW__HIST_BUCKETS]; /* counts per log-linear bucket */
 } crew__hist;
 
-/* Monitoring's state in struct crew_pool. */
+/* Monitoring's state, which struct crew_pool points to (crew__stats_init makes it). */
 typedef struct crew__pool_stats {
     /* Blocks of the threads that are not workers, allocated on first use (published by
      * compare-and-swap). */
@@ -69,6 +69,6 @@ typedef struct crew__timed_sum {
 void crew__stats_timed_sum(crew_pool *p, crew__timed_sum *sum);
 /* Monitoring's state of p, before its workers exist. CREW_OK or CREW_ENOMEM. */
 int crew__stats_init(crew_pool *p);
-void crew__stats_free(crew_pool *p); /* every block, once no thread records any more */
+void crew__stats_free(crew_pool *p); /* it and every block, once no thread records any more */
 
 #endif /* CREW_STATS_H */

@@ -37,6 +37,7 @@
 #include "clock.h"
 #include "debug.h"
 #include "error.h"
+#include "lock.h"
 #include "pool.h"
 #include "submit.h"
 #include "timer.h"
@@ -78,17 +79,18 @@ static void heap_filter(crew__timers *tm, bool (*out)(void *ctx, const crew__ten
     crew__theap_shrink(&tm->heap, tm->delayed + tm->timers);
 }
 
-int crew__timers_init(crew__timers *tm) {
-    memset(tm, 0, sizeof *tm);
-    if (pthread_mutex_init(&tm->lock, NULL) != 0)
+int crew__timers_init(crew_pool *p) {
+    crew__timers *tm = crew__alloc_locked(sizeof *tm, offsetof(crew__timers, lock));
+    if (!tm)
         return CREW_ENOMEM;
     crew__ec_init(&tm->changed);
     crew__lone_init(&tm->thread);
+    p->timers = tm;
     return CREW_OK;
 }
 
 void crew__timers_free(crew_pool *p) {
-    crew__timers *tm = &p->timers;
+    crew__timers *tm = p->timers;
     crew__assert(tm->delayed == 0); /* each counted in pending, which the shutdown waited for */
     for (struct crew_timer *t = tm->live, *next; t; t = next) {
         next = t->next;
@@ -97,6 +99,8 @@ void crew__timers_free(crew_pool *p) {
     crew__theap_free(&tm->heap);
     free(tm->per_slot);
     pthread_mutex_destroy(&tm->lock);
+    free(tm);
+    p->timers = NULL;
 }
 
 static inline uint64_t add_sat(uint64_t a, uint64_t b) {
@@ -153,7 +157,7 @@ void (*crew__test_timer_exit)(void);
 
 static void *timer_main(void *arg) {
     crew_pool *p = arg;
-    crew__timers *tm = &p->timers;
+    crew__timers *tm = p->timers;
     crew__name_thread(p, "timer");
     pthread_mutex_lock(&tm->lock);
     while (!tm->exit) {
@@ -208,7 +212,7 @@ static int per_slot_reserve(crew__timers *tm, uint32_t slot) {
 }
 
 int crew__timers_add(crew_pool *p, crew_task *t, uint64_t when) {
-    crew__timers *tm = &p->timers;
+    crew__timers *tm = p->timers;
     uint32_t slot = t->crew_private_.slot;
     pthread_mutex_lock(&tm->lock);
     int rc = tm->closing == 2 ? CREW_ESHUTDOWN : ensure_thread(p, tm);
@@ -263,7 +267,7 @@ static void drop_list(crew_pool *p, crew_task *list, bool by_shutdown) {
 }
 
 size_t crew__timers_cancel_group(crew_pool *p, uint32_t slot, uint32_t gen) {
-    crew__timers *tm = &p->timers;
+    crew__timers *tm = p->timers;
     filter_ctx c = {tm, slot, false, NULL, 0};
     pthread_mutex_lock(&tm->lock);
     /* A delayed task holds its group open, so while one of slot waits here the slot's
@@ -279,7 +283,7 @@ size_t crew__timers_cancel_group(crew_pool *p, uint32_t slot, uint32_t gen) {
 }
 
 void crew__timers_closing(crew_pool *p, int how) {
-    crew__timers *tm = &p->timers;
+    crew__timers *tm = p->timers;
     pthread_mutex_lock(&tm->lock);
     int closing = how == CREW_CANCEL ? 2 : 1;
     if (tm->closing < closing)
@@ -288,7 +292,7 @@ void crew__timers_closing(crew_pool *p, int how) {
 }
 
 void crew__timers_close(crew_pool *p, int how) {
-    crew__timers *tm = &p->timers;
+    crew__timers *tm = p->timers;
     filter_ctx c = {tm, 0, how == CREW_CANCEL, NULL, 0};
     pthread_mutex_lock(&tm->lock);
     crew__assert(tm->closing >= (how == CREW_CANCEL ? 2 : 1)); /* crew__timers_closing */
@@ -298,7 +302,7 @@ void crew__timers_close(crew_pool *p, int how) {
 }
 
 void crew__timers_stop(crew_pool *p) {
-    crew__timers *tm = &p->timers; /* a concurrent shutdown joins it, or waits for the join */
+    crew__timers *tm = p->timers; /* a concurrent shutdown joins it, or waits for the join */
     crew__lone_stop(&tm->thread, &tm->lock, &tm->exit, &tm->changed);
 }
 
@@ -361,7 +365,7 @@ static void run_end(crew__timers *tm, struct crew_timer *t, uint64_t started, ui
 
 void crew__timer_run(void *arg) {
     struct crew_timer *t = arg;
-    crew__timers *tm = &t->pool->timers;
+    crew__timers *tm = t->pool->timers;
     pthread_mutex_lock(&tm->lock);
     if (t->stopped) { /* stopped while queued: no run starts, the run frees it */
         unlink_timer(tm, t);
@@ -382,7 +386,7 @@ void crew__timer_run(void *arg) {
 
 bool crew__timer_dropped(crew_pool *p, void *arg, crew_fn *fn, void **fn_arg) {
     struct crew_timer *t = arg;
-    crew__timers *tm = &p->timers;
+    crew__timers *tm = p->timers;
     pthread_mutex_lock(&tm->lock);
     if (t->stopped) {
         unlink_timer(tm, t);
@@ -401,7 +405,7 @@ bool crew__timer_dropped(crew_pool *p, void *arg, crew_fn *fn, void **fn_arg) {
 
 void crew__timer_drop_end(crew_pool *p, void *arg) {
     struct crew_timer *t = arg;
-    crew__timers *tm = &p->timers;
+    crew__timers *tm = p->timers;
     pthread_mutex_lock(&tm->lock);
     uint64_t now = crew__now_ns();
     run_end(tm, t, now, now); /* a full queue's drop: the next period still comes */
@@ -439,7 +443,7 @@ int crew_timer_start(crew_pool *p, uint64_t first_ns, uint64_t period_ns, unsign
     t->period = period_ns;
     t->flags = flags;
     crew__ec_init(&t->done);
-    crew__timers *tm = &p->timers;
+    crew__timers *tm = p->timers;
     pthread_mutex_lock(&tm->lock);
     int rc = CREW_OK;
     /* Seq_cst: as a submission's look at the state (submit.c); the lock orders it against
@@ -484,7 +488,7 @@ int crew_timer_stop(crew_timer *t) {
     crew_pool *p = t->pool;
     if (crew__forked(p)) /* nothing freed: the memory is the parent's copy */
         return crew__fail(CREW_EFORKED, "crew_timer_stop: " CREW__FORKED_DETAIL);
-    crew__timers *tm = &p->timers;
+    crew__timers *tm = p->timers;
     pthread_mutex_lock(&tm->lock);
     if (t->stopped) {
         pthread_mutex_unlock(&tm->lock);
@@ -518,7 +522,7 @@ int crew_timer_stop(crew_timer *t) {
 /* ---- crew_diagnose ---- */
 
 void crew__timers_view_get(crew_pool *p, crew__timers_view *v) {
-    crew__timers *tm = &p->timers;
+    crew__timers *tm = p->timers;
     memset(v, 0, sizeof *v);
     pthread_mutex_lock(&tm->lock);
     v->delayed = tm->delayed;
@@ -534,7 +538,7 @@ void crew__timers_view_get(crew_pool *p, crew__timers_view *v) {
 
 size_t crew__timers_list(crew_pool *p, crew__timer_info *out, size_t max) {
     static const char *const names[] = {"armed", "queued", "running", "idle"};
-    crew__timers *tm = &p->timers;
+    crew__timers *tm = p->timers;
     pthread_mutex_lock(&tm->lock);
     size_t i = 0;
     for (struct crew_timer *t = tm->live; t && i < max; t = t->next, i++)

@@ -38,8 +38,8 @@ typedef struct crew__timers {
     uint64_t fired;       /* lock: entries handed to the scheduler so far (crew_diagnose) */
 } crew__timers;
 
-int crew__timers_init(crew__timers *tm);   /* CREW_OK or CREW_ENOMEM */
-void crew__timers_free(crew_pool *p);      /* the heap, the timers never stopped (crew_destroy) */
+int crew__timers_init(crew_pool *p); /* p->timers, empty: CREW_OK or CREW_ENOMEM */
+void crew__timers_free(crew_pool *p); /* it, the heap, the timers never stopped (crew_destroy) */
 
 /* A delayed task, counted in its group and in pending, waits in the heap until when (ns,
  * crew_now_ns's clock). CREW_OK, CREW_ENOMEM, CREW_EAGAIN (no timer thread could be created)

@@ -26,7 +26,10 @@
 
 #include "atomic.h"
 #include "blocking.h"
+#include "lock.h"
 #include "pool.h"
+#include "clock.h"
+#include "timer.h"
 #include "trace.h"
 #include "worker.h"
 
@@ -53,7 +56,7 @@ static long thread_id(void) {
 /* Find or make the calling thread's ring: once per thread and pool (more often only for a
  * thread that alternates between pools' tasks), under the trace's lock. NULL: out of memory. */
 static __attribute__((noinline)) crew__trace_ring *own_ring_slow(crew_pool *p) {
-    crew__trace *tr = &p->trace;
+    crew__trace *tr = p->trace;
     pthread_t self = pthread_self();
     long tid = thread_id();
     crew__trace_ring *r;
@@ -90,11 +93,11 @@ static inline crew__trace_ring *own_ring(crew_pool *p) {
 /* Append ev to the owner's ring r, if the trace is still on (the handshake of trace.h). */
 static void record(crew_pool *p, crew__trace_ring *r, const crew__trace_ev *ev) {
     crew__store_seq_cst(&r->busy, 1);                      /* seq_cst: see trace.h */
-    uint64_t state = crew__load_seq_cst(&p->trace.state); /* seq_cst: see trace.h */
+    uint64_t state = crew__load_seq_cst(&p->trace->state); /* seq_cst: see trace.h */
     if (state & 1u) {
         uint64_t session = state >> 1;
         if (r->session != session) { /* the first event of this thread in this trace */
-            size_t cap = p->trace.cap; /* cap and t0: published by state's store */
+            size_t cap = p->trace->cap; /* cap and t0: published by state's store */
             if (!r->ev || r->cap != cap) {
                 free(r->ev);
                 r->ev = malloc(cap * sizeof *r->ev);
@@ -104,7 +107,7 @@ static void record(crew_pool *p, crew__trace_ring *r, const crew__trace_ev *ev) 
             r->head = 0;
             r->lost = 0;
         }
-        if (ev->start_ns < p->trace.t0) {
+        if (ev->start_ns < p->trace->t0) {
             /* began before this trace (seen on by a stale hint after the previous one) */
         } else if (r->ev) {
             r->ev[r->head % r->cap] = *ev; /* full: the oldest goes */
@@ -243,7 +246,7 @@ static void write_event(FILE *f, name_cache *nc, long pid, const crew__trace_rin
 
 /* Write the trace of session (every owner quiet). OUT: events written and dropped. */
 static void write_trace(crew_pool *p, uint64_t session, uint64_t *events, uint64_t *dropped) {
-    crew__trace *tr = &p->trace;
+    crew__trace *tr = p->trace;
     FILE *f = tr->f;
     long pid = (long)getpid();
     name_cache nc = {{0}, {0}};
@@ -285,12 +288,13 @@ static void write_trace(crew_pool *p, uint64_t session, uint64_t *events, uint64
  * ------------------------------------------------------------------------------------------- */
 
 int crew__trace_init(crew_pool *p) {
-    crew__trace *tr = &p->trace;
-    if (pthread_mutex_init(&tr->lock, NULL) != 0)
+    crew__trace *tr = crew__alloc_locked(sizeof *tr, offsetof(crew__trace, lock));
+    if (!tr)
         return CREW_ENOMEM;
     crew__atomic_init(&tr->state, 0u);
     tr->rings = NULL;
     tr->tail = &tr->rings;
+    p->trace = tr;
     return CREW_OK;
 }
 
@@ -309,7 +313,7 @@ static int start(crew_pool *p, const char *path, size_t events, const char *who)
     return crew__fail(CREW_ENOTSUP, "%s: this build of crew leaves tracing out "
                                     "(CREW_MONITORING=OFF)", who);
 #else
-    crew__trace *tr = &p->trace;
+    crew__trace *tr = p->trace;
     pthread_mutex_lock(&tr->lock);
     if (crew__load_relaxed(&tr->state) & 1u) { /* relaxed: written under this lock */
         pthread_mutex_unlock(&tr->lock);
@@ -346,7 +350,7 @@ int crew_trace_start_ex(crew_pool *p, const char *path, size_t events_per_thread
 /* Turn the trace off, wait for the rings' writers, write and close the file, free the
  * events. Lock held. */
 static int stop_locked(crew_pool *p, uint64_t *events, uint64_t *dropped) {
-    crew__trace *tr = &p->trace;
+    crew__trace *tr = p->trace;
     uint64_t state = crew__load_relaxed(&tr->state); /* relaxed: written under this lock */
     crew__fetch_and_relaxed(&p->timing, ~CREW__TIMING_TRACE); /* relaxed: a hint */
     crew__store_seq_cst(&tr->state, state & ~(uint64_t)1u);  /* seq_cst: see trace.h */
@@ -372,7 +376,7 @@ static int stop(crew_pool *p, uint64_t *events, uint64_t *dropped, const char *w
         return crew__fail(CREW_EINVAL, "%s: the pool is NULL", who);
     if (crew__forked(p))
         return crew__fail(CREW_EFORKED, "%s: " CREW__FORKED_DETAIL, who);
-    crew__trace *tr = &p->trace;
+    crew__trace *tr = p->trace;
     pthread_mutex_lock(&tr->lock);
     if (!(crew__load_relaxed(&tr->state) & 1u)) { /* relaxed: written under this lock */
         pthread_mutex_unlock(&tr->lock);
@@ -400,7 +404,7 @@ int crew_trace_stop_ex(crew_pool *p, uint64_t *events, uint64_t *dropped) {
 }
 
 void crew__trace_free(crew_pool *p) {
-    crew__trace *tr = &p->trace;
+    crew__trace *tr = p->trace;
     uint64_t e, d;
     if (crew__load_relaxed(&tr->state) & 1u) /* relaxed: no other call on p is in progress */
         (void)stop_locked(p, &e, &d);
@@ -409,7 +413,7 @@ void crew__trace_free(crew_pool *p) {
         free(r->ev);
         free(r);
     }
-    tr->rings = NULL;
-    tr->tail = &tr->rings;
     pthread_mutex_destroy(&tr->lock);
+    free(tr);
+    p->trace = NULL;
 }

@@ -69,7 +69,7 @@ typedef struct crew__trace_ring {
     uint64_t last_stolen; /* owner: its worker's steal count at its last task (trace.c) */
 } crew__trace_ring;
 
-/* Tracing's state in struct crew_pool. */
+/* Tracing's state, which struct crew_pool points to (crew__trace_init makes it). */
 typedef struct crew__trace {
     /* (session number << 1) | on. Stored seq_cst under lock by start and stop; loaded seq_cst by
      * recording threads (see the top of this file). */

@@ -1,33 +1,16 @@
 /*
- * wake.c -- the pool's notifiers: whom a thread wakes when it queues tasks, when the last
- * pending task ends, and when the pool's state changes (resume, resize, shutdown). Each
- * is one call to the eventcount (ec.h) on the pool's eventcounts (struct crew_pool: work, quiet,
- * waiting), with the choice of whom to wake made by a match function here: a group's end is
- * notified where it happens (worker.c's crew__tasks_finished), a freed place in the bounded queue
- * in bounded.c.
+ * wake.c -- the pool's notifiers: whom a thread wakes when it queues tasks, and when the
+ * pool's state changes (resume, resize, shutdown). Each is one call to the eventcount (ec.h) on
+ * the pool's eventcounts (struct crew_pool: work, waiting), with the choice of whom to wake made
+ * by a match function here: a group's end and a quiet pool are notified where they happen
+ * (pending.c: crew__tasks_finished, crew__pending_sub), a freed place in the bounded queue in
+ * bounded.c.
  */
 #include "atomic.h"
 #include "pool.h"
 #include "sched_calls.h"
 #include "wake.h"
 #include "worker.h"
-
-/* The count of pending tasks dropped by n; the thread that takes it to 0 wakes whoever waits
- * for a quiet pool. */
-void crew__pending_sub(crew_pool *p, size_t n) {
-    /* Seq_cst: the decrement, the fence and the read of quiet's count form the waker's half of
-     * the sleep protocol (see the top of this file). */
-    size_t before = crew__fetch_sub_seq_cst(&p->pending, n);
-    crew__assert_msg(before >= n, "pending %zu, %zu ended", before, n); /* never below 0 */
-    if (before != n)
-        return;
-    crew__ec_notify(&p->quiet, &p->lock, NULL, NULL);
-    /* A closing pool's workers sleep until nothing is pending, then leave (must_leave); a
-     * submission that raced with crew_shutdown can be what brings pending back to 0, after
-     * shutdown's last wake-up, so this thread wakes them. Seq_cst load: see crew_pool. */
-    if (crew__load_seq_cst(&p->state) != CREW__OPEN && crew__ec_sleepers(&p->work))
-        crew__notify_all(p);
-}
 
 void crew__notify_pushed_back(crew_pool *p, size_t *n) {
     size_t k = *n;

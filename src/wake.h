@@ -12,9 +12,6 @@
 #include "pool.h"
 #include "sched_calls.h"
 
-/* Tasks that ended, n of them, leave pending; whoever takes it to 0 wakes those waiting for a
- * quiet pool. */
-void crew__pending_sub(crew_pool *p, size_t n);
 /* crew__notify_work found sleepers: wake whoever can run the n tasks of group slot. */
 void crew__wake(crew_pool *p, size_t n, uint32_t slot);
 /* pool->lock held: wake up to n sleeping workers that can run newly queued work, every waiter

@@ -9,10 +9,10 @@
  * eventcount's (ec.h): a worker sleeps through crew__ec_wait on pool->work (under pool->lock),
  * whose last look for work is this file's last_look; whoever makes work visible (a queue's
  * length, a deque's bottom) notifies through wake.c (crew__notify_work), which takes the lock
- * only if someone sleeps. The notifier of this file is crew__tasks_finished (a group ended: its
- * slot's waiters, and only they); the others are wake.c's (queued tasks, a quiet pool, state
- * changes) and bounded.c's (a place in the bounded queue). A busy pool reads the counts and
- * finds 0.
+ * only if someone sleeps. A task's end is counted by pending.c's crew__tasks_finished (a group
+ * ended: its slot's waiters, and only they, are woken); the other notifiers are wake.c's
+ * (queued tasks, a quiet pool, state changes) and bounded.c's (a place in the bounded queue).
+ * A busy pool reads the counts and finds 0.
  *
  * A worker leaves its loop when resize has marked it, or when the pool is closing and no
  * accepted task is left anywhere (so every worker helps drain a closing pool). A worker
@@ -27,14 +27,19 @@
 
 #include "array.h"
 #include "atomic.h"
+#include "autosize.h"
 #include "debug.h"
 #include "dispatch.h"
 #include "join.h"
 #include "lane.h"
 #include "nodes.h"
+#include "pending.h"
 #include "pool.h"
 #include "sched_calls.h"
 #include "spin.h"
+#include "stats.h"
+#include "timer.h"
+#include "trace.h"
 #include "wait.h"
 #include "wake.h"
 #include "worker.h"
@@ -54,37 +59,6 @@ bool crew__in_group(const crew_pool *p, crew_handle g) {
         if (f->pool == p && f->group.slot == crew__slot_index(g.slot) && f->group.gen == g.gen)
             return true;
     return false;
-}
-
-void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end how) {
-    crew__worker *w = crew__self(p);
-    if (slot != 0 &&
-        crew__group_done(&p->groups, slot, (uint32_t)n, how, crew__slots_to_free(p, w))) {
-        /* The group's final state is the event its waiters look for; only they are woken.
-         * A slot reused meanwhile only costs a spurious wake-up. */
-        crew__ec_notify(&crew__slot_at(&p->groups, slot)->waiters, &p->lock, NULL, NULL);
-    }
-    if (w) { /* a worker: batch the shared decrement (see crew__worker) */
-        if (crew__credit_back(w, n))
-            return;
-        /* Relaxed: the owner's own. */
-        size_t surplus = crew__load_relaxed(&w->credit) + n - CREW__CREDIT_BATCH;
-        crew__store_relaxed(&w->credit, CREW__CREDIT_BATCH);
-        /* Relaxed: pending holds this worker's units, which only it takes off (see below). */
-        crew__assert(crew__load_relaxed(&p->pending) > surplus);
-        crew__pending_sub(p, surplus); /* cannot reach 0: the credit kept is still counted */
-        return;
-    }
-    crew__pending_sub(p, n);
-}
-
-void crew__flush_finished(crew_pool *p, crew__worker *w) {
-    size_t n = crew__load_relaxed(&w->credit); /* relaxed: the owner's own */
-    crew__assert(n <= 2 * CREW__CREDIT_BATCH);
-    if (n != 0) {
-        crew__store_relaxed(&w->credit, 0);
-        crew__pending_sub(p, n);
-    }
 }
 
 /* on_drop(fn, arg) for a dropped task of group slot, in the frame drop() describes. */

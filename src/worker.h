@@ -1,5 +1,6 @@
 /*
- * worker.h -- the worker loop, running a task and counting it finished (worker.c).
+ * worker.h -- a worker's record (made by pool.c), and the worker loop, running a task and
+ * counting it finished (worker.c).
  */
 #ifndef CREW_WORKER_H
 #define CREW_WORKER_H
@@ -9,7 +10,43 @@
 #include <stdint.h>
 
 #include "base.h"
+#include "diagnose.h" /* crew__busy */
+#include "ec.h"
 #include "group.h"
+#include "schedule.h" /* crew__sched_local */
+
+struct crew__tstats; /* stats.h */
+
+enum crew__worker_state {
+    CREW__W_RUNNING = 0, /* takes tasks */
+    CREW__W_MARKED = 1,  /* resize asked it to exit after its current task; may be revived */
+    CREW__W_EXITED = 2   /* left its loop (it may still be in on_stop: joinable once gone) */
+};
+
+typedef struct crew__worker {
+    crew_pool *pool;  /* owner */
+    pthread_t thread; /* valid when started */
+    unsigned index;   /* position in pool->workers, for the thread name */
+    /* Transitions under pool->lock by compare-and-swap (Jendersie et al., §III-E): relaxed, the
+     * lock orders them; lock-free readers take it as a hint, and a worker re-checks its own
+     * state after taking a task (worker.c). */
+    _Atomic int state;
+    bool started; /* resize_lock: thread was created */
+    bool joined;  /* resize_lock: thread was joined, or claimed by crew_shutdown to join */
+    /* Returned from on_stop, touches nothing more: release by the thread, acquire by the join. */
+    _Atomic bool gone;
+    crew__ec_sleeper sleeper; /* its sleep on pool->work (node data: this record); its own */
+    struct crew__tstats *_Atomic stats; /* monitoring block, made on first use (release) */
+    _Atomic uint64_t stolen; /* tasks it stole: written by it, read by statistics (relaxed) */
+    uint64_t stolen_base;    /* stats_lock: stolen at the last crew_stats_reset */
+    crew__slot_cache slots;  /* owner: free group slots cached by this worker */
+    crew__node_list nodes;   /* owner: free crew_submit nodes cached by this worker */
+    /* Units of pool->pending it holds but no task uses (pending.h): written by the owner only
+     * (relaxed), read relaxed by crew_stats_get. */
+    _Atomic size_t credit;
+    crew__sched_local sched; /* the strategy's part of this worker (schedule.h) */
+    crew__busy busy;         /* its task now, for crew_diagnose */
+} crew__worker;
 
 /* A task running on this thread; frames chain through the stack when a waiting task helps. */
 typedef struct crew__frame {
@@ -41,9 +78,9 @@ void crew__run(crew_pool *p, crew_task *t);
 #define CREW__RUNNERS_TURNS (UINT32_MAX - 1u)
 /* The same for a thread that helps while it waits, whose worker record for p is self
  * (crew__self): a task of no group that it runs outside a worker is counted in *finished, which
- * it returns with crew__pending_sub before it looks for sleep or stops looking. An array's
- * runner runs to its end if its wait covers it (whole: a wait for a quiet pool, or for the
- * runner's own group), else one turn (then it is queued again, so that the waiter goes back
+ * it returns with crew__pending_sub (pending.h) before it looks for sleep or stops looking. An
+ * array's runner runs to its end if its wait covers it (whole: a wait for a quiet pool, or for
+ * the runner's own group), else one turn (then it is queued again, so that the waiter goes back
  * to its wait, which may be over, instead of running until the whole array is claimed). top:
  * the frame the task runs in, its pool, up (crew__tls_frame) and depth set by the caller once
  * for all the tasks it runs; the group and mark are set here per task. */
@@ -53,10 +90,5 @@ void crew__run_helping(crew_pool *p, crew__worker *self, crew_task *t, size_t *f
  * shutdown drops it (crew_wait_all reports those, crew.h); else its group was cancelled, or a
  * full queue dropped its oldest (reported to the group, on_drop and crew_stats only). */
 void crew__task_dropped(crew_pool *p, crew_task *t, bool by_shutdown);
-/* n tasks of group slot (0 = none) ended as `how` says, or were never queued after all
- * (CREW__RAN): count them and wake whoever waits for them. */
-void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end how);
-/* Return the calling worker's credit to pending now (see crew__worker). */
-void crew__flush_finished(crew_pool *p, crew__worker *w);
 
 #endif /* CREW_WORKER_H */
