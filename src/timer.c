@@ -36,6 +36,7 @@
 #include "atomic.h"
 #include "debug.h"
 #include "error.h"
+#include "kind.h"
 #include "pool.h"
 #include "submit.h"
 #include "timer.h"
@@ -491,7 +492,15 @@ void crew__timer_run(void *arg) {
     run_end(tm, t, t->started, crew__now_ns());
 }
 
-bool crew__timer_dropped(crew_pool *p, void *arg, crew_fn *fn, void **fn_arg) {
+/* The timer kind's drop (kind.h): a run of timer arg was dropped without running (a
+ * shutdown, a full queue, no memory to queue it). on_drop gets the timer's own fn and arg, the
+ * timer counting as running on this thread meanwhile (a crew_timer_stop from another thread
+ * waits for on_drop, so the arg it frees afterwards is not in use; one from on_drop returns at
+ * once); then the run ends as a run would (the timer is freed if stopped from inside, its
+ * stopper woken, or it is armed for its next period). Nothing is told if it was stopped (it is
+ * freed here). */
+static void run_dropped(crew_pool *p, void *arg, uint32_t slot, bool by_shutdown) {
+    crew__unused(by_shutdown);
     struct crew_timer *t = arg;
     crew__timers *tm = &p->timers;
     pthread_mutex_lock(&tm->lock);
@@ -499,28 +508,27 @@ bool crew__timer_dropped(crew_pool *p, void *arg, crew_fn *fn, void **fn_arg) {
         unlink_timer(tm, t);
         pthread_mutex_unlock(&tm->lock);
         free(t);
-        return false;
+        return;
     }
-    /* Running on this thread until crew__timer_drop_end: on_drop uses t's arg meanwhile. */
+    /* Running on this thread until the run's end below: on_drop uses t's arg meanwhile. */
     t->state = T_RUNNING;
     t->runner = pthread_self();
-    *fn = t->fn;
-    *fn_arg = t->arg;
     pthread_mutex_unlock(&tm->lock);
-    return true;
-}
-
-void crew__timer_drop_end(crew_pool *p, void *arg) {
-    struct crew_timer *t = arg;
-    crew__timers *tm = &p->timers;
+    crew__on_drop(p, slot, t->fn, t->arg);
     pthread_mutex_lock(&tm->lock);
     uint64_t now = crew__now_ns();
     run_end(tm, t, now, now); /* a full queue's drop: the next period still comes */
 }
 
-crew_fn crew__timer_fn_of(const crew_task *t) {
-    return t->fn == crew__timer_run ? ((const struct crew_timer *)t->arg)->fn : t->fn;
-}
+/* A timer's run is named by its timer's function (the timeline, crew_diagnose). */
+static crew_fn run_fn(const crew_task *t) { return ((const struct crew_timer *)t->arg)->fn; }
+
+const crew__kind crew__timer_kind = {
+    .fn = crew__timer_run,
+    .name = "timer run",
+    .dropped = run_dropped,
+    .fn_of = run_fn,
+};
 
 int crew_timer_start(crew_pool *p, uint64_t first_ns, uint64_t period_ns, unsigned flags,
                      crew_fn fn, void *arg, crew_timer **out) {
@@ -638,7 +646,7 @@ void crew__timers_view_get(crew_pool *p, crew__timers_view *v) {
     v->fired = tm->fired;
     if (tm->n) {
         v->next_when = tm->heap[0].when;
-        v->next_fn = crew__timer_fn_of(tm->heap[0].task);
+        v->next_fn = crew__kind_fn_of(tm->heap[0].task);
     }
     pthread_mutex_unlock(&tm->lock);
 }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "base.h"
+#include "drop.h" /* crew__task_dropped: whoever runs tasks may drop one instead */
 #include "group.h"
 
 /* A task running on this thread; frames chain through the stack when a waiting task helps. */
@@ -49,10 +50,6 @@ void crew__run(crew_pool *p, crew_task *t);
  * for all the tasks it runs; the group and mark are set here per task. */
 void crew__run_helping(crew_pool *p, crew__worker *self, crew_task *t, size_t *finished,
                        crew__frame *top, uint32_t whole);
-/* A queued task is dropped: count and report it, never run it. by_shutdown: a cancelling
- * shutdown drops it (crew_wait_all reports those, crew.h); else its group was cancelled, or a
- * full queue dropped its oldest (reported to the group, on_drop and crew_stats only). */
-void crew__task_dropped(crew_pool *p, crew_task *t, bool by_shutdown);
 /* n tasks of group slot (0 = none) ended as `how` says, or were never queued after all
  * (CREW__RAN): count them and wake whoever waits for them. */
 void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end how);
