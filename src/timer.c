@@ -471,50 +471,45 @@ static void run_end(crew__timers *tm, struct crew_timer *t, uint64_t started, ui
     pthread_mutex_unlock(&tm->lock);
 }
 
-void crew__timer_run(void *arg) {
-    struct crew_timer *t = arg;
-    crew__timers *tm = &t->pool->timers;
+/* A run of timer t (or its drop) starts on this thread: false if t was stopped while queued
+ * (freed here). Else t runs on this thread until run_end: a crew_timer_stop from another thread
+ * waits for it (so t's arg stays in use), one from inside returns at once. */
+static bool run_start(crew__timers *tm, struct crew_timer *t) {
     pthread_mutex_lock(&tm->lock);
-    if (t->stopped) { /* stopped while queued: no run starts, the run frees it */
+    if (t->stopped) {
         unlink_timer(tm, t);
         pthread_mutex_unlock(&tm->lock);
         free(t);
-        return;
+        return false;
     }
     t->state = T_RUNNING;
     t->runner = pthread_self();
     t->started = crew__now_ns();
     pthread_mutex_unlock(&tm->lock);
+    return true;
+}
 
+void crew__timer_run(void *arg) {
+    struct crew_timer *t = arg;
+    crew__timers *tm = &t->pool->timers;
+    if (!run_start(tm, t))
+        return;
     t->fn(t->arg);
 
     pthread_mutex_lock(&tm->lock);
     run_end(tm, t, t->started, crew__now_ns());
 }
 
-/* The timer kind's drop (kind.h): a run of timer arg was dropped without running (a
- * shutdown, a full queue, no memory to queue it). on_drop gets the timer's own fn and arg, the
- * timer counting as running on this thread meanwhile (a crew_timer_stop from another thread
- * waits for on_drop, so the arg it frees afterwards is not in use; one from on_drop returns at
- * once); then the run ends as a run would (the timer is freed if stopped from inside, its
- * stopper woken, or it is armed for its next period). Nothing is told if it was stopped (it is
- * freed here). */
+/* The timer kind's drop (kind.h): a run of timer arg was dropped (a shutdown, a full queue, no
+ * memory to queue it). on_drop gets the timer's fn and arg, as a run would, between run_start
+ * and run_end (so a crew_timer_stop waits for on_drop); nothing if the timer was stopped. */
 static void run_dropped(crew_pool *p, void *arg, uint32_t slot, bool by_shutdown) {
     crew__unused(by_shutdown);
     struct crew_timer *t = arg;
     crew__timers *tm = &p->timers;
-    pthread_mutex_lock(&tm->lock);
-    if (t->stopped) {
-        unlink_timer(tm, t);
-        pthread_mutex_unlock(&tm->lock);
-        free(t);
+    if (!run_start(tm, t))
         return;
-    }
-    /* Running on this thread until the run's end below: on_drop uses t's arg meanwhile. */
-    t->state = T_RUNNING;
-    t->runner = pthread_self();
-    pthread_mutex_unlock(&tm->lock);
-    crew__on_drop(p, slot, t->fn, t->arg);
+    crew__on_drop(p, slot, t->fn, t->arg); /* t runs here meanwhile: its arg stays in use */
     pthread_mutex_lock(&tm->lock);
     uint64_t now = crew__now_ns();
     run_end(tm, t, now, now); /* a full queue's drop: the next period still comes */
