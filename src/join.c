@@ -329,8 +329,8 @@ int crew_join(crew_pool *p, crew_fn fa, void *a, crew_fn fb, void *b) {
  * ------------------------------------------------------------------------------------------- */
 
 /* Task t, which a cancelling shutdown keeps from running, reported as dropped: on_drop in a
- * frame of its own (as worker.c's drop gives it), and the pool's loss for crew_wait_all. Out of
- * line: rare. */
+ * frame of its own (as drop.c's crew__on_drop gives it), and the pool's loss for crew_wait_all.
+ * Out of line: rare. */
 static __attribute__((noinline, cold)) void tasks_dropped(crew_pool *p, crew__worker *self,
                                                           const crew_task *t) {
     crew__store_relaxed(&p->shutdown_dropped, true); /* relaxed: see struct crew_pool */

@@ -1,7 +1,7 @@
 /*
  * lane.h -- lanes (lane.c): serial and bounded-concurrency queues of tasks on a shared pool.
  * submit.c accepts a lane's task (group, pending count, statistics, as for any task) and hands
- * it to the lane here; worker.c's drop hands a dropped runner back here.
+ * it to the lane here; a dropped runner is the lane kind's (kind.h).
  */
 #ifndef CREW_LANE_H
 #define CREW_LANE_H
