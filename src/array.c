@@ -24,7 +24,7 @@
  *   - a cancelling shutdown (checked per task): the unstarted rest of its chunk and the
  *     unclaimed rest of the array are dropped, each task reported (crew__task_dropped);
  *   - a runner still queued that is dropped (a cancelling shutdown, its group's crew_cancel)
- *     drops the unclaimed rest the same way (crew__array_dropped, from worker.c's drop).
+ *     drops the unclaimed rest the same way (the array kind's drop, kind.h).
  * A cancelled group's tasks are dropped one by one as they come up, as from a deque.
  * The record is freed by the last of its runners to end or be dropped (refs). A thread that
  * helps while it waits runs a runner its wait does not cover whole (another group's) a turn at
@@ -38,6 +38,7 @@
 #include "chunks.h"
 #include "debug.h"
 #include "group.h"
+#include "kind.h"
 #include "pending.h"
 #include "pool.h"
 #include "sched_calls.h"
@@ -280,7 +281,12 @@ bool crew__array_step(void *arg) {
     return false;
 }
 
-void crew__array_dropped(crew_pool *p, void *arg, bool by_shutdown) {
+/* The array kind's drop (kind.h): a queued runner of record arg was dropped (by_shutdown: a
+ * cancelling shutdown; else its group's crew_cancel): the array's unclaimed tasks are dropped
+ * with it, each reported as any dropped task (crew__task_dropped). The runner's own unit is no
+ * loss (its tasks are counted one by one). */
+static void dropped(crew_pool *p, void *arg, uint32_t slot, bool by_shutdown) {
+    crew__unused(slot);
     crew__array *a = arg;
     runner_left(a);
     size_t rest = claim_rest(a);
@@ -288,3 +294,10 @@ void crew__array_dropped(crew_pool *p, void *arg, bool by_shutdown) {
         drop_range(p, a->t, rest, a->n, by_shutdown);
     release(a);
 }
+
+const crew__kind crew__array_kind = {
+    .fn = crew__array_run,
+    .name = "array runner",
+    .not_lost = true, /* its tasks are counted one by one */
+    .dropped = dropped,
+};

@@ -2,7 +2,7 @@
  * array.h -- arrays of tasks queued as a few runners (array.c): crew_enqueue_tasks of a long
  * array costs one pending add, one push and one wake-up check for the whole array, and each
  * task then costs its run, not a queue entry of its own. submit.c decides when an array goes
- * this way and counts the runners with the tasks; worker.c's drop hands a dropped runner here.
+ * this way and counts the runners with the tasks; a dropped runner is the array kind's (kind.h).
  */
 #ifndef CREW_ARRAY_H
 #define CREW_ARRAY_H
@@ -35,7 +35,8 @@ crew_task *crew__array_tasks(crew__array *a);
 /* Free a record none of whose runners was queued (the push failed, or was never tried). */
 void crew__array_free(crew__array *a);
 /* The function of a runner (arg: its record): claims the array's tasks a chunk at a time and
- * runs them, until none is left. worker.c's drop recognises runners by it. */
+ * runs them, until none is left. The array kind's row (kind.h, array.c) recognises runners by
+ * it; the run path, by their flag (CREW__TASK_RUNNER). */
 void crew__array_run(void *arg);
 /* One turn of a runner that a thread helping while it waits took and its wait does not cover
  * whole (worker.c's crew__run_runner_turn, in a frame made for the runner): claims and runs
@@ -44,10 +45,5 @@ void crew__array_run(void *arg);
  * left: the runner then keeps its unit and its record, and the caller queues it again, so that
  * a waiter whose wait is over is not kept until the whole array is claimed. */
 bool crew__array_step(void *arg);
-/* A queued runner of record arg was dropped (by_shutdown: a cancelling shutdown; else its
- * group's crew_cancel): the array's unclaimed tasks are dropped with it, each reported as any
- * dropped task (crew__task_dropped). Called by drop() in place of on_drop; the runner's own
- * unit is no loss (its tasks are counted one by one). */
-void crew__array_dropped(crew_pool *p, void *arg, bool by_shutdown);
 
 #endif /* CREW_ARRAY_H */

@@ -33,8 +33,9 @@
 #define CREW__TASK_COPY 64u
 #define CREW__TASK_NOTIFY 128u /* a completion callback (crew_notify): never dropped (notify.c) */
 #define CREW__TASK_BARRIER 256u /* a lane's barrier (crew_lane_barrier): runs alone (lane.c) */
-/* An array's runner (array.c): the run path's rare branch (worker.c) decides whether it runs to
- * its end or a turn at a time, so a thread that runs tasks tests no function per task. */
+/* An array's runner (array.c): the array kind's mark for the run path (kind.h), whose rare
+ * branch (worker.c) decides whether it runs to its end or a turn at a time, so that a thread
+ * that runs tasks tests no function per task. */
 #define CREW__TASK_RUNNER 512u
 
 /* A timed task's clock readings, in crew_task's private fields (whose public names are fixed

@@ -26,6 +26,7 @@
 #include "join.h"
 
 #include "error.h"
+#include "kind.h"
 #include "pending.h"
 #include "pool.h"
 #include "sched_calls.h"
@@ -56,7 +57,12 @@ void crew__join_half(void *arg) {
     crew__ec_notify(&p->joined, &p->lock, is_joiner, over); /* pool memory: safe after it */
 }
 
-void crew__join_hand_back(crew_pool *p, void *arg) {
+/* The join kind's drop (kind.h): a half a thread took but must not run (a cancelling
+ * shutdown, a full queue's drop, a pause, a resize) goes back to the caller of crew_join, which
+ * runs it. drop.c still counts the half finished (in pending and its group), never lost. */
+static void hand_back(crew_pool *p, void *arg, uint32_t slot, bool by_shutdown) {
+    crew__unused(slot);
+    crew__unused(by_shutdown);
     crew__join *j = arg;
     void *over = &j->over;
     count_taken(p, j);
@@ -64,6 +70,18 @@ void crew__join_hand_back(crew_pool *p, void *arg) {
     crew__store_release(&j->over, true); /* release: back before over; pairs as above */
     crew__ec_notify(&p->joined, &p->lock, is_joiner, over);
 }
+
+/* A half taken as a pause began, or by a worker that resize marked: dropped, which hands it
+ * back (above) and ends it. */
+static void put_back(crew_pool *p, crew_task *t) { crew__task_dropped(p, t, false); }
+
+const crew__kind crew__join_kind = {
+    .fn = crew__join_half,
+    .name = "join half",
+    .not_lost = true, /* its caller runs it */
+    .dropped = hand_back,
+    .hand_back = put_back,
+};
 
 /* The caller did not get its half back at once (a thief took it, or tasks it queued itself
  * after the offer lie above it): it waits for the half, running those tasks first. Out of
@@ -308,8 +326,8 @@ int crew_join(crew_pool *p, crew_fn fa, void *a, crew_fn fb, void *b) {
  * ------------------------------------------------------------------------------------------- */
 
 /* Task t, which a cancelling shutdown keeps from running, reported as dropped: on_drop in a
- * frame of its own (as worker.c's drop gives it), and the pool's loss for crew_wait_all. Out of
- * line: rare. */
+ * frame of its own (as drop.c's crew__on_drop gives it), and the pool's loss for crew_wait_all.
+ * Out of line: rare. */
 static __attribute__((noinline, cold)) void tasks_dropped(crew_pool *p, crew__worker *self,
                                                           const crew_task *t) {
     crew__store_relaxed(&p->shutdown_dropped, true); /* relaxed: see struct crew_pool */

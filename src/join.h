@@ -22,7 +22,7 @@ typedef struct crew__join {
     bool back; /* written before over: the half did not run, its caller runs it */
     /* Counted in pending by its caller (a group's, submitted). An offer is not: the caller's
      * own call holds it, and a thread that takes it counts it first (crew__join_half,
-     * crew__join_hand_back), since it then ends as a task of the pool. */
+     * or its drop, join.c), since it then ends as a task of the pool. */
     bool counted;
     bool spare_; /* unused: the four flags are one 32-bit word, zeroed by one store */
     /* The caller's own, for its take-back on a worker's own deque (join.c's join_worker): its
@@ -33,14 +33,11 @@ typedef struct crew__join {
 } crew__join;
 
 /* The function of a join's offered half (arg: its crew__join): whoever takes the half from a
- * queue runs it through here. worker.c's drop and schedule.c's pause check recognise halves by
- * it: a half a thread took but must not run (dropped by a cancelling shutdown or a full queue,
- * taken as a pause began, taken by a worker that resize marked) is handed back to its caller
- * (crew__join_hand_back), counted as finished, never lost nor reported as dropped. */
+ * queue runs it through here. The join kind's row (kind.h, join.c) recognises halves by it: a
+ * half a thread took but must not run (dropped by a cancelling shutdown or a full queue, taken
+ * as a pause began, taken by a worker that resize marked) is handed back to its caller, which
+ * runs it itself, and counted as finished, never lost nor reported as dropped. */
 void crew__join_half(void *arg);
-/* Hand the half of join record arg back to its caller, which runs it itself. The caller of
- * this still counts the half finished (in pending and its group). */
-void crew__join_hand_back(crew_pool *p, void *arg);
 
 /* crew_enqueue_tasks_wait's fast path (join.c), for n tasks t of priority 0 (their fn checked
  * here) on a pool that times nothing and has no bounded queue: the caller runs t[0] at once

@@ -39,7 +39,7 @@
  * each runner is counted in pending too while it is queued or runs (not in the statistics, nor
  * in any group). Tasks of a cancelled group are dropped when their runner comes to them, as
  * the work-stealing deques' are. A cancelling shutdown drops the runners that are queued, and
- * a dropped runner drops its lane's waiting tasks (crew__lane_runner_dropped); a runner that
+ * a dropped runner drops its lane's waiting tasks (the lane kind's drop, kind.h); a runner that
  * is running drops the rest instead of running them.
  *
  * BARRIERS (crew_lane_barrier; libdispatch's dispatch_barrier_async). A barrier is a task of
@@ -63,6 +63,7 @@
 
 #include "atomic.h"
 #include "debug.h"
+#include "kind.h"
 #include "lane.h"
 #include "lock.h"
 #include "nodes.h"
@@ -308,7 +309,12 @@ void crew__lane_runner(void *arg) {
     tls_lane = frame.up;
 }
 
-void crew__lane_runner_dropped(crew_pool *p, void *arg, bool by_shutdown) {
+/* The lane kind's drop (kind.h): a queued runner of lane arg was dropped (by_shutdown: a
+ * cancelling shutdown; else a full queue's CREW_FULL_DROP_OLDEST): the tasks waiting in its
+ * lane are dropped with it, each reported as any dropped task (crew__task_dropped with the same
+ * by_shutdown). */
+static void runner_dropped(crew_pool *p, void *arg, uint32_t slot, bool by_shutdown) {
+    crew__unused(slot);
     crew_lane *l = arg;
     lane_frame frame = {l, tls_lane};
     tls_lane = &frame;
@@ -328,6 +334,12 @@ void crew__lane_runner_dropped(crew_pool *p, void *arg, bool by_shutdown) {
     wake_destroyer(p, w); /* after the drops: a destroyer may free l once woken */
     tls_lane = frame.up;
 }
+
+const crew__kind crew__lane_kind = {
+    .fn = crew__lane_runner,
+    .name = "lane runner",
+    .dropped = runner_dropped,
+};
 
 int crew_lane_create(crew_pool *p, unsigned max_concurrency, crew_lane **out) {
     if (!p)

@@ -1,7 +1,7 @@
 /*
  * lane.h -- lanes (lane.c): serial and bounded-concurrency queues of tasks on a shared pool.
  * submit.c accepts a lane's task (group, pending count, statistics, as for any task) and hands
- * it to the lane here; worker.c's drop hands a dropped runner back here.
+ * it to the lane here; a dropped runner is the lane kind's (kind.h).
  */
 #ifndef CREW_LANE_H
 #define CREW_LANE_H
@@ -21,12 +21,8 @@ bool crew__lane_push(crew_lane *l, crew_task *t);
 void crew__lane_start(crew_lane *l);
 /* The pool of l. */
 crew_pool *crew__lane_pool(const crew_lane *l);
-/* The function of a runner task (arg: its lane): worker.c's drop recognises runners by it. */
+/* The function of a runner task (arg: its lane): the lane kind's row (kind.h, lane.c)
+ * recognises runners by it; a dropped runner drops its lane's waiting tasks. */
 void crew__lane_runner(void *arg);
-/* A queued runner of lane arg was dropped (by_shutdown: a cancelling shutdown; else a full
- * queue's CREW_FULL_DROP_OLDEST): the tasks waiting in its lane are dropped with it, each
- * reported as any dropped task (crew__task_dropped with the same by_shutdown). Called by drop()
- * in place of on_drop. */
-void crew__lane_runner_dropped(crew_pool *p, void *arg, bool by_shutdown);
 
 #endif /* CREW_LANE_H */

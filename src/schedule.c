@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "blocking.h"
-#include "join.h"
+#include "kind.h"
 #include "nodes.h"
 #include "notify.h"
 #include "pool.h"
@@ -132,10 +132,8 @@ bool crew__sched_any_queued(crew_pool *p) { return worker_tasks_queued(p) != 0; 
 crew_task *crew__sched_take_any(crew_pool *p) { return p->sched.ops->take_any(p); }
 
 bool crew__put_back_paused(crew_pool *p, crew_task *t, size_t *pushed_back) {
-    if (t->fn == crew__join_half) { /* a join's half goes back to its caller (join.h) */
-        crew__task_dropped(p, t, false);
+    if (crew__kind_hand_back(p, t)) /* its kind's own way back (kind.h): a join's half */
         return true;
-    }
     /* In front of the queue it came from (a blocking task: the blocking threads' queue), where
      * crew_cancel finds it and crew_resume's wake-up makes it run first. Without memory to put
      * it back, it runs: the pause is then late for this one task. */

@@ -37,6 +37,7 @@
 #include "clock.h"
 #include "debug.h"
 #include "error.h"
+#include "kind.h"
 #include "lock.h"
 #include "pool.h"
 #include "submit.h"
@@ -363,30 +364,10 @@ static void run_end(crew__timers *tm, struct crew_timer *t, uint64_t started, ui
     pthread_mutex_unlock(&tm->lock);
 }
 
-void crew__timer_run(void *arg) {
-    struct crew_timer *t = arg;
-    crew__timers *tm = t->pool->timers;
-    pthread_mutex_lock(&tm->lock);
-    if (t->stopped) { /* stopped while queued: no run starts, the run frees it */
-        unlink_timer(tm, t);
-        pthread_mutex_unlock(&tm->lock);
-        free(t);
-        return;
-    }
-    t->state = T_RUNNING;
-    t->runner = pthread_self();
-    t->started = crew__now_ns();
-    pthread_mutex_unlock(&tm->lock);
-
-    t->fn(t->arg);
-
-    pthread_mutex_lock(&tm->lock);
-    run_end(tm, t, t->started, crew__now_ns());
-}
-
-bool crew__timer_dropped(crew_pool *p, void *arg, crew_fn *fn, void **fn_arg) {
-    struct crew_timer *t = arg;
-    crew__timers *tm = p->timers;
+/* A run of timer t (or its drop) starts on this thread: false if t was stopped while queued
+ * (freed here). Else t runs on this thread until run_end: a crew_timer_stop from another thread
+ * waits for it (so t's arg stays in use), one from inside returns at once. */
+static bool run_start(crew__timers *tm, struct crew_timer *t) {
     pthread_mutex_lock(&tm->lock);
     if (t->stopped) {
         unlink_timer(tm, t);
@@ -394,26 +375,48 @@ bool crew__timer_dropped(crew_pool *p, void *arg, crew_fn *fn, void **fn_arg) {
         free(t);
         return false;
     }
-    /* Running on this thread until crew__timer_drop_end: on_drop uses t's arg meanwhile. */
     t->state = T_RUNNING;
     t->runner = pthread_self();
-    *fn = t->fn;
-    *fn_arg = t->arg;
+    t->started = crew__now_ns();
     pthread_mutex_unlock(&tm->lock);
     return true;
 }
 
-void crew__timer_drop_end(crew_pool *p, void *arg) {
+void crew__timer_run(void *arg) {
+    struct crew_timer *t = arg;
+    crew__timers *tm = t->pool->timers;
+    if (!run_start(tm, t))
+        return;
+    t->fn(t->arg);
+
+    pthread_mutex_lock(&tm->lock);
+    run_end(tm, t, t->started, crew__now_ns());
+}
+
+/* The timer kind's drop (kind.h): a run of timer arg was dropped (a shutdown, a full queue, no
+ * memory to queue it). on_drop gets the timer's fn and arg, as a run would, between run_start
+ * and run_end (so a crew_timer_stop waits for on_drop); nothing if the timer was stopped. */
+static void run_dropped(crew_pool *p, void *arg, uint32_t slot, bool by_shutdown) {
+    crew__unused(by_shutdown);
     struct crew_timer *t = arg;
     crew__timers *tm = p->timers;
+    if (!run_start(tm, t))
+        return;
+    crew__on_drop(p, slot, t->fn, t->arg); /* t runs here meanwhile: its arg stays in use */
     pthread_mutex_lock(&tm->lock);
     uint64_t now = crew__now_ns();
     run_end(tm, t, now, now); /* a full queue's drop: the next period still comes */
 }
 
-crew_fn crew__timer_fn_of(const crew_task *t) {
-    return t->fn == crew__timer_run ? ((const struct crew_timer *)t->arg)->fn : t->fn;
-}
+/* A timer's run is named by its timer's function (the timeline, crew_diagnose). */
+static crew_fn run_fn(const crew_task *t) { return ((const struct crew_timer *)t->arg)->fn; }
+
+const crew__kind crew__timer_kind = {
+    .fn = crew__timer_run,
+    .name = "timer run",
+    .dropped = run_dropped,
+    .fn_of = run_fn,
+};
 
 int crew_timer_start(crew_pool *p, uint64_t first_ns, uint64_t period_ns, unsigned flags,
                      crew_fn fn, void *arg, crew_timer **out) {
@@ -531,7 +534,7 @@ void crew__timers_view_get(crew_pool *p, crew__timers_view *v) {
     v->fired = tm->fired;
     if (tm->heap.n) {
         v->next_when = tm->heap.e[0].when;
-        v->next_fn = crew__timer_fn_of(tm->heap.e[0].task);
+        v->next_fn = crew__kind_fn_of(tm->heap.e[0].task);
     }
     pthread_mutex_unlock(&tm->lock);
 }

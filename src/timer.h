@@ -58,20 +58,9 @@ void crew__timers_close(crew_pool *p, int how);
 /* crew_shutdown, once pending is 0 (the heap is empty): the timer thread returns, joined. */
 void crew__timers_stop(crew_pool *p);
 
-/* The function of a periodic timer's runs (arg: the timer). */
+/* The function of a periodic timer's runs (arg: the timer): the timer kind's row (kind.h,
+ * timer.c) recognises runs by it, which are dropped and named as their timer. */
 void crew__timer_run(void *arg);
-/* A run of timer arg was dropped without running (a shutdown, a full queue, no memory to
- * queue it): false if the timer was stopped (it is freed; nobody is told), else true with *fn
- * and *arg set to the timer's own, for on_drop, and the timer counts as running on this thread
- * (a crew_timer_stop from another thread waits, one from on_drop returns at once) until
- * crew__timer_drop_end, which the caller must call after on_drop. */
-bool crew__timer_dropped(crew_pool *p, void *arg, crew_fn *fn, void **fn_arg);
-/* After the on_drop of a run crew__timer_dropped returned true for: the end of that run (the
- * timer is freed if stopped from inside, its stopper woken, or it is armed for its next run). */
-void crew__timer_drop_end(crew_pool *p, void *arg);
-/* The user's function of a task, for the timeline and the diagnostics: a timer's run is named
- * by its timer's function. */
-crew_fn crew__timer_fn_of(const crew_task *t);
 
 /* crew_diagnose: what waits in the heap. */
 typedef struct crew__timers_view {

@@ -26,9 +26,10 @@
 
 #include "atomic.h"
 #include "blocking.h"
+#include "clock.h"
+#include "kind.h"
 #include "lock.h"
 #include "pool.h"
-#include "clock.h"
 #include "timer.h"
 #include "trace.h"
 #include "worker.h"
@@ -142,8 +143,8 @@ bool crew__trace_task_begin(crew_pool *p, const crew_task *t, crew__trace_task *
         stolen = s != r->last_stolen;
         r->last_stolen = s;
     }
-    /* A timer's run is named by the timer's function (timer.h). */
-    tt->ev = (crew__trace_ev){0, 0, (uintptr_t)crew__timer_fn_of(t), g.slot, g.gen,
+    /* A special task is named by its kind (kind.h): a timer's run by the timer's function. */
+    tt->ev = (crew__trace_ev){0, 0, (uintptr_t)crew__kind_fn_of(t), g.slot, g.gen,
                               (uint8_t)(help ? CREW__TR_HELP : CREW__TR_TASK), stolen};
     return true;
 }

@@ -30,8 +30,7 @@
 #include "autosize.h"
 #include "debug.h"
 #include "dispatch.h"
-#include "join.h"
-#include "lane.h"
+#include "kind.h"
 #include "nodes.h"
 #include "pending.h"
 #include "pool.h"
@@ -59,68 +58,6 @@ bool crew__in_group(const crew_pool *p, crew_handle g) {
         if (f->pool == p && f->group.slot == crew__slot_index(g.slot) && f->group.gen == g.gen)
             return true;
     return false;
-}
-
-/* on_drop(fn, arg) for a dropped task of group slot, in the frame drop() describes. */
-static void call_on_drop(crew_pool *p, uint32_t slot, crew_fn fn, void *arg) {
-    crew__frame frame = {p, crew__tls_frame, crew__tls_frame ? crew__tls_frame->depth + 1 : 1,
-                         {slot, 0}, crew__sched_mark(p, crew__self(p))};
-    if (slot != 0) { /* the group is open: the task is unfinished. Relaxed: as in call() */
-        crew__slot *sl = crew__slot_at(&p->groups, slot);
-        frame.group.gen = crew__gen_of(crew__load_relaxed(&sl->state));
-    }
-    crew__tls_frame = &frame;
-    p->hooks.on_drop(fn, arg, p->hooks.arg);
-    crew__tls_frame = frame.up;
-}
-
-/* Drop t (never run it): give back its place in the bounded queue and its node, count it,
- * hand it to on_drop, then end it in its group and in pending. The place and the node go back
- * before on_drop, so that an on_drop that submits finds the pool as if t were gone (it would
- * otherwise wait for a place t still held); t is not read after that. on_drop runs in a frame
- * of its own, as a task of t's group would: calls that would wait for t itself (crew_wait_all,
- * crew_wait on t's group, crew_shutdown, crew_destroy) return CREW_EDEADLK instead of hanging,
- * and t's group has not finished yet, so a waiter cannot free task_arg under on_drop. */
-static void drop(crew_pool *p, crew_task *t, enum crew__end how, bool by_shutdown) {
-    uint32_t slot = t->crew_private_.slot, flags = t->crew_flags_;
-    crew_fn fn = t->fn;
-    void *arg = t->arg;
-    if (__builtin_expect(fn == crew__join_half || fn == crew__array_run, 0))
-        how = CREW__RAN; /* not lost: a join's caller runs it, an array's tasks count apart */
-    if (flags & CREW__TASK_BOUNDED)
-        crew__bounded_release(p);
-    if ((flags & CREW__TASK_COUNTED) && how != CREW__RAN)
-        crew__stats_dropped(p, how);
-    if (flags & CREW__TASK_NODE)
-        crew__node_release(p, t);
-    if (__builtin_expect(fn == crew__lane_runner, 0)) {
-        /* a lane's runner: its lane's tasks go with it, dropped as it was */
-        crew__lane_runner_dropped(p, arg, by_shutdown);
-    } else if (__builtin_expect(fn == crew__join_half, 0)) {
-        crew__join_hand_back(p, arg); /* back to the caller of crew_join, which runs it */
-    } else if (__builtin_expect(fn == crew__array_run, 0)) {
-        crew__array_dropped(p, arg, by_shutdown); /* its array's unclaimed tasks, each reported */
-    } else if (__builtin_expect(fn == crew__timer_run, 0)) {
-        /* A timer's run: on_drop gets the timer's fn and arg, the timer counting as running
-         * on this thread meanwhile (a crew_timer_stop from another thread waits for on_drop,
-         * so the arg it frees afterwards is not in use); nothing if it was stopped (freed). */
-        void *timer = arg;
-        if (crew__timer_dropped(p, timer, &fn, &arg)) {
-            if (p->hooks.on_drop)
-                call_on_drop(p, slot, fn, arg);
-            crew__timer_drop_end(p, timer);
-        }
-    } else if (p->hooks.on_drop) {
-        call_on_drop(p, slot, fn, arg);
-    }
-    crew__tasks_finished(p, slot, 1, how);
-}
-
-void crew__task_dropped(crew_pool *p, crew_task *t, bool by_shutdown) {
-    /* Relaxed: see struct crew_pool. A join's half or an array's runner is no task lost. */
-    if (by_shutdown && t->fn != crew__join_half && t->fn != crew__array_run)
-        crew__store_relaxed(&p->shutdown_dropped, true);
-    drop(p, t, CREW__LOST, by_shutdown);
 }
 
 /* A task of a cancelled group reached a thread: it is dropped instead of run, wherever it was
@@ -188,7 +125,7 @@ static void drop_timed(crew_pool *p, crew_task *t) {
 static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t) {
     uint32_t flags = t->crew_flags_;
     if ((flags & CREW__TASK_DEADLINE) && crew__now_ns() > ((crew__node *)t)->start_by) {
-        drop(p, t, CREW__EXPIRED, false); /* too late to start: dropped, group told */
+        crew__task_expired(p, t); /* too late to start: dropped, group told */
         return;
     }
     if (flags & CREW__TASK_BOUNDED)
@@ -212,7 +149,7 @@ static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t
     if (busy && (busy->pool != p || crew__load_relaxed(&busy->fn) != 0)) /* relaxed: our own */
         busy = NULL;
     if (busy)
-        crew__busy_begin(busy, crew__timer_fn_of(t), started); /* a timer: its own fn */
+        crew__busy_begin(busy, crew__kind_fn_of(t), started); /* a timer: its own fn */
     bool ran = call(p, crew__self(p), t, &slot);
     if (busy)
         crew__busy_end(busy);
@@ -513,12 +450,11 @@ static __attribute__((noinline, cold)) int put_back_marked(worker_ctx *c, crew_t
                                                             crew__take_ctx *tc) {
     crew_pool *p = c->p;
     uint32_t slot = t->crew_private_.slot;
-    if (t->fn == crew__join_half) /* a join's half goes back to its caller (join.h) */
-        crew__task_dropped(p, t, false);
-    else if (crew__sched_requeue(p, t) != CREW_OK)
-        return -1;
-    else
+    if (!crew__kind_hand_back(p, t)) { /* else its kind's own way back: a join's half */
+        if (crew__sched_requeue(p, t) != CREW_OK)
+            return -1;
         crew__notify_work(p, 1, slot); /* t itself */
+    }
     crew__notify_pushed_back(p, &tc->pushed_back); /* whatever the take put back */
     crew__flush_finished(p, c->w);
     return try_exit(p, c->w);

@@ -12,6 +12,7 @@
 #include "base.h"
 #include "diagnose.h" /* crew__busy */
 #include "ec.h"
+#include "drop.h" /* crew__task_dropped: whoever runs tasks may drop one instead */
 #include "group.h"
 #include "schedule.h" /* crew__sched_local */
 
@@ -86,9 +87,5 @@ void crew__run(crew_pool *p, crew_task *t);
  * for all the tasks it runs; the group and mark are set here per task. */
 void crew__run_helping(crew_pool *p, crew__worker *self, crew_task *t, size_t *finished,
                        crew__frame *top, uint32_t whole);
-/* A queued task is dropped: count and report it, never run it. by_shutdown: a cancelling
- * shutdown drops it (crew_wait_all reports those, crew.h); else its group was cancelled, or a
- * full queue dropped its oldest (reported to the group, on_drop and crew_stats only). */
-void crew__task_dropped(crew_pool *p, crew_task *t, bool by_shutdown);
 
 #endif /* CREW_WORKER_H */
