@@ -1,6 +1,6 @@
 /*
  * sleep.pml -- crew's sleep/wake protocol: the eventcount of src/ec.h, as the workers use it
- * (src/worker.c: sleep_for_work, crew__notify_work, crew__wake_locked), as a Promela model. The
+ * (src/worker.c: sleep_for_work, crew__wake_work, crew__wake_locked), as a Promela model. The
  * eventcount's two entry points are inlines named after them (ec_wait for crew__ec_wait, the
  * sleeper's whole wait; ec_notify_locked and ec_sleepers for crew__ec_notify's halves), built
  * from the steps of src/ec.c (prepare, unlist, the commit inside ec_wait); the worker and
@@ -60,7 +60,7 @@
  *                   it sleeps on: must fail.
  *   BROKEN_SLEEPER  crew__ec_wait without the last look after counting the sleeper (look()
  *                   not called): Spin must find a lost wake-up.
- *   BROKEN_WAKER    crew__notify_work asking crew__ec_sleepers before the task is visible: must
+ *   BROKEN_WAKER    crew__wake_work asking crew__ec_sleepers before the task is visible: must
  *                   fail.
  *   NO_FENCE        the waker's seq_cst fence dropped (its store to the queue can be delayed
  *                   past its load of the count): must fail.
@@ -309,9 +309,9 @@ proctype submitter(byte me) {
         ec_sleepers(wake);      /* without the fence, the load may overtake the buffered store */
 #else
         work++;                 /* crew__sched_push: the task becomes visible */
-        ec_sleepers(wake);      /* crew__notify_work: crew__ec_sleepers(&p->work) */
+        ec_sleepers(wake);      /* crew__wake_work: crew__ec_sleepers(&p->work) */
 #endif
-        /* crew__notify_work: with a looker in sight, nobody is woken (seq_cst load, after the
+        /* crew__wake_work: with a looker in sight, nobody is woken (seq_cst load, after the
          * fence of crew__ec_sleepers) */
         if
         :: wake && lookers == 0 -> wake_one(w, n, did)

@@ -157,7 +157,7 @@ static __attribute__((noinline, cold)) void give_back(crew__array *a, size_t fro
     for (size_t i = to; i > from; i--)
         back += put_back(p, &a->t[i - 1]);
     if (back)
-        crew__notify_work(p, back, a->slot);
+        crew__wake_work(p, back, a->slot);
 }
 
 /* Should the runner stop before its next task? A cancelling shutdown, a pause, or resize

@@ -72,7 +72,7 @@ typedef struct crew__node_list {
 /* The pause between two polls of an idle thread (crew_config.spin counts the polls). Pausing
  * only: yielding in the second half of the spin was measured slower (fork-join on 2 cores with
  * 3 threads: about 1.8 us a round against 0.9-1.9 us; a sched_yield costs about a microsecond). */
-static inline void crew__spin_pause(void) {
+static inline void crew__poll_pause(void) {
     for (int k = 0; k < 16; k++)
         crew__cpu_relax();
 }

@@ -176,7 +176,7 @@ static inline int crew__deque_claim_at(crew__deque *d, int64_t b) {
 /* Owner: crew__deque_put_at for a join's offer at place b, in the array a that
  * crew__deque_room_at gave, and then a look at top: true if no older task lay below the offer
  * when it landed (top had reached b), so a worker that went to sleep may have seen none of
- * them, and the caller must make the wake-up check (crew__notify_work). The store of bottom
+ * them, and the caller must make the wake-up check (crew__wake_work). The store of bottom
  * and the load of top are seq_cst, the order the check needs: a thief whose claim on top the
  * load missed claimed after the offer landed, and its next look (after its fence, as every
  * steal and every sleep makes one) finds the offer; a worker that counted itself a sleeper
@@ -188,7 +188,7 @@ static inline bool crew__deque_offer_at(crew__deque *d, crew__deque_array *a, in
     crew__store_relaxed(&e->arg, arg);
     crew__store_relaxed(&e->aux, aux);
     /* Seq_cst (so also release: publishes the entry): before the load of top below in the one
-     * total order, as the sleepers' fence of crew__notify_work orders a submission's push. */
+     * total order, as the sleepers' fence of crew__wake_work orders a submission's push. */
     crew__store_seq_cst(&d->bottom, b + 1);
     return crew__load_seq_cst(&d->top) >= b; /* seq_cst: after the store, as above */
 }

@@ -6,7 +6,7 @@
  *   loop:  done?            stop                       (a waiter: its group finished)
  *          take a task      -> run it; stop if run says so
  *          none: idle?      stop                       (a worker: resize marked it)
- *                spin a while, looking again (crew_config.spin polls; CREW_SPIN_AUTO: spin.h)
+ *                spin a while, looking again (crew_config.spin polls; CREW_SPIN_AUTO: idle.h)
  *                sleep      (the last look, then the eventcount's sleep, ec.h); stop if told
  *
  * A policy says what the thread may take, when it must stop, and how it sleeps; the loop is the
@@ -38,7 +38,7 @@ typedef struct crew__policy {
      * tc->pushed_back counts (put back by the take that found t). */
     bool (*run)(void *ctx, crew_task *t, crew__take_ctx *tc);
     /* Optional: the polls of an idle stretch that begins now, when the pool's spin is
-     * CREW_SPIN_AUTO (spin.h); NULL: none. */
+     * CREW_SPIN_AUTO (idle.h); NULL: none. */
     unsigned (*polls)(void *ctx);
     /* After a lost race: look again at once (a waiter, whose own task is probably the one
      * contended for), rather than after a pause counted as a spin (a worker, which backs off). */
@@ -68,7 +68,7 @@ static inline __attribute__((always_inline)) void crew__dispatch(const crew__pol
                 polls = spin != CREW_SPIN_AUTO ? spin : pol->polls ? pol->polls(ctx) : 0;
             if (tc->retry || spins < polls) {
                 spins++;
-                crew__spin_pause();
+                crew__poll_pause();
                 continue;
             }
             spins = 0;

@@ -225,7 +225,7 @@ static inline bool crew__ec_sleepers(crew__ec *ec) {
 #endif
 }
 
-/* How many sleepers ec counts now, as a guess for a policy (spin.c: how many threads are
+/* How many sleepers ec counts now, as a guess for a policy (idle.c: how many threads are
  * awake), never for a wake-up decision. Relaxed and without a fence: it orders nothing, and may
  * be stale by the time it is used. */
 static inline unsigned crew__ec_sleepers_hint(crew__ec *ec) {

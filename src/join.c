@@ -129,7 +129,7 @@ static inline __attribute__((always_inline)) int join_run(crew_pool *p, crew__wo
     if (__builtin_expect(crew__sched_offer(p, self, own, crew__join_half, &j, &mark) != CREW_OK,
                          0))
         return join_grouped(p, &j, fa, a);
-    crew__notify_work(p, 1, 0); /* a sleeping worker may take it */
+    crew__wake_work(p, 1, 0); /* a sleeping worker may take it */
     fa(a);
     /* Take the half back from the top of this thread's own queue, paused or not: it is the
      * caller's own work (crew.h). From here p, fb and b are read from the record, not kept
@@ -175,7 +175,7 @@ static int join_other(crew_pool *p, crew__worker *self, crew_fn fa, void *a, cre
 /* join_worker's offer landed on an empty deque: join_run's wake-up check, then fa. Out of line,
  * and fa called here as well, so that join_worker keeps no value across a call. */
 static __attribute__((noinline)) void join_notify_run(const crew__join *j, crew_fn fa, void *a) {
-    crew__notify_work(j->p, 1, 0); /* a sleeping worker may take the offer */
+    crew__wake_work(j->p, 1, 0); /* a sleeping worker may take the offer */
     fa(a);
 }
 
@@ -371,7 +371,7 @@ static int join_tasks_run(crew_pool *p, crew__worker *self, crew_task *t, size_t
             break; /* no memory to queue it: it and the rest run here */
     }
     if (k > 1)
-        crew__notify_work(p, k - 1, 0); /* a sleeping worker may take them */
+        crew__wake_work(p, k - 1, 0); /* a sleeping worker may take them */
     int dropped = run_own(p, self, &t[0]);
     size_t mine = 1; /* run (or dropped) here, still counted in pending by this call */
     for (size_t i = k; i < n; i++, mine++)

@@ -149,7 +149,7 @@ static void count_runner(crew_pool *p) { crew__pending_add(p, crew__self(p), 1);
 static bool queue_runner(crew_pool *p, crew_task *r) {
     if (crew__sched_push_shared(p, r, 1) != CREW_OK)
         return false;
-    crew__notify_work(p, 1, 0);
+    crew__wake_work(p, 1, 0);
     return true;
 }
 

@@ -105,7 +105,7 @@ static const module modules[] = {
     {.name = "sched", .init_cfg = sched_init, .nomem = NOMEM_QUEUES, .close = sched_close,
      .free = crew__sched_free},
     /* Stopped once nothing is pending: sleeping workers wake up and leave (joined last). */
-    {.name = "workers", .init = crew__workers_init, .nomem = NOMEM_LOCKS, .stop = crew__notify_all,
+    {.name = "workers", .init = crew__workers_init, .nomem = NOMEM_LOCKS, .stop = crew__wake_all,
      .free = crew__workers_free},
     {.name = "stats", .init = crew__stats_init, .nomem = NOMEM_LOCKS, .free = crew__stats_free},
     {.name = "diagnose", .init = crew__diagnose_init, .nomem = NOMEM_LOCKS,

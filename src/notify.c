@@ -48,7 +48,7 @@ void crew__notify_queue(void *pool, crew_task *list) {
         crew_task *t = fifo;
         fifo = t->crew_private_.gnext;
         if (crew__sched_push(p, t, 1) == CREW_OK)
-            crew__notify_work(p, 1, 0);
+            crew__wake_work(p, 1, 0);
         else
             crew__run(p, t); /* no memory to queue it: run it here rather than lose it */
     }

@@ -25,7 +25,7 @@ void crew__pending_sub(crew_pool *p, size_t n) {
      * submission that raced with crew_shutdown can be what brings pending back to 0, after
      * shutdown's last wake-up, so this thread wakes them. Seq_cst load: see crew_pool. */
     if (crew__load_seq_cst(&p->state) != CREW__OPEN && crew__ec_sleepers(&p->work))
-        crew__notify_all(p);
+        crew__wake_all(p);
 }
 
 void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end how) {

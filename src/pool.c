@@ -24,7 +24,7 @@
 #include "cpus.h"
 #include "modules.h"
 #include "pool.h"
-#include "spin.h"
+#include "idle.h"
 #include "stats.h"
 #include "wait.h"
 #include "wake.h"
@@ -178,7 +178,7 @@ static int set_workers(crew_pool *p, unsigned threads, const char *who) {
     }
     pthread_mutex_unlock(&p->lock);
     if (changed) /* marked sleepers wake up and exit */
-        crew__notify_all(p);
+        crew__wake_all(p);
     crew__debug_yield();
 
     reap_exited(p);
@@ -407,7 +407,7 @@ int crew_shutdown(crew_pool *p, int how) {
     crew__store_relaxed(&p->paused, false);
     crew__modules_resume_locked(p);
     pthread_mutex_unlock(&p->lock);
-    crew__notify_all(p); /* idle workers: drain, then leave; waiters: recheck their groups */
+    crew__wake_all(p); /* idle workers: drain, then leave; waiters: recheck their groups */
     crew__help_until_quiet(p);
     crew__modules_stop(p); /* then every worker leaves its loop */
 

@@ -51,7 +51,7 @@ struct crew_pool {
     uint64_t serial;   /* never reused within the process (nodes.c's node caches) */
     char name[8];      /* thread name prefix */
     size_t stack_size; /* 0 = default */
-    unsigned spin;     /* polls before sleeping, or CREW_SPIN_AUTO (spin.h) */
+    unsigned spin;     /* polls before sleeping, or CREW_SPIN_AUTO (idle.h) */
     unsigned cpus;     /* CPUs its threads may run on (crew__cpus_count, cpus.h) */
     /* Why tasks are timed (CREW__TIMING_*, base.h), one word so that the untimed hot path tests
      * one value. Relaxed: a task submitted while it changes is simply timed or not. */
@@ -81,7 +81,7 @@ struct crew_pool {
      * finding no idle thread; joined (crew_join's callers whose half another thread took, node
      * data: the record's over flag), by whoever ends or hands back that half (join.c). */
     crew__ec work, quiet, waiting, joined;
-    /* Workers awake and looking for a task (wake.h's crew__notify_work: with one in sight a
+    /* Workers awake and looking for a task (wake.h's crew__wake_work: with one in sight a
      * submission wakes nobody, Dekker's pattern as in ec.h). Seq_cst read-modify-writes and
      * loads. Only for strategies whose workers can take any task (crew__sched_ops.any_worker). */
     _Atomic unsigned lookers;

@@ -57,7 +57,7 @@ static inline crew_task *crew__sched_take(crew_pool *p, crew__take_ctx *tc) {
  * (crew__put_back_paused, schedule.h), true; false if it may run. Checked after every take, so
  * that no task submitted after crew_pause returned starts before crew_resume (the look before
  * the take alone left a window). A task put back is counted in *pushed_back (the caller's take
- * context), and sleepers are woken for all of them at once (crew__notify_pushed_back). */
+ * context), and sleepers are woken for all of them at once (crew__wake_pushed_back). */
 static inline bool crew__held_by_pause(crew_pool *p, crew_task *t, size_t *pushed_back) {
     /* Relaxed: see crew_pool.paused. */
     return __builtin_expect(crew__load_relaxed(&p->paused), 0) &&

@@ -165,7 +165,7 @@ bool crew__put_back_paused(crew_pool *p, crew_task *t, size_t *pushed_back) {
         pthread_mutex_unlock(&p->lock);
     } else {
         ++*pushed_back;
-        crew__notify_pushed_back(p, pushed_back);
+        crew__wake_pushed_back(p, pushed_back);
     }
     return true;
 }
@@ -210,7 +210,7 @@ size_t crew__sched_cancel_group(crew_pool *p, uint32_t slot, uint32_t gen) {
         n++;
     }
     if (put_back) /* a task of the slot's next group: its waiters may take only it */
-        crew__notify_work(p, put_back, slot);
+        crew__wake_work(p, put_back, slot);
     return n;
 }
 

@@ -26,7 +26,7 @@
  *
  * A take says what it did in the caller's crew__take_ctx: a lost race that may hide a task
  * (retry), and tasks it put (back) where other threads take them (pushed_back), for which the
- * caller wakes sleepers once it holds no lock (crew__notify_pushed_back). The context also
+ * caller wakes sleepers once it holds no lock (crew__wake_pushed_back). The context also
  * carries what the take may do (may_batch).
  *
  * A thread that finds nothing may sleep (ec.h). It can miss no task because every push stores
@@ -75,7 +75,7 @@ typedef struct crew__take_ctx {
      * waiter that helps) takes one at a time. */
     bool may_batch;
     /* Out, added to: tasks the take put (back) where other threads take them. The caller wakes
-     * sleepers for them once it holds no lock (crew__notify_pushed_back), at the latest
+     * sleepers for them once it holds no lock (crew__wake_pushed_back), at the latest
      * before it runs the task taken, sleeps or stops looking. */
     size_t pushed_back;
 } crew__take_ctx;

@@ -71,7 +71,7 @@ static inline bool crew__steal_offer_place(crew__steal_local *own, crew__steal_p
     return __builtin_expect(at->array != NULL, 1);
 }
 /* Owner: offer fn(arg) at *at (crew__deque_offer_at): true if no older task lay below it when
- * it landed, so the caller must make the wake-up check (crew__notify_work). */
+ * it landed, so the caller must make the wake-up check (crew__wake_work). */
 static inline bool crew__steal_offer_at(crew__steal_local *own, const crew__steal_place *at,
                                         crew_fn fn, void *arg) {
     return crew__deque_offer_at(&own->deque, at->array, at->mark, fn, arg, 0);

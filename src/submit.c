@@ -259,7 +259,7 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
         return CREW_OK;
     }
     if (!blocking)
-        crew__notify_work(p, n, notify_slot(open_new, h));
+        crew__wake_work(p, n, notify_slot(open_new, h));
     return CREW_OK;
 }
 
@@ -315,7 +315,7 @@ static __attribute__((noinline)) int enqueue_array(crew_pool *p, crew_task *t, s
     }
     if (open_new)
         *group = h;
-    crew__notify_work(p, m, notify_slot(open_new, h)); /* a thread for each runner */
+    crew__wake_work(p, m, notify_slot(open_new, h)); /* a thread for each runner */
     return CREW_OK;
 }
 
@@ -453,7 +453,7 @@ static inline __attribute__((always_inline)) int submit_one(crew_pool *p, crew_f
         unjoin(p, open_new, h, 1);
         return enqueue_fail("crew_submit", p, rc, 1, h, &admit_default);
     }
-    crew__notify_work(p, 1, notify_slot(open_new, h));
+    crew__wake_work(p, 1, notify_slot(open_new, h));
     return CREW_OK;
 }
 
@@ -550,7 +550,7 @@ int crew__fire(crew_pool *p, crew_task *t, bool count) {
     uint32_t slot = t->crew_private_.slot;
     int rc = blocking ? crew__blocking_push(p, t, 1) : crew__sched_push(p, t, 1);
     if (rc == CREW_OK && !blocking)
-        crew__notify_work(p, 1, slot);
+        crew__wake_work(p, 1, slot);
     return rc;
 }
 

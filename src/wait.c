@@ -22,7 +22,7 @@
 #include "pending.h"
 #include "pool.h"
 #include "sched_calls.h"
-#include "spin.h"
+#include "idle.h"
 #include "trace.h"
 #include "wait.h"
 #include "wake.h"
@@ -151,7 +151,7 @@ static crew_task *sleep_waiting(waiter_ctx *c, bool *timedout) {
         crew__trace_span(p, CREW__TR_SLEEP, c->group, l.slept_at);
     pthread_mutex_unlock(&p->lock);
     if (l.tc.pushed_back) /* the last look put a task back: wake someone for it */
-        crew__notify_pushed_back(p, &l.tc.pushed_back);
+        crew__wake_pushed_back(p, &l.tc.pushed_back);
     return l.t;
 }
 
@@ -229,7 +229,7 @@ static crew_task *waiter_sleep(void *ctx, crew__take_ctx *tc, bool *stop) {
         c->checked = true;
     }
     if (tc->pushed_back)
-        crew__notify_pushed_back(c->p, &tc->pushed_back);
+        crew__wake_pushed_back(c->p, &tc->pushed_back);
     flush_finished(c); /* done by the look before; a sleep must hold none */
     bool timedout = false;
     crew_task *t = sleep_waiting(c, &timedout);
@@ -247,13 +247,13 @@ static inline __attribute__((always_inline)) bool waiter_run(void *ctx, crew_tas
         return false;
     /* Wake a sleeper for the tasks the take put back before running this one (no lock). */
     if (__builtin_expect(tc->pushed_back != 0, 0))
-        crew__notify_pushed_back(c->p, &tc->pushed_back);
+        crew__wake_pushed_back(c->p, &tc->pushed_back);
     crew__run_helping(c->p, c->self, t, &c->finished, &c->frame, c->whole);
     return false;
 }
 
-/* CREW_SPIN_AUTO's polls for a waiter (spin.h). */
-static unsigned waiter_polls(void *ctx) { return crew__spin_polls(((waiter_ctx *)ctx)->p); }
+/* CREW_SPIN_AUTO's polls for a waiter (idle.h). */
+static unsigned waiter_polls(void *ctx) { return crew__idle_polls(((waiter_ctx *)ctx)->p); }
 
 static const crew__policy waiter_policy = {
     .done = waiter_done,
@@ -290,7 +290,7 @@ static inline void wait_loop(crew_pool *p, waiter_ctx *c) {
         crew__dispatch(&waiter_policy, c, &tc, p->spin);
     flush_finished(c);
     if (tc.pushed_back)
-        crew__notify_pushed_back(p, &tc.pushed_back);
+        crew__wake_pushed_back(p, &tc.pushed_back);
 }
 
 /* The detail of a group wait's answer st for group, if it is a failure; returns st. who: the

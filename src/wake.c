@@ -12,10 +12,10 @@
 #include "wake.h"
 #include "worker.h"
 
-void crew__notify_pushed_back(crew_pool *p, size_t *n) {
+void crew__wake_pushed_back(crew_pool *p, size_t *n) {
     size_t k = *n;
     *n = 0;
-    crew__notify_work(p, k, 0);
+    crew__wake_work(p, k, 0);
 }
 
 /* crew__wake_locked's choice among the sleepers on pool->work: up to n workers that can run the
@@ -73,7 +73,7 @@ void crew__wake_all_locked(crew_pool *p) {
     crew__ec_notify_locked(&p->waiting, NULL, NULL); /* every helping waiter: look again */
 }
 
-void crew__notify_all(crew_pool *p) {
+void crew__wake_all(crew_pool *p) {
     pthread_mutex_lock(&p->lock);
     crew__wake_all_locked(p);
     crew__ec_notify_locked(&p->bounded.room, NULL, NULL); /* waiters for room: recheck the state */

@@ -1,7 +1,7 @@
 /*
  * wake.h -- the pool's notifiers (wake.c): waking whoever can run newly queued tasks, whoever
  * waits for a quiet pool, and every sleeper when the pool's state changes. The check made on
- * every submission (crew__notify_work) is inline; the wake-ups are not.
+ * every submission (crew__wake_work) is inline; the wake-ups are not.
  */
 #ifndef CREW_WAKE_H
 #define CREW_WAKE_H
@@ -12,7 +12,7 @@
 #include "pool.h"
 #include "sched_calls.h"
 
-/* crew__notify_work found sleepers: wake whoever can run the n tasks of group slot. */
+/* crew__wake_work found sleepers: wake whoever can run the n tasks of group slot. */
 void crew__wake(crew_pool *p, size_t n, uint32_t slot);
 /* pool->lock held: wake up to n sleeping workers that can run newly queued work, every waiter
  * that may take any task, and the waiters of group slot (whose own tasks these may be). */
@@ -25,16 +25,16 @@ void crew__wake_handed_over_locked(crew_pool *p, size_t n);
 /* Wake every sleeping worker and helping waiter (lock held): a state change. */
 void crew__wake_all_locked(crew_pool *p);
 /* The same, and the submitters waiting for room (resize, shutdown). */
-void crew__notify_all(crew_pool *p);
+void crew__wake_all(crew_pool *p);
 /* Wake sleepers for the *n tasks a take put (back) where other threads take them
  * (crew__take_ctx.pushed_back; no lock held), and set *n to 0. */
-void crew__notify_pushed_back(crew_pool *p, size_t *n);
+void crew__wake_pushed_back(crew_pool *p, size_t *n);
 
 /* n tasks of group slot (0 = none) were just queued: wake whoever can run them. The push
  * before it is the event: a worker or helper (p->work), or a waiter of the group, whose own
  * tasks these are, may sleep. The check (the eventcount's fence and a load) is inlined into
  * every submission; the wake-up is not. */
-static inline void crew__notify_work(crew_pool *p, size_t n, uint32_t slot) {
+static inline void crew__wake_work(crew_pool *p, size_t n, uint32_t slot) {
     if ((__builtin_expect(crew__ec_sleepers(&p->work), 0) &&
          (crew__load_seq_cst(&p->lookers) == 0 || !crew__sched_any_worker(p))) ||
         (slot != 0 && crew__ec_sleepers(&crew__slot_at(&p->groups, slot)->waiters)))

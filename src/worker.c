@@ -8,7 +8,7 @@
  * Sleeping without losing a wake-up, and without a system call while the pool is busy, is the
  * eventcount's (ec.h): a worker sleeps through crew__ec_wait on pool->work (under pool->lock),
  * whose last look for work is this file's last_look; whoever makes work visible (a queue's
- * length, a deque's bottom) notifies through wake.c (crew__notify_work), which takes the lock
+ * length, a deque's bottom) notifies through wake.c (crew__wake_work), which takes the lock
  * only if someone sleeps. A task's end is counted by pending.c's crew__tasks_finished (a group
  * ended: its slot's waiters, and only they, are woken); the other notifiers are wake.c's
  * (queued tasks, a quiet pool, state changes) and bounded.c's (a place in the bounded queue).
@@ -36,7 +36,7 @@
 #include "pending.h"
 #include "pool.h"
 #include "sched_calls.h"
-#include "spin.h"
+#include "idle.h"
 #include "stats.h"
 #include "timer.h"
 #include "trace.h"
@@ -327,7 +327,7 @@ static void run_runner_turn(crew_pool *p, crew__worker *self, crew_task *t) {
     if (!ended) {
         /* t is the runner's own entry in its record, which its unfinished unit keeps. */
         if (crew__sched_requeue(p, t) == CREW_OK) {
-            crew__notify_work(p, 1, slot);
+            crew__wake_work(p, 1, slot);
             return;
         }
         crew__tls_frame = &frame;
@@ -398,7 +398,7 @@ static crew_task *sleep_for_work(crew_pool *p, crew__worker *w, bool *woken_out,
     *slept = c.slept;
     *woken_out = end == CREW__EC_WOKEN;
     if (c.tc.pushed_back) /* the last look put a task back: wake someone for it */
-        crew__notify_pushed_back(p, &c.tc.pushed_back);
+        crew__wake_pushed_back(p, &c.tc.pushed_back);
     return c.t;
 }
 
@@ -488,7 +488,7 @@ static crew_task *worker_sleep(void *ctx, crew__take_ctx *tc, bool *stop) {
     crew__unused(stop);
     worker_ctx *c = ctx;
     if (tc->pushed_back) /* not from a worker's takes, which put back only with a task */
-        crew__notify_pushed_back(c->p, &tc->pushed_back);
+        crew__wake_pushed_back(c->p, &tc->pushed_back);
     bool last = c->looking && leave_lookers(c), woken, slept;
     crew_task *t = sleep_for_work(c->p, c->w, &woken, &slept);
     if (last && !slept) /* a burst left to it may hold more than the one task it took */
@@ -518,8 +518,8 @@ static __attribute__((noinline, cold)) int put_back_marked(worker_ctx *c, crew_t
     else if (crew__sched_requeue(p, t) != CREW_OK)
         return -1;
     else
-        crew__notify_work(p, 1, slot); /* t itself */
-    crew__notify_pushed_back(p, &tc->pushed_back); /* whatever the take put back */
+        crew__wake_work(p, 1, slot); /* t itself */
+    crew__wake_pushed_back(p, &tc->pushed_back); /* whatever the take put back */
     crew__flush_finished(p, c->w);
     return try_exit(p, c->w);
 }
@@ -547,13 +547,13 @@ static bool worker_run(void *ctx, crew_task *t, crew__take_ctx *tc) {
     /* Whoever runs a task first wakes a sleeper for the tasks it put back while taking this
      * one (schedule.h); here no lock is held. */
     if (__builtin_expect(tc->pushed_back != 0, 0))
-        crew__notify_pushed_back(p, &tc->pushed_back);
+        crew__wake_pushed_back(p, &tc->pushed_back);
     run_task_in(p, c->w, t, NULL, &c->frame, CREW__RUNNERS_WHOLE);
     return false;
 }
 
-/* CREW_SPIN_AUTO's polls for a worker (spin.h). */
-static unsigned worker_polls(void *ctx) { return crew__spin_polls(((worker_ctx *)ctx)->p); }
+/* CREW_SPIN_AUTO's polls for a worker (idle.h). */
+static unsigned worker_polls(void *ctx) { return crew__idle_polls(((worker_ctx *)ctx)->p); }
 
 static const crew__policy worker_policy = {.take = worker_take,
                                            .idle = worker_idle,
@@ -582,7 +582,7 @@ void *crew__worker_main(void *arg) {
     if (ctx.looking)
         stop_looking(&ctx);
     if (tc.pushed_back)
-        crew__notify_pushed_back(p, &tc.pushed_back);
+        crew__wake_pushed_back(p, &tc.pushed_back);
     crew__flush_finished(p, w); /* nothing may stay in credit: see crew__worker */
     crew__tls_busy = NULL;
     crew__tls_worker = NULL;

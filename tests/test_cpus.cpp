@@ -21,11 +21,11 @@
 #include <sched.h>
 #endif
 
-// Internal (the tests link the library's checked build): cpus.c's and spin.c's.
+// Internal (the tests link the library's checked build): cpus.c's and idle.c's.
 extern "C" unsigned crew__cpus_count(const crew_hooks *h);
 extern "C" unsigned crew__cpus_quota(const char *root, const char *path);
 extern "C" unsigned crew__cpus_quota_parse(const char *text);
-extern "C" unsigned crew__spin_polls(crew_pool *p);
+extern "C" unsigned crew__idle_polls(crew_pool *p);
 
 namespace {
 
@@ -53,7 +53,7 @@ template <class F> void on_one_cpu(F fn) {
 unsigned polls_with_all_busy(crew_pool *p, unsigned threads) {
     crewtest::Gate gate;
     gate.hold(p, int(threads));
-    unsigned polls = crew__spin_polls(p);
+    unsigned polls = crew__idle_polls(p);
     gate.open();
     EXPECT_EQ(crew_wait_all(p), CREW_OK);
     return polls;

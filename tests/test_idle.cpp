@@ -1,7 +1,7 @@
 // test_idle.cpp -- an idle pool sleeps: eight idle workers use well under 1% of a core; and it
 // wakes enough of them: a burst of as many tasks as workers runs on all of them at once, although
 // a submission wakes nobody while a worker is looking for work (the lookers hand the wake-up
-// on: pool.h, worker.c). And CREW_SPIN_AUTO's choice (spin.c): no polls while the pool's awake
+// on: pool.h, worker.c). And CREW_SPIN_AUTO's choice (idle.c): no polls while the pool's awake
 // threads outnumber its CPUs, polls once they fit.
 #include <gtest/gtest.h>
 
@@ -17,8 +17,8 @@
 #include <sched.h>
 #endif
 
-// spin.c's (internal: the tests link the library's checked build).
-extern "C" unsigned crew__spin_polls(crew_pool *p);
+// idle.c's (internal: the tests link the library's checked build).
+extern "C" unsigned crew__idle_polls(crew_pool *p);
 extern "C" unsigned crew__cpus_count(const crew_hooks *h);
 
 static double cpu_seconds() {
@@ -137,13 +137,13 @@ TEST(Idle, AutoSpinPollsOnlyWhileAwakeThreadsFitTheCpus) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     ASSERT_EQ(hold.started.load(), threads) << "the workers did not all start";
     // Every worker is in a task: threads > cpus awake.
-    EXPECT_EQ(crew__spin_polls(p), 0u);
+    EXPECT_EQ(crew__idle_polls(p), 0u);
     hold.go.store(true);
     ASSERT_EQ(crew_wait_all(p), CREW_OK);
     // Idle workers poll, then sleep: then none is awake, which fits any machine.
     unsigned polls = 0;
     until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while ((polls = crew__spin_polls(p)) == 0 && std::chrono::steady_clock::now() < until)
+    while ((polls = crew__idle_polls(p)) == 0 && std::chrono::steady_clock::now() < until)
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     EXPECT_EQ(polls, 64u) << "the workers never all slept";
     crew_destroy(p);

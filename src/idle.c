@@ -1,5 +1,5 @@
 /*
- * spin.c -- how long an idle thread polls for work before it sleeps, under CREW_SPIN_AUTO (the
+ * idle.c -- how long an idle thread polls for work before it sleeps, under CREW_SPIN_AUTO (the
  * default of crew_config.spin; a number the user sets is used as it is, by dispatch.h).
  *
  * Polling before sleeping pays when the thread has a CPU to itself: a task queued within the
@@ -7,7 +7,7 @@
  * awake threads outnumber the CPUs: each poll is then CPU time taken from a thread that still
  * has a task, and the idle thread finds nothing sooner for it (the burst of docs/benchmarks.md:
  * P workers and the caller on 2 cores, where the polls were 4-13% of a call's CPU time). So an
- * idle stretch polls CREW__SPIN_POLLS times while the awake threads are no more than the CPUs,
+ * idle stretch polls CREW__IDLE_POLLS times while the awake threads are no more than the CPUs,
  * and not at all while they are more (oneTBB's workers, which yield instead, measure the same).
  *
  * Awake threads: the pool's workers (the size last asked for) less those asleep on pool->work.
@@ -23,12 +23,12 @@
 #include "atomic.h"
 #include "ec.h"
 #include "pool.h"
-#include "spin.h"
+#include "idle.h"
 
-unsigned crew__spin_polls(crew_pool *p) {
+unsigned crew__idle_polls(crew_pool *p) {
     /* Relaxed: a plain number (see crew_pool.target), and this is a guess. */
     unsigned threads = crew__load_relaxed(&p->target);
     unsigned asleep = crew__ec_sleepers_hint(&p->work);
     unsigned awake = threads > asleep ? threads - asleep : 0;
-    return awake <= p->cpus ? CREW__SPIN_POLLS : 0;
+    return awake <= p->cpus ? CREW__IDLE_POLLS : 0;
 }
