@@ -69,36 +69,36 @@ static int copy_hooks(crew_hooks *out, const crew_hooks *in) {
 #endif
 }
 
+/* crew_config.<field> is value, over the largest value it accepts, max: the failure, its detail
+ * "<accepted> (<max>)<rest>" saying what the field accepts. */
+static int over_max(const char *field, unsigned value, const char *accepted, unsigned max,
+                    const char *rest) {
+    return crew__fail(CREW_EINVAL, "crew_create: crew_config.%s is %u; %s (%u)%s", field, value,
+                      accepted, max, rest);
+}
+
 int crew__config_check(const crew_config *cfg, const crew__sched_ops **sched_out,
                        int *sched_kind, crew_hooks *hooks) {
     const crew__sched_ops *sched = crew__sched_resolve(cfg->scheduler, sched_kind);
     if (cfg->threads > CREW_MAX_THREADS)
-        return crew__fail(CREW_EINVAL,
-                          "crew_create: crew_config.threads is %u; at most CREW_MAX_THREADS (%u), "
-                          "or 0 for one per CPU the pool may use",
-                          cfg->threads, CREW_MAX_THREADS);
+        return over_max("threads", cfg->threads, "at most CREW_MAX_THREADS", CREW_MAX_THREADS,
+                        ", or 0 for one per CPU the pool may use");
     if (crew__autosize_check(cfg) != CREW_OK)
         return CREW_EINVAL; /* with its detail */
     if (!sched)
-        return crew__fail(CREW_EINVAL,
-                          "crew_create: crew_config.scheduler is %u; accepted: CREW_SCHED_DEFAULT "
-                          "(0) to CREW_SCHED_PER_WORKER (%d)",
-                          cfg->scheduler, CREW_SCHED_PER_WORKER);
+        return over_max("scheduler", cfg->scheduler,
+                        "accepted: CREW_SCHED_DEFAULT (0) to CREW_SCHED_PER_WORKER",
+                        CREW_SCHED_PER_WORKER, "");
     if (cfg->lock > CREW_LOCK_SPIN)
-        return crew__fail(CREW_EINVAL,
-                          "crew_create: crew_config.lock is %u; accepted: CREW_LOCK_MUTEX (0) or "
-                          "CREW_LOCK_SPIN (1)",
-                          cfg->lock);
+        return over_max("lock", cfg->lock, "accepted: CREW_LOCK_MUTEX (0) or CREW_LOCK_SPIN",
+                        CREW_LOCK_SPIN, "");
     if (cfg->max_blocking > CREW_MAX_THREADS)
-        return crew__fail(CREW_EINVAL,
-                          "crew_create: crew_config.max_blocking is %u; at most CREW_MAX_THREADS "
-                          "(%u), or 0 for the default",
-                          cfg->max_blocking, CREW_MAX_THREADS);
+        return over_max("max_blocking", cfg->max_blocking, "at most CREW_MAX_THREADS",
+                        CREW_MAX_THREADS, ", or 0 for the default");
     if (cfg->full_policy > CREW_FULL_DROP_OLDEST)
-        return crew__fail(CREW_EINVAL,
-                          "crew_create: crew_config.full_policy is %u; accepted: CREW_FULL_BLOCK "
-                          "(0) to CREW_FULL_DROP_OLDEST (%d)",
-                          cfg->full_policy, CREW_FULL_DROP_OLDEST);
+        return over_max("full_policy", cfg->full_policy,
+                        "accepted: CREW_FULL_BLOCK (0) to CREW_FULL_DROP_OLDEST",
+                        CREW_FULL_DROP_OLDEST, "");
 #ifdef CREW_NO_MONITORING
     if (cfg->monitoring || cfg->autosize != CREW_AUTOSIZE_OFF)
         return crew__fail(CREW_ENOTSUP,

@@ -88,6 +88,10 @@ static inline crew_task *entry_get(crew__deque_entry *e, crew_task *buf) {
     return crew__deque_task(crew__load_relaxed(&e->fn), crew__load_relaxed(&e->arg),
                             crew__load_relaxed(&e->aux), buf);
 }
+static inline void entry_copy(crew__deque_entry *to, const crew__deque_entry *from) {
+    entry_put(to, crew__load_relaxed(&from->fn), crew__load_relaxed(&from->arg),
+              crew__load_relaxed(&from->aux));
+}
 
 /* For assertions: does place e hold a task (a function, or the address of a crew_task)? Every
  * place in [top, bottom) does; one outside may hold anything, or nothing yet. */
@@ -248,11 +252,23 @@ crew_task *crew__deque_steal(crew__deque *d, crew_task *buf, bool *contended) {
  * still t when the compare-and-swap succeeds (it only grows), so none was rewritten before the
  * claim; a replaced array is never written again. Other thieves: the same compare-and-swap
  * orders every claim. */
-/* The claim of crew__deque_steal_batch and _into: places [t, t + n) of a read by fill(ctx, ...),
+/* Where a batch claim's places go: into out (crew__deque_steal_batch), or the oldest into fn,
+ * arg and aux and the others into the deque own (_into). The batch ends before a place holding
+ * stop, unless that place is the first. */
+typedef struct steal_fill {
+    crew_fn stop;
+    crew__deque_entry *out; /* crew__deque_steal_batch's */
+    crew__deque *own;       /* _into's: the thief's own deque */
+    crew_fn fn;             /* _into's: the oldest place's task */
+    void *arg;
+    uint64_t aux;
+} steal_fill;
+
+/* The claim of crew__deque_steal_batch and _into: places [t, t + n) of a read by fill(f, ...),
  * which returns how many it took (fewer: the batch ends before a place holding stop). */
 static inline __attribute__((always_inline)) size_t
 steal_batch(crew__deque *d, size_t max, atomic_uint *claimers, bool *contended,
-            size_t (*fill)(void *, crew__deque_array *, int64_t, size_t), void *ctx) {
+            size_t (*fill)(steal_fill *, crew__deque_array *, int64_t, size_t), steal_fill *f) {
     /* Seq_cst read-modify-write (a full barrier): the claimer's half of the protocol above. */
     crew__fetch_add_seq_cst(claimers, 1u);
     int64_t t, b = thief_look(d, &t);
@@ -262,7 +278,7 @@ steal_batch(crew__deque *d, size_t max, atomic_uint *claimers, bool *contended,
     }
     size_t n = (size_t)(b - t) < max ? (size_t)(b - t) : max;
     crew__deque_array *a = crew__load_acquire(&d->array); /* acquire: as in steal */
-    n = fill(ctx, a, t, n);
+    n = fill(f, a, t, n);
     crew__debug_yield(); /* tests: widen the window an owner's take could hit */
     /* Seq_cst on success, as in steal. */
     bool won = crew__cas_seq_cst(&d->top, &t, t + (int64_t)n);
@@ -274,14 +290,9 @@ steal_batch(crew__deque *d, size_t max, atomic_uint *claimers, bool *contended,
     return n;
 }
 
-typedef struct fill_entries_ctx {
-    crew__deque_entry *out;
-    crew_fn stop;
-} fill_entries_ctx;
-
-static inline __attribute__((always_inline)) size_t fill_entries(void *ctx, crew__deque_array *a,
-                                                                 int64_t t, size_t n) {
-    fill_entries_ctx *c = ctx;
+static inline __attribute__((always_inline)) size_t fill_entries(steal_fill *c,
+                                                                 crew__deque_array *a, int64_t t,
+                                                                 size_t n) {
     /* The first place always; a later one unless its function is stop (deque.h), tested in a
      * loop of its own so that a claim without stop copies as it did before there was one. */
     size_t i = 0;
@@ -295,34 +306,22 @@ static inline __attribute__((always_inline)) size_t fill_entries(void *ctx, crew
         }
         return i;
     }
-    for (; i < n; i++) {
-        crew__deque_entry *e = &a->slot[(size_t)(t + (int64_t)i) & a->mask];
-        entry_put(&c->out[i], crew__load_relaxed(&e->fn), crew__load_relaxed(&e->arg),
-                  crew__load_relaxed(&e->aux));
-    }
+    for (; i < n; i++)
+        entry_copy(&c->out[i], &a->slot[(size_t)(t + (int64_t)i) & a->mask]);
     return n;
 }
 
 size_t crew__deque_steal_batch(crew__deque *d, crew__deque_entry *out, size_t max,
                                crew_fn stop, atomic_uint *claimers, bool *contended) {
-    fill_entries_ctx c = {out, stop};
-    return steal_batch(d, max, claimers, contended, fill_entries, &c);
+    steal_fill f = {.stop = stop, .out = out};
+    return steal_batch(d, max, claimers, contended, fill_entries, &f);
 }
-
-typedef struct fill_into_ctx {
-    crew__deque *own;
-    crew_fn stop;
-    crew_fn fn; /* the oldest place's task */
-    void *arg;
-    uint64_t aux;
-} fill_into_ctx;
 
 /* The oldest place into c's fields; the others straight into the owner's deque c->own, above
  * its bottom, the oldest last (as crew__deque_push_entries_reversed puts them), unpublished
  * until the claim succeeds. */
-static inline __attribute__((always_inline)) size_t fill_into(void *ctx, crew__deque_array *a,
+static inline __attribute__((always_inline)) size_t fill_into(steal_fill *c, crew__deque_array *a,
                                                               int64_t t, size_t n) {
-    fill_into_ctx *c = ctx;
     size_t mask = a->mask;
     for (size_t i = 1; c->stop && i < n; i++) /* the batch ends before a place holding stop */
         if (crew__load_relaxed(&a->slot[(size_t)(t + (int64_t)i) & mask].fn) == c->stop) {
@@ -336,19 +335,16 @@ static inline __attribute__((always_inline)) size_t fill_into(void *ctx, crew__d
     /* Relaxed: the owner's own bottom and array (see crew__deque_push_entries_reversed). */
     crew__deque_array *o = crew__load_relaxed(&c->own->array);
     int64_t b = crew__load_relaxed(&c->own->bottom);
-    for (size_t i = 1; i < n; i++) {
-        e = &a->slot[(size_t)(t + (int64_t)i) & mask];
-        entry_put(&o->slot[(size_t)(b + (int64_t)(n - 1 - i)) & o->mask],
-                  crew__load_relaxed(&e->fn), crew__load_relaxed(&e->arg),
-                  crew__load_relaxed(&e->aux));
-    }
+    for (size_t i = 1; i < n; i++)
+        entry_copy(&o->slot[(size_t)(b + (int64_t)(n - 1 - i)) & o->mask],
+                   &a->slot[(size_t)(t + (int64_t)i) & mask]);
     return n;
 }
 
 crew_task *crew__deque_steal_batch_into(crew__deque *d, crew__deque *own, crew_task *buf,
                                         size_t max, crew_fn stop, atomic_uint *claimers,
                                         bool *contended, size_t *moved) {
-    fill_into_ctx c = {.own = own, .stop = stop};
+    steal_fill c = {.stop = stop, .own = own};
     size_t n = steal_batch(d, max, claimers, contended, fill_into, &c);
     *moved = 0;
     if (n == 0)
@@ -371,9 +367,7 @@ void crew__deque_push_entries_reversed(crew__deque *d, const crew__deque_entry *
     crew__deque_array *a = crew__load_relaxed(&d->array);
     crew__assert((size_t)(b - crew__load_relaxed(&d->top)) + n <= a->mask + 1); /* reserved */
     for (size_t i = 0; i < n; i++)
-        entry_put(&a->slot[(size_t)(b + (int64_t)i) & a->mask],
-                  crew__load_relaxed(&e[n - 1 - i].fn), crew__load_relaxed(&e[n - 1 - i].arg),
-                  crew__load_relaxed(&e[n - 1 - i].aux));
+        entry_copy(&a->slot[(size_t)(b + (int64_t)i) & a->mask], &e[n - 1 - i]);
     /* Release: the tasks are visible to a thief that reads the new bottom. */
     crew__store_release(&d->bottom, b + (int64_t)n);
 }

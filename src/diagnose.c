@@ -309,10 +309,9 @@ static void list_timers(diag *d) {
 
 int crew_diagnose_ex(crew_pool *p, FILE *f, unsigned busy_ms, unsigned queued_ms,
                      unsigned blocked_ms) {
-    if (!p)
-        return crew__fail(CREW_EINVAL, "crew_diagnose: the pool is NULL");
-    if (crew__forked(p))
-        return crew__fail(CREW_EFORKED, "crew_diagnose: " CREW__FORKED_DETAIL);
+    int rc = crew__pool_check(p, "crew_diagnose");
+    if (rc != CREW_OK)
+        return rc;
     diag d = {p, f, 0, (uint64_t)busy_ms * 1000000u, (uint64_t)queued_ms * 1000000u,
               (uint64_t)blocked_ms * 1000000u, 0, 0};
     pthread_mutex_lock(&p->diag->lock);

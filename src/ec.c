@@ -7,6 +7,7 @@
 
 #include "base.h"
 #include "ec.h"
+#include "list.h"
 
 #if CREW__EC_FUTEX
 #include <linux/futex.h>
@@ -37,11 +38,7 @@ static void prepare(crew__ec_node *n) {
     crew__ec *ec = n->ec;
     crew__assert(!n->counted); /* counted once: its last wait unlisted it */
     n->counted = true;
-    n->prev = NULL;
-    n->next = ec->head;
-    if (ec->head)
-        ec->head->prev = n;
-    ec->head = n;
+    CREW__LIST_PUSH(ec->head, n);
     /* Seq_cst: the sleeper's write in Dekker's pattern; the fence in crew__ec_wait orders it
      * before the last look (pairs with the notifier's fence in crew__ec_sleepers). */
     crew__fetch_add_seq_cst(&ec->count, 1u);
@@ -53,12 +50,7 @@ static void unlist(crew__ec_node *n) {
         return;
     crew__ec *ec = n->ec;
     n->counted = false;
-    if (n->prev)
-        n->prev->next = n->next;
-    else
-        ec->head = n->next;
-    if (n->next)
-        n->next->prev = n->prev;
+    CREW__LIST_UNLINK(ec->head, n);
     n->next = n->prev = NULL;
     unsigned was = crew__fetch_sub_seq_cst(&ec->count, 1u); /* seq_cst: pairs with the increment */
     crew__assert(was != 0); /* n was in it (exact: the lock) */

@@ -9,32 +9,36 @@
 #include "base.h"
 #include "error.h"
 
+/* Every code, CREW_OK first, with its name and text: one row per code, for both lookups. */
+typedef struct code_row {
+    int err;
+    const char *name; /* crew_err_name's: the code's name without CREW_ */
+    const char *text; /* crew_strerror's */
+} code_row;
+
+static const code_row codes[] = {
+    {CREW_OK, "OK", "success"},
+#define CREW_CODE_ROW_(name, value, text) {CREW_##name, #name, text},
+    CREW_ERRNO_MAP(CREW_CODE_ROW_)
+#undef CREW_CODE_ROW_
+};
+
+/* The row of err, or NULL if err is no crew code. */
+static const code_row *row_of(int err) {
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+        if (codes[i].err == err)
+            return &codes[i];
+    return NULL;
+}
+
 const char *crew_strerror(int err) {
-    switch (err) {
-    case CREW_OK:
-        return "success";
-#define CREW_STRERROR_CASE_(name, value, text)                                                   \
-    case CREW_##name:                                                                            \
-        return text;
-        CREW_ERRNO_MAP(CREW_STRERROR_CASE_)
-#undef CREW_STRERROR_CASE_
-    default:
-        return "unknown error";
-    }
+    const code_row *r = row_of(err);
+    return r ? r->text : "unknown error";
 }
 
 const char *crew_err_name(int err) {
-    switch (err) {
-    case CREW_OK:
-        return "OK";
-#define CREW_ERR_NAME_CASE_(name, value, text)                                                   \
-    case CREW_##name:                                                                            \
-        return #name;
-        CREW_ERRNO_MAP(CREW_ERR_NAME_CASE_)
-#undef CREW_ERR_NAME_CASE_
-    default:
-        return "UNKNOWN";
-    }
+    const code_row *r = row_of(err);
+    return r ? r->name : "UNKNOWN";
 }
 
 /*

@@ -422,12 +422,11 @@ int crew_shutdown(crew_pool *p, int how) {
 }
 
 int crew_pause(crew_pool *p) {
-    if (!p)
-        return crew__fail(CREW_EINVAL, "crew_pause: the pool is NULL");
-    if (crew__forked(p))
-        return crew__fail(CREW_EFORKED, "crew_pause: " CREW__FORKED_DETAIL);
+    int rc = crew__pool_check(p, "crew_pause");
+    if (rc != CREW_OK)
+        return rc;
     pthread_mutex_lock(&p->lock);
-    int rc = CREW_ESHUTDOWN;
+    rc = CREW_ESHUTDOWN;
     if (crew__load_seq_cst(&p->state) == CREW__OPEN) { /* seq_cst: see crew_pool */
         crew__store_relaxed(&p->paused, true); /* relaxed: see crew_pool */
         rc = CREW_OK;
@@ -439,10 +438,9 @@ int crew_pause(crew_pool *p) {
 }
 
 int crew_resume(crew_pool *p) {
-    if (!p)
-        return crew__fail(CREW_EINVAL, "crew_resume: the pool is NULL");
-    if (crew__forked(p))
-        return crew__fail(CREW_EFORKED, "crew_resume: " CREW__FORKED_DETAIL);
+    int rc = crew__pool_check(p, "crew_resume");
+    if (rc != CREW_OK)
+        return rc;
     pthread_mutex_lock(&p->lock);
     /* Relaxed: every sleeper looks for work under this lock, and is woken under it here. */
     crew__store_relaxed(&p->paused, false);

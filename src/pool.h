@@ -118,6 +118,15 @@ struct crew_pool {
 static inline bool crew__forked(crew_pool *p) {
     return crew__load_relaxed(&p->state) == CREW__FORKED;
 }
+/* The first checks of a public call on p (who: its name), before any of its other arguments:
+ * p is not NULL, and this process made it. CREW_OK, or the failure with its detail. */
+static inline int crew__pool_check(crew_pool *p, const char *who) {
+    if (!p)
+        return crew__fail(CREW_EINVAL, "%s: the pool is NULL", who);
+    if (crew__forked(p))
+        return crew__fail(CREW_EFORKED, "%s: " CREW__FORKED_DETAIL, who);
+    return CREW_OK;
+}
 /* Worker records, lock-free: how many exist (acquire: pairs with the release in pool.c's
  * free_record, so every record below the count is initialised), and record i. */
 static inline unsigned crew__nworkers(crew_pool *p) {

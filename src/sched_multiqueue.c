@@ -8,8 +8,6 @@
  * rank bound); FIFO among equals holds within each queue. The queues keep no group lists: a
  * waiter searches them only when its group has tasks there (crew__slot.scattered).
  */
-#include <stdlib.h>
-
 #include "pool.h"
 #include "schedule.h"
 
@@ -21,15 +19,21 @@ typedef struct mq_state {
 
 static inline mq_state *state_of(crew_pool *p) { return p->sched.state; }
 
-static int init(crew_pool *p, const crew_config *cfg, unsigned threads) {
+/* How many queues: 2 x max(threads, cores), or 2 x max_threads if autosize may grow the pool. */
+static unsigned queues_for(crew_pool *p, const crew_config *cfg, unsigned threads) {
     unsigned cores = p->cpus;
-    unsigned n = 2 * (threads > cores ? threads : cores);
     if (cfg->autosize && cfg->max_threads > threads)
-        n = 2 * cfg->max_threads;
-    mq_state *s = aligned_alloc(64, sizeof *s + n * sizeof s->q[0]);
-    if (!s)
-        return CREW_ENOMEM;
-    p->sched.state = s;
+        return 2 * cfg->max_threads;
+    return 2 * (threads > cores ? threads : cores);
+}
+
+static size_t queues_size(crew_pool *p, const crew_config *cfg, unsigned threads) {
+    return queues_for(p, cfg, threads) * sizeof(crew__lq);
+}
+
+static int init(crew_pool *p, const crew_config *cfg, unsigned threads) {
+    mq_state *s = state_of(p);
+    unsigned n = queues_for(p, cfg, threads);
     for (s->n = 0; s->n < n; s->n++)
         if (crew__lq_init(&s->q[s->n], &p->groups, p->sched.lock_spin, false) != CREW_OK)
             return CREW_ENOMEM; /* free() frees the ones made */
@@ -38,12 +42,8 @@ static int init(crew_pool *p, const crew_config *cfg, unsigned threads) {
 
 static void free_queues(crew_pool *p) {
     mq_state *s = state_of(p);
-    if (!s)
-        return;
     for (unsigned i = 0; i < s->n; i++)
         crew__lq_free(&s->q[i]);
-    free(s);
-    p->sched.state = NULL;
 }
 
 static crew__lq *random_queue(mq_state *s) { return &s->q[crew__rand_below(s->n)]; }
@@ -134,6 +134,8 @@ const crew__sched_ops crew__sched_multiqueue = {
     .name = "lockfree",
     .what = "MultiQueue",
     .any_worker = true,
+    .state_size = sizeof(mq_state),
+    .state_more = queues_size,
     .init = init,
     .free = free_queues,
     .push = push,

@@ -31,17 +31,8 @@ static inline crew__lq *queue_of(crew__worker *w) { return ((pw_local *)w->sched
 static int init(crew_pool *p, const crew_config *cfg, unsigned threads) {
     crew__unused(cfg);
     crew__unused(threads);
-    pw_state *s = aligned_alloc(64, sizeof *s);
-    if (!s)
-        return CREW_ENOMEM;
-    crew__atomic_init(&s->rr, 0u);
-    p->sched.state = s;
+    crew__atomic_init(rr_of(p), 0u);
     return CREW_OK;
-}
-
-static void free_state(crew_pool *p) { /* the queues go with the workers */
-    free(p->sched.state);
-    p->sched.state = NULL;
 }
 
 static int worker_init(crew_pool *p, crew__worker *w) {
@@ -188,8 +179,8 @@ const crew__sched_ops crew__sched_per_worker = {
     .name = "per-worker",
     .what = "a queue per worker",
     .any_worker = false,
-    .init = init,
-    .free = free_state,
+    .state_size = sizeof(pw_state),
+    .init = init, /* no free: the queues go with the workers */
     .worker_init = worker_init,
     .worker_free = worker_free,
     .worker_open = worker_open,

@@ -5,8 +5,6 @@
  * keeps each group's queued tasks in a list, so a waiter takes its own group's newest task in
  * O(1).
  */
-#include <stdlib.h>
-
 #include "pool.h"
 #include "schedule.h"
 
@@ -16,29 +14,26 @@ int crew__sched_central_init(crew_pool *p, crew__lq *q) {
 }
 
 /* SHARED's state (crew__sched.state): its queue. */
-static inline crew__lq *queue_of(crew_pool *p) { return p->sched.state; }
+typedef struct shared_state {
+    crew__lq q; /* first: at the state's address */
+    bool ready; /* q is initialised */
+} shared_state;
+
+static inline shared_state *state_of(crew_pool *p) { return p->sched.state; }
+static inline crew__lq *queue_of(crew_pool *p) { return &state_of(p)->q; }
 
 static int init(crew_pool *p, const crew_config *cfg, unsigned threads) {
     crew__unused(cfg);
     crew__unused(threads);
-    crew__lq *q = aligned_alloc(64, sizeof *q);
-    if (!q)
+    if (crew__sched_central_init(p, queue_of(p)) != CREW_OK)
         return CREW_ENOMEM;
-    if (crew__sched_central_init(p, q) != CREW_OK) {
-        free(q);
-        return CREW_ENOMEM;
-    }
-    p->sched.state = q;
+    state_of(p)->ready = true;
     return CREW_OK;
 }
 
 static void free_queue(crew_pool *p) {
-    crew__lq *q = queue_of(p);
-    if (q) {
-        crew__lq_free(q);
-        free(q);
-        p->sched.state = NULL;
-    }
+    if (state_of(p)->ready)
+        crew__lq_free(queue_of(p));
 }
 
 static int push(crew_pool *p, crew__worker *self, crew_task *t, size_t n) {
@@ -81,6 +76,7 @@ const crew__sched_ops crew__sched_shared = {
     .name = "shared",
     .what = "one shared queue",
     .any_worker = true,
+    .state_size = sizeof(shared_state),
     .init = init,
     .free = free_queue,
     .push = push,

@@ -24,7 +24,6 @@
  * copy back pushes it by value, or gives it a node (crew__task_keep) for a locked queue.
  */
 #include <stddef.h>
-#include <stdlib.h>
 
 #include "debug.h"
 #include "join.h"
@@ -66,12 +65,7 @@ static inline crew__deque *deque_of(crew__worker *w) { return &crew__steal_local
 static int init(crew_pool *p, const crew_config *cfg, unsigned threads) {
     crew__unused(cfg);
     crew__unused(threads);
-    steal_state *s = aligned_alloc(64, sizeof *s);
-    if (!s)
-        return CREW_ENOMEM;
-    s->central_ready = false;
-    s->ext_ready = 0;
-    p->sched.state = s;
+    steal_state *s = state_of(p); /* zeroed: nothing ready */
     if (crew__sched_central_init(p, &s->central) != CREW_OK)
         return CREW_ENOMEM;
     s->central_ready = true;
@@ -87,14 +81,10 @@ static int init(crew_pool *p, const crew_config *cfg, unsigned threads) {
 
 static void free_queues(crew_pool *p) {
     steal_state *s = state_of(p);
-    if (!s)
-        return;
     for (unsigned i = 0; i < s->ext_ready; i++)
         crew__deque_free(&s->ext[i].deque);
     if (s->central_ready)
         crew__lq_free(&s->central);
-    free(s);
-    p->sched.state = NULL;
 }
 
 static int worker_init(crew_pool *p, crew__worker *w) {
@@ -501,6 +491,7 @@ const crew__sched_ops crew__sched_steal = {
     .name = "steal",
     .what = "work stealing",
     .any_worker = true,
+    .state_size = sizeof(steal_state),
     .init = init,
     .free = free_queues,
     .worker_init = worker_init,

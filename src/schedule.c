@@ -72,11 +72,26 @@ const crew__sched_ops *crew__sched_resolve(unsigned scheduler, int *kind) {
 const char *crew__sched_what(const crew_pool *p) { return p->sched.ops->what; }
 
 int crew__sched_init(crew_pool *p, const crew_config *cfg, unsigned threads) {
+    const crew__sched_ops *ops = p->sched.ops;
     p->sched.lock_spin = cfg->lock == CREW_LOCK_SPIN;
-    return p->sched.ops->init(p, cfg, threads);
+    size_t size = ops->state_size + (ops->state_more ? ops->state_more(p, cfg, threads) : 0);
+    size = (size + 63) & ~(size_t)63; /* a multiple of the alignment, as aligned_alloc asks */
+    void *s = aligned_alloc(64, size);
+    if (!s)
+        return CREW_ENOMEM;
+    memset(s, 0, size);
+    p->sched.state = s;
+    return ops->init(p, cfg, threads);
 }
 
-void crew__sched_free(crew_pool *p) { p->sched.ops->free(p); }
+void crew__sched_free(crew_pool *p) {
+    if (!p->sched.state)
+        return;
+    if (p->sched.ops->free)
+        p->sched.ops->free(p);
+    free(p->sched.state);
+    p->sched.state = NULL;
+}
 
 int crew__sched_worker_init(crew_pool *p, crew__worker *w) {
     return p->sched.ops->worker_init ? p->sched.ops->worker_init(p, w) : CREW_OK;

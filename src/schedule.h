@@ -3,7 +3,7 @@
  * where a submitted task is queued, and where a thread looking for work takes one.
  *
  * Each strategy is one file that fills a crew__sched_ops table and owns its state: what it
- * keeps for the pool (crew__sched.state, its own type, made by its init) and for each worker
+ * keeps for the pool (crew__sched.state, its own type, filled by its init) and for each worker
  * (the worker record's crew__sched_local area, cast to its own type). No other file sees a
  * strategy's fields; the rest of crew asks the table (has a sleeping worker work it could
  * take: has_work_for; where a task's mark is: mark_at).
@@ -102,10 +102,15 @@ typedef struct crew__sched_ops {
     const char *name; /* as CREW_SCHEDULER spells it */
     const char *what; /* in words, for crew_diagnose */
     bool any_worker;  /* any worker can take any queued task (the pool's lookers: pool.h) */
-    /* The strategy's pool-level state, its own type in p->sched.state (NULL if it keeps none):
-     * CREW_OK or CREW_ENOMEM. */
+    /* The strategy's pool-level state, its own type in p->sched.state: state_size bytes, and
+     * state_more's (optional: a flexible array's, for this configuration and threads), which
+     * schedule.c allocates (aligned to 64, zeroed) before init and frees after free. init fills
+     * them: CREW_OK or CREW_ENOMEM. free (optional) undoes what init made, also after a failed
+     * init (which leaves a count of what it made, or flags, in the state). */
+    size_t state_size;
+    size_t (*state_more)(crew_pool *p, const crew_config *cfg, unsigned threads);
     int (*init)(crew_pool *p, const crew_config *cfg, unsigned threads);
-    void (*free)(crew_pool *p); /* also after a failed init */
+    void (*free)(crew_pool *p);
     /* Optional: a worker record's part (w->sched, crew__sched_local: made once per record,
      * freed with the pool), and opened or closed to pushes as its thread starts or fails to
      * start. */
@@ -185,8 +190,8 @@ typedef struct crew__sched {
      * clears it (nodes.c, the child's only thread): a join's one test of its fast path, since
      * it tells also that the process has not forked (crew__sched_join_own). */
     bool own_deque;
-    /* Fixed after init: the strategy's own state, of a type only its file knows (its init
-     * makes it, its free frees it), or NULL. */
+    /* Fixed after init: the strategy's own state, of a type only its file knows (schedule.c
+     * allocates it, the strategy's init fills it), or NULL. */
     void *state;
 } crew__sched;
 

@@ -352,10 +352,9 @@ static void sum_blocks(crew_pool *p, totals *t) {
 /* ---- the public calls ---- */
 
 int crew_set_monitoring(crew_pool *p, int on) {
-    if (!p)
-        return crew__fail(CREW_EINVAL, "crew_set_monitoring: the pool is NULL");
-    if (crew__forked(p))
-        return crew__fail(CREW_EFORKED, "crew_set_monitoring: " CREW__FORKED_DETAIL);
+    int rc = crew__pool_check(p, "crew_set_monitoring");
+    if (rc != CREW_OK)
+        return rc;
 #ifdef CREW_NO_MONITORING
     if (on)
         return crew__fail(CREW_ENOTSUP, "crew_set_monitoring: this build leaves monitoring out "
@@ -461,10 +460,9 @@ int crew_stats_threads(crew_pool *p, crew_thread_stats *out, size_t cap, size_t 
 }
 
 int crew_stats_reset(crew_pool *p) {
-    if (!p)
-        return crew__fail(CREW_EINVAL, "crew_stats_reset: the pool is NULL");
-    if (crew__forked(p))
-        return crew__fail(CREW_EFORKED, "crew_stats_reset: " CREW__FORKED_DETAIL);
+    int rc = crew__pool_check(p, "crew_stats_reset");
+    if (rc != CREW_OK)
+        return rc;
     pthread_mutex_lock(&p->stats->lock);
     /* Relaxed: workers zero their own blocks when they see the new epoch (crew__stats_block);
      * readers hold stats_lock, which orders this store before their loads. */

@@ -38,6 +38,7 @@
 #include "debug.h"
 #include "error.h"
 #include "kind.h"
+#include "list.h"
 #include "lock.h"
 #include "pool.h"
 #include "submit.h"
@@ -310,12 +311,7 @@ void crew__timers_stop(crew_pool *p) {
 /* ---- periodic timers ---- */
 
 static void unlink_timer(crew__timers *tm, struct crew_timer *t) {
-    if (t->prev)
-        t->prev->next = t->next;
-    else
-        tm->live = t->next;
-    if (t->next)
-        t->next->prev = t->prev;
+    CREW__LIST_UNLINK(tm->live, t);
     tm->timers--;
 }
 

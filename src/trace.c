@@ -373,10 +373,9 @@ static int stop_locked(crew_pool *p, uint64_t *events, uint64_t *dropped) {
 
 static int stop(crew_pool *p, uint64_t *events, uint64_t *dropped, const char *who) {
     uint64_t e = 0, d = 0;
-    if (!p)
-        return crew__fail(CREW_EINVAL, "%s: the pool is NULL", who);
-    if (crew__forked(p))
-        return crew__fail(CREW_EFORKED, "%s: " CREW__FORKED_DETAIL, who);
+    int rc = crew__pool_check(p, who);
+    if (rc != CREW_OK)
+        return rc;
     crew__trace *tr = p->trace;
     pthread_mutex_lock(&tr->lock);
     if (!(crew__load_relaxed(&tr->state) & 1u)) { /* relaxed: written under this lock */
@@ -384,7 +383,7 @@ static int stop(crew_pool *p, uint64_t *events, uint64_t *dropped, const char *w
         return crew__fail(CREW_EINVAL, "%s: the pool is not being traced (crew_trace_start "
                                        "begins a trace)", who);
     }
-    int rc = stop_locked(p, &e, &d);
+    rc = stop_locked(p, &e, &d);
     pthread_mutex_unlock(&tr->lock);
     if (events)
         *events = e;

@@ -297,33 +297,32 @@ static inline void wait_loop(crew_pool *p, waiter_ctx *c) {
  * public call (crew_wait or crew_wait_timed). */
 static __attribute__((cold, noinline)) int wait_failed(const char *who, crew_handle group,
                                                        int st) {
+    /* The detail names the group between before and after. */
+    const char *before = "", *after;
     switch (st) {
     case CREW_ECANCELED:
-        return crew__fail(st,
-                          "%s: the group {%u, %u} lost tasks: cancelled (crew_cancel), or "
-                          "dropped by a cancelling shutdown or a full queue",
-                          who, group.slot, group.gen);
+        after = " lost tasks: cancelled (crew_cancel), or dropped by a cancelling shutdown or a "
+                "full queue";
+        break;
     case CREW_EEXPIRED:
-        return crew__fail(st,
-                          "%s: the group {%u, %u} lost tasks that no thread could start "
-                          "by their start-by time (crew_submit_deadline)",
-                          who, group.slot, group.gen);
+        after = " lost tasks that no thread could start by their start-by time "
+                "(crew_submit_deadline)";
+        break;
     case CREW_EDEADLK:
-        return crew__fail(st,
-                          "%s: called from inside a task of the group {%u, %u} itself: "
-                          "the group cannot finish before this call returns",
-                          who, group.slot, group.gen);
+        before = "called from inside a task of ";
+        after = " itself: the group cannot finish before this call returns";
+        break;
     case CREW_ETIMEDOUT:
-        return crew__fail(st,
-                          "%s: the group {%u, %u} had not finished when the time-out passed; "
-                          "its tasks go on (wait again, or crew_cancel it)",
-                          who, group.slot, group.gen);
+        after = " had not finished when the time-out passed; its tasks go on (wait again, or "
+                "crew_cancel it)";
+        break;
     case CREW_EFORKED:
         return crew__fail(st, "%s: " CREW__FORKED_DETAIL, who);
     default:
         return crew__fail(st, "%s: the group {%u, %u}: %s", who, group.slot, group.gen,
                           crew_strerror(st));
     }
+    return crew__fail(st, "%s: %sthe group {%u, %u}%s", who, before, group.slot, group.gen, after);
 }
 
 /* A timed wait's end on crew__now_ns's clock, timeout_ns from now: 0 for no limit
@@ -407,16 +406,14 @@ void crew__join_wait(crew_pool *p, crew__worker *self, const atomic_bool *over, 
 
 /* crew_wait_all and crew_wait_all_timed (see wait_group for timed and timeout_ns). */
 static int wait_all(crew_pool *p, bool timed, uint64_t timeout_ns, const char *who) {
-    if (!p)
-        return crew__fail(CREW_EINVAL, "%s: the pool is NULL", who);
-    if (crew__forked(p))
-        return crew__fail(CREW_EFORKED, "%s: " CREW__FORKED_DETAIL, who);
+    int rc = crew__pool_check(p, who);
+    if (rc != CREW_OK)
+        return rc;
     if (crew__in_task_of(p))
         return crew__fail(CREW_EDEADLK,
                           "%s: called from a task of this pool, which cannot be quiet "
                           "while that task runs; wait for a group instead (crew_wait)",
                           who);
-    int rc;
     if (!timed)
         rc = help_until_quiet(p, 0);
     else if (timeout_ns == 0) /* a poll; seq_cst: see struct crew_pool */

@@ -10,34 +10,30 @@
  * crew__sched_resolve's table. It keeps no per-worker state and needs none of the optional
  * entries.
  */
-#include <stdlib.h>
-
 #include "pool.h"
 #include "schedule.h"
 
-/* The state (crew__sched.state): the queue. */
-static inline crew__lq *the_queue(crew_pool *p) { return p->sched.state; }
+/* The state (crew__sched.state, which schedule.c allocates): the queue. */
+typedef struct simple_state {
+    crew__lq q; /* first: at the state's address */
+    bool ready; /* q is initialised */
+} simple_state;
+
+static inline simple_state *state_of(crew_pool *p) { return p->sched.state; }
+static inline crew__lq *the_queue(crew_pool *p) { return &state_of(p)->q; }
 
 static int init(crew_pool *p, const crew_config *cfg, unsigned threads) {
     crew__unused(cfg);
     crew__unused(threads);
-    crew__lq *q = aligned_alloc(64, sizeof *q);
-    if (!q)
+    if (crew__lq_init(the_queue(p), &p->groups, false, false) != CREW_OK)
         return CREW_ENOMEM;
-    if (crew__lq_init(q, &p->groups, false, false) != CREW_OK) {
-        free(q);
-        return CREW_ENOMEM;
-    }
-    p->sched.state = q;
+    state_of(p)->ready = true;
     return CREW_OK;
 }
 
 static void free_state(crew_pool *p) {
-    if (p->sched.state) {
+    if (state_of(p)->ready)
         crew__lq_free(the_queue(p));
-        free(p->sched.state);
-        p->sched.state = NULL;
-    }
 }
 
 /* Every thread, worker or not, pushes to and takes from the one queue. */
@@ -84,6 +80,7 @@ const crew__sched_ops crew__sched_simple = {
     .name = "simple",
     .what = "one queue (for the tests)",
     .any_worker = true,
+    .state_size = sizeof(simple_state),
     .init = init,
     .free = free_state,
     .push = push,
