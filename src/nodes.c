@@ -117,7 +117,7 @@ static void fork_child(void) {
         crew__store_relaxed(&p->state, CREW__FORKED);
         crew__fetch_or_relaxed(&p->timing, CREW__TIMING_FORKED);
         crew__store_relaxed(&p->paused, true);
-        p->sched.own_deque = false; /* a join takes its checked path (sched_calls.h) */
+        crew__sched_forked(p); /* a join takes its checked path (sched_calls.h) */
     }
     nregistry = 0;
     pthread_mutex_unlock(&registry_lock);

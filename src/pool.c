@@ -298,9 +298,7 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     p->cpus = cpus;
     crew__atomic_init(&p->timing, (cfg->monitoring ? CREW__TIMING_MONITOR : 0u) |
                                 (cfg->autosize ? CREW__TIMING_AUTOSIZE : 0u));
-    p->sched.ops = sched;
-    p->sched.own_deque = sched->own_deque;
-    p->sched.kind = sched_kind;
+    crew__sched_select(p, sched, sched_kind);
     crew__atomic_init(&p->state, CREW__OPEN);
     crew__atomic_init(&p->pending, 0);
     crew__atomic_init(&p->array_unclaimed, (size_t)0);

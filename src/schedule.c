@@ -69,6 +69,14 @@ const crew__sched_ops *crew__sched_resolve(unsigned scheduler, int *kind) {
     return NULL;
 }
 
+void crew__sched_select(crew_pool *p, const crew__sched_ops *ops, int kind) {
+    p->sched.ops = ops;
+    p->sched.own_deque = ops->own_deque;
+    p->sched.kind = kind;
+}
+
+void crew__sched_forked(crew_pool *p) { p->sched.own_deque = false; }
+
 const char *crew__sched_what(const crew_pool *p) { return p->sched.ops->what; }
 
 int crew__sched_init(crew_pool *p, const crew_config *cfg, unsigned threads) {

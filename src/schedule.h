@@ -209,6 +209,12 @@ void crew__sched_visit_deque(crew__deque *d, const char *what, int index,
  * variable CREW_SCHEDULER; a value it does not know is reported once on stderr and the default
  * used), or NULL for a scheduler number out of range. OUT: *kind. */
 const crew__sched_ops *crew__sched_resolve(unsigned scheduler, int *kind);
+/* p runs under ops (kind: crew__sched_resolve's), chosen by crew_create before any thread of p
+ * runs. */
+void crew__sched_select(crew_pool *p, const crew__sched_ops *ops, int kind);
+/* p's process is a child forked after p was made (the fork handler, its only thread): joins
+ * take their checked path, which finds the pool forked (sched_calls.h). */
+void crew__sched_forked(crew_pool *p);
 /* The pool's strategy in words (crew_diagnose). */
 const char *crew__sched_what(const crew_pool *p);
 

@@ -454,10 +454,7 @@ int crew_timer_start(crew_pool *p, uint64_t first_ns, uint64_t period_ns, unsign
     if (rc == CREW_OK)
         rc = crew__theap_reserve(&tm->heap, tm->heap.n + tm->timers + 1);
     if (rc == CREW_OK) {
-        t->next = tm->live;
-        if (tm->live)
-            tm->live->prev = t;
-        tm->live = t;
+        CREW__LIST_PUSH(tm->live, t); /* t is calloc'd: prev was NULL already */
         tm->timers++;
         t->origin = t->when = add_sat(crew__now_ns(), first_ns);
         t->state = T_ARMED;
