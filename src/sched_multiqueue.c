@@ -1,6 +1,6 @@
 /*
  * sched_multiqueue.c -- SHARED_LOCKFREE: a MultiQueue (Rihani, Sanders and Dementiev,
- * "MultiQueues: Simple Relaxed Concurrent Priority Queues", SPAA 2015): 2 x max(threads, cores)
+ * "MultiQueues: Simple Relaxed Concurrent Priority Queues", SPAA 2015): 2 x max(threads, CPUs)
  * priority queues, each under its own try-lock. A push goes to a random queue; a take looks at
  * two random queues and pops from the one whose best task has the higher priority. No thread
  * ever waits for a lock held by another (try-locks only on the fast path), and the order is
@@ -19,7 +19,7 @@ typedef struct mq_state {
 
 static inline mq_state *state_of(crew_pool *p) { return p->sched.state; }
 
-/* How many queues: 2 x max(threads, cores), or 2 x max_threads if autosize may grow the pool. */
+/* How many queues: 2 x max(threads, the CPUs the pool may use), or 2 x max_threads if autosize may grow the pool. */
 static unsigned queues_for(crew_pool *p, const crew_config *cfg, unsigned threads) {
     unsigned cores = p->cpus;
     if (cfg->autosize && cfg->max_threads > threads)
