@@ -10,8 +10,6 @@
  * calls crew_resize can never hold up the shutdown that joins its own thread.
  */
 #include <limits.h>
-#include <sched.h>
-#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,21 +21,13 @@
 #include "config.h"
 #include "cpus.h"
 #include "modules.h"
-#include "pool.h"
 #include "idle.h"
+#include "pool.h"
 #include "stats.h"
+#include "thread.h"
 #include "wait.h"
 #include "wake.h"
 #include "worker.h"
-
-int crew__spawn(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* the new thread inherits this mask */
-    int rc = pthread_create(t, attr, fn, arg);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return rc;
-}
 
 /* Start w's thread (with every signal blocked: crew__spawn); who: the public call, for the
  * detail of a failure. */
@@ -211,39 +201,6 @@ void crew__workers_free(crew_pool *p) {
     for (unsigned i = 0; i < crew__nworkers(p); i++)
         free_worker(p, crew__worker_at(p, i));
     free(p->workers);
-}
-
-CREW__TLS const crew_pool *crew__tls_hook;
-
-void crew__thread_start(crew_pool *p, unsigned index) {
-    const crew_hooks *h = &p->hooks;
-#if defined(__linux__)
-    if (h->cpus) {
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        if (index < CREW_MAX_THREADS) /* a worker: one cpu, round-robin over the list */
-            CPU_SET(h->cpus[index % h->ncpus], &set);
-        else /* a blocking thread: any of them */
-            for (size_t i = 0; i < h->ncpus; i++)
-                CPU_SET(h->cpus[i], &set);
-        /* Checked against the process's set in crew_create; a later change of that set makes
-         * this fail, and the thread then runs wherever the system lets it. */
-        (void)pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-    }
-#endif
-    if (h->on_start) {
-        crew__tls_hook = p;
-        h->on_start(index, h->arg);
-        crew__tls_hook = NULL;
-    }
-}
-
-void crew__thread_stop(crew_pool *p, unsigned index) {
-    if (p->hooks.on_stop) {
-        crew__tls_hook = p;
-        p->hooks.on_stop(index, p->hooks.arg);
-        crew__tls_hook = NULL;
-    }
 }
 
 /* Would a shutdown of p from this thread wait for the thread itself? (From a task of p, or

@@ -141,16 +141,7 @@ static inline crew__worker *crew__self(const crew_pool *p) {
     return w && w->pool == p ? w : NULL;
 }
 
-/* pool.c helpers shared with the other subsystems. */
-/* pthread_create with every signal blocked in the new thread (signals belong to the
- * application's own threads). Returns pthread_create's result. */
-int crew__spawn(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
-unsigned crew__running_workers_locked(crew_pool *p); /* workers RUNNING now; lock held */
-/* A pool thread starts (its CPU affinity, then crew_hooks.on_start) or stops (on_stop).
- * index: the worker's, or CREW_MAX_THREADS + a blocking thread's. */
-void crew__thread_start(crew_pool *p, unsigned index);
-void crew__thread_stop(crew_pool *p, unsigned index);
-/* The pool whose on_start or on_stop hook runs on this thread now, else NULL. */
-extern CREW__TLS const crew_pool *crew__tls_hook;
+/* pool.c's, for the blocking threads (lock held): the workers RUNNING now. */
+unsigned crew__running_workers_locked(crew_pool *p);
 
 #endif /* CREW_POOL_H */

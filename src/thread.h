@@ -1,7 +1,7 @@
 /*
  * thread.h -- joining the threads a pool makes (thread.c): its workers, its blocking threads,
- * the timer thread and the sizing controller. Making them (crew__spawn, with every signal
- * blocked) is pool.c's.
+ * the timer thread and the sizing controller; and making them: crew__spawn (with every signal
+ * blocked), and the start and stop of each (its CPU affinity, crew_hooks.on_start, on_stop).
  *
  * Several crew_shutdown calls may run at once, and each must return only once every thread is
  * joined, also those another call claimed and is still joining: a thread may still be in
@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "base.h" /* CREW__TLS, crew_pool */
 #include "ec.h"
 
 /* The callers joining a set of threads now. */
@@ -62,5 +63,15 @@ void crew__lone_stop(crew__lone *t, pthread_mutex_t *lock, bool *stop, crew__ec 
 /* Join a thread that has already left (it marked its record gone after on_stop): the join
  * waits only for its return, so it may be made with locks held. */
 static inline void crew__join_gone(pthread_t thread) { pthread_join(thread, NULL); }
+
+/* pthread_create with every signal blocked in the new thread (signals belong to the
+ * application's own threads). Returns pthread_create's result. */
+int crew__spawn(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
+/* A pool thread starts (its CPU affinity, then crew_hooks.on_start) or stops (on_stop).
+ * index: the worker's, or CREW_MAX_THREADS + a blocking thread's. */
+void crew__thread_start(crew_pool *p, unsigned index);
+void crew__thread_stop(crew_pool *p, unsigned index);
+/* The pool whose on_start or on_stop hook runs on this thread now, else NULL. */
+extern CREW__TLS const crew_pool *crew__tls_hook;
 
 #endif /* CREW_THREAD_H */
