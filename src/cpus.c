@@ -109,6 +109,21 @@ static struct {
     char path[PATH_MAX];  /* the process's cgroup within it, from "/" */
 } where = {PTHREAD_ONCE_INIT, "", ""};
 
+/* Decode, in place, mountinfo's octal escapes (a backslash and three octal digits). */
+static void unescape(char *s) {
+    char *out = s;
+    for (const char *in = s; *in; out++) {
+        if (in[0] == '\\' && in[1] >= '0' && in[1] <= '3' && in[2] >= '0' && in[2] <= '7' &&
+            in[3] >= '0' && in[3] <= '7') {
+            *out = (char)((in[1] - '0') * 64 + (in[2] - '0') * 8 + (in[3] - '0'));
+            in += 4;
+        } else {
+            *out = *in++;
+        }
+    }
+    *out = '\0';
+}
+
 /* Fill `where`: the process's cgroup from /proc/self/cgroup ("0::<path>"), the cgroup2 mount
  * from /proc/self/mountinfo ("<id> <parent> <dev> <root> <mount point> ... - cgroup2 ..."). */
 static void locate(void) {
@@ -118,9 +133,12 @@ static void locate(void) {
     size_t cap = 0;
     while (f && getline(&line, &cap, f) > 0) {
         char root[PATH_MAX], mount[PATH_MAX];
+        _Static_assert(PATH_MAX == 4096, "the widths below are PATH_MAX - 1");
         if (!strstr(line, " - cgroup2 ") ||
             sscanf(line, "%*s %*s %*s %4095s %4095s", root, mount) != 2)
             continue;
+        unescape(root); /* mountinfo writes a space as \040 (and tab, newline, backslash) */
+        unescape(mount);
         /* Where the mount shows a sub-tree (its root is not "/"), the path is within it. */
         const char *path = own + 3;
         size_t r = strlen(root);
@@ -155,8 +173,9 @@ static cpu_set_t *allowed_mask(size_t *size) {
         *size = CPU_ALLOC_SIZE(n);
         if (sched_getaffinity(0, *size, set) == 0)
             return set;
+        int err = errno; /* before CPU_FREE, which may change errno */
         CPU_FREE(set);
-        if (errno != EINVAL) /* EINVAL: the kernel's mask is larger than this one */
+        if (err != EINVAL) /* EINVAL: the kernel's mask is larger than this one */
             return NULL;
     }
     return NULL;

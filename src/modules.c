@@ -136,7 +136,8 @@ int crew__modules_init(crew_pool *p, const crew_config *cfg) {
         const module *m = &modules[i];
         if ((m->init ? m->init(p) : m->init_cfg ? m->init_cfg(p, cfg) : CREW_OK) != CREW_OK) {
             unmake(p, i);
-            return crew__fail(CREW_ENOMEM, "%s", m->nomem);
+            return crew__fail(CREW_ENOMEM, "%s",
+                              m->nomem ? m->nomem : "crew_create: out of memory");
         }
     }
     return CREW_OK;
