@@ -94,7 +94,7 @@ static void runner(void *arg) { run_chunks(arg); }
 
 static size_t auto_grain(crew_pool *p, size_t n) {
     size_t parts = (size_t)(crew_size(p) + 1) * CHUNKS_PER_THREAD;
-    size_t g = (n + parts - 1) / parts;
+    size_t g = n / parts + (n % parts != 0); /* n + parts - 1 would wrap near SIZE_MAX */
     return g ? g : 1;
 }
 

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -75,6 +76,43 @@ TEST(Parallel, BadInput) {
     EXPECT_EQ(crew_parallel_filter(p, &x, 1, 0, &x, &k, keep, nullptr), CREW_EINVAL);
     EXPECT_EQ(crew_parallel_filter(p, &x, 1, sizeof x, &x, nullptr, keep, nullptr), CREW_EINVAL);
     EXPECT_EQ(crew_parallel_filter(p, nullptr, 1, sizeof x, &x, &k, keep, nullptr), CREW_EINVAL);
+    crew_destroy(p);
+}
+
+// The automatic grain over a range near SIZE_MAX: a few chunks a thread, as for any range. (Its
+// rounding once wrapped there, so that the grain came out as 1: crew_parallel_for then made a
+// chunk per index, and crew_parallel_reduce its 65,536 partials at most.) Neither function looks
+// at the indices, so the loops are quick.
+TEST(Parallel, AutomaticGrainOverARangeNearSizeMax) {
+    crew_pool *p = make_pool(2);
+    const size_t n = SIZE_MAX - 5, most = (crew_size(p) + 1) * 8 + 1; // CHUNKS_PER_THREAD: 8
+    struct Seen {
+        std::atomic<size_t> calls{0}, covered{0};
+    } reduce_seen, for_seen;
+    auto fold = [](size_t b, size_t e, void *acc, void *arg) {
+        static_cast<Seen *>(arg)->calls.fetch_add(1);
+        static_cast<Seen *>(arg)->covered.fetch_add(e - b);
+        *static_cast<size_t *>(acc) += 1;
+    };
+    auto combine = [](void *into, const void *from, void *) {
+        *static_cast<size_t *>(into) += *static_cast<const size_t *>(from);
+    };
+    size_t chunks = 0;
+    ASSERT_EQ(crew_parallel_reduce(p, 0, n, 0, &chunks, sizeof chunks, fold, combine,
+                                   &reduce_seen),
+              CREW_OK);
+    EXPECT_LE(reduce_seen.calls.load(), most);
+    EXPECT_EQ(chunks, reduce_seen.calls.load());
+    EXPECT_EQ(reduce_seen.covered.load(), n);
+    auto body = [](size_t b, size_t e, void *arg) {
+        auto *s = static_cast<Seen *>(arg);
+        if (s->calls.fetch_add(1) > 1000000) // a chunk per index: stop the test, not the machine
+            std::abort();
+        s->covered.fetch_add(e - b);
+    };
+    ASSERT_EQ(crew_parallel_for(p, 0, n, 0, body, &for_seen), CREW_OK);
+    EXPECT_LE(for_seen.calls.load(), most);
+    EXPECT_EQ(for_seen.covered.load(), n);
     crew_destroy(p);
 }
 
