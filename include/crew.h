@@ -527,7 +527,8 @@ CREW_EXPORT uint64_t crew_now_ns(void);
  * priority order among the queued tasks). That thread runs no code of yours, but for on_drop
  * when there is no memory to queue what is due (see "Drops" below). Waiting costs no
  * CPU, however many wait; a pending delayed task costs its task node and 24 bytes, a timer
- * about 200 bytes.
+ * about 200 bytes on 64-bit Linux (its record, 184, in a 192-byte allocation, and a 24-byte
+ * entry in the heap while it waits).
  *
  * Interplay:
  *   - Groups and waits: a delayed task counts in its group and in the pool's pending tasks from
@@ -579,7 +580,8 @@ CREW_EXPORT int crew_submit_at(crew_pool *p, uint64_t when_ns, crew_fn fn, void 
  * start-by time (0: none), as crew_submit_deadline: a task no thread has started by
  * start_by_ns is dropped and reported as expired (CREW_EEXPIRED). A delayed task with a
  * deadline: crew_submit_at_ex(p, crew_now_ns() + delay, fn, arg, prio, 0, start_by, &g).
- * Errors: also EINVAL for start_by_ns before when_ns (it could never start). */
+ * Errors: also EINVAL for start_by_ns not after when_ns (a task reaches a thread only after
+ * its due time, so it could never start in time). */
 CREW_EXPORT int crew_submit_at_ex(crew_pool *p, uint64_t when_ns, crew_fn fn, void *arg,
                                   uint32_t priority, unsigned flags, uint64_t start_by_ns,
                                   crew_handle *group);

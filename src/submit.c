@@ -558,10 +558,12 @@ int crew__fire(crew_pool *p, crew_task *t, bool count) {
 static int submit_at(crew_pool *p, uint64_t when, crew_fn fn, void *arg, uint32_t priority,
                      unsigned flags, uint64_t start_by, crew_handle *group, const char *who) {
     /* A NULL pool goes on to submit, which refuses it (rejected() reads the pool). */
-    if (p && start_by != 0 && start_by < when)
+    /* Equal times are refused too: the task reaches a thread only after its due time, so a
+     * start-by time no later than that would always expire it. */
+    if (p && start_by != 0 && start_by <= when)
         return rejected(p, crew__fail(CREW_EINVAL,
-                                      "%s: the start-by time %llu comes before the due time %llu: "
-                                      "the task could never start",
+                                      "%s: the start-by time %llu is not after the due time %llu: "
+                                      "the task could never start in time",
                                       who, (unsigned long long)start_by,
                                       (unsigned long long)when),
                         1);

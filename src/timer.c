@@ -54,17 +54,19 @@ struct crew_timer {
     crew_fn fn;           /* fixed */
     void *arg;            /* fixed */
     uint64_t period;      /* fixed: 0 runs once */
-    unsigned flags;       /* fixed: CREW_TIMER_FIXED_RATE or CREW_TIMER_FIXED_DELAY */
     uint64_t origin;      /* fixed: the first run's due time, the fixed rate's grid origin */
     uint64_t started;     /* lock: RUNNING: when the run started */
     uint64_t when;        /* lock: ARMED: its due time */
-    int state;            /* lock */
+    unsigned flags;       /* fixed: CREW_TIMER_FIXED_RATE or CREW_TIMER_FIXED_DELAY */
+    unsigned char state;  /* lock: T_* (one byte: with the flags below, one word) */
     bool stopped;         /* lock: crew_timer_stop was called */
     bool free_at_end;     /* lock: stopped from inside its own run: the run frees it */
     pthread_t runner;     /* lock: RUNNING: the thread running it */
     crew__ec done;        /* a crew_timer_stop from outside waits here for the run's end */
     struct crew_timer *next, *prev; /* lock: timers.live */
 };
+/* crew.h's figure for a timer's memory: this, malloc's 8-byte header, and a heap entry. */
+_Static_assert(sizeof(struct crew_timer) <= 184, "a timer is larger than crew.h says");
 
 /* The heap (heap.h) under the lock. Room is reserved before an insertion (a timer's rearm
  * needs none: every live timer has its room), and given back after removals, keeping room for

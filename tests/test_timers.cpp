@@ -219,6 +219,9 @@ TEST(Timers, BadInputIsRefused) {
     EXPECT_EQ(crew_submit_after(p, 0, nullptr, &n, 0, nullptr), CREW_EINVAL);
     EXPECT_EQ(crew_submit_at_ex(p, crew_now_ns(), bump, &n, 0, 4u, 0, nullptr), CREW_EINVAL);
     EXPECT_EQ(crew_submit_at_ex(p, 100, bump, &n, 0, 0, 50, nullptr), CREW_EINVAL);
+    // Due at its own start-by time: it would reach a thread after it, so always expire.
+    EXPECT_EQ(crew_submit_at_ex(p, 100, bump, &n, 0, 0, 100, nullptr), CREW_EINVAL);
+    EXPECT_NE(std::string(crew_last_error()).find("not after the due time"), std::string::npos);
     EXPECT_EQ(crew_submit_at_ex(nullptr, 100, bump, &n, 0, 0, 50, nullptr), CREW_EINVAL);
     EXPECT_EQ(crew_timer_start(nullptr, 0, kMs, 0, bump, &n, &t), CREW_EINVAL);
     EXPECT_EQ(crew_timer_start(p, 0, kMs, 0, nullptr, &n, &t), CREW_EINVAL);
