@@ -578,9 +578,13 @@ static void reenter(pool_state *ps, int where, const rec *dropped) {
         snprintf(what, sizeof what, "%s: crew_destroy", in);
         expect(what, crew_destroy(p), BIT(CREW_EDEADLK));
         /* The dropped task's group cannot finish while its on_drop runs. Only on the input's
-         * thread, which owns the group table (and the record's group index). */
-        if (frame && main_thread && dropped && dropped->group >= 0 &&
-            (unsigned)dropped->group < ps->ngroups) {
+         * thread, which owns the group table (and the record's group index), and only once the
+         * submission has returned: a task that the submitting call itself runs and drops (a
+         * full queue's CREW_FULL_CALLER_RUNS, past its start-by time) may have opened a new
+         * group in a handle the table gets only after the call (pick_group's copy), so the
+         * table still names the handle's finished group then. */
+        if (frame && main_thread && dropped && atomic_load(&dropped->accepted) &&
+            dropped->group >= 0 && (unsigned)dropped->group < ps->ngroups) {
             snprintf(what, sizeof what, "%s: crew_wait on the dropped task's group %d", in,
                      dropped->group);
             expect(what, crew_wait(p, ps->groups[dropped->group]), BIT(CREW_EDEADLK));
