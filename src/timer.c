@@ -126,7 +126,7 @@ static bool tk_last_look(void *ctx) {
  * shutdown began (crew__timers_closing): the timer goes idle. */
 static void fire_top(crew_pool *p, crew__timers *tm) {
     crew_task *t = tm->heap.e[0].task;
-    bool timer = t->fn == crew__timer_run;
+    bool timer = crew__kind_of(t) == &crew__timer_kind; /* else a delayed task */
     uint32_t slot = tm->heap.e[0].slot;
     heap_remove_at(tm, 0);
     if (slot != 0)
@@ -245,7 +245,7 @@ typedef struct filter_ctx {
 static bool take_out(void *ctx, const crew__tent *e) {
     filter_ctx *c = ctx;
     crew_task *t = e->task;
-    bool timer = t->fn == crew__timer_run;
+    bool timer = crew__kind_of(t) == &crew__timer_kind; /* else a delayed task */
     if (c->slot != 0 ? e->slot != c->slot : !timer && !c->delayed_too)
         return false;
     if (timer) {
