@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The scripts a user runs by hand (bench/run.sh, http.sh, instr.sh, summary.sh, check_ratios.sh,
 # tools/*.sh): --help and -h print the usage on stdout with status 0 and start nothing; an unknown
-# option gets the usage on stderr and status 2. (run.sh used to start the full 15-minute report on --help.)
+# option gets the usage on stderr and status 2. (run.sh used to start the full 15-minute report
+# on --help.)
 set -uo pipefail
 src=$1
 work=$(mktemp -d)
