@@ -70,7 +70,13 @@ peers_list=crew,crew-join,crew-coro,openmp,onetbb,boost.asio,glib,textbook,threa
 } >"$report"
 
 nstep=0
-step() { nstep=$((nstep + 1)); printf '[bench] %d. %s (at %ds)\n' "$nstep" "$*" "$SECONDS" >&2; }
+# step NAME: a progress line, and the start of a section whose time the report's last table gives.
+step_names=() step_starts=()
+step() {
+    nstep=$((nstep + 1))
+    printf '[bench] %d. %s (at %ds)\n' "$nstep" "$*" "$SECONDS" >&2
+    step_names+=("$*") step_starts+=("$SECONDS")
+}
 # plots_here PREFIX...: the section just written gets the plots whose file names start with a
 # PREFIX (bench/plot.sh draws them all at the end, and they are put in at these markers).
 plots_here() { echo "<!-- plots $* -->" >>"$report"; }
@@ -532,4 +538,17 @@ goals_table() {
 sed -i -e "/<!-- summary -->/r $out/summary.md" -e "/<!-- summary -->/d" "$report"
 bench/check_ratios.sh -q "$report" >&2 ||
     echo "[bench] warning: a ratio above disagrees with its medians (bench/check_ratios.sh)" >&2
+# How long each section took (wall time; the plots and tables at the end count as "plots").
+step_starts+=("$SECONDS")
+{
+    echo
+    echo "## Section times"
+    echo
+    echo "| section | seconds |"
+    echo "|---|---|"
+    for i in "${!step_names[@]}"; do
+        echo "| ${step_names[$i]} | $((step_starts[i + 1] - step_starts[i])) |"
+    done
+    echo "| all | $SECONDS |"
+} >>"$report"
 step "report written to $report"
