@@ -175,9 +175,7 @@ sec == "timers" {
 function fmt_ratio(r) { return sprintf(r >= 100 ? "%.0f" : "%#.3g", r) }
 END {
     flush()
-    print "| workload | best peer | peer figure | crew figure | unit | crew/peer ratio | leads |"
-    print "|---|---|---|---|---|---|---|"
-    rows = 0
+    rows = 0; body = ""
     for (i = 1; i <= nw; i++) {
         w = order[i]
         if (!(w in cfig) || !(w in pfig) || pfig[w] + 0 <= 0) continue
@@ -185,13 +183,16 @@ END {
         if (c == p) lead = "even"
         else if (wdir[w] == "rate") lead = c > p ? "crew" : pname[w]
         else lead = c < p ? "crew" : pname[w]
-        printf "| %s | %s | %s | %s | %s | %s | %s |\n", w, pname[w], pfig[w], cfig[w], wunit[w],
-            fmt_ratio(c / p), lead
+        body = body sprintf("| %s | %s | %s | %s | %s | %s | %s |\n", w, pname[w], pfig[w],
+            cfig[w], wunit[w], fmt_ratio(c / p), lead)
         rows++
     }
+    if (!rows) exit 1 # nothing to print: no half table
+    print "| workload | best peer | peer figure | crew figure | unit | crew/peer ratio | leads |"
+    print "|---|---|---|---|---|---|---|"
+    printf "%s", body
     print ""
     print "crew/peer ratio: crew'"'"'s figure over the best peer'"'"'s. For times and counts (us, ms, s,"
     print "instructions) below 1 means crew is better; for rates and speedups (tasks/s, req/s, x)"
     print "above 1 means crew is better. The figures are the medians the sections below print."
-    if (!rows) exit 1
 }' "$1" || { echo "bench/summary.sh: no workload of crew and a peer found in $1" >&2; exit 2; }
