@@ -27,7 +27,8 @@
  *                    that times itself and answers one request per line on a pipe, so its runs
  *                    interleave with the others'.
  * Runs go round-robin across the implementations (the starting one rotates every round), so
- * every ratio "other / crew" is per run, under the same noise; > 1 means crew is ahead.
+ * each run's "other / crew" is measured under the same noise. The x crew column is the other's
+ * median over crew's (> 1: crew is ahead), with the (min..max) of those per-run ratios.
  *
  * Usage: blocking_mix [-q] [-p threads] [-t 1,2,4,8,16] [-n tasks] [-N scale_tasks]
  *                     [-s 25,50,75] [-S scale_pct] [-r runs] [-u compute_us] [-F files]
@@ -410,21 +411,24 @@ static crew_pool *make_pool(int threads) {
     return p;
 }
 
-/* One row: median (min..max) in ms, and the median (min..max) of the per-run ratios to crew. */
+/* One row: median (min..max) in ms, and the ratio of this median to crew's with the (min..max) of
+ * the per-run ratios to crew (which always holds it). */
 static void print_row(const char *label, int impl, double *t, double *crew_t, int runs) {
-    double s[runs], ratio[runs];
+    double s[runs], c[runs], ratio[runs];
     for (int r = 0; r < runs; r++) {
         s[r] = t[r];
+        c[r] = crew_t[r];
         ratio[r] = t[r] / crew_t[r];
     }
     qsort(s, (size_t)runs, sizeof *s, cmp_double);
+    qsort(c, (size_t)runs, sizeof *c, cmp_double);
     qsort(ratio, (size_t)runs, sizeof *ratio, cmp_double);
     printf("%6s  %-16s %9.1f (%7.1f..%7.1f)", label, impl_name[impl], s[runs / 2] * 1e3,
            s[0] * 1e3, s[runs - 1] * 1e3);
     if (impl == I_CREW)
         printf("\n");
     else
-        printf("   %5.2f (%.2f..%.2f)\n", ratio[runs / 2], ratio[0], ratio[runs - 1]);
+        printf("   %5.2f (%.2f..%.2f)\n", s[runs / 2] / c[runs / 2], ratio[0], ratio[runs - 1]);
 }
 
 /* Runs impls[0..nimpl) round-robin `runs` times on the current kinds; t[impl][run]. */

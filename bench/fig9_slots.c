@@ -447,8 +447,7 @@ int main(int argc, char **argv) {
            cores);
     printf("  crew-task the loops as tasks on a pool of T workers: per-worker slot cache and "
            "deque\n");
-    printf("  spr/lin   spread / linear, the median of run-by-run ratios (> 1: spread is "
-           "faster)\n");
+    printf("  spr/lin   spread's median / linear's (> 1: spread is faster)\n");
     printf("%7s %5s", "threads", "open");
     for (int s = 0; s < NSTRAT; s++)
         if (use[s])
@@ -456,12 +455,10 @@ int main(int argc, char **argv) {
     printf(" %8s\n", use[LINEAR] && use[SPREAD] ? "spr/lin" : "");
     fflush(stdout);
 
-    double *v[NSTRAT], *ratio = calloc((size_t)runs, sizeof *ratio);
+    double *v[NSTRAT];
     for (int s = 0; s < NSTRAT; s++)
         if (!(v[s] = calloc((size_t)runs, sizeof *v[s])))
             die("out of memory", 0);
-    if (!ratio)
-        die("out of memory", 0);
     for (int ti = 0; ti < nthreads; ti++) {
         crew_pool *task_pool = NULL;
         if (use[CREW_TASK]) {
@@ -482,8 +479,6 @@ int main(int argc, char **argv) {
                         fprintf(out, "%u,%u,%u,%s,%d,%llu,%.6f,%.1f\n", threads[ti], opens[gi],
                                 k, strat_name[s], r, (unsigned long long)ops, took, v[s][r]);
                 }
-            for (int r = 0; r < runs; r++)
-                ratio[r] = v[LINEAR][r] > 0 ? v[SPREAD][r] / v[LINEAR][r] : 0;
             printf("%7u %5u", threads[ti], opens[gi]);
             for (int s = 0; s < NSTRAT; s++) {
                 if (!use[s])
@@ -492,10 +487,9 @@ int main(int argc, char **argv) {
                 printf(" %7.3f (%6.3f..%6.3f)", v[s][runs / 2] / 1e6, v[s][0] / 1e6,
                        v[s][runs - 1] / 1e6);
             }
-            if (use[LINEAR] && use[SPREAD]) {
-                qsort(ratio, (size_t)runs, sizeof *ratio, cmp_double);
-                printf(" %8.3f", ratio[runs / 2]);
-            }
+            if (use[LINEAR] && use[SPREAD]) /* the two medians, as printed beside it */
+                printf(" %8.3f", v[LINEAR][runs / 2] > 0
+                                     ? v[SPREAD][runs / 2] / v[LINEAR][runs / 2] : 0.0);
             printf("\n");
             fflush(stdout);
         }
@@ -504,7 +498,6 @@ int main(int argc, char **argv) {
     }
     for (int s = 0; s < NSTRAT; s++)
         free(v[s]);
-    free(ratio);
     if ((rc = crew_destroy(crew)) != CREW_OK)
         die("crew_destroy", rc);
     if (out && fclose(out) != 0) {

@@ -10,8 +10,8 @@
 # The servers start once and stay up; runs go in rounds, each round loading every endpoint on the
 # servers one after the other (the order rotating every round), so the ratios to
 # thread-per-connection are per round, side by side. Prints requests/s, median (min..max) over the
-# runs, the median of the per-round ratios, and the latency percentiles wrk reports (medians over
-# the runs).
+# runs, the ratio of its median to thread-per-connection's with the range of the per-round ratios,
+# and the latency percentiles wrk reports (medians over the runs).
 # usage: bench/http.sh [-r runs] [-e endpoint,...] [-w wrk_threads] [-c out.csv] [seconds]
 #                      [connections]   (-h, --help: this text)
 #   defaults: 5 runs, /static,/cpu?n=20000,/slow?ms=5, wrk threads max(2, cores / 4), 2 s, 64
@@ -99,8 +99,9 @@ echo "wrk -t $wrk_threads -c $conns, $dur s per run, $runs runs per cell, in rou
     "loads every endpoint on the four servers, the order rotating. pool: $cores workers, /slow" \
     "on blocking tasks (CREW_TASK_BLOCKING); pool -B: the same with /slow sleeping on the" \
     "workers; pool x16 -B: $((cores * 16)) workers, /slow on them; thread: one per connection." \
-    "Medians with (min..max). x thread: req/s over thread-per-connection's in the same round," \
-    "the median of those ratios (> 1: the pool is ahead). p50, p99: medians over the runs." |
+    "Medians with (min..max). x thread: the median req/s over thread-per-connection's (> 1:" \
+    "the pool is ahead), with the range of the ratios round by round. p50, p99: medians over" \
+    "the runs." |
     fmt -w 96
 awk -F'\t' '
     function sort(a, n,    i, j, t) { # insertion sort of a[1..n] (mawk has no asort)
@@ -134,12 +135,15 @@ awk -F'\t' '
             pick(p50, key, m); l50 = med
             pick(p99, key, m); l1 = med; l2 = lo; l3 = hi
             ratio = ""
-            if (srv[key] != "thread") {
+            tk = ep[key] SUBSEP "thread"
+            if (srv[key] != "thread" && (tk in n)) {
+                pick(rps, tk, n[tk]); tm = med
                 for (i = 1; i <= m; i++) {
                     t = byrun[ep[key], "thread", run[key, i]]
                     q[key, i] = t > 0 ? rps[key, i] / t : 0
                 }
-                pick(q, key, m); ratio = sprintf("%5.2f (%.2f..%.2f)", med, lo, hi)
+                pick(q, key, m)
+                ratio = sprintf("%5.2f (%.2f..%.2f)", tm > 0 ? r1 / tm : 0, lo, hi)
             }
             printf "%-14s %-11s   %9.0f (%7.0f..%7.0f)   %-19s   %6.2f   %-24s   %s\n",
                 ep[key], srv[key], r1, r2, r3, ratio, l50,

@@ -26,8 +26,9 @@
 // Completion is a latch counted down by the last task, so the caller never runs tasks itself
 // (crew_wait_all would let it help, making N workers N+1 threads). Each round runs the
 // sequential baseline (one thread, same task list), then every (size, implementation) pair,
-// the implementations' order rotated per round; speedup is the same round's sequential time
-// over the pool's. Medians of -r rounds with (min..max).
+// the implementations' order rotated per round. Medians of -r rounds with (min..max); speedup is
+// the sequential median over the pool's (so it reads as the printed seconds do), with the range
+// of the per-round speedups (each the same round's sequential time over the pool's).
 //
 // Usage: io_timeouts [-q] [-s 1,2,4,...] [-n tasks] [-r runs] [-T timeout_ms] [-d dmin,dmax]
 //                    [-p tail_share] [-l tail_max_ms] [-x seed] [-P ports] [-j server_threads]
@@ -754,7 +755,8 @@ int main(int argc, char **argv) {
             Stat sp = stat(speedup[{n, impl}]), fl = stat(fail[{n, impl}]),
                  se = stat(secs[{n, impl}]), cp = stat(cpus[{n, impl}]);
             std::printf("%5u %-14s %8.2f   (%6.2f..%6.2f) %10.1f   (%5.1f..%5.1f) %9.3f %7.0f\n",
-                        n, impl.c_str(), sp.median, sp.min, sp.max, fl.median, fl.min, fl.max,
+                        n, impl.c_str(), se.median > 0 ? ss.median / se.median : 0.0, sp.min,
+                        sp.max, fl.median, fl.min, fl.max,
                         se.median, cp.median);
         }
     // The servers' side: how late replies left against their due time (a bottleneck shows

@@ -2,8 +2,9 @@
 # Plots for a results folder (PNG, gnuplot from Debian, as Jendersie et al. used), from its CSV
 # files:
 #   fig7.png            Jendersie et al., Fig. 7: thread-per-request vs pool time per call (medians)
-#   sizing_static.png   Xu & Bode, Figs. 5/7: throughput vs pool size per workload (median,
-#                       min..max)
+#   sizing_static.png   Xu & Bode, Figs. 5/7: throughput vs pool size per workload, as a share
+#                       of that workload's best median (median, bars min..max over the runs), so
+#                       the rise to the stable point and any decline show on one linear scale
 #   sizing_rait.png     Xu & Bode, Fig. 6: reciprocal average idle time vs pool size (median)
 #   sizing_dynamic.png  Xu & Bode, Fig. 10: pool size over time, AIT vs BALANCE, free_workload 100
 #                       (the trace of the run with the median steady throughput)
@@ -64,8 +65,11 @@ if [ -f "$dir/sizing.csv" ]; then
     plots="" rplots=""
     for w in $workloads; do
         f="$dir/sizing_static_${w//[^a-z0-9]/_}.dat"
+        # Each size's median (min..max) over the best size's median.
         awk -F, -v w="$w" '$1 == "static" && $2 == w {print $5, $7}' "$dir/sizing.csv" |
-            spread >"$f"
+            spread | awk '{ r[NR] = $0; if ($2 > b) b = $2 }
+                END { for (i = 1; i <= NR; i++) { split(r[i], v, " ")
+                      print v[1], v[2] / b, v[3] / b, v[4] / b } }' >"$f"
         awk -F, -v w="$w" '$1 == "static" && $2 == w {print $5, $8}' "$dir/sizing.csv" |
             medians >"${f%.dat}_rait.dat"
         plots="$plots \"$f\" using 1:2:3:4 with yerrorlines title \"$w\","
@@ -74,8 +78,11 @@ if [ -f "$dir/sizing.csv" ]; then
     gnuplot <<EOF
 $term
 set output "$dir/sizing_static.png"
-set title "Xu & Bode, Figs. 5/7: throughput vs pool size (median, bars: min..max)"
-set xlabel "pool size"; set ylabel "tasks per second"; set logscale y; set grid; set key outside
+set title "Xu & Bode, Figs. 5/7: throughput vs pool size, share of each workload's best (median, bars: min..max)"
+set xlabel "pool size"; set ylabel "throughput / best size's median"; set logscale x 2
+set yrange [0:1.1]; set grid; set key outside
+set arrow from graph 0, first 0.95 to graph 1, first 0.95 nohead dashtype 2
+set label "95%: the stable point" at graph 0.02, first 0.92
 plot ${plots%,}
 EOF
     gnuplot <<EOF

@@ -58,8 +58,10 @@ peers_list=crew,crew-join,crew-coro,openmp,onetbb,boost.asio,glib,textbook,threa
     echo "- commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
     echo "- mode: $([ $quick = 1 ] && echo quick || echo full)"
     echo
-    echo "Figures are medians of several runs with (min..max); ratios are measured side by side,"
+    echo "Figures are medians of several runs with (min..max); what is compared runs side by side,"
     echo "run by run, in one process."
+    echo "Every ratio beside two medians is their ratio, so it reads as they do; a (min..max) beside"
+    echo "a ratio is the range of the run-by-run ratios. Each section's plot sits under it."
     echo
     echo "## Summary: crew against the best peer on each headline workload"
     echo
@@ -68,7 +70,16 @@ peers_list=crew,crew-join,crew-coro,openmp,onetbb,boost.asio,glib,textbook,threa
 } >"$report"
 
 nstep=0
-step() { nstep=$((nstep + 1)); printf '[bench] %d. %s (at %ds)\n' "$nstep" "$*" "$SECONDS" >&2; }
+# step NAME: a progress line, and the start of a section whose time the report's last table gives.
+step_names=() step_starts=()
+step() {
+    nstep=$((nstep + 1))
+    printf '[bench] %d. %s (at %ds)\n' "$nstep" "$*" "$SECONDS" >&2
+    step_names+=("$*") step_starts+=("$SECONDS")
+}
+# plots_here PREFIX...: the section just written gets the plots whose file names start with a
+# PREFIX (bench/plot.sh draws them all at the end, and they are put in at these markers).
+plots_here() { echo "<!-- plots $* -->" >>"$report"; }
 
 step "pool vs thread-per-request, Jendersie et al. Fig. 7 ($repeats runs)"
 {
@@ -82,6 +93,7 @@ step "pool vs thread-per-request, Jendersie et al. Fig. 7 ($repeats runs)"
 } >>"$report"
 "$bin/fig7_pool_vs_tpr" -t 4,8,16,32 -r "$repeats" -w "$work" -c "$out/fig7.csv" | tee -a "$report"
 printf '```\n\n' >>"$report"
+plots_here fig7
 
 step "waiting vs completion time, Jendersie et al. Fig. 8"
 {
@@ -133,9 +145,10 @@ step "crew against peer pools (empty, fork-join, fib, matmul)"
     echo '```'
 } >>"$report"
 # shellcheck disable=SC2086
-"$bin/bench_peers" $peers_args -p "$peers_list" -c "$out/peers.csv" -S "$out/summary.md" |
+"$bin/bench_peers" $peers_args -p "$peers_list" -c "$out/peers.csv" |
     tee "$out/peers.txt" | tee -a "$report"
 printf '```\n\n' >>"$report"
+plots_here peers
 
 step "scheduling strategies side by side (Jendersie et al. Fig. 10, Palaniappan et al. Fig. 5)"
 {
@@ -169,6 +182,7 @@ if [ $quick = 0 ]; then
     done
     printf '```\n\n' >>"$report"
 fi
+plots_here strategies
 
 step "instructions per empty task (callgrind)"
 {
@@ -185,17 +199,6 @@ else
 fi
 cat "$out/instr.txt" >>"$report"
 printf '```\n\n' >>"$report"
-# A summary row: crew (the default strategy) against the peer with the fewest instructions.
-awk '$2 ~ /^[0-9]+$/ && NR > 1 && $1 !~ /^crew-/ && NF == 2 { v[$1] = $2 }
-     /^$/ { exit }
-     END {
-         if (!("crew" in v)) exit
-         best = ""; for (k in v) if (k != "crew" && (best == "" || v[k] < v[best])) best = k
-         if (best == "") exit
-         r = v[best] / v["crew"]
-         printf "| instructions per empty task (callgrind) | %d | %s | %d | %.2f (crew %s) |\n", \
-             v["crew"], best, v[best], r, r < 1 ? "behind" : "ahead"
-     }' "$out/instr.txt" >>"$out/summary.md"
 
 step "parallel primitives: sum and filter over n doubles"
 {
@@ -225,6 +228,7 @@ step "the HTTP example under wrk (a server on a pool, as in Xu & Bode and Palani
 } >>"$report"
 bench/http.sh -r "$http_runs" -e "$http_eps" -c "$out/http.csv" "$http_secs" 64 | tee -a "$report"
 printf '```\n\n' >>"$report"
+plots_here http
 
 step "sizing study of Xu & Bode: static sizes, RAIT, AIT vs BALANCE controllers"
 {
@@ -235,14 +239,15 @@ step "sizing study of Xu & Bode: static sizes, RAIT, AIT vs BALANCE controllers"
     echo "AIT is Xu & Bode's dynamicThreadPool as written; BALANCE is crew's controller"
     echo "(docs/autosize.md). Runs go in rounds: the static sweep runs every size and workload once"
     echo "per round; the dynamic part runs AIT, a static reference and BALANCE side by side per"
-    echo "round, so /ref and Fig. 11's ratios are medians of per-round ratios. Fig. 10's size over"
-    echo "time is one run's trace (the median run's), not a median."
+    echo "round, so the (min..max) beside /ref and Fig. 11's ratios are per-round ratios. Fig. 10's"
+    echo "size over time is one run's trace (the median run's), not a median."
     echo
     echo '```'
 } >>"$report"
 # shellcheck disable=SC2086
 "$bin/bench_sizing" $sizing_args -c "$out/sizing.csv" | tee -a "$report"
-printf '```\n' >>"$report"
+printf '```\n\n' >>"$report"
+plots_here sizing_
 
 step "blocking file I/O mixed with short tasks, and scalability (Li & Hu, Figs. 1-3)"
 # The goroutine peer is built here from bench/go/blocking_mix when Go is installed; nothing is
@@ -269,15 +274,17 @@ fi
     echo "CREW_TASK_BLOCKING (they run on crew's extra blocking threads, at most 64), the rest"
     echo "plainly, then crew_wait_all; crew-noblock: the same pool, every task plain. per-core: T"
     echo "threads, task i on thread i mod T. goroutines: a go statement per task, GOMAXPROCS = T."
-    echo "Runs interleave round-robin; x crew is other/crew per run (> 1: crew ahead). Fig. 3 runs"
-    echo "10,000 tasks, half blocking, half compute, with T = 1..16 threads."
+    echo "Runs interleave round-robin; x crew is the other's median over crew's (> 1: crew ahead),"
+    echo "with the range of the per-run ratios. Fig. 3 runs 10,000 tasks, half blocking, half"
+    echo "compute, with T = 1..16 threads."
     [ -n "$go_note" ] && { echo; echo "$go_note"; }
     echo
     echo '```'
 } >>"$report"
 # shellcheck disable=SC2086
 "$bin/blocking_mix" $mix_args -c "$out/blocking_mix.csv" | tee -a "$report"
-printf '```\n' >>"$report"
+printf '```\n\n' >>"$report"
+plots_here blocking_
 
 step "I/O-bound tasks with time-outs, crew vs Boost.Asio (Jue)"
 {
@@ -299,7 +306,8 @@ io_args=""
 [ $quick = 1 ] && io_args="-q"
 # shellcheck disable=SC2086
 "$bin/io_timeouts" $io_args -c "$out/io_timeouts.csv" | tee -a "$report"
-printf '```\n' >>"$report"
+printf '```\n\n' >>"$report"
+plots_here io_timeouts
 
 step "slot search for group handles vs crew's groups (Jendersie et al., Fig. 9)"
 {
@@ -320,6 +328,7 @@ fig9_args=""
 # shellcheck disable=SC2086
 "$bin/fig9_slots" $fig9_args -c "$out/fig9.csv" | tee -a "$report"
 printf '```\n\n' >>"$report"
+plots_here fig9
 
 step "timers: lateness against peers, and a million pending timers"
 {
@@ -337,37 +346,14 @@ step "timers: lateness against peers, and a million pending timers"
     echo "slot the last one was served; runs/due: runs made and slots due (fewer runs: periods"
     echo "skipped, or a peer fallen behind). Then pending timers armed 10-20 minutes ahead: memory"
     echo "per timer, time to arm and to cancel one, CPU of the whole process while they wait."
-    echo "The distribution of lateness per peer is plotted under Plots."
+    echo "The distribution of lateness per peer is plotted below the table."
     echo
     echo '```'
 } >>"$report"
 # shellcheck disable=SC2086
 "$bin/bench_timers" $timer_args -c "$out/timers.csv" | tee -a "$report"
 printf '```\n\n' >>"$report"
-# Summary rows: crew's p99 lateness of a 1 ms delayed task against the best of the pools and
-# event loops (Boost.Asio, timerfd; the lone sleeping thread is the floor, not a peer).
-for load in idle busy; do
-    awk -F, -v l="$load" '
-        $1 == "lateness" && $2 == l && $4 == "once 1ms" && $6 == "p99_us" && $3 != "nanosleep" {
-            n[$3]++; v[$3, n[$3]] = $7 }
-        function median(p,   i, j, t, a) {
-            for (i = 1; i <= n[p]; i++) a[i] = v[p, i]
-            for (i = 1; i <= n[p]; i++) for (j = i + 1; j <= n[p]; j++)
-                if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-            return a[int((n[p] + 1) / 2)]
-        }
-        END {
-            if (!("crew" in n)) exit
-            c = median("crew"); best = ""
-            for (p in n)
-                if (p != "crew" && (best == "" || median(p) < bm)) { best = p; bm = median(p) }
-            if (best == "") exit
-            r = bm / (c > 0 ? c : 1)
-            printf "| 1 ms delayed task, %s pool: p99 lateness | %.0f us | %s | %.0f | %.2f", \
-                l, c, best, bm, r
-            printf " (crew %s) |\n", r < 1 ? "behind" : "ahead"
-        }' "$out/timers.csv" >>"$out/summary.md"
-done
+plots_here timers
 
 step "task timelines (crew_trace_start/stop)"
 {
@@ -377,25 +363,49 @@ step "task timelines (crew_trace_start/stop)"
     echo "Two short runs recorded with crew_trace_start/stop on $cores workers (bench/timeline.c): a"
     echo "fork-join tree of depth 9 (each inner task spawns two and waits, leaves ~30 us of"
     echo "arithmetic) and 2000 empty tasks submitted one by one from outside, then crew_wait_all."
-    echo "The traces (timeline_*.json) open in Perfetto (docs/trace.md); the pictures, drawn as"
-    echo "flame charts (each level of nesting a band below the one that encloses it), are under"
-    echo "Plots."
+    echo "The traces (timeline_*.json) open in Perfetto (docs/trace.md); the pictures below are"
+    echo "drawn as flame charts (each level of nesting a band below the one that encloses it)."
     echo
     echo '```'
 } >>"$report"
 "$bin/timeline" -t "$cores" "$out" | tee -a "$report"
 printf '```\n\n' >>"$report"
+plots_here timeline_
 
 step "plots"
-{
-    echo
-    echo "## Plots"
-    echo
-    bench/plot.sh "$out"
-} >>"$report"
+# Each plot goes under its section's marker; the Plots section at the end lists them all (and
+# shows any no section claimed, or the note that gnuplot is missing).
+bench/plot.sh "$out" >"$out/plots.md"
+awk -v list="$out/plots.md" '
+    function file(l) { sub(/.*\]\(/, "", l); sub(/\)$/, "", l); return l }
+    BEGIN { while ((getline l <list) > 0) if (l ~ /^!\[.*\]\(.*\)$/) img[++n] = l; else note[++nn] = l }
+    /^<!-- plots .* -->$/ {
+        k = split($0, w, " "); any = 0
+        for (j = 3; j < k; j++)
+            for (i = 1; i <= n; i++)
+                if (!placed[i] && index(file(img[i]), w[j]) == 1) { print img[i]; placed[i] = any = 1 }
+        if (any) print ""
+        next
+    }
+    { print }
+    END {
+        print ""; print "## Plots"; print ""
+        if (n) { print "Each plot sits under the section it belongs to:"; print "" }
+        for (i = 1; i <= n; i++) {
+            l = img[i]; sub(/^!/, "", l)
+            print "- " l (placed[i] ? "" : " (below: no section claimed it)")
+        }
+        for (i = 1; i <= n; i++) if (!placed[i]) { print ""; print img[i] }
+        for (i = 1; i <= nn; i++) print note[i]
+    }' "$report" >"$report.new"
+mv "$report.new" "$report"
+rm -f "$out/plots.md"
 
-# The summary table goes where the header left its marker, the goals table under it.
-if grep -q "crew behind" "$out/summary.md"; then
+# The summary (bench/summary.sh, from the sections above) goes where the header left its
+# marker, the goals table under it.
+bench/summary.sh "$report" >"$out/summary.md" ||
+    echo "_(no workload ran both crew and a peer: no summary)_" >"$out/summary.md"
+if grep '^| ' "$out/summary.md" | tail -n +3 | grep -qvE '\| (crew|even) \|$'; then
     {
         echo
         echo "Where crew is behind, the sections below give the figures per strategy;"
@@ -526,4 +536,19 @@ goals_table() {
 }
 { echo; goals_table; } >>"$out/summary.md"
 sed -i -e "/<!-- summary -->/r $out/summary.md" -e "/<!-- summary -->/d" "$report"
+bench/check_ratios.sh -q "$report" >&2 ||
+    echo "[bench] warning: a ratio above disagrees with its medians (bench/check_ratios.sh)" >&2
+# How long each section took (wall time; the plots and tables at the end count as "plots").
+step_starts+=("$SECONDS")
+{
+    echo
+    echo "## Section times"
+    echo
+    echo "| section | seconds |"
+    echo "|---|---|"
+    for i in "${!step_names[@]}"; do
+        echo "| ${step_names[$i]} | $((step_starts[i + 1] - step_starts[i])) |"
+    done
+    echo "| all | $SECONDS |"
+} >>"$report"
 step "report written to $report"

@@ -21,8 +21,10 @@
  * Every figure is the median of -r runs (5) with (min..max). Runs go in rounds: a round of the
  * static sweep runs every size and workload once; a round of the dynamic part runs, for every
  * workload and start size, AIT, the static reference and BALANCE (and for Fig. 11 a static pool
- * of the start size) one after the other, the order rotating every round. Ratios are the
- * median of the per-round ratios, so each compares runs made side by side. The pool size over
+ * of the start size) one after the other, the order rotating every round. A ratio of two
+ * throughputs is the ratio of their medians (so it reads as they do), with the (min..max) of the
+ * per-round ratios, each comparing runs made side by side; RAIT is the median of per-round
+ * ratios (its idle times are not printed). The pool size over
  * time is a trace, not a figure: the report prints one run's (the one with the median steady
  * throughput); the CSV has every run's.
  *
@@ -538,8 +540,8 @@ int main(int argc, char **argv) {
            "sweep's best size (ref) and BALANCE side by side, the order rotating every round. A\n"
            "dynamic run lasts %.1f s (phase: twice as long, changing at half time), its steady\n"
            "throughput is over the last %.0f%%; a ref run lasts %.2f s (its last %.0f%%). /best:\n"
-           "median / the sweep's best median (not side by side); /ref: median (min..max) of the\n"
-           "per-round ratios; t90: seconds until a 0.1 s sample reaches 90%% of that round's ref\n"
+           "median / the sweep's best median (not side by side); /ref: median / ref's median, with\n"
+           "(min..max) of the per-round ratios; t90: seconds until a 0.1 s sample reaches 90%% of that round's ref\n"
            "(phase: from the change); final: the size at the end. The size every 0.1 s (Fig. 10)\n"
            "is one run's trace, the run with the median steady throughput, not a median (the CSV\n"
            "has every run's)\n",
@@ -596,7 +598,8 @@ int main(int argc, char **argv) {
                 printf("%-8s %-9s %5u   %8.0f (%7.0f..%7.0f) %5.2f   %4.2f (%4.2f..%4.2f)   "
                        "%-20s   %-16s   ",
                        all[w].name, cname[c], starts[s], t.med, t.min, t.max,
-                       best[w] > 0 ? t.med / best[w] : 0, q.med, q.min, q.max, tb, fb);
+                       best[w] > 0 ? t.med / best[w] : 0, ref.med > 0 ? t.med / ref.med : 0,
+                       q.min, q.max, tb, fb);
                 size_t tr = TRACE(c, w, s, mr);
                 for (int i = 0; i < nlog[tr]; i++)
                     printf("%s%u", i ? "," : "", slog[tr * (size_t)cap + (size_t)i]);
@@ -604,8 +607,9 @@ int main(int argc, char **argv) {
             }
         }
 
-    printf("\nBALANCE against AIT, side by side: the median (min..max) of the per-round ratios of\n"
-           "steady throughput, the rounds BALANCE was ahead, and the median final sizes\n");
+    printf("\nBALANCE against AIT, side by side: the ratio of their median steady throughputs with\n"
+           "(min..max) of the per-round ratios, the rounds BALANCE was ahead, and the median final\n"
+           "sizes\n");
     printf("%-8s %5s   %-20s   %-13s   %s\n", "workload", "start", "BALANCE / AIT", "rounds ahead",
            "threads BALANCE / AIT");
     for (int k = 0; k < ndyn; k++)
@@ -622,15 +626,18 @@ int main(int argc, char **argv) {
                 }
             }
             stat3 m = stats(q, runs), fb = stats(fin[BAL], runs), fa = stats(fin[AIT], runs);
+            stat3 tb = stats(res[BAL][w][s], runs), ta = stats(res[AIT][w][s], runs);
             printf("%-8s %5u   %4.2f (%4.2f..%4.2f)     %2d of %-2d        %3.0f / %.0f\n",
-                   all[w].name, starts[s], m.med, m.min, m.max, ahead, runs, fb.med, fa.med);
+                   all[w].name, starts[s], ta.med > 0 ? tb.med / ta.med : 0, m.min, m.max, ahead,
+                   runs, fb.med, fa.med);
         }
     fflush(stdout);
 
     if (fig11 >= 0) {
         printf("\n3. dynamic / static throughput at the same start size (Fig. 11), %s: a static\n"
                "pool of the start size runs in the same rounds as the dynamic pools (%.2f s, its\n"
-               "last %.0f%%); the ratios are medians (min..max) of per-round ratios\n",
+               "last %.0f%%); a ratio is the dynamic pool's median over the static one's, with\n"
+               "(min..max) of the per-round ratios\n",
                all[fig11].name, ref_s, STATIC_TAIL * 100);
         printf("%-8s %-27s   %-20s   %s\n", "start", "static tasks/s (min..max)",
                "AIT / static", "BALANCE / static");
@@ -645,9 +652,11 @@ int main(int argc, char **argv) {
                             all[fig11].name, starts[s], starts[s], ref_s, st, r);
             }
             stat3 st = stats(res[ST][fig11][s], runs), a = stats(q[0], runs),
-                  b = stats(q[1], runs);
+                  b = stats(q[1], runs), da = stats(res[AIT][fig11][s], runs),
+                  db = stats(res[BAL][fig11][s], runs);
             printf("%-8u %8.0f (%7.0f..%7.0f)   %5.2f (%5.2f..%5.2f)   %5.2f (%5.2f..%5.2f)\n",
-                   starts[s], st.med, st.min, st.max, a.med, a.min, a.max, b.med, b.min, b.max);
+                   starts[s], st.med, st.min, st.max, st.med > 0 ? da.med / st.med : 0, a.min,
+                   a.max, st.med > 0 ? db.med / st.med : 0, b.min, b.max);
         }
     }
     if (dry_refills)

@@ -6,9 +6,11 @@ if [ -f "$dir/io_timeouts.csv" ]; then
     for io_impl in $(tail -n +2 "$dir/io_timeouts.csv" | awk -F, '$1 != "sequential" {print $1}' |
         awk '!seen[$0]++'); do
         io_f="$dir/io_timeouts_${io_impl//[^a-z0-9]/_}"
-        # Speedup per run is that round's sequential time over the pool's, as in the table.
-        tail -n +2 "$dir/io_timeouts.csv" | awk -F, -v i="$io_impl" '$1 == i {print $2, $7 / $5}' |
-            medians >"$io_f.speedup.dat"
+        # Speedup is the sequential median over the pool's median, as in the table.
+        io_seq=$(tail -n +2 "$dir/io_timeouts.csv" | awk -F, '$1 == "sequential" {print 1, $5}' |
+            medians | awk '{print $2}')
+        tail -n +2 "$dir/io_timeouts.csv" | awk -F, -v i="$io_impl" '$1 == i {print $2, $5}' |
+            medians | awk -v s="${io_seq:-0}" '$2 > 0 {print $1, s / $2}' >"$io_f.speedup.dat"
         tail -n +2 "$dir/io_timeouts.csv" |
             awk -F, -v i="$io_impl" '$1 == i {print $2, 100 * $6 / $3}' | medians >"$io_f.fail.dat"
         io_plots="$io_plots \"$io_f.speedup.dat\" using 1:2 with linespoints title \"$io_impl\","

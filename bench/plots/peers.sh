@@ -5,6 +5,8 @@
 # rel_plot CSV REF OUT.png TITLE LOG: a grouped bar chart, one group per workload, one bar per
 # peer: its median time relative to REF's median on the same workload (> 1: slower than REF).
 # Rates (the empty workload, tasks/s) are inverted so every bar reads as time. LOG = 1: log y.
+# Each peer has a colour of its own (gnuplot's default cycle repeats after 8, which gave crew's
+# colour to the ninth peer), and the workload names are slanted so that long ones stay apart.
 rel_plot() {
     local csv=$1 ref=$2 png=$3 title=$4 log=$5
     local dat="${png%.png}_rel.dat"
@@ -45,8 +47,9 @@ rel_plot() {
     local ncol
     ncol=$(head -1 "$dat" | wc -w)
     gnuplot <<EOF
-$term
+${term/900,520/1100,560}
 set output "$png"
+pal = "#6a3d9a #1f78b4 #33a02c #e31a1c #ff7f00 #b15928 #a6cee3 #b2df8a #fb9a99 #fdbf6f #cab2d6 #000000"
 set title "$title"
 set ylabel "time relative to $ref (> 1: slower)"
 set style data histograms
@@ -55,9 +58,10 @@ set style fill solid 0.8 border -1
 set boxwidth 0.9
 set grid ytics
 set key outside right top
+set xtics rotate by -30 left nomirror
 $([ "$log" = 1 ] && echo "set logscale y" || echo "set yrange [0:*]")
 set arrow from graph 0, first 1 to graph 1, first 1 nohead dashtype 2 lw 2
-plot for [i=2:$ncol] "$dat" using i:xtic(1) title columnheader(i)
+plot for [i=2:$ncol] "$dat" using i:xtic(1) title columnheader(i) lc rgb word(pal, i - 1)
 EOF
 }
 
