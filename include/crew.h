@@ -273,6 +273,10 @@ typedef struct crew_config {
  * its old index again); blocking threads (CREW_TASK_BLOCKING) get CREW_MAX_THREADS + their own
  * index. Any of the functions may be NULL. What they may call on the pool: the re-entrancy
  * table at the top of this file (crew_shutdown and crew_destroy return CREW_EDEADLK there).
+ * The first threads start inside crew_create, before it writes *out, and with automatic sizing
+ * a thread may even stop (on_stop) before crew_create returns: a hook must not read the
+ * variable crew_create writes; one that needs the pool gets it through arg, published with the
+ * caller's own synchronisation (e.g. an atomic store after crew_create returns).
  * CPU affinity: with cpus non-NULL, worker i runs on cpus[i % ncpus] only and blocking
  * threads on any of cpus; every cpu must be one the process may run on, or crew_create fails
  * with CREW_EINVAL.

@@ -7,6 +7,7 @@
  * worker that resize marked, take from any. A leaving worker closes its queue and hands its
  * tasks to a running worker.
  */
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "pool.h"
@@ -170,11 +171,6 @@ static int worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_task *
     return CREW_OK;
 }
 
-/* No queue but the workers' own: schedule.c walks them (no queued, no visit). */
-static crew__sched_queue worker_queue(crew__worker *w) {
-    return (crew__sched_queue){.lq = queue_of(w), .what = "the queue of worker"};
-}
-
 const crew__sched_ops crew__sched_per_worker = {
     .name = "per-worker",
     .what = "a queue per worker",
@@ -192,5 +188,6 @@ const crew__sched_ops crew__sched_per_worker = {
     .worker_exit = worker_exit,
     .take_any = take_any,
     .take_locked_group = take_locked_group,
-    .worker_queue = worker_queue,
+    /* No queue but the workers' own: schedule.c walks them (no queued, no visit). */
+    .own = {.what = "the queue of worker", .at = offsetof(pw_local, queue), .by_pointer = true},
 };

@@ -483,10 +483,6 @@ static void visit(crew_pool *p, crew__queue_visitor fn, void *ctx) {
                                 fn, ctx);
 }
 
-static crew__sched_queue worker_queue(crew__worker *w) {
-    return (crew__sched_queue){.deque = deque_of(w), .what = "the deque of worker"};
-}
-
 const crew__sched_ops crew__sched_steal = {
     .name = "steal",
     .what = "work stealing",
@@ -510,5 +506,5 @@ const crew__sched_ops crew__sched_steal = {
     .take_locked_group = take_locked_group,
     .queued = queued,
     .visit = visit,
-    .worker_queue = worker_queue,
+    .own = {.what = "the deque of worker", .at = offsetof(crew__steal_local, deque), .deque = true},
 };

@@ -131,13 +131,22 @@ int crew__sched_worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_t
     return p->sched.ops->worker_exit ? p->sched.ops->worker_exit(p, w, moved, orphan) : CREW_OK;
 }
 
+/* Worker w's own queue, where its strategy keeps it (ops->own.what non-NULL). */
+static inline crew__sched_queue own_queue(const crew__sched_own *own, crew__worker *w) {
+    void *at = w->sched.bytes + own->at;
+    if (own->by_pointer)
+        at = *(void **)at;
+    return own->deque ? (crew__sched_queue){.deque = at, .what = own->what}
+                      : (crew__sched_queue){.lq = at, .what = own->what};
+}
+
 /* The tasks queued that a worker can take: in the pool's queues, and in each worker's own. */
 static size_t worker_tasks_queued(crew_pool *p) {
     const crew__sched_ops *ops = p->sched.ops;
     size_t n = ops->queued ? ops->queued(p) : 0;
-    if (ops->worker_queue)
+    if (ops->own.what)
         for (unsigned i = 0, nw = crew__nworkers(p); i < nw; i++) {
-            crew__sched_queue q = ops->worker_queue(crew__worker_at(p, i));
+            crew__sched_queue q = own_queue(&ops->own, crew__worker_at(p, i));
             n += q.lq ? crew__lq_len(q.lq) : crew__deque_size(q.deque);
         }
     return n;
@@ -260,10 +269,10 @@ void crew__sched_visit(crew_pool *p, crew__queue_visitor fn, void *ctx) {
     const crew__sched_ops *ops = p->sched.ops;
     if (ops->visit)
         ops->visit(p, fn, ctx);
-    if (ops->worker_queue)
+    if (ops->own.what)
         for (unsigned i = 0, nw = crew__nworkers(p); i < nw; i++) {
             crew__worker *w = crew__worker_at(p, i);
-            crew__sched_queue q = ops->worker_queue(w);
+            crew__sched_queue q = own_queue(&ops->own, w);
             if (q.lq)
                 crew__sched_visit_lq(q.lq, q.what, (int)w->index, fn, ctx);
             else

@@ -56,13 +56,23 @@ typedef struct crew__queue_view {
 } crew__queue_view;
 typedef void (*crew__queue_visitor)(void *ctx, const crew__queue_view *v);
 
-/* A worker's own queue, as its strategy keeps it (crew__sched_ops.worker_queue): a locked queue
+/* A worker's own queue, as its strategy keeps it (crew__sched_ops.own): a locked queue
  * or a deque (the other NULL), and how crew_diagnose names it. */
 typedef struct crew__sched_queue {
     crew__lq *lq;
     crew__deque *deque;
     const char *what; /* "the deque of worker", ... */
 } crew__sched_queue;
+
+/* Where a strategy keeps each worker's own queue (crew__sched_ops.own), in the worker's
+ * crew__sched_local area: a description, not a function, since the monitored path counts the
+ * queues on every submission, where an indirect call per worker cost instructions. */
+typedef struct crew__sched_own {
+    const char *what; /* "the deque of worker", ...; NULL: the workers keep no queue */
+    unsigned at;      /* the byte in the area where the queue (or a pointer to it) is */
+    bool deque;       /* a crew__deque, else a crew__lq */
+    bool by_pointer;  /* the area holds a pointer to the queue, not the queue itself */
+} crew__sched_own;
 
 /* A take's context, owned by its caller (a thread's dispatch loop, a sleeper's last look):
  * what the take may do, and what it did. */
@@ -172,9 +182,9 @@ typedef struct crew__sched_ops {
      * and those queues shown to crew_diagnose's visitor. */
     size_t (*queued)(crew_pool *p);
     void (*visit)(crew_pool *p, crew__queue_visitor fn, void *ctx);
-    /* Optional: worker w's own queue, if it keeps one: schedule.c walks the workers for the
-     * count of queued tasks and for crew_diagnose. */
-    crew__sched_queue (*worker_queue)(crew__worker *w);
+    /* Optional: where each worker's own queue is, if it keeps one: schedule.c walks the
+     * workers for the count of queued tasks and for crew_diagnose. */
+    crew__sched_own own;
 } crew__sched_ops;
 
 extern const crew__sched_ops crew__sched_shared, crew__sched_multiqueue,
