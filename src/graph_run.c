@@ -143,6 +143,53 @@ static bool finish(grun *r, crew_handle h, crew__slot *sl) {
     return false;
 }
 
+/* The successors s[0..ns) of a node that has finished, from the second on (the caller found
+ * the first ready one, first, or none): each counted down, the ready ones taken in priority
+ * order (the best is returned, to run next; the others are submitted in batches). all: the source's roots,
+ * ready without a count. Out of line: a chain never comes here. */
+static __attribute__((noinline)) uint32_t release_rest(grun *r, const uint32_t *s, uint32_t ns,
+                                                       bool all, uint32_t first, crew_handle h,
+                                                       crew__slot *sl) {
+    uint32_t best = first, *next = &best;
+    const crew__gnode *nodes = r->g->node;
+    uint32_t buf[BATCH];
+    unsigned nb = 0;
+    for (uint32_t k = 0; k < ns; k++) {
+        uint32_t x = s[k];
+        /* Acq_rel: see the top of this file. Only the low half counts down. */
+        if (!all && (uint32_t)crew__fetch_sub_acq_rel(&r->e[x], 1u) != 1u)
+            continue;
+        if (*next == CREW_NODE_NONE) {
+            *next = x;
+            continue;
+        }
+        if (nodes[x].priority < nodes[*next].priority) {
+            uint32_t t = *next;
+            *next = x;
+            x = t;
+        }
+        buf[nb++] = x;
+        if (nb == BATCH) {
+            submit_ready(r, buf, nb, h, sl);
+            nb = 0;
+        }
+    }
+    if (nb)
+        submit_ready(r, buf, nb, h, sl);
+    return best;
+}
+
+/* Node next is ready but the pool is paused, or the run must stop: queue it (a pause holds
+ * it) or leave it unstarted (reported at the end). */
+static __attribute__((noinline, cold)) void set_aside(grun *r, uint32_t next, crew_handle h,
+                                                      crew__slot *sl) {
+    unsigned why = halted(r->g->pool, sl, h.gen);
+    if (why)
+        stop(r, why);
+    else
+        submit_ready(r, &next, 1, h, sl);
+}
+
 /* Run node i of r and what follows it on this thread (see the top of this file); i == n: the
  * source. Holds one unit of outstanding, given up at the end. */
 static void run_from(grun *r, uint32_t i, crew_handle h) {
@@ -152,58 +199,58 @@ static void run_from(grun *r, uint32_t i, crew_handle h) {
     const uint32_t *succ = g->succ;
     const uint32_t n = g->n;
     crew__slot *sl = h.slot != 0 ? crew__slot_at(&p->groups, crew__slot_index(h.slot)) : NULL;
+    /* Relaxed: this run's group was opened before any of its tasks ran (see halted()). */
+    _Atomic uint32_t *cancelled_gen = sl ? &sl->cancelled_gen : NULL;
     for (;;) {
-        const crew__gnode *nd = &nodes[i];
-        uint32_t ns = nd->nsucc & CREW__GNODE_SUCC;
-        const uint32_t *s = succ + nd->first;
-        uint32_t next = CREW_NODE_NONE, buf[BATCH];
-        unsigned nb = 0;
-        bool all = i == n; /* the source starts every root */
-        if (!all) {
+        uint32_t next = CREW_NODE_NONE;
+        if (__builtin_expect(i == n, 0)) { /* the source starts every root */
+            const crew__gnode *src = &nodes[n];
+            next = release_rest(r, succ + src->first, src->nsucc, true, next, h, sl);
+        }
+        while (__builtin_expect(i != n, 1)) {
+            const crew__gnode *nd = &nodes[i];
+            uint32_t ns = nd->nsucc;
+            const uint32_t *s = succ + nd->first;
             /* Relaxed: its own word; every predecessor has counted it down already. */
             crew__store_relaxed(&r->e[i],
                                 (uint64_t)nd->npred | (uint64_t)(i | CREW__GRAPH_RAN) << 32);
-            if (nd->nsucc & CREW__GNODE_COND) {
+            if (__builtin_expect(ns & CREW__GNODE_COND, 0)) {
                 uint32_t c = nd->f.cond(nd->arg);
-                if (c < ns)
-                    next = s[c];
-                ns = 0;
+                next = c < (ns & CREW__GNODE_SUCC) ? s[c] : CREW_NODE_NONE;
             } else {
                 nd->f.fn(nd->arg);
+                uint32_t k = 0;
+                next = CREW_NODE_NONE;
+                while (k < ns) { /* acq_rel: see the top of this file */
+                    uint32_t x = s[k++];
+                    if ((uint32_t)crew__fetch_sub_acq_rel(&r->e[x], 1u) == 1u) {
+                        next = x;
+                        break;
+                    }
+                }
+                if (__builtin_expect(k < ns, 0))
+                    next = release_rest(r, s + k, ns - k, false, next, h, sl);
             }
+            if (next == CREW_NODE_NONE)
+                break;
+            /* Relaxed: see struct crew_pool (cancelling, paused) and halted(). */
+            if (__builtin_expect(crew__load_relaxed(&p->cancelling) |
+                                     crew__load_relaxed(&p->paused) |
+                                     (cancelled_gen && crew__load_relaxed(cancelled_gen) == h.gen),
+                                 0)) {
+                set_aside(r, next, h, sl);
+                next = CREW_NODE_NONE;
+                break;
+            }
+            i = next;
         }
-        for (uint32_t k = 0; k < ns; k++) {
-            uint32_t x = s[k];
-            /* Acq_rel: see the top of this file. Only the low half counts down. */
-            if (!all && (uint32_t)crew__fetch_sub_acq_rel(&r->e[x], 1u) != 1u)
-                continue;
-            if (next == CREW_NODE_NONE) {
-                next = x;
-                continue;
-            }
-            if (nodes[x].priority < nodes[next].priority) {
-                uint32_t t = next;
-                next = x;
-                x = t;
-            }
-            buf[nb++] = x;
-            if (nb == BATCH) {
-                submit_ready(r, buf, nb, h, sl);
-                nb = 0;
-            }
-        }
-        if (nb)
-            submit_ready(r, buf, nb, h, sl);
-        if (next != CREW_NODE_NONE) {
-            unsigned why = halted(p, sl, h.gen);
-            if (!why && !crew__load_relaxed(&p->paused)) { /* relaxed: see crew_pool.paused */
+        if (i == n && next != CREW_NODE_NONE) { /* the source's first root */
+            if (halted(p, sl, h.gen) || crew__load_relaxed(&p->paused)) { /* relaxed: above */
+                set_aside(r, next, h, sl);
+            } else {
                 i = next;
                 continue;
             }
-            if (why) /* unstarted: reported at the end */
-                stop(r, why);
-            else /* paused: queued, so that the pause holds it */
-                submit_ready(r, &next, 1, h, sl);
         }
         /* This node's unit; acq_rel: see the top of this file. */
         if (crew__fetch_sub_acq_rel(&r->outstanding, 1u) != 1u || !finish(r, h, sl))
