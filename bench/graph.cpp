@@ -158,7 +158,8 @@ Result bench_crew(const Shape &s, unsigned threads, int reps) {
         crew_runs(p, g, 2);
         double t6 = now_s();
         r.build_node = std::min(r.build_node, (t1 - t0) * 1e9 / s.n);
-        r.build_edge = std::min(r.build_edge, s.edges.empty() ? 0 : (t2 - t1) * 1e9 / s.edges.size());
+        r.build_edge =
+            std::min(r.build_edge, s.edges.empty() ? 0 : (t2 - t1) * 1e9 / s.edges.size());
         r.run1 = std::min(r.run1, (t3 - t2) * 1e9 / s.n);
         r.run2 = std::min(r.run2, (t4 - t3) * 1e9 / s.n);
         r.bytes = double(after - before) / s.n;

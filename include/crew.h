@@ -747,7 +747,9 @@ CREW_EXPORT int crew_lane_destroy(crew_lane *l);
  * (crew_wait, crew_join, a run of another graph) and help meanwhile, run in their group's
  * frame, are seen by crew_pause (a node made ready while the pool is paused waits for
  * crew_resume), and take no place in a bounded queue (crew_config.queue_capacity), as lane
- * tasks do not; the run's first task does.
+ * tasks do not; the run's first task does (a full queue's CREW_FULL_DROP_OLDEST that drops a
+ * queued node drops it as crew_cancel would: it, and the nodes that would have followed it,
+ * are reported to on_drop when the rest of the run has ended).
  *
  * Building (crew_graph_add*, crew_graph_precede, crew_graph_remove_edge) and destroying may
  * not overlap a run or each other: such a call fails with CREW_EBUSY and changes nothing. A

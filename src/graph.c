@@ -94,7 +94,7 @@ static int begin_change(crew_graph *g, const char *who) {
     if (!crew__cas_acquire(&g->state, &s, CREW__GRAPH_CHANGING))
         return busy(s, who);
     if (g->in_csr && unfold(g) != CREW_OK) {
-        crew__store_release(&g->state, 0u);
+        crew__store_release(&g->state, 0u); /* release: as end_change */
         return crew__fail(CREW_ENOMEM, "%s: out of memory to reopen the graph's edges", who);
     }
     crew__store_relaxed(&g->ready, false); /* relaxed: no run reads it while CHANGING */
@@ -216,7 +216,8 @@ int crew_graph_remove_edge(crew_graph *g, crew_node before, crew_node after) {
         return end_change(g, rc);
     for (size_t k = 0; k < g->nedge; k++) {
         if (g->edge[2 * k] == before && g->edge[2 * k + 1] == after) {
-            memmove(&g->edge[2 * k], &g->edge[2 * k + 2], (g->nedge - k - 1) * 2 * sizeof(uint32_t));
+            memmove(&g->edge[2 * k], &g->edge[2 * k + 2],
+                    (g->nedge - k - 1) * 2 * sizeof(uint32_t));
             g->nedge--;
             return end_change(g, CREW_OK);
         }
@@ -385,11 +386,11 @@ static int begin_run(crew_graph *g, const char *who) {
     } while (!crew__cas_acquire(&g->state, &s, s + CREW__GRAPH_RUN_ONE)); /* acquire: see g */
     if (!crew__load_acquire(&g->ready)) { /* acquire: see crew_graph.ready */
         pthread_mutex_lock(&g->lock);
-        int rc = crew__load_relaxed(&g->ready) ? CREW_OK : build(g);
+        int rc = crew__load_relaxed(&g->ready) ? CREW_OK : build(g); /* relaxed: lock held */
         if (rc == CREW_OK)
             crew__store_release(&g->ready, true); /* release: see crew_graph.ready */
         pthread_mutex_unlock(&g->lock);
-        if (rc != CREW_OK) {
+        if (rc != CREW_OK) { /* release: as crew__graph_run_done */
             crew__fetch_sub_release(&g->state, CREW__GRAPH_RUN_ONE);
             return crew__fail(rc, "%s: out of memory to build the graph's successor lists", who);
         }
@@ -398,6 +399,8 @@ static int begin_run(crew_graph *g, const char *who) {
 }
 
 static int start_run(crew_graph *g, crew_handle *group, uint64_t reps, const char *who) {
+    if (g && crew__forked(g->pool)) /* before the graph's lock, which a parent's thread may hold */
+        return crew__fail(CREW_EFORKED, "%s: " CREW__FORKED_DETAIL, who);
     int rc = begin_run(g, who);
     if (rc != CREW_OK)
         return rc;
@@ -410,7 +413,7 @@ static int start_run(crew_graph *g, crew_handle *group, uint64_t reps, const cha
                             who, g->n);
         } else {
             r->reps = reps;
-            crew__atomic_init(&r->stopped, 0u);
+            crew__atomic_init(&r->stopped, 0u); /* not shared until the source is queued */
             crew__graph_run_init(r);
             rc = crew__submit_as(g->pool, crew__graph_node, &r->e[g->n], g->node[g->n].priority,
                                  group, who);
@@ -422,7 +425,7 @@ static int start_run(crew_graph *g, crew_handle *group, uint64_t reps, const cha
             pthread_mutex_unlock(&g->lock);
         }
     }
-    crew__fetch_sub_release(&g->state, CREW__GRAPH_RUN_ONE);
+    crew__fetch_sub_release(&g->state, CREW__GRAPH_RUN_ONE); /* release: as run_done */
     return rc;
 }
 
@@ -478,6 +481,6 @@ int crew_graph_dump_dot(crew_graph *g, FILE *out) {
         }
     }
     ok = ok && fprintf(out, "}\n") >= 0 && fflush(out) == 0;
-    crew__fetch_sub_release(&g->state, CREW__GRAPH_RUN_ONE);
+    crew__fetch_sub_release(&g->state, CREW__GRAPH_RUN_ONE); /* release: as run_done */
     return ok ? CREW_OK : crew__fail(CREW_EIO, "%s: writing the output failed", who);
 }

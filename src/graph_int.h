@@ -90,7 +90,9 @@ struct crew__grun {
      * unit), 1 for the source at the start; see graph_run.c for the orders. */
     _Atomic uint32_t outstanding;
     _Atomic unsigned stopped; /* CREW__GRAPH_STOP_* bits; relaxed (graph_run.c: stop) */
-    _Atomic uint64_t e[];     /* cap + 1 words: counter | (number | RAN) << 32 */
+    /* cap + 1 words: counter | (number | RAN) << 32. Counted down with acq_rel by the node's
+     * predecessors, reset (relaxed) by the node itself as it starts (graph_run.c). */
+    _Atomic uint64_t e[];
 };
 
 /* graph_run.c: every node's word reset for a run of r->g (outstanding: 1). */

@@ -145,8 +145,8 @@ static bool finish(grun *r, crew_handle h, crew__slot *sl) {
 
 /* The successors s[0..ns) of a node that has finished, from the second on (the caller found
  * the first ready one, first, or none): each counted down, the ready ones taken in priority
- * order (the best is returned, to run next; the others are submitted in batches). all: the source's roots,
- * ready without a count. Out of line: a chain never comes here. */
+ * order (the best is returned, to run next; the others are submitted in batches). all: the
+ * source's roots, ready without a count. Out of line: a chain never comes here. */
 static __attribute__((noinline)) uint32_t release_rest(grun *r, const uint32_t *s, uint32_t ns,
                                                        bool all, uint32_t first, crew_handle h,
                                                        crew__slot *sl) {

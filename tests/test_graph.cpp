@@ -2,9 +2,10 @@
 // a loop closed by a condition node; a cycle refused with its nodes named; runs of one graph
 // from two threads at once; repeated runs (crew_graph_run_n); nodes that wait and run other
 // graphs on one thread; crew_cancel of a run and a cancelling shutdown (every node that did not
-// run reported once to on_drop); every bad input; DOT output; and a stress test in which runs
-// of one graph overlap while the pool resizes, pauses, cancels runs and shuts down; crew::graph
-// (emplace, precede/succeed, conditions, run().wait() rethrowing a node's exception).
+// run reported once to on_drop); a paused pool; every bad input; DOT output; a stress test in
+// which runs of one graph overlap while the pool resizes, pauses, cancels runs and shuts down;
+// crew::graph (emplace, precede/succeed, conditions, run().wait() rethrowing a node's
+// exception).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -299,6 +300,34 @@ TEST(Graph, CancellingShutdownReportsAndDrainingRuns) {
         EXPECT_EQ(crew_graph_destroy(g), CREW_OK);
         crew_destroy(p);
     }
+}
+
+// A node made ready while the pool is paused does not start before crew_resume (a chain's next
+// node is not run on the finishing node's thread then).
+TEST(Graph, PausedPoolStartsNoFurtherNode) {
+    crew_pool *p = make_pool(2);
+    Gate gate;
+    crew_graph *g;
+    ASSERT_EQ(crew_graph_create(p, &g), CREW_OK);
+    crew_node hold, x, y;
+    Rec rx, ry;
+    ASSERT_EQ(crew_graph_add(g, Gate::block, &gate, 0, &hold), CREW_OK);
+    ASSERT_EQ(crew_graph_add(g, rec_run, &rx, 0, &x), CREW_OK);
+    ASSERT_EQ(crew_graph_add(g, rec_run, &ry, 0, &y), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(g, hold, x), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(g, hold, y), CREW_OK);
+    crew_handle h = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_graph_run(g, &h), CREW_OK);
+    gate.wait_arrivals(1);
+    ASSERT_EQ(crew_pause(p), CREW_OK);
+    gate.open();
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    EXPECT_EQ(rx.runs.load() + ry.runs.load(), 0) << "a node started while the pool was paused";
+    ASSERT_EQ(crew_resume(p), CREW_OK);
+    ASSERT_EQ(crew_wait(p, h), CREW_OK);
+    EXPECT_EQ(rx.runs.load() + ry.runs.load(), 2);
+    ASSERT_EQ(crew_graph_destroy(g), CREW_OK);
+    crew_destroy(p);
 }
 
 TEST(Graph, BadInputIsRefusedAndChangesNothing) {

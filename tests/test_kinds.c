@@ -2,7 +2,8 @@
  * found by crew__kind_of as its own row, a plain task (a user's function) as none; the array
  * runner's two marks (its row and the run path's CREW__TASK_RUNNER flag) agree on the runners
  * array.c makes; a timer's run is named by the timer's function; only the join half has a way
- * back of its own on a pause or a resize; a graph node's drop is its run's. Exits non-zero on failure. */
+ * back of its own on a pause or a resize; a graph node's drop is its run's. Exits non-zero on
+ * failure. */
 #include <string.h>
 
 #include "array.h"
