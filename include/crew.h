@@ -34,9 +34,14 @@
  *     crew_wait_all                  CREW_EDEADLK               allowed (it helps)
  *     crew_wait_all_timed            CREW_EDEADLK               allowed (it helps)
  *     crew_cancel, crew_cancelled    allowed                    allowed
+ *     crew_current_group             allowed                    allowed
  *     crew_lane_create, _submit      allowed                    allowed
  *     crew_lane_barrier              allowed (5)                allowed
  *     crew_lane_destroy              allowed (3)                allowed (it helps)
+ *     crew_graph_create, _run, _run_n, _dump_dot
+ *                                    allowed                    allowed
+ *     crew_graph_add*, _precede, _remove_edge, _destroy
+ *                                    allowed (7)                allowed
  *     crew_notify                    allowed (4)                allowed
  *     crew_resize, crew_size         allowed                    allowed
  *     crew_pause, _resume, _paused   allowed (2)                allowed (2)
@@ -64,6 +69,8 @@
  *     it, or for a task behind such a barrier, waits for ever: the barrier starts only once
  *     that task has finished.
  *   (6) crew_timer_stop from the timer's own function returns at once (see there).
+ *   (7) CREW_EBUSY on a graph with a run in progress, which includes a node's own graph when
+ *     called from that node (or from on_drop for one): a graph changes only between runs.
  *   on_drop runs as a task of the dropped task's group would: before the group finishes (so a
  *     waiter cannot free task_arg under it), after the task has given back its place in a
  *     bounded queue (so it may submit into the queue that dropped it, which may drop another
@@ -132,12 +139,14 @@ extern "C" {
     X(EEXPIRED, -13, "some tasks were dropped without running because no thread could start "   \
                      "them by their start-by time (crew_submit_deadline)")                      \
     X(EFORKED, -14, "the pool belongs to the parent process: it was created before fork(), and "  \
-                    "its threads do not exist in this child (create a new pool here)")
+                    "its threads do not exist in this child (create a new pool here)")           \
+    X(EBUSY, -15, "the object is in use: a task graph cannot be changed or destroyed while a "   \
+                  "run of it is in progress, nor by two calls at once")
 
 /* Success. */
 #define CREW_OK 0
 #define CREW_ERRNO_ENUM_(name, value, text) CREW_##name = (value),
-enum crew_errno { CREW_ERRNO_MAP(CREW_ERRNO_ENUM_) CREW_ERRNO_LAST_ = -15 };
+enum crew_errno { CREW_ERRNO_MAP(CREW_ERRNO_ENUM_) CREW_ERRNO_LAST_ = -16 };
 #undef CREW_ERRNO_ENUM_
 
 /* A sentence explaining err ("success" for CREW_OK, "unknown error" for anything else). */
@@ -711,6 +720,107 @@ CREW_EXPORT int crew_lane_barrier(crew_lane *l, crew_fn fn, void *arg, crew_hand
 CREW_EXPORT int crew_lane_destroy(crew_lane *l);
 
 /* ---------------------------------------------------------------------------------------------
+ * Task graphs: tasks with dependencies ("run C after A and B"), built once and run many times.
+ *
+ * A graph belongs to a pool. Its nodes are numbered from 0 in the order they were added; an
+ * edge before -> after makes after wait for before. A run (crew_graph_run) starts every node
+ * without a predecessor, and each other node once all its predecessors have finished, each
+ * node exactly once per run (a node in a loop once per turn of the loop). Ready nodes are
+ * ordered by priority as other tasks are (0 highest); of the nodes that one node makes ready,
+ * the one of highest priority (the first linked, on a tie) runs next on the same thread
+ * without going through a queue, the others are queued; so a chain runs as a loop.
+ *
+ * A condition node (crew_graph_add_condition) returns the index, among its successors in the
+ * order they were linked, of the one successor to start; any other value starts none. Its
+ * edges do not count as dependencies: the chosen successor starts at once, whatever its other
+ * predecessors (so a loop is a condition node with an edge back to an earlier node), and a
+ * cycle closed by a condition's edge is allowed; a cycle of plain edges is refused when the
+ * graph is run (CREW_EINVAL, crew_last_error naming the nodes on it).
+ *
+ * Runs. The run's tasks join *group as crew_submit's do (CREW_HANDLE_NONE opens a group, whose
+ * handle is stored in *group), so crew_wait, crew_wait_timed and crew_notify on the group
+ * wait for the whole run, and crew_cancel on it starts no further node of the run: every node
+ * of the run that has not started is reported to crew_hooks.on_drop (a condition node with
+ * its function converted to crew_fn, never called so), before the group finishes, and the
+ * wait returns CREW_ECANCELED. A cancelled run reports every node that did not run in it, also
+ * those that a condition would not have chosen. A cancelling crew_shutdown does the same for
+ * every run; a draining one runs every run to its end (crew_wait_all waits for runs too). A
+ * run of a graph allocates at most one block of 8 bytes per node (kept for the next run), and
+ * the same graph may be run again, or from several threads at once: each run has its own
+ * state and its own group. Nodes are tasks of the pool in every other respect: they may wait
+ * (crew_wait, crew_join, a run of another graph) and help meanwhile, run in their group's
+ * frame, are seen by crew_pause (a node made ready while the pool is paused waits for
+ * crew_resume), and take no place in a bounded queue (crew_config.queue_capacity), as lane
+ * tasks do not; the run's first task does (a full queue's CREW_FULL_DROP_OLDEST that drops a
+ * queued node drops it as crew_cancel would: it, and the nodes that would have followed it,
+ * are reported to on_drop when the rest of the run has ended).
+ *
+ * Building (crew_graph_add*, crew_graph_precede, crew_graph_remove_edge) and destroying may
+ * not overlap a run or each other: such a call fails with CREW_EBUSY and changes nothing. A
+ * failed call changes nothing. Building is from one thread at a time; runs from any.
+ * ------------------------------------------------------------------------------------------- */
+
+/* A task graph. Opaque; created by crew_graph_create, freed by crew_graph_destroy. */
+typedef struct crew_graph crew_graph;
+/* A node's number in its graph, from 0 (numbers of different graphs cannot be told apart: a
+ * number beyond the graph's nodes is refused). */
+typedef uint32_t crew_node;
+/* No node: what a failed crew_graph_add leaves in *out. */
+#define CREW_NODE_NONE UINT32_MAX
+
+/*
+ * Create an empty graph on p. OUT: *out (NULL on failure). Errors: EINVAL (p or out NULL),
+ * EFORKED, ENOMEM.
+ */
+CREW_EXPORT int crew_graph_create(crew_pool *p, crew_graph **out);
+
+/*
+ * Add a node that runs fn(arg) with the given priority. OUT: *out, its number (out may be NULL;
+ * CREW_NODE_NONE on failure). Errors: EINVAL (g or fn NULL), EBUSY (a run is in progress, or
+ * another call changes the graph), ERANGE (2147483646 nodes already), ENOMEM.
+ */
+CREW_EXPORT int crew_graph_add(crew_graph *g, crew_fn fn, void *arg, uint32_t priority,
+                               crew_node *out);
+/* A condition node: fn returns the index, among the node's successors in the order they were
+ * linked, of the one successor to start; any other value starts none. Its edges may close a
+ * cycle (a loop). Errors as crew_graph_add's. */
+CREW_EXPORT int crew_graph_add_condition(crew_graph *g, uint32_t (*fn)(void *arg), void *arg,
+                                         uint32_t priority, crew_node *out);
+/*
+ * Add the edge before -> after: after starts once before has finished (or, if before is a
+ * condition node, when before chooses it). Two edges between the same nodes count twice.
+ * Errors: EINVAL (g NULL; a node number that is not one of g's; before == after), EBUSY,
+ * ERANGE (2147483647 edges already), ENOMEM.
+ */
+CREW_EXPORT int crew_graph_precede(crew_graph *g, crew_node before, crew_node after);
+/*
+ * Remove the oldest edge before -> after (a condition's later successors move down one
+ * index). Errors: EINVAL (g NULL, a bad node number, no such edge), EBUSY, ENOMEM.
+ */
+CREW_EXPORT int crew_graph_remove_edge(crew_graph *g, crew_node before, crew_node after);
+
+/* Starts one run of the whole graph; its tasks join *group as crew_submit's do, so crew_wait,
+ * crew_wait_timed, crew_notify and crew_cancel work on a run. The first run after a change
+ * builds the successor lists (then, and only then, paid). Errors: EINVAL (g NULL, a bad
+ * handle, a cycle no condition closes: crew_last_error names its nodes), EBUSY (another call
+ * is changing the graph), and crew_submit's (ESHUTDOWN, ECANCELED, EFULL, ENOMEM, ERANGE,
+ * EFORKED): on an error no node runs. */
+CREW_EXPORT int crew_graph_run(crew_graph *g, crew_handle *group);
+/* One run of n repetitions of the graph, one after the other (the next starts when every node
+ * of the previous one has finished), as one run: crew_cancel stops it, reporting the nodes of
+ * the repetition it stopped in that did not run. Errors as crew_graph_run's; EINVAL for n 0. */
+CREW_EXPORT int crew_graph_run_n(crew_graph *g, uint64_t n, crew_handle *group);
+/* Write the graph to out in Graphviz's DOT language: a node by its number, a condition node
+ * as a diamond ("3?") whose edges are dashed and labelled with their index. May be called
+ * during runs. Errors: EINVAL (g or out NULL, a cycle is no error here), EBUSY (a change in
+ * progress), ENOMEM, EIO (writing failed). */
+CREW_EXPORT int crew_graph_dump_dot(crew_graph *g, FILE *out);
+/* Free g. NULL is a no-op. Errors: EBUSY (a run is in progress: wait for its group first, or
+ * another call changes the graph; nothing is freed). May be called after its pool's
+ * crew_shutdown or crew_destroy (it touches nothing of the pool). */
+CREW_EXPORT int crew_graph_destroy(crew_graph *g);
+
+/* ---------------------------------------------------------------------------------------------
  * Waiting. The caller helps: while it waits it runs queued tasks itself, first those of the
  * awaited group (newest first, which keeps nested spawn-and-wait shallow), then, unless it is
  * already nested too deep in tasks it took while waiting, any queued task (highest priority,
@@ -832,6 +942,10 @@ CREW_EXPORT int crew_cancel(crew_pool *p, crew_handle group);
 /* From inside a task: 1 if its group was cancelled or its pool is shutting down with
  * CREW_CANCEL (stop early if you can), else 0 (also outside any task). */
 CREW_EXPORT int crew_cancelled(void);
+/* From inside a task (or on_drop): the group of the innermost task running on the calling
+ * thread, as its submitter's handle names it (a graph node: its run's group); CREW_HANDLE_NONE
+ * for a task of no group, and outside any task. Never fails. */
+CREW_EXPORT crew_handle crew_current_group(void);
 
 /* ---------------------------------------------------------------------------------------------
  * Monitoring (Jendersie et al., §III-F; Xu & Bode, §2). Off by default, and then free: no clock

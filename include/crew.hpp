@@ -10,6 +10,9 @@
 //   if (!g.wait_for(std::chrono::milliseconds(5))) { ... }  // false: timed out; g goes on
 //   crew::lane strand(p);                          // tasks in order, one at a time
 //   strand.post([] { ... }); auto r = strand.submit(f);
+//   crew::graph g(p);                              // a task graph, built once, run often
+//   auto a = g.emplace([] { ... }), b = g.emplace([] { ... });
+//   a.precede(b); g.run().wait();                  // rethrows a node's exception
 //   crew_stats s = p.stats();                      // with options{.monitoring = true}
 //
 // Errors from the C library become crew::error (a std::system_error-like exception carrying the
@@ -371,6 +374,7 @@ private:
     friend class group;
     friend class lane;
     friend class timer;
+    friend class graph;
 
     bool wait_all_timed(std::uint64_t timeout) {
         int rc = crew_wait_all_timed(p_, timeout);
@@ -774,6 +778,220 @@ private:
     }
     pool *p_;
     crew_lane *l_ = nullptr;
+};
+
+// A task graph (crew_graph_*): nodes (callables) and edges, built once and run many times, also
+// several runs at once from any threads. emplace(f) adds a node: f() returning void is a plain
+// node; f() returning an integer is a condition node, whose value picks the one successor to
+// start (its index among the node's successors in the order they were linked; any other value
+// starts none), which is how a loop is written. a.precede(b) (or b.succeed(a)) makes b wait for
+// a. run() starts a run and returns a graph::execution to wait for: a node that throws cancels
+// the rest of its run (its unstarted nodes never run) and wait() rethrows the first exception;
+// a run cancelled otherwise (execution::cancel, a cancelling shutdown) makes wait() throw
+// crew::error with CREW_ECANCELED. An execution not waited for is waited for by its destructor,
+// and an exception it would have rethrown goes to the pool's error handler. Building while a
+// run is in progress throws crew::error with CREW_EBUSY; so does a cycle of plain edges, with
+// CREW_EINVAL, at run(). Not copyable, not movable (nodes refer to it); it must not outlive its
+// pool, and its runs must have ended before it is destroyed (the destructor reports CREW_EBUSY
+// to the pool's error handler otherwise, and leaks the graph rather than free it under them).
+class graph {
+    struct body { // a node's callable; run() returns a condition's choice
+        virtual ~body() = default;
+        virtual std::uint32_t run() noexcept = 0;
+    };
+    struct run_state {
+        std::exception_ptr first;
+    };
+
+public:
+    class node {
+    public:
+        node() = default;
+        // this -> after: after starts once this node has finished (or chose it, if this is a
+        // condition node).
+        node &precede(node after) {
+            detail::check(crew_graph_precede(g_->g_, id_, after.id_), "crew::graph::precede");
+            return *this;
+        }
+        // before -> this.
+        node &succeed(node before) {
+            before.precede(*this);
+            return *this;
+        }
+        crew_node id() const noexcept { return id_; }
+
+    private:
+        friend class graph;
+        node(graph *g, crew_node id) : g_(g), id_(id) {}
+        graph *g_ = nullptr;
+        crew_node id_ = CREW_NODE_NONE;
+    };
+
+    // A run in progress (graph::run()): wait() for it, or cancel() it.
+    class execution {
+    public:
+        execution(execution &&o) noexcept
+            : g_(std::exchange(o.g_, nullptr)), h_(o.h_), s_(std::move(o.s_)) {}
+        execution(const execution &) = delete;
+        execution &operator=(const execution &) = delete;
+        execution &operator=(execution &&) = delete;
+        ~execution() {
+            if (!g_)
+                return;
+            int rc = finish();
+            try {
+                if (s_->first)
+                    g_->p_.state_->report(s_->first, "a node of a crew::graph run not waited for");
+                else if (rc != CREW_OK && rc != CREW_ECANCELED)
+                    g_->p_.state_->report(std::make_exception_ptr(error(rc, "crew::graph")),
+                                          "a crew::graph run not waited for");
+            } catch (...) { // out of memory while reporting: nothing more can be done here
+            }
+        }
+        // Wait for the run (the caller helps, as crew::group::wait does); rethrow the first
+        // exception a node threw, or throw crew::error for a cancelled run.
+        void wait() {
+            if (!g_)
+                throw error(CREW_EINVAL, "crew::graph::execution::wait (waited for already)");
+            int rc = finish();
+            g_ = nullptr;
+            if (s_->first)
+                std::rethrow_exception(s_->first);
+            detail::check(rc, "crew::graph::execution::wait");
+        }
+        // Start no further node of the run (crew_cancel on its group).
+        void cancel() {
+            if (g_) {
+                int rc = crew_cancel(g_->p_.p_, h_);
+                if (rc != CREW_ESTALE)
+                    detail::check(rc, "crew::graph::execution::cancel");
+            }
+        }
+        crew_handle native() const noexcept { return h_; }
+
+    private:
+        friend class graph;
+        execution(graph *g, crew_handle h, std::shared_ptr<run_state> s)
+            : g_(g), h_(h), s_(std::move(s)) {}
+        int finish() noexcept {
+            int rc = crew_wait(g_->p_.p_, h_);
+            std::lock_guard<std::recursive_mutex> l(g_->m_);
+            for (auto it = g_->runs_.begin(); it != g_->runs_.end(); ++it)
+                if (it->first.slot == h_.slot && it->first.gen == h_.gen) {
+                    g_->runs_.erase(it);
+                    break;
+                }
+            return rc;
+        }
+        graph *g_;
+        crew_handle h_;
+        std::shared_ptr<run_state> s_;
+    };
+
+    explicit graph(pool &p) : p_(p) {
+        detail::check(crew_graph_create(p.p_, &g_), "crew::graph");
+    }
+    ~graph() {
+        int rc = crew_graph_destroy(g_);
+        if (rc != CREW_OK) {
+            try {
+                p_.state_->report(std::make_exception_ptr(error(rc, "crew::graph::~graph")),
+                                  "the destruction of a crew::graph");
+            } catch (...) {
+            }
+            for (auto &b : bodies_) // the graph's runs still call them: leaked with it
+                b.release();
+        }
+    }
+    graph(const graph &) = delete;
+    graph &operator=(const graph &) = delete;
+
+    // Add a node running f() (see the class comment for a condition).
+    template <class F, class = std::enable_if_t<std::is_invocable_v<F &>>>
+    node emplace(F &&f, std::uint32_t priority = 0) {
+        using R = std::invoke_result_t<F &>;
+        static_assert(std::is_void_v<R> || std::is_integral_v<R>,
+                      "crew::graph::emplace: a node returns void, or an integer (a condition)");
+        auto b = std::make_unique<fn_body<std::decay_t<F>>>(std::forward<F>(f), this);
+        crew_node id = CREW_NODE_NONE;
+        int rc;
+        if constexpr (std::is_void_v<R>)
+            rc = crew_graph_add(g_, plain, b.get(), priority, &id);
+        else
+            rc = crew_graph_add_condition(g_, condition, b.get(), priority, &id);
+        detail::check(rc, "crew::graph::emplace");
+        bodies_.push_back(std::move(b));
+        return node(this, id);
+    }
+
+    // Start a run of the whole graph.
+    execution run() {
+        auto s = std::make_shared<run_state>();
+        std::lock_guard<std::recursive_mutex> l(m_); // a node that throws looks the run up
+        crew_handle h = CREW_HANDLE_NONE;
+        detail::check(crew_graph_run(g_, &h), "crew::graph::run");
+        runs_.emplace_back(h, s);
+        return execution(this, h, std::move(s));
+    }
+    crew_graph *native() const noexcept { return g_; }
+
+private:
+    template <class F> struct fn_body final : body {
+        F f;
+        graph *g;
+        fn_body(F &&fn, graph *gr) : f(std::move(fn)), g(gr) {}
+        fn_body(const F &fn, graph *gr) : f(fn), g(gr) {}
+        std::uint32_t run() noexcept override {
+            try {
+                if constexpr (std::is_void_v<std::invoke_result_t<F &>>) {
+                    f();
+                    return 0;
+                } else {
+                    auto v = f();
+                    if constexpr (std::is_signed_v<decltype(v)>)
+                        if (v < 0)
+                            return CREW_NODE_NONE; // starts none
+                    return static_cast<std::uint64_t>(v) >= CREW_NODE_NONE
+                               ? CREW_NODE_NONE
+                               : static_cast<std::uint32_t>(v);
+                }
+            } catch (...) {
+                g->failed(std::current_exception());
+                return CREW_NODE_NONE;
+            }
+        }
+    };
+    static void plain(void *b) { static_cast<body *>(b)->run(); }
+    static std::uint32_t condition(void *b) { return static_cast<body *>(b)->run(); }
+    // A node that threw: keep the first exception of its run, and cancel the run.
+    void failed(std::exception_ptr e) noexcept {
+        crew_handle h = crew_current_group();
+        bool kept = false;
+        {
+            std::lock_guard<std::recursive_mutex> l(m_);
+            for (auto &r : runs_)
+                if (r.first.slot == h.slot && r.first.gen == h.gen) {
+                    if (!r.second->first)
+                        r.second->first = e;
+                    kept = true;
+                    break;
+                }
+        }
+        if (h.slot != 0)
+            crew_cancel(p_.p_, h);
+        if (!kept) {
+            try {
+                p_.state_->report(e, "a node of a crew::graph");
+            } catch (...) {
+            }
+        }
+    }
+
+    pool &p_;
+    crew_graph *g_ = nullptr;
+    std::vector<std::unique_ptr<body>> bodies_;
+    std::recursive_mutex m_; // guards runs_
+    std::vector<std::pair<crew_handle, std::shared_ptr<run_state>>> runs_;
 };
 
 // ------------------------------------------------------------------------------------------

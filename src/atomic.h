@@ -21,6 +21,8 @@
 #define crew__fetch_add_relaxed(p, v) atomic_fetch_add_explicit((p), (v), memory_order_relaxed)
 #define crew__fetch_sub_release(p, v) atomic_fetch_sub_explicit((p), (v), memory_order_release)
 #define crew__fetch_sub_relaxed(p, v) atomic_fetch_sub_explicit((p), (v), memory_order_relaxed)
+#define crew__fetch_add_acq_rel(p, v) atomic_fetch_add_explicit((p), (v), memory_order_acq_rel)
+#define crew__fetch_sub_acq_rel(p, v) atomic_fetch_sub_explicit((p), (v), memory_order_acq_rel)
 #define crew__cas_acq_rel(p, expected, desired)                                                  \
     atomic_compare_exchange_strong_explicit((p), (expected), (desired), memory_order_acq_rel,     \
                                             memory_order_acquire)

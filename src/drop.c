@@ -71,6 +71,14 @@ void crew__task_dropped(crew_pool *p, crew_task *t, bool by_shutdown) {
     drop(p, t, k, CREW__LOST, by_shutdown);
 }
 
+void crew__not_started(crew_pool *p, uint32_t slot, crew_fn fn, void *arg, bool by_shutdown) {
+    if (by_shutdown) /* relaxed: see struct crew_pool */
+        crew__store_relaxed(&p->shutdown_dropped, true);
+    if (slot != 0)
+        crew__group_lost(&p->groups, slot);
+    crew__on_drop(p, slot, fn, arg);
+}
+
 void crew__task_expired(crew_pool *p, crew_task *t) {
     drop(p, t, crew__kind_of(t), CREW__EXPIRED, false); /* too late to start: group told */
 }

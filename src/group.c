@@ -231,17 +231,25 @@ static __attribute__((noinline, cold)) bool end_group_notify(crew__slotmap *m, c
     return true;
 }
 
+/* Mark the open group of sl as having lost a task (how: CREW__LOST or CREW__EXPIRED). The
+ * group is open (the caller holds one of its tasks), so the generation read is its own.
+ * Relaxed: the release of that task's decrement orders the stores before the group's end. */
+static void mark_lost(crew__slot *sl, enum crew__end how) {
+    uint32_t gen = crew__gen_of(crew__load_relaxed(&sl->state));
+    if (how == CREW__LOST)
+        crew__store_relaxed(&sl->dropped_gen, gen);
+    crew__store_relaxed(&sl->lost_gen, gen);
+}
+
+void crew__group_lost(crew__slotmap *m, uint32_t slot) {
+    mark_lost(crew__slot_at(m, slot), CREW__LOST);
+}
+
 bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, enum crew__end how,
                       crew__slot_cache *cache) {
     crew__slot *sl = crew__slot_at(m, slot);
-    /* The group is open (this is its task), so the generation read is its own. Relaxed: the
-     * release of our decrement below orders it before the group's end. */
-    if (how != CREW__RAN) {
-        uint32_t gen = crew__gen_of(crew__load_relaxed(&sl->state));
-        if (how == CREW__LOST)
-            crew__store_relaxed(&sl->dropped_gen, gen);
-        crew__store_relaxed(&sl->lost_gen, gen);
-    }
+    if (how != CREW__RAN)
+        mark_lost(sl, how);
     /* Release: everything the task did happens-before a waiter that acquires the count it
      * leaves; acquire: the last decrement also synchronises with all earlier ones, so the
      * generation store below carries them all. Pairs with crew__group_status. Seq_cst, not

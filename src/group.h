@@ -167,6 +167,10 @@ enum crew__end {
  * slot can be reused, and handed to m->on_notify. */
 bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, enum crew__end how,
                       crew__slot_cache *cache);
+/* A task that is not one of the group's own tasks was lost on its behalf (a graph run's node
+ * that never started, graph.c): mark the open group of slot as crew__group_done's CREW__LOST
+ * would. The caller holds one of the group's tasks (it is open). */
+void crew__group_lost(crew__slotmap *m, uint32_t slot);
 /* Cancel an open group: its tasks not yet started will be dropped. CREW_OK or CREW_ESTALE. */
 int crew__group_cancel(crew__slotmap *m, crew_handle h);
 /* The group's status without the lock: 1 = still open, CREW_OK = finished, CREW_ECANCELED,

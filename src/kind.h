@@ -48,6 +48,7 @@ extern const crew__kind crew__join_kind;  /* join.c: a crew_join's offered half 
 extern const crew__kind crew__array_kind; /* array.c: an array's runner */
 extern const crew__kind crew__lane_kind;  /* lane.c: a lane's runner */
 extern const crew__kind crew__timer_kind; /* timer.c: a periodic timer's run */
+extern const crew__kind crew__graph_kind; /* graph_run.c: a task of a graph's run */
 
 /* The kind of t, NULL for a plain task. Walks the table: for the rare paths only. */
 const crew__kind *crew__kind_of(const crew_task *t);

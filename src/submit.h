@@ -18,6 +18,18 @@ int crew__enqueue_helpers(crew_pool *p, crew_task *t, size_t n, crew_handle *gro
 int crew__lane_submit(crew_lane *l, crew_fn fn, void *arg, crew_handle *group, bool barrier,
                       const char *who);
 
+/* A task of a kind's own (graph.c: a graph run's first task) submitted as crew_submit would,
+ * with its checks and its detail under the name who. */
+int crew__submit_as(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group,
+                    const char *who);
+/* From a running task of group h (local handle, {0, 0}: none; the group is open, since that
+ * task is unfinished): one more task of that group, queued as crew_submit queues one (counted
+ * in the group and in pending, pushed through the strategy, a thread woken). No bounded queue,
+ * no timing, no detail: CREW_OK, or CREW_ECANCELED (the group was cancelled), CREW_ESHUTDOWN
+ * (the pool is closing), CREW_ERANGE or CREW_ENOMEM, with nothing queued (graph.c then runs
+ * the task itself, or reports it). */
+int crew__submit_in_group(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle h);
+
 /* The timer thread (timer.c): a delayed task, or a timer's run, is due: stamp it if tasks are
  * timed now, count it in pending if count (a timer's run; a delayed task was counted when it
  * was submitted), push it to the scheduler (or the blocking threads' queue) and wake a thread

@@ -472,6 +472,13 @@ int crew_cancel(crew_pool *p, crew_handle group) {
     return CREW_OK;
 }
 
+crew_handle crew_current_group(void) {
+    const crew__frame *f = crew__tls_frame;
+    if (!f || f->group.slot == 0)
+        return CREW_HANDLE_NONE;
+    return crew__handle_public(&f->pool->groups, f->group);
+}
+
 int crew_cancelled(void) {
     const crew__frame *f = crew__tls_frame;
     if (!f)

@@ -2,7 +2,8 @@
  * found by crew__kind_of as its own row, a plain task (a user's function) as none; the array
  * runner's two marks (its row and the run path's CREW__TASK_RUNNER flag) agree on the runners
  * array.c makes; a timer's run is named by the timer's function; only the join half has a way
- * back of its own on a pause or a resize. Exits non-zero on failure. */
+ * back of its own on a pause or a resize; a graph node's drop is its run's. Exits non-zero on
+ * failure. */
 #include <string.h>
 
 #include "array.h"
@@ -13,7 +14,7 @@ static void user_fn(void *arg) { (void)arg; }
 static void tick(void *arg) { (void)arg; }
 
 static const crew__kind *const rows[] = {&crew__join_kind, &crew__array_kind, &crew__lane_kind,
-                                         &crew__timer_kind};
+                                         &crew__timer_kind, &crew__graph_kind};
 #define NROWS (sizeof rows / sizeof rows[0])
 
 int main(void) {
@@ -33,6 +34,8 @@ int main(void) {
      * count one by one); a lane's runner and a timer's run are. */
     CHECK(crew__join_kind.not_lost && crew__array_kind.not_lost);
     CHECK(!crew__lane_kind.not_lost && !crew__timer_kind.not_lost);
+    /* A graph run's node is lost when dropped (reported to on_drop when its run ends). */
+    CHECK(!crew__graph_kind.not_lost && crew__graph_kind.dropped != NULL);
 
     /* A plain task has no kind: named by its own function, requeued on a pause (p untouched). */
     crew_task plain = {.fn = user_fn, .arg = &plain};

@@ -1,0 +1,104 @@
+/*
+ * graph_int.h -- what graph.c (building a graph, the public calls) and graph_run.c (its runs)
+ * share: the graph, its nodes, a run's block. No other file includes it.
+ */
+#ifndef CREW_GRAPH_INT_H
+#define CREW_GRAPH_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base.h"
+
+/* A node's word in a run: bit 31 of its number (the high half) once it has started. */
+#define CREW__GRAPH_RAN 0x80000000u
+/* Node numbers are below this (the source takes number n, and RAN must stay clear). */
+#define CREW__GRAPH_NODES_MAX 0x7ffffffeu
+/* Edges in a graph, at most (each node's count of successors keeps bit 31 for COND). */
+#define CREW__GRAPH_EDGES_MAX 0x7fffffffu
+
+/* crew__gnode.nsucc: bit 31 marks a condition node, the rest counts its successors. */
+#define CREW__GNODE_COND 0x80000000u
+#define CREW__GNODE_SUCC 0x7fffffffu
+
+/* One node: 32 bytes. */
+typedef struct crew__gnode {
+    union {
+        crew_fn fn;                 /* a plain node */
+        uint32_t (*cond)(void *arg); /* a condition node (CREW__GNODE_COND) */
+    } f;
+    void *arg;
+    uint32_t priority;
+    uint32_t npred; /* predecessors that are not condition nodes (its join count); built */
+    uint32_t first; /* its first successor in crew_graph.succ; built */
+    uint32_t nsucc; /* CREW__GNODE_COND | successors; built */
+} crew__gnode;
+
+/* The function a node is reported and named by: a condition's converted (never called so). */
+static inline crew_fn crew__gnode_fn(const crew__gnode *nd) {
+    return nd->nsucc & CREW__GNODE_COND ? (crew_fn)(void (*)(void))nd->f.cond : nd->f.fn;
+}
+
+/* Why a run left nodes unstarted (grun.stopped, bits). */
+#define CREW__GRAPH_STOP_CANCEL 1u   /* its group was cancelled, or a queued node dropped */
+#define CREW__GRAPH_STOP_SHUTDOWN 2u /* a cancelling shutdown */
+
+typedef struct crew__grun grun;
+
+/* crew_graph.state: CHANGING while a call changes (or destroys) the graph, plus RUN_ONE per
+ * run in progress (and per crew_graph_dump_dot reading it). */
+#define CREW__GRAPH_CHANGING 1u
+#define CREW__GRAPH_RUN_ONE 2u
+
+struct crew_graph {
+    crew_pool *pool; /* fixed */
+    /* See CREW__GRAPH_CHANGING. A change takes it from 0 by CAS (acquire: after every run's
+     * end), a run adds RUN_ONE by CAS unless CHANGING is set (acquire: after the last change),
+     * and gives it back with release once it no longer reads the graph. */
+    _Atomic uint64_t state;
+    /* The successor arrays are built for the graph as it is (release by the builder under
+     * lock, acquire by a run that finds it set; cleared by a change, when no run reads it). */
+    _Atomic bool ready;
+    pthread_mutex_t lock; /* building the successor arrays; the cache of run blocks */
+    crew__gnode *node;    /* n nodes, then the source (room for cap + 1) */
+    uint32_t n, cap;
+    /* While changed: the edges in the order they were linked, (before, after) pairs; NULL once
+     * built into succ (in_csr), until the next change unfolds them again. */
+    uint32_t *edge;
+    size_t nedge, edge_cap;
+    bool in_csr;
+    /* Built: every node's successors in link order (node[i].first, nsucc), then the roots
+     * (the source's successors); nedge + roots entries. */
+    uint32_t *succ;
+    /* Built: a cycle that no condition closes, up to 8 of its nodes in edge order (cycle_len
+     * 0: none; cycle_whole: the 8 are all of it). */
+    uint32_t cycle_len;
+    bool cycle_whole;
+    uint32_t cycle[8];
+    grun *free_runs; /* lock: run blocks to reuse */
+};
+
+/* A run's block (see graph_run.c). */
+struct crew__grun {
+    crew_graph *g;
+    grun *next;    /* in g->free_runs */
+    uint64_t reps; /* repetitions still to start after this one: its finisher's alone */
+    uint32_t cap;  /* nodes it has room for */
+    /* The run's node tasks queued or running (a node run on its finisher's thread inherits its
+     * unit), 1 for the source at the start; see graph_run.c for the orders. */
+    _Atomic uint32_t outstanding;
+    _Atomic unsigned stopped; /* CREW__GRAPH_STOP_* bits; relaxed (graph_run.c: stop) */
+    /* cap + 1 words: counter | (number | RAN) << 32. Counted down with acq_rel by the node's
+     * predecessors, reset (relaxed) by the node itself as it starts (graph_run.c). */
+    _Atomic uint64_t e[];
+};
+
+/* graph_run.c: every node's word reset for a run of r->g (outstanding: 1). */
+void crew__graph_run_init(grun *r);
+/* graph.c: run r has ended: its block back to the cache, the run back to g (release); g is
+ * not read after this. */
+void crew__graph_run_done(crew_graph *g, grun *r);
+
+#endif /* CREW_GRAPH_INT_H */

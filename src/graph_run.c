@@ -1,0 +1,297 @@
+/*
+ * graph_run.c -- a task graph's runs (the graph node kind, kind.h): what a run's tasks do, how
+ * a node releases its successors, how a run ends, is repeated, or reports the nodes it never
+ * started. The graph itself (nodes, edges, the successor arrays, the checks) is graph.c's;
+ * graph_int.h holds what the two share.
+ *
+ * A run is one block (grun): the graph, the count of its node tasks queued or running
+ * (outstanding), why it stopped early (stopped), and one 64-bit word per node: its join counter
+ * (the low half: predecessors still to finish) and its number (the high half, bit 31 set once
+ * it has started: RAN). A node's task carries a pointer to its word, from which the number,
+ * then the block, are found; so a node task is a plain task by value (function, argument,
+ * priority, group), queued through the strategy like crew_submit's, and one graph may have any
+ * number of runs at once, each with its own block.
+ *
+ * A run starts with one task, the source (the word after the last node's), submitted into the
+ * caller's group as crew_submit would; the source starts every node without a predecessor.
+ * When a node's function returns, each of its successors' counters is decremented once
+ * (acq_rel: the finisher that takes it to 0 sees every predecessor's effects); those that
+ * reach 0 are ready. A condition node decrements nothing: the one successor its function
+ * chose is ready. Of the ready nodes, the one of highest priority (lowest number; the first
+ * on a tie) runs next on this thread, in the same task (no queue round trip: a chain runs as a
+ * loop), unless the pool is paused; the others are submitted into the run's group
+ * (crew__submit_in_group: counted in the group and in pending, pushed through the strategy).
+ * A node resets its own counter as it starts, so that a loop closed by a condition finds it
+ * ready to count again.
+ *
+ * The run ends when outstanding reaches 0 (acq_rel: whoever takes it there sees every node's
+ * marks). That thread repeats the run (crew_graph_run_n), or, if nodes were left unstarted
+ * (the group was cancelled, the pool shut down cancelling, a queued node was dropped), reports
+ * every node without its RAN mark to on_drop (drop.c's crew__not_started), then gives the
+ * block back to the graph's cache and the run back to the graph. All of that happens inside a
+ * task of the run's group, so crew_wait on the group returns only after it.
+ *
+ * A node that cannot be submitted (a draining pool refuses new tasks, no memory) runs on this
+ * thread instead, after this node: accepted work always runs. One whose group was cancelled,
+ * or whose pool shuts down cancelling, is left unstarted and reported at the end.
+ */
+#include <stdlib.h>
+
+#include "drop.h"
+#include "graph.h"
+#include "graph_int.h"
+#include "kind.h"
+#include "pool.h"
+#include "submit.h"
+#include "worker.h"
+
+/* Ready nodes gathered before they are submitted (one add to outstanding for all of them). */
+#define BATCH 32u
+
+/* The run of e (a node's word in its block), and the node's number. */
+static grun *run_of(const _Atomic uint64_t *e, uint32_t *node) {
+    /* Relaxed: the high half is written before the node's task was queued (the run's start, or
+     * the node's own previous start in a loop), both ordered before this task by its queue. */
+    uint32_t i = (uint32_t)(crew__load_relaxed(e) >> 32) & ~CREW__GRAPH_RAN;
+    *node = i;
+    return (grun *)(void *)((char *)(uintptr_t)(e - i) - offsetof(grun, e));
+}
+
+/* Why the run must start no further node now: 0, or a CREW__GRAPH_STOP_* reason. */
+static unsigned halted(crew_pool *p, crew__slot *sl, uint32_t gen) {
+    if (crew__load_relaxed(&p->cancelling)) /* relaxed: see struct crew_pool */
+        return CREW__GRAPH_STOP_SHUTDOWN;
+    return sl && crew__slot_cancelled(sl, gen) ? CREW__GRAPH_STOP_CANCEL : 0u;
+}
+
+static void stop(grun *r, unsigned why) {
+    /* Relaxed: read by the run's finisher, after the acq_rel decrement of outstanding that
+     * follows this store on this thread. */
+    crew__fetch_or_relaxed(&r->stopped, why);
+}
+
+static void run_from(grun *r, uint32_t i, crew_handle h);
+
+/* Submit the m ready nodes of buf into the run's group (h), counted in outstanding first: the
+ * caller holds a unit of it, so it cannot reach 0 meanwhile. */
+static void submit_ready(grun *r, const uint32_t *buf, unsigned m, crew_handle h,
+                         crew__slot *sl) {
+    crew_graph *g = r->g;
+    crew_pool *p = g->pool;
+    unsigned why = halted(p, sl, h.gen);
+    if (why) {
+        stop(r, why); /* unstarted: reported when the run ends */
+        return;
+    }
+    /* Relaxed: each task submitted below decrements after its queue handed it over (release,
+     * acquire), so this add comes first in outstanding's order. */
+    crew__fetch_add_relaxed(&r->outstanding, m);
+    for (unsigned k = 0; k < m; k++) {
+        uint32_t s = buf[k];
+        int rc = crew__submit_in_group(p, crew__graph_node, &r->e[s], g->node[s].priority, h);
+        if (rc == CREW_OK)
+            continue;
+        why = halted(p, sl, h.gen);
+        if (rc == CREW_ECANCELED && !why)
+            why = CREW__GRAPH_STOP_CANCEL;
+        if (why) {
+            stop(r, why);
+            crew__fetch_sub_relaxed(&r->outstanding, 1u); /* ours is held: never 0 here */
+        } else {
+            run_from(r, s, h); /* refused for want of memory, or a draining pool: run it here */
+        }
+    }
+}
+
+/* Reset every node's word for a new run (or repetition) of r's graph. */
+void crew__graph_run_init(grun *r) {
+    const crew_graph *g = r->g;
+    uint32_t n = g->n;
+    for (uint32_t i = 0; i < n; i++) /* relaxed: the block is this thread's until queued */
+        crew__store_relaxed(&r->e[i], (uint64_t)g->node[i].npred | (uint64_t)i << 32);
+    crew__store_relaxed(&r->e[n], (uint64_t)n << 32);
+    crew__store_relaxed(&r->outstanding, 1u); /* the source */
+}
+
+/* outstanding reached 0: repeat the run (true: the caller runs the source again), or end it:
+ * report the nodes it never started, if it stopped early, and give the block and the run
+ * back. */
+static bool finish(grun *r, crew_handle h, crew__slot *sl) {
+    crew_graph *g = r->g;
+    crew_pool *p = g->pool;
+    unsigned why = crew__load_relaxed(&r->stopped); /* relaxed: see stop() */
+    if (!why && r->reps != 0) {
+        why = halted(p, sl, h.gen);
+        crew__graph_run_init(r);
+        if (!why) {
+            r->reps--;
+            return true;
+        }
+    }
+    if (why) {
+        uint32_t slot = crew__slot_index(h.slot);
+        bool by_shutdown = why & CREW__GRAPH_STOP_SHUTDOWN;
+        for (uint32_t i = 0; i < g->n; i++) {
+            /* Relaxed: every node's start happens-before this (outstanding's acq_rel). */
+            if (crew__load_relaxed(&r->e[i]) >> 32 & CREW__GRAPH_RAN)
+                continue;
+            const crew__gnode *nd = &g->node[i];
+            crew__not_started(p, slot, crew__gnode_fn(nd), nd->arg, by_shutdown);
+        }
+    }
+    crew__graph_run_done(g, r); /* g is not read after this */
+    return false;
+}
+
+/* The successors s[0..ns) of a node that has finished, from the second on (the caller found
+ * the first ready one, first, or none): each counted down, the ready ones taken in priority
+ * order (the best is returned, to run next; the others are submitted in batches). all: the
+ * source's roots, ready without a count. Out of line: a chain never comes here. */
+static __attribute__((noinline)) uint32_t release_rest(grun *r, const uint32_t *s, uint32_t ns,
+                                                       bool all, uint32_t first, crew_handle h,
+                                                       crew__slot *sl) {
+    uint32_t best = first, *next = &best;
+    const crew__gnode *nodes = r->g->node;
+    uint32_t buf[BATCH];
+    unsigned nb = 0;
+    for (uint32_t k = 0; k < ns; k++) {
+        uint32_t x = s[k];
+        /* Acq_rel: see the top of this file. Only the low half counts down. */
+        if (!all && (uint32_t)crew__fetch_sub_acq_rel(&r->e[x], 1u) != 1u)
+            continue;
+        if (*next == CREW_NODE_NONE) {
+            *next = x;
+            continue;
+        }
+        if (nodes[x].priority < nodes[*next].priority) {
+            uint32_t t = *next;
+            *next = x;
+            x = t;
+        }
+        buf[nb++] = x;
+        if (nb == BATCH) {
+            submit_ready(r, buf, nb, h, sl);
+            nb = 0;
+        }
+    }
+    if (nb)
+        submit_ready(r, buf, nb, h, sl);
+    return best;
+}
+
+/* Node next is ready but the pool is paused, or the run must stop: queue it (a pause holds
+ * it) or leave it unstarted (reported at the end). */
+static __attribute__((noinline, cold)) void set_aside(grun *r, uint32_t next, crew_handle h,
+                                                      crew__slot *sl) {
+    unsigned why = halted(r->g->pool, sl, h.gen);
+    if (why)
+        stop(r, why);
+    else
+        submit_ready(r, &next, 1, h, sl);
+}
+
+/* Run node i of r and what follows it on this thread (see the top of this file); i == n: the
+ * source. Holds one unit of outstanding, given up at the end. */
+static void run_from(grun *r, uint32_t i, crew_handle h) {
+    crew_graph *g = r->g;
+    crew_pool *p = g->pool;
+    const crew__gnode *nodes = g->node;
+    const uint32_t *succ = g->succ;
+    const uint32_t n = g->n;
+    crew__slot *sl = h.slot != 0 ? crew__slot_at(&p->groups, crew__slot_index(h.slot)) : NULL;
+    /* Relaxed: this run's group was opened before any of its tasks ran (see halted()). */
+    _Atomic uint32_t *cancelled_gen = sl ? &sl->cancelled_gen : NULL;
+    for (;;) {
+        uint32_t next = CREW_NODE_NONE;
+        if (__builtin_expect(i == n, 0)) { /* the source starts every root */
+            const crew__gnode *src = &nodes[n];
+            next = release_rest(r, succ + src->first, src->nsucc, true, next, h, sl);
+        }
+        while (__builtin_expect(i != n, 1)) {
+            const crew__gnode *nd = &nodes[i];
+            uint32_t ns = nd->nsucc;
+            const uint32_t *s = succ + nd->first;
+            /* Relaxed: its own word; every predecessor has counted it down already. */
+            crew__store_relaxed(&r->e[i],
+                                (uint64_t)nd->npred | (uint64_t)(i | CREW__GRAPH_RAN) << 32);
+            if (__builtin_expect(ns & CREW__GNODE_COND, 0)) {
+                uint32_t c = nd->f.cond(nd->arg);
+                next = c < (ns & CREW__GNODE_SUCC) ? s[c] : CREW_NODE_NONE;
+            } else {
+                nd->f.fn(nd->arg);
+                uint32_t k = 0;
+                next = CREW_NODE_NONE;
+                while (k < ns) { /* acq_rel: see the top of this file */
+                    uint32_t x = s[k++];
+                    if ((uint32_t)crew__fetch_sub_acq_rel(&r->e[x], 1u) == 1u) {
+                        next = x;
+                        break;
+                    }
+                }
+                if (__builtin_expect(k < ns, 0))
+                    next = release_rest(r, s + k, ns - k, false, next, h, sl);
+            }
+            if (next == CREW_NODE_NONE)
+                break;
+            /* Relaxed: see struct crew_pool (cancelling, paused) and halted(). */
+            if (__builtin_expect(crew__load_relaxed(&p->cancelling) |
+                                     crew__load_relaxed(&p->paused) |
+                                     (cancelled_gen && crew__load_relaxed(cancelled_gen) == h.gen),
+                                 0)) {
+                set_aside(r, next, h, sl);
+                next = CREW_NODE_NONE;
+                break;
+            }
+            i = next;
+        }
+        if (i == n && next != CREW_NODE_NONE) { /* the source's first root */
+            if (halted(p, sl, h.gen) || crew__load_relaxed(&p->paused)) { /* relaxed: above */
+                set_aside(r, next, h, sl);
+            } else {
+                i = next;
+                continue;
+            }
+        }
+        /* This node's unit; acq_rel: see the top of this file. */
+        if (crew__fetch_sub_acq_rel(&r->outstanding, 1u) != 1u || !finish(r, h, sl))
+            return;
+        i = n; /* the next repetition */
+    }
+}
+
+void crew__graph_node(void *arg) {
+    uint32_t i;
+    grun *r = run_of(arg, &i);
+    run_from(r, i, crew__tls_frame->group); /* the run's group: this task's frame's */
+}
+
+/* The graph node kind's drop (kind.h): a queued node of a run (arg: its word) was dropped: it
+ * never starts, the run goes on to its end without it (its successors are never released),
+ * and the end reports it with every other node left unstarted. */
+static void node_dropped(crew_pool *p, void *arg, uint32_t slot, bool by_shutdown) {
+    uint32_t i;
+    grun *r = run_of(arg, &i);
+    stop(r, by_shutdown ? CREW__GRAPH_STOP_SHUTDOWN : CREW__GRAPH_STOP_CANCEL);
+    crew_handle h = {slot, 0};
+    crew__slot *sl = NULL;
+    if (slot != 0) { /* open: this task is unfinished. Relaxed: as in drop.c */
+        sl = crew__slot_at(&p->groups, slot);
+        h.gen = crew__gen_of(crew__load_relaxed(&sl->state));
+    }
+    if (crew__fetch_sub_acq_rel(&r->outstanding, 1u) == 1u) /* acq_rel: see run_from */
+        (void)finish(r, h, sl); /* stopped: never repeats */
+}
+
+/* A node's task is named by the node's function (the source's by its own). */
+static crew_fn node_fn_of(const crew_task *t) {
+    uint32_t i;
+    const grun *r = run_of(t->arg, &i);
+    return i == r->g->n ? t->fn : crew__gnode_fn(&r->g->node[i]);
+}
+
+const crew__kind crew__graph_kind = {
+    .fn = crew__graph_node,
+    .name = "graph node",
+    .dropped = node_dropped,
+    .fn_of = node_fn_of,
+};

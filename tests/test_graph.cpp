@@ -1,0 +1,538 @@
+// test_graph.cpp -- task graphs (crew_graph_*): the order of a chain, a diamond, a wide fan-out;
+// a loop closed by a condition node; a cycle refused with its nodes named; runs of one graph
+// from two threads at once; repeated runs (crew_graph_run_n); nodes that wait and run other
+// graphs on one thread; crew_cancel of a run and a cancelling shutdown (every node that did not
+// run reported once to on_drop); a paused pool; every bad input; DOT output; a stress test in
+// which runs of one graph overlap while the pool resizes, pauses, cancels runs and shuts down;
+// crew::graph (emplace, precede/succeed, conditions, run().wait() rethrowing a node's
+// exception).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common.h"
+#include "crew.hpp"
+
+using crewtest::Gate;
+using crewtest::make_pool;
+using crewtest::scaled;
+
+namespace {
+
+// One node's record: how often it ran, and what the test checks inside it.
+struct Rec {
+    std::atomic<long> runs{0};
+    std::atomic<long> dropped{0};
+    std::vector<Rec *> preds; // each must have run at least as often as this node, plus one
+    std::atomic<bool> bad{false};
+};
+
+void rec_run(void *arg) {
+    auto *r = static_cast<Rec *>(arg);
+    long mine = r->runs.load() + 1;
+    for (Rec *q : r->preds)
+        if (q->runs.load() < mine)
+            r->bad = true; // started before a predecessor of this run had finished
+    r->runs.fetch_add(1);
+}
+
+void drop_count(crew_fn fn, void *task_arg, void *) {
+    if (fn == rec_run)
+        static_cast<Rec *>(task_arg)->dropped.fetch_add(1);
+}
+
+crew_pool *pool_with_drops(unsigned threads) {
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = threads;
+    static crew_hooks hooks{};
+    hooks.size = sizeof hooks;
+    hooks.on_drop = drop_count;
+    cfg.hooks = &hooks;
+    return make_pool(cfg);
+}
+
+// A graph of recs: node i runs rec_run(&recs[i]); edges also set the preds the nodes check.
+struct Built {
+    crew_graph *g = nullptr;
+    std::vector<Rec> recs;
+    std::vector<crew_node> ids;
+    Built(crew_pool *p, size_t n) : recs(n), ids(n) {
+        EXPECT_EQ(crew_graph_create(p, &g), CREW_OK);
+        for (size_t i = 0; i < n; i++)
+            EXPECT_EQ(crew_graph_add(g, rec_run, &recs[i], 0, &ids[i]), CREW_OK);
+    }
+    void edge(size_t a, size_t b) {
+        EXPECT_EQ(crew_graph_precede(g, ids[a], ids[b]), CREW_OK);
+        recs[b].preds.push_back(&recs[a]);
+    }
+    ~Built() { EXPECT_EQ(crew_graph_destroy(g), CREW_OK); }
+    void expect_runs(long k) {
+        for (size_t i = 0; i < recs.size(); i++) {
+            EXPECT_EQ(recs[i].runs.load(), k) << "node " << i;
+            EXPECT_FALSE(recs[i].bad.load()) << "node " << i << " started before a predecessor";
+        }
+    }
+};
+
+void run_and_wait(crew_pool *p, crew_graph *g) {
+    crew_handle h = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_graph_run(g, &h), CREW_OK);
+    ASSERT_EQ(crew_wait(p, h), CREW_OK);
+}
+
+TEST(Graph, ChainRunsInOrderAndAgain) {
+    crew_pool *p = make_pool(2);
+    Built b(p, 1000);
+    for (size_t i = 1; i < 1000; i++)
+        b.edge(i - 1, i);
+    for (int k = 1; k <= 5; k++) {
+        run_and_wait(p, b.g);
+        b.expect_runs(k);
+    }
+    crew_destroy(p);
+}
+
+TEST(Graph, DiamondAndWideFanOut) {
+    crew_pool *p = make_pool(3);
+    Built d(p, 4);
+    d.edge(0, 1), d.edge(0, 2), d.edge(1, 3), d.edge(2, 3);
+    for (int k = 1; k <= 200; k++)
+        run_and_wait(p, d.g);
+    d.expect_runs(200);
+
+    const size_t wide = size_t(scaled(20000));
+    Built f(p, wide + 2); // 0 -> each of 1..wide -> wide + 1
+    for (size_t i = 1; i <= wide; i++)
+        f.edge(0, i), f.edge(i, wide + 1);
+    run_and_wait(p, f.g);
+    run_and_wait(p, f.g);
+    f.expect_runs(2);
+    crew_destroy(p);
+}
+
+// A loop: init -> body -> cond, cond's successor 0 is body (again), 1 is done.
+struct Loop {
+    std::atomic<int> body{0}, init{0}, done{0};
+    int turns = 10;
+};
+void loop_init(void *a) { static_cast<Loop *>(a)->init++; }
+void loop_body(void *a) { static_cast<Loop *>(a)->body++; }
+void loop_done(void *a) { static_cast<Loop *>(a)->done++; }
+uint32_t loop_cond(void *a) {
+    auto *l = static_cast<Loop *>(a);
+    return l->body.load() % l->turns == 0 ? 1u : 0u;
+}
+
+TEST(Graph, ConditionClosesALoop) {
+    crew_pool *p = make_pool(2);
+    Loop l;
+    crew_graph *g;
+    crew_node init, body, cond, done, never;
+    ASSERT_EQ(crew_graph_create(p, &g), CREW_OK);
+    ASSERT_EQ(crew_graph_add(g, loop_init, &l, 0, &init), CREW_OK);
+    ASSERT_EQ(crew_graph_add(g, loop_body, &l, 0, &body), CREW_OK);
+    ASSERT_EQ(crew_graph_add_condition(g, loop_cond, &l, 0, &cond), CREW_OK);
+    ASSERT_EQ(crew_graph_add(g, loop_done, &l, 0, &done), CREW_OK);
+    ASSERT_EQ(crew_graph_add(g, loop_done, &l, 0, &never), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(g, init, body), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(g, body, cond), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(g, cond, body), CREW_OK); // index 0
+    ASSERT_EQ(crew_graph_precede(g, cond, done), CREW_OK); // index 1
+    ASSERT_EQ(crew_graph_precede(g, done, never), CREW_OK);
+    ASSERT_EQ(crew_graph_remove_edge(g, done, never), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(g, cond, never), CREW_OK); // index 2: never chosen
+    for (int k = 1; k <= 3; k++) {
+        run_and_wait(p, g);
+        EXPECT_EQ(l.init.load(), k);
+        EXPECT_EQ(l.body.load(), 10 * k);
+        EXPECT_EQ(l.done.load(), k);
+    }
+    // Repetitions: three more loops of ten in one run.
+    crew_handle h = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_graph_run_n(g, 3, &h), CREW_OK);
+    ASSERT_EQ(crew_wait(p, h), CREW_OK);
+    EXPECT_EQ(l.body.load(), 60);
+    EXPECT_EQ(l.done.load(), 6);
+    ASSERT_EQ(crew_graph_destroy(g), CREW_OK);
+    crew_destroy(p);
+}
+
+TEST(Graph, CycleIsRefusedNamingItsNodes) {
+    crew_pool *p = make_pool(1);
+    Built b(p, 5);
+    b.edge(0, 1), b.edge(1, 2), b.edge(2, 3), b.edge(3, 1), b.edge(3, 4);
+    crew_handle h = CREW_HANDLE_NONE;
+    EXPECT_EQ(crew_graph_run(b.g, &h), CREW_EINVAL);
+    std::string e = crew_last_error();
+    EXPECT_NE(e.find("crew_graph_run"), std::string::npos) << e;
+    EXPECT_NE(e.find("cycle"), std::string::npos) << e;
+    EXPECT_NE(e.find("1 -> 2 -> 3 -> 1"), std::string::npos) << e;
+    EXPECT_EQ(h.slot, 0u); // nothing opened
+    EXPECT_EQ(crew_graph_run(b.g, &h), CREW_EINVAL); // still refused
+    // Breaking the cycle makes it runnable.
+    ASSERT_EQ(crew_graph_remove_edge(b.g, 3, 1), CREW_OK);
+    b.recs[1].preds.pop_back();
+    run_and_wait(p, b.g);
+    b.expect_runs(1);
+    crew_destroy(p);
+}
+
+TEST(Graph, ConcurrentRunsFromTwoThreads) {
+    crew_pool *p = make_pool(2);
+    Built b(p, 6);
+    b.edge(0, 1), b.edge(0, 2), b.edge(1, 3), b.edge(2, 3), b.edge(3, 4), b.edge(3, 5);
+    const int per = int(scaled(400));
+    auto runner = [&] {
+        for (int k = 0; k < per; k++) {
+            crew_handle h = CREW_HANDLE_NONE;
+            ASSERT_EQ(crew_graph_run(b.g, &h), CREW_OK);
+            ASSERT_EQ(crew_wait(p, h), CREW_OK);
+        }
+    };
+    std::thread t1(runner), t2(runner);
+    t1.join();
+    t2.join();
+    // Overlapping runs: a node's count only bounds by its predecessors' (checked in rec_run).
+    b.expect_runs(2 * per);
+    crew_destroy(p);
+}
+
+// A node that runs another graph and waits for it, on a pool of one thread: it helps.
+struct Nested {
+    crew_pool *p;
+    crew_graph *inner;
+    std::atomic<int> ok{0};
+};
+void run_inner(void *a) {
+    auto *n = static_cast<Nested *>(a);
+    crew_handle h = CREW_HANDLE_NONE;
+    if (crew_graph_run(n->inner, &h) == CREW_OK && crew_wait(n->p, h) == CREW_OK)
+        n->ok++;
+}
+
+TEST(Graph, NodesThatWaitHelpOnOneThread) {
+    crew_pool *p = make_pool(1);
+    Built inner(p, 50);
+    for (size_t i = 1; i < 50; i++)
+        inner.edge(0, i);
+    Nested n{p, inner.g};
+    crew_graph *outer;
+    ASSERT_EQ(crew_graph_create(p, &outer), CREW_OK);
+    crew_node a, b, c;
+    ASSERT_EQ(crew_graph_add(outer, run_inner, &n, 0, &a), CREW_OK);
+    ASSERT_EQ(crew_graph_add(outer, run_inner, &n, 0, &b), CREW_OK);
+    ASSERT_EQ(crew_graph_add(outer, run_inner, &n, 0, &c), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(outer, a, c), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(outer, b, c), CREW_OK);
+    run_and_wait(p, outer);
+    EXPECT_EQ(n.ok.load(), 3);
+    inner.expect_runs(3);
+    // The inner graph cannot change from inside its own run; the outer one not from its node.
+    ASSERT_EQ(crew_graph_destroy(outer), CREW_OK);
+    crew_destroy(p);
+}
+
+// Cancel: a gate node before many; crew_cancel while it holds; every other node reported.
+TEST(Graph, CancelReportsEveryUnstartedNode) {
+    crew_pool *p = pool_with_drops(2);
+    Gate gate;
+    crew_graph *g;
+    ASSERT_EQ(crew_graph_create(p, &g), CREW_OK);
+    crew_node hold;
+    ASSERT_EQ(crew_graph_add(g, Gate::block, &gate, 0, &hold), CREW_OK);
+    std::vector<Rec> recs(300);
+    for (size_t i = 0; i < recs.size(); i++) {
+        crew_node x;
+        ASSERT_EQ(crew_graph_add(g, rec_run, &recs[i], 0, &x), CREW_OK);
+        ASSERT_EQ(crew_graph_precede(g, i < 100 ? hold : x - 100, x), CREW_OK);
+    }
+    crew_handle h = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_graph_run(g, &h), CREW_OK);
+    gate.wait_arrivals(1);
+    EXPECT_EQ(crew_graph_destroy(g), CREW_EBUSY);
+    EXPECT_NE(std::string(crew_last_error()).find("in progress"), std::string::npos);
+    EXPECT_EQ(crew_graph_add(g, rec_run, nullptr, 0, nullptr), CREW_EBUSY);
+    ASSERT_EQ(crew_cancel(p, h), CREW_OK);
+    gate.open();
+    EXPECT_EQ(crew_wait(p, h), CREW_ECANCELED);
+    for (auto &r : recs) {
+        EXPECT_EQ(r.runs.load(), 0);
+        EXPECT_EQ(r.dropped.load(), 1);
+    }
+    ASSERT_EQ(crew_graph_destroy(g), CREW_OK);
+    crew_destroy(p);
+}
+
+TEST(Graph, CancellingShutdownReportsAndDrainingRuns) {
+    for (int how : {CREW_CANCEL, CREW_DRAIN}) {
+        crew_pool *p = pool_with_drops(2);
+        Gate gate;
+        crew_graph *g;
+        ASSERT_EQ(crew_graph_create(p, &g), CREW_OK);
+        crew_node hold, x;
+        ASSERT_EQ(crew_graph_add(g, Gate::block, &gate, 0, &hold), CREW_OK);
+        std::vector<Rec> recs(200);
+        for (size_t i = 0; i < recs.size(); i++) {
+            ASSERT_EQ(crew_graph_add(g, rec_run, &recs[i], 0, &x), CREW_OK);
+            ASSERT_EQ(crew_graph_precede(g, i % 2 ? hold : x - 1, x), CREW_OK);
+        }
+        crew_handle h = CREW_HANDLE_NONE;
+        ASSERT_EQ(crew_graph_run(g, &h), CREW_OK);
+        gate.wait_arrivals(1);
+        std::thread closer([&] { EXPECT_EQ(crew_shutdown(p, how), CREW_OK); });
+        crewtest::wait_until_shutdown_began(p, 5);
+        gate.open();
+        closer.join();
+        for (auto &r : recs) {
+            if (how == CREW_DRAIN) {
+                EXPECT_EQ(r.runs.load(), 1);
+                EXPECT_EQ(r.dropped.load(), 0);
+            } else {
+                EXPECT_EQ(r.runs.load() + r.dropped.load(), 1);
+            }
+        }
+        EXPECT_EQ(crew_graph_destroy(g), CREW_OK);
+        crew_destroy(p);
+    }
+}
+
+// A node made ready while the pool is paused does not start before crew_resume (a chain's next
+// node is not run on the finishing node's thread then).
+TEST(Graph, PausedPoolStartsNoFurtherNode) {
+    crew_pool *p = make_pool(2);
+    Gate gate;
+    crew_graph *g;
+    ASSERT_EQ(crew_graph_create(p, &g), CREW_OK);
+    crew_node hold, x, y;
+    Rec rx, ry;
+    ASSERT_EQ(crew_graph_add(g, Gate::block, &gate, 0, &hold), CREW_OK);
+    ASSERT_EQ(crew_graph_add(g, rec_run, &rx, 0, &x), CREW_OK);
+    ASSERT_EQ(crew_graph_add(g, rec_run, &ry, 0, &y), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(g, hold, x), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(g, hold, y), CREW_OK);
+    crew_handle h = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_graph_run(g, &h), CREW_OK);
+    gate.wait_arrivals(1);
+    ASSERT_EQ(crew_pause(p), CREW_OK);
+    gate.open();
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    EXPECT_EQ(rx.runs.load() + ry.runs.load(), 0) << "a node started while the pool was paused";
+    ASSERT_EQ(crew_resume(p), CREW_OK);
+    ASSERT_EQ(crew_wait(p, h), CREW_OK);
+    EXPECT_EQ(rx.runs.load() + ry.runs.load(), 2);
+    ASSERT_EQ(crew_graph_destroy(g), CREW_OK);
+    crew_destroy(p);
+}
+
+TEST(Graph, BadInputIsRefusedAndChangesNothing) {
+    crew_pool *p = make_pool(1);
+    crew_graph *g = nullptr;
+    auto says = [](const char *what) {
+        std::string e = crew_last_error();
+        EXPECT_NE(e.find(what), std::string::npos) << e;
+    };
+    EXPECT_EQ(crew_graph_create(nullptr, &g), CREW_EINVAL);
+    EXPECT_EQ(crew_graph_create(p, nullptr), CREW_EINVAL);
+    ASSERT_EQ(crew_graph_create(p, &g), CREW_OK);
+    crew_node a = 7, b, c;
+    EXPECT_EQ(crew_graph_add(nullptr, rec_run, nullptr, 0, &a), CREW_EINVAL);
+    EXPECT_EQ(a, CREW_NODE_NONE);
+    EXPECT_EQ(crew_graph_add(g, nullptr, nullptr, 0, &a), CREW_EINVAL);
+    says("fn is NULL");
+    EXPECT_EQ(crew_graph_add_condition(g, nullptr, nullptr, 0, &a), CREW_EINVAL);
+    EXPECT_EQ(crew_graph_precede(g, 0, 1), CREW_EINVAL);
+    says("no nodes");
+    Rec ra, rb, rc;
+    ASSERT_EQ(crew_graph_add(g, rec_run, &ra, 0, &a), CREW_OK);
+    ASSERT_EQ(crew_graph_add(g, rec_run, &rb, 0, &b), CREW_OK);
+    EXPECT_EQ(a, 0u);
+    EXPECT_EQ(b, 1u);
+    EXPECT_EQ(crew_graph_precede(g, a, 2), CREW_EINVAL);
+    says("node 2 is not a node of this graph");
+    EXPECT_EQ(crew_graph_precede(g, CREW_NODE_NONE, a), CREW_EINVAL);
+    says("CREW_NODE_NONE");
+    EXPECT_EQ(crew_graph_precede(g, a, a), CREW_EINVAL);
+    says("to itself");
+    EXPECT_EQ(crew_graph_precede(nullptr, a, b), CREW_EINVAL);
+    EXPECT_EQ(crew_graph_remove_edge(g, a, b), CREW_EINVAL);
+    says("no edge");
+    ASSERT_EQ(crew_graph_precede(g, a, b), CREW_OK);
+    EXPECT_EQ(crew_graph_run(nullptr, nullptr), CREW_EINVAL);
+    EXPECT_EQ(crew_graph_run_n(g, 0, nullptr), CREW_EINVAL);
+    crew_handle forged = {12345, 6};
+    EXPECT_EQ(crew_graph_run(g, &forged), CREW_EINVAL);
+    EXPECT_EQ(crew_graph_dump_dot(g, nullptr), CREW_EINVAL);
+    // The failed calls changed nothing: two nodes, one edge, and nothing ran.
+    char *text = nullptr;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ASSERT_EQ(crew_graph_dump_dot(g, f), CREW_OK);
+    fclose(f);
+    std::string dot(text, len);
+    free(text);
+    EXPECT_NE(dot.find("n0 -> n1;"), std::string::npos) << dot;
+    EXPECT_EQ(dot.find("n2"), std::string::npos) << dot;
+    EXPECT_EQ(ra.runs.load() + rb.runs.load(), 0);
+    // A change after a run unfolds the edges again; the run sees the new one.
+    run_and_wait(p, g);
+    ASSERT_EQ(crew_graph_add(g, rec_run, &rc, 0, &c), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(g, b, c), CREW_OK);
+    rc.preds.push_back(&rb);
+    run_and_wait(p, g);
+    EXPECT_EQ(rc.runs.load(), 1);
+    EXPECT_FALSE(rc.bad.load());
+    // A pool shut down refuses runs; the graph is destroyed after it.
+    ASSERT_EQ(crew_shutdown(p, CREW_DRAIN), CREW_OK);
+    EXPECT_EQ(crew_graph_run(g, nullptr), CREW_ESHUTDOWN);
+    EXPECT_EQ(crew_graph_destroy(g), CREW_OK);
+    EXPECT_EQ(crew_graph_destroy(nullptr), CREW_OK);
+    crew_destroy(p);
+}
+
+// A node changes or destroys its own graph: CREW_EBUSY.
+struct SelfChange {
+    crew_graph *g;
+    std::atomic<int> busy{0};
+};
+void change_own(void *a) {
+    auto *s = static_cast<SelfChange *>(a);
+    s->busy += crew_graph_add(s->g, crewtest::noop_task, nullptr, 0, nullptr) == CREW_EBUSY;
+    s->busy += crew_graph_precede(s->g, 0, 1) == CREW_EBUSY;
+    s->busy += crew_graph_destroy(s->g) == CREW_EBUSY;
+}
+
+TEST(Graph, ANodeCannotChangeItsOwnGraph) {
+    crew_pool *p = make_pool(1);
+    SelfChange s;
+    ASSERT_EQ(crew_graph_create(p, &s.g), CREW_OK);
+    ASSERT_EQ(crew_graph_add(s.g, change_own, &s, 0, nullptr), CREW_OK);
+    ASSERT_EQ(crew_graph_add(s.g, change_own, &s, 0, nullptr), CREW_OK);
+    run_and_wait(p, s.g);
+    EXPECT_EQ(s.busy.load(), 6);
+    ASSERT_EQ(crew_graph_destroy(s.g), CREW_OK);
+    crew_destroy(p);
+}
+
+// Runs of one graph overlap from several threads while the pool resizes, pauses, some runs are
+// cancelled, and the pool shuts down: each node of each accepted run runs once or is reported
+// once (on_drop), and nothing else happens.
+TEST(Graph, StressOverlappingRunsWithResizePauseCancelShutdown) {
+    for (int how : {CREW_CANCEL, CREW_DRAIN}) {
+        crew_pool *p = pool_with_drops(3);
+        const size_t n = 64;
+        Built b(p, n); // a layered DAG: node i after i - 1 and, for even i, after i / 2
+        for (size_t i = 1; i < n; i++) {
+            b.edge(i - 1, i);
+            if (i % 2 == 0 && i / 2 != i - 1)
+                b.edge(i / 2, i);
+        }
+        std::atomic<long> accepted{0};
+        std::atomic<bool> stop{false};
+        auto runner = [&](int seed) {
+            unsigned x = unsigned(seed) * 2654435761u + 1;
+            while (!stop.load()) {
+                crew_handle h = CREW_HANDLE_NONE;
+                int rc = crew_graph_run(b.g, &h);
+                if (rc == CREW_ESHUTDOWN)
+                    break;
+                ASSERT_EQ(rc, CREW_OK);
+                accepted++;
+                x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+                if (x % 5 == 0)
+                    crew_cancel(p, h);
+                if (x % 3 != 0) {
+                    rc = crew_wait(p, h);
+                    ASSERT_TRUE(rc == CREW_OK || rc == CREW_ECANCELED || rc == CREW_ESHUTDOWN)
+                        << rc;
+                }
+            }
+        };
+        std::vector<std::thread> ts;
+        for (int k = 0; k < 3; k++)
+            ts.emplace_back(runner, k + 1);
+        const int rounds = int(scaled(40));
+        for (int r = 0; r < rounds; r++) {
+            crew_resize(p, 1 + unsigned(r % 4));
+            if (r % 7 == 3) {
+                crew_pause(p);
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                crew_resume(p);
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+        ASSERT_EQ(crew_shutdown(p, how), CREW_OK);
+        stop = true;
+        for (auto &t : ts)
+            t.join();
+        long runs = accepted.load();
+        EXPECT_GT(runs, 0);
+        for (size_t i = 0; i < n; i++) {
+            EXPECT_EQ(b.recs[i].runs.load() + b.recs[i].dropped.load(), runs) << "node " << i;
+            EXPECT_FALSE(b.recs[i].bad.load()) << "node " << i;
+        }
+        crew_destroy(p);
+    }
+}
+
+
+TEST(GraphCpp, EmplacePrecedeConditionAndExceptions) {
+    crew::pool p(crew::options{2});
+    crew::graph g(p);
+    std::atomic<int> a{0}, b{0}, c{0}, turns{0};
+    auto na = g.emplace([&] { a++; });
+    auto nb = g.emplace([&] { b += a.load(); });
+    auto nc = g.emplace([&] { c++; });
+    auto loop = g.emplace([&] { return ++turns % 3 == 0 ? 1 : 0; }); // a condition
+    na.precede(nb);
+    nc.succeed(nb);
+    nc.precede(loop);
+    loop.precede(nc); // 0: again
+    auto done = g.emplace([] {});
+    loop.precede(done); // 1: out
+    g.run().wait();
+    EXPECT_EQ(a.load(), 1);
+    EXPECT_EQ(b.load(), 1);
+    EXPECT_EQ(c.load(), 3);
+    auto e1 = g.run(), e2 = g.run(); // two runs at once
+    e1.wait();
+    e2.wait();
+    EXPECT_EQ(a.load(), 3);
+    EXPECT_EQ(c.load(), 9);
+    EXPECT_NO_THROW(g.emplace([] {})); // between runs the graph may change
+}
+
+TEST(GraphCpp, ANodeThatThrowsCancelsTheRestOfItsRun) {
+    crew::pool p(crew::options{2});
+    crew::graph g(p);
+    std::atomic<int> after{0};
+    auto boom = g.emplace([] { throw std::runtime_error("boom"); });
+    for (int i = 0; i < 20; i++)
+        boom.precede(g.emplace([&] { after++; }));
+    auto e = g.run();
+    try {
+        e.wait();
+        ADD_FAILURE() << "no exception";
+    } catch (const std::runtime_error &x) {
+        EXPECT_STREQ(x.what(), "boom");
+    }
+    EXPECT_EQ(after.load(), 0);
+    // A cycle of plain edges: crew::error with CREW_EINVAL at run().
+    crew::graph cyc(p);
+    auto x = cyc.emplace([] {}), y = cyc.emplace([] {});
+    x.precede(y);
+    y.precede(x);
+    try {
+        cyc.run();
+        ADD_FAILURE() << "a cycle was run";
+    } catch (const crew::error &err) {
+        EXPECT_EQ(err.code(), CREW_EINVAL);
+    }
+}
+
+} // namespace
