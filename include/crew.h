@@ -1000,8 +1000,13 @@ CREW_EXPORT int crew_stats_write_json(crew_pool *p, FILE *f);
  * Stall diagnostics: write to f (NULL: write nothing, only count) what looks stuck, and return
  * how many findings there were (0: none), or a negative CREW_E* code. It reports
  *   - pool threads (workers and blocking threads) that have run one task for busy_ms or longer:
- *     the thread, the task's function (address, and its symbol when the dynamic linker knows
- *     it) and for how long (monitoring must be on, or automatic sizing, for tasks to be timed);
+ *     the thread, the task's function and for how long (monitoring must be on, or automatic
+ *     sizing, for tasks to be timed). A function reads "0x55d0c0a831b9 (symbol+0x0,
+ *     /path/to/object+0x31b9)": its address; its symbol when the dynamic linker knows it
+ *     (exported, or the program linked with -rdynamic; else left out, as for a static
+ *     function); and always the executable or shared object that holds it with the offset in
+ *     it, which `addr2line -f -e /path/to/object 0x31b9` turns into the function's name and
+ *     source line (given debugging information), with no -rdynamic needed;
  *   - queues whose oldest task has waited queued_ms or longer: for the locked queues, from the
  *     tasks' own timestamps (monitoring on when they were submitted); for the work-stealing
  *     deques, whose tasks cannot be read safely by another thread, by comparing with the
