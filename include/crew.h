@@ -449,6 +449,11 @@ CREW_EXPORT int crew_paused(const crew_pool *p);
 /* ---------------------------------------------------------------------------------------------
  * Submitting tasks.
  *
+ * Every call of this section, of the time section and of the lanes is a shorthand for one call
+ * of the general form, crew_submit_with or crew_enqueue_with (after the lanes), which takes
+ * every choice (priority, flags, due time, start-by time, how long to wait for room, lane) in
+ * one crew_submit_options; learn that one, or the shorthand that fits.
+ *
  * group may be NULL (no group). If *group is CREW_HANDLE_NONE, a new group opens and its handle
  * is stored in *group; otherwise the tasks join that group. The rule for a group that has
  * finished (its tasks so far have all ended, as can happen between two single submissions):
@@ -471,7 +476,8 @@ CREW_EXPORT int crew_paused(const crew_pool *p);
  * unknown flags), ESHUTDOWN, ECANCELED (the group was cancelled), ENOMEM, ERANGE; EAGAIN
  * (CREW_TASK_BLOCKING tasks, when no blocking thread runs and none could be created); with a
  * bounded queue also EFULL (more tasks than the capacity, policy CREW_FULL_FAIL, or
- * crew_try_submit) and, from crew_submit_timed only, ETIMEDOUT.
+ * crew_try_submit) and, from crew_submit_timed only (and the general form's room_by_ns),
+ * ETIMEDOUT.
  * ------------------------------------------------------------------------------------------- */
 
 /* Queue fn(arg) with a priority. The pool keeps its own copy of the task. */
@@ -821,6 +827,91 @@ CREW_EXPORT int crew_graph_dump_dot(crew_graph *g, FILE *out);
 CREW_EXPORT int crew_graph_destroy(crew_graph *g);
 
 /* ---------------------------------------------------------------------------------------------
+ * The general form of a submission: crew_submit_with for one task, crew_enqueue_with for an
+ * array of caller-owned tasks, both with a crew_submit_options. Every other submission call is
+ * a shorthand for one call of it, kept for brevity and for the programs that use it:
+ *
+ *     shorthand                                    options it sets (others left 0)
+ *     crew_submit(p, fn, arg, prio, g)             priority = prio
+ *     crew_submit_ex(..., prio, flags, g)          priority, flags
+ *     crew_try_submit(p, fn, arg, prio, g)         priority, flags = CREW_SUBMIT_NO_WAIT
+ *     crew_submit_timed(..., prio, g, ms)          priority, room_by_ns = crew_now_ns() + ms * 1e6
+ *     crew_submit_deadline(..., prio, flags, s, g) priority, flags, start_by_ns = s
+ *     crew_submit_after(p, d, fn, arg, prio, g)    priority, when_ns = crew_now_ns() + d
+ *     crew_submit_at(p, w, fn, arg, prio, g)       priority, when_ns = w (w 0: 1, long past)
+ *     crew_submit_at_ex(p, w, ..., flags, s, g)    priority, flags, when_ns = w, start_by_ns = s
+ *     crew_lane_submit(l, fn, arg, g)              lane = l (p is l's pool)
+ *     crew_lane_barrier(l, fn, arg, g)             lane = l, flags = CREW_SUBMIT_BARRIER
+ *     crew_enqueue_task(s)(p, t, n, g)             none
+ *     crew_enqueue_tasks_ex(p, t, n, g, flags)     flags
+ *
+ * One convention for every time in crew_submit_options: an instant on crew_now_ns()'s clock,
+ * in nanoseconds (for a delay d from now, write crew_now_ns() + d), and 0 for "none".
+ * ------------------------------------------------------------------------------------------- */
+
+/* Flags of crew_submit_options.flags, besides CREW_TASK_BLOCKING (above):
+ *   CREW_SUBMIT_NO_WAIT  never wait for room in a full bounded queue: CREW_EFULL at once,
+ *                        whatever the full-queue policy (what crew_try_submit does).
+ *   CREW_SUBMIT_BARRIER  the task is a barrier of its lane (crew_lane_barrier); needs lane. */
+#define CREW_SUBMIT_NO_WAIT 2u
+#define CREW_SUBMIT_BARRIER 4u
+
+/*
+ * How to submit. Versioned by its size: set size to sizeof(crew_submit_options), most simply
+ * by starting from CREW_SUBMIT_OPTIONS_INIT, so that a program built against this header keeps
+ * working with a later crew whose options have grown. Every other member left 0 takes its
+ * default, and a NULL options pointer means all defaults: priority 0, no flags, runnable now,
+ * no start-by time, waiting for room in a full bounded queue as the pool's full-queue policy
+ * says, no lane.
+ */
+typedef struct crew_submit_options {
+    size_t size;          /* sizeof(crew_submit_options): set by CREW_SUBMIT_OPTIONS_INIT */
+    uint32_t priority;    /* 0 = highest; equal priorities run first-in-first-out. One task
+                             only: an array's tasks carry their own (crew_task.priority) */
+    unsigned flags;       /* CREW_TASK_BLOCKING, CREW_SUBMIT_NO_WAIT, CREW_SUBMIT_BARRIER */
+    uint64_t when_ns;     /* due time: runnable from then on, as crew_submit_at; 0 = now. One
+                             task only; a due time takes no place in a bounded queue */
+    uint64_t start_by_ns; /* start-by time: dropped as expired if no thread has started it by
+                             then, as crew_submit_deadline; 0 = none. One task only; after
+                             when_ns if both are set */
+    uint64_t room_by_ns;  /* a full bounded queue (policy CREW_FULL_BLOCK): wait for room until
+                             then at most, then fail with CREW_ETIMEDOUT, as crew_submit_timed;
+                             0 = as long as it takes. Not with CREW_SUBMIT_NO_WAIT */
+    crew_lane *lane;      /* the lane of p the task joins (crew_lane_submit); NULL = none. One
+                             task only, with no priority, due time, start-by time nor
+                             CREW_TASK_BLOCKING (a lane orders its own tasks) */
+} crew_submit_options;
+
+/* Options with size set and every default: crew_submit_options o = CREW_SUBMIT_OPTIONS_INIT; */
+#define CREW_SUBMIT_OPTIONS_INIT {sizeof(crew_submit_options), 0, 0, 0, 0, 0, NULL}
+
+/*
+ * Queue fn(arg) as opts says (NULL: all defaults, which is crew_submit at priority 0); group
+ * as for crew_submit. All-or-nothing; callable from anywhere, as crew_submit. CREW_SUBMIT_NO_WAIT
+ * and room_by_ns concern only tasks that take a place in the bounded queue: not a lane's, a
+ * delayed one's nor a blocking one's. Errors: those of the shorthand that does the same (see
+ * above: crew_submit's, ETIMEDOUT with room_by_ns, EAGAIN with when_ns or CREW_TASK_BLOCKING),
+ * and EINVAL for bad options: size not sizeof(crew_submit_options) (a larger size is accepted
+ * if the members this crew does not know are 0), an unknown flag, start_by_ns not after
+ * when_ns, room_by_ns with CREW_SUBMIT_NO_WAIT, CREW_SUBMIT_BARRIER without a lane, a lane of
+ * another pool, a lane with a priority, a due time, a start-by time or CREW_TASK_BLOCKING.
+ * crew_last_error() names the member at fault.
+ */
+CREW_EXPORT int crew_submit_with(crew_pool *p, crew_fn fn, void *arg,
+                                 const crew_submit_options *opts, crew_handle *group);
+
+/*
+ * Queue n caller-owned tasks as opts says (NULL: all defaults, which is crew_enqueue_tasks);
+ * with a group, all n join it atomically; each task's priority is its crew_task.priority. The
+ * options that apply: flags CREW_TASK_BLOCKING and CREW_SUBMIT_NO_WAIT, room_by_ns. Errors:
+ * crew_enqueue_tasks_ex's, ETIMEDOUT with room_by_ns, and EINVAL for bad options as
+ * crew_submit_with's, also for a member that only a single task takes (priority, when_ns,
+ * start_by_ns, lane, CREW_SUBMIT_BARRIER): submit such tasks one by one with crew_submit_with.
+ */
+CREW_EXPORT int crew_enqueue_with(crew_pool *p, crew_task *t, size_t n,
+                                  const crew_submit_options *opts, crew_handle *group);
+
+/* ---------------------------------------------------------------------------------------------
  * Waiting. The caller helps: while it waits it runs queued tasks itself, first those of the
  * awaited group (newest first, which keeps nested spawn-and-wait shallow), then, unless it is
  * already nested too deep in tasks it took while waiting, any queued task (highest priority,
@@ -1027,8 +1118,13 @@ CREW_EXPORT int crew_stats_write_json(crew_pool *p, FILE *f);
  * Stall diagnostics: write to f (NULL: write nothing, only count) what looks stuck, and return
  * how many findings there were (0: none), or a negative CREW_E* code. It reports
  *   - pool threads (workers and blocking threads) that have run one task for busy_ms or longer:
- *     the thread, the task's function (address, and its symbol when the dynamic linker knows
- *     it) and for how long (monitoring must be on, or automatic sizing, for tasks to be timed);
+ *     the thread, the task's function and for how long (monitoring must be on, or automatic
+ *     sizing, for tasks to be timed). A function reads "0x55d0c0a831b9 (symbol+0x0,
+ *     /path/to/object+0x31b9)": its address; its symbol when the dynamic linker knows it
+ *     (exported, or the program linked with -rdynamic; else left out, as for a static
+ *     function); and always the executable or shared object that holds it with the offset in
+ *     it, which `addr2line -f -e /path/to/object 0x31b9` turns into the function's name and
+ *     source line (given debugging information), with no -rdynamic needed;
  *   - queues whose oldest task has waited queued_ms or longer: for the locked queues, from the
  *     tasks' own timestamps (monitoring on when they were submitted); for the work-stealing
  *     deques, whose tasks cannot be read safely by another thread, by comparing with the

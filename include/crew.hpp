@@ -47,6 +47,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <future>
@@ -65,11 +66,15 @@
 
 namespace crew {
 
-// A failed call of the C library. what() reads "<where>: <crew_strerror(code)>: <detail>", the
-// detail being crew_last_error() of the constructing thread, captured at construction (the
-// thread's next failing call replaces it), so construct it right after the failed call, on its
-// thread. For example "crew::pool::resize: invalid argument (...): crew_resize: threads is 0; a
-// pool needs at least 1".
+// A failed call of the C library. what() leads with what the program did, then says what was
+// wrong, then the code: "<where>: <detail> (CREW_<crew_err_name(code)>)". where is the C++ call the
+// program made; the detail is crew_last_error() of the constructing thread without its leading
+// "crew_<function>: " (the C call that the C++ one made, which the program never named),
+// captured at construction (the thread's next failing call replaces it), so construct it right
+// after the failed call, on its thread; without a detail, crew_strerror(code) stands in for it.
+// For example "crew::pool::resize: threads is 0; a pool needs at least 1 (CREW_EINVAL)", or
+// "crew::pool::post: the pool is shutting down or shut down; it accepts no more tasks
+// (CREW_ESHUTDOWN)".
 class error : public std::runtime_error {
 public:
     error(int code, const char *where)
@@ -80,10 +85,16 @@ public:
     int code() const noexcept { return code_; } // a CREW_E* value
 private:
     static std::string message(int code, const char *where, const char *detail) {
-        std::string m = std::string(where) + ": " + crew_strerror(code);
-        if (detail && *detail)
-            m.append(": ").append(detail);
-        return m;
+        if (!detail || !*detail)
+            detail = crew_strerror(code);
+        else if (std::strncmp(detail, "crew_", 5) == 0) { // the C call's name: left out
+            const char *d = detail + 5;
+            while ((*d >= 'a' && *d <= 'z') || (*d >= '0' && *d <= '9') || *d == '_')
+                d++;
+            if (d[0] == ':' && d[1] == ' ')
+                detail = d + 2;
+        }
+        return std::string(where) + ": " + detail + " (CREW_" + crew_err_name(code) + ")";
     }
     int code_;
 };
@@ -241,7 +252,7 @@ public:
         auto bound = detail::bind(std::forward<F>(f), std::forward<A>(args)...);
         std::packaged_task<R()> task(std::move(bound));
         std::future<R> fut = task.get_future();
-        enqueue(priority, nullptr, [t = std::move(task)]() mutable { t(); });
+        enqueue("crew::pool::submit", priority, nullptr, [t = std::move(task)]() mutable { t(); });
         return fut;
     }
 
@@ -253,7 +264,8 @@ public:
         auto bound = detail::bind(std::forward<F>(f), std::forward<A>(args)...);
         std::packaged_task<R()> task(std::move(bound));
         std::future<R> fut = task.get_future();
-        enqueue(0, nullptr, [t = std::move(task)]() mutable { t(); }, CREW_TASK_BLOCKING);
+        enqueue("crew::pool::submit_blocking", 0, nullptr, [t = std::move(task)]() mutable { t(); },
+                CREW_TASK_BLOCKING);
         return fut;
     }
 
@@ -266,7 +278,7 @@ public:
         auto bound = detail::bind(std::forward<F>(f), std::forward<A>(args)...);
         std::packaged_task<R()> task(std::move(bound));
         std::future<R> fut = task.get_future();
-        enqueue(0, nullptr, [t = std::move(task)]() mutable { t(); }, 0,
+        enqueue("crew::pool::submit_by", 0, nullptr, [t = std::move(task)]() mutable { t(); }, 0,
                 detail::start_by_ns(start_by));
         return fut;
     }
@@ -296,7 +308,8 @@ public:
     // post() with a start-by time: f is dropped (never called) if no thread starts it by then.
     template <class F, class = std::enable_if_t<std::is_invocable_v<F>>>
     void post_by(std::chrono::steady_clock::time_point start_by, F &&f) {
-        enqueue(0, nullptr, wrap_post(std::forward<F>(f)), 0, detail::start_by_ns(start_by));
+        enqueue("crew::pool::post_by", 0, nullptr, wrap_post(std::forward<F>(f)), 0,
+                detail::start_by_ns(start_by));
     }
 
     template <class F, class = std::enable_if_t<std::is_invocable_v<F>>> void post(F &&f) {
@@ -304,7 +317,7 @@ public:
     }
     template <class F, class = std::enable_if_t<std::is_invocable_v<F>>>
     void post(std::uint32_t priority, F &&f) {
-        enqueue(priority, nullptr, wrap_post(std::forward<F>(f)));
+        enqueue("crew::pool::post", priority, nullptr, wrap_post(std::forward<F>(f)));
     }
 
     // Completion callback (crew_notify): f() runs once the C group h has finished, however it
@@ -436,14 +449,20 @@ private:
         }
     }
 
+    // Submit f (the general form, crew_submit_with); who: the call of this class the program
+    // made, named by the crew::error thrown when it fails.
     template <class F>
-    void enqueue(std::uint32_t priority, crew_handle *h, F &&f, unsigned flags = 0,
-                 std::uint64_t start_by = 0) {
+    void enqueue(const char *who, std::uint32_t priority, crew_handle *h, F &&f,
+                 unsigned flags = 0, std::uint64_t start_by = 0) {
         detail::job *j = detail::make_job(std::forward<F>(f));
-        int rc = crew_submit_deadline(p_, detail::job::trampoline, j, priority, flags, start_by, h);
+        crew_submit_options o = CREW_SUBMIT_OPTIONS_INIT;
+        o.priority = priority;
+        o.flags = flags;
+        o.start_by_ns = start_by;
+        int rc = crew_submit_with(p_, detail::job::trampoline, j, &o, h);
         if (rc != CREW_OK) {
             delete j;
-            throw error(rc, "crew::pool::submit");
+            throw error(rc, who);
         }
     }
 
@@ -610,7 +629,7 @@ public:
         auto body = p_.wrap_post(std::forward<F>(f), "a crew::group's on_done callback");
         std::lock_guard<std::mutex> g(m_);
         if (h_.slot == 0) // nothing run yet: done already
-            p_.enqueue(0, nullptr, std::move(body));
+            p_.enqueue("crew::group::on_done", 0, nullptr, std::move(body));
         else
             p_.notify_job(h_, std::move(body), "crew::group::on_done");
     }

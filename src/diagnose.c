@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <link.h>
+#include <unistd.h>
 
 #include "atomic.h"
 #include "blocking.h"
@@ -138,14 +140,45 @@ static void say(diag *d, const char *fmt, ...) {
 
 static double ms(uint64_t ns) { return (double)ns / 1e6; }
 
-/* The task function, as "0x... (symbol+0x.. in file)" when the dynamic linker knows it. */
+/* The executable or shared object that holds fn, for addr2line: its path (the running program's
+ * own, which the loader names only by argv[0], read from /proc/self/exe) into buf, and the
+ * address it was loaded at (what addr2line's offsets count from: the load bias, 0 for a
+ * program that is not position-independent). False when the loader knows no object there. */
+static bool object_of(uintptr_t fn, Dl_info *info, char *buf, size_t size, uintptr_t *base) {
+#ifdef __GLIBC__
+    struct link_map *map = NULL;
+    if (!dladdr1((void *)fn, info, (void **)&map, RTLD_DL_LINKMAP))
+        return false;
+    *base = map ? (uintptr_t)map->l_addr : (uintptr_t)info->dli_fbase;
+    bool main_program = map && map->l_name[0] == '\0';
+#else
+    if (!dladdr((void *)fn, info))
+        return false;
+    *base = (uintptr_t)info->dli_fbase;
+    bool main_program = false;
+#endif
+    ssize_t len;
+    if (main_program && (len = readlink("/proc/self/exe", buf, size - 1)) > 0)
+        buf[len] = '\0';
+    else
+        snprintf(buf, size, "%s", info->dli_fname ? info->dli_fname : "?");
+    return true;
+}
+
+/* The task function, as "0x... (symbol+0x..., object+0x...)": its address, its symbol when the
+ * dynamic linker knows it (exported, or the program linked with -rdynamic), and always the
+ * object and the offset in it that `addr2line -f -e object 0x...` turns into a source line. */
 static void say_fn(diag *d, uintptr_t fn) {
     Dl_info info;
+    char object[4096];
+    uintptr_t base;
     say(d, "%#lx", (unsigned long)fn);
-    if (dladdr((void *)fn, &info) && info.dli_sname)
-        say(d, " (%s+%#lx in %s)", info.dli_sname,
-            (unsigned long)(fn - (uintptr_t)info.dli_saddr),
-            info.dli_fname ? info.dli_fname : "?");
+    if (!object_of(fn, &info, object, sizeof object, &base))
+        return;
+    say(d, " (");
+    if (info.dli_sname)
+        say(d, "%s+0x%lx, ", info.dli_sname, (unsigned long)(fn - (uintptr_t)info.dli_saddr));
+    say(d, "%s+0x%lx)", object, (unsigned long)(fn - base));
 }
 
 static void check_busy(diag *d, crew__busy *b, const char *role, unsigned index) {

@@ -25,9 +25,14 @@ static inline int crew__sched_push_shared(crew_pool *p, crew_task *t, size_t n) 
 }
 
 /* Queue one crew_submit task (no flags; group slot, 0 for none) for self (crew__self): by value
- * where the strategy can hold it so, else in a node. CREW_OK, CREW_ENOMEM or the push's error. */
-static inline int crew__sched_push_value(crew_pool *p, crew__worker *self, crew_fn fn, void *arg,
-                                         uint32_t priority, uint32_t slot) {
+ * where the strategy can hold it so, else in a node. CREW_OK, CREW_ENOMEM or the push's error.
+ * Always inlined: submit.c's fast path has a copy per public call, and a call here would cost
+ * crew_submit's every task. */
+static inline __attribute__((always_inline)) int crew__sched_push_value(crew_pool *p,
+                                                                        crew__worker *self,
+                                                                        crew_fn fn, void *arg,
+                                                                        uint32_t priority,
+                                                                        uint32_t slot) {
     const crew__sched_ops *ops = p->sched.ops;
     if (ops->push_value)
         return ops->push_value(p, self, fn, arg, priority, slot);

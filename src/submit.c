@@ -1,5 +1,7 @@
 /*
- * submit.c -- accepting tasks: crew_submit and its variants, and crew_enqueue_task(s) (the
+ * submit.c -- accepting tasks: the general form's one core (crew_submit_with, crew_enqueue_with)
+ * and the shorthands that are hot paths, each one call of it: crew_submit, crew_lane_submit,
+ * crew_enqueue_task(s) (the other shorthands and the options' checks are options.c's; the
  * bounded queue's admission is bounded.c's, the task nodes crew_submit uses are nodes.c's).
  *
  * Submission is all-or-nothing: a call that fails (closed pool, bad handle, cancelled group, no
@@ -18,6 +20,7 @@
 #include "debug.h"
 #include "lane.h"
 #include "nodes.h"
+#include "options.h"
 #include "pending.h"
 #include "pool.h"
 #include "sched_calls.h"
@@ -54,56 +57,16 @@ static __attribute__((noinline, cold)) uint64_t stamp_tasks(crew_pool *p, crew_t
 typedef crew__admit_how admit_how; /* bounded.h */
 
 static const admit_how admit_default = {false, false, {0, 0}};
+static const admit_how admit_try = {true, false, {0, 0}}; /* never wait for room */
 
-/* The detail of enqueue's failure rc for the public call who (NULL: an internal submission,
- * whose failure the caller absorbs: no detail); h: the group joined, if any. Returns rc. */
-static __attribute__((cold, noinline)) int enqueue_fail(const char *who, crew_pool *p, int rc,
-                                                        size_t n, crew_handle h,
-                                                        const admit_how *how) {
-    if (!who)
-        return rc;
-    switch (rc) {
-    case CREW_EINVAL:
-        return crew__fail_handle(rc, who, p, h);
-    case CREW_EFORKED:
-        return crew__fail(rc, "%s: " CREW__FORKED_DETAIL, who);
-    case CREW_ESHUTDOWN:
-        return crew__fail(rc, "%s: the pool is shutting down or shut down; it accepts no more "
-                              "tasks", who);
-    case CREW_ERANGE:
-        if (n > UINT32_MAX)
-            return crew__fail(rc, "%s: n is %zu; one call adds at most 4294967295 tasks", who, n);
-        return crew__fail(rc,
-                          "%s: the group {%u, %u} would hold more than 4294967295 unfinished "
-                          "tasks",
-                          who, h.slot, h.gen);
-    case CREW_ECANCELED:
-        return crew__fail(rc, "%s: the group {%u, %u} was cancelled; it takes no more tasks",
-                          who, h.slot, h.gen);
-    case CREW_EFULL:
-        if (n > p->bounded.capacity)
-            return crew__fail(rc,
-                              "%s: %zu tasks are more than the queue can ever hold "
-                              "(crew_config.queue_capacity %zu)",
-                              who, n, p->bounded.capacity);
-        return crew__fail(rc, "%s: the queue is full (crew_config.queue_capacity %zu) and %s",
-                          who, p->bounded.capacity,
-                          how->try_only ? "this call never waits for room"
-                                        : "the full-queue policy is CREW_FULL_FAIL");
-    case CREW_ETIMEDOUT:
-        return crew__fail(rc,
-                          "%s: the queue (crew_config.queue_capacity %zu) had no room for %zu "
-                          "tasks before the time limit",
-                          who, p->bounded.capacity, n);
-    case CREW_ENOMEM:
-        return crew__fail(rc, "%s: out of memory for the task, the queue or the group's slot",
-                          who);
-    case CREW_EAGAIN:
-        return crew__fail(rc, "%s: the system refused to create a thread for blocking tasks",
-                          who);
-    default:
-        return crew__fail(rc, "%s: %s", who, crew_strerror(rc));
-    }
+/* How the options o wait for room in a full bounded queue (timed: storage for a time limit). */
+static inline const admit_how *admit_of(const crew_submit_options *o, admit_how *timed) {
+    if (o->flags & CREW_SUBMIT_NO_WAIT)
+        return &admit_try;
+    if (!o->room_by_ns)
+        return &admit_default;
+    *timed = (admit_how){false, true, crew__timespec_of(o->room_by_ns)};
+    return timed;
 }
 
 /* *group has finished (crew__group_add said CREW_ESTALE): a submission into it opens a new
@@ -154,7 +117,7 @@ static __attribute__((cold, noinline)) int join_fail(const char *who, crew_pool 
     if (rc == CREW_ECANCELED &&
         crew__load_seq_cst(&p->state) == CREW__CLOSING)
         rc = CREW_ESHUTDOWN;
-    return enqueue_fail(who, p, rc, n, h, how);
+    return crew__submit_fail(who, p, rc, n, h, how);
 }
 
 /* Undo join, and the count in pending, for n tasks that were not queued after all. */
@@ -189,23 +152,23 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
                    uint64_t submitted, unsigned user_flags, const admit_how *how, const char *who,
                    crew_lane *lane, uint64_t when) {
     if (n > UINT32_MAX)
-        return enqueue_fail(who, p, CREW_ERANGE, n, CREW_HANDLE_NONE, how);
+        return crew__submit_fail(who, p, CREW_ERANGE, n, CREW_HANDLE_NONE, how);
     crew__assert(!lane || n == 1); /* crew__lane_push below takes one task */
     crew__assert(!when || (n == 1 && !submitted && !lane));
     bool open_new = group && group->slot == 0 && group->gen == 0;
     if (group && !open_new && !crew__handle_valid(&p->groups, *group))
-        return enqueue_fail(who, p, CREW_EINVAL, n, *group, how);
+        return crew__submit_fail(who, p, CREW_EINVAL, n, *group, how);
     /* Seq_cst: an early answer for a closed pool; the check that counts is below. */
     int state = crew__load_seq_cst(&p->state);
     if (state != CREW__OPEN)
-        return enqueue_fail(who, p, state == CREW__FORKED ? CREW_EFORKED : CREW_ESHUTDOWN, n,
+        return crew__submit_fail(who, p, state == CREW__FORKED ? CREW_EFORKED : CREW_ESHUTDOWN, n,
                             CREW_HANDLE_NONE, how);
     bool blocking = user_flags & CREW_TASK_BLOCKING, caller_runs = false, bounded = false;
     int rc = CREW_OK;
     bool start_runner = false;
     if (p->bounded.capacity && !blocking && !lane && !when) {
         if ((rc = crew__bounded_admit(p, n, how, &caller_runs)) != CREW_OK)
-            return enqueue_fail(who, p, rc, n, CREW_HANDLE_NONE, how);
+            return crew__submit_fail(who, p, rc, n, CREW_HANDLE_NONE, how);
         bounded = !caller_runs;
     }
     crew_handle h;
@@ -240,7 +203,7 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
         unjoin(p, open_new, h, n);
         for (size_t i = 0; bounded && i < n; i++)
             crew__bounded_release(p);
-        return enqueue_fail(who, p, rc, n, h, how);
+        return crew__submit_fail(who, p, rc, n, h, how);
     }
     if (open_new)
         *group = h;
@@ -279,11 +242,11 @@ static __attribute__((noinline)) int enqueue_array(crew_pool *p, crew_task *t, s
         return DECLINED; /* enqueue answers ERANGE */
     bool open_new = group && group->slot == 0 && group->gen == 0;
     if (group && !open_new && !crew__handle_valid(&p->groups, *group))
-        return enqueue_fail(who, p, CREW_EINVAL, n, *group, &admit_default);
+        return crew__submit_fail(who, p, CREW_EINVAL, n, *group, &admit_default);
     /* Seq_cst: an early answer for a closed pool; the check that counts is below. */
     int state = crew__load_seq_cst(&p->state);
     if (state != CREW__OPEN)
-        return enqueue_fail(who, p, state == CREW__FORKED ? CREW_EFORKED : CREW_ESHUTDOWN, n,
+        return crew__submit_fail(who, p, state == CREW__FORKED ? CREW_EFORKED : CREW_ESHUTDOWN, n,
                             CREW_HANDLE_NONE, &admit_default);
     crew__array *arr = crew__array_new(p, t, n, m);
     if (!arr)
@@ -311,7 +274,7 @@ static __attribute__((noinline)) int enqueue_array(crew_pool *p, crew_task *t, s
     if (rc != CREW_OK) {
         unjoin(p, open_new, h, n + m);
         crew__array_free(arr);
-        return enqueue_fail(who, p, rc, n, h, &admit_default);
+        return crew__submit_fail(who, p, rc, n, h, &admit_default);
     }
     if (open_new)
         *group = h;
@@ -339,16 +302,23 @@ static int rejected(crew_pool *p, int rc, size_t n) {
     return rc;
 }
 
-/* crew_enqueue_task(s)(_ex); who: the public call. */
-static int enqueue_tasks(crew_pool *p, crew_task *t, size_t n, crew_handle *group,
-                         unsigned flags, const char *who) {
+/* The general form's core for an array: n caller-owned tasks as o says (valid but for the flags
+ * outside allowed, refused with who's own message); who: the public call. Inlined into each
+ * caller, so that the defaults of crew_enqueue_tasks fold away. */
+static inline __attribute__((always_inline)) int enqueue_tasks_with(crew_pool *p, crew_task *t,
+                                                                    size_t n,
+                                                                    const crew_submit_options *o,
+                                                                    crew_handle *group,
+                                                                    const char *who,
+                                                                    unsigned allowed) {
     if (!p)
         return crew__fail(CREW_EINVAL, "%s: the pool is NULL", who);
     if (!t)
         return rejected(p, crew__fail(CREW_EINVAL, "%s: the task array is NULL", who), n);
     if (n == 0)
         return rejected(p, crew__fail(CREW_EINVAL, "%s: n is 0; give at least one task", who), n);
-    if (flags & ~CREW_TASK_BLOCKING)
+    unsigned flags = o->flags;
+    if (flags & ~allowed)
         return rejected(p,
                         crew__fail(CREW_EINVAL,
                                    "%s: flags is %#x; the only flag is CREW_TASK_BLOCKING (%#x)",
@@ -370,51 +340,75 @@ static int enqueue_tasks(crew_pool *p, crew_task *t, size_t n, crew_handle *grou
         if (rc != DECLINED)
             return rejected(p, rc, n);
     }
-    return rejected(p,
-                    enqueue(p, t, n, group, 0, submitted, flags, &admit_default, who, NULL, 0),
+    admit_how timed;
+    return rejected(p, enqueue(p, t, n, group, 0, submitted, flags, admit_of(o, &timed), who,
+                               NULL, 0),
                     n);
+}
+
+int crew_enqueue_with(crew_pool *p, crew_task *t, size_t n, const crew_submit_options *opts,
+                      crew_handle *group) {
+    static const crew_submit_options defaults = CREW_SUBMIT_OPTIONS_INIT;
+    int rc;
+    if (!opts)
+        opts = &defaults;
+    else if (p && (rc = crew__options_check(p, opts, true, "crew_enqueue_with")) != CREW_OK)
+        return rejected(p, rc, n);
+    return enqueue_tasks_with(p, t, n, opts, group, "crew_enqueue_with", CREW__SUBMIT_FLAGS);
 }
 
 int crew_enqueue_tasks_ex(crew_pool *p, crew_task *t, size_t n, crew_handle *group,
                           unsigned flags) {
-    return enqueue_tasks(p, t, n, group, flags, "crew_enqueue_tasks_ex");
+    crew_submit_options o = {.size = sizeof o, .flags = flags};
+    return enqueue_tasks_with(p, t, n, &o, group, "crew_enqueue_tasks_ex", CREW_TASK_BLOCKING);
 }
 
 int crew__enqueue_helpers(crew_pool *p, crew_task *t, size_t n, crew_handle *group) {
-    static const admit_how how = {true, false, {0, 0}}; /* never wait for room */
     /* Not the caller's: not counted, and no detail (crew_parallel_* absorbs a failure). */
-    return enqueue(p, t, n, group, 0, stamp(p), 0, &how, NULL, NULL, 0);
+    return enqueue(p, t, n, group, 0, stamp(p), 0, &admit_try, NULL, NULL, 0);
 }
 
 int crew_enqueue_tasks(crew_pool *p, crew_task *t, size_t n, crew_handle *group) {
-    return enqueue_tasks(p, t, n, group, 0, "crew_enqueue_tasks");
+    crew_submit_options o = {.size = sizeof o};
+    return enqueue_tasks_with(p, t, n, &o, group, "crew_enqueue_tasks", 0);
 }
 
 int crew_enqueue_task(crew_pool *p, crew_task *t, crew_handle *group) {
-    return enqueue_tasks(p, t, 1, group, 0, "crew_enqueue_task");
+    crew_submit_options o = {.size = sizeof o};
+    return enqueue_tasks_with(p, t, 1, &o, group, "crew_enqueue_task", 0);
 }
 
-/* One task in a node of the pool's own; start_by: its start-by time, 0 for none; lane: the lane
- * it joins (NULL: none), lane_flags: CREW__TASK_BARRIER for a lane's barrier, else 0; when: a
- * delayed task's due time, 0 for none. Inlined into each caller, so that those without a
- * deadline or a delay pay nothing for them. */
+/* One task in a node of the pool's own; flags: the caller's, of which those outside allowed are
+ * refused (the shorthands with a flags argument take CREW_TASK_BLOCKING only); start_by: its
+ * start-by time, 0 for none; lane: the lane it joins (NULL: none), lane_flags:
+ * CREW__TASK_BARRIER for a lane's barrier, else 0; when: a delayed task's due time, 0 for none.
+ * Inlined into each caller, so that those without a deadline or a delay pay nothing for them. */
 static inline __attribute__((always_inline)) int submit(crew_pool *p, crew_fn fn, void *arg,
                                                         uint32_t priority, unsigned flags,
-                                                        crew_handle *group, const admit_how *how,
-                                                        uint64_t start_by, const char *who,
-                                                        crew_lane *lane, uint32_t lane_flags,
-                                                        uint64_t when) {
+                                                        unsigned allowed, crew_handle *group,
+                                                        const admit_how *how, uint64_t start_by,
+                                                        const char *who, crew_lane *lane,
+                                                        uint32_t lane_flags, uint64_t when) {
     if (!p)
         return crew__fail(CREW_EINVAL, "%s: the pool is NULL", who);
     if (!fn)
         return rejected(p, crew__fail(CREW_EINVAL, "%s: fn is NULL; a task needs a function",
                                       who),
                         1);
-    if (flags & ~CREW_TASK_BLOCKING)
+    if (flags & ~allowed)
         return rejected(p,
                         crew__fail(CREW_EINVAL,
                                    "%s: flags is %#x; the only flag is CREW_TASK_BLOCKING (%#x)",
                                    who, flags, CREW_TASK_BLOCKING),
+                        1);
+    /* Equal times are refused too: the task reaches a thread only after its due time, so a
+     * start-by time no later than that would always expire it. */
+    if (when && start_by && start_by <= when)
+        return rejected(p, crew__fail(CREW_EINVAL,
+                                      "%s: the start-by time %llu is not after the due time %llu: "
+                                      "the task could never start in time",
+                                      who, (unsigned long long)start_by,
+                                      (unsigned long long)when),
                         1);
     if (crew__forked(p)) /* before the node cache, whose lock may be held */
         return crew__fail(CREW_EFORKED, "%s: " CREW__FORKED_DETAIL, who);
@@ -436,14 +430,34 @@ static inline __attribute__((always_inline)) int submit(crew_pool *p, crew_fn fn
     return rejected(p, rc, 1);
 }
 
-/* crew_submit's fast path after its checks: count the task, check the state, queue it (by
- * value where the strategy can: crew__sched_push_value) and wake a thread, as enqueue does;
- * undo everything if it cannot be queued. h: the group it joined ({0, 0}: none), open_new:
- * opened for it. Inlined into both cases, so that the one without a group folds the group's
- * steps away. */
+/* The general form's core for one task: o (valid but for the flags outside allowed and a
+ * start-by time not after the due time: submit refuses both) as submit's arguments. Every
+ * single-task submission is one call of it; inlined, so that a shorthand's constant options
+ * fold away. */
+static inline __attribute__((always_inline)) int submit_opts(crew_pool *p, crew_fn fn, void *arg,
+                                                             const crew_submit_options *o,
+                                                             crew_handle *group, const char *who,
+                                                             unsigned allowed) {
+    admit_how timed;
+    return submit(p, fn, arg, o->priority, o->flags, allowed, group, admit_of(o, &timed),
+                  o->start_by_ns, who,
+                  o->lane, (o->flags & CREW_SUBMIT_BARRIER) ? CREW__TASK_BARRIER : 0u,
+                  o->when_ns);
+}
+
+int crew__submit_with(crew_pool *p, crew_fn fn, void *arg, const crew_submit_options *o,
+                      crew_handle *group, const char *who, unsigned allowed) {
+    return submit_opts(p, fn, arg, o, group, who, allowed);
+}
+
+/* The fast path after the checks: count the task, check the state, queue it (by value where
+ * the strategy can: crew__sched_push_value) and wake a thread, as enqueue does; undo
+ * everything if it cannot be queued. h: the group it joined ({0, 0}: none), open_new: opened
+ * for it. Inlined into both cases, so that the one without a group folds the group's steps
+ * away. */
 static inline __attribute__((always_inline)) int submit_one(crew_pool *p, crew_fn fn, void *arg,
                                                             uint32_t priority, bool open_new,
-                                                            crew_handle h) {
+                                                            crew_handle h, const char *who) {
     crew__worker *self = crew__self(p);
     crew__pending_add(p, self, 1); /* then the seq_cst load of the state: see enqueue */
     int rc = crew__load_seq_cst(&p->state) == CREW__OPEN
@@ -451,87 +465,108 @@ static inline __attribute__((always_inline)) int submit_one(crew_pool *p, crew_f
                  : CREW_ESHUTDOWN;
     if (__builtin_expect(rc != CREW_OK, 0)) {
         unjoin(p, open_new, h, 1);
-        return enqueue_fail("crew_submit", p, rc, 1, h, &admit_default);
+        return crew__submit_fail(who, p, rc, 1, h, &admit_default);
     }
     crew__wake_work(p, 1, notify_slot(open_new, h));
     return CREW_OK;
 }
 
-/* crew_submit into a group, once crew_submit's checks have passed (out of line, so that the
- * case without a group keeps its registers). */
-static __attribute__((noinline)) int submit_grouped(crew_pool *p, crew_fn fn, void *arg,
-                                                    uint32_t priority, crew_handle *group) {
+/* The fast path into a group, once the checks have passed (out of line, in one copy per public
+ * call: below, so that the case without a group keeps its registers). */
+static inline __attribute__((always_inline)) int grouped(crew_pool *p, crew_fn fn, void *arg,
+                                                         uint32_t priority, crew_handle *group,
+                                                         const char *who) {
     bool open_new = group->slot == 0 && group->gen == 0;
     if (!open_new && __builtin_expect(!crew__handle_valid(&p->groups, *group), 0))
-        return enqueue_fail("crew_submit", p, CREW_EINVAL, 1, *group, &admit_default);
+        return crew__submit_fail(who, p, CREW_EINVAL, 1, *group, &admit_default);
     crew_handle h;
     int rc = join(p, group, &open_new, 1, &h);
     if (__builtin_expect(rc != CREW_OK, 0))
-        return join_fail("crew_submit", p, rc, 1, h, &admit_default);
-    if ((rc = submit_one(p, fn, arg, priority, open_new, h)) == CREW_OK && open_new)
+        return join_fail(who, p, rc, 1, h, &admit_default);
+    if ((rc = submit_one(p, fn, arg, priority, open_new, h, who)) == CREW_OK && open_new)
         *group = h; /* handed out only once the task is queued (all or nothing) */
     return rc;
 }
 
-/* crew_submit the long way (enqueue), out of line: its registers are not the fast path's. */
-static __attribute__((noinline)) int submit_slow(crew_pool *p, crew_fn fn, void *arg,
-                                                 uint32_t priority, crew_handle *group) {
-    return submit(p, fn, arg, priority, 0, group, &admit_default, 0, "crew_submit", NULL, 0, 0);
-}
+typedef int fast_fn(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group);
 
-int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group) {
-    /* The common cases on their own: nothing timed, no bounded queue; a group or none. The
-     * same steps as enqueue (see there), minus the ones that do not apply. */
-    /* A closed pool goes the long way too (enqueue's early answer): refused submissions must
-     * not touch pending, or submitters hammering a closing pool could keep it above 0 every
-     * time its last worker looks, and the shutdown would wait for them (seen under valgrind).
-     * Seq_cst load of the state, as in enqueue; the check that counts comes after the count. */
+/* The fast path of a plain task (priority and group only), shared by crew_submit and
+ * crew_submit_with: the common cases on their own (nothing timed, no bounded queue; a group or
+ * none), the same steps as enqueue (see there) minus the ones that do not apply; anything else
+ * goes the long way, slow (submit_opts, out of line: its registers are not the fast path's). A
+ * closed pool goes the long way too (enqueue's early answer): refused submissions must not
+ * touch pending, or submitters hammering a closing pool could keep it above 0 every time its
+ * last worker looks, and the shutdown would wait for them (seen under valgrind). Seq_cst load
+ * of the state, as in enqueue; the check that counts comes after the count. */
+static inline __attribute__((always_inline)) int submit_fast(crew_pool *p, crew_fn fn, void *arg,
+                                                             uint32_t priority,
+                                                             crew_handle *group, fast_fn *slow,
+                                                             fast_fn *into_group,
+                                                             const char *who) {
     if (__builtin_expect(!p || !fn || p->bounded.capacity, 0) ||
         crew__load_relaxed(&p->timing) != 0 || /* relaxed: see struct crew_pool */
         __builtin_expect(crew__load_seq_cst(&p->state) != CREW__OPEN, 0))
-        return submit_slow(p, fn, arg, priority, group);
+        return slow(p, fn, arg, priority, group);
     if (group)
-        return submit_grouped(p, fn, arg, priority, group);
-    return submit_one(p, fn, arg, priority, false, (crew_handle){0, 0});
+        return into_group(p, fn, arg, priority, group);
+    return submit_one(p, fn, arg, priority, false, (crew_handle){0, 0}, who);
 }
 
-int crew_submit_ex(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, unsigned flags,
-                   crew_handle *group) {
-    return submit(p, fn, arg, priority, flags, group, &admit_default, 0, "crew_submit_ex", NULL,
-                  0, 0);
+static __attribute__((noinline)) int submit_slow(crew_pool *p, crew_fn fn, void *arg,
+                                                 uint32_t priority, crew_handle *group) {
+    crew_submit_options o = {.size = sizeof o, .priority = priority};
+    return submit_opts(p, fn, arg, &o, group, "crew_submit", 0);
+}
+static __attribute__((noinline)) int submit_grouped(crew_pool *p, crew_fn fn, void *arg,
+                                                    uint32_t priority, crew_handle *group) {
+    return grouped(p, fn, arg, priority, group, "crew_submit");
 }
 
-int crew_try_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group) {
-    static const admit_how how = {true, false, {0, 0}};
-    return submit(p, fn, arg, priority, 0, group, &how, 0, "crew_try_submit", NULL, 0, 0);
+/* crew_submit: the general form with a priority (submit_fast is the core it shares with
+ * crew_submit_with when the options are plain; submit_slow is submit_opts). */
+int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group) {
+    return submit_fast(p, fn, arg, priority, group, submit_slow, submit_grouped, "crew_submit");
 }
 
-int crew_submit_timed(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group,
-                      unsigned timeout_ms) {
-    admit_how how = {false, true, crew__deadline_after_ms(timeout_ms)};
-    return submit(p, fn, arg, priority, 0, group, &how, 0, "crew_submit_timed", NULL, 0, 0);
+static __attribute__((noinline)) int with_slow(crew_pool *p, crew_fn fn, void *arg,
+                                               uint32_t priority, crew_handle *group) {
+    crew_submit_options o = {.size = sizeof o, .priority = priority};
+    return submit_opts(p, fn, arg, &o, group, "crew_submit_with", 0);
+}
+static __attribute__((noinline)) int with_grouped(crew_pool *p, crew_fn fn, void *arg,
+                                                  uint32_t priority, crew_handle *group) {
+    return grouped(p, fn, arg, priority, group, "crew_submit_with");
 }
 
-int crew_submit_deadline(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, unsigned flags,
-                         uint64_t start_by_ns, crew_handle *group) {
-    return submit(p, fn, arg, priority, flags, group, &admit_default, start_by_ns,
-                  "crew_submit_deadline", NULL, 0, 0);
+int crew_submit_with(crew_pool *p, crew_fn fn, void *arg, const crew_submit_options *opts,
+                     crew_handle *group) {
+    if (!opts)
+        return submit_fast(p, fn, arg, 0, group, with_slow, with_grouped, "crew_submit_with");
+    int rc;
+    if (p && (rc = crew__options_check(p, opts, false, "crew_submit_with")) != CREW_OK)
+        return rejected(p, rc, 1);
+    /* Plain options (a priority at most): the fast path, as crew_submit's. */
+    if (!(opts->flags | opts->when_ns | opts->start_by_ns | opts->room_by_ns) && !opts->lane)
+        return submit_fast(p, fn, arg, opts->priority, group, with_slow, with_grouped,
+                           "crew_submit_with");
+    return submit_opts(p, fn, arg, opts, group, "crew_submit_with", CREW__SUBMIT_FLAGS);
 }
 
 int crew__lane_submit(crew_lane *l, crew_fn fn, void *arg, crew_handle *group, bool barrier,
                       const char *who) {
     if (!l)
         return crew__fail(CREW_EINVAL, "%s: the lane is NULL", who);
-    return submit(crew__lane_pool(l), fn, arg, 0, 0, group, &admit_default, 0, who, l,
-                  barrier ? CREW__TASK_BARRIER : 0u, 0);
+    crew_submit_options o = {
+        .size = sizeof o, .flags = barrier ? CREW_SUBMIT_BARRIER : 0u, .lane = l};
+    return submit_opts(crew__lane_pool(l), fn, arg, &o, group, who, CREW_SUBMIT_BARRIER);
 }
 
 int crew_lane_submit(crew_lane *l, crew_fn fn, void *arg, crew_handle *group) {
     /* crew__lane_submit inlined by hand: one call less on a lane's every task. */
     if (!l)
         return crew__fail(CREW_EINVAL, "crew_lane_submit: the lane is NULL");
-    return submit(crew__lane_pool(l), fn, arg, 0, 0, group, &admit_default, 0,
-                  "crew_lane_submit", l, 0, 0);
+    crew_submit_options o = {.size = sizeof o, .lane = l};
+    return submit_opts(crew__lane_pool(l), fn, arg, &o, group, "crew_lane_submit", 0);
 }
 
 int crew__submit_as(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group,
@@ -577,39 +612,4 @@ int crew__fire(crew_pool *p, crew_task *t, bool count) {
     if (rc == CREW_OK && !blocking)
         crew__wake_work(p, 1, slot);
     return rc;
-}
-
-/* The delayed submissions: a task in a node, due at when (at least 1: 0 means "none" below). */
-static int submit_at(crew_pool *p, uint64_t when, crew_fn fn, void *arg, uint32_t priority,
-                     unsigned flags, uint64_t start_by, crew_handle *group, const char *who) {
-    /* A NULL pool goes on to submit, which refuses it (rejected() reads the pool). */
-    /* Equal times are refused too: the task reaches a thread only after its due time, so a
-     * start-by time no later than that would always expire it. */
-    if (p && start_by != 0 && start_by <= when)
-        return rejected(p, crew__fail(CREW_EINVAL,
-                                      "%s: the start-by time %llu is not after the due time %llu: "
-                                      "the task could never start in time",
-                                      who, (unsigned long long)start_by,
-                                      (unsigned long long)when),
-                        1);
-    return submit(p, fn, arg, priority, flags, group, &admit_default, start_by, who, NULL, 0,
-                  when ? when : 1);
-}
-
-int crew_submit_after(crew_pool *p, uint64_t delay_ns, crew_fn fn, void *arg, uint32_t priority,
-                      crew_handle *group) {
-    uint64_t now = crew__now_ns();
-    uint64_t when = delay_ns > UINT64_MAX - now ? UINT64_MAX : now + delay_ns;
-    return submit_at(p, when, fn, arg, priority, 0, 0, group, "crew_submit_after");
-}
-
-int crew_submit_at(crew_pool *p, uint64_t when_ns, crew_fn fn, void *arg, uint32_t priority,
-                   crew_handle *group) {
-    return submit_at(p, when_ns, fn, arg, priority, 0, 0, group, "crew_submit_at");
-}
-
-int crew_submit_at_ex(crew_pool *p, uint64_t when_ns, crew_fn fn, void *arg, uint32_t priority,
-                      unsigned flags, uint64_t start_by_ns, crew_handle *group) {
-    return submit_at(p, when_ns, fn, arg, priority, flags, start_by_ns, group,
-                     "crew_submit_at_ex");
 }

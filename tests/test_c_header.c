@@ -26,6 +26,13 @@ int main(void) {
         rc = crew_wait(p, g);
     if (rc == CREW_OK)
         rc = crew_submit(p, add, &n, 0, NULL);
+    /* The general form, its options from the initialiser. */
+    crew_submit_options o = CREW_SUBMIT_OPTIONS_INIT;
+    o.priority = 1;
+    if (rc == CREW_OK)
+        rc = crew_submit_with(p, add, &n, &o, NULL);
+    if (rc == CREW_OK)
+        rc = crew_enqueue_with(p, t, 1, NULL, NULL);
     if (rc == CREW_OK)
         rc = crew_wait_all(p);
     /* The detail of a failed call: never NULL, names the function. */
@@ -41,7 +48,7 @@ int main(void) {
         return 1;
     }
     crew_destroy(p);
-    if (rc != CREW_OK || n != 5) {
+    if (rc != CREW_OK || n != 7) {
         fprintf(stderr, "test_c_header: rc=%s n=%d\n", crew_err_name(rc), n);
         return 1;
     }

@@ -4,6 +4,9 @@
 // crew_wait and crew_wait_all), and nothing is reported when nothing is stuck.
 #include <gtest/gtest.h>
 
+#include <link.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -113,6 +116,54 @@ TEST(Diagnose, WorkerAndBlockingThreadBusyOnOneTask) {
     ASSERT_EQ(crew_wait_all(p), CREW_OK);
     EXPECT_EQ(diagnose(p, 0, never, never).findings, 0) << "the tasks have ended";
     crew_destroy(p);
+}
+
+// A task function the dynamic linker has no symbol for (this program is not linked with
+// -rdynamic, and stuck_task has internal linkage) is still found: the report gives its object
+// and the offset in it, "object+0x...", which is what addr2line takes.
+TEST(Diagnose, AFunctionWithoutASymbolIsNamedByObjectAndOffset) {
+    crew_pool *p = pool(1, 1);
+    Gate gate;
+    ASSERT_EQ(crew_submit(p, stuck_task, &gate, 0, nullptr), CREW_OK);
+    gate.wait_arrivals(1);
+    sleep_ms(30);
+    Report r = diagnose(p, 20, never, never);
+    gate.open();
+    ASSERT_EQ(crew_wait_all(p), CREW_OK);
+    crew_destroy(p);
+    size_t at = r.text.find(address_of(stuck_task) + " (");
+    ASSERT_NE(at, std::string::npos) << r.text;
+    std::string rest = r.text.substr(at, r.text.find('\n', at) - at);
+    size_t open = rest.find(" ("), plus = rest.rfind("+0x"), close = rest.rfind(')');
+    ASSERT_TRUE(plus != std::string::npos && close > plus) << rest;
+    std::string object = rest.substr(open + 2, plus - open - 2);
+    std::string hex = rest.substr(plus + 1, close - plus - 1);
+    unsigned long offset = std::strtoul(hex.c_str(), nullptr, 16);
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    ASSERT_GT(n, 0);
+    self[n] = '\0';
+    EXPECT_EQ(object, self) << rest;
+    // The offset counts from where the program was loaded (the first object dl_iterate_phdr
+    // lists is the program itself).
+    uintptr_t bias = 0;
+    dl_iterate_phdr(
+        [](struct dl_phdr_info *info, size_t, void *b) {
+            *static_cast<uintptr_t *>(b) = info->dlpi_addr;
+            return 1;
+        },
+        &bias);
+    EXPECT_EQ(offset, (uintptr_t)stuck_task - bias) << rest;
+    // And addr2line, where it is installed, finds the function there.
+    if (std::system("command -v addr2line >/dev/null 2>&1") == 0) {
+        std::string cmd = "addr2line -C -f -e '" + object + "' " + hex;
+        FILE *f = popen(cmd.c_str(), "r");
+        ASSERT_NE(f, nullptr);
+        char line[512] = {0};
+        ASSERT_NE(std::fgets(line, sizeof line, f), nullptr) << cmd;
+        pclose(f);
+        EXPECT_NE(std::string(line).find("stuck_task"), std::string::npos) << cmd << ": " << line;
+    }
 }
 
 // Without monitoring, tasks are not timed: busy workers cannot be told, and the report says why.

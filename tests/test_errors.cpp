@@ -475,10 +475,7 @@ TEST(LastError, CppErrorCarriesTheDetail) {
     } catch (const crew::error &e) {
         std::string w = e.what();
         EXPECT_EQ(e.code(), CREW_EINVAL);
-        EXPECT_NE(w.find("crew::pool::resize"), std::string::npos) << w;
-        EXPECT_NE(w.find("invalid argument"), std::string::npos) << w;
-        EXPECT_NE(w.find("crew_resize: threads is 0; a pool needs at least 1"), std::string::npos)
-            << w;
+        EXPECT_EQ(w, "crew::pool::resize: threads is 0; a pool needs at least 1 (CREW_EINVAL)");
         // Captured at construction: a later failure does not change it.
         (void)crew_shutdown(nullptr, CREW_DRAIN);
         EXPECT_EQ(std::string(e.what()), w);

@@ -665,6 +665,12 @@ TEST(Timers, DiagnoseListsWhatWaits) {
     EXPECT_NE(out.find("1 delayed tasks waiting, 1 periodic timers (1 armed)"), std::string::npos)
         << out;
     EXPECT_NE(out.find("every 1.000 ms, armed, next run in"), std::string::npos) << out;
+    // The timer's function by its symbol (this program exports them; the name as the linker
+    // knows it, mangled in C++) and by object and offset.
+    size_t sym = out.find("crew_timers_test_tick");
+    ASSERT_NE(sym, std::string::npos) << out;
+    EXPECT_EQ(out.find("+0x0, /", sym), out.find("+0x", sym)) << out;
+    EXPECT_NE(out.find("/test_timers+0x", sym), std::string::npos) << out;
     ASSERT_EQ(crew_cancel(p, g), CREW_OK);
     ASSERT_EQ(crew_timer_stop(t), CREW_OK);
     f = open_memstream(&buf, &len);
