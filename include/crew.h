@@ -32,7 +32,7 @@
  *     crew_wait_timed                allowed (1)                allowed
  *     crew_enqueue_tasks_wait        allowed                    allowed
  *     crew_wait_all                  CREW_EDEADLK               allowed (it helps)
- *     crew_wait_all_timed            CREW_EDEADLK               allowed (it helps)
+ *     crew_wait_all_timed            CREW_EDEADLK               allowed (8)
  *     crew_cancel, crew_cancelled    allowed                    allowed
  *     crew_current_group             allowed                    allowed
  *     crew_lane_create, _submit      allowed                    allowed
@@ -71,6 +71,8 @@
  *   (6) crew_timer_stop from the timer's own function returns at once (see there).
  *   (7) CREW_EBUSY on a graph with a run in progress, which includes a node's own graph when
  *     called from that node (or from on_drop for one): a graph changes only between runs.
+ *   (8) With a time-out (not 0, not UINT64_MAX) it runs no task (see "Timed waits" below): on a
+ *     thread of the pool it waits for the other threads, and times out if they cannot finish.
  *   on_drop runs as a task of the dropped task's group would: before the group finishes (so a
  *     waiter cannot free task_arg under it), after the task has given back its place in a
  *     bounded queue (so it may submit into the queue that dropped it, which may drop another
@@ -917,6 +919,29 @@ CREW_EXPORT int crew_enqueue_with(crew_pool *p, crew_task *t, size_t n,
  * already nested too deep in tasks it took while waiting, any queued task (highest priority,
  * oldest first). A successful wait happens-after everything the awaited tasks did; a timed
  * wait that gives up (CREW_ETIMEDOUT) orders nothing.
+ *
+ * Timed waits (crew_wait_timed, crew_wait_all_timed, and crew.hpp's wait_for / wait_until over
+ * them) do not help. With a time-out other than 0 and UINT64_MAX, they run no task at all: the
+ * caller only sleeps until the group (or the pool) is done or the time-out passes, so it
+ * returns as late after its time-out as the system wakes a timed sleeper (its timer slack and
+ * scheduling: well under a millisecond unless the machine is overloaded), whatever the length
+ * of the tasks queued or running, and it is never late by a task: the only task that can still
+ * be running on the caller's thread is one the caller itself was already in when it called.
+ * Why: a thread cannot stop a task it took once the time passes, and no task's length is known
+ * before it ends, so a timed wait that helped would be as late as the longest task it happened
+ * to take (an event loop or a request handler with a budget needs the budget kept). This is
+ * what dispatch_group_wait, std::future::wait_for and Java's Future.get(timeout) do too. The
+ * cost: the caller's thread does not run the awaited tasks, so they need another thread. From
+ * inside a task, a timed wait for tasks that only its own thread could run (the pool's only
+ * worker, every worker waiting so, or a blocking task waiting for blocking tasks with every
+ * blocking thread busy) times out rather than deadlocking or running them; wait without a
+ * time-out (crew_wait), which helps, when the caller should run them. A time-out of 0 polls
+ * (runs nothing, does not sleep); UINT64_MAX, or one so long that its end lies beyond
+ * crew_now_ns()'s range, is no time-out: exactly the untimed wait, which helps.
+ * crew_submit_timed's wait for room in a bounded queue also only sleeps and runs no queued
+ * task (under CREW_FULL_CALLER_RUNS, and from a task of the pool, where waiting for room could
+ * wait for itself, the submitter runs the tasks it submits instead of waiting, as crew_submit
+ * does).
  * ------------------------------------------------------------------------------------------- */
 
 /*
@@ -948,23 +973,24 @@ CREW_EXPORT int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n);
 CREW_EXPORT int crew_wait(crew_pool *p, crew_handle group);
 
 /*
- * crew_wait with a time-out (dispatch_group_wait with a time, std::future::wait_for): the same
- * wait, helping in the same way and under the same re-entrancy rules (from inside a task too,
- * nested), that gives up with CREW_ETIMEDOUT once timeout_ns nanoseconds have passed and the
- * group has still not finished. The group is left as it was: its tasks go on, and it can be
- * waited for again (timed or not), cancelled, or given more tasks.
+ * crew_wait with a time-out (dispatch_group_wait with a time, std::future::wait_for): a wait
+ * for the group, under the same re-entrancy rules (from inside a task too, nested), that gives
+ * up with CREW_ETIMEDOUT once timeout_ns nanoseconds have passed and the group has still not
+ * finished. Unlike crew_wait it does not help: it runs no task (see "Timed waits" above). The
+ * group is left as it was: its tasks go on, and it can be waited for again (timed or not),
+ * cancelled, or given more tasks.
  *   - timeout_ns 0 is a poll: the group's answer if it has finished, else CREW_ETIMEDOUT at
  *     once; it runs no task (nor does it sleep).
- *   - timeout_ns UINT64_MAX means no limit: exactly crew_wait (so does a time-out so long
- *     that its end lies beyond crew_now_ns()'s range).
- *   - The time is crew_now_ns()'s (CLOCK_MONOTONIC). A caller that has nothing to run sleeps
- *     until the group finishes or the time-out, whichever comes first, and returns shortly
- *     after its time-out: as late as the system wakes a timed sleeper (its timer slack and
- *     scheduling: well under a millisecond unless the machine is overloaded). A caller
- *     that is running a task it took while helping when the time-out passes cannot stop it:
- *     it returns only after that task (and any it runs nested inside it) has returned, so a
- *     late return is as late as the longest task it helps with. Give a short time-out from a
- *     thread that must not wait long, or poll.
+ *   - timeout_ns UINT64_MAX means no limit: exactly crew_wait, which helps (so does a time-out
+ *     so long that its end lies beyond crew_now_ns()'s range).
+ *   - The time is crew_now_ns()'s (CLOCK_MONOTONIC). The caller sleeps until the group
+ *     finishes or the time-out, whichever comes first, and returns shortly after its time-out:
+ *     as late as the system wakes a timed sleeper (its timer slack and scheduling: well under a
+ *     millisecond unless the machine is overloaded), whatever tasks the pool holds.
+ *   - From a task of the pool: the group's tasks must run on other threads; a group that only
+ *     this thread could run (a one-thread pool) times out.
+ *   - A cancelled group's tasks that crew_cancel could not take out of their queue are dropped
+ *     when a thread comes to them (this wait drops none), so until then it times out too.
  * Returns CREW_OK, CREW_ECANCELED or CREW_EEXPIRED as crew_wait does when the group finishes
  * in time (also when it finished just as the time-out passed), CREW_ETIMEDOUT otherwise.
  * Errors as crew_wait's: EINVAL (p NULL, a bad handle), EDEADLK (a task of the group, running
@@ -983,11 +1009,11 @@ CREW_EXPORT int crew_wait_timed(crew_pool *p, crew_handle group, uint64_t timeou
 CREW_EXPORT int crew_wait_all(crew_pool *p);
 
 /*
- * crew_wait_all with a time-out: the same wait (the caller helps), giving up with
- * CREW_ETIMEDOUT once timeout_ns nanoseconds have passed and some accepted task is still
- * unfinished; the tasks go on. timeout_ns 0 polls (CREW_OK if no accepted task is unfinished
- * now, else CREW_ETIMEDOUT; it runs no task), UINT64_MAX waits without limit; a caller running
- * a task it took while helping returns only after that task, as in crew_wait_timed. Returns
+ * crew_wait_all with a time-out, which does not help: the caller runs no task and sleeps until
+ * no accepted task is unfinished, giving up with CREW_ETIMEDOUT once timeout_ns nanoseconds
+ * have passed first (as late as crew_wait_timed: see "Timed waits" above); the tasks go on.
+ * timeout_ns 0 polls (CREW_OK if no accepted task is unfinished now, else CREW_ETIMEDOUT),
+ * UINT64_MAX waits without limit, helping, exactly as crew_wait_all. Returns
  * CREW_OK or CREW_ECANCELED as crew_wait_all does, or CREW_ETIMEDOUT. Errors: EINVAL (p NULL),
  * EDEADLK (called from a task of this pool), EFORKED.
  */

@@ -24,9 +24,10 @@
 //
 // Waiting with a time-out: group::wait_for / wait_until and pool::wait_for / wait_until return
 // bool (true: done, as wait() would have returned; false: the time passed first and the tasks
-// go on), as condition_variable::wait_for with a predicate and timed_mutex::try_lock_for do;
-// they help run queued tasks meanwhile, as wait() does (crew_wait_timed: one that is running a
-// task when the time passes returns after that task). A duration <= 0 polls. The futures that
+// go on), as condition_variable::wait_for with a predicate and timed_mutex::try_lock_for do.
+// Unlike wait(), they run no queued task: they only sleep, so no task, however long, keeps them
+// past their time (crew.h, "Timed waits"); from a task, what they wait for must run on other
+// threads (on a one-thread pool they time out). A duration <= 0 polls. The futures that
 // submit() returns are std::future: wait_for / wait_until on them answer
 // std::future_status::ready or ::timeout, but like get() and wait() they only block the calling
 // thread; they run no queued task. Called from inside a task of the pool, such a wait holds a
@@ -340,8 +341,8 @@ public:
     // a task of this pool.
     void wait() { detail::check(crew_wait_all(p_), "crew::pool::wait"); }
     // wait() with a time-out (crew_wait_all_timed): true once every accepted task has finished
-    // (errors as wait()'s), false if the time passed first (the tasks go on). The caller helps
-    // meanwhile; a duration <= 0 polls (runs nothing).
+    // (errors as wait()'s), false if the time passed first (the tasks go on). The caller runs
+    // no task meanwhile, unlike wait() (crew.h, "Timed waits"); a duration <= 0 polls.
     template <class Rep, class Period> bool wait_for(const std::chrono::duration<Rep, Period> &d) {
         return wait_all_timed(detail::timeout_ns(d));
     }
@@ -608,9 +609,10 @@ public:
     // wait() with a time-out (crew_wait_timed): true once every task run() so far has finished
     // (then as wait(): the first exception rethrown, crew::error for a cancelled or expired
     // group), false if the time passed first: the tasks go on, and the group can be waited for
-    // again. The caller helps meanwhile, as in wait(); if it is running a task when the time
-    // passes, it returns after that task. A duration <= 0 polls (runs nothing); a duration too
-    // long for nanoseconds (duration::max()) waits without limit.
+    // again. The caller runs no task meanwhile, unlike wait(): it sleeps, and returns soon
+    // after the time passes whatever the pool runs (crew.h, "Timed waits"). A duration <= 0
+    // polls; a duration too long for nanoseconds (duration::max()) waits without limit, and
+    // helps, as wait().
     template <class Rep, class Period> bool wait_for(const std::chrono::duration<Rep, Period> &d) {
         return wait_timed(detail::timeout_ns(d));
     }

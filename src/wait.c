@@ -13,6 +13,12 @@
  * (running, or waiting and itself helping), or below a task that its thread took while waiting,
  * which started later. Following "waits for" from top frame to top frame visits tasks that
  * started strictly later each time, so the chain ends at a task that makes progress.
+ *
+ * A timed wait (crew_wait_timed, crew_wait_all_timed, with a time-out other than 0 and no
+ * limit) is not a helping wait: it runs no task, and only sleeps on the eventcount until its
+ * group ends, the pool is quiet, or its end time (timed_sleep below). A helper cannot stop a task
+ * it took, and no task's length is known before it ends, so a timed wait that helped would be as
+ * late as the longest task it took; one that only sleeps is as late as the system's wake-up.
  */
 #include "atomic.h"
 #include "blocking.h"
@@ -70,10 +76,8 @@ typedef struct waiter_ctx {
     bool general;            /* the last look could take any task */
     bool checked;            /* the EDEADLK check is made */
     uint64_t slept;          /* its first sleep, for crew_diagnose */
-    uint64_t until_ns;       /* a timed wait's end (crew__now_ns's clock); 0: no time limit */
-    struct timespec until;   /* the same for the eventcount's timed sleep */
-    int status;              /* the group's answer (crew__slot_status), CREW_EDEADLK, or
-                                CREW_ETIMEDOUT (until_ns passed first) */
+    int status;              /* the group's answer (crew__slot_status), CREW_EDEADLK or
+                                CREW_EFORKED */
 } waiter_ctx;
 
 /* The waiter's last look before it sleeps (crew__ec_wait, lock held): is its wait over, or is
@@ -126,10 +130,9 @@ static bool last_look(void *ctx) {
  * flag's eventcount; pool->quiet for a wait for a quiet pool), on pool->work as a worker would
  * if it may take any task, and on pool->waiting (state changes); one last look, then sleep.
  * While it sleeps in crew_wait or crew_wait_all, the thread is listed for crew_diagnose, as
- * blocked since c->slept (set at its first sleep in this call). A timed wait sleeps at most until
- * c->until (the eventcount's timed wait: no other clock, no polling); *timedout tells that it
- * ended so. Returns a task found on the last look, or NULL after waking up. */
-static crew_task *sleep_waiting(waiter_ctx *c, bool *timedout) {
+ * blocked since c->slept (set at its first sleep in this call). Returns a task found on the last
+ * look, or NULL after waking up. */
+static crew_task *sleep_waiting(waiter_ctx *c) {
     crew_pool *p = c->p;
     last_look_ctx l = {.c = c, .ec = c->sl ? &c->sl->waiters : c->flag ? c->flag_ec : &p->quiet};
     crew__ec_sleeper me;
@@ -141,8 +144,7 @@ static crew_task *sleep_waiting(waiter_ctx *c, bool *timedout) {
         crew__ec_on(&me, &p->work, NULL); /* no data: a helper (wake.c's wake_match) */
     crew__ec_on(&me, &p->waiting, NULL);
     pthread_mutex_lock(&p->lock);
-    *timedout = crew__ec_wait(&me, &p->lock, last_look, &l, c->until_ns ? &c->until : NULL) ==
-                CREW__EC_TIMEDOUT;
+    (void)crew__ec_wait(&me, &p->lock, last_look, &l, NULL);
     if (l.listed) {
         crew__blocked_remove(p, &l.rec);
         c->slept = l.rec.since;
@@ -162,15 +164,6 @@ static inline void flush_finished(waiter_ctx *c) {
     }
 }
 
-/* Has a timed wait's time passed? (Then its answer is CREW_ETIMEDOUT.) Read between two looks
- * (before each take, so also after each task it ran), and the sleep ends at it. */
-static __attribute__((noinline)) bool time_is_up(waiter_ctx *c) {
-    if (crew__now_ns() < c->until_ns)
-        return false;
-    c->status = CREW_ETIMEDOUT;
-    return true;
-}
-
 static inline __attribute__((always_inline)) bool waiter_done(void *ctx) {
     waiter_ctx *c = ctx;
     if (c->sl) {
@@ -187,7 +180,7 @@ static inline __attribute__((always_inline)) bool waiter_done(void *ctx) {
         c->status = CREW_OK;
         return true;
     }
-    return __builtin_expect(c->until_ns != 0, 0) && time_is_up(c);
+    return false;
 }
 
 static inline __attribute__((always_inline)) crew_task *waiter_take(void *ctx,
@@ -231,13 +224,7 @@ static crew_task *waiter_sleep(void *ctx, crew__take_ctx *tc, bool *stop) {
     if (tc->pushed_back)
         crew__wake_pushed_back(c->p, &tc->pushed_back);
     flush_finished(c); /* done by the look before; a sleep must hold none */
-    bool timedout = false;
-    crew_task *t = sleep_waiting(c, &timedout);
-    if (timedout) { /* its look found nothing: no task to give back */
-        c->status = CREW_ETIMEDOUT;
-        *stop = true;
-    }
-    return t;
+    return sleep_waiting(c);
 }
 
 static inline __attribute__((always_inline)) bool waiter_run(void *ctx, crew_task *t,
@@ -293,6 +280,61 @@ static inline void wait_loop(crew_pool *p, waiter_ctx *c) {
         crew__wake_pushed_back(p, &tc.pushed_back);
 }
 
+/* A timed wait's look (crew__ec_wait, lock held): has its group ended (sl set) or is the pool
+ * quiet? The first look that finds neither lists the thread for crew_diagnose, as a helping
+ * waiter's does, and under a trace notes when it fell asleep. */
+typedef struct timed_look {
+    crew_pool *p;
+    crew__slot *sl; /* the group's slot, or NULL: a wait for a quiet pool */
+    uint32_t gen;
+    bool listed;
+    crew__blocked rec;
+    uint64_t slept_at;
+} timed_look;
+
+static bool timed_over(void *ctx) {
+    timed_look *l = ctx;
+    if (l->sl ? crew__slot_status(l->sl, l->gen) != 1
+              : crew__load_seq_cst(&l->p->pending) == 0) /* seq_cst: see struct crew_pool */
+        return true;
+    if (!l->listed) {
+        crew__blocked_add(l->p, &l->rec);
+        l->listed = true;
+    }
+    if (__builtin_expect(crew__tracing(l->p), 0) && l->slept_at == 0) /* a trace records it */
+        l->slept_at = crew__now_ns();
+    return false;
+}
+
+/* A timed wait, which runs no task (see the top of this file): sleep until group (sl set) has
+ * ended or the pool is quiet (sl NULL), or until until_ns on crew__now_ns's clock. Returns
+ * CREW_OK (it is over) or CREW_ETIMEDOUT. It sleeps on the group's waiters, woken by the group's
+ * end (pending.c) but passed over by the wake-ups for its queued tasks (wake.c: its node's data
+ * is CREW__WAIT_SLEEPS), or on pool->quiet; on nothing that announces work, so no wake-up meant
+ * for a thread that would run a task is spent on it. */
+static int timed_sleep(crew_pool *p, crew__slot *sl, crew_handle group, uint64_t until_ns) {
+    uint64_t began = crew__tracing(p) ? crew__now_ns() : 0;
+    struct timespec until = crew__timespec_of(until_ns);
+    timed_look l = {.p = p, .sl = sl, .gen = group.gen,
+                    .rec = {.group = group, /* since: stamped by crew__blocked_add */
+                            .kind = sl ? CREW__BLOCKED_WAIT : CREW__BLOCKED_WAIT_ALL}};
+    crew__ec_sleeper me;
+    crew__ec_sleeper_init(&me, NULL);
+    crew__ec_on(&me, sl ? &sl->waiters : &p->quiet, CREW__WAIT_SLEEPS);
+    pthread_mutex_lock(&p->lock);
+    enum crew__ec_end end;
+    while ((end = crew__ec_wait(&me, &p->lock, timed_over, &l, &until)) == CREW__EC_WOKEN)
+        ; /* a wake-up: look again */
+    if (l.listed)
+        crew__blocked_remove(p, &l.rec);
+    if (__builtin_expect(l.slept_at != 0, 0))
+        crew__trace_span(p, CREW__TR_SLEEP, group, l.slept_at);
+    pthread_mutex_unlock(&p->lock);
+    if (__builtin_expect(began != 0, 0))
+        crew__trace_span(p, CREW__TR_WAIT, group, began);
+    return end == CREW__EC_FOUND ? CREW_OK : CREW_ETIMEDOUT;
+}
+
 /* The detail of a group wait's answer st for group, if it is a failure; returns st. who: the
  * public call (crew_wait or crew_wait_timed). */
 static __attribute__((cold, noinline)) int wait_failed(const char *who, crew_handle group,
@@ -335,8 +377,9 @@ static uint64_t end_of(uint64_t timeout_ns) {
 }
 
 /* crew_wait and crew_wait_timed: wait for group, helping, until it finishes or, if timed,
- * until the time-out (timeout_ns: 0 a poll, UINT64_MAX no limit). Inlined into both, so that
- * crew_wait's untimed path folds the time away. */
+ * sleeping without helping until it finishes or the time-out passes (timeout_ns: 0 a poll,
+ * UINT64_MAX no limit, which helps as crew_wait does). Inlined into both, so that crew_wait's
+ * untimed path folds the time away. */
 static inline __attribute__((always_inline)) int wait_group(crew_pool *p, crew_handle group,
                                                             bool timed, uint64_t timeout_ns,
                                                             const char *who) {
@@ -353,19 +396,25 @@ static inline __attribute__((always_inline)) int wait_group(crew_pool *p, crew_h
             return crew__fail_handle(CREW_EINVAL, who, p, given);
         return st == CREW_OK ? st : wait_failed(who, given, st);
     }
+    uint64_t until_ns = 0;
+    if (timed && (timeout_ns == 0 || (until_ns = end_of(timeout_ns)) != 0)) {
+        /* Inside a task of the group, the group stays open for as long as the caller waits. */
+        if (crew__in_group(p, group))
+            return wait_failed(who, given, CREW_EDEADLK);
+        /* A poll neither runs a task nor sleeps; a timed wait only sleeps. Then the group's
+         * answer, if it has ended (also just as the time-out passed). */
+        if (timeout_ns != 0) {
+            crew__debug_yield();
+            (void)timed_sleep(p, sl, group, until_ns);
+        }
+        st = crew__slot_status(sl, group.gen);
+        st = st == 1 ? CREW_ETIMEDOUT : st;
+        return st == CREW_OK ? st : wait_failed(who, given, st);
+    }
     waiter_ctx c = {.p = p, .self = crew__self(p), .group = group, .sl = sl, .mark = mark_of(p),
                     .status = 1};
-    if (timed && timeout_ns == 0) /* a poll: the group is open; no task is run */
-        return wait_failed(who, given, crew__in_group(p, group) ? CREW_EDEADLK : CREW_ETIMEDOUT);
-    if (timed && (c.until_ns = end_of(timeout_ns)) != 0)
-        c.until = crew__timespec_of(c.until_ns);
     crew__debug_yield();
     wait_loop(p, &c);
-    if (c.status == CREW_ETIMEDOUT) { /* it may have finished as the time passed */
-        st = crew__slot_status(sl, group.gen);
-        if (st != 1)
-            c.status = st;
-    }
     return c.status == CREW_OK ? c.status : wait_failed(who, given, c.status);
 }
 
@@ -377,20 +426,16 @@ int crew_wait_timed(crew_pool *p, crew_handle group, uint64_t timeout_ns) {
     return wait_group(p, group, true, timeout_ns, "crew_wait_timed");
 }
 
-/* Run queued tasks until no accepted task is unfinished or, until_ns not 0, that time passes.
- * Returns CREW_OK (quiet), CREW_ETIMEDOUT, or CREW_EFORKED (in a child that a task this thread
- * ran forked: see waiter_sleep). */
-static int help_until_quiet(crew_pool *p, uint64_t until_ns) {
-    waiter_ctx c = {.p = p, .self = crew__self(p), .group = CREW_HANDLE_NONE, .status = 1,
-                    .until_ns = until_ns};
-    if (until_ns)
-        c.until = crew__timespec_of(until_ns);
+/* Run queued tasks until no accepted task is unfinished. Returns CREW_OK (quiet) or
+ * CREW_EFORKED (in a child that a task this thread ran forked: see waiter_sleep). */
+static int help_until_quiet(crew_pool *p) {
+    waiter_ctx c = {.p = p, .self = crew__self(p), .group = CREW_HANDLE_NONE, .status = 1};
     wait_loop(p, &c);
     return c.status;
 }
 
 /* Run queued tasks until no accepted task is unfinished (crew_wait_all, crew_shutdown). */
-void crew__help_until_quiet(crew_pool *p) { (void)help_until_quiet(p, 0); }
+void crew__help_until_quiet(crew_pool *p) { (void)help_until_quiet(p); }
 
 void crew__help_until(crew_pool *p, const atomic_bool *flag, crew__ec *ec) {
     waiter_ctx c = {.p = p, .self = crew__self(p), .group = CREW_HANDLE_NONE, .flag = flag,
@@ -404,7 +449,8 @@ void crew__join_wait(crew_pool *p, crew__worker *self, const atomic_bool *over, 
     wait_loop(p, &c);
 }
 
-/* crew_wait_all and crew_wait_all_timed (see wait_group for timed and timeout_ns). */
+/* crew_wait_all and crew_wait_all_timed (see wait_group for timed and timeout_ns: a timed
+ * wait only sleeps, an untimed one helps). */
 static int wait_all(crew_pool *p, bool timed, uint64_t timeout_ns, const char *who) {
     int rc = crew__pool_check(p, who);
     if (rc != CREW_OK)
@@ -414,12 +460,13 @@ static int wait_all(crew_pool *p, bool timed, uint64_t timeout_ns, const char *w
                           "%s: called from a task of this pool, which cannot be quiet "
                           "while that task runs; wait for a group instead (crew_wait)",
                           who);
-    if (!timed)
-        rc = help_until_quiet(p, 0);
+    uint64_t until_ns = timed && timeout_ns != 0 ? end_of(timeout_ns) : 0;
+    if (!timed || (timeout_ns != 0 && until_ns == 0)) /* no limit: help */
+        rc = help_until_quiet(p);
     else if (timeout_ns == 0) /* a poll; seq_cst: see struct crew_pool */
         rc = crew__load_seq_cst(&p->pending) == 0 ? CREW_OK : CREW_ETIMEDOUT;
-    else
-        rc = help_until_quiet(p, end_of(timeout_ns));
+    else /* runs no task: sleeps until quiet or the time-out */
+        rc = timed_sleep(p, NULL, CREW_HANDLE_NONE, until_ns);
     if (rc == CREW_ETIMEDOUT)
         return crew__fail(rc,
                           "%s: the pool still had unfinished tasks when the time-out passed; "

@@ -41,13 +41,20 @@ static bool wake_match(void *ctx, void *data) {
     return true;
 }
 
+/* crew__wake_locked's choice among a group's waiters: those that help, who may take its new
+ * tasks; not a timed waiter, which runs none (CREW__WAIT_SLEEPS). */
+static bool helps(void *ctx, void *data) {
+    (void)ctx;
+    return data != CREW__WAIT_SLEEPS;
+}
+
 /* crew__wake_locked, with the wake-ups of workers left in *later (ec.h: crew__ec_choose_locked). */
 static void wake_locked(crew_pool *p, size_t n, uint32_t slot, crew__ec_wakes *later) {
     wake_ctx c = {p, n, false};
     crew__ec_choose_locked(&p->work, wake_match, &c, later);
     /* The group's own waiters take its tasks even when they may take no other. */
     if (slot != 0)
-        crew__ec_choose_locked(&crew__slot_at(&p->groups, slot)->waiters, NULL, NULL, later);
+        crew__ec_choose_locked(&crew__slot_at(&p->groups, slot)->waiters, helps, NULL, later);
 }
 
 void crew__wake_locked(crew_pool *p, size_t n, uint32_t slot) { wake_locked(p, n, slot, NULL); }

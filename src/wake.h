@@ -13,6 +13,11 @@
 #include "pool.h"
 #include "sched_calls.h"
 
+/* The data of a timed waiter's node on its group's waiters (wait.c): it runs no task, so the
+ * wake-ups for queued tasks pass it over, and only its group's end wakes it. Never dereferenced;
+ * a helping waiter's node there has NULL. */
+#define CREW__WAIT_SLEEPS ((void *)(uintptr_t)1)
+
 /* crew__wake_work found sleepers: wake whoever can run the n tasks of group slot. */
 void crew__wake(crew_pool *p, size_t n, uint32_t slot);
 /* pool->lock held: wake up to n sleeping workers that can run newly queued work, every waiter

@@ -1,10 +1,12 @@
 // test_timed_wait.cpp -- waits with a time-out (crew_wait_timed, crew_wait_all_timed, and in
 // crew.hpp group/pool::wait_for and wait_until, std::future::wait_for): a time-out returns
-// CREW_ETIMEDOUT and leaves the group running, to be waited for again; the timed wait helps;
-// nested inside tasks, with the same EDEADLK rules as crew_wait; a time-out of 0 polls without
-// running anything, and huge ones wait without limit; on a paused pool; bad input; many timed
-// waiters at once. Assertions are about what happened, never about how long it took: a wait
-// that timed out has returned, and what it ran has finished.
+// CREW_ETIMEDOUT and leaves the group running, to be waited for again; a timed wait runs no
+// task, so no queued task, however long, single or in an array, holds it past its time-out (and
+// inside the only worker's task it times out); nested inside tasks, with the same EDEADLK rules
+// as crew_wait; a time-out of 0 polls, and huge ones wait without limit (and help, as crew_wait);
+// on a paused pool; bad input; many timed waiters at once. Assertions are about what happened,
+// never about how long it took: a wait that timed out has returned before a task it would have
+// had to run or wait for could have ended.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -13,6 +15,7 @@
 #include <future>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "common.h"
@@ -65,10 +68,12 @@ TEST(TimedWait, ACancelledGroupAnswersCanceledNotTimedOut) {
     for (int i = 0; i < 10; i++)
         ASSERT_EQ(crew_submit(p, bump, &runs, 0, &g), CREW_OK);
     ASSERT_EQ(crew_cancel(p, g), CREW_OK);
+    // Tasks the cancel could not take out of their queue are dropped when a thread comes to
+    // them: the worker, once free (a timed wait runs and drops none).
+    gate.open();
     EXPECT_EQ(crew_wait_timed(p, g, kLong), CREW_ECANCELED);
     EXPECT_EQ(crew_wait_timed(p, g, 0), CREW_ECANCELED);
     EXPECT_EQ(runs.load(), 0);
-    gate.open();
     crew_destroy(p);
 }
 
@@ -89,11 +94,136 @@ TEST(TimedWait, AllTimesOutThenTheTasksFinish) {
     crew_destroy(p);
 }
 
-// ---- The timed wait helps ----------------------------------------------------------------------
+// ---- A timed wait runs no task -----------------------------------------------------------------
 
-// The only worker is held by a task that only a queued task of the same group releases: the
-// group can finish only if the waiting caller runs that task.
-TEST(TimedWait, HelpsRunTheGroupsTasks) {
+// A task that lasts until it is released, or at most kCap: long enough that a wait that ran it,
+// or waited for it, could not have returned before the test released it. It records whether it
+// ran on the waiting thread.
+constexpr auto kCap = std::chrono::seconds(5);
+struct Slow {
+    std::atomic<bool> released{false};
+    std::atomic<int> started{0}, finished{0}, on_waiter{0};
+    std::thread::id waiter = std::this_thread::get_id();
+    std::chrono::nanoseconds len = kCap; // a task's length unless released earlier
+};
+void slow_task(void *arg) {
+    auto *s = static_cast<Slow *>(arg);
+    s->started++;
+    if (std::this_thread::get_id() == s->waiter)
+        s->on_waiter++;
+    auto end = std::chrono::steady_clock::now() + s->len;
+    while (!s->released.load() && std::chrono::steady_clock::now() < end)
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+    s->finished++;
+}
+
+// The only worker is held; the group's one task would take seconds. The timed wait must not run
+// it: it gives up at its time-out, long before the task could have ended.
+TEST(TimedWait, ALongTaskOfTheGroupDoesNotHoldTheWaitPastItsTimeOut) {
+    crew_pool *p = make_pool(1);
+    Gate gate;
+    gate.hold(p, 1);
+    Slow s;
+    crew_handle g = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit(p, slow_task, &s, 0, &g), CREW_OK);
+    EXPECT_EQ(crew_wait_timed(p, g, 20 * kMs), CREW_ETIMEDOUT);
+    EXPECT_EQ(s.finished.load(), 0) << "the wait returned only after the task it waited for";
+    EXPECT_EQ(s.on_waiter.load(), 0);
+    s.released = true;
+    gate.open();
+    EXPECT_EQ(crew_wait(p, g), CREW_OK);
+    EXPECT_EQ(s.finished.load(), 1);
+    crew_destroy(p);
+}
+
+TEST(TimedWait, AllALongQueuedTaskDoesNotHoldTheWaitPastItsTimeOut) {
+    crew_pool *p = make_pool(1);
+    Gate gate;
+    gate.hold(p, 1);
+    Slow s;
+    ASSERT_EQ(crew_submit(p, slow_task, &s, 0, nullptr), CREW_OK);
+    EXPECT_EQ(crew_wait_all_timed(p, 20 * kMs), CREW_ETIMEDOUT);
+    EXPECT_EQ(s.finished.load(), 0) << "the wait returned only after a task it ran";
+    s.released = true;
+    gate.open();
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(s.finished.load(), 1);
+    crew_destroy(p);
+}
+
+// An array (crew_enqueue_tasks of 200 tasks: runners that claim chunks) of 2 ms tasks behind a
+// held worker: whether the wait is for the array's group, for another group, or for the whole
+// pool, it gives up without having run them (at most one may have started on its thread
+// before its time-out, and none is allowed to by the rule; the bound checked is the rule's).
+constexpr int kArray = 200;
+void enqueue_array(crew_pool *p, Slow &s, std::vector<crew_task> &t, crew_handle *g) {
+    s.len = std::chrono::milliseconds(2);
+    t.assign(kArray, crew_task{});
+    for (auto &x : t) {
+        x.fn = slow_task;
+        x.arg = &s;
+    }
+    ASSERT_EQ(crew_enqueue_tasks(p, t.data(), t.size(), g), CREW_OK);
+}
+
+TEST(TimedWait, AnArrayOfTheGroupIsNotRunByTheWaiter) {
+    crew_pool *p = make_pool(1);
+    Gate gate;
+    gate.hold(p, 1);
+    Slow s;
+    std::vector<crew_task> t;
+    crew_handle g = CREW_HANDLE_NONE;
+    enqueue_array(p, s, t, &g);
+    EXPECT_EQ(crew_wait_timed(p, g, 10 * kMs), CREW_ETIMEDOUT);
+    EXPECT_LE(s.on_waiter.load(), 1) << "the timed wait ran the array's tasks";
+    s.released = true;
+    gate.open();
+    EXPECT_EQ(crew_wait(p, g), CREW_OK);
+    EXPECT_EQ(s.finished.load(), kArray);
+    crew_destroy(p);
+}
+
+TEST(TimedWait, AnArrayOfAnotherGroupIsNotRunByTheWaiter) {
+    crew_pool *p = make_pool(1);
+    Gate gate;
+    crew_handle held = CREW_HANDLE_NONE; // the group waited for: its task holds the worker
+    ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, &held), CREW_OK);
+    gate.wait_arrivals(1);
+    Slow s;
+    std::vector<crew_task> t;
+    crew_handle g = CREW_HANDLE_NONE;
+    enqueue_array(p, s, t, &g);
+    EXPECT_EQ(crew_wait_timed(p, held, 10 * kMs), CREW_ETIMEDOUT);
+    EXPECT_LE(s.on_waiter.load(), 1) << "the timed wait ran another group's tasks";
+    s.released = true;
+    gate.open();
+    EXPECT_EQ(crew_wait(p, g), CREW_OK);
+    EXPECT_EQ(crew_wait(p, held), CREW_OK);
+    EXPECT_EQ(s.finished.load(), kArray);
+    crew_destroy(p);
+}
+
+TEST(TimedWait, AllAnArrayIsNotRunByTheWaiter) {
+    crew_pool *p = make_pool(1);
+    Gate gate;
+    gate.hold(p, 1);
+    Slow s;
+    std::vector<crew_task> t;
+    crew_handle g = CREW_HANDLE_NONE;
+    enqueue_array(p, s, t, &g);
+    EXPECT_EQ(crew_wait_all_timed(p, 10 * kMs), CREW_ETIMEDOUT);
+    EXPECT_LE(s.on_waiter.load(), 1) << "the timed wait ran the array's tasks";
+    s.released = true;
+    gate.open();
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(s.finished.load(), kArray);
+    crew_destroy(p);
+}
+
+// Queued tasks that only a caller's help could run (the only worker is held until the last of
+// them opens the gate): the timed wait leaves them queued and times out; crew_wait, which
+// helps, then runs them.
+TEST(TimedWait, LeavesQueuedTasksToTheWorkers) {
     crew_pool *p = make_pool(1);
     Gate gate;
     std::atomic<long> runs{0};
@@ -103,55 +233,43 @@ TEST(TimedWait, HelpsRunTheGroupsTasks) {
     for (int i = 0; i < 50; i++)
         ASSERT_EQ(crew_submit(p, bump, &runs, 0, &g), CREW_OK);
     ASSERT_EQ(crew_submit(p, open_gate, &gate, 0, &g), CREW_OK);
-    EXPECT_EQ(crew_wait_timed(p, g, kLong), CREW_OK);
+    EXPECT_EQ(crew_wait_timed(p, g, 5 * kMs), CREW_ETIMEDOUT);
+    EXPECT_EQ(runs.load(), 0) << "a timed wait ran a task";
+    EXPECT_EQ(crew_wait_all_timed(p, 5 * kMs), CREW_ETIMEDOUT);
+    EXPECT_EQ(runs.load(), 0) << "a timed wait ran a task";
+    EXPECT_EQ(crew_wait(p, g), CREW_OK); // helps: runs them, and open_gate frees the worker
     EXPECT_EQ(runs.load(), 50);
     crew_destroy(p);
 }
 
-TEST(TimedWait, AllHelpsRunQueuedTasks) {
-    crew_pool *p = make_pool(1);
-    Gate gate;
+// Inside the only worker's task, a timed wait for tasks that task queued cannot be helped by
+// anyone: it times out (no deadlock), and an untimed crew_wait then runs them itself.
+struct OneThread {
+    crew_pool *p;
     std::atomic<long> runs{0};
-    ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, nullptr), CREW_OK);
-    gate.wait_arrivals(1);
-    for (int i = 0; i < 50; i++)
-        ASSERT_EQ(crew_submit(p, bump, &runs, 0, nullptr), CREW_OK);
-    ASSERT_EQ(crew_submit(p, open_gate, &gate, 0, nullptr), CREW_OK);
-    EXPECT_EQ(crew_wait_all_timed(p, kLong), CREW_OK);
-    EXPECT_EQ(runs.load(), 50);
-    crew_destroy(p);
-}
-
-// A task the helper took runs to its end: the wait returns after it, never in its middle, even
-// when the time-out passes while it runs (the task outlasts the wait's time-out on purpose).
-struct Long {
-    std::atomic<int> started{0}, finished{0};
-    std::atomic<uint64_t> outlast{0}; // crew_now_ns() the task runs past
+    int timed = 1, ran_before = -1, untimed = 1;
 };
-void long_task(void *arg) {
-    auto *l = static_cast<Long *>(arg);
-    l->started++;
-    while (crew_now_ns() < l->outlast.load())
-        std::this_thread::sleep_for(std::chrono::microseconds(200));
-    l->finished++;
+void wait_children_timed(void *arg) {
+    auto *o = static_cast<OneThread *>(arg);
+    crew_handle c = CREW_HANDLE_NONE;
+    for (int i = 0; i < 5; i++)
+        if (crew_submit(o->p, bump, &o->runs, 0, &c) != CREW_OK)
+            std::abort();
+    o->timed = crew_wait_timed(o->p, c, 20 * kMs);
+    o->ran_before = int(o->runs.load());
+    o->untimed = crew_wait(o->p, c);
 }
 
-TEST(TimedWait, AHelperReturnsOnlyAfterTheTaskItRuns) {
+TEST(TimedWait, InsideTheOnlyWorkersTaskTimesOut) {
     crew_pool *p = make_pool(1);
-    Gate gate;
-    crew_handle g = CREW_HANDLE_NONE;
-    ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, &g), CREW_OK); // g cannot finish
-    gate.wait_arrivals(1);
-    Long l;
-    const uint64_t timeout = 50 * kMs;
-    l.outlast = crew_now_ns() + 2 * timeout;
-    ASSERT_EQ(crew_submit(p, long_task, &l, 0, &g), CREW_OK);
-    EXPECT_EQ(crew_wait_timed(p, g, timeout), CREW_ETIMEDOUT);
-    EXPECT_EQ(l.started.load(), l.finished.load()) << "the wait returned in the middle of a task";
-    EXPECT_GE(crew_now_ns(), l.started.load() ? l.outlast.load() : 0);
-    gate.open();
-    EXPECT_EQ(crew_wait(p, g), CREW_OK);
-    EXPECT_EQ(l.finished.load(), 1);
+    OneThread o{p};
+    crew_handle h = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit(p, wait_children_timed, &o, 0, &h), CREW_OK);
+    ASSERT_EQ(crew_wait_timed(p, h, kLong), CREW_OK);
+    EXPECT_EQ(o.timed, CREW_ETIMEDOUT);
+    EXPECT_EQ(o.ran_before, 0);
+    EXPECT_EQ(o.untimed, CREW_OK);
+    EXPECT_EQ(o.runs.load(), 5);
     crew_destroy(p);
 }
 
@@ -410,16 +528,22 @@ TEST(TimedWait, CppGroupWaitFor) {
     }
 }
 
-TEST(TimedWait, CppGroupWaitForInsideATaskHelps) {
+TEST(TimedWait, CppGroupWaitForInsideATaskTimesOutOnOneThread) {
     crew::pool pool(crew::options{1});
     std::atomic<long> runs{0};
     auto f = pool.submit([&] {
         crew::group g(pool);
         for (int i = 0; i < 20; i++)
             g.run([&] { runs++; });
-        return g.wait_for(std::chrono::hours(1)); // the only worker: it runs them itself
+        // The only worker: nobody else runs them, and a timed wait runs none.
+        bool in_time = g.wait_for(std::chrono::milliseconds(20));
+        long before = runs.load();
+        g.wait(); // helps: runs them itself
+        return std::make_pair(in_time, before);
     });
-    EXPECT_TRUE(f.get());
+    auto r = f.get();
+    EXPECT_FALSE(r.first);
+    EXPECT_EQ(r.second, 0);
     EXPECT_EQ(runs.load(), 20);
 }
 
