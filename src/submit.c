@@ -571,27 +571,8 @@ int crew_lane_submit(crew_lane *l, crew_fn fn, void *arg, crew_handle *group) {
 
 int crew__submit_as(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group,
                     const char *who) {
-    return submit(p, fn, arg, priority, 0, group, &admit_default, 0, who, NULL, 0, 0);
-}
-
-int crew__submit_in_group(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle h) {
-    uint32_t slot = crew__slot_index(h.slot);
-    if (slot != 0) {
-        int rc = crew__group_add(&p->groups, h, 1);
-        if (rc != CREW_OK)
-            return rc == CREW_ESTALE ? CREW_ECANCELED : rc; /* open: ESTALE cannot happen */
-    }
-    crew__worker *self = crew__self(p);
-    crew__pending_add(p, self, 1); /* then the seq_cst load of the state: see enqueue */
-    int rc = crew__load_seq_cst(&p->state) == CREW__OPEN
-                 ? crew__sched_push_value(p, self, fn, arg, priority, slot)
-                 : CREW_ESHUTDOWN;
-    if (rc != CREW_OK) {
-        crew__tasks_finished(p, slot, 1, CREW__RAN); /* never queued: the group stays open */
-        return rc;
-    }
-    crew__wake_work(p, 1, slot);
-    return CREW_OK;
+    crew_submit_options o = {.size = sizeof o, .priority = priority};
+    return submit_opts(p, fn, arg, &o, group, who, 0);
 }
 
 uint64_t crew_now_ns(void) { return crew__now_ns(); }

@@ -1,0 +1,33 @@
+/*
+ * submit_kind.c -- the submissions a task kind makes from inside a running task of the pool (a
+ * graph run's successors, graph_run.c): one more task of a group known to be open, queued as
+ * crew_submit queues one, without the bounded queue's admission, timing or a detail text. The
+ * public calls' core is submit.c's.
+ */
+#include "atomic.h"
+#include "group.h"
+#include "pending.h"
+#include "pool.h"
+#include "sched_calls.h"
+#include "submit.h"
+#include "wake.h"
+
+int crew__submit_in_group(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle h) {
+    uint32_t slot = crew__slot_index(h.slot);
+    if (slot != 0) {
+        int rc = crew__group_add(&p->groups, h, 1);
+        if (rc != CREW_OK)
+            return rc == CREW_ESTALE ? CREW_ECANCELED : rc; /* open: ESTALE cannot happen */
+    }
+    crew__worker *self = crew__self(p);
+    crew__pending_add(p, self, 1); /* then the seq_cst load of the state: see submit.c enqueue */
+    int rc = crew__load_seq_cst(&p->state) == CREW__OPEN
+                 ? crew__sched_push_value(p, self, fn, arg, priority, slot)
+                 : CREW_ESHUTDOWN;
+    if (rc != CREW_OK) {
+        crew__tasks_finished(p, slot, 1, CREW__RAN); /* never queued: the group stays open */
+        return rc;
+    }
+    crew__wake_work(p, 1, slot);
+    return CREW_OK;
+}
