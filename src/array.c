@@ -27,8 +27,8 @@
  * (recorded at the submission) from here, and a dropped runner ends in pending only (the array
  * kind's row: outside_group, kind.h). A runner that a later group's waiter or crew_cancel
  * meets under the same slot finds nothing left to claim and ends, or is dropped, with no
- * effect on any group. Runners are queued by address (never as a take's copy,
- * so never given a node): every thread that takes one sees its flag.
+ * effect on any group. Runners are queued by address (never as a take's copy, so never given
+ * a node): every thread that takes one sees its flag.
  *
  * What stops a runner between two tasks:
  *   - a pause, or (a worker) resize marking it: the unstarted rest of its chunk and the
@@ -207,9 +207,11 @@ static __attribute__((noinline, cold)) void stop_at(crew__array *a, size_t from,
 /* Run the array's tasks [i, end) in the runner's own frame (the caller's crew__tls_frame, set
  * up for the runner by worker.c: the same pool and group as every task of the array): per
  * task only its start mark is renewed, and a task of a cancelled group is dropped instead. The
- * tasks end in their group and in pending together, at the end (the runner's own unit keeps
- * both above 0 meanwhile). Returns the index it stopped at: end, or the first task a
- * cancelling shutdown, a pause or a resize kept from starting (must_stop). */
+ * tasks that ran end in their group and in pending together, at the end: until then their own
+ * units keep both above 0, so the group cannot finish before the chunk's last task has
+ * returned (a dropped task ends at once, with its own unit). Returns the index it stopped at:
+ * end, or the first task a cancelling shutdown, a pause or a resize kept from starting
+ * (must_stop). */
 static inline size_t run_chunk(crew__array *a, crew__worker *self, crew__frame *f, size_t i,
                                size_t end) {
     crew_pool *p = a->p;

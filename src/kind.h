@@ -33,8 +33,9 @@ typedef struct crew__kind {
      * cancelling shutdown that drops it has not lost a task for it (crew_wait_all). */
     bool not_lost;
     /* Its task names a group's slot (so that the group's waiters find it) but holds no unit of
-     * the group's count, which may have finished: its end, or its drop, counts in pending
-     * only, and nothing reads the slot's state for it (an array's runner, array.c). */
+     * the group's count, which may have finished, the slot passed to a later group: its end,
+     * or its drop, counts in pending only, and the slot's state is never taken for its group's
+     * (an array's runner, array.c). */
     bool outside_group;
     /* A queued task of the kind (its arg; slot: its group's, 0 if outside_group) is dropped
      * instead of run, by drop.c, after its place and node are given back and before it is
