@@ -489,7 +489,16 @@ CREW_EXPORT int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priori
 /* Queue one caller-owned task. */
 CREW_EXPORT int crew_enqueue_task(crew_pool *p, crew_task *t, crew_handle *group);
 
-/* Queue n caller-owned tasks; with a group, all n join it atomically. */
+/*
+ * Queue n caller-owned tasks; with a group, all n join it atomically. A long array of tasks of
+ * priority 0 may be queued as a few tasks of the pool's own ("runners", one per thread that can
+ * run tasks), each running the array's tasks in turn, in array order. The group still finishes
+ * when the last of its tasks ends (crew_wait, a poll with crew_wait_timed and crew_notify see
+ * it then), even while a runner left with nothing to run is still queued, behind a busy worker
+ * or on a paused pool. Such a runner counts as accepted until a thread takes it, where no
+ * group is concerned: crew_wait_all and a draining crew_shutdown wait for it (they help, so it
+ * ends as soon as they take it), and crew_wait_all_timed with a poll may report it unfinished.
+ */
 CREW_EXPORT int crew_enqueue_tasks(crew_pool *p, crew_task *t, size_t n, crew_handle *group);
 
 /*

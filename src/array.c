@@ -3,20 +3,34 @@
  * long array (submit.c decides when; array.h).
  *
  * A long array is not queued task by task. Its record holds the caller's tasks, the index of
- * the first one not yet claimed (next), and m runners: ordinary tasks of priority 0 (arrays of
- * other or mixed priorities go task by task: array.h) and of the array's group, one per thread
- * that can run at once (crew__array_runners), queued with one push and one wake-up check. A
- * runner claims a chunk of the array with one fetch-and-add on next (guided: a share of what
- * is left, at most CHUNK) and runs its tasks in index order, until nothing is left; a runner
- * that finds nothing left ends at once. Every index is claimed once, so every task runs once;
- * the tasks are claimed in array order, and a task queued after the array by the same thread
- * is taken after the array's runners, as it was taken after the array's own entries. The
- * tasks run in the runner's frame (crew__run made it for the runner: the same pool and group),
- * renewing only its start mark per task, and end in their group and in pending once per
- * chunk.
+ * the first one not yet claimed (next), and m runners: crew's own tasks of priority 0 (arrays
+ * of other or mixed priorities go task by task: array.h), one per thread that can run at once
+ * (crew__array_runners), queued with one push and one wake-up check. A runner claims a chunk of
+ * the array with one fetch-and-add on next (guided: a share of what is left, at most CHUNK) and
+ * runs its tasks in index order, until nothing is left; a runner that finds nothing left ends
+ * at once. Every index is claimed once, so every task runs once; the tasks are claimed in
+ * array order, and a task queued after the array by the same thread is taken after the array's
+ * runners, as it was taken after the array's own entries. The tasks run in the runner's frame
+ * (made for the runner by worker.c, named here after the array's group: crew__array_group),
+ * renewing only its start mark per task, and end in their group and in pending once per chunk.
  *
- * The runners are counted in pending and in the group with the tasks (submit.c), so a group
- * ends once its tasks and its runners have. What stops a runner between two tasks:
+ * The group counts the tasks, not the runners: it finishes when the array's last task ends
+ * (runs, or is dropped), as a group of tasks queued one by one does, even while a runner with
+ * nothing left to claim still waits in a queue (behind a busy worker's task, or on a paused
+ * pool). Each runner counts in pending only, from the submission until it has run or been
+ * dropped, so a closing pool's workers and crew_shutdown wait for it, and its record is freed
+ * (see refs) before the pool is; a lane's runners count the same way (lane.c). A runner's task
+ * still names the group's slot (crew_private_.slot), so that a waiter for the group finds it
+ * among its group's tasks and runs it to its end (worker.c); once the group has finished that
+ * slot may belong to a later group, whose state says nothing of the runner: the run path hands
+ * runners to run_runner (worker.c) before it reads a slot, run_runner takes the group's handle
+ * (recorded at the submission) from here, and a dropped runner ends in pending only (the array
+ * kind's row: outside_group, kind.h). A runner that a later group's waiter or crew_cancel
+ * meets under the same slot finds nothing left to claim and ends, or is dropped, with no
+ * effect on any group. Runners are queued by address (never as a take's copy, so never given
+ * a node): every thread that takes one sees its flag.
+ *
+ * What stops a runner between two tasks:
  *   - a pause, or (a worker) resize marking it: the unstarted rest of its chunk and the
  *     unclaimed rest of the array go back to the queues as separate tasks, in front and in
  *     order (the strategy's requeue, as a task taken just as a pause began goes back), and
@@ -26,10 +40,12 @@
  *   - a runner still queued that is dropped (a cancelling shutdown, its group's crew_cancel)
  *     drops the unclaimed rest the same way (the array kind's drop, kind.h).
  * A cancelled group's tasks are dropped one by one as they come up, as from a deque.
- * The record is freed by the last of its runners to end or be dropped (refs). A thread that
- * helps while it waits runs a runner its wait does not cover whole (another group's) a turn at
- * a time (crew__array_step), queueing it again in between (worker.c), so that its wait is not
- * held up by the rest of the array.
+ * The record is freed by the last of its runners to end or be dropped (refs): never by a
+ * task's end, since a runner may still be queued then; the caller's tasks (t) are read only
+ * under a claim, so never after the group has finished. A thread that helps while it waits
+ * runs a runner its wait does not cover whole (another group's) a turn at a time
+ * (crew__array_step), queueing it again in between (worker.c), so that its wait is not held up
+ * by the rest of the array.
  */
 #include <stdlib.h>
 
@@ -51,7 +67,7 @@ struct crew__array {
     crew_pool *p;
     crew_task *t;  /* the caller's tasks */
     size_t n;
-    uint32_t slot; /* their group's slot, 0 for none */
+    crew_handle group; /* their group (slot index and generation), {0, 0} for none */
     /* The claims of the tasks' indices (chunks.h; relaxed: the tasks' fields reach a runner
      * through the queue that handed it the runner, pushed after they were written). */
     _Alignas(64) crew__chunks next;
@@ -75,7 +91,7 @@ crew__array *crew__array_new(crew_pool *p, crew_task *t, size_t n, size_t m) {
     a->p = p;
     a->t = t;
     a->n = n;
-    a->slot = 0;
+    a->group = (crew_handle){0, 0};
     a->m = m;
     a->counted = false;
     crew__chunks_init(&a->next);
@@ -87,11 +103,13 @@ crew__array *crew__array_new(crew_pool *p, crew_task *t, size_t n, size_t m) {
     return a;
 }
 
-void crew__array_set_slot(crew__array *a, uint32_t slot) {
-    a->slot = slot;
+void crew__array_set_group(crew__array *a, crew_handle group) {
+    a->group = group;
     for (size_t i = 0; i < a->m; i++)
-        a->runners[i].crew_private_.slot = slot;
+        a->runners[i].crew_private_.slot = group.slot;
 }
+
+crew_handle crew__array_group(void *arg) { return ((crew__array *)arg)->group; }
 
 crew_task *crew__array_tasks(crew__array *a) {
     /* Relaxed: a statistic (struct crew_pool); counted before the runners are queued. Less
@@ -158,7 +176,7 @@ static __attribute__((noinline, cold)) void give_back(crew__array *a, size_t fro
     for (size_t i = to; i > from; i--)
         back += put_back(p, &a->t[i - 1]);
     if (back)
-        crew__wake_work(p, back, a->slot);
+        crew__wake_work(p, back, a->group.slot);
 }
 
 /* Should the runner stop before its next task? A cancelling shutdown, a pause, or resize
@@ -187,16 +205,19 @@ static __attribute__((noinline, cold)) void stop_at(crew__array *a, size_t from,
 }
 
 /* Run the array's tasks [i, end) in the runner's own frame (the caller's crew__tls_frame, set
- * up for the runner by crew__run: the same pool and group as every task of the array): per
+ * up for the runner by worker.c: the same pool and group as every task of the array): per
  * task only its start mark is renewed, and a task of a cancelled group is dropped instead. The
- * tasks end in their group and in pending together, at the end (the runner's own unit keeps
- * both above 0 meanwhile). Returns the index it stopped at: end, or the first task a
- * cancelling shutdown, a pause or a resize kept from starting (must_stop). */
+ * tasks that ran end in their group and in pending together, at the end: until then their own
+ * units keep both above 0, so the group cannot finish before the chunk's last task has
+ * returned (a dropped task ends at once, with its own unit). Returns the index it stopped at:
+ * end, or the first task a cancelling shutdown, a pause or a resize kept from starting
+ * (must_stop). */
 static inline size_t run_chunk(crew__array *a, crew__worker *self, crew__frame *f, size_t i,
                                size_t end) {
     crew_pool *p = a->p;
     crew_task *t = a->t;
-    uint32_t slot = a->slot;
+    uint32_t slot = a->group.slot;
+    /* The group is open: the claim [i, end) holds unfinished tasks of it. */
     crew__slot *sl = slot ? crew__slot_at(&p->groups, slot) : NULL;
     size_t ran = 0;
     for (; i < end; i++) {
@@ -251,8 +272,9 @@ void crew__array_run(void *arg) {
     crew__array *a = arg;
     crew_pool *p = a->p;
     crew__worker *self = crew__self(p);
-    crew__frame *f = crew__tls_frame; /* the runner's, made by crew__run */
-    crew__assert(f && f->pool == p && f->group.slot == a->slot);
+    crew__frame *f = crew__tls_frame; /* the runner's, made by worker.c */
+    crew__assert(f && f->pool == p && f->group.slot == a->group.slot &&
+                 f->group.gen == a->group.gen);
     runner_left(a);
     while (!step(a, self, f))
         ;
@@ -263,7 +285,8 @@ bool crew__array_step(void *arg) {
     crew__array *a = arg;
     crew_pool *p = a->p;
     crew__frame *f = crew__tls_frame; /* the runner's, made by worker.c */
-    crew__assert(f && f->pool == p && f->group.slot == a->slot);
+    crew__assert(f && f->pool == p && f->group.slot == a->group.slot &&
+                 f->group.gen == a->group.gen);
     runner_left(a);
     crew__worker *self = crew__self(p);
     /* At least CHUNK tasks' worth of claims per turn (the guided chunks shrink to 1 near the
@@ -298,6 +321,7 @@ static void dropped(crew_pool *p, void *arg, uint32_t slot, bool by_shutdown) {
 const crew__kind crew__array_kind = {
     .fn = crew__array_run,
     .name = "array runner",
-    .not_lost = true, /* its tasks are counted one by one */
+    .not_lost = true,     /* its tasks are counted one by one */
+    .outside_group = true, /* the group counts its tasks, not it: see the top of this file */
     .dropped = dropped,
 };

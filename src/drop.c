@@ -8,7 +8,8 @@
  * statistics, reported to on_drop (a special kind instead does its own: a lane's runner drops
  * its lane's tasks, an array's runner its unclaimed tasks, a join's half goes back to its
  * caller, a timer's run reports the timer's fn and arg), and then ends in its group and in
- * pending like a task that ran, so that its waiters see it end.
+ * pending like a task that ran, so that its waiters see it end (a kind outside its group, an
+ * array's runner, in pending only).
  */
 #include "drop.h"
 
@@ -50,6 +51,8 @@ static void drop(crew_pool *p, crew_task *t, const crew__kind *k, enum crew__end
     void *arg = t->arg;
     if (k && k->not_lost)
         how = CREW__RAN; /* not lost: a join's caller runs it, an array's tasks count apart */
+    if (k && k->outside_group)
+        slot = 0; /* no unit of its group: its slot may be a later group's (kind.h) */
     if (flags & CREW__TASK_BOUNDED)
         crew__bounded_release(p);
     if ((flags & CREW__TASK_COUNTED) && how != CREW__RAN)

@@ -14,7 +14,8 @@
  * run, crew_diagnose. The run path never looks a task's kind up: it runs t->fn(t->arg), which is
  * each kind's run. Its one exception is the array runner's, which the run path's single test of
  * the flags singles out by CREW__TASK_RUNNER (base.h), set where array.c makes its runners, so
- * that a waiter can run a runner a turn at a time (worker.c's run_runner_turn).
+ * that a waiter can run a runner a turn at a time, and so that a runner, which holds no unit of
+ * its group (outside_group), is run without a look at its group (worker.c's run_runner).
  */
 #ifndef CREW_KIND_H
 #define CREW_KIND_H
@@ -31,10 +32,15 @@ typedef struct crew__kind {
     /* Its drop loses no task: it ends as run (CREW__RAN), counts in no drop statistic, and a
      * cancelling shutdown that drops it has not lost a task for it (crew_wait_all). */
     bool not_lost;
-    /* A queued task of the kind (its arg; slot: its group's) is dropped instead of run, by
-     * drop.c, after its place and node are given back and before it is counted finished
-     * (by_shutdown: a cancelling shutdown's drop, as crew__task_dropped's). Done in place of
-     * on_drop(fn, arg); NULL: on_drop as for a plain task. */
+    /* Its task names a group's slot (so that the group's waiters find it) but holds no unit of
+     * the group's count, which may have finished, the slot passed to a later group: its end,
+     * or its drop, counts in pending only, and the slot's state is never taken for its group's
+     * (an array's runner, array.c). */
+    bool outside_group;
+    /* A queued task of the kind (its arg; slot: its group's, 0 if outside_group) is dropped
+     * instead of run, by drop.c, after its place and node are given back and before it is
+     * counted finished (by_shutdown: a cancelling shutdown's drop, as crew__task_dropped's).
+     * Done in place of on_drop(fn, arg); NULL: on_drop as for a plain task. */
     void (*dropped)(crew_pool *p, void *arg, uint32_t slot, bool by_shutdown);
     /* A thread took t but a pause or a resize keeps it from running it: its own way back (it
      * then ends t), in place of a requeue in front of its queue; NULL: requeued. */

@@ -228,18 +228,18 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
 
 /* enqueue for a long array (array.h: at least CREW__ARRAY_MIN tasks, all of priority 0, their
  * fn checked; no bounded queue, nothing timed, not blocking): the same steps, but what is
- * counted (in the group and in pending) and pushed are the tasks plus the array's m runners,
- * and only the runners are queued: one pending add, one push and one wake-up check for the
- * array. Apart from enqueue so that enqueue's other paths (a lane's task, crew_submit's long
- * way) keep their registers. Returns DECLINED (no error code is positive) when the array
- * cannot go this way (no memory for its record, more tasks than UINT32_MAX, or no room in the
- * group's count for the runners as well): the caller then uses enqueue. */
+ * counted in pending are the tasks plus the array's m runners (the group counts the tasks
+ * only: it finishes with the last of them, array.c), and only the runners are queued: one
+ * pending add, one push and one wake-up check for the array. Apart from enqueue so that
+ * enqueue's other paths (a lane's task, crew_submit's long way) keep their registers. Returns
+ * DECLINED (no error code is positive) when the array cannot go this way (no memory for its
+ * record, or more tasks than UINT32_MAX): the caller then uses enqueue. */
 #define DECLINED 1
 static __attribute__((noinline)) int enqueue_array(crew_pool *p, crew_task *t, size_t n,
                                                    crew_handle *group, const char *who) {
-    size_t m = crew__array_runners(p, n);
-    if (n > UINT32_MAX || m > UINT32_MAX - n)
+    if (n > UINT32_MAX)
         return DECLINED; /* enqueue answers ERANGE */
+    size_t m = crew__array_runners(p, n);
     bool open_new = group && group->slot == 0 && group->gen == 0;
     if (group && !open_new && !crew__handle_valid(&p->groups, *group))
         return crew__submit_fail(who, p, CREW_EINVAL, n, *group, &admit_default);
@@ -252,13 +252,9 @@ static __attribute__((noinline)) int enqueue_array(crew_pool *p, crew_task *t, s
     if (!arr)
         return DECLINED;
     crew_handle h;
-    int rc = join(p, group, &open_new, (uint32_t)(n + m), &h);
+    int rc = join(p, group, &open_new, (uint32_t)n, &h);
     if (rc != CREW_OK) {
         crew__array_free(arr);
-        /* The group's count has room for the tasks but not for the runners too: enqueue's way
-         * counts only the tasks. */
-        if (rc == CREW_ERANGE)
-            return DECLINED;
         return join_fail(who, p, rc, n, h, &admit_default);
     }
     uint32_t slot = crew__slot_index(h.slot);
@@ -266,13 +262,14 @@ static __attribute__((noinline)) int enqueue_array(crew_pool *p, crew_task *t, s
         t[i].crew_flags_ = 0;
         t[i].crew_private_.slot = slot;
     }
-    crew__array_set_slot(arr, slot);
+    crew__array_set_group(arr, crew__handle_local(h)); /* {0, 0}: no group */
     crew__pending_add(p, crew__self(p), n + m); /* then the state, as in enqueue */
     rc = crew__load_seq_cst(&p->state) != CREW__OPEN
              ? CREW_ESHUTDOWN
              : crew__sched_push(p, crew__array_tasks(arr), m);
     if (rc != CREW_OK) {
-        unjoin(p, open_new, h, n + m);
+        unjoin(p, open_new, h, n);
+        crew__tasks_finished(p, 0, m, CREW__RAN); /* the runners' units of pending */
         crew__array_free(arr);
         return crew__submit_fail(who, p, rc, n, h, &admit_default);
     }

@@ -172,12 +172,70 @@ static __attribute__((noinline, cold)) void run_timed(crew_pool *p, crew_task *t
     crew__tasks_finished(p, slot, 1, CREW__RAN);
 }
 
-static void run_runner_turn(crew_pool *p, crew__worker *self, crew_task *t);
-
 /* Does a thread that runs array runner t with `whole` (worker.h: CREW__RUNNERS_WHOLE, a group
  * slot, or CREW__RUNNERS_TURNS) run it to its end? */
 static inline bool runs_whole(const crew_task *t, uint32_t whole) {
     return whole == CREW__RUNNERS_WHOLE || t->crew_private_.slot == whole;
+}
+
+/* An array's runner (array.c) that this thread took: it runs to its end if whole says so
+ * (worker.h), else one turn (crew__array_step), after which it is queued again (in front, a
+ * thread woken for it), so that a waiter whose wait does not cover the runner's whole array (a
+ * runner of another group, helping generally) goes back to its wait, which may be over,
+ * instead of running until the whole array is claimed; without memory to go back it runs to its
+ * end. A runner holds no unit of its group, which may have finished, its slot passed to a later
+ * group (array.c): its frame names the array's group as the record holds it, never as the
+ * slot's state says, and it ends in pending only, as a task of no group does. A runner of a
+ * cancelled group is dropped (its kind drops the unclaimed rest). Out of line: once per runner,
+ * not per task. The frame as call_in's (top: see there). */
+static __attribute__((noinline)) void run_runner(crew_pool *p, crew__worker *self, crew_task *t,
+                                                 size_t *finished, crew__frame *top,
+                                                 uint32_t whole) {
+    crew__assert(!(t->crew_flags_ & CREW__TASK_NODE)); /* queued by address, never kept */
+    void *arg = t->arg;
+    crew_handle group = crew__array_group(arg);
+    /* Relaxed, as in call_in; a later group's mark names another generation. */
+    if (group.slot != 0 &&
+        crew__slot_cancelled(crew__slot_at(&p->groups, group.slot), group.gen)) {
+        drop_cancelled(p, t);
+        return;
+    }
+    crew__frame own, *frame = top ? top : &own;
+    if (!top) {
+        frame->pool = p;
+        frame->up = crew__tls_frame;
+        frame->depth = crew__tls_frame ? crew__tls_frame->depth + 1 : 1;
+    }
+    frame->group = group;
+    frame->mark = crew__sched_mark(p, self);
+    crew__debug_yield();
+    crew__tls_frame = frame;
+    bool ended = true;
+    if (runs_whole(t, whole))
+        crew__array_run(arg);
+    else
+        ended = crew__array_step(arg);
+    crew__tls_frame = frame->up;
+    crew__debug_yield();
+    if (!ended) {
+        /* t is the runner's own entry in its record, which its unfinished runner keeps; the
+         * array has tasks left, so its group is open and the slot is its own. */
+        if (crew__sched_requeue(p, t) == CREW_OK) {
+            crew__wake_work(p, 1, group.slot);
+            return;
+        }
+        crew__tls_frame = frame;
+        crew__array_run(arg); /* no memory to queue it again: to its end */
+        crew__tls_frame = frame->up;
+    }
+    /* Its unit of pending, counted as run_task_in counts a task of no group. */
+    if (self && crew__credit_back(self, 1))
+        return;
+    if (!self && finished) {
+        ++*finished;
+        return;
+    }
+    crew__tasks_finished(p, 0, 1, CREW__RAN);
 }
 
 /* crew__run's body, inlined into the worker's loop as well: run t on this thread, whose worker
@@ -188,20 +246,17 @@ static inline bool runs_whole(const crew_task *t, uint32_t whole) {
 static inline __attribute__((always_inline)) void run_task_in(crew_pool *p, crew__worker *self,
                                                               crew_task *t, size_t *finished,
                                                               crew__frame *top, uint32_t whole) {
-    /* One test of the flags for the rare kinds: a timed task (out of line), and an array's
-     * runner, which runs here to its end unless whole says a turn (no test of fn per task). */
+    /* One test of the flags for the rare kinds: a timed task, and an array's runner, which
+     * runs to its end unless whole says a turn (both out of line; no test of fn per task). */
     uint32_t flags = t->crew_flags_;
     if (__builtin_expect((flags & (CREW__TASK_STAMPED | CREW__TASK_BOUNDED | CREW__TASK_DEADLINE |
                                    CREW__TASK_RUNNER)) != 0,
                          0)) {
-        if (!(flags & CREW__TASK_RUNNER)) {
+        if (!(flags & CREW__TASK_RUNNER))
             run_timed(p, t);
-            return;
-        }
-        if (!runs_whole(t, whole)) {
-            run_runner_turn(p, self, t); /* a turn of it, then back to the wait */
-            return;
-        }
+        else
+            run_runner(p, self, t, finished, top, whole);
+        return;
     }
     uint32_t slot;
     if (__builtin_expect(!call_in(p, self, t, &slot, top), 0)) {
@@ -234,46 +289,6 @@ void crew__run_helping(crew_pool *p, crew__worker *self, crew_task *t, size_t *f
                        crew__frame *top, uint32_t whole) {
     run_task_in(p, self, t, finished, top, whole);
 }
-
-/* One turn of the runner (crew__array_step), then it is queued again (in front, a thread woken
- * for it), the frame as call_in's: for a waiter whose wait does not cover the runner's whole
- * array (a runner of another group, helping generally), so that it goes back to its wait, which
- * may be over, instead of running until the whole array is claimed. A runner held in a node
- * (which call_in gives back before it runs), or one that finds no memory to go back, runs to
- * its end as any task. */
-static void run_runner_turn(crew_pool *p, crew__worker *self, crew_task *t) {
-    if (t->crew_flags_ & CREW__TASK_NODE) {
-        run_task(p, self, t, NULL, CREW__RUNNERS_WHOLE);
-        return;
-    }
-    uint32_t slot = t->crew_private_.slot;
-    void *arg = t->arg;
-    crew__frame frame = {p, crew__tls_frame, crew__tls_frame ? crew__tls_frame->depth + 1 : 1,
-                         {slot, 0}, crew__sched_mark(p, self)};
-    if (slot != 0) { /* as in call_in */
-        crew__slot *sl = crew__slot_at(&p->groups, slot);
-        frame.group.gen = crew__gen_of(crew__load_relaxed(&sl->state));
-        if (crew__slot_cancelled(sl, frame.group.gen)) {
-            drop_cancelled(p, t);
-            return;
-        }
-    }
-    crew__tls_frame = &frame;
-    bool ended = crew__array_step(arg);
-    crew__tls_frame = frame.up;
-    if (!ended) {
-        /* t is the runner's own entry in its record, which its unfinished unit keeps. */
-        if (crew__sched_requeue(p, t) == CREW_OK) {
-            crew__wake_work(p, 1, slot);
-            return;
-        }
-        crew__tls_frame = &frame;
-        crew__array_run(arg); /* no memory to queue it again: to its end */
-        crew__tls_frame = frame.up;
-    }
-    crew__tasks_finished(p, slot, 1, CREW__RAN);
-}
-
 
 void crew__name_thread(const crew_pool *p, const char *role) {
 #if defined(__linux__)

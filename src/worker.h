@@ -74,7 +74,7 @@ bool crew__in_group(const crew_pool *p, crew_handle g);
  * sleepers for the tasks the take put back). */
 void crew__run(crew_pool *p, crew_task *t);
 /* Which array runners (array.h) a thread runs to their end (crew__run_helping's whole): all,
- * none (each a turn at a time, crew__run_runner_turn), or a group slot's (any other value). */
+ * none (each a turn at a time: worker.c's run_runner), or a group slot's (any other value). */
 #define CREW__RUNNERS_WHOLE UINT32_MAX
 #define CREW__RUNNERS_TURNS (UINT32_MAX - 1u)
 /* The same for a thread that helps while it waits, whose worker record for p is self

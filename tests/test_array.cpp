@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -470,4 +471,201 @@ TEST(Array, WaiterIsNotKeptByAnUnrelatedArray) {
     EXPECT_LT((size_t)at_return, n / 2) << "started when crew_wait returned";
     EXPECT_EQ(g_h_started.load(), (int)n);
     crew_destroy(p);
+}
+
+// The group of an array ends with the array's last task, not with its last runner. One worker
+// is held; a thread's crew_wait runs the whole array through one runner (the only thread that
+// runs tasks), and the array's last task pauses the pool, so the other runner stays queued with
+// nothing left to claim (a paused pool's threads take nothing). The group has finished: a poll
+// says so, the waiter returns while the pool is still paused, and the callback is queued.
+static crew_pool *g_end_pool;
+static void pause_after_last(void *arg) {
+    auto *s = static_cast<Cells::Slot *>(arg);
+    Cells::run(arg);
+    if (s->i + 1 == s->c->tasks.size())
+        crew_pause(g_end_pool);
+}
+struct EndSeen {
+    Cells *c;
+    std::atomic<int> fired{0};
+    std::atomic<size_t> ended_at_fire{0};
+};
+static void end_seen(void *arg) {
+    auto *e = static_cast<EndSeen *>(arg);
+    e->ended_at_fire.store(e->c->started.load());
+    e->fired.fetch_add(1);
+}
+
+TEST(Array, GroupEndsWithItsLastTaskNotItsLastRunner) {
+    crew_pool *p = make_pool(1);
+    g_end_pool = p;
+    crewtest::Gate gate;
+    gate.hold(p, 1);
+    Cells c(40);
+    for (auto &t : c.tasks)
+        t.fn = pause_after_last;
+    crew_handle g = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_enqueue_tasks(p, c.tasks.data(), c.tasks.size(), &g), CREW_OK);
+    EndSeen e{&c};
+    ASSERT_EQ(crew_notify(p, g, end_seen, &e), CREW_OK);
+    EXPECT_EQ(crew_wait_timed(p, g, 0), CREW_ETIMEDOUT); // nothing has run yet
+    std::atomic<int> waited{1};
+    std::thread waiter([&] { waited.store(crew_wait(p, g)); });
+    while (c.started.load() < c.tasks.size() || !crew_paused(p))
+        std::this_thread::yield();
+    // The last task has returned; its end in the group follows at once. The bound only keeps
+    // a failure from hanging the test.
+    auto until = std::chrono::steady_clock::now() +
+                 std::chrono::seconds(crewtest::slow_build() ? 60 : 20);
+    int rc;
+    while ((rc = crew_wait_timed(p, g, 0)) == CREW_ETIMEDOUT &&
+           std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_EQ(rc, CREW_OK) << "all " << c.tasks.size() << " tasks ended, the group is open";
+    while (waited.load() == 1 && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_EQ(waited.load(), CREW_OK) << "the waiter returned with the group, the pool paused";
+    EXPECT_EQ(crew_paused(p), 1);
+    EXPECT_EQ(e.fired.load(), 0); // queued, but the pool is paused
+    EXPECT_EQ(crew_resume(p), CREW_OK);
+    gate.open();
+    waiter.join();
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(e.fired.load(), 1);
+    EXPECT_EQ(e.ended_at_fire.load(), c.tasks.size());
+    EXPECT_EQ(c.check_once(), 0u);
+    crew_destroy(p);
+}
+
+// Arrays into groups under a held worker, resizes, pauses and cancels from another thread, and
+// a shutdown (draining or cancelling) with arrays still queued: every task runs once or goes to
+// on_drop once, a group finishes only once all its tasks have ended (its crew_wait, a poll and
+// its callback all see them ended) and every group finishes, its callback firing once.
+namespace {
+struct StressGroup {
+    explicit StressGroup(size_t n) : cells(n) {}
+    Cells cells;
+    crew_handle g = CREW_HANDLE_NONE;
+    bool lead_in = false; // a plain task opened the group before the array joined it
+    std::atomic<int> lead_ran{0}, lead_dropped{0};
+    std::atomic<int> fired{0}, early{0};
+    size_t expected() const { return cells.tasks.size() + (lead_in ? 1 : 0); }
+    size_t ended() const {
+        size_t n = cells.started.load();
+        if (lead_in)
+            n += (size_t)(lead_ran.load() + lead_dropped.load());
+        for (auto &d : cells.dropped)
+            n += (size_t)d.load();
+        return n;
+    }
+};
+void stress_lead(void *arg) { static_cast<StressGroup *>(arg)->lead_ran.fetch_add(1); }
+void stress_drop(crew_fn fn, void *task_arg, void *arg) {
+    if (fn == stress_lead)
+        static_cast<StressGroup *>(task_arg)->lead_dropped.fetch_add(1);
+    else
+        Cells::on_drop(fn, task_arg, arg);
+}
+void stress_end(void *arg) {
+    auto *s = static_cast<StressGroup *>(arg);
+    if (s->ended() != s->expected())
+        s->early.fetch_add(1);
+    s->fired.fetch_add(1);
+}
+} // namespace
+
+TEST(Array, StressGroupsEndWithTheirTasks) {
+    const int pools = 6, groups = (int)crewtest::scaled(160);
+    for (int round = 0; round < pools; round++) {
+        crew_hooks h = drop_hooks();
+        h.on_drop = stress_drop;
+        crew_pool *p = make_pool(3, &h);
+        crewtest::Gate gate;
+        gate.hold_each(p, 1); // one worker busy throughout
+        std::vector<std::unique_ptr<StressGroup>> gs;
+        std::mutex m;
+        std::vector<crew_handle> published;
+        std::atomic<bool> stop{false};
+        std::thread chaos([&] {
+            unsigned r = 12345u + (unsigned)round;
+            while (!stop.load()) {
+                r = r * 1103515245u + 12345u;
+                switch ((r >> 16) % 4) {
+                case 0:
+                    if (crew_pause(p) == CREW_OK) {
+                        std::this_thread::sleep_for(std::chrono::microseconds(200));
+                        crew_resume(p);
+                    }
+                    break;
+                case 1:
+                    crew_resize(p, 1u + (r >> 20) % 4u);
+                    break;
+                case 2: {
+                    crew_handle victim = CREW_HANDLE_NONE;
+                    {
+                        std::lock_guard<std::mutex> l(m);
+                        if (!published.empty() && (r >> 20) % 3 == 0)
+                            victim = published[(r >> 8) % published.size()];
+                    }
+                    if (victim.gen != 0)
+                        crew_cancel(p, victim);
+                    break;
+                }
+                default:
+                    std::this_thread::sleep_for(std::chrono::microseconds(50));
+                }
+            }
+            crew_resume(p);
+        });
+        for (int i = 0; i < groups; i++) {
+            gs.push_back(std::make_unique<StressGroup>(32 + (size_t)(i * 37) % 200));
+            StressGroup &s = *gs.back();
+            if (i % 8 == 7)
+                s.cells.spin_us = 5;
+            if (i % 3 == 0) {
+                ASSERT_EQ(crew_submit(p, stress_lead, &s, 0, &s.g), CREW_OK);
+                crew_handle lead_group = s.g;
+                ASSERT_EQ(crew_enqueue_tasks(p, s.cells.tasks.data(), s.cells.tasks.size(), &s.g),
+                          CREW_OK);
+                // joined the lead's group, or opened a new one if the lead had finished
+                s.lead_in = s.g.slot == lead_group.slot && s.g.gen == lead_group.gen;
+            } else {
+                ASSERT_EQ(crew_enqueue_tasks(p, s.cells.tasks.data(), s.cells.tasks.size(), &s.g),
+                          CREW_OK);
+            }
+            ASSERT_EQ(crew_notify(p, s.g, stress_end, &s), CREW_OK);
+            {
+                std::lock_guard<std::mutex> l(m);
+                published.push_back(s.g);
+            }
+            // The last groups stay queued for the shutdown.
+            if (i < groups * 3 / 4 && i % 4 == 0) {
+                int rc = crew_wait(p, s.g);
+                EXPECT_TRUE(rc == CREW_OK || rc == CREW_ECANCELED) << rc;
+                EXPECT_EQ(s.ended(), s.expected()) << "crew_wait returned before the tasks ended";
+            } else if (i % 4 == 1) {
+                int rc = crew_wait_timed(p, gs[(size_t)i / 2]->g, 0);
+                if (rc != CREW_ETIMEDOUT) {
+                    EXPECT_EQ(gs[(size_t)i / 2]->ended(), gs[(size_t)i / 2]->expected())
+                        << "a poll saw the group finished before its tasks";
+                }
+            }
+        }
+        gate.open();
+        EXPECT_EQ(crew_shutdown(p, round % 2 ? CREW_CANCEL : CREW_DRAIN), CREW_OK);
+        stop.store(true);
+        chaos.join();
+        for (auto &sp : gs) {
+            StressGroup &s = *sp;
+            s.cells.check_once();
+            if (s.lead_in) {
+                EXPECT_EQ(s.lead_ran.load() + s.lead_dropped.load(), 1);
+            }
+            EXPECT_EQ(s.fired.load(), 1);
+            EXPECT_EQ(s.early.load(), 0) << "the callback fired before every task had ended";
+            int rc = crew_wait_timed(p, s.g, 0);
+            EXPECT_TRUE(rc == CREW_OK || rc == CREW_ECANCELED) << rc;
+        }
+        crew_destroy(p);
+    }
 }
