@@ -10,7 +10,9 @@
 
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 GENERATOR = $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
-CTEST     = ctest --output-on-failure --no-tests=error -j $(JOBS)
+# --timeout: for a test without a TIMEOUT of its own (tests/CMakeLists.txt gives each kind one),
+# so that a hang never costs CTest's default ten minutes.
+CTEST     = ctest --output-on-failure --no-tests=error --timeout 300 -j $(JOBS)
 # Configure build/$(1) with options $(2) unless it is configured already (with whichever generator).
 configure = test -f build/$(1)/CMakeCache.txt || \
 	cmake -S . -B build/$(1) $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(2)
