@@ -78,10 +78,12 @@ models:
 fuzz:
 	fuzz/run.sh 60
 
+# The soak program is the normal build's (build/release, the one make build and make test use):
+# only it and the library it links are built here.
 soak:
-	@$(call configure,soak,-DCREW_BUILD_BENCH=OFF -DCREW_BUILD_SIM=OFF)
-	cmake --build build/soak -j $(JOBS) --target soak
-	build/soak/tests/soak -s $(SOAK_SECONDS)
+	@$(call configure,release,)
+	cmake --build build/release -j $(JOBS) --target soak
+	build/release/tests/soak -s $(SOAK_SECONDS)
 
 reliability-ci: models fuzz
 	$(MAKE) soak SOAK_SECONDS=60
