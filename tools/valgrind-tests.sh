@@ -46,9 +46,10 @@ status=$(mktemp -d)
 list=()
 for t in "$build"/tests/test_*; do
     [ -x "$t" ] || continue
-    # crew_create defined (T) in a static link or imported (U) from the shared library; without
-    # nm (binutils, which gcc needs), every binary runs with every scheduler.
-    if ! command -v nm >/dev/null || nm "$t" 2>/dev/null | grep -qE ' [TU] crew_create$'; then
+    # crew_create defined in a static link (T, or t: the static library's names are hidden, so
+    # local in the program) or imported from the shared library (U); without nm (binutils,
+    # which gcc needs), every binary runs with every scheduler.
+    if ! command -v nm >/dev/null || nm "$t" 2>/dev/null | grep -qE ' [TtU] crew_create$'; then
         for sched in $schedulers; do
             list+=("$(basename "$t") $sched")
         done
