@@ -10,7 +10,9 @@
 
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 GENERATOR = $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
-CTEST     = ctest --output-on-failure --no-tests=error -j $(JOBS)
+# --timeout: for a test without a TIMEOUT of its own (tests/CMakeLists.txt gives each kind one),
+# so that a hang never costs CTest's default ten minutes.
+CTEST     = ctest --output-on-failure --no-tests=error --timeout 300 -j $(JOBS)
 # Configure build/$(1) with options $(2) unless it is configured already (with whichever generator).
 configure = test -f build/$(1)/CMakeCache.txt || \
 	cmake -S . -B build/$(1) $(GENERATOR) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(2)
@@ -76,10 +78,12 @@ models:
 fuzz:
 	fuzz/run.sh 60
 
+# The soak program is the normal build's (build/release, the one make build and make test use):
+# only it and the library it links are built here.
 soak:
-	@$(call configure,soak,-DCREW_BUILD_BENCH=OFF -DCREW_BUILD_SIM=OFF)
-	cmake --build build/soak -j $(JOBS) --target soak
-	build/soak/tests/soak -s $(SOAK_SECONDS)
+	@$(call configure,release,)
+	cmake --build build/release -j $(JOBS) --target soak
+	build/release/tests/soak -s $(SOAK_SECONDS)
 
 reliability-ci: models fuzz
 	$(MAKE) soak SOAK_SECONDS=60

@@ -110,8 +110,11 @@
 extern "C" {
 #endif
 
-/* Marks the functions the shared library exports (everything else in it is hidden). */
-#if defined(__GNUC__) || defined(__clang__)
+/* Marks the functions the shared library exports (everything else in it is hidden). The static
+ * library is compiled with CREW_STATIC defined, which makes CREW_EXPORT empty: its names are
+ * hidden too, so a shared object that links libcrew.a exports none of them (the program that
+ * links it still calls them). A program that includes this header never needs CREW_STATIC. */
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(CREW_STATIC)
 #define CREW_EXPORT __attribute__((visibility("default")))
 #else
 #define CREW_EXPORT

@@ -3,9 +3,16 @@
 # the benchmarks (CREW_TEST_HOOKS, CMakeLists.txt: the test-only strategy "simple", the parallel
 # primitives' engine switch and its split engine), and from the shared libraries no name but
 # the public API's: crew_* from libcrew.so (crew__* is internal), the original's names from a
-# compat library (which carries crew inside, hidden).
-# usage: tests/nm_test.sh libcrew.a libcrew.so [compat.so ...]
+# compat library (which carries crew inside, hidden); and a shared object that links libcrew.a
+# (--dso: tests/static_dso.c) exports its own names only, none of crew's (the static library's
+# names are hidden: CREW_STATIC, crew.h).
+# usage: tests/nm_test.sh [--dso static_dso.so] libcrew.a libcrew.so [compat.so ...]
 set -euo pipefail
+dso=
+if [ "${1:-}" = --dso ] && [ $# -ge 2 ]; then
+    dso=$2
+    shift 2
+fi
 if [ $# -lt 2 ]; then
     sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//' >&2
     exit 2
@@ -56,7 +63,21 @@ for lib in "$@"; do
     fi
 done
 
+# A shared object built on the static library exports its own function, and no crew_ name.
+if [ -n "$dso" ]; then
+    names=$(nm -D --defined-only "$dso" | awk '{print $NF}')
+    bad=$(grep -E '^crew_' <<<"$names" || true)
+    if [ -n "$bad" ]; then
+        echo "nm_test: $dso links the static library and exports crew's names:"
+        echo "$bad"
+        fail=1
+    elif ! grep -qx 'static_dso_run' <<<"$names"; then
+        echo "nm_test: $dso does not export its own static_dso_run (is it the right file?)"
+        fail=1
+    fi
+fi
+
 if [ $fail -eq 0 ]; then
-    echo "nm_test: no test-only code; $shared exports $n crew_ names and nothing else"
+    echo "nm_test: no test-only code; $shared exports $n crew_ names and nothing else${dso:+; a shared object on the static library exports none}"
 fi
 exit $fail

@@ -69,6 +69,23 @@ cc -o "$work/consumer_compat_pc" "$src/tests/package/consumer_compat.c" \
     $(pc --cflags --libs crew-thpool crew-threadpool)
 LD_LIBRARY_PATH="$(pc --variable=libdir crew)" "$work/consumer_compat_pc" >/dev/null ||
     fail "pkg-config: consumer_compat.c failed"
+# In this prefix, outside the system's library path, a program on the shared library starts
+# without LD_LIBRARY_PATH when it carries the library's directory as its run path: linked with
+# -Wl,-rpath (pkg-config's libdir), or by CMake (find_package). The installed programs carry
+# $ORIGIN/../<libdir> (CMakeLists.txt: CREW_INSTALL_RPATH) and start from anywhere.
+# shellcheck disable=SC2046
+cc -o "$work/consumer_rpath" "$src/tests/package/consumer.c" $(pc --cflags --libs crew) \
+    -Wl,-rpath,"$(pc --variable=libdir crew)"
+env -u LD_LIBRARY_PATH "$work/consumer_rpath" >/dev/null ||
+    fail "pkg-config with -Wl,-rpath: consumer.c does not start without LD_LIBRARY_PATH"
+env -u LD_LIBRARY_PATH "$work/cmake/consumer_shared" >/dev/null ||
+    fail "find_package: consumer_shared does not start without LD_LIBRARY_PATH"
+sim=$(find "$prefix" -type f -name crew-sim | head -1)
+if [ -n "$sim" ]; then # built and installed unless CREW_BUILD_SIM=OFF
+    readelf -d "$sim" | grep -E 'R(UN)?PATH' | grep -qF '$ORIGIN/../' ||
+        fail "installed crew-sim has no \$ORIGIN run path: $(readelf -d "$sim" | grep PATH)"
+    (cd / && env -u LD_LIBRARY_PATH "$sim" --help >/dev/null) || fail "installed crew-sim --help"
+fi
 # Each shared library exports its own API only (crew inside the drop-ins stays hidden).
 exports() {
     so=$(find "$prefix" -name "$1.so.*.*" | head -1)

@@ -2,7 +2,9 @@
 # Runs every test binary of a build under valgrind memcheck: any leak or memory error fails.
 # Stress sizes shrink to a hundredth (CREW_TEST_SCALE), since valgrind runs one thread at a time.
 # Each binary runs once per scheduler in CREW_VALGRIND_SCHEDULERS (default: all four, as in the
-# sanitizer builds). Valgrind uses one core per process, so the runs go JOBS at a time (default:
+# sanitizer builds); a binary that cannot create a pool (no crew_create in it: the unit tests of
+# one module, and the examples' driver, whose programs run outside valgrind) runs once, with
+# the first, since the scheduler cannot change what it does. Valgrind uses one core per process, so the runs go JOBS at a time (default:
 # the number of cores), each into its own log, $build/<binary>@<scheduler>.valgrind.log; the
 # results are printed in a fixed order (binary by binary) as soon as each is known, with the time
 # each run took, and the log's tail for a failure. The times are kept in
@@ -44,9 +46,16 @@ status=$(mktemp -d)
 list=()
 for t in "$build"/tests/test_*; do
     [ -x "$t" ] || continue
-    for sched in $schedulers; do
-        list+=("$(basename "$t") $sched")
-    done
+    # crew_create defined in a static link (T, or t: the static library's names are hidden, so
+    # local in the program) or imported from the shared library (U); without nm (binutils,
+    # which gcc needs), every binary runs with every scheduler.
+    if ! command -v nm >/dev/null || nm "$t" 2>/dev/null | grep -qE ' [TtU] crew_create$'; then
+        for sched in $schedulers; do
+            list+=("$(basename "$t") $sched")
+        done
+    else
+        list+=("$(basename "$t") ${schedulers%% *}")
+    fi
 done
 [ ${#list[@]} -gt 0 ] || { echo "memcheck: no test binaries in $build/tests"; exit 1; }
 echo "memcheck: ${#list[@]} runs (schedulers: $schedulers), $jobs at a time"
