@@ -79,6 +79,17 @@ struct crew__array {
     crew_task runners[]; /* m of them */
 };
 
+#if defined(CREW_ASSERT) && CREW_ASSERT
+/* The records not yet freed, for the tests (the checked library only). Relaxed: a count that
+ * orders nothing. */
+static _Atomic size_t arrays_live;
+#define LIVE(d) crew__fetch_add_relaxed(&arrays_live, (size_t)(d))
+size_t crew__test_arrays_live(void);
+size_t crew__test_arrays_live(void) { return crew__load_relaxed(&arrays_live); }
+#else
+#define LIVE(d) ((void)0)
+#endif
+
 size_t crew__array_runners(crew_pool *p, size_t n) {
     size_t m = (size_t)crew__nworkers(p) + 1; /* the workers and a helping caller */
     return m < n ? m : n;
@@ -88,6 +99,7 @@ crew__array *crew__array_new(crew_pool *p, crew_task *t, size_t n, size_t m) {
     crew__array *a = malloc(sizeof *a + m * sizeof(crew_task));
     if (!a)
         return NULL;
+    LIVE(1);
     a->p = p;
     a->t = t;
     a->n = n;
@@ -122,6 +134,7 @@ crew_task *crew__array_tasks(crew__array *a) {
 void crew__array_free(crew__array *a) {
     if (a->counted) /* relaxed: a statistic */
         crew__fetch_sub_relaxed(&a->p->array_unclaimed, a->n - a->m);
+    LIVE(-1);
     free(a);
 }
 
@@ -134,8 +147,10 @@ static inline void runner_left(crew__array *a) {
 
 /* A runner is done with a: the last one frees it. */
 static void release(crew__array *a) {
-    if (crew__fetch_sub_seq_cst(&a->refs, (size_t)1) == 1) /* seq_cst: see refs */
+    if (crew__fetch_sub_seq_cst(&a->refs, (size_t)1) == 1) { /* seq_cst: see refs */
+        LIVE(-1);
         free(a);
+    }
 }
 
 /* The claim of k tasks, for crew_stats.queued. Relaxed: a statistic (struct crew_pool). */
@@ -302,6 +317,16 @@ bool crew__array_step(void *arg) {
     /* Queued again by the caller: the queues count it again. Relaxed: a statistic. */
     crew__fetch_sub_relaxed(&p->array_unclaimed, (size_t)1);
     return false;
+}
+
+bool crew__array_end_if_done(void *arg) {
+    crew__array *a = arg;
+    /* A hint (chunks.h), but the claims only grow: at n or past it, nothing is left for good. */
+    if (crew__chunks_at(&a->next) < a->n)
+        return false;
+    runner_left(a);
+    release(a); /* as the runner would end if it ran: nothing to claim */
+    return true;
 }
 
 /* The array kind's drop (kind.h): a queued runner of record arg was dropped (by_shutdown: a

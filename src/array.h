@@ -52,5 +52,9 @@ void crew__array_run(void *arg);
  * left: the runner then keeps its unit and its record, and the caller queues it again, so that
  * a waiter whose wait is over is not kept until the whole array is claimed. */
 bool crew__array_step(void *arg);
+/* A queued runner of record arg, taken from the queues by the caller, whose array has nothing
+ * left to claim: ended here (its record released; not its unit of pending, which the caller
+ * ends) and true; else false and the caller still has the runner to run or queue again. */
+bool crew__array_end_if_done(void *arg);
 
 #endif /* CREW_ARRAY_H */

@@ -213,6 +213,9 @@ size_t crew__sched_cancel_group(crew_pool *p, uint32_t slot, uint32_t gen) {
     while ((t = take_locked_group(p, slot)) != NULL) {
         /* A queued task's group is open, so the slot's generation is its group's: if it moved
          * on, the cancelled group has ended and this task belongs to the slot's next group.
+         * Not so for an array's runner left with nothing to claim (array.c): the cancel of the
+         * slot's next group may sweep one of an earlier group, harmlessly (outside the group,
+         * the array kind's row: it counts in pending only).
          * Relaxed: the queue's lock ordered the task's group opening before our take. */
         if (crew__gen_of(crew__load_relaxed(&crew__slot_at(&p->groups, slot)->state)) != gen) {
             if (crew__sched_requeue(p, t) == CREW_OK)

@@ -178,6 +178,33 @@ static inline bool runs_whole(const crew_task *t, uint32_t whole) {
     return whole == CREW__RUNNERS_WHOLE || t->crew_private_.slot == whole;
 }
 
+/* A thread that is no worker of p ran an array's runner of group slot to its end while it
+ * helps (a waiter: its count *finished): the array's other runners, queued where the same take
+ * finds them, would otherwise wait (each with its record and a unit of pending) behind busy
+ * workers long after the group finished: one pile per array for a thread that queues arrays
+ * and waits for them in a loop. It takes them while the newest task of the slot is a runner
+ * with nothing left to claim (at most m - 1 takes), and ends each in pending (in *finished, as
+ * a runner that ran); anything else it took goes back in front, as crew__sched_cancel_group
+ * puts back a later group's task. The group's end was visible before: only this waiter's
+ * return waits for these takes. */
+static __attribute__((noinline, cold)) void end_leftovers(crew_pool *p, uint32_t slot,
+                                                          size_t *finished) {
+    crew__take_ctx tc = {.may_batch = false};
+    crew_task *t;
+    while ((t = crew__sched_take_group_as(p, NULL, slot, 0, &tc)) != NULL) {
+        if (!(t->crew_flags_ & CREW__TASK_RUNNER) || !crew__array_end_if_done(t->arg)) {
+            if (crew__sched_requeue(p, t) == CREW_OK)
+                tc.pushed_back++;
+            else
+                crew__run_helping(p, NULL, t, finished, NULL, CREW__RUNNERS_WHOLE);
+            break;
+        }
+        ++*finished;
+    }
+    if (tc.pushed_back)
+        crew__wake_pushed_back(p, &tc.pushed_back);
+}
+
 /* An array's runner (array.c) that this thread took: it runs to its end if whole says so
  * (worker.h), else one turn (crew__array_step), after which it is queued again (in front, a
  * thread woken for it), so that a waiter whose wait does not cover the runner's whole array (a
@@ -218,8 +245,10 @@ static __attribute__((noinline)) void run_runner(crew_pool *p, crew__worker *sel
     crew__tls_frame = frame->up;
     crew__debug_yield();
     if (!ended) {
-        /* t is the runner's own entry in its record, which its unfinished runner keeps; the
-         * array has tasks left, so its group is open and the slot is its own. */
+        /* t is the runner's own entry in its record, which its unfinished runner keeps. The
+         * array may have nothing left by now (a full turn may end just so, or another runner
+         * took the rest), its group finished and the slot passed on: the wake-up may name a
+         * later group's slot, a spurious wake at worst. */
         if (crew__sched_requeue(p, t) == CREW_OK) {
             crew__wake_work(p, 1, group.slot);
             return;
@@ -228,6 +257,8 @@ static __attribute__((noinline)) void run_runner(crew_pool *p, crew__worker *sel
         crew__array_run(arg); /* no memory to queue it again: to its end */
         crew__tls_frame = frame->up;
     }
+    if (!self && finished && group.slot != 0)
+        end_leftovers(p, group.slot, finished);
     /* Its unit of pending, counted as run_task_in counts a task of no group. */
     if (self && crew__credit_back(self, 1))
         return;

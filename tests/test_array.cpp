@@ -5,6 +5,7 @@
 // rules.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -668,4 +669,36 @@ TEST(Array, StressGroupsEndWithTheirTasks) {
         }
         crew_destroy(p);
     }
+}
+
+// A thread that is no worker queues arrays into groups and waits for each, the one worker held
+// busy: the waiter runs each array whole, and the array's other runners, with nothing left to
+// claim, do not stay queued behind the busy worker (each keeping its record alive) once the
+// wait has returned: the live records stay at most one array's runners, not one per array.
+extern "C" size_t crew__test_arrays_live(void); // array.c, in the checked library
+TEST(Array, WaiterLeavesNoRunnersBehind) {
+    crew_pool *p = make_pool(1);
+    crewtest::Gate gate;
+    gate.hold(p, 1);
+    const size_t m = 2; // runners per array: the worker and a helping caller
+    const size_t before = crew__test_arrays_live();
+    const int arrays = 1000;
+    Cells c(64);
+    size_t most = 0;
+    int k = 0;
+    for (; k < arrays && most <= m; k++) { // the worker stays held: no ASSERT in the loop
+        crew_handle g = CREW_HANDLE_NONE;
+        if (crew_enqueue_tasks(p, c.tasks.data(), c.tasks.size(), &g) != CREW_OK ||
+            crew_wait(p, g) != CREW_OK)
+            break;
+        most = std::max(most, crew__test_arrays_live() - before);
+    }
+    EXPECT_EQ(k, arrays) << "stopped early";
+    EXPECT_LE(most, m) << "records of arrays long finished are still alive";
+    gate.open();
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    for (size_t i = 0; i < c.ran.size(); i++)
+        EXPECT_EQ(c.ran[i].load(), k) << "task " << i;
+    EXPECT_EQ(crew__test_arrays_live(), before);
+    crew_destroy(p);
 }
