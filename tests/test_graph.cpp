@@ -163,6 +163,49 @@ TEST(Graph, ConditionClosesALoop) {
     crew_destroy(p);
 }
 
+// A plain successor B of a node A inside a condition loop: A finishes again while B (a worse
+// priority than the condition) is still queued. Each turn of A must count for one turn of B,
+// and B's early counts must not corrupt the run (they once underflowed into B's number).
+std::atomic<long> lp_a{0}, lp_b{0}, lp_d{0}, lp_turns{0};
+void lp_fa(void *) { lp_a.fetch_add(1); }
+void lp_fb(void *) { lp_b.fetch_add(1); }
+void lp_fd(void *) { lp_d.fetch_add(1); }
+void lp_init(void *) {}
+uint32_t lp_cond(void *limit) {
+    return lp_turns.fetch_add(1) % *static_cast<long *>(limit) < *static_cast<long *>(limit) - 1
+               ? 0u
+               : 1u;
+}
+
+TEST(Graph, PlainSuccessorOfALoopNodeRunsEveryTurn) {
+    for (unsigned threads : {1u, 2u}) {
+        crew_pool *p = make_pool(threads);
+        long limit = 50;
+        lp_a = 0, lp_b = 0, lp_d = 0, lp_turns = 0;
+        crew_graph *g;
+        crew_node I, A, B, C, D;
+        ASSERT_EQ(crew_graph_create(p, &g), CREW_OK);
+        ASSERT_EQ(crew_graph_add(g, lp_init, nullptr, 0, &I), CREW_OK);
+        ASSERT_EQ(crew_graph_add(g, lp_fa, nullptr, 0, &A), CREW_OK);
+        ASSERT_EQ(crew_graph_add(g, lp_fb, nullptr, 5, &B), CREW_OK); // worse than C: queued
+        ASSERT_EQ(crew_graph_add_condition(g, lp_cond, &limit, 0, &C), CREW_OK);
+        ASSERT_EQ(crew_graph_add(g, lp_fd, nullptr, 0, &D), CREW_OK);
+        ASSERT_EQ(crew_graph_precede(g, I, A), CREW_OK);
+        ASSERT_EQ(crew_graph_precede(g, A, B), CREW_OK);
+        ASSERT_EQ(crew_graph_precede(g, A, C), CREW_OK);
+        ASSERT_EQ(crew_graph_precede(g, C, A), CREW_OK); // index 0: again
+        ASSERT_EQ(crew_graph_precede(g, C, D), CREW_OK); // index 1: out
+        for (long k = 1; k <= 4; k++) {
+            run_and_wait(p, g);
+            EXPECT_EQ(lp_a.load(), limit * k) << threads << " threads";
+            EXPECT_EQ(lp_b.load(), limit * k) << threads << " threads";
+            EXPECT_EQ(lp_d.load(), k) << threads << " threads";
+        }
+        ASSERT_EQ(crew_graph_destroy(g), CREW_OK);
+        crew_destroy(p);
+    }
+}
+
 TEST(Graph, CycleIsRefusedNamingItsNodes) {
     crew_pool *p = make_pool(1);
     Built b(p, 5);
