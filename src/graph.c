@@ -359,7 +359,7 @@ static grun *take_block(crew_graph *g) {
     }
     g->free_runs = r ? r->next : NULL;
     pthread_mutex_unlock(&g->lock);
-    if (!r && (r = malloc(sizeof *r + ((size_t)g->n + 1) * sizeof r->e[0]))) {
+    if (!r && (r = calloc(1, sizeof *r + ((size_t)g->n + 1) * sizeof r->e[0]))) {
         r->g = g;
         r->cap = g->n;
     }

@@ -90,6 +90,10 @@ typedef struct crew__gword {
      * once it has started. Relaxed: written before its task is queued or by the node itself;
      * RAN read by the run's finisher after outstanding's acq_rel. */
     _Atomic uint32_t id;
+    /* Turns of it whose submission was refused, owed to the run_from that holds it on its
+     * list (graph_run.c: owe); 0 between runs (the block is zeroed when made). */
+    _Atomic uint32_t owed;
+    uint32_t link; /* the next node on that list: its owner's alone (see owe) */
 } crew__gword;
 
 /* A run's block (see graph_run.c). */

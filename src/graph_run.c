@@ -38,7 +38,9 @@
  * task of the run's group, so crew_wait on the group returns only after it.
  *
  * A node that cannot be submitted (a draining pool refuses new tasks, no memory) runs on this
- * thread instead, after this node: accepted work always runs. One whose group was cancelled,
+ * thread instead, after this chain: it goes on a list of turns owed (owe) that run_from's outer
+ * loop takes from, never a call deeper (a long comb of refusals would overflow the stack):
+ * accepted work always runs. One whose group was cancelled,
  * or whose pool shuts down cancelling, is left unstarted and reported at the end.
  */
 #include <stdlib.h>
@@ -79,10 +81,32 @@ static void stop(grun *r, unsigned why) {
 
 static void run_from(grun *r, uint32_t i, crew_handle h);
 
+/* One more turn of node s is owed to the caller's run_from (its submission was refused; its
+ * unit of outstanding is held): counted in s's owed, and s put on the caller's list (todo)
+ * unless it is on a list already (a list holds a node once, with all its owed turns). */
+static void owe(grun *r, uint32_t s, uint32_t *todo) {
+    /* Acq_rel: the thread that takes owed from 0 owns s's link until it takes it back to 0. */
+    if (crew__fetch_add_acq_rel(&r->e[s].owed, 1u) == 0u) {
+        r->e[s].link = *todo;
+        *todo = s;
+    }
+}
+
+/* Take one owed turn of the first node on the list todo (not empty). */
+static uint32_t pop_owed(grun *r, uint32_t *todo) {
+    uint32_t x = *todo;
+    *todo = r->e[x].link;
+    if (crew__fetch_sub_acq_rel(&r->e[x].owed, 1u) != 1u) { /* acq_rel: see owe() */
+        r->e[x].link = *todo; /* more turns owed: it stays first */
+        *todo = x;
+    }
+    return x;
+}
+
 /* Submit the m ready nodes of buf into the run's group (h), counted in outstanding first: the
  * caller holds a unit of it, so it cannot reach 0 meanwhile. */
 static void submit_ready(grun *r, const uint32_t *buf, unsigned m, crew_handle h,
-                         crew__slot *sl) {
+                         crew__slot *sl, uint32_t *todo) {
     crew_graph *g = r->g;
     crew_pool *p = g->pool;
     unsigned why = halted(p, sl, h.gen);
@@ -104,8 +128,8 @@ static void submit_ready(grun *r, const uint32_t *buf, unsigned m, crew_handle h
         if (why) {
             stop(r, why);
             crew__fetch_sub_relaxed(&r->outstanding, 1u); /* ours is held: never 0 here */
-        } else {
-            run_from(r, s, h); /* refused for want of memory, or a draining pool: run it here */
+        } else { /* refused for want of memory, or a draining pool: run it here, later */
+            owe(r, s, todo);
         }
     }
 }
@@ -155,15 +179,16 @@ static bool finish(grun *r, crew_handle h, crew__slot *sl) {
     return false;
 }
 
-static void set_aside(grun *r, uint32_t next, crew_handle h, crew__slot *sl);
+static void set_aside(grun *r, uint32_t next, crew_handle h, crew__slot *sl, uint32_t *todo);
 
 /* Node x's counter, re-armed from old (below 0), is at v: while v <= 0, its predecessors have
  * finished for one more turn already: one more start of it, queued, and re-armed again. */
 static __attribute__((noinline, cold)) void ready_again(grun *r, uint32_t x, int32_t v,
-                                                        crew_handle h, crew__slot *sl) {
+                                                        crew_handle h, crew__slot *sl,
+                                                        uint32_t *todo) {
     int32_t np = (int32_t)r->g->node[x].npred;
     while (v <= 0) {
-        set_aside(r, x, h, sl);
+        set_aside(r, x, h, sl, todo);
         v = crew__fetch_add_acq_rel(&r->e[x].cnt, np) + np; /* acq_rel: see rearm() */
     }
 }
@@ -173,11 +198,11 @@ static __attribute__((noinline, cold)) void ready_again(grun *r, uint32_t x, int
  * further start needs the early finishers' effects (acquire), a later finisher that counts it
  * to 0 after this needs them too (release: the counter's RMWs form one release sequence). */
 static inline void rearm(grun *r, const crew__gnode *nodes, uint32_t x, crew_handle h,
-                         crew__slot *sl) {
+                         crew__slot *sl, uint32_t *todo) {
     int32_t np = (int32_t)nodes[x].npred;
     int32_t old = crew__fetch_add_acq_rel(&r->e[x].cnt, np);
     if (__builtin_expect(old < 0, 0))
-        ready_again(r, x, old + np, h, sl);
+        ready_again(r, x, old + np, h, sl, todo);
 }
 
 /* The successors s[0..ns) of a node that has finished, from the second on (the caller found
@@ -186,7 +211,7 @@ static inline void rearm(grun *r, const crew__gnode *nodes, uint32_t x, crew_han
  * source's roots, ready without a count. Out of line: a chain never comes here. */
 static __attribute__((noinline)) uint32_t release_rest(grun *r, const uint32_t *s, uint32_t ns,
                                                        bool all, uint32_t first, crew_handle h,
-                                                       crew__slot *sl) {
+                                                       crew__slot *sl, uint32_t *todo) {
     uint32_t best = first, *next = &best;
     const crew__gnode *nodes = r->g->node;
     uint32_t buf[BATCH];
@@ -197,7 +222,7 @@ static __attribute__((noinline)) uint32_t release_rest(grun *r, const uint32_t *
         if (!all) {
             if (crew__fetch_sub_acq_rel(&r->e[x].cnt, 1) != 1)
                 continue;
-            rearm(r, nodes, x, h, sl);
+            rearm(r, nodes, x, h, sl, todo);
         }
         if (*next == CREW_NODE_NONE) {
             *next = x;
@@ -210,24 +235,24 @@ static __attribute__((noinline)) uint32_t release_rest(grun *r, const uint32_t *
         }
         buf[nb++] = x;
         if (nb == BATCH) {
-            submit_ready(r, buf, nb, h, sl);
+            submit_ready(r, buf, nb, h, sl, todo);
             nb = 0;
         }
     }
     if (nb)
-        submit_ready(r, buf, nb, h, sl);
+        submit_ready(r, buf, nb, h, sl, todo);
     return best;
 }
 
 /* Node next is ready but the pool is paused, or the run must stop: queue it (a pause holds
  * it) or leave it unstarted (reported at the end). */
 static __attribute__((noinline, cold)) void set_aside(grun *r, uint32_t next, crew_handle h,
-                                                      crew__slot *sl) {
+                                                      crew__slot *sl, uint32_t *todo) {
     unsigned why = halted(r->g->pool, sl, h.gen);
     if (why)
         stop(r, why);
     else
-        submit_ready(r, &next, 1, h, sl);
+        submit_ready(r, &next, 1, h, sl, todo);
 }
 
 /* Run node i of r and what follows it on this thread (see the top of this file); i == n: the
@@ -239,13 +264,18 @@ static void run_from(grun *r, uint32_t i, crew_handle h) {
     const uint32_t *succ = g->succ;
     const uint32_t n = g->n;
     crew__slot *sl = h.slot != 0 ? crew__slot_at(&p->groups, crew__slot_index(h.slot)) : NULL;
+    uint32_t list = CREW_NODE_NONE, *todo = &list; /* turns owed (see owe()), run below */
     /* Relaxed: this run's group was opened before any of its tasks ran (see halted()). */
     _Atomic uint32_t *cancelled_gen = sl ? &sl->cancelled_gen : NULL;
+    /* Without a group: a word of this thread that never holds h.gen (the loop tests no NULL). */
+    _Atomic uint32_t never_cancelled = h.gen + 1u;
+    if (!cancelled_gen)
+        cancelled_gen = &never_cancelled;
     for (;;) {
         uint32_t next = CREW_NODE_NONE;
         if (__builtin_expect(i == n, 0)) { /* the source starts every root */
             const crew__gnode *src = &nodes[n];
-            next = release_rest(r, succ + src->first, src->nsucc, true, next, h, sl);
+            next = release_rest(r, succ + src->first, src->nsucc, true, next, h, sl, todo);
         }
         while (__builtin_expect(i != n, 1)) {
             const crew__gnode *nd = &nodes[i];
@@ -263,22 +293,22 @@ static void run_from(grun *r, uint32_t i, crew_handle h) {
                 while (k < ns) { /* acq_rel: see the top of this file */
                     uint32_t x = s[k++];
                     if (crew__fetch_sub_acq_rel(&r->e[x].cnt, 1) == 1) {
-                        rearm(r, nodes, x, h, sl);
+                        rearm(r, nodes, x, h, sl, todo);
                         next = x;
                         break;
                     }
                 }
                 if (__builtin_expect(k < ns, 0))
-                    next = release_rest(r, s + k, ns - k, false, next, h, sl);
+                    next = release_rest(r, s + k, ns - k, false, next, h, sl, todo);
             }
             if (next == CREW_NODE_NONE)
                 break;
             /* Relaxed: see struct crew_pool (cancelling, paused) and halted(). */
             if (__builtin_expect(crew__load_relaxed(&p->cancelling) |
                                      crew__load_relaxed(&p->paused) |
-                                     (cancelled_gen && crew__load_relaxed(cancelled_gen) == h.gen),
+                                     (crew__load_relaxed(cancelled_gen) == h.gen),
                                  0)) {
-                set_aside(r, next, h, sl);
+                set_aside(r, next, h, sl, todo);
                 next = CREW_NODE_NONE;
                 break;
             }
@@ -286,16 +316,29 @@ static void run_from(grun *r, uint32_t i, crew_handle h) {
         }
         if (i == n && next != CREW_NODE_NONE) { /* the source's first root */
             if (halted(p, sl, h.gen) || crew__load_relaxed(&p->paused)) { /* relaxed: above */
-                set_aside(r, next, h, sl);
+                set_aside(r, next, h, sl, todo);
             } else {
                 i = next;
                 continue;
             }
         }
-        /* This node's unit; acq_rel: see the top of this file. */
-        if (crew__fetch_sub_acq_rel(&r->outstanding, 1u) != 1u || !finish(r, h, sl))
-            return;
-        i = n; /* the next repetition */
+        for (;;) {
+            /* This chain's unit; acq_rel: see the top of this file. Never the last while a
+             * turn is owed: each holds a unit. */
+            if (crew__fetch_sub_acq_rel(&r->outstanding, 1u) == 1u) {
+                if (!finish(r, h, sl))
+                    return;
+                i = n; /* the next repetition */
+                break;
+            }
+            if (__builtin_expect(list == CREW_NODE_NONE, 1))
+                return;
+            i = pop_owed(r, todo); /* a refused node's turn: here, in this loop, no deeper */
+            unsigned why = halted(p, sl, h.gen);
+            if (!why)
+                break;
+            stop(r, why); /* left unstarted; its unit is given up in the next round */
+        }
     }
 }
 

@@ -206,6 +206,43 @@ TEST(Graph, PlainSuccessorOfALoopNodeRunsEveryTurn) {
     }
 }
 
+// A draining shutdown refuses every submission: a run already started must still run every
+// node, on the threads it has, however long the chain of refused successors (a comb: each
+// spine node's first successor, a leaf, runs inline; the next spine node is refused). Such
+// refusals once nested one call per tooth and overflowed the stack.
+crew_pool *comb_pool;
+std::atomic<long> comb_ran{0};
+void comb_noop(void *) {}
+void comb_f(void *) { comb_ran.fetch_add(1); }
+void comb_first(void *) {
+    while (crew_submit(comb_pool, comb_noop, nullptr, 0, nullptr) != CREW_ESHUTDOWN)
+        std::this_thread::yield(); // until the shutdown below has begun draining
+    comb_ran.fetch_add(1);
+}
+
+TEST(Graph, DrainingShutdownRunsALongCombOfRefusedNodes) {
+    const long teeth = 100000; // the old code overflowed an 8 MiB stack at about 54000
+    crew_pool *p = comb_pool = make_pool(2);
+    comb_ran = 0;
+    crew_graph *g;
+    crew_node prev, leaf, spine;
+    ASSERT_EQ(crew_graph_create(p, &g), CREW_OK);
+    ASSERT_EQ(crew_graph_add(g, comb_first, nullptr, 0, &prev), CREW_OK);
+    for (long i = 0; i < teeth; i++) {
+        ASSERT_EQ(crew_graph_add(g, comb_f, nullptr, 0, &leaf), CREW_OK);
+        ASSERT_EQ(crew_graph_add(g, comb_f, nullptr, 0, &spine), CREW_OK);
+        ASSERT_EQ(crew_graph_precede(g, prev, leaf), CREW_OK); // first: runs inline
+        ASSERT_EQ(crew_graph_precede(g, prev, spine), CREW_OK); // submitted: refused
+        prev = spine;
+    }
+    crew_handle h = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_graph_run(g, &h), CREW_OK);
+    EXPECT_EQ(crew_shutdown(p, CREW_DRAIN), CREW_OK);
+    EXPECT_EQ(comb_ran.load(), 2 * teeth + 1);
+    EXPECT_EQ(crew_graph_destroy(g), CREW_OK);
+    crew_destroy(p);
+}
+
 TEST(Graph, CycleIsRefusedNamingItsNodes) {
     crew_pool *p = make_pool(1);
     Built b(p, 5);
