@@ -271,7 +271,8 @@ static void find_cycle(crew_graph *g, uint32_t *q, uint32_t *indeg) {
         if (back[k] < back[m])
             m = k;
     for (uint32_t k = 0; k < g->cycle_len; k++) /* back walks backwards: reverse it */
-        g->cycle[k] = back[(m + g->cycle_len - k) % g->cycle_len];
+        g->cycle[k] = g->cycle_whole ? back[(m + g->cycle_len - k) % g->cycle_len]
+                                     : back[g->cycle_len - 1 - k]; /* a part: no wrap */
 }
 
 /* Build the successor rows from the pairs (lock held, no change in progress). CREW_OK or

@@ -263,6 +263,39 @@ TEST(Graph, CycleIsRefusedNamingItsNodes) {
     crew_destroy(p);
 }
 
+TEST(Graph, ALongCycleIsToldByItsEdges) {
+    crew_pool *p = make_pool(1);
+    Built b(p, 11); // 0 -> 1 -> ... -> 10 -> 1: a cycle of 10 nodes, longer than the text's 8
+    for (size_t i = 0; i < 10; i++)
+        b.edge(i, i + 1);
+    b.edge(10, 1);
+    crew_handle h = CREW_HANDLE_NONE;
+    EXPECT_EQ(crew_graph_run(b.g, &h), CREW_EINVAL);
+    std::string e = crew_last_error();
+    size_t open = e.find('('), close = e.rfind(')');
+    ASSERT_NE(open, std::string::npos) << e;
+    ASSERT_NE(close, std::string::npos) << e;
+    std::string path = e.substr(open + 1, close - open - 1); // "a -> b -> ... -> h -> ..."
+    std::vector<long> nodes;
+    size_t at = 0;
+    while (at < path.size() && path.compare(at, 3, "...") != 0) {
+        nodes.push_back(std::stol(path.substr(at)));
+        size_t arrow = path.find(" -> ", at);
+        ASSERT_NE(arrow, std::string::npos) << e;
+        at = arrow + 4;
+    }
+    EXPECT_EQ(path.substr(at), "...") << e; // a part of the cycle
+    ASSERT_EQ(nodes.size(), 8u) << e;
+    for (size_t k = 0; k + 1 < nodes.size(); k++) { // every arrow printed is an edge
+        long a = nodes[k], c = nodes[k + 1];
+        EXPECT_TRUE(c == a + 1 || (a == 10 && c == 1)) << a << " -> " << c << " in " << e;
+    }
+    char named[32];
+    std::snprintf(named, sizeof named, "node %ld is on it", nodes[0]);
+    EXPECT_NE(e.find(named), std::string::npos) << e;
+    crew_destroy(p);
+}
+
 TEST(Graph, ConcurrentRunsFromTwoThreads) {
     crew_pool *p = make_pool(2);
     Built b(p, 6);
