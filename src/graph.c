@@ -407,6 +407,11 @@ static int start_run(crew_graph *g, crew_handle *group, uint64_t reps, const cha
         return rc;
     if (g->cycle_len != 0) {
         rc = cycle_fail(g, who);
+    } else if (g->n != 0 && g->node[g->n].nsucc == 0) { /* the source would start nothing */
+        rc = crew__fail(CREW_EINVAL,
+                        "%s: no node can start: every node waits on a predecessor or a "
+                        "condition; add an entry node before the loop",
+                        who);
     } else {
         grun *r = take_block(g);
         if (!r) {

@@ -296,6 +296,42 @@ TEST(Graph, ALongCycleIsToldByItsEdges) {
     crew_destroy(p);
 }
 
+std::atomic<int> nw_ran{0};
+void nw_f(void *) { nw_ran.fetch_add(1); }
+uint32_t nw_cond(void *) {
+    nw_ran.fetch_add(1);
+    return 0;
+}
+
+TEST(Graph, ALoopWithNoWayInIsRefused) {
+    crew_pool *p = make_pool(1);
+    crew_graph *g;
+    crew_node R, X, C, E;
+    ASSERT_EQ(crew_graph_create(p, &g), CREW_OK);
+    ASSERT_EQ(crew_graph_add(g, nw_f, nullptr, 0, &R), CREW_OK);
+    ASSERT_EQ(crew_graph_add(g, nw_f, nullptr, 0, &X), CREW_OK);
+    ASSERT_EQ(crew_graph_add_condition(g, nw_cond, nullptr, 0, &C), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(g, R, X), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(g, X, C), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(g, C, R), CREW_OK); // R -> X -> C? -> R: no way in
+    crew_handle h = CREW_HANDLE_NONE;
+    EXPECT_EQ(crew_graph_run(g, &h), CREW_EINVAL);
+    std::string e = crew_last_error();
+    EXPECT_NE(e.find("crew_graph_run"), std::string::npos) << e;
+    EXPECT_NE(e.find("entry node"), std::string::npos) << e;
+    EXPECT_EQ(h.slot, 0u); // nothing opened
+    EXPECT_EQ(crew_graph_run_n(g, 2, &h), CREW_EINVAL);
+    EXPECT_EQ(nw_ran.load(), 0);
+    // An entry node before the loop, and a way out: it runs.
+    ASSERT_EQ(crew_graph_add(g, nw_f, nullptr, 0, &E), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(g, E, R), CREW_OK);
+    ASSERT_EQ(crew_graph_remove_edge(g, C, R), CREW_OK);
+    run_and_wait(p, g);
+    EXPECT_EQ(nw_ran.load(), 4);
+    ASSERT_EQ(crew_graph_destroy(g), CREW_OK);
+    crew_destroy(p);
+}
+
 TEST(Graph, ConcurrentRunsFromTwoThreads) {
     crew_pool *p = make_pool(2);
     Built b(p, 6);
