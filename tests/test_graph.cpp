@@ -305,6 +305,7 @@ uint32_t nw_cond(void *) {
 
 TEST(Graph, ALoopWithNoWayInIsRefused) {
     crew_pool *p = make_pool(1);
+    nw_ran = 0;
     crew_graph *g;
     crew_node R, X, C, E;
     ASSERT_EQ(crew_graph_create(p, &g), CREW_OK);
