@@ -822,7 +822,8 @@ CREW_EXPORT int crew_graph_remove_edge(crew_graph *g, crew_node before, crew_nod
 /* Starts one run of the whole graph; its tasks join *group as crew_submit's do, so crew_wait,
  * crew_wait_timed, crew_notify and crew_cancel work on a run. The first run after a change
  * builds the successor lists (then, and only then, paid). Errors: EINVAL (g NULL, a bad
- * handle, a cycle no condition closes: crew_last_error names its nodes), EBUSY (another call
+ * handle, a cycle no condition closes: crew_last_error names its nodes; nodes but none
+ * without a predecessor, counting a condition's edges: a loop with no way in), EBUSY (another call
  * is changing the graph), and crew_submit's (ESHUTDOWN, ECANCELED, EFULL, ENOMEM, ERANGE,
  * EFORKED): on an error no node runs. */
 CREW_EXPORT int crew_graph_run(crew_graph *g, crew_handle *group);

@@ -271,7 +271,8 @@ static void find_cycle(crew_graph *g, uint32_t *q, uint32_t *indeg) {
         if (back[k] < back[m])
             m = k;
     for (uint32_t k = 0; k < g->cycle_len; k++) /* back walks backwards: reverse it */
-        g->cycle[k] = back[(m + g->cycle_len - k) % g->cycle_len];
+        g->cycle[k] = g->cycle_whole ? back[(m + g->cycle_len - k) % g->cycle_len]
+                                     : back[g->cycle_len - 1 - k]; /* a part: no wrap */
 }
 
 /* Build the successor rows from the pairs (lock held, no change in progress). CREW_OK or
@@ -359,7 +360,7 @@ static grun *take_block(crew_graph *g) {
     }
     g->free_runs = r ? r->next : NULL;
     pthread_mutex_unlock(&g->lock);
-    if (!r && (r = malloc(sizeof *r + ((size_t)g->n + 1) * sizeof r->e[0]))) {
+    if (!r && (r = calloc(1, sizeof *r + ((size_t)g->n + 1) * sizeof r->e[0]))) {
         r->g = g;
         r->cap = g->n;
     }
@@ -406,6 +407,11 @@ static int start_run(crew_graph *g, crew_handle *group, uint64_t reps, const cha
         return rc;
     if (g->cycle_len != 0) {
         rc = cycle_fail(g, who);
+    } else if (g->n != 0 && g->node[g->n].nsucc == 0) { /* the source would start nothing */
+        rc = crew__fail(CREW_EINVAL,
+                        "%s: no node can start: every node waits on a predecessor or a "
+                        "condition; add an entry node before the loop",
+                        who);
     } else {
         grun *r = take_block(g);
         if (!r) {

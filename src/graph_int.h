@@ -12,7 +12,7 @@
 
 #include "base.h"
 
-/* A node's word in a run: bit 31 of its number (the high half) once it has started. */
+/* A node's id in a run (crew__gword.id): bit 31 of its number once it has started. */
 #define CREW__GRAPH_RAN 0x80000000u
 /* Node numbers are below this (the source takes number n, and RAN must stay clear). */
 #define CREW__GRAPH_NODES_MAX 0x7ffffffeu
@@ -80,6 +80,22 @@ struct crew_graph {
     grun *free_runs; /* lock: run blocks to reuse */
 };
 
+/* A node's words in a run's block (see graph_run.c). */
+typedef struct crew__gword {
+    /* Its join counter: predecessors still to finish for its next turn (below 0: some
+     * finished for the turn after already). Counted down with acq_rel by its predecessors;
+     * re-armed (+npred, acq_rel) by the one that took it to 0 (graph_run.c: rearm). */
+    _Atomic int32_t cnt;
+    /* Its number, never changed during a run (a queued task finds its block from it), | RAN
+     * once it has started. Relaxed: written before its task is queued or by the node itself;
+     * RAN read by the run's finisher after outstanding's acq_rel. */
+    _Atomic uint32_t id;
+    /* Turns of it whose submission was refused, owed to the run_from that holds it on its
+     * list (graph_run.c: owe); 0 between runs (the block is zeroed when made). */
+    _Atomic uint32_t owed;
+    uint32_t link; /* the next node on that list: its owner's alone (see owe) */
+} crew__gword;
+
 /* A run's block (see graph_run.c). */
 struct crew__grun {
     crew_graph *g;
@@ -90,9 +106,7 @@ struct crew__grun {
      * unit), 1 for the source at the start; see graph_run.c for the orders. */
     _Atomic uint32_t outstanding;
     _Atomic unsigned stopped; /* CREW__GRAPH_STOP_* bits; relaxed (graph_run.c: stop) */
-    /* cap + 1 words: counter | (number | RAN) << 32. Counted down with acq_rel by the node's
-     * predecessors, reset (relaxed) by the node itself as it starts (graph_run.c). */
-    _Atomic uint64_t e[];
+    crew__gword e[]; /* cap + 1: the nodes', then the source's */
 };
 
 /* graph_run.c: every node's word reset for a run of r->g (outstanding: 1). */

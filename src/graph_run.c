@@ -5,10 +5,10 @@
  * graph_int.h holds what the two share.
  *
  * A run is one block (grun): the graph, the count of its node tasks queued or running
- * (outstanding), why it stopped early (stopped), and one 64-bit word per node: its join counter
- * (the low half: predecessors still to finish) and its number (the high half, bit 31 set once
- * it has started: RAN). A node's task carries a pointer to its word, from which the number,
- * then the block, are found; so a node task is a plain task by value (function, argument,
+ * (outstanding), why it stopped early (stopped), and two words per node (crew__gword): its join
+ * counter (a signed 32-bit atomic of its own) and its number (never changed during the run; bit
+ * 31 set once it has started: RAN). A node's task carries a pointer to its words, from which the
+ * number, then the block, are found; so a node task is a plain task by value (function, argument,
  * priority, group), queued through the strategy like crew_submit's, and one graph may have any
  * number of runs at once, each with its own block.
  *
@@ -21,8 +21,14 @@
  * on a tie) runs next on this thread, in the same task (no queue round trip: a chain runs as a
  * loop), unless the pool is paused; the others are submitted into the run's group
  * (crew__submit_in_group: counted in the group and in pending, pushed through the strategy).
- * A node resets its own counter as it starts, so that a loop closed by a condition finds it
- * ready to count again.
+ * The finisher that takes a counter to 0 re-arms it at once, by adding the node's count of
+ * plain predecessors (never by a store: a decrement that came early, for a later turn, is
+ * kept), so that a loop closed by a condition finds it ready to count again. In a loop,
+ * predecessors may finish again while a turn of the node is still queued: the counter goes
+ * below 0, and a re-arm that leaves it at 0 or below makes the node ready once more (queued,
+ * and re-armed again). So every npred decrements yield exactly one start, and turns of one
+ * node may overlap. A condition's choice starts the node without touching its counter. A
+ * node is reported unstarted (exactly once) only if no turn of it started.
  *
  * The run ends when outstanding reaches 0 (acq_rel: whoever takes it there sees every node's
  * marks). That thread repeats the run (crew_graph_run_n), or, if nodes were left unstarted
@@ -32,7 +38,9 @@
  * task of the run's group, so crew_wait on the group returns only after it.
  *
  * A node that cannot be submitted (a draining pool refuses new tasks, no memory) runs on this
- * thread instead, after this node: accepted work always runs. One whose group was cancelled,
+ * thread instead, after this chain: it goes on a list of turns owed (owe) that run_from's outer
+ * loop takes from, never a call deeper (a long comb of refusals would overflow the stack):
+ * accepted work always runs. One whose group was cancelled,
  * or whose pool shuts down cancelling, is left unstarted and reported at the end.
  */
 #include <stdlib.h>
@@ -49,12 +57,13 @@
 #define BATCH 32u
 
 /* The run of e (a node's word in its block), and the node's number. */
-static grun *run_of(const _Atomic uint64_t *e, uint32_t *node) {
-    /* Relaxed: the high half is written before the node's task was queued (the run's start, or
-     * the node's own previous start in a loop), both ordered before this task by its queue. */
-    uint32_t i = (uint32_t)(crew__load_relaxed(e) >> 32) & ~CREW__GRAPH_RAN;
+static grun *run_of(void *arg, uint32_t *node) {
+    crew__gword *e = arg;
+    /* Relaxed: the number is written at the run's start, before any of its tasks is queued;
+     * later stores only add RAN. */
+    uint32_t i = crew__load_relaxed(&e->id) & ~CREW__GRAPH_RAN;
     *node = i;
-    return (grun *)(void *)((char *)(uintptr_t)(e - i) - offsetof(grun, e));
+    return (grun *)(void *)((char *)(e - i) - offsetof(grun, e));
 }
 
 /* Why the run must start no further node now: 0, or a CREW__GRAPH_STOP_* reason. */
@@ -72,10 +81,32 @@ static void stop(grun *r, unsigned why) {
 
 static void run_from(grun *r, uint32_t i, crew_handle h);
 
+/* One more turn of node s is owed to the caller's run_from (its submission was refused; its
+ * unit of outstanding is held): counted in s's owed, and s put on the caller's list (todo)
+ * unless it is on a list already (a list holds a node once, with all its owed turns). */
+static void owe(grun *r, uint32_t s, uint32_t *todo) {
+    /* Acq_rel: the thread that takes owed from 0 owns s's link until it takes it back to 0. */
+    if (crew__fetch_add_acq_rel(&r->e[s].owed, 1u) == 0u) {
+        r->e[s].link = *todo;
+        *todo = s;
+    }
+}
+
+/* Take one owed turn of the first node on the list todo (not empty). */
+static uint32_t pop_owed(grun *r, uint32_t *todo) {
+    uint32_t x = *todo;
+    *todo = r->e[x].link;
+    if (crew__fetch_sub_acq_rel(&r->e[x].owed, 1u) != 1u) { /* acq_rel: see owe() */
+        r->e[x].link = *todo; /* more turns owed: it stays first */
+        *todo = x;
+    }
+    return x;
+}
+
 /* Submit the m ready nodes of buf into the run's group (h), counted in outstanding first: the
  * caller holds a unit of it, so it cannot reach 0 meanwhile. */
 static void submit_ready(grun *r, const uint32_t *buf, unsigned m, crew_handle h,
-                         crew__slot *sl) {
+                         crew__slot *sl, uint32_t *todo) {
     crew_graph *g = r->g;
     crew_pool *p = g->pool;
     unsigned why = halted(p, sl, h.gen);
@@ -97,8 +128,8 @@ static void submit_ready(grun *r, const uint32_t *buf, unsigned m, crew_handle h
         if (why) {
             stop(r, why);
             crew__fetch_sub_relaxed(&r->outstanding, 1u); /* ours is held: never 0 here */
-        } else {
-            run_from(r, s, h); /* refused for want of memory, or a draining pool: run it here */
+        } else { /* refused for want of memory, or a draining pool: run it here, later */
+            owe(r, s, todo);
         }
     }
 }
@@ -107,9 +138,14 @@ static void submit_ready(grun *r, const uint32_t *buf, unsigned m, crew_handle h
 void crew__graph_run_init(grun *r) {
     const crew_graph *g = r->g;
     uint32_t n = g->n;
-    for (uint32_t i = 0; i < n; i++) /* relaxed: the block is this thread's until queued */
-        crew__store_relaxed(&r->e[i], (uint64_t)g->node[i].npred | (uint64_t)i << 32);
-    crew__store_relaxed(&r->e[n], (uint64_t)n << 32);
+    const crew__gnode *nd = g->node;
+    crew__gword *e = r->e;
+    for (uint32_t i = 0; i < n; i++) { /* relaxed: the block is this thread's until queued */
+        crew__store_relaxed(&e[i].cnt, (int32_t)nd[i].npred);
+        crew__store_relaxed(&e[i].id, i);
+    }
+    crew__store_relaxed(&e[n].cnt, 0);
+    crew__store_relaxed(&e[n].id, n);
     crew__store_relaxed(&r->outstanding, 1u); /* the source */
 }
 
@@ -133,7 +169,7 @@ static bool finish(grun *r, crew_handle h, crew__slot *sl) {
         bool by_shutdown = why & CREW__GRAPH_STOP_SHUTDOWN;
         for (uint32_t i = 0; i < g->n; i++) {
             /* Relaxed: every node's start happens-before this (outstanding's acq_rel). */
-            if (crew__load_relaxed(&r->e[i]) >> 32 & CREW__GRAPH_RAN)
+            if (crew__load_relaxed(&r->e[i].id) & CREW__GRAPH_RAN)
                 continue;
             const crew__gnode *nd = &g->node[i];
             crew__not_started(p, slot, crew__gnode_fn(nd), nd->arg, by_shutdown);
@@ -143,22 +179,51 @@ static bool finish(grun *r, crew_handle h, crew__slot *sl) {
     return false;
 }
 
+static void set_aside(grun *r, uint32_t next, crew_handle h, crew__slot *sl, uint32_t *todo);
+
+/* Node x's counter, re-armed from old (below 0), is at v: while v <= 0, its predecessors have
+ * finished for one more turn already: one more start of it, queued, and re-armed again. */
+static __attribute__((noinline, cold)) void ready_again(grun *r, uint32_t x, int32_t v,
+                                                        crew_handle h, crew__slot *sl,
+                                                        uint32_t *todo) {
+    int32_t np = (int32_t)r->g->node[x].npred;
+    while (v <= 0) {
+        set_aside(r, x, h, sl, todo);
+        v = crew__fetch_add_acq_rel(&r->e[x].cnt, np) + np; /* acq_rel: see rearm() */
+    }
+}
+
+/* Node x was just made ready by the decrement that took its counter to 0: re-arm the counter
+ * for its next turn at once (decrements that came meanwhile count for that turn). Acq_rel: a
+ * further start needs the early finishers' effects (acquire), a later finisher that counts it
+ * to 0 after this needs them too (release: the counter's RMWs form one release sequence). */
+static inline void rearm(grun *r, const crew__gnode *nodes, uint32_t x, crew_handle h,
+                         crew__slot *sl, uint32_t *todo) {
+    int32_t np = (int32_t)nodes[x].npred;
+    int32_t old = crew__fetch_add_acq_rel(&r->e[x].cnt, np);
+    if (__builtin_expect(old < 0, 0))
+        ready_again(r, x, old + np, h, sl, todo);
+}
+
 /* The successors s[0..ns) of a node that has finished, from the second on (the caller found
  * the first ready one, first, or none): each counted down, the ready ones taken in priority
  * order (the best is returned, to run next; the others are submitted in batches). all: the
  * source's roots, ready without a count. Out of line: a chain never comes here. */
 static __attribute__((noinline)) uint32_t release_rest(grun *r, const uint32_t *s, uint32_t ns,
                                                        bool all, uint32_t first, crew_handle h,
-                                                       crew__slot *sl) {
+                                                       crew__slot *sl, uint32_t *todo) {
     uint32_t best = first, *next = &best;
     const crew__gnode *nodes = r->g->node;
     uint32_t buf[BATCH];
     unsigned nb = 0;
     for (uint32_t k = 0; k < ns; k++) {
         uint32_t x = s[k];
-        /* Acq_rel: see the top of this file. Only the low half counts down. */
-        if (!all && (uint32_t)crew__fetch_sub_acq_rel(&r->e[x], 1u) != 1u)
-            continue;
+        /* Acq_rel: see the top of this file. */
+        if (!all) {
+            if (crew__fetch_sub_acq_rel(&r->e[x].cnt, 1) != 1)
+                continue;
+            rearm(r, nodes, x, h, sl, todo);
+        }
         if (*next == CREW_NODE_NONE) {
             *next = x;
             continue;
@@ -170,24 +235,24 @@ static __attribute__((noinline)) uint32_t release_rest(grun *r, const uint32_t *
         }
         buf[nb++] = x;
         if (nb == BATCH) {
-            submit_ready(r, buf, nb, h, sl);
+            submit_ready(r, buf, nb, h, sl, todo);
             nb = 0;
         }
     }
     if (nb)
-        submit_ready(r, buf, nb, h, sl);
+        submit_ready(r, buf, nb, h, sl, todo);
     return best;
 }
 
 /* Node next is ready but the pool is paused, or the run must stop: queue it (a pause holds
  * it) or leave it unstarted (reported at the end). */
 static __attribute__((noinline, cold)) void set_aside(grun *r, uint32_t next, crew_handle h,
-                                                      crew__slot *sl) {
+                                                      crew__slot *sl, uint32_t *todo) {
     unsigned why = halted(r->g->pool, sl, h.gen);
     if (why)
         stop(r, why);
     else
-        submit_ready(r, &next, 1, h, sl);
+        submit_ready(r, &next, 1, h, sl, todo);
 }
 
 /* Run node i of r and what follows it on this thread (see the top of this file); i == n: the
@@ -199,21 +264,25 @@ static void run_from(grun *r, uint32_t i, crew_handle h) {
     const uint32_t *succ = g->succ;
     const uint32_t n = g->n;
     crew__slot *sl = h.slot != 0 ? crew__slot_at(&p->groups, crew__slot_index(h.slot)) : NULL;
+    uint32_t list = CREW_NODE_NONE, *todo = &list; /* turns owed (see owe()), run below */
     /* Relaxed: this run's group was opened before any of its tasks ran (see halted()). */
     _Atomic uint32_t *cancelled_gen = sl ? &sl->cancelled_gen : NULL;
+    /* Without a group: a word of this thread that never holds h.gen (the loop tests no NULL). */
+    _Atomic uint32_t never_cancelled = h.gen + 1u;
+    if (!cancelled_gen)
+        cancelled_gen = &never_cancelled;
     for (;;) {
         uint32_t next = CREW_NODE_NONE;
         if (__builtin_expect(i == n, 0)) { /* the source starts every root */
             const crew__gnode *src = &nodes[n];
-            next = release_rest(r, succ + src->first, src->nsucc, true, next, h, sl);
+            next = release_rest(r, succ + src->first, src->nsucc, true, next, h, sl, todo);
         }
         while (__builtin_expect(i != n, 1)) {
             const crew__gnode *nd = &nodes[i];
             uint32_t ns = nd->nsucc;
             const uint32_t *s = succ + nd->first;
-            /* Relaxed: its own word; every predecessor has counted it down already. */
-            crew__store_relaxed(&r->e[i],
-                                (uint64_t)nd->npred | (uint64_t)(i | CREW__GRAPH_RAN) << 32);
+            /* Relaxed: see crew__gword. */
+            crew__store_relaxed(&r->e[i].id, i | CREW__GRAPH_RAN);
             if (__builtin_expect(ns & CREW__GNODE_COND, 0)) {
                 uint32_t c = nd->f.cond(nd->arg);
                 next = c < (ns & CREW__GNODE_SUCC) ? s[c] : CREW_NODE_NONE;
@@ -223,22 +292,23 @@ static void run_from(grun *r, uint32_t i, crew_handle h) {
                 next = CREW_NODE_NONE;
                 while (k < ns) { /* acq_rel: see the top of this file */
                     uint32_t x = s[k++];
-                    if ((uint32_t)crew__fetch_sub_acq_rel(&r->e[x], 1u) == 1u) {
+                    if (crew__fetch_sub_acq_rel(&r->e[x].cnt, 1) == 1) {
+                        rearm(r, nodes, x, h, sl, todo);
                         next = x;
                         break;
                     }
                 }
                 if (__builtin_expect(k < ns, 0))
-                    next = release_rest(r, s + k, ns - k, false, next, h, sl);
+                    next = release_rest(r, s + k, ns - k, false, next, h, sl, todo);
             }
             if (next == CREW_NODE_NONE)
                 break;
             /* Relaxed: see struct crew_pool (cancelling, paused) and halted(). */
             if (__builtin_expect(crew__load_relaxed(&p->cancelling) |
                                      crew__load_relaxed(&p->paused) |
-                                     (cancelled_gen && crew__load_relaxed(cancelled_gen) == h.gen),
+                                     (crew__load_relaxed(cancelled_gen) == h.gen),
                                  0)) {
-                set_aside(r, next, h, sl);
+                set_aside(r, next, h, sl, todo);
                 next = CREW_NODE_NONE;
                 break;
             }
@@ -246,16 +316,29 @@ static void run_from(grun *r, uint32_t i, crew_handle h) {
         }
         if (i == n && next != CREW_NODE_NONE) { /* the source's first root */
             if (halted(p, sl, h.gen) || crew__load_relaxed(&p->paused)) { /* relaxed: above */
-                set_aside(r, next, h, sl);
+                set_aside(r, next, h, sl, todo);
             } else {
                 i = next;
                 continue;
             }
         }
-        /* This node's unit; acq_rel: see the top of this file. */
-        if (crew__fetch_sub_acq_rel(&r->outstanding, 1u) != 1u || !finish(r, h, sl))
-            return;
-        i = n; /* the next repetition */
+        for (;;) {
+            /* This chain's unit; acq_rel: see the top of this file. Never the last while a
+             * turn is owed: each holds a unit. */
+            if (crew__fetch_sub_acq_rel(&r->outstanding, 1u) == 1u) {
+                if (!finish(r, h, sl))
+                    return;
+                i = n; /* the next repetition */
+                break;
+            }
+            if (__builtin_expect(list == CREW_NODE_NONE, 1))
+                return;
+            i = pop_owed(r, todo); /* a refused node's turn: here, in this loop, no deeper */
+            unsigned why = halted(p, sl, h.gen);
+            if (!why)
+                break;
+            stop(r, why); /* left unstarted; its unit is given up in the next round */
+        }
     }
 }
 

@@ -163,6 +163,86 @@ TEST(Graph, ConditionClosesALoop) {
     crew_destroy(p);
 }
 
+// A plain successor B of a node A inside a condition loop: A finishes again while B (a worse
+// priority than the condition) is still queued. Each turn of A must count for one turn of B,
+// and B's early counts must not corrupt the run (they once underflowed into B's number).
+std::atomic<long> lp_a{0}, lp_b{0}, lp_d{0}, lp_turns{0};
+void lp_fa(void *) { lp_a.fetch_add(1); }
+void lp_fb(void *) { lp_b.fetch_add(1); }
+void lp_fd(void *) { lp_d.fetch_add(1); }
+void lp_init(void *) {}
+uint32_t lp_cond(void *limit) {
+    return lp_turns.fetch_add(1) % *static_cast<long *>(limit) < *static_cast<long *>(limit) - 1
+               ? 0u
+               : 1u;
+}
+
+TEST(Graph, PlainSuccessorOfALoopNodeRunsEveryTurn) {
+    for (unsigned threads : {1u, 2u}) {
+        crew_pool *p = make_pool(threads);
+        long limit = 50;
+        lp_a = 0, lp_b = 0, lp_d = 0, lp_turns = 0;
+        crew_graph *g;
+        crew_node I, A, B, C, D;
+        ASSERT_EQ(crew_graph_create(p, &g), CREW_OK);
+        ASSERT_EQ(crew_graph_add(g, lp_init, nullptr, 0, &I), CREW_OK);
+        ASSERT_EQ(crew_graph_add(g, lp_fa, nullptr, 0, &A), CREW_OK);
+        ASSERT_EQ(crew_graph_add(g, lp_fb, nullptr, 5, &B), CREW_OK); // worse than C: queued
+        ASSERT_EQ(crew_graph_add_condition(g, lp_cond, &limit, 0, &C), CREW_OK);
+        ASSERT_EQ(crew_graph_add(g, lp_fd, nullptr, 0, &D), CREW_OK);
+        ASSERT_EQ(crew_graph_precede(g, I, A), CREW_OK);
+        ASSERT_EQ(crew_graph_precede(g, A, B), CREW_OK);
+        ASSERT_EQ(crew_graph_precede(g, A, C), CREW_OK);
+        ASSERT_EQ(crew_graph_precede(g, C, A), CREW_OK); // index 0: again
+        ASSERT_EQ(crew_graph_precede(g, C, D), CREW_OK); // index 1: out
+        for (long k = 1; k <= 4; k++) {
+            run_and_wait(p, g);
+            EXPECT_EQ(lp_a.load(), limit * k) << threads << " threads";
+            EXPECT_EQ(lp_b.load(), limit * k) << threads << " threads";
+            EXPECT_EQ(lp_d.load(), k) << threads << " threads";
+        }
+        ASSERT_EQ(crew_graph_destroy(g), CREW_OK);
+        crew_destroy(p);
+    }
+}
+
+// A draining shutdown refuses every submission: a run already started must still run every
+// node, on the threads it has, however long the chain of refused successors (a comb: each
+// spine node's first successor, a leaf, runs inline; the next spine node is refused). Such
+// refusals once nested one call per tooth and overflowed the stack.
+crew_pool *comb_pool;
+std::atomic<long> comb_ran{0};
+void comb_noop(void *) {}
+void comb_f(void *) { comb_ran.fetch_add(1); }
+void comb_first(void *) {
+    while (crew_submit(comb_pool, comb_noop, nullptr, 0, nullptr) != CREW_ESHUTDOWN)
+        std::this_thread::yield(); // until the shutdown below has begun draining
+    comb_ran.fetch_add(1);
+}
+
+TEST(Graph, DrainingShutdownRunsALongCombOfRefusedNodes) {
+    const long teeth = 100000; // the old code overflowed an 8 MiB stack at about 54000
+    crew_pool *p = comb_pool = make_pool(2);
+    comb_ran = 0;
+    crew_graph *g;
+    crew_node prev, leaf, spine;
+    ASSERT_EQ(crew_graph_create(p, &g), CREW_OK);
+    ASSERT_EQ(crew_graph_add(g, comb_first, nullptr, 0, &prev), CREW_OK);
+    for (long i = 0; i < teeth; i++) {
+        ASSERT_EQ(crew_graph_add(g, comb_f, nullptr, 0, &leaf), CREW_OK);
+        ASSERT_EQ(crew_graph_add(g, comb_f, nullptr, 0, &spine), CREW_OK);
+        ASSERT_EQ(crew_graph_precede(g, prev, leaf), CREW_OK); // first: runs inline
+        ASSERT_EQ(crew_graph_precede(g, prev, spine), CREW_OK); // submitted: refused
+        prev = spine;
+    }
+    crew_handle h = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_graph_run(g, &h), CREW_OK);
+    EXPECT_EQ(crew_shutdown(p, CREW_DRAIN), CREW_OK);
+    EXPECT_EQ(comb_ran.load(), 2 * teeth + 1);
+    EXPECT_EQ(crew_graph_destroy(g), CREW_OK);
+    crew_destroy(p);
+}
+
 TEST(Graph, CycleIsRefusedNamingItsNodes) {
     crew_pool *p = make_pool(1);
     Built b(p, 5);
@@ -180,6 +260,76 @@ TEST(Graph, CycleIsRefusedNamingItsNodes) {
     b.recs[1].preds.pop_back();
     run_and_wait(p, b.g);
     b.expect_runs(1);
+    crew_destroy(p);
+}
+
+TEST(Graph, ALongCycleIsToldByItsEdges) {
+    crew_pool *p = make_pool(1);
+    Built b(p, 11); // 0 -> 1 -> ... -> 10 -> 1: a cycle of 10 nodes, longer than the text's 8
+    for (size_t i = 0; i < 10; i++)
+        b.edge(i, i + 1);
+    b.edge(10, 1);
+    crew_handle h = CREW_HANDLE_NONE;
+    EXPECT_EQ(crew_graph_run(b.g, &h), CREW_EINVAL);
+    std::string e = crew_last_error();
+    size_t open = e.find('('), close = e.rfind(')');
+    ASSERT_NE(open, std::string::npos) << e;
+    ASSERT_NE(close, std::string::npos) << e;
+    std::string path = e.substr(open + 1, close - open - 1); // "a -> b -> ... -> h -> ..."
+    std::vector<long> nodes;
+    size_t at = 0;
+    while (at < path.size() && path.compare(at, 3, "...") != 0) {
+        nodes.push_back(std::stol(path.substr(at)));
+        size_t arrow = path.find(" -> ", at);
+        ASSERT_NE(arrow, std::string::npos) << e;
+        at = arrow + 4;
+    }
+    EXPECT_EQ(path.substr(at), "...") << e; // a part of the cycle
+    ASSERT_EQ(nodes.size(), 8u) << e;
+    for (size_t k = 0; k + 1 < nodes.size(); k++) { // every arrow printed is an edge
+        long a = nodes[k], c = nodes[k + 1];
+        EXPECT_TRUE(c == a + 1 || (a == 10 && c == 1)) << a << " -> " << c << " in " << e;
+    }
+    char named[32];
+    std::snprintf(named, sizeof named, "node %ld is on it", nodes[0]);
+    EXPECT_NE(e.find(named), std::string::npos) << e;
+    crew_destroy(p);
+}
+
+std::atomic<int> nw_ran{0};
+void nw_f(void *) { nw_ran.fetch_add(1); }
+uint32_t nw_cond(void *) {
+    nw_ran.fetch_add(1);
+    return 0;
+}
+
+TEST(Graph, ALoopWithNoWayInIsRefused) {
+    crew_pool *p = make_pool(1);
+    nw_ran = 0;
+    crew_graph *g;
+    crew_node R, X, C, E;
+    ASSERT_EQ(crew_graph_create(p, &g), CREW_OK);
+    ASSERT_EQ(crew_graph_add(g, nw_f, nullptr, 0, &R), CREW_OK);
+    ASSERT_EQ(crew_graph_add(g, nw_f, nullptr, 0, &X), CREW_OK);
+    ASSERT_EQ(crew_graph_add_condition(g, nw_cond, nullptr, 0, &C), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(g, R, X), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(g, X, C), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(g, C, R), CREW_OK); // R -> X -> C? -> R: no way in
+    crew_handle h = CREW_HANDLE_NONE;
+    EXPECT_EQ(crew_graph_run(g, &h), CREW_EINVAL);
+    std::string e = crew_last_error();
+    EXPECT_NE(e.find("crew_graph_run"), std::string::npos) << e;
+    EXPECT_NE(e.find("entry node"), std::string::npos) << e;
+    EXPECT_EQ(h.slot, 0u); // nothing opened
+    EXPECT_EQ(crew_graph_run_n(g, 2, &h), CREW_EINVAL);
+    EXPECT_EQ(nw_ran.load(), 0);
+    // An entry node before the loop, and a way out: it runs.
+    ASSERT_EQ(crew_graph_add(g, nw_f, nullptr, 0, &E), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(g, E, R), CREW_OK);
+    ASSERT_EQ(crew_graph_remove_edge(g, C, R), CREW_OK);
+    run_and_wait(p, g);
+    EXPECT_EQ(nw_ran.load(), 4);
+    ASSERT_EQ(crew_graph_destroy(g), CREW_OK);
     crew_destroy(p);
 }
 
