@@ -48,8 +48,10 @@ for t in "$build"/tests/test_*; do
     [ -x "$t" ] || continue
     # crew_create defined in a static link (T, or t: the static library's names are hidden, so
     # local in the program) or imported from the shared library (U); without nm (binutils,
-    # which gcc needs), every binary runs with every scheduler.
-    if ! command -v nm >/dev/null || nm "$t" 2>/dev/null | grep -qE ' [TtU] crew_create$'; then
+    # which gcc needs), every binary runs with every scheduler. grep reads all of nm's output (no
+    # -q): under pipefail, nm killed by an early exit of grep would read as "not found".
+    if ! command -v nm >/dev/null ||
+        nm "$t" 2>/dev/null | grep -E ' [TtU] crew_create$' >/dev/null; then
         for sched in $schedulers; do
             list+=("$(basename "$t") $sched")
         done
