@@ -11,11 +11,11 @@ usage() {
 usage: bench/check_ratios.sh [-q] REPORT.md...
 Recomputes every ratio in a benchmark report from the medians printed beside it (Fig. 7, the
 peer and strategy tables, the primitives, HTTP, the sizing study, the blocking mixes, the I/O
-time-outs, the slot search, the summary and the goals table) and prints each that disagrees
-with its medians beyond their rounding, and each summary row whose "leads" contradicts its
-figures. Reports written before ratios were taken from the medians (no "Every ratio beside two
-medians" line in the header) print medians of run-by-run ratios in some tables: there only a
-ratio on the other side of 1 from its medians is an error.
+time-outs, the slot search, the summary, the goals table and the task graphs' goals) and
+prints each that disagrees with its medians beyond their rounding, and each summary row whose
+"leads" contradicts its figures. Reports written before ratios were taken from the medians
+(no "Every ratio beside two medians" line in the header) print medians of run-by-run ratios in
+some tables: there only a ratio on the other side of 1 from its medians is an error.
   -q           print only the errors and the final count
   -h, --help   this text
 Exit status: 0 if every ratio agrees, 1 if one does not, 2 on a bad argument.

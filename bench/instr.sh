@@ -11,15 +11,23 @@
 #                                             (crew-group) with a crew_notify callback on it
 #                                             (crew-notify), and the peers; then crew_submit
 #                                             with monitoring off and on, and one array)
+#        bench/instr.sh --graph [--quick]      instructions per node of a task graph's run: a
+#                                             chain of 100,000 empty nodes (--quick 20,000) on
+#                                             one thread, run 3 times and once (bench_graph
+#                                             --instr), the difference over 2 x the nodes; for
+#                                             crew_graph, the same by hand on groups, oneTBB
 #   --quick: fewer tasks; -h, --help: this text
 set -euo pipefail
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; } # this header
 case ${1:-} in -h | --help) usage; exit 0 ;; esac
-small=2000 big=102000 quick=0
-if [ "${1:-}" = "--quick" ]; then
-    small=1000 big=11000 quick=1
-    shift
-fi
+small=2000 big=102000 quick=0 graph=0
+while [ $# -gt 0 ]; do
+    case $1 in
+    --quick) small=1000 big=11000 quick=1; shift ;;
+    --graph) graph=1; shift ;;
+    *) break ;;
+    esac
+done
 for arg in "$@"; do
     case $arg in -*) echo "bench/instr.sh: unknown option '$arg'" >&2; usage >&2; exit 2 ;; esac
 done
@@ -40,6 +48,35 @@ count() { # peer n -> total instructions, or nothing if the peer is absent
         -n "$2" >/dev/null 2>&1
     awk '/^(summary|totals):/ {print $2; exit}' "$tmp/out"
 }
+# A task graph's run, per node: bench_graph --instr N builds a chain of N nodes on one thread
+# and runs it R times; (Ir(R = 3) - Ir(R = 1)) / (2 N) leaves out the build and the first run
+# (which for crew_graph also builds the successor lists): the cost of running a built graph.
+if [ $graph = 1 ]; then
+    gbin=build/release/bench/bench_graph
+    nodes=100000
+    [ $quick = 1 ] && nodes=20000
+    count_graph() { # lib runs -> total instructions, or nothing
+        valgrind --tool=callgrind --callgrind-out-file="$tmp/out" "$gbin" --libs "$1" \
+            --instr "$nodes" --reps "$2" >/dev/null 2>&1 || return 0
+        awk '/^(summary|totals):/ {print $2; exit}' "$tmp/out"
+    }
+    printf '%-34s %12s\n' "task graph run, chain, one thread" "instr/node"
+    for lib in crew groups onetbb; do
+        a="" b=""
+        if [ -x "$gbin" ] && "$gbin" --libs "$lib" --instr 10 --reps 1 >/dev/null 2>&1; then
+            a=$(count_graph "$lib" 1)
+            b=$(count_graph "$lib" 3)
+        fi
+        if [ -z "$a" ] || [ -z "$b" ]; then
+            printf '%-34s %12s\n' "$lib" "n/a (not built)"
+            continue
+        fi
+        awk -v l="$lib" -v a="$a" -v b="$b" -v n="$nodes" \
+            'BEGIN { printf "%-34s %12.0f\n", l, (b - a) / (2 * n) }'
+    done
+    exit 0
+fi
+
 printf '%-18s %12s\n' peer "instr/task"
 for p in "${peers[@]}"; do
     a=$(count "$p" "$small")

@@ -39,11 +39,13 @@ if [ $quick = 1 ]; then
     prim_args="-r 3 -s 10,1000,100000" http_runs=3 http_secs=1
     http_eps="/static,/slow?ms=5"
     sizing_args="-q" timer_args="-q" timer_secs=0.3
+    graph_scale=0.02 graph_reps=2 graph_size="a fiftieth of the full size"
 else
     repeats=9 work=20000 empty_n=1000000 peers_args="-r 5"
     prim_args="-r 5 -s 10,1000,100000,10000000,100000000" http_runs=5 http_secs=2
     http_eps="/static,/cpu?n=20000,/slow?ms=5"
     sizing_args="" timer_args="-r 3" timer_secs=10
+    graph_scale=1 graph_reps=3 graph_size="full size"
 fi
 cores=$(nproc)
 # The peers section's providers: bench_peers' defaults and crew-join (fib and skynet through
@@ -212,6 +214,121 @@ step "parallel primitives: sum and filter over n doubles"
 # shellcheck disable=SC2086
 "$bin/bench_primitives" $prim_args | tee -a "$report"
 printf '```\n\n' >>"$report"
+
+step "task graphs: crew_graph against the same graph on groups and oneTBB's flow graph"
+{
+    echo "## Task graphs: crew_graph against groups by hand and oneTBB's flow graph"
+    echo
+    echo "Taskflow's published shapes of empty nodes, at $graph_size: a linear chain, a binary"
+    echo "tree, a wavefront (each cell after its left and upper neighbour) and a random DAG of 4"
+    echo "edges a node, on 1 and $cores threads. crew: crew_graph_* (crew's workers run the nodes,"
+    echo "the caller waits asleep); groups: the same graph written by hand on crew's groups (a"
+    echo "counter per node, reset at each run; a node's task submits each successor whose counter"
+    echo "it takes to zero into the run's group); onetbb: continue_node, make_edge, try_put and"
+    echo "wait_for_all in a task_arena of as many threads (the caller one of them). Build: ns per"
+    echo "node added and per edge added; run1, run2: ns per node of the first and a second run"
+    echo "(crew's first run also builds its successor lists); B/node, B/edge: resident memory"
+    echo "once the nodes are added, and what the edges and the first run add, counted in a child"
+    echo "process; 2at1: two runs of one graph started at once from two threads over the same two"
+    echo "one after the other (a flow graph's runs would merge, so onetbb has none)."
+    echo "Medians of $graph_reps runs, interleaved across the libraries."
+    echo
+    echo '```'
+} >>"$report"
+"$bin/bench_graph" --scale "$graph_scale" --threads "1,$cores" --reps "$graph_reps" \
+    --csv "$out/graph.csv" | tee "$out/graph.txt" | tee -a "$report"
+printf '```\n\n' >>"$report"
+{
+    echo "Instructions per node of a run of a built graph, counted by callgrind (bench/instr.sh"
+    echo "--graph: a chain on one thread, three runs less one, over twice its nodes):"
+    echo
+    echo '```'
+} >>"$report"
+if [ $quick = 1 ]; then
+    bench/instr.sh --graph --quick | tee "$out/graph_instr.txt"
+else
+    bench/instr.sh --graph | tee "$out/graph_instr.txt"
+fi
+cat "$out/graph_instr.txt" >>"$report"
+printf '```\n\n' >>"$report"
+# The goals, each from this run's figures (graph.csv, graph_instr.txt): run time against
+# oneTBB at the most threads, build time, memory, overlapping runs, instructions per node.
+awk -v cores="$cores" '
+    function med(k,   n, i, j, x, a) { # as bench_graph takes it: the middle, or the mean of two
+        n = cnt[k]; if (!n) return -1
+        for (i = 1; i <= n; i++) a[i] = val[k, i]
+        for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
+            if (a[j] < a[i]) { x = a[i]; a[i] = a[j]; a[j] = x }
+        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    }
+    function row(what, fig, goal, met) { printf "| %s | %s | %s | %s |\n", what, fig, goal, met }
+    FILENAME ~ /graph\.csv$/ && FNR > 1 {
+        split($0, f, ",")
+        if (!(f[1] in seen)) { seen[f[1]]; order[++ns] = f[1] }
+        nodes[f[1]] = f[4]; edges[f[1]] = f[5]
+        if (f[6] < 0) { bn[f[1], f[2]] = f[7]; be[f[1], f[2]] = f[8]; next }
+        if (f[3] + 0 > top) top = f[3] + 0
+        k = f[1] SUBSEP f[2] SUBSEP f[3]
+        cnt[k "run2"]++; val[k "run2", cnt[k "run2"]] = f[10]
+        cnt[k "ov"]++; val[k "ov", cnt[k "ov"]] = f[11]
+        if (f[2] == "crew") {
+            cnt[f[1] "bn"]++; val[f[1] "bn", cnt[f[1] "bn"]] = f[7]
+            cnt[f[1] "be"]++; val[f[1] "be", cnt[f[1] "be"]] = f[8]
+        }
+        next
+    }
+    FILENAME ~ /graph_instr\.txt$/ && $NF ~ /^[0-9]+$/ { ins[$1] = $NF; next }
+    END {
+        print "Task graph goals, each from this run (ratios: medians, crew over oneTBB; below 1"
+        print "crew is faster):"
+        print ""
+        print "| goal | this run | goal | met |"
+        print "|---|---|---|---|"
+        for (s = 1; s <= ns; s++) {
+            sh = order[s]
+            c = med(sh SUBSEP "crew" SUBSEP top "run2"); t = med(sh SUBSEP "onetbb" SUBSEP top "run2")
+            what = sh ", second run at " top " threads, crew / oneTBB time"
+            if (c <= 0 || t <= 0) { row(what, "n/a (" (c <= 0 ? "crew" : "onetbb") " did not run)", "<= 0.5x", "n/a"); continue }
+            r = sprintf("%.2f", c / t)
+            row(what, sprintf("%sx (crew %.1f ns/node, onetbb %.1f ns/node)", r, c, t), "<= 0.5x",
+                r + 0 <= 0.5 ? "met" : "not met")
+        }
+        # Build and memory: the worst shape.
+        wn = -1; we = -1; wm = -1
+        for (s = 1; s <= ns; s++) {
+            sh = order[s]
+            x = med(sh "bn"); if (x > wn) { wn = x; wns = sh }
+            x = med(sh "be"); if (edges[sh] > 0 && x > we) { we = x; wes = sh }
+            if ((sh, "crew") in bn) {
+                used = bn[sh, "crew"] * nodes[sh] + be[sh, "crew"] * edges[sh]
+                x = used / (64 * nodes[sh] + 8 * edges[sh])
+                if (x > wm) { wm = x; wms = sh }
+            }
+        }
+        if (wn < 0) row("crew build, ns per node (worst shape)", "n/a (not run)", "<= 60", "n/a")
+        else row("crew build, ns per node (worst shape)", sprintf("%.1f (%s)", wn, wns), "<= 60",
+            sprintf("%.1f", wn) + 0 <= 60 ? "met" : "not met")
+        if (we < 0) row("crew build, ns per edge (worst shape)", "n/a (not run)", "<= 15", "n/a")
+        else row("crew build, ns per edge (worst shape)", sprintf("%.1f (%s)", we, wes), "<= 15",
+            sprintf("%.1f", we) + 0 <= 15 ? "met" : "not met")
+        if (wm < 0) row("crew memory, share of 64 B/node + 8 B/edge (worst shape)", "n/a (not counted)", "<= 1", "n/a")
+        else row("crew memory, share of 64 B/node + 8 B/edge (worst shape)",
+            sprintf("%.2f (%s: %s B/node, %s B/edge)", wm, wms, bn[wms, "crew"], be[wms, "crew"]),
+            "<= 1", sprintf("%.2f", wm) + 0 <= 1 ? "met" : "not met")
+        wo = -1
+        for (s = 1; s <= ns; s++) {
+            x = med(order[s] SUBSEP "crew" SUBSEP top "ov"); if (x > wo) { wo = x; wos = order[s] }
+        }
+        if (wo < 0) row("two runs at once / one after the other, " top " threads (worst shape)", "n/a (not run)", "<= 1.1", "n/a")
+        else row("two runs at once / one after the other, " top " threads (worst shape)",
+            sprintf("%.2f (%s)", wo, wos), "<= 1.1", sprintf("%.2f", wo) + 0 <= 1.1 ? "met" : "not met")
+        if (!("crew" in ins)) row("instructions per node, chain, one thread", "n/a (not counted)", "<= 65", "n/a")
+        else row("instructions per node, chain, one thread", ins["crew"] " (groups " \
+            (("groups" in ins) ? ins["groups"] : "n/a") ", onetbb " (("onetbb" in ins) ? ins["onetbb"] : "n/a") ")",
+            "<= 65", ins["crew"] + 0 <= 65 ? "met" : "not met")
+    }' "$out/graph.csv" "$out/graph_instr.txt" | tee -a "$report"
+echo >>"$report"
+plots_here graph
 
 step "the HTTP example under wrk (a server on a pool, as in Xu & Bode and Palaniappan et al.)"
 {
