@@ -64,17 +64,25 @@ const char usage_text[] =
     "  --mem LIB      (used by the program itself) print LIB's bytes per node and per edge for\n"
     "                 the first of --shapes and exit: the child process that counts memory\n"
     "  -h, --help     this text\n"
-    "  Columns: build ns per node (adding the nodes) and per edge (adding the edges); run1 and\n"
-    "  run2 ns per node (crew's first run also builds its successor lists); B/node: memory\n"
-    "  held once the nodes are added, over the nodes; B/edge: what the edges and the first run\n"
-    "  add, over the edges (both counted as resident memory in a child process, so every\n"
-    "  allocator counts); 2at1: the time of two runs started at once from two threads over\n"
-    "  the same two runs one after the other (a flow graph's runs cannot overlap: '-').\n"
+    "  Columns: build ns per node (adding the nodes) and per edge (adding the edges), in CPU\n"
+    "  time of the building thread (steady on a loaded machine); run1 and run2 ns per node,\n"
+    "  wall time (crew's first run also builds its successor lists); B/node: memory held once\n"
+    "  the nodes are added, over the nodes; B/edge: what the edges and the first run add, over\n"
+    "  the edges (both counted as resident memory in a child process, so every allocator\n"
+    "  counts); 2at1: the time of two runs started at once from two threads over the same two\n"
+    "  runs one after the other (a flow graph's runs cannot overlap: '-').\n"
     "  Exit status 0, 2 on a bad option.\n";
 
 double now_s() {
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+// The calling thread's CPU time: building runs on it alone, so this is what building costs,
+// the same as the wall time on a quiet machine and steadier on a loaded one.
+double cpu_s() {
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
@@ -357,22 +365,24 @@ struct Times {
     double build_node, build_edge, run1, run2, overlap; // overlap < 0: not measured
 };
 
-// The one timing loop: build (nodes, then edges), run a first and a second time, then two runs
-// one after the other against the same two started at once from this thread and a second one.
+// The one timing loop: build (nodes, then edges: the caller's CPU time), run a first and a
+// second time (wall time), then two runs one after the other against the same two started at
+// once from this thread and a second one.
 Times measure(Impl &g, const Shape &s) {
     Times r;
-    double t0 = now_s();
+    double t0 = cpu_s();
     g.add_nodes(s);
-    double t1 = now_s();
+    double t1 = cpu_s();
     g.add_edges(s);
-    double t2 = now_s();
+    double t2 = cpu_s();
+    double t2w = now_s();
     g.run(0);
     double t3 = now_s();
     g.run(0);
     double t4 = now_s();
     r.build_node = (t1 - t0) * 1e9 / s.n;
     r.build_edge = s.edges.empty() ? 0 : (t2 - t1) * 1e9 / double(s.edges.size());
-    r.run1 = (t3 - t2) * 1e9 / s.n;
+    r.run1 = (t3 - t2w) * 1e9 / s.n;
     r.run2 = (t4 - t3) * 1e9 / s.n;
     r.overlap = -1;
     if (!g.overlaps())
