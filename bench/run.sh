@@ -44,7 +44,9 @@ else
     repeats=9 work=20000 empty_n=1000000 peers_args="-r 5"
     prim_args="-r 5 -s 10,1000,100000,10000000,100000000" http_runs=5 http_secs=2
     http_eps="/static,/cpu?n=20000,/slow?ms=5"
-    sizing_args="" timer_args="-r 3" timer_secs=10
+    # The sizing study at 3 rounds (its default is 5): the same answers in three fifths of the
+    # time (docs/benchmarks.md, "How long the report takes").
+    sizing_args="-r 3" timer_args="-r 3" timer_secs=10
     graph_scale=1 graph_reps=3 graph_size="full size"
 fi
 cores=$(nproc)
@@ -226,7 +228,8 @@ step "task graphs: crew_graph against the same graph on groups and oneTBB's flow
     echo "counter per node, reset at each run; a node's task submits each successor whose counter"
     echo "it takes to zero into the run's group); onetbb: continue_node, make_edge, try_put and"
     echo "wait_for_all in a task_arena of as many threads (the caller one of them). Build: ns per"
-    echo "node added and per edge added; run1, run2: ns per node of the first and a second run"
+    echo "node added and per edge added (CPU time of the building thread); run1, run2: ns per"
+    echo "node of the first and a second run"
     echo "(crew's first run also builds its successor lists); B/node, B/edge: resident memory"
     echo "once the nodes are added, and what the edges and the first run add, counted in a child"
     echo "process; 2at1: two runs of one graph started at once from two threads over the same two"
