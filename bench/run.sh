@@ -47,7 +47,7 @@ else
     # The sizing study at 3 rounds (its default is 5): the same answers in three fifths of the
     # time (docs/benchmarks.md, "How long the report takes").
     sizing_args="-r 3" timer_args="-r 3" timer_secs=10
-    graph_scale=1 graph_reps=3 graph_size="full size"
+    graph_scale=1 graph_reps=3 graph_size="full size: 10^6 in the chain, 2^20 - 1 in the tree, 1024 x 1024, 10^5 x 4 edges"
 fi
 cores=$(nproc)
 # The peers section's providers: bench_peers' defaults and crew-join (fib and skynet through
@@ -221,19 +221,18 @@ step "task graphs: crew_graph against the same graph on groups and oneTBB's flow
 {
     echo "## Task graphs: crew_graph against groups by hand and oneTBB's flow graph"
     echo
-    echo "Taskflow's published shapes of empty nodes, at $graph_size: a linear chain, a binary"
-    echo "tree, a wavefront (each cell after its left and upper neighbour) and a random DAG of 4"
-    echo "edges a node, on 1 and $cores threads. crew: crew_graph_* (crew's workers run the nodes,"
-    echo "the caller waits asleep); groups: the same graph written by hand on crew's groups (a"
-    echo "counter per node, reset at each run; a node's task submits each successor whose counter"
-    echo "it takes to zero into the run's group); onetbb: continue_node, make_edge, try_put and"
-    echo "wait_for_all in a task_arena of as many threads (the caller one of them). Build: ns per"
-    echo "node added and per edge added (CPU time of the building thread); run1, run2: ns per"
-    echo "node of the first and a second run"
-    echo "(crew's first run also builds its successor lists); B/node, B/edge: resident memory"
-    echo "once the nodes are added, and what the edges and the first run add, counted in a child"
-    echo "process; 2at1: two runs of one graph started at once from two threads over the same two"
-    echo "one after the other (a flow graph's runs would merge, so onetbb has none)."
+    echo "Taskflow's published shapes of empty nodes ($graph_size): a linear chain, a binary tree,"
+    echo "a wavefront (each cell after its left and upper neighbour) and a random DAG of 4 edges a"
+    echo "node, on 1 and $cores threads. crew: crew_graph_* (crew's workers run the nodes, the"
+    echo "caller waits asleep); groups: the same graph written by hand on crew's groups (a counter"
+    echo "per node, reset at each run; a node's task submits each successor whose counter it takes"
+    echo "to zero into the run's group); onetbb: continue_node, make_edge, try_put and wait_for_all"
+    echo "in a task_arena of as many threads (the caller one of them). Build: ns per node added and"
+    echo "per edge added (CPU time of the building thread); run1, run2: ns per node of the first"
+    echo "and a second run (crew's first run also builds its successor lists); B/node, B/edge:"
+    echo "resident memory once the nodes are added, and what the edges and the first run add,"
+    echo "counted in a child process; 2at1: two runs of one graph started at once from two threads"
+    echo "over the same two one after the other (a flow graph's runs would merge: onetbb has none)."
     echo "Medians of $graph_reps runs, interleaved across the libraries."
     echo
     echo '```'
