@@ -10,7 +10,7 @@ set -euo pipefail
 usage() {
     cat <<'EOF'
 usage: bench/run.sh [--quick]
-Runs every benchmark section (about 20 minutes on 2 cores) and writes the report,
+Runs every benchmark section (about 19 minutes on 2 cores) and writes the report,
 bench/results/<date>-<host>/report.md, with the raw CSV files and the plots beside it.
   --quick      fewer runs and smaller work, for a smoke test (80-110 s on 2 cores)
   -h, --help   this text
@@ -38,15 +38,15 @@ if [ $quick = 1 ]; then
     repeats=3 work=5000 empty_n=200000 peers_args="-r 3 -n 100000 -R 2000 -f 22 -m 50000 -D 5"
     prim_args="-r 3 -s 10,1000,100000" http_runs=3 http_secs=1
     http_eps="/static,/slow?ms=5"
-    sizing_args="-q" timer_args="-q" timer_secs=0.3
+    sizing_args="-q" timer_args="-q" timer_secs=0.3 io_rounds=""
     graph_scale=0.02 graph_reps=2 graph_size="a fiftieth of the full size"
 else
     repeats=9 work=20000 empty_n=1000000 peers_args="-r 5"
-    prim_args="-r 5 -s 10,1000,100000,10000000,100000000" http_runs=5 http_secs=2
+    prim_args="-r 5 -s 10,1000,100000,10000000,100000000" http_runs=3 http_secs=2
     http_eps="/static,/cpu?n=20000,/slow?ms=5"
-    # The sizing study at 3 rounds (its default is 5): the same answers in three fifths of the
-    # time (docs/benchmarks.md, "How long the report takes").
-    sizing_args="-r 3" timer_args="-r 3" timer_secs=10
+    # The sizing study, HTTP and the I/O time-outs at 3 rounds (their defaults are 5): the same
+    # answers in three fifths of the time (docs/benchmarks.md, "How long the report takes").
+    sizing_args="-r 3" timer_args="-r 3" timer_secs=10 io_rounds="-r 3"
     graph_scale=1 graph_reps=3 graph_size="full size: 10^6 in the chain, 2^20 - 1 in the tree, 1024 x 1024, 10^5 x 4 edges"
 fi
 cores=$(nproc)
@@ -341,7 +341,7 @@ step "the HTTP example under wrk (a server on a pool, as in Xu & Bode and Palani
     echo "serves /slow (a request that sleeps) on CREW_TASK_BLOCKING tasks, as README advises;"
     echo "pool -B and pool x16 -B let it sleep on the workers, to show the difference."
     [ $quick = 1 ] &&
-        echo "Quick mode: $http_runs runs per cell instead of 5, $http_secs s each, $http_eps only."
+        echo "Quick mode: $http_runs runs per cell, $http_secs s each, $http_eps only."
     echo
     echo '```'
 } >>"$report"
@@ -421,7 +421,7 @@ step "I/O-bound tasks with time-outs, crew vs Boost.Asio (Jue)"
     echo
     echo '```'
 } >>"$report"
-io_args=""
+io_args=$io_rounds
 [ $quick = 1 ] && io_args="-q"
 # shellcheck disable=SC2086
 "$bin/io_timeouts" $io_args -c "$out/io_timeouts.csv" | tee -a "$report"
