@@ -44,10 +44,11 @@
  * caller's) is woken under the lock, while it is sure to exist: its sleeper cannot leave its
  * wait before it has taken the lock again (after it, the kernel would only compare a stale
  * address, but valgrind's memcheck reports the argument as unaddressable). A word that outlives
- * the wait (crew__ec_sleeper_own: a worker's, a blocking thread's record) is woken after the
- * notifier has released the lock (crew__ec_choose_locked, crew__ec_wake_chosen): woken under
- * it, the sleeper ran into the lock still held by its waker, which was waking the next one, and
- * slept again on the mutex (docs/benchmarks.md, the burst); a wake that comes after its sleeper
+ * the wait (crew__ec_sleeper_own: a worker's, a blocking thread's record, the sleepers a
+ * bounded queue lends to submitters waiting for room) is woken after the notifier has released
+ * the lock (crew__ec_choose_locked, crew__ec_wake_chosen): woken under it, the sleeper ran into
+ * the lock still held by its waker, which was waking the next one, and slept again on the mutex
+ * (docs/benchmarks.md, the burst and the bounded queue); a wake that comes after its sleeper
  * has returned is a spurious one, which crew__ec_wait looks again after. The sleeper releases
  * the lock, FUTEX_WAITs while its word is 0 (the kernel compares and sleeps atomically, so a
  * notifier that set the word in between is never missed), and takes the lock again. A timed
