@@ -20,6 +20,7 @@
  * submitter that finds them all lent sleeps on one of its stack, as before.
  */
 #include <sched.h>
+#include <stdlib.h>
 
 #include "atomic.h"
 #include "bounded.h"
@@ -34,24 +35,33 @@ int crew__bounded_init(crew__bounded *b, const crew_config *cfg) {
     crew__atomic_init(&b->admitted, 0);
     crew__ec_init(&b->room);
     b->lent_mask = 0;
-    unsigned made = b->capacity ? CREW__ROOM_SLEEPERS : 0; /* an unbounded queue has no waits */
-    for (unsigned i = 0; i < made; i++)
+    b->lent = NULL;
+    if (b->capacity == 0) /* an unbounded queue has no waits for room */
+        return CREW_OK;
+    b->lent = malloc(CREW__ROOM_SLEEPERS * sizeof *b->lent);
+    if (!b->lent)
+        return CREW_ENOMEM;
+    for (unsigned i = 0; i < CREW__ROOM_SLEEPERS; i++)
         if (crew__ec_sleeper_own(&b->lent[i]) != 0) {
             while (i-- > 0)
                 crew__ec_sleeper_free(&b->lent[i]);
+            free(b->lent);
+            b->lent = NULL;
             return CREW_ENOMEM;
         }
     return CREW_OK;
 }
 
 void crew__bounded_free(crew__bounded *b) {
-    for (unsigned i = 0; b->capacity && i < CREW__ROOM_SLEEPERS; i++)
+    for (unsigned i = 0; b->lent && i < CREW__ROOM_SLEEPERS; i++)
         crew__ec_sleeper_free(&b->lent[i]);
+    free(b->lent);
+    b->lent = NULL;
 }
 
 /* pool->lock held: one of the queue's sleepers, lent to the caller, or NULL if all are lent. */
 static crew__ec_sleeper *lend(crew__bounded *b) {
-    for (unsigned i = 0; i < CREW__ROOM_SLEEPERS; i++)
+    for (unsigned i = 0; b->lent && i < CREW__ROOM_SLEEPERS; i++)
         if (!(b->lent_mask & (1u << i))) {
             b->lent_mask |= 1u << i;
             return &b->lent[i];
@@ -62,7 +72,7 @@ static crew__ec_sleeper *lend(crew__bounded *b) {
 /* pool->lock held: s, lent by lend() (or the caller's own), is free for the next waiter. */
 static void give_back(crew__bounded *b, crew__ec_sleeper *s) {
     crew__ec_off_all(s);
-    if (s >= b->lent && s < b->lent + CREW__ROOM_SLEEPERS)
+    if (b->lent && s >= b->lent && s < b->lent + CREW__ROOM_SLEEPERS)
         b->lent_mask &= ~(1u << (unsigned)(s - b->lent));
 }
 

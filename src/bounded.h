@@ -29,10 +29,11 @@ typedef struct crew__bounded {
     crew__ec room;      /* submitters asleep waiting for room (ec.h), with pool->lock */
     /* pool->lock: bit i set while lent[i] is lent to a waiting submitter. */
     unsigned lent_mask;
-    /* Made by crew__ec_sleeper_own (only if capacity is not 0): their futex words live as long
+    /* Fixed: CREW__ROOM_SLEEPERS sleepers made by crew__ec_sleeper_own, or NULL if capacity is
+     * 0 (kept out of struct crew_pool, whose hot fields follow). Their futex words live as long
      * as the pool, so a freed place wakes its sleeper after the releaser has let go of
      * pool->lock (ec.h, THE OS WAIT), not into the lock still held. */
-    crew__ec_sleeper lent[CREW__ROOM_SLEEPERS];
+    crew__ec_sleeper *lent;
 } crew__bounded;
 
 /* How a submission that finds the bounded queue full behaves (crew_try_submit,
@@ -43,8 +44,9 @@ typedef struct crew__admit_how {
     struct timespec deadline;  /* CLOCK_MONOTONIC */
 } crew__admit_how;
 
-/* The queue of crew_config cfg (capacity, policy), empty. CREW_OK, or CREW_ENOMEM (without
- * futexes a lent sleeper's condition variable could not be made) with nothing left to free. */
+/* The queue of crew_config cfg (capacity, policy), empty. CREW_OK, or CREW_ENOMEM (no memory
+ * for the lent sleepers, or without futexes for their condition variables) with nothing left
+ * to free. */
 int crew__bounded_init(crew__bounded *b, const crew_config *cfg);
 /* Undo crew__bounded_init, once no thread waits for room or frees a place. */
 void crew__bounded_free(crew__bounded *b);

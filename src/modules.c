@@ -95,7 +95,7 @@ static const module modules[] = {
     /* No thread gives nodes back to the pool once it is unregistered. */
     {.name = "registry", .init = crew__nodes_register, .nomem = NOMEM_QUEUES,
      .free = crew__nodes_unregister},
-    {.name = "bounded", .init_cfg = bounded_init, .nomem = NOMEM_LOCKS, .free = bounded_free},
+    {.name = "bounded", .init_cfg = bounded_init, .nomem = NOMEM_QUEUES, .free = bounded_free},
     /* Stopped last, before resize_lock: the controller may be inside crew_resize. */
     {.name = "autosize", .init_cfg = crew__autosize_init, .nomem = NOMEM_QUEUES,
      .start = crew__autosize_start, .stop = crew__autosize_stop, .free = crew__autosize_free},

@@ -354,14 +354,16 @@ TEST(Bounded, BlockedProducerResumesWhenAWorkerTakesTheQueuedJob) {
     long fulls = 0;
     ASSERT_EQ(try_then_add(p, &queued, &fulls), CREW_OK);
     EXPECT_EQ(fulls, 0);
-    std::atomic<int> rc{1};
-    std::thread producer([&] {
-        long f = 0;
-        rc = try_then_add(p, &waiting, &f);
-        EXPECT_EQ(f, 1); // its try-add found no room
+    std::atomic<int> tried{1}, rc{1};
+    std::thread producer([&] { // try_then_add, with the try-add's answer shown
+        tried = crew_try_submit(p, shape_job, &waiting, 0, nullptr);
+        rc = tried == CREW_EFULL ? crew_submit(p, shape_job, &waiting, 0, nullptr) : tried.load();
     });
+    while (tried.load() == 1)
+        std::this_thread::yield();
+    EXPECT_EQ(tried.load(), CREW_EFULL); // no room: every worker is held
     std::this_thread::sleep_for(std::chrono::milliseconds(30));
-    EXPECT_EQ(rc.load(), 1); // still asleep: nothing can free the place
+    EXPECT_EQ(rc.load(), 1); // still in the blocking add: nothing can free the place
     gate.open();
     producer.join();
     EXPECT_EQ(rc.load(), CREW_OK);
