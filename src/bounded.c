@@ -76,6 +76,18 @@ static void give_back(crew__bounded *b, crew__ec_sleeper *s) {
         b->lent_mask &= ~(1u << (unsigned)(s - b->lent));
 }
 
+#if defined(CREW_ASSERT) && CREW_ASSERT
+/* Tests only (the checked library the tests link, debug.h): how many of the queue's sleepers
+ * are lent now. */
+unsigned crew__test_room_lent(crew_pool *p);
+unsigned crew__test_room_lent(crew_pool *p) {
+    pthread_mutex_lock(&p->lock);
+    unsigned n = (unsigned)__builtin_popcount(p->bounded.lent_mask);
+    pthread_mutex_unlock(&p->lock);
+    return n;
+}
+#endif
+
 /* wait_for_room's last look (lock held): the pool closed, or room for n tasks. Seq_cst loads:
  * the pool's state (see struct crew_pool) and the freed place (see crew__bounded). The first
  * look that finds neither lists the sleeper for crew_diagnose. */

@@ -7,6 +7,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <cstdint>
 #include <string>
 #include <thread>
@@ -313,7 +317,30 @@ int try_then_add(crew_pool *p, ShapeJob *j, long *fulls) {
     return crew_submit(p, shape_job, j, 0, nullptr);
 }
 
+// Submitters that crew_diagnose lists as asleep waiting for room now (listed by their last
+// look before they sleep, on a lent sleeper or their own).
+int waiting_for_room(crew_pool *p) {
+    char *buf = nullptr;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    EXPECT_GE(crew_diagnose_ex(p, f, UINT_MAX, UINT_MAX, 0), 0);
+    fclose(f);
+    int n = 0;
+    for (const char *s = buf; (s = std::strstr(s, "for room")) != nullptr; s++)
+        n++;
+    free(buf);
+    return n;
+}
+
+// Until n submitters wait for room (they get there: nothing frees a place meanwhile).
+void await_waiting_for_room(crew_pool *p, int n) {
+    while (waiting_for_room(p) < n)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
 } // namespace
+
+extern "C" unsigned crew__test_room_lent(crew_pool *p); // bounded.c, in the checked library
 
 // The shape of a compressor's pool: a queue of one place, four times as many workers as CPUs,
 // producers that try to add and then wait for room. Every job runs exactly once, and the
@@ -373,9 +400,11 @@ TEST(Bounded, BlockedProducerResumesWhenAWorkerTakesTheQueuedJob) {
     crew_destroy(p);
 }
 
-// More producers asleep for room than the queue lends sleepers: every one resumes as places
-// free (the first round), or is answered CREW_ESHUTDOWN, with a detail that says why, by a
-// shutdown while they sleep (the second); none of the refused jobs runs.
+// More producers asleep for room than the queue lends sleepers (all seven at once, as
+// crew_diagnose lists them: four on lent sleepers, three on their own): every one resumes as
+// places free (the first round), or is answered CREW_ESHUTDOWN, with a detail that says why, by
+// a shutdown while they sleep (the second); none of the refused jobs runs, and every lent
+// sleeper is given back.
 TEST(Bounded, ManyBlockedProducersResumeOrHearTheShutdown) {
     for (bool shut : {false, true}) {
         const unsigned workers = 2;
@@ -399,9 +428,10 @@ TEST(Bounded, ManyBlockedProducersResumeOrHearTheShutdown) {
                     detail[size_t(k)] = crew_last_error();
             });
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        await_waiting_for_room(p, producers); // all asleep: the place taken, the workers held
+        EXPECT_EQ(crew__test_room_lent(p), 4u); // the queue's four lent, three on their stacks
         for (auto &r : rc)
-            EXPECT_EQ(r.load(), 1); // all asleep: the place is taken, the workers held
+            EXPECT_EQ(r.load(), 1);
         std::thread closer;
         if (shut)
             closer = std::thread([&] { EXPECT_EQ(crew_shutdown(p, CREW_CANCEL), CREW_OK); });
@@ -427,28 +457,32 @@ TEST(Bounded, ManyBlockedProducersResumeOrHearTheShutdown) {
         for (auto &j : jobs)
             ran += j.runs.load();
         EXPECT_EQ(ran, shut ? 0 : producers);
+        EXPECT_EQ(crew__test_room_lent(p), 0u); // every lent sleeper given back
         EXPECT_EQ(first.runs.load(), shut ? 0 : 1); // a cancelling shutdown drops the queued one
         crew_destroy(p);
     }
 }
 
-// A submitter whose timed wait for room ran out leaves the lent sleeper to the next: a later
-// blocking add on the same pool still sleeps and is woken.
+// A submitter whose timed wait for room ran out gives the lent sleeper back (five in turn, more
+// than the queue lends): a later blocking add on the same pool sleeps on a lent one and is woken.
 TEST(Bounded, TimedOutWaitLeavesTheSleeperUsable) {
     crew_pool *p = make_bounded(1, 1, CREW_FULL_BLOCK);
     Gate gate;
     gate.hold(p, 1);
     std::atomic<int> runs{0};
     ASSERT_EQ(crew_submit(p, bump, &runs, 0, nullptr), CREW_OK);
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 5; i++) // more than the queue lends: each gives its sleeper back
         EXPECT_EQ(crew_submit_timed(p, bump, &runs, 0, nullptr, 5), CREW_ETIMEDOUT);
+    EXPECT_EQ(crew__test_room_lent(p), 0u);
     std::atomic<int> rc{1};
     std::thread producer([&] { rc = crew_submit(p, bump, &runs, 0, nullptr); });
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    await_waiting_for_room(p, 1);
+    EXPECT_EQ(crew__test_room_lent(p), 1u); // it sleeps on a lent sleeper
     EXPECT_EQ(rc.load(), 1);
     gate.open();
     producer.join();
     EXPECT_EQ(rc.load(), CREW_OK);
+    EXPECT_EQ(crew__test_room_lent(p), 0u);
     ASSERT_EQ(crew_wait_all(p), CREW_OK);
     EXPECT_EQ(runs.load(), 2);
     crew_destroy(p);
