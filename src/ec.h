@@ -164,9 +164,10 @@ static inline void crew__ec_init(crew__ec *ec) {
  * own, crew__ec_thread_cv; then it must be used on this thread only); with them on its own word,
  * and cv is not used. */
 void crew__ec_sleeper_init(crew__ec_sleeper *s, pthread_cond_t *cv);
-/* A sleeper in a thread's record (a worker's, a blocking thread's), used by that thread only:
- * without futexes it gets a condition variable of its own (CLOCK_MONOTONIC), made here; with
- * them it needs none. 0, or an errno value (nothing to free then). */
+/* A sleeper that outlives its waits (a worker's or blocking thread's record, one a bounded
+ * queue lends), used by one thread at a time: without futexes it gets a condition variable of
+ * its own (CLOCK_MONOTONIC), made here; with them it needs none. 0, or an errno value (nothing
+ * to free then). */
 int crew__ec_sleeper_own(crew__ec_sleeper *s);
 /* Undo crew__ec_sleeper_own, once no thread sleeps on s or may notify it. */
 void crew__ec_sleeper_free(crew__ec_sleeper *s);
@@ -252,10 +253,10 @@ typedef struct crew__ec_wakes {
 #endif
 } crew__ec_wakes;
 /* crew__ec_notify_locked, but the FUTEX_WAKEs of up to CREW__EC_WAKES chosen sleepers whose
- * word outlives their wait (crew__ec_sleeper_own: a worker, a blocking thread) are left in
- * *later (n 0 to start with) for crew__ec_wake_chosen to make once the caller has released the
- * lock, so that the woken do not find it held by their waker; the others' (a word on a stack),
- * and all without futexes, are made at once. Either way the sleepers are chosen, off the lists,
+ * word outlives their wait (crew__ec_sleeper_own: a worker, a blocking thread, one a bounded
+ * queue lends) are left in *later (n 0 to start with) for crew__ec_wake_chosen to make once the
+ * caller has released the lock, so that the woken do not find it held by their waker; the
+ * others' (a word on a stack), and all without futexes, are made at once. Either way the sleepers are chosen, off the lists,
  * when it returns. */
 unsigned crew__ec_choose_locked(crew__ec *ec, crew__ec_match match, void *ctx,
                                 crew__ec_wakes *later);

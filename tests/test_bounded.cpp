@@ -389,8 +389,8 @@ TEST(Bounded, BlockedProducerResumesWhenAWorkerTakesTheQueuedJob) {
     while (tried.load() == 1)
         std::this_thread::yield();
     EXPECT_EQ(tried.load(), CREW_EFULL); // no room: every worker is held
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));
-    EXPECT_EQ(rc.load(), 1); // still in the blocking add: nothing can free the place
+    await_waiting_for_room(p, 1);         // asleep in the blocking add
+    EXPECT_EQ(rc.load(), 1);              // nothing can free the place
     gate.open();
     producer.join();
     EXPECT_EQ(rc.load(), CREW_OK);
