@@ -69,10 +69,11 @@ static crew__ec_sleeper *lend(crew__bounded *b) {
     return NULL;
 }
 
-/* pool->lock held: s, lent by lend() (or the caller's own), is free for the next waiter. */
-static void give_back(crew__bounded *b, crew__ec_sleeper *s) {
+/* pool->lock held: s, lent by lend() if lent (else the caller's own), is free for the next
+ * waiter. (Told, not found by comparing s with the array: a stack sleeper is another object.) */
+static void give_back(crew__bounded *b, crew__ec_sleeper *s, bool lent) {
     crew__ec_off_all(s);
-    if (b->lent && s >= b->lent && s < b->lent + CREW__ROOM_SLEEPERS)
+    if (lent)
         b->lent_mask &= ~(1u << (unsigned)(s - b->lent));
 }
 
@@ -129,7 +130,7 @@ static int wait_for_room(crew_pool *p, size_t n, const admit_how *how, crew__blo
     while ((end = crew__ec_wait(s, &p->lock, room_or_closed, &look,
                                 how->timed ? &how->deadline : NULL)) == CREW__EC_WOKEN)
         ; /* woken: look again (the loop's next wait looks first) */
-    give_back(&p->bounded, s);
+    give_back(&p->bounded, s, s != &mine);
     if (end == CREW__EC_TIMEDOUT)
         rc = CREW_ETIMEDOUT;
     if (look.listed)
