@@ -22,6 +22,10 @@
 //             burst-only variants (crew-tasks-wait, crew-nohelp, crew-p-1, crew-spin,
 //             crew-spin64, crew-spin0, onetbb-p+1)
 //                                                           -> us per call, context switches
+//   bounded   (only with -w bounded) one producer offers J jobs of ~L us of CPU work to a pool
+//             of W threads (4x the cores) whose queue holds C jobs (1), each with a try-add
+//             and, if full, a blocking add (zstd's POOL_tryAdd, then POOL_add); crew, its
+//             strategies and the textbook pool with a bounded FIFO         -> ms, csw per job
 // crew-join: crew (default strategy) whose fib and skynet spawn with crew_join instead of a group
 // per call (skynet's ten children as a binary tree of joins); crew-join-task: the same with the
 // root run as one task while the caller blocks without helping, so that every join is a
@@ -34,9 +38,10 @@
 // Each (workload, peer) pair runs -r times, interleaved round-robin so every peer sees the same
 // machine noise; the table gives the median with (min..max) and each peer's ratio to crew.
 //
-// Usage: bench_peers [-w empty,forkjoin,fib,matmul,wakeup,skynet,burst] [-p crew,omp,...]
+// Usage: bench_peers [-w empty,forkjoin,fib,matmul,wakeup,skynet,burst,bounded] [-p crew,...]
 //                    [-r repeats] [-t threads] [-n empty_tasks] [-R rounds] [-f fib_n]
-//                    [-m matmuls] [-D skynet_depth] [-P burst_sizes] [-c out.csv]
+//                    [-m matmuls] [-D skynet_depth] [-P burst_sizes] [-C capacity]
+//                    [-W workers] [-J jobs] [-L job_us] [-c out.csv]
 //                    [-S summary.md]   (a markdown table: crew against the best peer per workload)
 #include <algorithm>
 #include <atomic>
@@ -1180,6 +1185,268 @@ int run(const std::vector<std::string> &peers, const std::vector<unsigned> &size
 
 } // namespace burst
 
+// ------------------------------------------------------------------------------------------
+// The bounded queue (-w bounded; not with -t): the shape of zstd's multi-threaded compression
+// when its own pool is replaced. A pool of W threads (-W, default 4x the cores: more workers than
+// CPUs) whose queue holds C jobs that have not started (-C, default 1: fewer places than
+// workers); one producer offers J jobs (-J) of about L us of CPU work each (-L, default 500: a
+// chain of LCG steps, no sleep), each first with a try-add and, when the queue is full, again
+// with a blocking add that sleeps until a place frees (zstd's POOL_tryAdd, then POOL_add); then
+// it waits for all. Every job must run exactly once. crew (and its strategies) get
+// crew_config.queue_capacity = C under CREW_FULL_BLOCK (crew_try_submit, then crew_submit); the
+// textbook pool the same semantics by hand: a FIFO of at most C jobs under its mutex, a
+// condition variable for work and one for room, signalled once per job taken.
+// ------------------------------------------------------------------------------------------
+namespace bq {
+
+// LCG steps per microsecond of one job, as measured on the 2-core machine of docs/benchmarks.md
+// (a fixed count, so that separate runs and builds do the same work; main prints what a job
+// takes here).
+constexpr long kStepsPerUs = 900;
+
+struct Job {
+    uint64_t seed, out;
+    long steps;
+    std::atomic<int> runs{0};
+};
+
+void job_fn(void *a) {
+    auto *j = static_cast<Job *>(a);
+    uint64_t v = j->seed;
+    for (long i = 0; i < j->steps; i++)
+        v = v * 6364136223846793005ull + 1442695040888963407ull;
+    j->out = v;
+    j->runs.fetch_add(1, std::memory_order_relaxed);
+}
+
+// One pool with a bounded queue: try_add (false: full), add (waits for room), wait_all.
+struct Queue {
+    virtual ~Queue() = default;
+    virtual bool try_add(Job *j) = 0;
+    virtual void add(Job *j) = 0;
+    virtual void wait_all() = 0;
+};
+
+class CrewQueue : public Queue {
+    crew_pool *p_ = nullptr;
+
+public:
+    CrewQueue(unsigned workers, unsigned capacity, unsigned sched, unsigned spin) {
+        crew_config cfg;
+        crew_config_init(&cfg);
+        cfg.threads = workers;
+        cfg.scheduler = sched;
+        cfg.queue_capacity = capacity;
+        cfg.full_policy = CREW_FULL_BLOCK;
+        cfg.spin = spin;
+        check(crew_create(&p_, &cfg), "crew_create (bounded)");
+    }
+    ~CrewQueue() override { crew_destroy(p_); }
+    bool try_add(Job *j) override {
+        int rc = crew_try_submit(p_, job_fn, j, 0, nullptr);
+        if (rc == CREW_EFULL)
+            return false;
+        check(rc, "crew_try_submit");
+        return true;
+    }
+    void add(Job *j) override { check(crew_submit(p_, job_fn, j, 0, nullptr), "crew_submit"); }
+    void wait_all() override { check(crew_wait_all(p_), "crew_wait_all"); }
+};
+
+class TextbookQueue : public Queue {
+    std::mutex m_;
+    std::condition_variable work_, room_, idle_;
+    std::deque<Job *> q_;
+    size_t cap_;
+    long busy_ = 0; // queued or running
+    bool stop_ = false;
+    std::vector<std::thread> threads_;
+
+    void worker() {
+        for (;;) {
+            Job *j;
+            {
+                std::unique_lock<std::mutex> g(m_);
+                work_.wait(g, [&] { return stop_ || !q_.empty(); });
+                if (q_.empty())
+                    return;
+                j = q_.front();
+                q_.pop_front();
+            }
+            room_.notify_one(); // one place freed: one producer may use it
+            job_fn(j);
+            std::lock_guard<std::mutex> g(m_);
+            if (--busy_ == 0)
+                idle_.notify_all();
+        }
+    }
+    void push(Job *j) { // m_ held, room checked
+        q_.push_back(j);
+        busy_++;
+    }
+
+public:
+    TextbookQueue(unsigned workers, unsigned capacity) : cap_(capacity) {
+        for (unsigned i = 0; i < workers; i++)
+            threads_.emplace_back([this] { worker(); });
+    }
+    ~TextbookQueue() override {
+        {
+            std::lock_guard<std::mutex> g(m_);
+            stop_ = true;
+        }
+        work_.notify_all();
+        for (auto &t : threads_)
+            t.join();
+    }
+    bool try_add(Job *j) override {
+        {
+            std::lock_guard<std::mutex> g(m_);
+            if (q_.size() >= cap_)
+                return false;
+            push(j);
+        }
+        work_.notify_one();
+        return true;
+    }
+    void add(Job *j) override {
+        {
+            std::unique_lock<std::mutex> g(m_);
+            room_.wait(g, [&] { return q_.size() < cap_; });
+            push(j);
+        }
+        work_.notify_one();
+    }
+    void wait_all() override {
+        std::unique_lock<std::mutex> g(m_);
+        idle_.wait(g, [&] { return busy_ == 0; });
+    }
+};
+
+std::unique_ptr<Queue> make_queue(const std::string &name, unsigned workers, unsigned capacity) {
+    static const std::map<std::string, unsigned> crews = {
+        {"crew", CREW_SCHED_DEFAULT},          {"crew-steal", CREW_SCHED_STEAL},
+        {"crew-shared", CREW_SCHED_SHARED},    {"crew-lockfree", CREW_SCHED_SHARED_LOCKFREE},
+        {"crew-per-worker", CREW_SCHED_PER_WORKER}};
+    auto c = crews.find(name);
+    if (c != crews.end())
+        return std::make_unique<CrewQueue>(workers, capacity, c->second, CREW_SPIN_AUTO);
+    if (name == "crew-spin64" || name == "crew-spin0")
+        return std::make_unique<CrewQueue>(workers, capacity, CREW_SCHED_DEFAULT,
+                                           name == "crew-spin64" ? 64 : 0);
+    if (name == "textbook")
+        return std::make_unique<TextbookQueue>(workers, capacity);
+    return nullptr;
+}
+
+// Seconds of one job alone on this thread (the median of 9), to print what -L gives here.
+double job_seconds(long steps) {
+    std::vector<double> v;
+    for (int i = 0; i < 9; i++) {
+        Job j;
+        j.seed = uint64_t(i), j.steps = steps;
+        double t = now();
+        job_fn(&j);
+        v.push_back(now() - t);
+    }
+    return stat(v).median;
+}
+
+// Runs the shape for every peer that has a bounded queue, `repeats` times interleaved; prints
+// per peer the milliseconds of a run (median, min..max), the ratio to crew, and per job the
+// process's context switches, its CPU time and the share of jobs whose try-add found no room.
+int run(const std::vector<std::string> &peers, unsigned workers, unsigned capacity, long jobs,
+        long job_us, int repeats, FILE *csv, FILE *sum) {
+    const long steps = job_us * kStepsPerUs;
+    std::vector<std::pair<std::string, std::unique_ptr<Queue>>> live;
+    for (auto &n : peers) {
+        auto q = make_queue(n, workers, capacity);
+        if (q)
+            live.emplace_back(n, std::move(q));
+    }
+    std::printf("\nbounded: %ld jobs of ~%ld us (%.0f us measured alone) from one producer "
+                "(try-add, then a blocking add) into a queue of %u places on a pool of %u "
+                "threads, then a wait (ms; per job: the process's context switches, the CPU "
+                "time of all its threads, the share of try-adds that found no room, the "
+                "producer's own sleeps)\n",
+                jobs, job_us, job_seconds(steps) * 1e6, capacity, workers);
+    std::vector<Job> js(static_cast<size_t>(jobs));
+    for (auto &l : live) { // warm-up: threads started, stacks touched
+        for (long i = 0; i < std::min(jobs, long(4 * workers)); i++) {
+            js[size_t(i)].steps = 1000;
+            if (!l.second->try_add(&js[size_t(i)]))
+                l.second->add(&js[size_t(i)]);
+        }
+        l.second->wait_all();
+    }
+    std::map<std::string, std::vector<double>> ms, csw, cpu, full, psw;
+    for (int rep = 0; rep < repeats; rep++)
+        for (auto &l : live) {
+            for (long i = 0; i < jobs; i++) {
+                Job &j = js[size_t(i)];
+                j.seed = uint64_t(i * 31 + rep), j.out = 0, j.steps = steps;
+                j.runs.store(0, std::memory_order_relaxed);
+            }
+            settle();
+            burst::Usage u0 = burst::usage();
+            rusage p0, p1; // the producer's own sleeps (voluntary switches)
+            getrusage(RUSAGE_THREAD, &p0);
+            long fulls = 0;
+            double t0 = now();
+            for (long i = 0; i < jobs; i++)
+                if (!l.second->try_add(&js[size_t(i)])) {
+                    fulls++;
+                    l.second->add(&js[size_t(i)]);
+                }
+            getrusage(RUSAGE_THREAD, &p1);
+            l.second->wait_all();
+            double s = now() - t0;
+            burst::Usage u1 = burst::usage();
+            for (long i = 0; i < jobs; i++)
+                if (js[size_t(i)].runs.load(std::memory_order_relaxed) != 1) {
+                    std::fprintf(stderr, "bench_peers: bounded %s: job %ld ran %d times\n",
+                                 l.first.c_str(), i, js[size_t(i)].runs.load());
+                    return 1;
+                }
+            ms[l.first].push_back(s * 1e3);
+            csw[l.first].push_back((u1.csw - u0.csw) / double(jobs));
+            cpu[l.first].push_back((u1.cpu - u0.cpu) * 1e6 / double(jobs));
+            psw[l.first].push_back(double(p1.ru_nvcsw - p0.ru_nvcsw) / double(jobs));
+            full[l.first].push_back(double(fulls) / double(jobs));
+            if (csv)
+                std::fprintf(csv, "bounded-C%u-W%u,%s,%d,%.6f,%.6f\n", capacity, workers,
+                             l.first.c_str(), rep, s, s * 1e3);
+        }
+    std::printf("%-16s %14s %30s %8s %10s %12s %10s %10s\n", "peer", "median", "(min..max)",
+                "ratio", "csw/job", "cpu us/job", "full/job", "prod/job");
+    double ref = ms.count("crew") ? stat(ms["crew"]).median
+                 : live.empty()   ? 0
+                                  : stat(ms[live.front().first]).median;
+    std::string best_name;
+    double best = 0;
+    for (auto &l : live) {
+        Stat s = stat(ms[l.first]);
+        std::printf("%-16s %14.4g   (%12.4g..%12.4g) %8.2f %10.2f %12.1f %10.2f %10.2f\n",
+                    l.first.c_str(), s.median, s.min, s.max, ref > 0 ? s.median / ref : 0,
+                    stat(csw[l.first]).median, stat(cpu[l.first]).median,
+                    stat(full[l.first]).median, stat(psw[l.first]).median);
+        if (l.first.rfind("crew", 0) != 0 && (best_name.empty() || s.median < best))
+            best = s.median, best_name = l.first;
+    }
+    for (auto &n : peers)
+        if (!ms.count(n) && !burst::only(n))
+            std::printf("%-16s %14s\n", n.c_str(), "n/a (no bounded queue)");
+    if (sum && ref > 0 && !best_name.empty())
+        std::fprintf(sum, "| bounded queue C=%u, %u threads, %ld jobs of %ld us | %.4g ms | %s | "
+                          "%.4g | %.2f (%s) |\n",
+                     capacity, workers, jobs, job_us, ref, best_name.c_str(), best, best / ref,
+                     best / ref >= 1 ? "crew ahead" : "crew behind");
+    std::fflush(stdout);
+    return 0;
+}
+
+} // namespace bq
+
 std::unique_ptr<Peer> make_peer(const std::string &name) {
     if (name == "crew")
         return std::make_unique<CrewPeer>();
@@ -1246,11 +1513,13 @@ int main(int argc, char **argv) {
     int repeats = 5, fib_n = 30, wake_trials = 100, sky_depth = 6;
     std::vector<unsigned> burst_sizes = {4, 8, 16, 32};
     long empty_n = 1000000, rounds = 20000, matmuls = 500000;
+    long bq_jobs = 2000, bq_us = 500;
+    unsigned bq_cap = 1, bq_workers = 4 * unsigned(sysconf(_SC_NPROCESSORS_ONLN));
     const char *csv = nullptr, *summary = nullptr;
     g_threads = unsigned(sysconf(_SC_NPROCESSORS_ONLN));
     int opt;
     static const option longopts[] = {{"help", no_argument, nullptr, 'h'}, {}};
-    while ((opt = getopt_long(argc, argv, "w:p:r:t:n:R:f:m:D:P:c:S:h", longopts, nullptr)) != -1) {
+    while ((opt = getopt_long(argc, argv, "w:p:r:t:n:R:f:m:D:P:C:W:J:L:c:S:h", longopts, nullptr)) != -1) {
         switch (opt) {
         case 'w': workloads = split(optarg); break;
         case 'p': peers = split(optarg); break;
@@ -1266,11 +1535,16 @@ int main(int argc, char **argv) {
             for (auto &x : split(optarg))
                 burst_sizes.push_back(unsigned(std::atoi(x.c_str())));
             break;
+        case 'C': bq_cap = unsigned(std::atoi(optarg)); break;
+        case 'W': bq_workers = unsigned(std::atoi(optarg)); break;
+        case 'J': bq_jobs = std::atol(optarg); break;
+        case 'L': bq_us = std::atol(optarg); break;
         case 'c': csv = optarg; break;
         case 'S': summary = optarg; break;
         default:
             std::fprintf(opt == 'h' ? stdout : stderr,
-                         "usage: %s [-w empty,forkjoin,fib,matmul,wakeup,skynet,burst] [-p crew,"
+                         "usage: %s [-w empty,forkjoin,fib,matmul,wakeup,skynet,burst,bounded] "
+                         "[-p crew,"
                          "openmp,onetbb,boost.asio,glib,textbook,thread/task,crew-steal,"
                          "crew-shared,crew-shared-spin,crew-lockfree,crew-per-worker,crew-lane,"
                          "crew-group,crew-notify,crew-coro,crew-join,crew-join-task] [-r repeats] "
@@ -1279,6 +1553,10 @@ int main(int argc, char **argv) {
                          "[-c out.csv] [-S summary.md]\n"
                          "  burst only: -p crew-tasks-wait,crew-nohelp,crew-p-1,crew-spin,"
                          "crew-spin64,crew-spin0,onetbb-p+1\n"
+                         "  bounded (only with -w: not in the default set): one producer, a "
+                         "try-add then a blocking add per job, into a queue of -C places (1) "
+                         "on a pool of -W threads (4x the cores), -J jobs (2000) of -L us of "
+                         "CPU work (500); peers crew, crew-<strategy>, textbook\n"
                          "  -h, --help  this text\n",
                          argv[0]);
             return opt == 'h' ? 0 : 2;
@@ -1286,9 +1564,12 @@ int main(int argc, char **argv) {
     }
     if (repeats < 1 || repeats > 1000 || g_threads < 1 || g_threads > 1024 || empty_n < 10 ||
         rounds < 10 || fib_n < 2 || fib_n > 40 || matmuls < 10 || sky_depth < 1 ||
-        sky_depth > 8) {
+        sky_depth > 8 || bq_cap < 1 || bq_cap > 1000000 || bq_workers < 1 ||
+        bq_workers > 1024 || bq_jobs < 1 || bq_jobs > 100000000 || bq_us < 1 ||
+        bq_us > 1000000) {
         std::fprintf(stderr, "bench_peers: out of range: -r 1..1000, -t 1..1024, -n/-R/-m >= 10,"
-                             " -f 2..40, -D 1..8\n");
+                             " -f 2..40, -D 1..8, -C 1..1000000, -W 1..1024, -J 1..1e8,"
+                             " -L 1..1000000\n");
         return 2;
     }
     g_mats.resize(64);
@@ -1330,6 +1611,12 @@ int main(int argc, char **argv) {
         if (burst::run(peers, burst_sizes, repeats, out, sum) != 0)
             return 1;
         workloads.erase(bw);
+    }
+    auto qw = std::find(workloads.begin(), workloads.end(), "bounded");
+    if (qw != workloads.end()) {
+        if (bq::run(peers, bq_workers, bq_cap, bq_jobs, bq_us, repeats, out, sum) != 0)
+            return 1;
+        workloads.erase(qw);
     }
     std::vector<std::unique_ptr<Peer>> live;
     for (auto &n : peers) {

@@ -44,10 +44,11 @@
  * caller's) is woken under the lock, while it is sure to exist: its sleeper cannot leave its
  * wait before it has taken the lock again (after it, the kernel would only compare a stale
  * address, but valgrind's memcheck reports the argument as unaddressable). A word that outlives
- * the wait (crew__ec_sleeper_own: a worker's, a blocking thread's record) is woken after the
- * notifier has released the lock (crew__ec_choose_locked, crew__ec_wake_chosen): woken under
- * it, the sleeper ran into the lock still held by its waker, which was waking the next one, and
- * slept again on the mutex (docs/benchmarks.md, the burst); a wake that comes after its sleeper
+ * the wait (crew__ec_sleeper_own: a worker's, a blocking thread's record, the sleepers a
+ * bounded queue lends to submitters waiting for room) is woken after the notifier has released
+ * the lock (crew__ec_choose_locked, crew__ec_wake_chosen): woken under it, the sleeper ran into
+ * the lock still held by its waker, which was waking the next one, and slept again on the mutex
+ * (docs/benchmarks.md, the burst and the bounded queue); a wake that comes after its sleeper
  * has returned is a spurious one, which crew__ec_wait looks again after. The sleeper releases
  * the lock, FUTEX_WAITs while its word is 0 (the kernel compares and sleeps atomically, so a
  * notifier that set the word in between is never missed), and takes the lock again. A timed
@@ -163,9 +164,10 @@ static inline void crew__ec_init(crew__ec *ec) {
  * own, crew__ec_thread_cv; then it must be used on this thread only); with them on its own word,
  * and cv is not used. */
 void crew__ec_sleeper_init(crew__ec_sleeper *s, pthread_cond_t *cv);
-/* A sleeper in a thread's record (a worker's, a blocking thread's), used by that thread only:
- * without futexes it gets a condition variable of its own (CLOCK_MONOTONIC), made here; with
- * them it needs none. 0, or an errno value (nothing to free then). */
+/* A sleeper that outlives its waits (a worker's or blocking thread's record, one a bounded
+ * queue lends), used by one thread at a time: without futexes it gets a condition variable of
+ * its own (CLOCK_MONOTONIC), made here; with them it needs none. 0, or an errno value (nothing
+ * to free then). */
 int crew__ec_sleeper_own(crew__ec_sleeper *s);
 /* Undo crew__ec_sleeper_own, once no thread sleeps on s or may notify it. */
 void crew__ec_sleeper_free(crew__ec_sleeper *s);
@@ -251,10 +253,10 @@ typedef struct crew__ec_wakes {
 #endif
 } crew__ec_wakes;
 /* crew__ec_notify_locked, but the FUTEX_WAKEs of up to CREW__EC_WAKES chosen sleepers whose
- * word outlives their wait (crew__ec_sleeper_own: a worker, a blocking thread) are left in
- * *later (n 0 to start with) for crew__ec_wake_chosen to make once the caller has released the
- * lock, so that the woken do not find it held by their waker; the others' (a word on a stack),
- * and all without futexes, are made at once. Either way the sleepers are chosen, off the lists,
+ * word outlives their wait (crew__ec_sleeper_own: a worker, a blocking thread, one a bounded
+ * queue lends) are left in *later (n 0 to start with) for crew__ec_wake_chosen to make once the
+ * caller has released the lock, so that the woken do not find it held by their waker; the
+ * others' (a word on a stack), and all without futexes, are made at once. Either way the sleepers are chosen, off the lists,
  * when it returns. */
 unsigned crew__ec_choose_locked(crew__ec *ec, crew__ec_match match, void *ctx,
                                 crew__ec_wakes *later);

@@ -17,7 +17,7 @@
 #include "wake.h"
 
 /* The steps of the pool's life that are not a subsystem's own: its locks, its group slot map,
- * the bounded queue (which holds no resource), and the strategy's part of the shutdown. */
+ * the bounded queue (the sleepers it lends), and the strategy's part of the shutdown. */
 static int lock_init(crew_pool *p) {
     return pthread_mutex_init(&p->lock, NULL) == 0 ? CREW_OK : CREW_ENOMEM;
 }
@@ -35,9 +35,9 @@ static int groups_init(crew_pool *p) {
 }
 static void groups_free(crew_pool *p) { crew__slotmap_free(&p->groups); }
 static int bounded_init(crew_pool *p, const crew_config *cfg) {
-    crew__bounded_init(&p->bounded, cfg);
-    return CREW_OK;
+    return crew__bounded_init(&p->bounded, cfg);
 }
+static void bounded_free(crew_pool *p) { crew__bounded_free(&p->bounded); }
 /* The strategy's queues for the pool's first size (crew_create sets target to it first). A
  * strategy that fails part-way leaves its free to undo what it made. */
 static int sched_init(crew_pool *p, const crew_config *cfg) {
@@ -95,7 +95,7 @@ static const module modules[] = {
     /* No thread gives nodes back to the pool once it is unregistered. */
     {.name = "registry", .init = crew__nodes_register, .nomem = NOMEM_QUEUES,
      .free = crew__nodes_unregister},
-    {.name = "bounded", .init_cfg = bounded_init},
+    {.name = "bounded", .init_cfg = bounded_init, .nomem = NOMEM_QUEUES, .free = bounded_free},
     /* Stopped last, before resize_lock: the controller may be inside crew_resize. */
     {.name = "autosize", .init_cfg = crew__autosize_init, .nomem = NOMEM_QUEUES,
      .start = crew__autosize_start, .stop = crew__autosize_stop, .free = crew__autosize_free},

@@ -8,7 +8,8 @@
  * notification wakes only the sleepers of its eventcount that its match accepts; a sleeper
  * chosen through one eventcount is off the others at once (woken once); wake-ups chosen under
  * the lock and made after it (crew__ec_choose_locked, crew__ec_wake_chosen) for sleepers in
- * records (crew__ec_sleeper_own), more of them than it defers, and for one on a stack;
+ * records (crew__ec_sleeper_own), more of them than it defers, and for one on a stack; a
+ * late wake-up to a record's sleeper passed on to another thread is a spurious one for it;
  * sleepers on three eventcounts each, notified through any, and timed sleepers racing
  * their deadlines, over many rounds. A lost wake-up is a hang, which alarm() turns into a
  * failure. The same file runs on both OS waits (test_ec: the library's, a futex on Linux;
@@ -397,6 +398,78 @@ static void wake_after_unlock(void) {
            NLATER + 1, CREW__EC_WAKES);
 }
 
+/* ---- 7b. A lasting sleeper passed from thread to thread (as a bounded queue lends its
+ * sleepers to submitters): a wake chosen for its last user and made late, once the next user
+ * sleeps on it, is a spurious one: the next user looks again and sleeps on, and returns only
+ * when chosen itself. ---- */
+static crew__ec_sleeper lent_rec;
+static crew__ec lent_ec;
+static atomic_int lent_looks, lent_go, lent_end;
+
+static bool lent_look(void *ctx) {
+    (void)ctx;
+    atomic_fetch_add(&lent_looks, 1);
+    return atomic_load(&lent_go) != 0;
+}
+
+static void *lent_user(void *arg) { /* one wait on the lent sleeper, its end + 1 in lent_end */
+    (void)arg;
+    pthread_mutex_lock(&lock);
+    crew__ec_on(&lent_rec, &lent_ec, NULL);
+    enum crew__ec_end end = crew__ec_wait(&lent_rec, &lock, lent_look, NULL, NULL);
+    crew__ec_off_all(&lent_rec);
+    pthread_mutex_unlock(&lock);
+    atomic_store(&lent_end, (int)end + 1);
+    return NULL;
+}
+
+/* Starts a user of lent_rec and returns once it has looked (it then sleeps, or is about to). */
+static pthread_t lent_start(void) {
+    atomic_store(&lent_looks, 0);
+    atomic_store(&lent_end, 0);
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, lent_user, NULL) == 0);
+    while (atomic_load(&lent_looks) < 1)
+        sched_yield();
+    return t;
+}
+
+static void late_wake_to_next_user(void) {
+    crew__ec_init(&lent_ec);
+    CHECK(crew__ec_sleeper_own(&lent_rec) == 0);
+    crew__ec_wakes first = {.n = 0}, late;
+    pthread_t t = lent_start(); /* the first user, chosen and woken after the unlock */
+    pthread_mutex_lock(&lock);
+    CHECK(crew__ec_choose_locked(&lent_ec, NULL, NULL, &first) == 1);
+    pthread_mutex_unlock(&lock);
+    late = first; /* the same wake-up, to be made again once the next user sleeps */
+    crew__ec_wake_chosen(&first);
+    pthread_join(t, NULL);
+    CHECK(atomic_load(&lent_end) == CREW__EC_WOKEN + 1);
+    t = lent_start(); /* the next user of the same sleeper */
+    long stray = 0;
+#if CREW__EC_FUTEX
+    CHECK(late.n == 1);
+    /* Until the late wake-up has reached it (it looked again), or it wrongly returned. */
+    while (atomic_load(&lent_looks) < 2 && atomic_load(&lent_end) == 0) {
+        crew__ec_wakes again = late;
+        crew__ec_wake_chosen(&again);
+        stray++;
+        usleep(1000);
+    }
+#else
+    (void)late; /* condition variables are signalled under the lock: no wake-up comes late */
+#endif
+    CHECK(atomic_load(&lent_end) == 0); /* a late wake-up for another user does not end it */
+    atomic_store(&lent_go, 1);
+    CHECK(crew__ec_notify(&lent_ec, &lock, NULL, NULL) == 1);
+    pthread_join(t, NULL);
+    CHECK(atomic_load(&lent_end) == CREW__EC_WOKEN + 1);
+    CHECK(!crew__ec_sleepers(&lent_ec));
+    crew__ec_sleeper_free(&lent_rec);
+    printf("late wake to the next user: spurious (%ld late wake-ups made), then woken\n", stray);
+}
+
 /* ---- 8. Stress: sleepers on three eventcounts each (one shared by all, two of their own),
  * notifiers on any of them; and timed sleepers whose deadlines race the notifications. Tokens
  * as in 2: every token is consumed, and the counts end at 0. ---- */
@@ -482,6 +555,7 @@ int main(void) {
     targeted();
     chosen_once();
     wake_after_unlock();
+    late_wake_to_next_user();
     lost_wakeup_all();
     lost_wakeup_wake_one();
     multi_stress();

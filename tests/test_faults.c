@@ -141,6 +141,59 @@ static int scenario(long k) {
     return reached;
 }
 
+/* A pool with a bounded queue (the sleepers it lends to submitters waiting for room are
+ * allocated by crew_create): the k-th allocation of crew_create fails, for every k; it returns
+ * CREW_ENOMEM (or CREW_EAGAIN) and leaves nothing behind, or succeeds. Then one pool whose
+ * queue of 2 places six producers keep full (more waiting for room than the queue lends
+ * sleepers to): every task runs once. */
+static void *bounded_producer(void *arg) {
+    crew_pool *p = arg;
+    static atomic_int next;
+    for (int i; (i = atomic_fetch_add(&next, 1)) < TASKS;)
+        CHECK(crew_submit(p, bump, (void *)(size_t)i, 0, NULL) == CREW_OK, "bounded submit %d", i);
+    return NULL;
+}
+static int bounded_scenario(long k) {
+    atomic_store(&allocs, 0);
+    atomic_store(&fail_alloc_at, k);
+    crew_pool *p = NULL;
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 2;
+    cfg.queue_capacity = 2;
+    int rc = crew_create(&p, &cfg);
+    int reached = atomic_load(&allocs) >= k;
+    atomic_store(&fail_alloc_at, 0);
+    CHECK(ok_or(rc, CREW_ENOMEM, CREW_EAGAIN), "k=%ld bounded create: %s", k, crew_err_name(rc));
+    CHECK(rc == CREW_OK || p == NULL, "k=%ld bounded create failed but made a pool", k);
+    if (rc == CREW_OK)
+        CHECK(crew_destroy(p) == CREW_OK, "k=%ld bounded destroy", k);
+    return reached;
+}
+static void bounded_faults(void) {
+    long k = 1;
+    while (bounded_scenario(k) && failures == 0 && k < 10000)
+        k++;
+    printf("test_faults: bounded queue: swept allocation failures k = 1..%ld\n", k - 1);
+    for (int i = 0; i < TASKS; i++)
+        atomic_store(&runs[i], 0);
+    crew_pool *p = NULL;
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 2;
+    cfg.queue_capacity = 2;
+    CHECK(crew_create(&p, &cfg) == CREW_OK, "bounded create");
+    pthread_t th[6]; /* more producers than the queue lends sleepers */
+    for (int i = 0; i < 6; i++)
+        CHECK(__real_pthread_create(&th[i], NULL, bounded_producer, p) == 0, "producer");
+    for (int i = 0; i < 6; i++)
+        pthread_join(th[i], NULL);
+    CHECK(crew_wait_all(p) == CREW_OK, "bounded wait_all");
+    CHECK(crew_destroy(p) == CREW_OK, "bounded destroy");
+    for (int i = 0; i < TASKS; i++)
+        CHECK(atomic_load(&runs[i]) == 1, "bounded task %d ran %d times", i, atomic_load(&runs[i]));
+}
+
 /* The j-th thread creation fails: create rolls back, resize keeps what it has. */
 static void thread_faults(void) {
     for (long j = 1; j <= 4; j++) {
@@ -187,6 +240,7 @@ int main(void) {
     CHECK(errors_seen >= (k - 1) / 2, "only %ld of %ld injected failures were reported",
           errors_seen, k - 1);
     thread_faults();
+    bounded_faults();
     if (failures) {
         printf("test_faults: %d failures\n", failures);
         return 1;
