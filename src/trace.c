@@ -11,7 +11,10 @@
  * "displayTimeUnit": "ns", "otherData": {...}}, one event per line. Tasks, waits and sleeps are
  * complete events ("ph": "X", ts and dur in microseconds from the start of the trace), each
  * thread gets thread_name and thread_sort_index metadata events ("ph": "M"), and otherData
- * counts the events written and dropped. Task functions are named by dladdr() when the dynamic
+ * counts the events written and dropped. A graph node's turn is a complete event of category
+ * "graph" named after the node; each edge it took is a pair of flow events ("ph": "s" in it,
+ * "ph": "f" with "bp": "e" in the successor's turn, one id), bound to the two slices at their
+ * middles (write_flows), which Perfetto and chrome://tracing draw as an arrow. Task functions are named by dladdr() when the dynamic
  * linker knows their symbol (exported, or the program linked with -rdynamic), else by address.
  */
 #include <dlfcn.h>
@@ -91,33 +94,58 @@ static inline crew__trace_ring *own_ring(crew_pool *p) {
     return own_ring_slow(p);
 }
 
-/* Append ev to the owner's ring r, if the trace is still on (the handshake of trace.h). */
-static void record(crew_pool *p, crew__trace_ring *r, const crew__trace_ev *ev) {
+/* The owner's names of ring r, freed (a new trace, or crew_trace_stop). */
+static void names_free(crew__trace_ring *r) {
+    for (uint32_t k = 0; k < r->names_cap; k++)
+        free(r->names[k]);
+    free(r->names);
+    r->names = NULL;
+    r->names_cap = r->nnames = 0;
+}
+
+/* The owner's half of the handshake of trace.h: busy set; true if the trace is on and ring r
+ * is ready for this trace's events (then append, and always end_record). */
+static bool begin_record(crew_pool *p, crew__trace_ring *r) {
     crew__store_seq_cst(&r->busy, 1);                      /* seq_cst: see trace.h */
     uint64_t state = crew__load_seq_cst(&p->trace->state); /* seq_cst: see trace.h */
-    if (state & 1u) {
-        uint64_t session = state >> 1;
-        if (r->session != session) { /* the first event of this thread in this trace */
-            size_t cap = p->trace->cap; /* cap and t0: published by state's store */
-            if (!r->ev || r->cap != cap) {
-                free(r->ev);
-                r->ev = malloc(cap * sizeof *r->ev);
-                r->cap = r->ev ? cap : 0;
-            }
-            r->session = session;
-            r->head = 0;
-            r->lost = 0;
+    if (!(state & 1u))
+        return false;
+    uint64_t session = state >> 1;
+    if (r->session != session) { /* the first event of this thread in this trace */
+        size_t cap = p->trace->cap; /* cap and t0: published by state's store */
+        if (!r->ev || r->cap != cap) {
+            free(r->ev);
+            r->ev = malloc(cap * sizeof *r->ev);
+            r->cap = r->ev ? cap : 0;
         }
-        if (ev->start_ns < p->trace->t0) {
-            /* began before this trace (seen on by a stale hint after the previous one) */
-        } else if (r->ev) {
-            r->ev[r->head % r->cap] = *ev; /* full: the oldest goes */
-            r->head++;
-        } else {
-            r->lost++;
-        }
+        names_free(r);
+        r->session = session;
+        r->head = 0;
+        r->lost = 0;
     }
+    return true;
+}
+
+static void append(crew_pool *p, crew__trace_ring *r, const crew__trace_ev *ev) {
+    if (ev->start_ns < p->trace->t0) {
+        /* began before this trace (seen on by a stale hint after the previous one) */
+    } else if (r->ev) {
+        r->ev[r->head % r->cap] = *ev; /* full: the oldest goes */
+        r->head++;
+    } else {
+        r->lost++;
+    }
+}
+
+static void end_record(crew__trace_ring *r) {
     crew__store_release(&r->busy, 0); /* release: stop reads the event after it sees 0 */
+}
+
+/* Append ev to the owner's ring r, if the trace is still on (the handshake of trace.h). */
+static void record(crew_pool *p, crew__trace_ring *r, const crew__trace_ev *ev) {
+    if (begin_record(p, r))
+        append(p, r, ev);
+    end_record(r);
 }
 
 bool crew__trace_task_begin(crew_pool *p, const crew_task *t, crew__trace_task *tt) {
@@ -144,7 +172,7 @@ bool crew__trace_task_begin(crew_pool *p, const crew_task *t, crew__trace_task *
         r->last_stolen = s;
     }
     /* A special task is named by its kind (kind.h): a timer's run by the timer's function. */
-    tt->ev = (crew__trace_ev){0, 0, (uintptr_t)crew__kind_fn_of(t), g.slot, g.gen,
+    tt->ev = (crew__trace_ev){0, 0, (uintptr_t)crew__kind_fn_of(t), g.slot, g.gen, 0, 0, 0,
                               (uint8_t)(help ? CREW__TR_HELP : CREW__TR_TASK), stolen};
     return true;
 }
@@ -163,8 +191,89 @@ void crew__trace_span(crew_pool *p, enum crew__trace_kind kind, crew_handle grou
         return;
     if (group.slot != 0)
         group = crew__handle_public(&p->groups, group);
-    crew__trace_ev ev = {start_ns, crew__now_ns(), 0, group.slot, group.gen, (uint8_t)kind, 0};
+    crew__trace_ev ev = {start_ns, crew__now_ns(), 0, group.slot, group.gen, 0, 0, 0,
+                         (uint8_t)kind, 0};
     record(p, r, &ev);
+}
+
+/* A thread names at most this many distinct nodes per trace (beyond: "node N"). */
+#define NAMES_MAX 65536u
+
+static uint32_t name_hash(const char *s) {
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* name as a copy kept in the owner's ring r until the trace is written (the graph may be
+ * destroyed or renamed before), or NULL when there is no memory or no room left. */
+static const char *intern(crew__trace_ring *r, const char *name) {
+    uint32_t h = name_hash(name);
+    if (r->names_cap) {
+        for (uint32_t k = h & (r->names_cap - 1);; k = (k + 1) & (r->names_cap - 1)) {
+            if (!r->names[k])
+                break;
+            if (strcmp(r->names[k], name) == 0)
+                return r->names[k];
+        }
+    }
+    if (r->nnames >= NAMES_MAX)
+        return NULL;
+    if (2 * (r->nnames + 1) > r->names_cap) { /* at most half full */
+        uint32_t cap = r->names_cap ? 2 * r->names_cap : 64;
+        char **t = calloc(cap, sizeof *t);
+        if (!t)
+            return NULL;
+        for (uint32_t j = 0; j < r->names_cap; j++) {
+            if (!r->names[j])
+                continue;
+            uint32_t k = name_hash(r->names[j]) & (cap - 1);
+            while (t[k])
+                k = (k + 1) & (cap - 1);
+            t[k] = r->names[j];
+        }
+        free(r->names);
+        r->names = t;
+        r->names_cap = cap;
+    }
+    uint32_t k = h & (r->names_cap - 1);
+    while (r->names[k])
+        k = (k + 1) & (r->names_cap - 1);
+    char *copy = strdup(name);
+    if (copy) {
+        r->names[k] = copy;
+        r->nnames++;
+    }
+    return copy;
+}
+
+uint32_t crew__trace_run_number(crew_pool *p) {
+    return crew__fetch_add_relaxed(&p->trace->graph_runs, 1u) + 1u; /* relaxed: see crew__trace */
+}
+
+void crew__trace_node(crew_pool *p, crew_handle group, uint32_t run, uint32_t node,
+                      const char *name, uint64_t start_ns, uint64_t end_ns, const uint32_t *to,
+                      uint32_t nto) {
+    crew__trace_ring *r = own_ring(p);
+    if (!r)
+        return;
+    if (group.slot != 0)
+        group = crew__handle_public(&p->groups, group);
+    if (begin_record(p, r)) {
+        crew__trace_ev ev = {start_ns, end_ns, 0, group.slot, group.gen, run, node, 0,
+                             CREW__TR_NODE, 0};
+        if (name)
+            ev.fn = (uintptr_t)intern(r, name);
+        append(p, r, &ev);
+        ev.kind = CREW__TR_EDGE;
+        ev.fn = 0;
+        for (uint32_t k = 0; k < nto; k++) {
+            ev.to = to[k];
+            append(p, r, &ev);
+        }
+    }
+    end_record(r);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -218,11 +327,16 @@ static double us(uint64_t ns) { return (double)ns / 1e3; }
 
 static void write_event(FILE *f, name_cache *nc, long pid, const crew__trace_ring *r,
                         const crew__trace_ev *e, uint64_t t0) {
-    static const char *const cat[] = {"task", "help", "wait", "sleep"};
+    static const char *const cat[] = {"task", "help", "wait", "sleep", "graph", "graph"};
     uint64_t start = e->start_ns; /* at least t0: see record() */
     uint64_t end = e->end_ns < start ? start : e->end_ns;
-    fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"", cat[e->kind & 3u]);
-    if (e->kind == CREW__TR_WAIT) {
+    fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"", cat[e->kind % 6u]);
+    if (e->kind == CREW__TR_NODE) {
+        if (e->fn)
+            put_json_string(f, (const char *)e->fn);
+        else
+            fprintf(f, "node %u", e->node);
+    } else if (e->kind == CREW__TR_WAIT) {
         fputs(e->slot ? "crew_wait" : "crew_wait_all", f);
     } else if (e->kind == CREW__TR_SLEEP) {
         fputs("sleep", f);
@@ -242,7 +356,98 @@ static void write_event(FILE *f, name_cache *nc, long pid, const crew__trace_rin
     fputs(",\"args\":{", f);
     if (e->kind == CREW__TR_TASK || e->kind == CREW__TR_HELP)
         fprintf(f, "\"fn\":\"%#lx\",\"stolen\":%d,", (unsigned long)e->fn, e->stolen);
+    else if (e->kind == CREW__TR_NODE)
+        fprintf(f, "\"node\":%u,\"run\":%u,", e->node, e->run);
     fprintf(f, "\"group\":\"%u/%u\"}}", e->slot, e->gen);
+}
+
+/* A node's turn, for matching edges with it (write_flows). */
+typedef struct turn {
+    uint32_t run, node;
+    uint64_t start, end;
+    long tid;
+} turn;
+
+static int by_turn(const void *a, const void *b) {
+    const turn *x = a, *y = b;
+    if (x->run != y->run)
+        return x->run < y->run ? -1 : 1;
+    if (x->node != y->node)
+        return x->node < y->node ? -1 : 1;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The middle of a slice, where a flow event binds to it ("bp":"e": the enclosing slice). */
+static double mid_us(uint64_t start, uint64_t end, uint64_t t0) {
+    return us(start - t0) + (end > start ? us(end - start) / 2 : 0.0);
+}
+
+/* Every edge event of session's rings (sorted already) as a pair of flow events, "s" in the
+ * predecessor's slice and "f" in the slice of the successor's first turn of the same run that
+ * starts at or after the predecessor's end; an edge whose successor's turn was not recorded
+ * (it did not run in the trace, or its event was dropped) is left out. Returns the pairs. */
+static uint64_t write_flows(FILE *f, long pid, crew__trace *tr, uint64_t session) {
+    size_t nturns = 0, k = 0;
+    bool any_edge = false;
+    for (crew__trace_ring *r = tr->rings; r; r = r->next) {
+        if (r->session != session)
+            continue;
+        size_t n = r->head < r->cap ? (size_t)r->head : r->cap;
+        for (size_t i = 0; i < n; i++) {
+            nturns += r->ev[i].kind == CREW__TR_NODE;
+            any_edge |= r->ev[i].kind == CREW__TR_EDGE;
+        }
+    }
+    if (!any_edge || nturns == 0)
+        return 0;
+    turn *t = malloc(nturns * sizeof *t);
+    if (!t)
+        return 0; /* out of memory: the slices stand without their arrows */
+    for (crew__trace_ring *r = tr->rings; r; r = r->next) {
+        if (r->session != session)
+            continue;
+        size_t n = r->head < r->cap ? (size_t)r->head : r->cap;
+        for (size_t i = 0; i < n; i++) {
+            const crew__trace_ev *e = &r->ev[i];
+            if (e->kind == CREW__TR_NODE)
+                t[k++] = (turn){e->run, e->node, e->start_ns, e->end_ns, r->tid};
+        }
+    }
+    qsort(t, nturns, sizeof *t, by_turn);
+    uint64_t id = 0;
+    for (crew__trace_ring *r = tr->rings; r; r = r->next) {
+        if (r->session != session)
+            continue;
+        size_t n = r->head < r->cap ? (size_t)r->head : r->cap;
+        for (size_t i = 0; i < n; i++) {
+            const crew__trace_ev *e = &r->ev[i];
+            if (e->kind != CREW__TR_EDGE)
+                continue;
+            size_t lo = 0, hi = nturns; /* the first turn not before (run, to, end) */
+            turn key = {e->run, e->to, e->end_ns, 0, 0};
+            while (lo < hi) {
+                size_t m = lo + (hi - lo) / 2;
+                if (by_turn(&t[m], &key) < 0)
+                    lo = m + 1;
+                else
+                    hi = m;
+            }
+            if (lo == nturns || t[lo].run != e->run || t[lo].node != e->to)
+                continue;
+            id++;
+            fprintf(f, ",\n{\"ph\":\"s\",\"cat\":\"graph\",\"name\":\"edge\",\"id\":%llu,"
+                       "\"pid\":%ld,\"tid\":%ld,\"ts\":%.3f,\"args\":{\"from\":%u,\"to\":%u,"
+                       "\"run\":%u}}",
+                    (unsigned long long)id, pid, r->tid, mid_us(e->start_ns, e->end_ns, tr->t0),
+                    e->node, e->to, e->run);
+            fprintf(f, ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"graph\",\"name\":\"edge\","
+                       "\"id\":%llu,\"pid\":%ld,\"tid\":%ld,\"ts\":%.3f}",
+                    (unsigned long long)id, pid, t[lo].tid,
+                    mid_us(t[lo].start, t[lo].end, tr->t0));
+        }
+    }
+    free(t);
+    return id;
 }
 
 /* Write the trace of session (every owner quiet). OUT: events written and dropped. */
@@ -271,15 +476,19 @@ static void write_trace(crew_pool *p, uint64_t session, uint64_t *events, uint64
         if (n == 0)
             continue;
         qsort(r->ev, n, sizeof *r->ev, by_start); /* the ring is freed after this */
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
+            if (r->ev[i].kind == CREW__TR_EDGE) /* written as flows, below */
+                continue;
             write_event(f, &nc, pid, r, &r->ev[i], tr->t0);
-        written += n;
+            written++;
+        }
     }
+    uint64_t edges = write_flows(f, pid, tr, session);
     fprintf(f, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"crew_pool\":%u,"
                "\"clock\":\"CLOCK_MONOTONIC\",\"start_ns\":%llu,\"events\":%llu,"
-               "\"dropped_events\":%llu,\"events_per_thread\":%zu}}\n",
+               "\"dropped_events\":%llu,\"events_per_thread\":%zu,\"graph_edges\":%llu}}\n",
             p->id, (unsigned long long)tr->t0, (unsigned long long)written,
-            (unsigned long long)lost, tr->cap);
+            (unsigned long long)lost, tr->cap, (unsigned long long)edges);
     *events = written;
     *dropped = lost;
 }
@@ -293,6 +502,7 @@ int crew__trace_init(crew_pool *p) {
     if (!tr)
         return CREW_ENOMEM;
     crew__atomic_init(&tr->state, 0u);
+    crew__atomic_init(&tr->graph_runs, 0u);
     tr->rings = NULL;
     tr->tail = &tr->rings;
     p->trace = tr;
@@ -367,6 +577,7 @@ static int stop_locked(crew_pool *p, uint64_t *events, uint64_t *dropped) {
         free(r->ev);
         r->ev = NULL;
         r->cap = 0;
+        names_free(r);
     }
     return rc;
 }
@@ -411,6 +622,7 @@ void crew__trace_free(crew_pool *p) {
     for (crew__trace_ring *r = tr->rings, *next; r; r = next) {
         next = r->next;
         free(r->ev);
+        names_free(r);
         free(r);
     }
     pthread_mutex_destroy(&tr->lock);
