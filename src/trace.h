@@ -1,7 +1,8 @@
 /*
- * trace.h -- the task timeline (trace.c): crew_trace_start/stop record, per thread, when each
- * task ran, when a thread waited in crew_wait or crew_wait_all, and when it slept, and write
- * them as Chrome Trace Event Format JSON (Perfetto, chrome://tracing).
+ * trace.h -- the task timeline (trace.c; trace_json.c writes its file): crew_trace_start/stop
+ * record, per thread, when each task ran, when a thread waited in crew_wait or crew_wait_all,
+ * and when it slept, and write them as Chrome Trace Event Format JSON (Perfetto,
+ * chrome://tracing).
  *
  * A task graph's run started while a trace runs is recorded node by node (graph_run.c calls
  * crew__trace_node for each node's turn): a slice per turn, named after the node, and an edge
@@ -126,6 +127,10 @@ uint32_t crew__trace_run_number(crew_pool *p);
 void crew__trace_node(crew_pool *p, crew_handle group, uint32_t run, uint32_t node,
                       const char *name, uint64_t start_ns, uint64_t end_ns, const uint32_t *to,
                       uint32_t nto);
+
+/* trace_json.c: write the trace of session to p->trace->f (every ring's owner quiet; the
+ * rings' events are sorted in place). OUT: events written (the slices), and dropped. */
+void crew__trace_write(crew_pool *p, uint64_t session, uint64_t *events, uint64_t *dropped);
 
 int crew__trace_init(crew_pool *p);  /* crew_create */
 /* crew_destroy, after every pool thread has stopped: a trace still running is written as by
