@@ -4,9 +4,12 @@
 // that outlives its pool. (The timeline's slices and arrows of a run: test_trace.cpp.)
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
+#include <unistd.h>
 #include <vector>
 
 #include "common.h"
@@ -178,4 +181,59 @@ TEST(GraphSeen, GraphOutlivesItsPool) {
     crew_destroy(p);
     EXPECT_EQ(crew_graph_destroy(gs[2]), CREW_OK);
     EXPECT_EQ(crew_graph_destroy(gs[1]), CREW_OK);
+}
+
+namespace {
+std::atomic<long> node_runs{0};
+void count_node(void *) { node_runs.fetch_add(1); }
+} // namespace
+
+// crew_diagnose and a trace while runs of one graph overlap, start and end: every node of
+// every run runs once, and the trace is written (the sanitizers check the reading).
+TEST(GraphSeen, DiagnoseAndTraceWhileRunsOverlap) {
+    crew_pool *p = crewtest::make_pool(2);
+    crew_graph *g = nullptr;
+    ASSERT_EQ(crew_graph_create(p, &g), CREW_OK);
+    const int n = 24;
+    std::vector<crew_node> id(n);
+    for (int i = 0; i < n; i++) {
+        ASSERT_EQ(crew_graph_add(g, count_node, nullptr, static_cast<uint32_t>(i % 3), &id[i]),
+                  CREW_OK);
+        if (i % 2 == 0)
+            ASSERT_EQ(crew_graph_name_node(g, id[i], ("n" + std::to_string(i)).c_str()),
+                      CREW_OK);
+        if (i > 0)
+            ASSERT_EQ(crew_graph_precede(g, id[(i - 1) / 2], id[i]), CREW_OK); // a tree
+        if (i > 2)
+            ASSERT_EQ(crew_graph_precede(g, id[i - 3], id[i]), CREW_OK);
+    }
+    std::string path = testing::TempDir() + "crew_graph_seen_" + std::to_string(getpid()) +
+                       ".json";
+    ASSERT_EQ(crew_trace_start(p, path.c_str()), CREW_OK);
+    node_runs = 0;
+    const long runs = crewtest::scaled(200);
+    std::atomic<int> done{0};
+    auto runner = [&] {
+        for (long r = 0; r < runs; r++) {
+            crew_handle h = CREW_HANDLE_NONE;
+            if (crew_graph_run(g, &h) != CREW_OK || crew_wait(p, h) != CREW_OK)
+                std::abort();
+        }
+        done.fetch_add(1);
+    };
+    std::thread a(runner), b(runner);
+    long looks = 0;
+    while (done.load() < 2 || looks == 0) {
+        std::string text = diagnose(p);
+        EXPECT_TRUE(has(text, "crew_diagnose: pool ")) << text;
+        looks++;
+    }
+    a.join();
+    b.join();
+    EXPECT_EQ(crew_trace_stop(p), CREW_OK);
+    EXPECT_EQ(node_runs.load(), 2 * runs * n);
+    EXPECT_FALSE(has(diagnose(p), "graphs:"));
+    EXPECT_EQ(crew_graph_destroy(g), CREW_OK);
+    crew_destroy(p);
+    std::remove(path.c_str());
 }
