@@ -765,7 +765,7 @@ CREW_EXPORT int crew_lane_destroy(crew_lane *l);
  * wait returns CREW_ECANCELED. A cancelled run reports every node that did not run in it, also
  * those that a condition would not have chosen. A cancelling crew_shutdown does the same for
  * every run; a draining one runs every run to its end (crew_wait_all waits for runs too). A
- * run of a graph allocates at most one block of 8 bytes per node (kept for the next run), and
+ * run of a graph allocates at most one block of 16 bytes per node (kept for the next run), and
  * the same graph may be run again, or from several threads at once: each run has its own
  * state and its own group. Nodes are tasks of the pool in every other respect: they may wait
  * (crew_wait, crew_join, a run of another graph) and help meanwhile, run in their group's

@@ -10,8 +10,11 @@
  * roots: compressed sparse rows, 4 bytes an edge) and each node's count of predecessors that
  * are not conditions, checks for a cycle no condition closes (Kahn's algorithm over those
  * edges), and frees the pairs; a later change unfolds the rows back into pairs first. A run
- * takes one block of 8 bytes a node from the graph's cache (allocated only when the cache has
+ * takes one block of 16 bytes a node from the graph's cache (allocated only when the cache has
  * none), so runs after the first allocate nothing.
+ *
+ * A run's block is on the graph's list of runs in progress (crew_graph.live) from its start
+ * to its end, under the lock it takes anyway, for crew_diagnose (graph_seen.c).
  *
  * Changes and runs exclude each other through one word (crew_graph.state): a change or the
  * destroy takes it from 0 to CHANGING, a run adds RUN_ONE unless CHANGING is set, so a change

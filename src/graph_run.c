@@ -37,6 +37,13 @@
  * block back to the graph's cache and the run back to the graph. All of that happens inside a
  * task of the run's group, so crew_wait on the group returns only after it.
  *
+ * Seen from outside (graph_seen.c): a node queued as a task carries QUEUED in its owed word
+ * until that task starts it (two RMWs a queued node, none on a chain), and the source marks
+ * itself RAN, so crew_diagnose tells ready nodes from waiting ones. A run started while a
+ * trace is on has its own task function (crew__graph_node_traced, the kind's second row): the
+ * same loop, compiled a second time with tracing in it, records each node's turn and the edges
+ * it took (trace.h); an untraced run's loop has no trace of it.
+ *
  * A node that cannot be submitted (a draining pool refuses new tasks, no memory) runs on this
  * thread instead, after this chain: it goes on a list of turns owed (owe) that run_from's outer
  * loop takes from, never a call deeper (a long comb of refusals would overflow the stack):
