@@ -21,16 +21,41 @@
 #include "pool.h"
 #include "trace.h"
 
-/* s as the inside of a JSON string (quotes, backslashes and control characters escaped). */
+/* The length of the valid UTF-8 sequence at s (its first byte >= 0x80), or 0 when it is not
+ * one (a stray or missing continuation byte, an overlong form, a surrogate, beyond U+10FFFF). */
+static int utf8_len(const unsigned char *s) {
+    int n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
+    if (n == 0 || s[0] > 0xf4)
+        return 0;
+    for (int k = 1; k < n; k++)
+        if ((s[k] & 0xc0) != 0x80) /* also stops at the terminating 0 */
+            return 0;
+    if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
+        (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
+        return 0;
+    return n;
+}
+
+/* s as the inside of a JSON string (quotes, backslashes and control characters escaped; a
+ * byte that is not part of valid UTF-8, such as a name cut inside a character, as U+FFFD:
+ * JSON text is UTF-8). */
 static void put_json_string(FILE *f, const char *s) {
-    for (; *s; s++) {
+    while (*s) {
         unsigned char c = (unsigned char)*s;
+        int n = 1;
         if (c == '"' || c == '\\')
             fprintf(f, "\\%c", c);
         else if (c < 0x20)
             fprintf(f, "\\u%04x", c);
-        else
+        else if (c < 0x80)
             fputc(c, f);
+        else if ((n = utf8_len((const unsigned char *)s)) != 0)
+            fwrite(s, 1, (size_t)n, f);
+        else {
+            fputs("\\ufffd", f);
+            n = 1;
+        }
+        s += n;
     }
 }
 
@@ -199,8 +224,10 @@ void crew__trace_write(crew_pool *p, uint64_t session, uint64_t *events, uint64_
     uint64_t written = 0, lost = 0;
     unsigned index = 0;
     fprintf(f, "{\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%ld,"
-               "\"tid\":0,\"args\":{\"name\":\"crew pool %u (%s)\"}}",
-            pid, p->id, p->name);
+               "\"tid\":0,\"args\":{\"name\":\"crew pool %u (",
+            pid, p->id);
+    put_json_string(f, p->name); /* the caller's */
+    fputs(")\"}}", f);
     for (crew__trace_ring *r = tr->rings; r; r = r->next) {
         if (r->session != session || (r->head == 0 && r->lost == 0))
             continue;

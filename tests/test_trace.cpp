@@ -96,6 +96,21 @@ private:
                 i_++;
                 continue;
             }
+            if (c >= 0x80) { // JSON text is UTF-8: a whole, shortest-form sequence
+                size_t n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+                if (n == 0 || c > 0xf4 || i_ + n > s_.size())
+                    return false;
+                for (size_t k = 1; k < n; k++)
+                    if ((static_cast<unsigned char>(s_[i_ + k]) & 0xc0) != 0x80)
+                        return false;
+                unsigned char d = static_cast<unsigned char>(s_[i_ + 1]);
+                if ((c == 0xe0 && d < 0xa0) || (c == 0xed && d >= 0xa0) ||
+                    (c == 0xf0 && d < 0x90) || (c == 0xf4 && d >= 0x90))
+                    return false;
+                out.append(s_, i_, n);
+                i_ += n;
+                continue;
+            }
             out += static_cast<char>(c);
             i_++;
         }
@@ -226,6 +241,9 @@ TEST(TraceJsonParser, RejectsBrokenJson) { // the checker itself can fail
     }
     Json j;
     EXPECT_TRUE(Parser("{\"a\":[1,-2.5e3,\"x\\\"y\",true,null,{}]}").parse(j));
+    for (const char *bad : {"\"\xff\"", "\"a\xc3\"", "\"\xc0\xaf\"", "\"\xed\xa0\x80\""})
+        EXPECT_FALSE(Parser(bad).parse(j)) << "not UTF-8";
+    EXPECT_TRUE(Parser("\"caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x99\x82\"").parse(j));
 }
 
 // ---- One trace, read back. ----
@@ -753,5 +771,35 @@ TEST(Trace, GraphRunShowsNodeSlicesAndEdgeFlows) {
             want_edges[{static_cast<long>(e.first), static_cast<long>(e.second)}] = 3;
     EXPECT_EQ(taken, want_edges);
     EXPECT_EQ(t.edges, 18);
+    std::remove(path.c_str());
+}
+
+// JSON text is UTF-8 with quotes escaped: a pool name with a quote whose 6 bytes (all a pool
+// keeps) end inside a character, and a node name that is not UTF-8, still give valid JSON.
+TEST(Trace, QuotedAndCutNamesStayValidJson) {
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 1;
+    cfg.name = "q\"\xc3\xa9\xe2\x86\x92"; // q " é then the first 2 bytes of an arrow
+    crew_pool *p = crewtest::make_pool(cfg);
+    std::string path = trace_path("names");
+    crew_graph *g = nullptr;
+    ASSERT_EQ(crew_graph_create(p, &g), CREW_OK);
+    crew_node a;
+    ASSERT_EQ(crew_graph_add(g, graph_node, nullptr, 0, &a), CREW_OK);
+    ASSERT_EQ(crew_graph_name_node(g, a, "bad \xff byte \xe2\x86"), CREW_OK);
+    ASSERT_EQ(crew_trace_start(p, path.c_str()), CREW_OK);
+    crew_handle h = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_graph_run(g, &h), CREW_OK);
+    ASSERT_EQ(crew_wait(p, h), CREW_OK);
+    ASSERT_EQ(crew_trace_stop(p), CREW_OK);
+    ASSERT_EQ(crew_graph_destroy(g), CREW_OK);
+    crew_destroy(p);
+    Trace t;
+    read_trace(path, &t);
+    int named = 0; // each byte not UTF-8 became one \ufffd (the parser reads it as '?')
+    for (const Event &e : t.events)
+        named += e.cat == "graph" && e.name == "bad ? byte ??";
+    EXPECT_EQ(named, 1);
     std::remove(path.c_str());
 }
