@@ -237,3 +237,52 @@ TEST(GraphSeen, DiagnoseAndTraceWhileRunsOverlap) {
     crew_destroy(p);
     std::remove(path.c_str());
 }
+
+namespace {
+crew_pool *inner_pool = nullptr;
+std::atomic<long> inner_looks{0};
+// A node that runs crew_diagnose on its own pool: its own run is listed (the registry's and
+// the graph's locks are free while a node runs).
+void diagnose_inside(void *) {
+    if (has(diagnose(inner_pool), "graphs: "))
+        inner_looks.fetch_add(1);
+}
+} // namespace
+
+// crew_diagnose from inside nodes, from outside, while other threads create, run, rename and
+// destroy graphs of the same pool: no lock is taken in two orders (TSan), every node runs once,
+// and each inner look lists the runs in progress.
+TEST(GraphSeen, DiagnoseFromNodesWhileGraphsComeAndGo) {
+    crew_pool *p = crewtest::make_pool(2);
+    inner_pool = p;
+    inner_looks = 0;
+    node_runs = 0;
+    const long rounds = crewtest::scaled(100);
+    std::atomic<int> done{0};
+    auto churn = [&](int k) {
+        for (long r = 0; r < rounds; r++) {
+            crew_graph *g = nullptr;
+            crew_node a, b, c;
+            if (crew_graph_create(p, &g) != CREW_OK ||
+                crew_graph_add(g, k ? count_node : diagnose_inside, nullptr, 0, &a) != CREW_OK ||
+                crew_graph_add(g, count_node, nullptr, 0, &b) != CREW_OK ||
+                crew_graph_add(g, count_node, nullptr, 0, &c) != CREW_OK ||
+                crew_graph_precede(g, a, b) != CREW_OK || crew_graph_precede(g, a, c) != CREW_OK ||
+                crew_graph_name_node(g, b, "b") != CREW_OK)
+                std::abort();
+            crew_handle h = CREW_HANDLE_NONE;
+            if (crew_graph_run_n(g, 2, &h) != CREW_OK || crew_wait(p, h) != CREW_OK ||
+                crew_graph_name_node(g, c, "c") != CREW_OK || crew_graph_destroy(g) != CREW_OK)
+                std::abort();
+        }
+        done.fetch_add(1);
+    };
+    std::thread a(churn, 0), b(churn, 1);
+    while (done.load() < 2)
+        EXPECT_TRUE(has(diagnose(p), "crew_diagnose: pool "));
+    a.join();
+    b.join();
+    EXPECT_EQ(node_runs.load(), 10 * rounds); // 2 + 3 counting nodes, 2 repetitions a round
+    EXPECT_EQ(inner_looks.load(), 2 * rounds);
+    crew_destroy(p);
+}
