@@ -199,13 +199,16 @@ TEST(GraphSeen, DiagnoseAndTraceWhileRunsOverlap) {
     for (int i = 0; i < n; i++) {
         ASSERT_EQ(crew_graph_add(g, count_node, nullptr, static_cast<uint32_t>(i % 3), &id[i]),
                   CREW_OK);
-        if (i % 2 == 0)
+        if (i % 2 == 0) {
             ASSERT_EQ(crew_graph_name_node(g, id[i], ("n" + std::to_string(i)).c_str()),
                       CREW_OK);
-        if (i > 0)
+        }
+        if (i > 0) {
             ASSERT_EQ(crew_graph_precede(g, id[(i - 1) / 2], id[i]), CREW_OK); // a tree
-        if (i > 2)
+        }
+        if (i > 2) {
             ASSERT_EQ(crew_graph_precede(g, id[i - 3], id[i]), CREW_OK);
+        }
     }
     std::string path = testing::TempDir() + "crew_graph_seen_" + std::to_string(getpid()) +
                        ".json";
