@@ -40,7 +40,7 @@
  *     crew_lane_destroy              allowed (3)                allowed (it helps)
  *     crew_graph_create, _run, _run_n, _dump_dot
  *                                    allowed                    allowed
- *     crew_graph_add*, _precede, _remove_edge, _destroy
+ *     crew_graph_add*, _precede, _remove_edge, _name_node, _destroy
  *                                    allowed (7)                allowed
  *     crew_notify                    allowed (4)                allowed
  *     crew_resize, crew_size         allowed                    allowed
@@ -765,7 +765,7 @@ CREW_EXPORT int crew_lane_destroy(crew_lane *l);
  * wait returns CREW_ECANCELED. A cancelled run reports every node that did not run in it, also
  * those that a condition would not have chosen. A cancelling crew_shutdown does the same for
  * every run; a draining one runs every run to its end (crew_wait_all waits for runs too). A
- * run of a graph allocates at most one block of 8 bytes per node (kept for the next run), and
+ * run of a graph allocates at most one block of 16 bytes per node (kept for the next run), and
  * the same graph may be run again, or from several threads at once: each run has its own
  * state and its own group. Nodes are tasks of the pool in every other respect: they may wait
  * (crew_wait, crew_join, a run of another graph) and help meanwhile, run in their group's
@@ -775,7 +775,12 @@ CREW_EXPORT int crew_lane_destroy(crew_lane *l);
  * queued node drops it as crew_cancel would: it, and the nodes that would have followed it,
  * are reported to on_drop when the rest of the run has ended).
  *
- * Building (crew_graph_add*, crew_graph_precede, crew_graph_remove_edge) and destroying may
+ * Seeing a run: a trace (crew_trace_start) shows each node's turns, named after the node
+ * (crew_graph_name_node), with an arrow for each edge taken; crew_diagnose lists the runs in
+ * progress with the nodes ready but not started and those waiting, for which predecessor.
+ *
+ * Building (crew_graph_add*, crew_graph_precede, crew_graph_remove_edge,
+ * crew_graph_name_node) and destroying may
  * not overlap a run or each other: such a call fails with CREW_EBUSY and changes nothing. A
  * failed call changes nothing. Building is from one thread at a time; runs from any.
  * ------------------------------------------------------------------------------------------- */
@@ -818,6 +823,16 @@ CREW_EXPORT int crew_graph_precede(crew_graph *g, crew_node before, crew_node af
  * index). Errors: EINVAL (g NULL, a bad node number, no such edge), EBUSY, ENOMEM.
  */
 CREW_EXPORT int crew_graph_remove_edge(crew_graph *g, crew_node before, crew_node after);
+
+/*
+ * Name node `node` of g, for the timeline (its turns' events in a trace) and crew_diagnose:
+ * name is copied (at most CREW_GRAPH_NAME_MAX bytes); NULL gives the node back its default
+ * name, "node N". A change of the graph: not during a run. Errors: EINVAL (g NULL; a node
+ * number that is not one of g's; name empty or longer than CREW_GRAPH_NAME_MAX), EBUSY (a run
+ * is in progress, or another call changes the graph), ENOMEM (the old name stays).
+ */
+CREW_EXPORT int crew_graph_name_node(crew_graph *g, crew_node node, const char *name);
+#define CREW_GRAPH_NAME_MAX 255
 
 /* Starts one run of the whole graph; its tasks join *group as crew_submit's do, so crew_wait,
  * crew_wait_timed, crew_notify and crew_cancel work on a run. The first run after a change
@@ -1173,7 +1188,11 @@ CREW_EXPORT int crew_stats_write_json(crew_pool *p, FILE *f);
  *     queue, and callers asleep in crew_wait (with the group), crew_wait_all or crew_join.
  * The first line names the pool and its state. Then, not counted as findings, what waits in
  * time (crew_submit_after, crew_timer_start): the delayed tasks and timers pending, the next
- * one due, and each timer (up to 16) with its function, period, state and next run. Safe at any
+ * one due, and each timer (up to 16) with its function, period, state and next run; and every
+ * task graph run in progress (up to 8, then how many more): its nodes started, those ready but
+ * not started (queued), and those still waiting, each with the first predecessor it waits for
+ * ("not started", or "started, not finished"; a node and its predecessor by number and, when
+ * named, crew_graph_name_node's name), up to 10 per list, then how many more. Safe at any
  * time from any thread, also from a task. Errors: EINVAL (p NULL), EIO (writing failed).
  */
 CREW_EXPORT int crew_diagnose_ex(crew_pool *p, FILE *f, unsigned busy_ms, unsigned queued_ms,
@@ -1199,11 +1218,23 @@ CREW_EXPORT int crew_diagnose(crew_pool *p, FILE *f);
  * worker idle, or a waiter, asleep). Dropped tasks (cancelled, expired) are not recorded.
  * Times: "ts" and "dur" in microseconds from crew_trace_start.
  *
+ * Task graphs: a run started while the trace runs (crew_graph_run, every repetition of a
+ * crew_graph_run_n) records each node's turn as a complete event of category "graph", named
+ * after the node (crew_graph_name_node; else "node N"), with args "node" and "run" (the run's
+ * number in the trace); nested in the event of the task that ran it. Each edge the node took
+ * (every successor of a plain node, the chosen one of a condition node) is a pair of flow
+ * events of category "graph", name "edge", one "id": "ph": "s" in the node's event, "ph": "f"
+ * with "bp": "e" in the event of the successor's first turn of the same run that started after
+ * the node ended, both at the middle of their event; Perfetto and chrome://tracing draw the
+ * pair as an arrow. otherData's "graph_edges" counts the pairs. An edge whose successor's turn
+ * was not recorded (it did not run, or its event was dropped) has no arrow.
+ *
  * Cost: none while no trace runs. While one runs, tasks are timed as under monitoring (two clock
  * readings each) and each thread appends to a ring of its own, without a lock; a ring holds
- * events_per_thread events (about 40 bytes each), allocated at the thread's first event and
+ * events_per_thread events (48 bytes each), allocated at the thread's first event and
  * freed by crew_trace_stop. When a ring is full its oldest events are dropped (overwritten) and
- * counted: "dropped_events" in the JSON's otherData, and crew_trace_stop_ex's *dropped.
+ * counted: "dropped_events" in the JSON's otherData, and crew_trace_stop_ex's *dropped. A
+ * traced graph run's node takes one event and one per edge it took.
  * One trace at a time per pool. crew_destroy of a pool that is being traced writes the trace
  * first, as crew_trace_stop would (a failure to write is not reported).
  * ------------------------------------------------------------------------------------------- */

@@ -13,6 +13,8 @@
  *     the same task has waited at the front all along;
  *   - the list of threads asleep in a wait or waiting for room (pool->diag->blocked, under
  *     pool->lock), which they join only when they really sleep.
+ * Then two listings, not findings: what waits in the timer heap (timer.c's view), and the task
+ * graph runs in progress (graph_seen.c describes them).
  */
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -25,6 +27,7 @@
 #include "atomic.h"
 #include "blocking.h"
 #include "diagnose.h"
+#include "graph.h"
 #include "lock.h"
 #include "pool.h"
 #include "schedule.h"
@@ -340,6 +343,20 @@ static void list_timers(diag *d) {
         say(d, "    ... and %zu more timers\n", n - MAX_LISTED);
 }
 
+/* The task graph runs in progress (graph_seen.c): not a finding, a listing. */
+static void list_graphs(diag *d) {
+    size_t runs;
+    char *text = crew__graph_runs_describe(d->p, &runs); /* made under the graphs' locks */
+    if (runs != 0) {
+        say(d, "  graphs: %zu run(s) in progress\n", runs);
+        if (text)
+            say(d, "%s", text);
+        else
+            say(d, "    (out of memory to describe them)\n");
+    }
+    free(text);
+}
+
 int crew_diagnose_ex(crew_pool *p, FILE *f, unsigned busy_ms, unsigned queued_ms,
                      unsigned blocked_ms) {
     int rc = crew__pool_check(p, "crew_diagnose");
@@ -369,6 +386,7 @@ int crew_diagnose_ex(crew_pool *p, FILE *f, unsigned busy_ms, unsigned queued_ms
     crew__sched_visit(p, check_queue, &d);
     check_blocked(&d);
     list_timers(&d);
+    list_graphs(&d);
     if (d.findings == 0)
         say(&d, "  nothing stalled\n");
     pthread_mutex_unlock(&p->diag->lock);

@@ -10,8 +10,11 @@
  * roots: compressed sparse rows, 4 bytes an edge) and each node's count of predecessors that
  * are not conditions, checks for a cycle no condition closes (Kahn's algorithm over those
  * edges), and frees the pairs; a later change unfolds the rows back into pairs first. A run
- * takes one block of 8 bytes a node from the graph's cache (allocated only when the cache has
+ * takes one block of 16 bytes a node from the graph's cache (allocated only when the cache has
  * none), so runs after the first allocate nothing.
+ *
+ * A run's block is on the graph's list of runs in progress (crew_graph.live) from its start
+ * to its end, under the lock it takes anyway, for crew_diagnose (graph_seen.c).
  *
  * Changes and runs exclude each other through one word (crew_graph.state): a change or the
  * destroy takes it from 0 to CHANGING, a run adds RUN_ONE unless CHANGING is set, so a change
@@ -26,6 +29,7 @@
 #include "graph_int.h"
 #include "pool.h"
 #include "submit.h"
+#include "trace.h"
 
 int crew_graph_create(crew_pool *p, crew_graph **out) {
     if (out)
@@ -44,7 +48,11 @@ int crew_graph_create(crew_pool *p, crew_graph **out) {
     g->pool = p;
     crew__atomic_init(&g->state, 0u);
     crew__atomic_init(&g->ready, false);
-    pthread_mutex_init(&g->lock, NULL);
+    if (pthread_mutex_init(&g->lock, NULL) != 0 || crew__graph_register(g) != CREW_OK) {
+        free(g->node);
+        free(g);
+        return crew__fail(CREW_ENOMEM, "crew_graph_create: out of memory for the graph");
+    }
     *out = g;
     return CREW_OK;
 }
@@ -106,6 +114,9 @@ static int end_change(crew_graph *g, int rc) {
     crew__store_release(&g->state, 0u);
     return rc;
 }
+
+int crew__graph_begin_change(crew_graph *g, const char *who) { return begin_change(g, who); }
+int crew__graph_end_change(crew_graph *g, int rc) { return end_change(g, rc); }
 
 static int add_node(crew_graph *g, crew_fn fn, uint32_t (*cond)(void *), void *arg,
                     uint32_t priority, crew_node *out, const char *who) {
@@ -349,7 +360,18 @@ static int cycle_fail(const crew_graph *g, const char *who) {
                       who, g->cycle[0], path);
 }
 
-/* A run block for g's n nodes: the cache's, or a new one (NULL: no memory). */
+/* Put r first on g's runs in progress, not shown yet (lock held). */
+static void link_live(crew_graph *g, grun *r) {
+    crew__store_relaxed(&r->shown, false); /* relaxed: the lock publishes it */
+    r->prev = NULL;
+    r->next = g->live;
+    if (g->live)
+        g->live->prev = r;
+    g->live = r;
+}
+
+/* A run block for g's n nodes: the cache's, or a new one (NULL: no memory), on g's runs in
+ * progress. */
 static grun *take_block(crew_graph *g) {
     pthread_mutex_lock(&g->lock);
     grun *r = g->free_runs;
@@ -359,18 +381,34 @@ static grun *take_block(crew_graph *g) {
         r = next;
     }
     g->free_runs = r ? r->next : NULL;
+    if (r)
+        link_live(g, r);
     pthread_mutex_unlock(&g->lock);
     if (!r && (r = calloc(1, sizeof *r + ((size_t)g->n + 1) * sizeof r->e[0]))) {
         r->g = g;
         r->cap = g->n;
+        pthread_mutex_lock(&g->lock);
+        link_live(g, r);
+        pthread_mutex_unlock(&g->lock);
     }
     return r;
 }
 
-void crew__graph_run_done(crew_graph *g, grun *r) {
-    pthread_mutex_lock(&g->lock);
+/* Take r off g's runs in progress and put it in the cache (lock held). */
+static void cache_block(crew_graph *g, grun *r) {
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        g->live = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
     r->next = g->free_runs;
     g->free_runs = r;
+}
+
+void crew__graph_run_done(crew_graph *g, grun *r) {
+    pthread_mutex_lock(&g->lock);
+    cache_block(g, r);
     pthread_mutex_unlock(&g->lock);
     /* Release: every read of the graph by this run happens-before a change's acquire. */
     crew__fetch_sub_release(&g->state, CREW__GRAPH_RUN_ONE);
@@ -420,14 +458,17 @@ static int start_run(crew_graph *g, crew_handle *group, uint64_t reps, const cha
         } else {
             r->reps = reps;
             crew__atomic_init(&r->stopped, 0u); /* not shared until the source is queued */
+            /* A run started while a trace is on is traced, every repetition of it. */
+            r->task_fn = crew__tracing(g->pool) ? crew__graph_node_traced : crew__graph_node;
+            crew__graph_trace_number(r);
             crew__graph_run_init(r);
-            rc = crew__submit_as(g->pool, crew__graph_node, &r->e[g->n], g->node[g->n].priority,
+            crew__store_release(&r->shown, true); /* release: see grun.shown */
+            rc = crew__submit_as(g->pool, r->task_fn, &r->e[g->n], g->node[g->n].priority,
                                  group, who);
             if (rc == CREW_OK)
                 return CREW_OK; /* the run gives g back when it ends */
             pthread_mutex_lock(&g->lock);
-            r->next = g->free_runs;
-            g->free_runs = r;
+            cache_block(g, r);
             pthread_mutex_unlock(&g->lock);
         }
     }
@@ -453,6 +494,8 @@ int crew_graph_destroy(crew_graph *g) {
     /* Acquire: after every run's end. */
     if (!crew__cas_acquire(&g->state, &s, CREW__GRAPH_CHANGING))
         return busy(s, "crew_graph_destroy");
+    crew__graph_unregister(g); /* crew_diagnose no longer finds it */
+    crew__graph_names_free(g);
     for (grun *r = g->free_runs, *next; r; r = next) {
         next = r->next;
         free(r);

@@ -1,6 +1,7 @@
 /*
- * graph_int.h -- what graph.c (building a graph, the public calls) and graph_run.c (its runs)
- * share: the graph, its nodes, a run's block. No other file includes it.
+ * graph_int.h -- what graph.c (building a graph, the public calls), graph_run.c (its runs) and
+ * graph_seen.c (names, the pool's registry of graphs, crew_diagnose's view of runs) share: the
+ * graph, its nodes, a run's block. No other file includes it.
  */
 #ifndef CREW_GRAPH_INT_H
 #define CREW_GRAPH_INT_H
@@ -18,6 +19,12 @@
 #define CREW__GRAPH_NODES_MAX 0x7ffffffeu
 /* Edges in a graph, at most (each node's count of successors keeps bit 31 for COND). */
 #define CREW__GRAPH_EDGES_MAX 0x7fffffffu
+
+/* crew__gword.owed: bit 31 while a turn of the node is queued as a task (set before it is
+ * submitted, cleared when that task starts it or is dropped), for crew_diagnose; the other bits
+ * count owed turns. */
+#define CREW__GWORD_QUEUED 0x80000000u
+#define CREW__GWORD_OWED 0x7fffffffu
 
 /* crew__gnode.nsucc: bit 31 marks a condition node, the rest counts its successors. */
 #define CREW__GNODE_COND 0x80000000u
@@ -46,6 +53,7 @@ static inline crew_fn crew__gnode_fn(const crew__gnode *nd) {
 #define CREW__GRAPH_STOP_SHUTDOWN 2u /* a cancelling shutdown */
 
 typedef struct crew__grun grun;
+typedef struct crew__graphs crew__graphs;
 
 /* crew_graph.state: CHANGING while a call changes (or destroys) the graph, plus RUN_ONE per
  * run in progress (and per crew_graph_dump_dot reading it). */
@@ -78,7 +86,21 @@ struct crew_graph {
     bool cycle_whole;
     uint32_t cycle[8];
     grun *free_runs; /* lock: run blocks to reuse */
+    grun *live;      /* lock: the runs in progress (crew_diagnose reads them under lock) */
+    /* Node names (crew_graph_name_node): names_len entries, NULL for "node N"; changed only
+     * as the graph is (CHANGING), read by runs and, under lock with a run live, diagnose. */
+    char **names;
+    uint32_t names_len;
+    /* The pool's registry (graph_seen.c), which outlives the pool while a graph holds it; the
+     * links are the registry's lock's. */
+    crew__graphs *reg;
+    crew_graph *reg_next, *reg_prev;
 };
+
+/* Node i's name, or NULL (then it is "node i"). */
+static inline const char *crew__graph_name(const crew_graph *g, uint32_t i) {
+    return i < g->names_len ? g->names[i] : NULL;
+}
 
 /* A node's words in a run's block (see graph_run.c). */
 typedef struct crew__gword {
@@ -91,7 +113,9 @@ typedef struct crew__gword {
      * RAN read by the run's finisher after outstanding's acq_rel. */
     _Atomic uint32_t id;
     /* Turns of it whose submission was refused, owed to the run_from that holds it on its
-     * list (graph_run.c: owe); 0 between runs (the block is zeroed when made). */
+     * list (graph_run.c: owe), | CREW__GWORD_QUEUED; 0 between runs (the block is zeroed when
+     * made). Changed by RMWs only (several threads may): acq_rel for the count (see owe),
+     * relaxed for QUEUED (a hint for crew_diagnose). */
     _Atomic uint32_t owed;
     uint32_t link; /* the next node on that list: its owner's alone (see owe) */
 } crew__gword;
@@ -99,7 +123,12 @@ typedef struct crew__gword {
 /* A run's block (see graph_run.c). */
 struct crew__grun {
     crew_graph *g;
-    grun *next;    /* in g->free_runs */
+    grun *next, *prev; /* g->lock: in g->free_runs (next only), or in g->live */
+    crew_fn task_fn;   /* its tasks' function: crew__graph_node, or _traced (fixed per run) */
+    uint32_t trace_run; /* traced: its number in the trace, per repetition (one writer a time) */
+    /* Its words are set for the run (release, after crew__graph_run_init; acquire by
+     * crew_diagnose, which skips a run not yet shown). */
+    _Atomic bool shown;
     uint64_t reps; /* repetitions still to start after this one: its finisher's alone */
     uint32_t cap;  /* nodes it has room for */
     /* The run's node tasks queued or running (a node run on its finisher's thread inherits its
@@ -114,5 +143,19 @@ void crew__graph_run_init(grun *r);
 /* graph.c: run r has ended: its block back to the cache, the run back to g (release); g is
  * not read after this. */
 void crew__graph_run_done(crew_graph *g, grun *r);
+
+/* graph.c: take g for a change (CREW_OK; or the error, for who, the public call), and give it
+ * back (rc passes through). */
+int crew__graph_begin_change(crew_graph *g, const char *who);
+int crew__graph_end_change(crew_graph *g, int rc);
+
+/* graph_seen.c: enter g in its pool's registry (crew_graph_create; CREW_OK or CREW_ENOMEM),
+ * and take it out (crew_graph_destroy; the registry may outlive the pool). */
+int crew__graph_register(crew_graph *g);
+void crew__graph_unregister(crew_graph *g);
+/* graph_seen.c: free g's names (crew_graph_destroy). */
+void crew__graph_names_free(crew_graph *g);
+/* graph_run.c: a traced run's next repetition gets its number in the trace. */
+void crew__graph_trace_number(grun *r);
 
 #endif /* CREW_GRAPH_INT_H */

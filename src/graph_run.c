@@ -37,6 +37,13 @@
  * block back to the graph's cache and the run back to the graph. All of that happens inside a
  * task of the run's group, so crew_wait on the group returns only after it.
  *
+ * Seen from outside (graph_seen.c): a node queued as a task carries QUEUED in its owed word
+ * until that task starts it (two RMWs a queued node, none on a chain), and the source marks
+ * itself RAN, so crew_diagnose tells ready nodes from waiting ones. A run started while a
+ * trace is on has its own task function (crew__graph_node_traced, the kind's second row): the
+ * same loop, compiled a second time with tracing in it, records each node's turn and the edges
+ * it took (trace.h); an untraced run's loop has no trace of it.
+ *
  * A node that cannot be submitted (a draining pool refuses new tasks, no memory) runs on this
  * thread instead, after this chain: it goes on a list of turns owed (owe) that run_from's outer
  * loop takes from, never a call deeper (a long comb of refusals would overflow the stack):
@@ -48,9 +55,11 @@
 #include "drop.h"
 #include "graph.h"
 #include "graph_int.h"
+#include "clock.h"
 #include "kind.h"
 #include "pool.h"
 #include "submit.h"
+#include "trace.h"
 #include "worker.h"
 
 /* Ready nodes gathered before they are submitted (one add to outstanding for all of them). */
@@ -79,14 +88,12 @@ static void stop(grun *r, unsigned why) {
     crew__fetch_or_relaxed(&r->stopped, why);
 }
 
-static void run_from(grun *r, uint32_t i, crew_handle h);
-
 /* One more turn of node s is owed to the caller's run_from (its submission was refused; its
  * unit of outstanding is held): counted in s's owed, and s put on the caller's list (todo)
  * unless it is on a list already (a list holds a node once, with all its owed turns). */
 static void owe(grun *r, uint32_t s, uint32_t *todo) {
     /* Acq_rel: the thread that takes owed from 0 owns s's link until it takes it back to 0. */
-    if (crew__fetch_add_acq_rel(&r->e[s].owed, 1u) == 0u) {
+    if ((crew__fetch_add_acq_rel(&r->e[s].owed, 1u) & CREW__GWORD_OWED) == 0u) {
         r->e[s].link = *todo;
         *todo = s;
     }
@@ -96,7 +103,10 @@ static void owe(grun *r, uint32_t s, uint32_t *todo) {
 static uint32_t pop_owed(grun *r, uint32_t *todo) {
     uint32_t x = *todo;
     *todo = r->e[x].link;
-    if (crew__fetch_sub_acq_rel(&r->e[x].owed, 1u) != 1u) { /* acq_rel: see owe() */
+    /* Acq_rel: see owe(). Its QUEUED mark goes too: it runs here, not from a queue. */
+    uint32_t was = crew__fetch_sub_acq_rel(&r->e[x].owed, 1u);
+    crew__fetch_and_relaxed(&r->e[x].owed, ~CREW__GWORD_QUEUED); /* relaxed: a hint */
+    if ((was & CREW__GWORD_OWED) != 1u) {
         r->e[x].link = *todo; /* more turns owed: it stays first */
         *todo = x;
     }
@@ -117,15 +127,19 @@ static void submit_ready(grun *r, const uint32_t *buf, unsigned m, crew_handle h
     /* Relaxed: each task submitted below decrements after its queue handed it over (release,
      * acquire), so this add comes first in outstanding's order. */
     crew__fetch_add_relaxed(&r->outstanding, m);
+    crew_fn fn = r->task_fn;
     for (unsigned k = 0; k < m; k++) {
         uint32_t s = buf[k];
-        int rc = crew__submit_in_group(p, crew__graph_node, &r->e[s], g->node[s].priority, h);
+        /* Relaxed: a hint for crew_diagnose (see crew__gword.owed). */
+        crew__fetch_or_relaxed(&r->e[s].owed, CREW__GWORD_QUEUED);
+        int rc = crew__submit_in_group(p, fn, &r->e[s], g->node[s].priority, h);
         if (rc == CREW_OK)
             continue;
         why = halted(p, sl, h.gen);
         if (rc == CREW_ECANCELED && !why)
             why = CREW__GRAPH_STOP_CANCEL;
         if (why) {
+            crew__fetch_and_relaxed(&r->e[s].owed, ~CREW__GWORD_QUEUED); /* relaxed: above */
             stop(r, why);
             crew__fetch_sub_relaxed(&r->outstanding, 1u); /* ours is held: never 0 here */
         } else { /* refused for want of memory, or a draining pool: run it here, later */
@@ -161,6 +175,7 @@ static bool finish(grun *r, crew_handle h, crew__slot *sl) {
         crew__graph_run_init(r);
         if (!why) {
             r->reps--;
+            crew__graph_trace_number(r);
             return true;
         }
     }
@@ -255,9 +270,26 @@ static __attribute__((noinline, cold)) void set_aside(grun *r, uint32_t next, cr
         submit_ready(r, &next, 1, h, sl, todo);
 }
 
+/* A traced run's node i has run from t0 until now: its slice and the edges it took (s[0..ns),
+ * its successors, all counted down; or for a condition node the one it chose, if any). */
+static __attribute__((noinline, cold)) void trace_node(grun *r, uint32_t i, uint64_t t0,
+                                                       const uint32_t *s, uint32_t ns,
+                                                       crew_handle h) {
+    uint64_t t1 = crew__now_ns();
+    crew_graph *g = r->g;
+    crew__trace_node(g->pool, h, r->trace_run, i, crew__graph_name(g, i), t0, t1, s, ns);
+}
+
+void crew__graph_trace_number(grun *r) {
+    if (r->task_fn == crew__graph_node_traced)
+        r->trace_run = crew__trace_run_number(r->g->pool);
+}
+
 /* Run node i of r and what follows it on this thread (see the top of this file); i == n: the
- * source. Holds one unit of outstanding, given up at the end. */
-static void run_from(grun *r, uint32_t i, crew_handle h) {
+ * source. Holds one unit of outstanding, given up at the end. traced: a constant, each of the
+ * two task functions below has its own copy, so an untraced run pays nothing for tracing. */
+static inline __attribute__((always_inline)) void run_from(grun *r, uint32_t i, crew_handle h,
+                                                           const bool traced) {
     crew_graph *g = r->g;
     crew_pool *p = g->pool;
     const crew__gnode *nodes = g->node;
@@ -275,6 +307,8 @@ static void run_from(grun *r, uint32_t i, crew_handle h) {
         uint32_t next = CREW_NODE_NONE;
         if (__builtin_expect(i == n, 0)) { /* the source starts every root */
             const crew__gnode *src = &nodes[n];
+            /* Relaxed: for crew_diagnose (the roots are released), as crew__gword's id. */
+            crew__store_relaxed(&r->e[n].id, n | CREW__GRAPH_RAN);
             next = release_rest(r, succ + src->first, src->nsucc, true, next, h, sl, todo);
         }
         while (__builtin_expect(i != n, 1)) {
@@ -283,11 +317,17 @@ static void run_from(grun *r, uint32_t i, crew_handle h) {
             const uint32_t *s = succ + nd->first;
             /* Relaxed: see crew__gword. */
             crew__store_relaxed(&r->e[i].id, i | CREW__GRAPH_RAN);
+            uint64_t t0 = traced ? crew__now_ns() : 0;
             if (__builtin_expect(ns & CREW__GNODE_COND, 0)) {
                 uint32_t c = nd->f.cond(nd->arg);
                 next = c < (ns & CREW__GNODE_SUCC) ? s[c] : CREW_NODE_NONE;
+                if (traced)
+                    trace_node(r, i, t0, next != CREW_NODE_NONE ? s + c : s,
+                               next != CREW_NODE_NONE, h);
             } else {
                 nd->f.fn(nd->arg);
+                if (traced)
+                    trace_node(r, i, t0, s, ns, h);
                 uint32_t k = 0;
                 next = CREW_NODE_NONE;
                 while (k < ns) { /* acq_rel: see the top of this file */
@@ -342,10 +382,26 @@ static void run_from(grun *r, uint32_t i, crew_handle h) {
     }
 }
 
+/* A task of a run starts node i (queued: its QUEUED mark goes; the source has none). */
+static inline __attribute__((always_inline)) grun *task_start(void *arg, uint32_t *i) {
+    grun *r = run_of(arg, i);
+    crew__gword *e = arg;
+    /* Relaxed: a hint for crew_diagnose (see crew__gword.owed). */
+    if (crew__load_relaxed(&e->owed) & CREW__GWORD_QUEUED)
+        crew__fetch_and_relaxed(&e->owed, ~CREW__GWORD_QUEUED);
+    return r;
+}
+
 void crew__graph_node(void *arg) {
     uint32_t i;
-    grun *r = run_of(arg, &i);
-    run_from(r, i, crew__tls_frame->group); /* the run's group: this task's frame's */
+    grun *r = task_start(arg, &i);
+    run_from(r, i, crew__tls_frame->group, false); /* the run's group: this task's frame's */
+}
+
+void crew__graph_node_traced(void *arg) {
+    uint32_t i;
+    grun *r = task_start(arg, &i);
+    run_from(r, i, crew__tls_frame->group, true);
 }
 
 /* The graph node kind's drop (kind.h): a queued node of a run (arg: its word) was dropped: it
@@ -354,6 +410,7 @@ void crew__graph_node(void *arg) {
 static void node_dropped(crew_pool *p, void *arg, uint32_t slot, bool by_shutdown) {
     uint32_t i;
     grun *r = run_of(arg, &i);
+    crew__fetch_and_relaxed(&r->e[i].owed, ~CREW__GWORD_QUEUED); /* relaxed: a hint */
     stop(r, by_shutdown ? CREW__GRAPH_STOP_SHUTDOWN : CREW__GRAPH_STOP_CANCEL);
     crew_handle h = {slot, 0};
     crew__slot *sl = NULL;
@@ -375,6 +432,14 @@ static crew_fn node_fn_of(const crew_task *t) {
 const crew__kind crew__graph_kind = {
     .fn = crew__graph_node,
     .name = "graph node",
+    .dropped = node_dropped,
+    .fn_of = node_fn_of,
+};
+
+/* The same for a run started while a trace was on (its nodes are recorded, trace.h). */
+const crew__kind crew__graph_traced_kind = {
+    .fn = crew__graph_node_traced,
+    .name = "graph node (traced)",
     .dropped = node_dropped,
     .fn_of = node_fn_of,
 };

@@ -16,6 +16,7 @@ static const crew__kind *const kinds[] = {
     &crew__lane_kind,
     &crew__timer_kind,
     &crew__graph_kind,
+    &crew__graph_traced_kind,
 };
 
 const crew__kind *crew__kind_of(const crew_task *t) {

@@ -55,6 +55,7 @@ extern const crew__kind crew__array_kind; /* array.c: an array's runner */
 extern const crew__kind crew__lane_kind;  /* lane.c: a lane's runner */
 extern const crew__kind crew__timer_kind; /* timer.c: a periodic timer's run */
 extern const crew__kind crew__graph_kind; /* graph_run.c: a task of a graph's run */
+extern const crew__kind crew__graph_traced_kind; /* graph_run.c: the same, its run traced */
 
 /* The kind of t, NULL for a plain task. Walks the table: for the rare paths only. */
 const crew__kind *crew__kind_of(const crew_task *t);

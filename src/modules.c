@@ -7,6 +7,7 @@
 
 #include "autosize.h"
 #include "blocking.h"
+#include "graph.h"
 #include "modules.h"
 #include "nodes.h"
 #include "notify.h"
@@ -119,6 +120,9 @@ static const module modules[] = {
      .closing = crew__timers_closing, .close = crew__timers_close, .stop = crew__timers_stop,
      .free = crew__timers_free},
     {.name = "trace", .init = crew__trace_init, .nomem = NOMEM_LOCKS, .free = crew__trace_free},
+    /* Let go first: a graph may outlive the pool (it holds the registry, not the pool). */
+    {.name = "graphs", .init = crew__graphs_init, .nomem = NOMEM_LOCKS,
+     .free = crew__graphs_free},
 };
 #define NMODULES (sizeof modules / sizeof modules[0])
 

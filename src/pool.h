@@ -38,6 +38,7 @@ typedef struct crew__diag crew__diag;             /* diagnose.h */
 typedef struct crew__pool_stats crew__pool_stats; /* stats.h */
 typedef struct crew__timers crew__timers;         /* timer.h */
 typedef struct crew__trace crew__trace;           /* trace.h */
+typedef struct crew__graphs crew__graphs;         /* graph_seen.c */
 struct crew__nodes;                               /* nodes.c */
 
 enum crew__pool_state {
@@ -99,6 +100,7 @@ struct crew_pool {
     crew__pool_stats *stats;   /* monitoring */
     crew__diag *diag;          /* stall diagnostics */
     crew__trace *trace;        /* the task timeline */
+    crew__graphs *graphs;      /* the registry of its task graphs (graph_seen.c) */
     crew__timers *timers;      /* delayed tasks and periodic timers, and their thread */
 
     pthread_mutex_t resize_lock; /* see the top of this file */

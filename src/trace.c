@@ -1,20 +1,16 @@
 /*
- * trace.c -- the task timeline: crew_trace_start, crew_trace_stop, the per-thread rings that
- * record tasks, waits and sleeps, and the Chrome Trace Event Format JSON they are written as.
+ * trace.c -- the task timeline: crew_trace_start, crew_trace_stop, and the per-thread rings that
+ * record tasks, waits, sleeps and graph nodes' turns (trace_json.c writes them as JSON).
  *
  * trace.h explains the design: recording rides on the cold paths (tasks stamped because
  * CREW__TIMING_TRACE is set go through worker.c's run_timed; sleeps and waits are recorded where
  * a thread already sleeps or waits), each thread writes only its own ring, and crew_trace_stop
  * turns the trace off, then waits for each ring's writer to be quiet before reading it.
  *
- * The JSON is the "JSON Object Format" of the Trace Event Format: {"traceEvents": [...],
- * "displayTimeUnit": "ns", "otherData": {...}}, one event per line. Tasks, waits and sleeps are
- * complete events ("ph": "X", ts and dur in microseconds from the start of the trace), each
- * thread gets thread_name and thread_sort_index metadata events ("ph": "M"), and otherData
- * counts the events written and dropped. Task functions are named by dladdr() when the dynamic
- * linker knows their symbol (exported, or the program linked with -rdynamic), else by address.
+ * A graph node's turn (crew__trace_node) is one event, and one more per edge it took; its name
+ * is copied into the ring's own table of names (intern), kept until the trace is written, as
+ * the graph may be renamed or destroyed before.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -91,33 +87,58 @@ static inline crew__trace_ring *own_ring(crew_pool *p) {
     return own_ring_slow(p);
 }
 
-/* Append ev to the owner's ring r, if the trace is still on (the handshake of trace.h). */
-static void record(crew_pool *p, crew__trace_ring *r, const crew__trace_ev *ev) {
+/* The owner's names of ring r, freed (a new trace, or crew_trace_stop). */
+static void names_free(crew__trace_ring *r) {
+    for (uint32_t k = 0; k < r->names_cap; k++)
+        free(r->names[k]);
+    free(r->names);
+    r->names = NULL;
+    r->names_cap = r->nnames = 0;
+}
+
+/* The owner's half of the handshake of trace.h: busy set; true if the trace is on and ring r
+ * is ready for this trace's events (then append, and always end_record). */
+static bool begin_record(crew_pool *p, crew__trace_ring *r) {
     crew__store_seq_cst(&r->busy, 1);                      /* seq_cst: see trace.h */
     uint64_t state = crew__load_seq_cst(&p->trace->state); /* seq_cst: see trace.h */
-    if (state & 1u) {
-        uint64_t session = state >> 1;
-        if (r->session != session) { /* the first event of this thread in this trace */
-            size_t cap = p->trace->cap; /* cap and t0: published by state's store */
-            if (!r->ev || r->cap != cap) {
-                free(r->ev);
-                r->ev = malloc(cap * sizeof *r->ev);
-                r->cap = r->ev ? cap : 0;
-            }
-            r->session = session;
-            r->head = 0;
-            r->lost = 0;
+    if (!(state & 1u))
+        return false;
+    uint64_t session = state >> 1;
+    if (r->session != session) { /* the first event of this thread in this trace */
+        size_t cap = p->trace->cap; /* cap and t0: published by state's store */
+        if (!r->ev || r->cap != cap) {
+            free(r->ev);
+            r->ev = malloc(cap * sizeof *r->ev);
+            r->cap = r->ev ? cap : 0;
         }
-        if (ev->start_ns < p->trace->t0) {
-            /* began before this trace (seen on by a stale hint after the previous one) */
-        } else if (r->ev) {
-            r->ev[r->head % r->cap] = *ev; /* full: the oldest goes */
-            r->head++;
-        } else {
-            r->lost++;
-        }
+        names_free(r);
+        r->session = session;
+        r->head = 0;
+        r->lost = 0;
     }
+    return true;
+}
+
+static void append(crew_pool *p, crew__trace_ring *r, const crew__trace_ev *ev) {
+    if (ev->start_ns < p->trace->t0) {
+        /* began before this trace (seen on by a stale hint after the previous one) */
+    } else if (r->ev) {
+        r->ev[r->head % r->cap] = *ev; /* full: the oldest goes */
+        r->head++;
+    } else {
+        r->lost++;
+    }
+}
+
+static void end_record(crew__trace_ring *r) {
     crew__store_release(&r->busy, 0); /* release: stop reads the event after it sees 0 */
+}
+
+/* Append ev to the owner's ring r, if the trace is still on (the handshake of trace.h). */
+static void record(crew_pool *p, crew__trace_ring *r, const crew__trace_ev *ev) {
+    if (begin_record(p, r))
+        append(p, r, ev);
+    end_record(r);
 }
 
 bool crew__trace_task_begin(crew_pool *p, const crew_task *t, crew__trace_task *tt) {
@@ -144,7 +165,7 @@ bool crew__trace_task_begin(crew_pool *p, const crew_task *t, crew__trace_task *
         r->last_stolen = s;
     }
     /* A special task is named by its kind (kind.h): a timer's run by the timer's function. */
-    tt->ev = (crew__trace_ev){0, 0, (uintptr_t)crew__kind_fn_of(t), g.slot, g.gen,
+    tt->ev = (crew__trace_ev){0, 0, (uintptr_t)crew__kind_fn_of(t), g.slot, g.gen, 0, 0, 0,
                               (uint8_t)(help ? CREW__TR_HELP : CREW__TR_TASK), stolen};
     return true;
 }
@@ -163,125 +184,89 @@ void crew__trace_span(crew_pool *p, enum crew__trace_kind kind, crew_handle grou
         return;
     if (group.slot != 0)
         group = crew__handle_public(&p->groups, group);
-    crew__trace_ev ev = {start_ns, crew__now_ns(), 0, group.slot, group.gen, (uint8_t)kind, 0};
+    crew__trace_ev ev = {start_ns, crew__now_ns(), 0, group.slot, group.gen, 0, 0, 0,
+                         (uint8_t)kind, 0};
     record(p, r, &ev);
 }
 
-/* ---------------------------------------------------------------------------------------------
- * Writing the JSON.
- * ------------------------------------------------------------------------------------------- */
+/* A thread names at most this many distinct nodes per trace (beyond: "node N"). */
+#define NAMES_MAX 65536u
 
-/* s as the inside of a JSON string (quotes, backslashes and control characters escaped). */
-static void put_json_string(FILE *f, const char *s) {
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
+static uint32_t name_hash(const char *s) {
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* name as a copy kept in the owner's ring r until the trace is written (the graph may be
+ * destroyed or renamed before), or NULL when there is no memory or no room left. */
+static const char *intern(crew__trace_ring *r, const char *name) {
+    uint32_t h = name_hash(name);
+    if (r->names_cap) {
+        for (uint32_t k = h & (r->names_cap - 1);; k = (k + 1) & (r->names_cap - 1)) {
+            if (!r->names[k])
+                break;
+            if (strcmp(r->names[k], name) == 0)
+                return r->names[k];
+        }
     }
+    if (r->nnames >= NAMES_MAX)
+        return NULL;
+    if (2 * (r->nnames + 1) > r->names_cap) { /* at most half full */
+        uint32_t cap = r->names_cap ? 2 * r->names_cap : 64;
+        char **t = calloc(cap, sizeof *t);
+        if (!t)
+            return NULL;
+        for (uint32_t j = 0; j < r->names_cap; j++) {
+            if (!r->names[j])
+                continue;
+            uint32_t k = name_hash(r->names[j]) & (cap - 1);
+            while (t[k])
+                k = (k + 1) & (cap - 1);
+            t[k] = r->names[j];
+        }
+        free(r->names);
+        r->names = t;
+        r->names_cap = cap;
+    }
+    uint32_t k = h & (r->names_cap - 1);
+    while (r->names[k])
+        k = (k + 1) & (r->names_cap - 1);
+    char *copy = strdup(name);
+    if (copy) {
+        r->names[k] = copy;
+        r->nnames++;
+    }
+    return copy;
 }
 
-/* Task functions' names, looked up once per function (dladdr takes the loader's lock). */
-#define NAME_CACHE 64u
-typedef struct name_cache {
-    uintptr_t fn[NAME_CACHE];
-    const char *name[NAME_CACHE]; /* the dynamic linker's string, or NULL: unknown */
-} name_cache;
-
-static const char *fn_name(name_cache *c, uintptr_t fn) {
-    unsigned k = (unsigned)((fn >> 4) % NAME_CACHE);
-    if (c->fn[k] == fn)
-        return c->name[k];
-    Dl_info info;
-    const char *name = NULL;
-    if (dladdr((void *)fn, &info) && info.dli_sname && (uintptr_t)info.dli_saddr == fn)
-        name = info.dli_sname;
-    c->fn[k] = fn;
-    c->name[k] = name;
-    return name;
+uint32_t crew__trace_run_number(crew_pool *p) {
+    return crew__fetch_add_relaxed(&p->trace->graph_runs, 1u) + 1u; /* relaxed: see crew__trace */
 }
 
-/* Start order, and the longer (enclosing) event first among equal starts. */
-static int by_start(const void *a, const void *b) {
-    const crew__trace_ev *x = a, *y = b;
-    if (x->start_ns != y->start_ns)
-        return x->start_ns < y->start_ns ? -1 : 1;
-    if (x->end_ns != y->end_ns)
-        return x->end_ns > y->end_ns ? -1 : 1;
-    return 0;
-}
-
-static double us(uint64_t ns) { return (double)ns / 1e3; }
-
-static void write_event(FILE *f, name_cache *nc, long pid, const crew__trace_ring *r,
-                        const crew__trace_ev *e, uint64_t t0) {
-    static const char *const cat[] = {"task", "help", "wait", "sleep"};
-    uint64_t start = e->start_ns; /* at least t0: see record() */
-    uint64_t end = e->end_ns < start ? start : e->end_ns;
-    fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"", cat[e->kind & 3u]);
-    if (e->kind == CREW__TR_WAIT) {
-        fputs(e->slot ? "crew_wait" : "crew_wait_all", f);
-    } else if (e->kind == CREW__TR_SLEEP) {
-        fputs("sleep", f);
-    } else {
-        const char *name = fn_name(nc, e->fn);
+void crew__trace_node(crew_pool *p, crew_handle group, uint32_t run, uint32_t node,
+                      const char *name, uint64_t start_ns, uint64_t end_ns, const uint32_t *to,
+                      uint32_t nto) {
+    crew__trace_ring *r = own_ring(p);
+    if (!r)
+        return;
+    if (group.slot != 0)
+        group = crew__handle_public(&p->groups, group);
+    if (begin_record(p, r)) {
+        crew__trace_ev ev = {start_ns, end_ns, 0, group.slot, group.gen, run, node, 0,
+                             CREW__TR_NODE, 0};
         if (name)
-            put_json_string(f, name);
-        else
-            fprintf(f, "%#lx", (unsigned long)e->fn);
+            ev.fn = (uintptr_t)intern(r, name);
+        append(p, r, &ev);
+        ev.kind = CREW__TR_EDGE;
+        ev.fn = 0;
+        for (uint32_t k = 0; k < nto; k++) {
+            ev.to = to[k];
+            append(p, r, &ev);
+        }
     }
-    fprintf(f, "\",\"pid\":%ld,\"tid\":%ld,\"ts\":%.3f,\"dur\":%.3f", pid, r->tid,
-            us(start - t0), us(end - start));
-    if (e->kind == CREW__TR_SLEEP)
-        fputs(",\"cname\":\"thread_state_sleeping\"", f);
-    else if (e->kind == CREW__TR_WAIT)
-        fputs(",\"cname\":\"thread_state_iowait\"", f);
-    fputs(",\"args\":{", f);
-    if (e->kind == CREW__TR_TASK || e->kind == CREW__TR_HELP)
-        fprintf(f, "\"fn\":\"%#lx\",\"stolen\":%d,", (unsigned long)e->fn, e->stolen);
-    fprintf(f, "\"group\":\"%u/%u\"}}", e->slot, e->gen);
-}
-
-/* Write the trace of session (every owner quiet). OUT: events written and dropped. */
-static void write_trace(crew_pool *p, uint64_t session, uint64_t *events, uint64_t *dropped) {
-    crew__trace *tr = p->trace;
-    FILE *f = tr->f;
-    long pid = (long)getpid();
-    name_cache nc = {{0}, {0}};
-    uint64_t written = 0, lost = 0;
-    unsigned index = 0;
-    fprintf(f, "{\"traceEvents\":[\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%ld,"
-               "\"tid\":0,\"args\":{\"name\":\"crew pool %u (%s)\"}}",
-            pid, p->id, p->name);
-    for (crew__trace_ring *r = tr->rings; r; r = r->next) {
-        if (r->session != session || (r->head == 0 && r->lost == 0))
-            continue;
-        fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%ld,\"tid\":%ld,"
-                   "\"args\":{\"name\":\"",
-                pid, r->tid);
-        put_json_string(f, r->name);
-        fprintf(f, "\"}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%ld,"
-                   "\"tid\":%ld,\"args\":{\"sort_index\":%u}}",
-                pid, r->tid, index++);
-        size_t n = r->head < r->cap ? (size_t)r->head : r->cap;
-        lost += r->lost + (r->head - n);
-        if (n == 0)
-            continue;
-        qsort(r->ev, n, sizeof *r->ev, by_start); /* the ring is freed after this */
-        for (size_t i = 0; i < n; i++)
-            write_event(f, &nc, pid, r, &r->ev[i], tr->t0);
-        written += n;
-    }
-    fprintf(f, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"crew_pool\":%u,"
-               "\"clock\":\"CLOCK_MONOTONIC\",\"start_ns\":%llu,\"events\":%llu,"
-               "\"dropped_events\":%llu,\"events_per_thread\":%zu}}\n",
-            p->id, (unsigned long long)tr->t0, (unsigned long long)written,
-            (unsigned long long)lost, tr->cap);
-    *events = written;
-    *dropped = lost;
+    end_record(r);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -293,6 +278,7 @@ int crew__trace_init(crew_pool *p) {
     if (!tr)
         return CREW_ENOMEM;
     crew__atomic_init(&tr->state, 0u);
+    crew__atomic_init(&tr->graph_runs, 0u);
     tr->rings = NULL;
     tr->tail = &tr->rings;
     p->trace = tr;
@@ -358,7 +344,7 @@ static int stop_locked(crew_pool *p, uint64_t *events, uint64_t *dropped) {
     for (crew__trace_ring *r = tr->rings; r; r = r->next)
         while (crew__load_seq_cst(&r->busy)) /* seq_cst: see trace.h; a write is short */
             sched_yield();
-    write_trace(p, state >> 1, events, dropped);
+    crew__trace_write(p, state >> 1, events, dropped);
     int rc = ferror(tr->f) ? CREW_EIO : CREW_OK;
     if (fclose(tr->f) != 0)
         rc = CREW_EIO;
@@ -367,6 +353,7 @@ static int stop_locked(crew_pool *p, uint64_t *events, uint64_t *dropped) {
         free(r->ev);
         r->ev = NULL;
         r->cap = 0;
+        names_free(r);
     }
     return rc;
 }
@@ -411,6 +398,7 @@ void crew__trace_free(crew_pool *p) {
     for (crew__trace_ring *r = tr->rings, *next; r; r = next) {
         next = r->next;
         free(r->ev);
+        names_free(r);
         free(r);
     }
     pthread_mutex_destroy(&tr->lock);

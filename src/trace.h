@@ -1,7 +1,13 @@
 /*
- * trace.h -- the task timeline (trace.c): crew_trace_start/stop record, per thread, when each
- * task ran, when a thread waited in crew_wait or crew_wait_all, and when it slept, and write
- * them as Chrome Trace Event Format JSON (Perfetto, chrome://tracing).
+ * trace.h -- the task timeline (trace.c; trace_json.c writes its file): crew_trace_start/stop
+ * record, per thread, when each task ran, when a thread waited in crew_wait or crew_wait_all,
+ * and when it slept, and write them as Chrome Trace Event Format JSON (Perfetto,
+ * chrome://tracing).
+ *
+ * A task graph's run started while a trace runs is recorded node by node (graph_run.c calls
+ * crew__trace_node for each node's turn): a slice per turn, named after the node, and an edge
+ * event per edge the node took, which the writer matches with the successor's slice and writes
+ * as a pair of flow events (Perfetto and chrome://tracing draw them as arrows).
  *
  * Recording costs a task nothing while no trace runs: crew_trace_start sets
  * CREW__TIMING_TRACE in pool->timing, so tasks submitted from then on are stamped like
@@ -40,13 +46,18 @@ enum crew__trace_kind {
     CREW__TR_TASK = 0, /* a task, run by a worker or a blocking thread from its loop */
     CREW__TR_HELP = 1, /* a task run by a thread that was waiting (crew_wait, crew_wait_all) */
     CREW__TR_WAIT = 2, /* crew_wait or crew_wait_all, from its first look to its return */
-    CREW__TR_SLEEP = 3 /* the thread was asleep (a worker idle, or a waiter) */
+    CREW__TR_SLEEP = 3, /* the thread was asleep (a worker idle, or a waiter) */
+    CREW__TR_NODE = 4,  /* a turn of a graph node (run, node; fn: its name, or 0) */
+    CREW__TR_EDGE = 5   /* an edge a node took (run, node -> to; start, end: the node's turn) */
 };
 
 typedef struct crew__trace_ev {
     uint64_t start_ns, end_ns; /* crew_now_ns's clock */
-    uintptr_t fn;              /* the task's function (0 for waits and sleeps) */
+    uintptr_t fn;              /* the task's function (0 for waits and sleeps); NODE: its
+                                  name as interned in the ring (0: "node N") */
     uint32_t slot, gen;        /* the group, as its public handle (0/0: none) */
+    uint32_t run, node, to;    /* NODE, EDGE: the graph run's number, the node; EDGE: the
+                                  successor */
     uint8_t kind;              /* enum crew__trace_kind */
     uint8_t stolen;            /* taken by a steal (the work-stealing strategy) */
 } crew__trace_ev;
@@ -67,6 +78,10 @@ typedef struct crew__trace_ring {
     size_t cap;         /* events room */
     crew__trace_ev *ev; /* NULL until the owner's first event in a trace */
     uint64_t last_stolen; /* owner: its worker's steal count at its last task (trace.c) */
+    /* Node names copied in this trace (NODE events point to them), an open-addressing table
+     * of names_cap entries (a power of 2, 0 until the first); as ev. */
+    char **names;
+    uint32_t names_cap, nnames;
 } crew__trace_ring;
 
 /* Tracing's state, which struct crew_pool points to (crew__trace_init makes it). */
@@ -80,6 +95,8 @@ typedef struct crew__trace {
     FILE *f;            /* the trace's output, opened by start */
     size_t cap;         /* events per thread in this trace */
     uint64_t t0;        /* when it started (ns) */
+    /* The last number given to a traced graph run (relaxed: a number, nothing more). */
+    _Atomic uint32_t graph_runs;
 } crew__trace;
 
 /* A task about to run under a trace (worker.c's run_timed): what it records at the end. */
@@ -100,6 +117,20 @@ void crew__trace_task_end(crew_pool *p, crew__trace_task *tt, uint64_t start_ns,
  * sleep that began at start_ns and ends now. */
 void crew__trace_span(crew_pool *p, enum crew__trace_kind kind, crew_handle group,
                       uint64_t start_ns);
+
+/* A task graph's run (or repetition), when it starts while a trace is on: its number. */
+uint32_t crew__trace_run_number(crew_pool *p);
+/* A turn of node `node` of the traced graph run `run` (in group, the local handle) ran from
+ * start_ns to end_ns; name: the node's name (copied here) or NULL ("node N"); to[0..nto): the
+ * successors its end released (the edges it took), each drawn as an arrow to that successor's
+ * first turn in the run that starts after end_ns. */
+void crew__trace_node(crew_pool *p, crew_handle group, uint32_t run, uint32_t node,
+                      const char *name, uint64_t start_ns, uint64_t end_ns, const uint32_t *to,
+                      uint32_t nto);
+
+/* trace_json.c: write the trace of session to p->trace->f (every ring's owner quiet; the
+ * rings' events are sorted in place). OUT: events written (the slices), and dropped. */
+void crew__trace_write(crew_pool *p, uint64_t session, uint64_t *events, uint64_t *dropped);
 
 int crew__trace_init(crew_pool *p);  /* crew_create */
 /* crew_destroy, after every pool thread has stopped: a trace still running is written as by

@@ -243,10 +243,11 @@ TEST(Stress, HandOffRacingResizeCancelAndShutdown) {
         for (auto &t : ts)
             t.join();
         crew_destroy(rc.p);
-        long bad = 0, first = -1, ran = 0, drops = 0;
+        long bad = 0, first = -1, ran = 0, drops = 0, accepted = 0;
         for (long i = 0; i < units * 5; i++) {
             const Cell3 &c = rc.cells[i];
             int a = c.accepted.load(), x = c.runs.load(), d = c.dropped.load();
+            accepted += a;
             // A drain drops only tasks of cancelled groups (the third of each unit).
             bool ok = a ? x + d == 1 && (cancel_at_end || i % 5 == 2 || d == 0) : x + d == 0;
             if (!ok && bad++ == 0)
@@ -265,7 +266,13 @@ TEST(Stress, HandOffRacingResizeCancelAndShutdown) {
                 ADD_FAILURE() << "round " << r << ": the waiter's task " << i << " accepted " << a
                               << ", ran " << x << " times, dropped " << d << " times";
         }
-        EXPECT_GT(ran, 0);
+        // Half the units were submitted before the shutdown: some were accepted. A drain runs
+        // the accepted tasks of groups nobody cancelled (the first of each unit has none), so
+        // some ran; a cancelling shutdown may drop every one still queued (how many ran before
+        // it is the machine's timing, not a behaviour), so that round asserts no count.
+        EXPECT_GT(accepted, 0);
+        if (!cancel_at_end)
+            EXPECT_GT(ran, 0);
         race = nullptr;
     }
 }

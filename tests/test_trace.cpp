@@ -1,7 +1,8 @@
 // test_trace.cpp -- the task timeline (crew_trace_start/stop): the JSON is well formed (checked by
 // a small parser here), every traced task appears exactly once, events on a thread nest, a
 // fork-join on two workers shows both running tasks, a full ring drops its oldest events and
-// counts them, and the calls' errors.
+// counts them, and the calls' errors; a traced task graph run shows each node's turn as a slice
+// named after the node and each edge it took as a matched pair of flow events.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -93,6 +94,21 @@ private:
                     return false;
                 out += e;
                 i_++;
+                continue;
+            }
+            if (c >= 0x80) { // JSON text is UTF-8: a whole, shortest-form sequence
+                size_t n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+                if (n == 0 || c > 0xf4 || i_ + n > s_.size())
+                    return false;
+                for (size_t k = 1; k < n; k++)
+                    if ((static_cast<unsigned char>(s_[i_ + k]) & 0xc0) != 0x80)
+                        return false;
+                unsigned char d = static_cast<unsigned char>(s_[i_ + 1]);
+                if ((c == 0xe0 && d < 0xa0) || (c == 0xed && d >= 0xa0) ||
+                    (c == 0xf0 && d < 0x90) || (c == 0xf4 && d >= 0x90))
+                    return false;
+                out.append(s_, i_, n);
+                i_ += n;
                 continue;
             }
             out += static_cast<char>(c);
@@ -225,6 +241,9 @@ TEST(TraceJsonParser, RejectsBrokenJson) { // the checker itself can fail
     }
     Json j;
     EXPECT_TRUE(Parser("{\"a\":[1,-2.5e3,\"x\\\"y\",true,null,{}]}").parse(j));
+    for (const char *bad : {"\"\xff\"", "\"a\xc3\"", "\"\xc0\xaf\"", "\"\xed\xa0\x80\""})
+        EXPECT_FALSE(Parser(bad).parse(j)) << "not UTF-8";
+    EXPECT_TRUE(Parser("\"caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x99\x82\"").parse(j));
 }
 
 // ---- One trace, read back. ----
@@ -233,10 +252,22 @@ struct Event {
     long tid = 0;
     int64_t ts = 0, dur = 0; // ns
     int stolen = 0;
+    long node = -1, run = -1; // a graph node's turn
+};
+
+// One flow event ("s" or "f") of a graph's edge.
+struct Flow {
+    std::string ph, bp;
+    double id = 0;
+    long tid = 0;
+    int64_t ts = 0;
+    long from = -1, to = -1, run = -1; // "s" only
 };
 
 struct Trace {
     std::vector<Event> events; // complete events ("X")
+    std::vector<Flow> flows;
+    double edges = -1;
     std::map<long, std::string> thread_names;
     double written = -1, dropped = -1;
 };
@@ -260,6 +291,8 @@ void read_trace(const std::string &path, Trace *t) {
     ASSERT_TRUE(other->get("events") && other->get("dropped_events"));
     t->written = other->get("events")->num;
     t->dropped = other->get("dropped_events")->num;
+    if (const Json *edges = other->get("graph_edges"))
+        t->edges = edges->num;
     for (const Json &e : evs->arr) {
         ASSERT_EQ(e.kind, Json::Obj);
         const Json *ph = e.get("ph"), *pid = e.get("pid"), *tid = e.get("tid");
@@ -269,6 +302,25 @@ void read_trace(const std::string &path, Trace *t) {
         if (ph->str == "M") {
             if (name->str == "thread_name")
                 t->thread_names[static_cast<long>(tid->num)] = e.get("args")->get("name")->str;
+            continue;
+        }
+        if (ph->str == "s" || ph->str == "f") {
+            Flow fl;
+            fl.ph = ph->str;
+            ASSERT_TRUE(e.get("id") && e.get("cat"));
+            EXPECT_EQ(e.get("cat")->str, "graph");
+            EXPECT_EQ(name->str, "edge");
+            fl.id = e.get("id")->num;
+            fl.tid = static_cast<long>(tid->num);
+            fl.ts = ns_of(e.get("ts"));
+            if (const Json *bp = e.get("bp"))
+                fl.bp = bp->str;
+            if (const Json *args = e.get("args")) {
+                fl.from = static_cast<long>(args->get("from")->num);
+                fl.to = static_cast<long>(args->get("to")->num);
+                fl.run = static_cast<long>(args->get("run")->num);
+            }
+            t->flows.push_back(fl);
             continue;
         }
         ASSERT_EQ(ph->str, "X");
@@ -285,6 +337,10 @@ void read_trace(const std::string &path, Trace *t) {
             ev.fn = fn->str;
         if (const Json *st = args->get("stolen"))
             ev.stolen = static_cast<int>(st->num);
+        if (const Json *nd = args->get("node"))
+            ev.node = static_cast<long>(nd->num);
+        if (const Json *rn = args->get("run"))
+            ev.run = static_cast<long>(rn->num);
         ev.group = args->get("group")->str;
         EXPECT_GE(ev.ts, 0);
         EXPECT_GE(ev.dur, 0);
@@ -594,5 +650,156 @@ TEST(Trace, OnlyTasksSubmittedWhileTracingAndStopUnderLoad) {
         expect_nesting(t);
     }
     crew_destroy(p);
+    std::remove(path.c_str());
+}
+
+namespace {
+struct Hits {
+    std::atomic<int> n[8];
+};
+Hits hits;
+void graph_node(void *arg) { hits.n[reinterpret_cast<uintptr_t>(arg)].fetch_add(1); }
+uint32_t choose_second(void *) { return 1; }
+
+// The slice on tid that holds ts in its inside (a graph node's turn), or nullptr.
+const Event *slice_at(const Trace &t, long tid, int64_t ts) {
+    const Event *found = nullptr;
+    for (const Event &e : t.events)
+        if (e.cat == "graph" && e.tid == tid && e.ts <= ts && ts <= e.ts + e.dur)
+            found = &e;
+    return found;
+}
+} // namespace
+
+TEST(Trace, GraphRunShowsNodeSlicesAndEdgeFlows) {
+    // a -> b, a -> c, b -> d, c -> d, d -> k (a condition choosing its second successor, of
+    // x and y): per run 6 turns (x never runs) and 6 edges taken. Two runs, the graph destroyed
+    // before the trace is written (the names are the trace's own copies).
+    crew_pool *p = crewtest::make_pool(2);
+    std::string path = trace_path("graph");
+    for (auto &h : hits.n)
+        h = 0;
+    crew_graph *g = nullptr;
+    ASSERT_EQ(crew_graph_create(p, &g), CREW_OK);
+    crew_node a, b, c, d, k, x, y;
+    auto arg = [](uintptr_t i) { return reinterpret_cast<void *>(i); };
+    ASSERT_EQ(crew_graph_add(g, graph_node, arg(0), 0, &a), CREW_OK);
+    ASSERT_EQ(crew_graph_add(g, graph_node, arg(1), 0, &b), CREW_OK);
+    ASSERT_EQ(crew_graph_add(g, graph_node, arg(2), 0, &c), CREW_OK);
+    ASSERT_EQ(crew_graph_add(g, graph_node, arg(3), 0, &d), CREW_OK);
+    ASSERT_EQ(crew_graph_add_condition(g, choose_second, nullptr, 0, &k), CREW_OK);
+    ASSERT_EQ(crew_graph_add(g, graph_node, arg(5), 0, &x), CREW_OK);
+    ASSERT_EQ(crew_graph_add(g, graph_node, arg(6), 0, &y), CREW_OK);
+    const std::pair<crew_node, crew_node> edges[] = {{a, b}, {a, c}, {b, d}, {c, d},
+                                                     {d, k}, {k, x}, {k, y}};
+    for (auto &e : edges)
+        ASSERT_EQ(crew_graph_precede(g, e.first, e.second), CREW_OK);
+    ASSERT_EQ(crew_graph_name_node(g, a, "load"), CREW_OK);
+    ASSERT_EQ(crew_graph_name_node(g, b, "parse \"left\""), CREW_OK); // escaped in the JSON
+    ASSERT_EQ(crew_graph_name_node(g, c, "temporary"), CREW_OK);
+    ASSERT_EQ(crew_graph_name_node(g, c, "right"), CREW_OK); // renamed
+    ASSERT_EQ(crew_graph_name_node(g, d, "join"), CREW_OK);
+    ASSERT_EQ(crew_graph_name_node(g, k, "choose"), CREW_OK);
+    ASSERT_EQ(crew_graph_name_node(g, y, "x-or-y"), CREW_OK);
+    ASSERT_EQ(crew_graph_name_node(g, y, nullptr), CREW_OK); // back to "node 6"
+
+    crew_handle before = CREW_HANDLE_NONE; // a run started before the trace: not recorded
+    ASSERT_EQ(crew_graph_run(g, &before), CREW_OK);
+    ASSERT_EQ(crew_wait(p, before), CREW_OK);
+    ASSERT_EQ(crew_trace_start(p, path.c_str()), CREW_OK);
+    crew_handle h = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_graph_run(g, &h), CREW_OK);
+    ASSERT_EQ(crew_wait(p, h), CREW_OK);
+    h = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_graph_run_n(g, 2, &h), CREW_OK); // two repetitions: two runs in the trace
+    ASSERT_EQ(crew_wait(p, h), CREW_OK);
+    ASSERT_EQ(crew_graph_destroy(g), CREW_OK);
+    uint64_t written = 0, dropped = 1;
+    ASSERT_EQ(crew_trace_stop_ex(p, &written, &dropped), CREW_OK);
+    EXPECT_EQ(dropped, 0u);
+    crew_destroy(p);
+    EXPECT_EQ(hits.n[0].load(), 4);
+    EXPECT_EQ(hits.n[5].load(), 0);
+
+    Trace t;
+    read_trace(path, &t);
+    EXPECT_EQ(static_cast<double>(written), t.written);
+    expect_nesting(t);
+    std::map<std::string, int> turns;
+    std::set<long> runs;
+    for (const Event &e : t.events)
+        if (e.cat == "graph") {
+            turns[e.name]++;
+            runs.insert(e.run);
+            EXPECT_GE(e.node, 0);
+        }
+    const std::map<std::string, int> want = {{"load", 3},  {"parse \"left\"", 3}, {"right", 3},
+                                             {"join", 3},  {"choose", 3},         {"node 6", 3}};
+    EXPECT_EQ(turns, want);
+    EXPECT_EQ(runs.size(), 3u);
+
+    // Flows: pairs by id, "s" inside the predecessor's slice, "f" (bound to its enclosing
+    // slice) inside the successor's, of the same run, which starts after the other ends.
+    std::map<double, std::pair<const Flow *, const Flow *>> pairs;
+    for (const Flow &f : t.flows) {
+        auto &pr = pairs[f.id];
+        if (f.ph == "s") {
+            EXPECT_EQ(pr.first, nullptr) << "two starts with id " << f.id;
+            pr.first = &f;
+        } else {
+            EXPECT_EQ(f.bp, "e");
+            EXPECT_EQ(pr.second, nullptr) << "two ends with id " << f.id;
+            pr.second = &f;
+        }
+    }
+    std::map<std::pair<long, long>, int> taken;
+    for (auto &kv : pairs) {
+        const Flow *s = kv.second.first, *f = kv.second.second;
+        ASSERT_TRUE(s && f) << "flow " << kv.first << " is not a pair";
+        const Event *from = slice_at(t, s->tid, s->ts), *to = slice_at(t, f->tid, f->ts);
+        ASSERT_TRUE(from && to) << "flow " << kv.first << " binds to no node slice";
+        EXPECT_EQ(from->node, s->from);
+        EXPECT_EQ(to->node, s->to);
+        EXPECT_EQ(from->run, s->run);
+        EXPECT_EQ(to->run, s->run);
+        EXPECT_LE(from->ts + from->dur, to->ts);
+        taken[{s->from, s->to}]++;
+    }
+    std::map<std::pair<long, long>, int> want_edges;
+    for (auto &e : edges)
+        if (e.second != x)
+            want_edges[{static_cast<long>(e.first), static_cast<long>(e.second)}] = 3;
+    EXPECT_EQ(taken, want_edges);
+    EXPECT_EQ(t.edges, 18);
+    std::remove(path.c_str());
+}
+
+// JSON text is UTF-8 with quotes escaped: a pool name with a quote whose 6 bytes (all a pool
+// keeps) end inside a character, and a node name that is not UTF-8, still give valid JSON.
+TEST(Trace, QuotedAndCutNamesStayValidJson) {
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 1;
+    cfg.name = "q\"\xc3\xa9\xe2\x86\x92"; // q " é then the first 2 bytes of an arrow
+    crew_pool *p = crewtest::make_pool(cfg);
+    std::string path = trace_path("names");
+    crew_graph *g = nullptr;
+    ASSERT_EQ(crew_graph_create(p, &g), CREW_OK);
+    crew_node a;
+    ASSERT_EQ(crew_graph_add(g, graph_node, nullptr, 0, &a), CREW_OK);
+    ASSERT_EQ(crew_graph_name_node(g, a, "bad \xff byte \xe2\x86"), CREW_OK);
+    ASSERT_EQ(crew_trace_start(p, path.c_str()), CREW_OK);
+    crew_handle h = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_graph_run(g, &h), CREW_OK);
+    ASSERT_EQ(crew_wait(p, h), CREW_OK);
+    ASSERT_EQ(crew_trace_stop(p), CREW_OK);
+    ASSERT_EQ(crew_graph_destroy(g), CREW_OK);
+    crew_destroy(p);
+    Trace t;
+    read_trace(path, &t);
+    int named = 0; // each byte not UTF-8 became one \ufffd (the parser reads it as '?')
+    for (const Event &e : t.events)
+        named += e.cat == "graph" && e.name == "bad ? byte ??";
+    EXPECT_EQ(named, 1);
     std::remove(path.c_str());
 }
