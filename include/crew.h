@@ -852,7 +852,8 @@ CREW_EXPORT int crew_graph_run_n(crew_graph *g, uint64_t n, crew_handle *group);
  * progress), ENOMEM, EIO (writing failed). */
 CREW_EXPORT int crew_graph_dump_dot(crew_graph *g, FILE *out);
 /* Free g. NULL is a no-op. Errors: EBUSY (a run is in progress: wait for its group first, or
- * another call changes the graph; nothing is freed). May be called after its pool's
+ * another call changes the graph; nothing is freed), EFORKED (in a child process, a graph made
+ * before the fork: it frees nothing, never hangs). May be called after its pool's
  * crew_shutdown or crew_destroy (it touches nothing of the pool). */
 CREW_EXPORT int crew_graph_destroy(crew_graph *g);
 

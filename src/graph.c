@@ -490,6 +490,9 @@ int crew_graph_run_n(crew_graph *g, uint64_t n, crew_handle *group) {
 int crew_graph_destroy(crew_graph *g) {
     if (!g)
         return CREW_OK;
+    if (crew__graph_forked(g)) /* before any lock, which a parent's thread may hold */
+        return crew__fail(CREW_EFORKED, "crew_graph_destroy: the graph was made before fork(), "
+                                        "in the parent process; it is the parent's to destroy");
     uint64_t s = 0;
     /* Acquire: after every run's end. */
     if (!crew__cas_acquire(&g->state, &s, CREW__GRAPH_CHANGING))

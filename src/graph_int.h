@@ -95,6 +95,7 @@ struct crew_graph {
      * links are the registry's lock's. */
     crew__graphs *reg;
     crew_graph *reg_next, *reg_prev;
+    unsigned forks; /* the process's fork count at its creation (graph_seen.c) */
 };
 
 /* Node i's name, or NULL (then it is "node i"). */
@@ -153,6 +154,8 @@ int crew__graph_end_change(crew_graph *g, int rc);
  * and take it out (crew_graph_destroy; the registry may outlive the pool). */
 int crew__graph_register(crew_graph *g);
 void crew__graph_unregister(crew_graph *g);
+/* graph_seen.c: was g made in a parent process, before a fork()? (Then it is the parent's.) */
+bool crew__graph_forked(const crew_graph *g);
 /* graph_seen.c: free g's names (crew_graph_destroy). */
 void crew__graph_names_free(crew_graph *g);
 /* graph_run.c: a traced run's next repetition gets its number in the trace. */

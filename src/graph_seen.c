@@ -59,7 +59,24 @@ void crew__graphs_free(crew_pool *p) {
     p->graphs = NULL;
 }
 
+/* fork(): a child process has none of the parent's threads, and a lock one of them held (the
+ * registry's, a graph's) stays held. Each fork increments, in the child, a count that every
+ * graph notes at its creation; a graph whose note differs was made before a fork, in the
+ * parent, and crew_graph_destroy refuses it before any lock (CREW_EFORKED, as crew_destroy
+ * refuses a pool). Relaxed: written only by the child's only thread, before any code of the
+ * child, and never in a process that does not fork. */
+static _Atomic unsigned forks;
+static void forked_child(void) { crew__fetch_add_relaxed(&forks, 1u); }
+static void watch_forks(void) { pthread_atfork(NULL, NULL, forked_child); }
+
+bool crew__graph_forked(const crew_graph *g) {
+    return g->forks != crew__load_relaxed(&forks); /* relaxed: see forks */
+}
+
 int crew__graph_register(crew_graph *g) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, watch_forks);
+    g->forks = crew__load_relaxed(&forks); /* relaxed: see forks */
     crew__graphs *reg = g->pool->graphs;
     crew__fetch_add_relaxed(&reg->refs, 1u); /* relaxed: the pool's reference is held */
     pthread_mutex_lock(&reg->lock);

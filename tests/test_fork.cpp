@@ -189,6 +189,51 @@ TEST(Fork, ChildGetsEforkedNeverHangsAndANewPoolWorks) {
     EXPECT_EQ(crew_destroy(p), CREW_OK);
 }
 
+// A graph made before the fork is the parent's: in the child, destroying or running it answers
+// CREW_EFORKED and never hangs, even when the fork caught a parent's thread holding the lock of
+// the pool's registry of graphs (a thread that makes, destroys and diagnoses graphs all along).
+TEST(Fork, AGraphOfTheParentIsRefusedInTheChildNeverHangs) {
+    crew_pool *p = make_pool(2);
+    crew_graph *g0 = nullptr;
+    crew_node n0 = CREW_NODE_NONE;
+    ASSERT_EQ(crew_graph_create(p, &g0), CREW_OK);
+    ASSERT_EQ(crew_graph_add(g0, nothing, nullptr, 0, &n0), CREW_OK);
+    std::atomic<bool> stop{false};
+    std::thread churn([&] {
+        FILE *null = std::fopen("/dev/null", "w");
+        while (!stop.load()) {
+            crew_graph *g = nullptr;
+            if (crew_graph_create(p, &g) == CREW_OK) {
+                EXPECT_EQ(crew_graph_destroy(g), CREW_OK);
+            }
+            if (null)
+                crew_diagnose(p, null);
+        }
+        if (null)
+            std::fclose(null);
+    });
+    for (int i = 0; i < 20; i++) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        pid_t pid = fork();
+        ASSERT_GE(pid, 0);
+        if (pid == 0) {
+            alarm(120);
+            crew_handle h = CREW_HANDLE_NONE;
+            CHILD_CHECK(60, crew_graph_run(g0, &h) == CREW_EFORKED);
+            CHILD_CHECK(61, crew_graph_destroy(g0) == CREW_EFORKED);
+            child_exit(0);
+        }
+        EXPECT_EQ(child_status(pid), 0) << "fork " << i;
+    }
+    stop = true;
+    churn.join();
+    crew_handle h = CREW_HANDLE_NONE;
+    EXPECT_EQ(crew_graph_run(g0, &h), CREW_OK); // the parent's graph carries on
+    EXPECT_EQ(crew_wait(p, h), CREW_OK);
+    EXPECT_EQ(crew_graph_destroy(g0), CREW_OK);
+    EXPECT_EQ(crew_destroy(p), CREW_OK);
+}
+
 // A fork from inside a task: the child is a copy of a worker; the pool is still the parent's.
 struct ForkInTask {
     crew_pool *p;

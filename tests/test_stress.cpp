@@ -271,8 +271,9 @@ TEST(Stress, HandOffRacingResizeCancelAndShutdown) {
         // some ran; a cancelling shutdown may drop every one still queued (how many ran before
         // it is the machine's timing, not a behaviour), so that round asserts no count.
         EXPECT_GT(accepted, 0);
-        if (!cancel_at_end)
+        if (!cancel_at_end) {
             EXPECT_GT(ran, 0);
+        }
         race = nullptr;
     }
 }
