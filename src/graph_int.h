@@ -1,6 +1,7 @@
 /*
- * graph_int.h -- what graph.c (building a graph, the public calls) and graph_run.c (its runs)
- * share: the graph, its nodes, a run's block. No other file includes it.
+ * graph_int.h -- what graph.c (building a graph, the public calls), graph_run.c (its runs) and
+ * graph_sub.c (nodes that run another graph) share: the graph, its nodes, a run's block. No
+ * other file includes it.
  */
 #ifndef CREW_GRAPH_INT_H
 #define CREW_GRAPH_INT_H
@@ -78,6 +79,10 @@ struct crew_graph {
     bool cycle_whole;
     uint32_t cycle[8];
     grun *free_runs; /* lock: run blocks to reuse */
+    /* Nodes of other graphs that run this one (graph_sub.c); while not 0, crew_graph_destroy
+     * answers CREW_EBUSY. Added to while the graph is held as a reader (RUN_ONE), taken from
+     * with release; the destroy reads it with acquire once it holds CHANGING. */
+    _Atomic uint32_t users;
 };
 
 /* A node's words in a run's block (see graph_run.c). */
@@ -108,6 +113,12 @@ struct crew__grun {
     _Atomic unsigned stopped; /* CREW__GRAPH_STOP_* bits; relaxed (graph_run.c: stop) */
     crew__gword e[]; /* cap + 1: the nodes', then the source's */
 };
+
+/* graph.c: add a node (fn, or a condition cond) as crew_graph_add does; who: the public call. */
+int crew__graph_add_node(crew_graph *g, crew_fn fn, uint32_t (*cond)(void *), void *arg,
+                         uint32_t priority, crew_node *out, const char *who);
+/* graph_sub.c: g is being destroyed: the graphs its nodes run are no longer used by it. */
+void crew__graph_drop_children(crew_graph *g);
 
 /* graph_run.c: every node's word reset for a run of r->g (outstanding: 1). */
 void crew__graph_run_init(grun *r);

@@ -604,6 +604,109 @@ TEST(Graph, BadInputIsRefusedAndChangesNothing) {
     crew_destroy(p);
 }
 
+// A node that runs a whole other graph (crew_graph_add_graph): the nodes after it start once
+// every node of the child's run has finished; a child used by two parents, and twice in one,
+// runs once per use; on one thread the waits help.
+struct After {
+    Rec *last_of_child;
+    long per_run; // the child's last node runs this many times per run of the parent
+    std::atomic<long> runs{0};
+    std::atomic<bool> bad{false};
+};
+void after_child(void *a) {
+    auto *x = static_cast<After *>(a);
+    long k = x->runs.fetch_add(1) + 1;
+    if (x->last_of_child->runs.load() < k * x->per_run)
+        x->bad = true;
+}
+
+TEST(Graph, ANodeRunsAWholeChildGraph) {
+    for (unsigned threads : {1u, 2u}) {
+        crew_pool *p = pool_with_drops(threads);
+        Built child(p, 10); // a chain
+        for (size_t i = 1; i < 10; i++)
+            child.edge(i - 1, i);
+        After after{&child.recs[9], 2};
+        crew_graph *g;
+        crew_node first, second, x;
+        ASSERT_EQ(crew_graph_create(p, &g), CREW_OK);
+        ASSERT_EQ(crew_graph_add_graph(g, child.g, 0, &first), CREW_OK);
+        ASSERT_EQ(crew_graph_add_graph(g, child.g, 0, &second), CREW_OK); // twice, concurrently
+        ASSERT_EQ(crew_graph_add(g, after_child, &after, 0, &x), CREW_OK);
+        ASSERT_EQ(crew_graph_precede(g, first, x), CREW_OK);
+        ASSERT_EQ(crew_graph_precede(g, second, x), CREW_OK);
+        crew_graph *top; // a graph of that graph: two levels
+        crew_node only;
+        ASSERT_EQ(crew_graph_create(p, &top), CREW_OK);
+        ASSERT_EQ(crew_graph_add_graph(top, g, 0, &only), CREW_OK);
+        for (int k = 1; k <= 3; k++) {
+            run_and_wait(p, g);
+            run_and_wait(p, top);
+        }
+        child.expect_runs(12);
+        EXPECT_EQ(after.runs.load(), 6);
+        EXPECT_FALSE(after.bad.load()) << "a node after the child started before it ended";
+        // While a graph runs it, the child cannot be destroyed; nor can g while top runs it.
+        EXPECT_EQ(crew_graph_destroy(child.g), CREW_EBUSY);
+        EXPECT_NE(std::string(crew_last_error()).find("crew_graph_add_graph"), std::string::npos);
+        EXPECT_EQ(crew_graph_destroy(g), CREW_EBUSY);
+        ASSERT_EQ(crew_graph_destroy(top), CREW_OK);
+        ASSERT_EQ(crew_graph_destroy(g), CREW_OK); // child's destroy: Built's, after g's
+        crew_destroy(p);
+    }
+}
+
+// A graph never contains itself, however deep; a child that cannot run (a cycle) or that is
+// cancelled cancels the parent's run, whose later nodes are reported to on_drop.
+TEST(Graph, ChildGraphsRefuseCyclesAndPassOnFailure) {
+    crew_pool *p = pool_with_drops(2);
+    crew_graph *a, *b, *c;
+    ASSERT_EQ(crew_graph_create(p, &a), CREW_OK);
+    ASSERT_EQ(crew_graph_create(p, &b), CREW_OK);
+    ASSERT_EQ(crew_graph_create(p, &c), CREW_OK);
+    crew_node n = 7;
+    EXPECT_EQ(crew_graph_add_graph(a, a, 0, &n), CREW_EINVAL);
+    EXPECT_EQ(n, CREW_NODE_NONE);
+    EXPECT_NE(std::string(crew_last_error()).find("itself"), std::string::npos);
+    EXPECT_EQ(crew_graph_add_graph(nullptr, a, 0, &n), CREW_EINVAL);
+    EXPECT_EQ(crew_graph_add_graph(a, nullptr, 0, &n), CREW_EINVAL);
+    ASSERT_EQ(crew_graph_add_graph(a, b, 0, &n), CREW_OK); // a runs b
+    ASSERT_EQ(crew_graph_add_graph(b, c, 0, &n), CREW_OK); // b runs c
+    EXPECT_EQ(crew_graph_add_graph(c, a, 0, &n), CREW_EINVAL); // c would run a: a cycle
+    EXPECT_NE(std::string(crew_last_error()).find("for ever"), std::string::npos);
+    EXPECT_EQ(crew_graph_add_graph(b, a, 0, &n), CREW_EINVAL);
+    // c: a cycle of plain edges, refused when b's node runs it: b's and a's runs are cancelled.
+    Rec r1, r2, later;
+    crew_node x, y, z;
+    ASSERT_EQ(crew_graph_add(c, rec_run, &r1, 0, &x), CREW_OK);
+    ASSERT_EQ(crew_graph_add(c, rec_run, &r2, 0, &y), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(c, x, y), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(c, y, x), CREW_OK);
+    ASSERT_EQ(crew_graph_add(a, rec_run, &later, 0, &z), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(a, 0, z), CREW_OK); // after a's node that runs b
+    crew_handle h = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_graph_run(a, &h), CREW_OK);
+    EXPECT_EQ(crew_wait(p, h), CREW_ECANCELED);
+    EXPECT_EQ(later.runs.load(), 0);
+    EXPECT_EQ(later.dropped.load(), 1);
+    EXPECT_EQ(r1.runs.load() + r2.runs.load(), 0);
+    // Fixed, it runs through both levels.
+    ASSERT_EQ(crew_graph_remove_edge(c, y, x), CREW_OK);
+    r2.preds.push_back(&r1);
+    later.dropped = 0;
+    run_and_wait(p, a);
+    EXPECT_EQ(r1.runs.load(), 1);
+    EXPECT_EQ(r2.runs.load(), 1);
+    EXPECT_EQ(later.runs.load(), 1);
+    EXPECT_FALSE(r2.bad.load());
+    EXPECT_EQ(crew_graph_destroy(c), CREW_EBUSY);
+    EXPECT_EQ(crew_graph_destroy(b), CREW_EBUSY);
+    ASSERT_EQ(crew_graph_destroy(a), CREW_OK);
+    ASSERT_EQ(crew_graph_destroy(b), CREW_OK);
+    ASSERT_EQ(crew_graph_destroy(c), CREW_OK);
+    crew_destroy(p);
+}
+
 // A node changes or destroys its own graph: CREW_EBUSY.
 struct SelfChange {
     crew_graph *g;
