@@ -765,9 +765,11 @@ CREW_EXPORT int crew_lane_destroy(crew_lane *l);
  * wait returns CREW_ECANCELED. A cancelled run reports every node that did not run in it, also
  * those that a condition would not have chosen. A cancelling crew_shutdown does the same for
  * every run; a draining one runs every run to its end (crew_wait_all waits for runs too). With
- * monitoring on, a run counts as one task in crew_stats.submitted and .completed (its first
- * task; in .cancelled instead if that task was dropped before it started), and every node
- * reported to on_drop counts in crew_stats.cancelled as a dropped task. A run of a graph
+ * monitoring on, a run counts in crew_stats as one task (its first task, which starts the
+ * nodes without a predecessor) and, at the end of each repetition, as its nodes: each node
+ * that started counts once in .submitted and .completed (however often a loop ran it), each
+ * node reported to on_drop once in .submitted and .cancelled (a node that no condition chose
+ * in a run that was not stopped counts nowhere); so .cancelled never exceeds .submitted. A run of a graph
  * allocates at most one block of 8 bytes per node (kept for the next run), and
  * the same graph may be run again, or from several threads at once: each run has its own
  * state and its own group. Nodes are tasks of the pool in every other respect: they may wait
@@ -1131,9 +1133,9 @@ typedef struct crew_stats {
     uint64_t submitted;     /* tasks accepted while monitoring was on */
     uint64_t completed;     /* of those, finished */
     uint64_t cancelled;     /* of those, dropped unrun: by a cancelling shutdown, crew_cancel or a
-                             * full queue (CREW_FULL_DROP_OLDEST); not those in expired. Also
-                             * each node of a graph run reported to on_drop while monitoring
-                             * is on (see "Task graphs") */
+                             * full queue (CREW_FULL_DROP_OLDEST); not those in expired. A
+                             * graph run's nodes count here and in submitted and completed
+                             * (see "Task graphs") */
     uint64_t rejected;      /* submissions refused (shut down, stale group, no memory, ...) */
     uint64_t queued;        /* tasks queued now: a sum over the queues taken while tasks move
                                between them, so an estimate while busy; with a bounded queue

@@ -5,8 +5,7 @@
  * means where it differs from a plain task's.
  *
  * A dropped task gives back its place in the bounded queue and its node, is counted in the
- * statistics (work never queued as a task, a graph run's unstarted node, while monitoring is
- * on), reported to on_drop (a special kind instead does its own: a lane's runner drops
+ * statistics, reported to on_drop (a special kind instead does its own: a lane's runner drops
  * its lane's tasks, an array's runner its unclaimed tasks, a join's half goes back to its
  * caller, a timer's run reports the timer's fn and arg), and then ends in its group and in
  * pending like a task that ran, so that its waiters see it end (a kind outside its group, an
@@ -78,10 +77,6 @@ void crew__task_dropped(crew_pool *p, crew_task *t, bool by_shutdown) {
 void crew__not_started(crew_pool *p, uint32_t slot, crew_fn fn, void *arg, bool by_shutdown) {
     if (by_shutdown) /* relaxed: see struct crew_pool */
         crew__store_relaxed(&p->shutdown_dropped, true);
-    /* Counted as a dropped task while monitoring is on (no task carries a COUNTED flag for
-     * it). Relaxed: see struct crew_pool. */
-    if (crew__load_relaxed(&p->timing) & CREW__TIMING_MONITOR)
-        crew__stats_dropped(p, CREW__LOST);
     if (slot != 0)
         crew__group_lost(&p->groups, slot);
     crew__on_drop(p, slot, fn, arg);

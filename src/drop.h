@@ -19,8 +19,8 @@ void crew__task_dropped(crew_pool *p, crew_task *t, bool by_shutdown);
 void crew__task_expired(crew_pool *p, crew_task *t);
 /* Work accepted on behalf of group slot was never started, though no task of it was queued: a
  * graph run's node (graph.c). Reported as a dropped task is (on_drop(fn, arg), the group's
- * loss, a cancelling shutdown's loss for crew_wait_all, crew_stats.cancelled while monitoring
- * is on), by a task of the group that is still running (the group is open). */
+ * loss, a cancelling shutdown's loss for crew_wait_all), by a task of the group that is still
+ * running (the group is open). */
 void crew__not_started(crew_pool *p, uint32_t slot, crew_fn fn, void *arg, bool by_shutdown);
 /* on_drop(fn, arg), if the pool has one, for a dropped task of group slot, in a frame of its
  * own (drop.c): for a kind whose drop reports another fn and arg than the task's (a timer's). */

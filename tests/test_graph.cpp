@@ -453,8 +453,11 @@ TEST(Graph, UnstartedNodesCountAsCancelledInTheStatistics) {
     for (auto &r : recs)
         reported += r.dropped.load();
     EXPECT_EQ(reported, long(recs.size()));
-    EXPECT_EQ(st.cancelled, uint64_t(recs.size())); // every node reported, the run completed
-    EXPECT_EQ(st.submitted, 1u);
+    // Every node reported counts as cancelled; each node counts as submitted, so that
+    // cancelled never exceeds submitted: the run's first task, hold (ran) and the 50 unstarted.
+    EXPECT_EQ(st.cancelled, uint64_t(recs.size()));
+    EXPECT_EQ(st.submitted, 1u + 1u + recs.size());
+    EXPECT_LE(st.cancelled + 1u, st.submitted);
     // Monitoring off: nothing more is counted.
     ASSERT_EQ(crew_stats_reset(p), CREW_OK);
     ASSERT_EQ(crew_set_monitoring(p, 0), CREW_OK);
@@ -473,6 +476,37 @@ TEST(Graph, UnstartedNodesCountAsCancelledInTheStatistics) {
     EXPECT_EQ(crew_wait(p, h), CREW_ECANCELED);
     EXPECT_EQ(recs[0].dropped.load(), 2);
     ASSERT_EQ(crew_stats_get(p, &st), CREW_OK);
+    EXPECT_EQ(st.cancelled, 0u);
+    ASSERT_EQ(crew_graph_destroy(g), CREW_OK);
+    crew_destroy(p);
+}
+
+uint32_t pick_first(void *) { return 0; }
+
+// A run that ends normally counts each node that started once (a loop's turns, a repetition's
+// nodes), and a node its condition did not choose nowhere: submitted == completed.
+TEST(Graph, StatisticsCountNodesThatRanAcrossRepetitions) {
+    crew_pool *p = pool_with_drops(2);
+    ASSERT_EQ(crew_set_monitoring(p, 1), CREW_OK);
+    crew_graph *g;
+    ASSERT_EQ(crew_graph_create(p, &g), CREW_OK);
+    Rec chosen, other;
+    crew_node c, a, b;
+    ASSERT_EQ(crew_graph_add_condition(g, pick_first, nullptr, 0, &c), CREW_OK);
+    ASSERT_EQ(crew_graph_add(g, rec_run, &chosen, 0, &a), CREW_OK);
+    ASSERT_EQ(crew_graph_add(g, rec_run, &other, 0, &b), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(g, c, a), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(g, c, b), CREW_OK);
+    crew_handle h = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_graph_run_n(g, 3, &h), CREW_OK);
+    EXPECT_EQ(crew_wait(p, h), CREW_OK);
+    EXPECT_EQ(chosen.runs.load(), 3);
+    EXPECT_EQ(other.runs.load(), 0);
+    crew_stats st{};
+    st.size = sizeof st;
+    ASSERT_EQ(crew_stats_get(p, &st), CREW_OK);
+    EXPECT_EQ(st.submitted, 1u + 3u * 2u); // the first task, then c and a in each repetition
+    EXPECT_EQ(st.completed, st.submitted);
     EXPECT_EQ(st.cancelled, 0u);
     ASSERT_EQ(crew_graph_destroy(g), CREW_OK);
     crew_destroy(p);
