@@ -764,8 +764,13 @@ CREW_EXPORT int crew_lane_destroy(crew_lane *l);
  * its function converted to crew_fn, never called so), before the group finishes, and the
  * wait returns CREW_ECANCELED. A cancelled run reports every node that did not run in it, also
  * those that a condition would not have chosen. A cancelling crew_shutdown does the same for
- * every run; a draining one runs every run to its end (crew_wait_all waits for runs too). A
- * run of a graph allocates at most one block of 16 bytes per node (kept for the next run), and
+ * every run; a draining one runs every run to its end (crew_wait_all waits for runs too). With
+ * monitoring on, a run counts in crew_stats as one task (its first task, which starts the
+ * nodes without a predecessor) and, at the end of each repetition, as its nodes: each node
+ * that started counts once in .submitted and .completed (however often a loop ran it), each
+ * node reported to on_drop once in .submitted and .cancelled (a node that no condition chose
+ * in a run that was not stopped counts nowhere); so .cancelled never exceeds .submitted.
+ * A run of a graph allocates at most one block of 16 bytes per node (kept for the next run), and
  * the same graph may be run again, or from several threads at once: each run has its own
  * state and its own group. Nodes are tasks of the pool in every other respect: they may wait
  * (crew_wait, crew_join, a run of another graph) and help meanwhile, run in their group's
@@ -812,6 +817,25 @@ CREW_EXPORT int crew_graph_add(crew_graph *g, crew_fn fn, void *arg, uint32_t pr
 CREW_EXPORT int crew_graph_add_condition(crew_graph *g, uint32_t (*fn)(void *arg), void *arg,
                                          uint32_t priority, crew_node *out);
 /*
+ * Add a node that runs the whole graph child as its body: one run of child (crew_graph_run,
+ * in a group of its own) and a wait for it (crew_wait: the thread helps meanwhile), so the
+ * nodes after this one start once every node of that child run has finished. A child run that
+ * cannot start (a cycle in child, a shutdown refusing it, no memory) or that ends cancelled or
+ * with lost nodes cancels this graph's run (its unstarted nodes go to on_drop, its wait
+ * returns CREW_ECANCELED). Cancelling this graph's run starts no further node of it, but a
+ * child run already started runs to its end. A draining crew_shutdown refuses new runs: a
+ * child not started before it cannot start, and cancels the run as above. on_drop reports
+ * such a node unstarted with crew's own function and child as its argument. child may be a
+ * node of several graphs, and several times of one; it may be changed between runs (each
+ * run of it uses it as it is then), and may be of another pool. OUT: *out as crew_graph_add's.
+ * Errors: EINVAL (g or child NULL, child == g, or child runs g through its own nodes, however
+ * deep: each would run the other for ever), EBUSY (g has a run in progress or is being
+ * changed; child, or a graph it runs, is being changed or destroyed), ERANGE, ENOMEM. While
+ * g exists, crew_graph_destroy(child) answers CREW_EBUSY: destroy g first. EFORKED.
+ */
+CREW_EXPORT int crew_graph_add_graph(crew_graph *g, crew_graph *child, uint32_t priority,
+                                     crew_node *out);
+/*
  * Add the edge before -> after: after starts once before has finished (or, if before is a
  * condition node, when before chooses it). Two edges between the same nodes count twice.
  * Errors: EINVAL (g NULL; a node number that is not one of g's; before == after), EBUSY,
@@ -852,8 +876,9 @@ CREW_EXPORT int crew_graph_run_n(crew_graph *g, uint64_t n, crew_handle *group);
  * progress), ENOMEM, EIO (writing failed). */
 CREW_EXPORT int crew_graph_dump_dot(crew_graph *g, FILE *out);
 /* Free g. NULL is a no-op. Errors: EBUSY (a run is in progress: wait for its group first, or
- * another call changes the graph; nothing is freed), EFORKED (in a child process, a graph made
- * before the fork: it frees nothing, never hangs). May be called after its pool's
+ * another call changes the graph, or g is a node of another graph: crew_graph_add_graph;
+ * nothing is freed), EFORKED (in a child process, a graph made before the fork: it frees
+ * nothing, never hangs). May be called after its pool's
  * crew_shutdown or crew_destroy (it touches nothing of the pool). */
 CREW_EXPORT int crew_graph_destroy(crew_graph *g);
 
@@ -1124,7 +1149,9 @@ typedef struct crew_stats {
     uint64_t submitted;     /* tasks accepted while monitoring was on */
     uint64_t completed;     /* of those, finished */
     uint64_t cancelled;     /* of those, dropped unrun: by a cancelling shutdown, crew_cancel or a
-                             * full queue (CREW_FULL_DROP_OLDEST); not those in expired */
+                             * full queue (CREW_FULL_DROP_OLDEST); not those in expired. A
+                             * graph run's nodes count here and in submitted and completed
+                             * (see "Task graphs") */
     uint64_t rejected;      /* submissions refused (shut down, stale group, no memory, ...) */
     uint64_t queued;        /* tasks queued now: a sum over the queues taken while tasks move
                                between them, so an estimate while busy; with a bounded queue

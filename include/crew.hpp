@@ -806,22 +806,49 @@ private:
 // node; f() returning an integer is a condition node, whose value picks the one successor to
 // start (its index among the node's successors in the order they were linked; any other value
 // starts none), which is how a loop is written. a.precede(b) (or b.succeed(a)) makes b wait for
-// a. run() starts a run and returns a graph::execution to wait for: a node that throws cancels
-// the rest of its run (its unstarted nodes never run) and wait() rethrows the first exception;
-// a run cancelled otherwise (execution::cancel, a cancelling shutdown) makes wait() throw
-// crew::error with CREW_ECANCELED. An execution not waited for is waited for by its destructor,
-// and an exception it would have rethrown goes to the pool's error handler. Building while a
-// run is in progress throws crew::error with CREW_EBUSY; so does a cycle of plain edges, with
-// CREW_EINVAL, at run(). Not copyable, not movable (nodes refer to it); it must not outlive its
-// pool, and its runs must have ended before it is destroyed (the destructor reports CREW_EBUSY
-// to the pool's error handler otherwise, and leaks the graph rather than free it under them).
+// a. run() starts a run (run_n(n): n repetitions, one after the other, as one run) and returns
+// a graph::execution to wait for: a node that throws cancels the rest of its run (its unstarted
+// nodes never run) and wait() rethrows the first exception; a run cancelled otherwise
+// (execution::cancel, a cancelling shutdown) makes wait() throw crew::error with
+// CREW_ECANCELED. An execution not waited for is waited for by its destructor, and an exception
+// it would have rethrown goes to the pool's error handler. Building while a run is in progress
+// throws crew::error with CREW_EBUSY; so does a cycle of plain edges, with CREW_EINVAL, at
+// run(). Runs started from several threads at once overlap: run() holds no lock while the run
+// starts. Not copyable, not movable (nodes refer to it); it must not outlive its pool.
+//
+// The destructor waits for every run that run() started and that has not ended (the caller
+// helps, as execution::wait does; as std::jthread joins), then frees the graph: a graph is
+// never freed under its runs, and an execution may be waited for after its graph is gone. The
+// one run it cannot wait for is the one the destructor is called from (a node destroying its
+// own graph), or one started on native() through the C interface: then it hands CREW_EBUSY
+// to the pool's error handler and leaves the graph and its nodes' callables allocated (a
+// leak, never a use after free) so that the run goes on safely.
 class graph {
+    struct run_state {
+        std::exception_ptr first; // the first exception a node of the run threw
+        bool waited = false;      // graph's m: the destructor has waited for the run
+    };
+    // What the graph, its executions and its nodes' callables share (the callables and the
+    // executions may outlive the graph object: see the destructor).
+    struct shared {
+        explicit shared(pool &pl) : p(pl) {}
+        pool &p;
+        std::mutex m; // guards what follows; never held across a call into crew or user code
+        // The runs run() started whose execution has not finished waiting, with their state.
+        std::vector<std::pair<crew_handle, std::shared_ptr<run_state>>> runs;
+        // run() calls between their crew_graph_run and the registration of the run in runs.
+        unsigned starting = 0;
+        // Exceptions of nodes whose run was not (yet) in runs while some run() was starting:
+        // the run() that registers the run takes its own; the last one to end reports the rest.
+        std::vector<std::pair<crew_handle, std::exception_ptr>> orphans;
+        std::shared_ptr<shared> self; // set (a leak) when the graph is freed under a run
+    };
+    static bool same(crew_handle a, crew_handle b) noexcept {
+        return a.slot == b.slot && a.gen == b.gen;
+    }
     struct body { // a node's callable; run() returns a condition's choice
         virtual ~body() = default;
         virtual std::uint32_t run() noexcept = 0;
-    };
-    struct run_state {
-        std::exception_ptr first;
     };
 
 public:
@@ -848,81 +875,105 @@ public:
         crew_node id_ = CREW_NODE_NONE;
     };
 
-    // A run in progress (graph::run()): wait() for it, or cancel() it.
+    // A run in progress (graph::run()): wait() for it, cancel() it, or on_done(f). Movable; it
+    // may outlive its graph (the graph's destructor waits for the run, wait() then answers at
+    // once). In C++20, co_await on it (crew_coro.hpp) suspends until the run has ended.
     class execution {
     public:
         execution(execution &&o) noexcept
-            : g_(std::exchange(o.g_, nullptr)), h_(o.h_), s_(std::move(o.s_)) {}
+            : s_(std::move(o.s_)), h_(std::exchange(o.h_, CREW_HANDLE_NONE)),
+              r_(std::move(o.r_)) {}
         execution(const execution &) = delete;
         execution &operator=(const execution &) = delete;
         execution &operator=(execution &&) = delete;
         ~execution() {
-            if (!g_)
+            if (!s_)
                 return;
             int rc = finish();
             try {
-                if (s_->first)
-                    g_->p_.state_->report(s_->first, "a node of a crew::graph run not waited for");
+                if (r_->first)
+                    s_->p.state_->report(r_->first, "a node of a crew::graph run not waited for");
                 else if (rc != CREW_OK && rc != CREW_ECANCELED)
-                    g_->p_.state_->report(std::make_exception_ptr(error(rc, "crew::graph")),
-                                          "a crew::graph run not waited for");
+                    s_->p.state_->report(std::make_exception_ptr(error(rc, "crew::graph")),
+                                         "a crew::graph run not waited for");
             } catch (...) { // out of memory while reporting: nothing more can be done here
             }
         }
         // Wait for the run (the caller helps, as crew::group::wait does); rethrow the first
         // exception a node threw, or throw crew::error for a cancelled run.
         void wait() {
-            if (!g_)
+            if (!s_)
                 throw error(CREW_EINVAL, "crew::graph::execution::wait (waited for already)");
             int rc = finish();
-            g_ = nullptr;
-            if (s_->first)
-                std::rethrow_exception(s_->first);
+            s_.reset();
+            h_ = CREW_HANDLE_NONE;
+            if (r_->first)
+                std::rethrow_exception(r_->first);
             detail::check(rc, "crew::graph::execution::wait");
         }
         // Start no further node of the run (crew_cancel on its group).
         void cancel() {
-            if (g_) {
-                int rc = crew_cancel(g_->p_.p_, h_);
+            if (s_) {
+                int rc = crew_cancel(s_->p.p_, h_);
                 if (rc != CREW_ESTALE)
                     detail::check(rc, "crew::graph::execution::cancel");
             }
         }
+        // Completion callback: f() runs once the run has ended (crew_notify: no thread blocks
+        // meanwhile), on a pool thread; wait() there answers at once. An exception escaping f
+        // goes to the pool's error handler. f must not use this execution object, which may be
+        // gone by then. Throws crew::error as pool::notify, and CREW_EINVAL once waited for.
+        template <class F, class = std::enable_if_t<std::is_invocable_v<F>>> void on_done(F &&f) {
+            if (!s_)
+                throw error(CREW_EINVAL, "crew::graph::execution::on_done (waited for already)");
+            s_->p.notify_job(h_,
+                             s_->p.wrap_post(std::forward<F>(f),
+                                             "a crew::graph run's on_done callback"),
+                             "crew::graph::execution::on_done");
+        }
+        // The run's group (CREW_HANDLE_NONE once waited for or moved from).
         crew_handle native() const noexcept { return h_; }
 
     private:
         friend class graph;
-        execution(graph *g, crew_handle h, std::shared_ptr<run_state> s)
-            : g_(g), h_(h), s_(std::move(s)) {}
+        execution(std::shared_ptr<shared> s, crew_handle h, std::shared_ptr<run_state> r)
+            : s_(std::move(s)), h_(h), r_(std::move(r)) {}
         int finish() noexcept {
-            int rc = crew_wait(g_->p_.p_, h_);
-            std::lock_guard<std::recursive_mutex> l(g_->m_);
-            for (auto it = g_->runs_.begin(); it != g_->runs_.end(); ++it)
-                if (it->first.slot == h_.slot && it->first.gen == h_.gen) {
-                    g_->runs_.erase(it);
+            int rc = crew_wait(s_->p.p_, h_);
+            std::lock_guard<std::mutex> l(s_->m);
+            for (auto it = s_->runs.begin(); it != s_->runs.end(); ++it)
+                if (same(it->first, h_)) {
+                    s_->runs.erase(it);
                     break;
                 }
             return rc;
         }
-        graph *g_;
+        std::shared_ptr<shared> s_; // null once waited for or moved from
         crew_handle h_;
-        std::shared_ptr<run_state> s_;
+        std::shared_ptr<run_state> r_;
     };
 
-    explicit graph(pool &p) : p_(p) {
+    explicit graph(pool &p) : s_(std::make_shared<shared>(p)) {
         detail::check(crew_graph_create(p.p_, &g_), "crew::graph");
     }
     ~graph() {
+        bool stuck = wait_runs();
         int rc = crew_graph_destroy(g_);
-        if (rc != CREW_OK) {
-            try {
-                p_.state_->report(std::make_exception_ptr(error(rc, "crew::graph::~graph")),
-                                  "the destruction of a crew::graph");
-            } catch (...) {
-            }
-            for (auto &b : bodies_) // the graph's runs still call them: leaked with it
-                b.release();
+        if (rc == CREW_OK)
+            return;
+        try {
+            s_->p.state_->report(
+                std::make_exception_ptr(error(rc, "crew::graph::~graph",
+                                              stuck ? "destroyed from a node of its own run"
+                                                    : "a run started on native() is in "
+                                                      "progress")),
+                "the destruction of a crew::graph");
+        } catch (...) {
         }
+        for (auto &b : bodies_) // the graph's runs still call them: leaked with it
+            b.release();
+        std::lock_guard<std::mutex> l(s_->m);
+        s_->self = s_; // and what they use: a cycle, never freed
     }
     graph(const graph &) = delete;
     graph &operator=(const graph &) = delete;
@@ -933,7 +984,8 @@ public:
         using R = std::invoke_result_t<F &>;
         static_assert(std::is_void_v<R> || std::is_integral_v<R>,
                       "crew::graph::emplace: a node returns void, or an integer (a condition)");
-        auto b = std::make_unique<fn_body<std::decay_t<F>>>(std::forward<F>(f), this);
+        auto b = std::make_unique<fn_body<std::decay_t<F>>>(std::forward<F>(f), s_.get());
+        bodies_.reserve(bodies_.size() + 1); // before the node exists: push_back cannot throw
         crew_node id = CREW_NODE_NONE;
         int rc;
         if constexpr (std::is_void_v<R>)
@@ -946,22 +998,17 @@ public:
     }
 
     // Start a run of the whole graph.
-    execution run() {
-        auto s = std::make_shared<run_state>();
-        std::lock_guard<std::recursive_mutex> l(m_); // a node that throws looks the run up
-        crew_handle h = CREW_HANDLE_NONE;
-        detail::check(crew_graph_run(g_, &h), "crew::graph::run");
-        runs_.emplace_back(h, s);
-        return execution(this, h, std::move(s));
-    }
+    execution run() { return start(false, 1, "crew::graph::run"); }
+    // Start one run of n repetitions of the graph, one after the other (crew_graph_run_n).
+    execution run_n(std::uint64_t n) { return start(true, n, "crew::graph::run_n"); }
     crew_graph *native() const noexcept { return g_; }
 
 private:
     template <class F> struct fn_body final : body {
         F f;
-        graph *g;
-        fn_body(F &&fn, graph *gr) : f(std::move(fn)), g(gr) {}
-        fn_body(const F &fn, graph *gr) : f(fn), g(gr) {}
+        shared *s;
+        fn_body(F &&fn, shared *sh) : f(std::move(fn)), s(sh) {}
+        fn_body(const F &fn, shared *sh) : f(fn), s(sh) {}
         std::uint32_t run() noexcept override {
             try {
                 if constexpr (std::is_void_v<std::invoke_result_t<F &>>) {
@@ -977,42 +1024,114 @@ private:
                                : static_cast<std::uint32_t>(v);
                 }
             } catch (...) {
-                g->failed(std::current_exception());
+                failed(s, std::current_exception());
                 return CREW_NODE_NONE;
             }
         }
     };
     static void plain(void *b) { static_cast<body *>(b)->run(); }
     static std::uint32_t condition(void *b) { return static_cast<body *>(b)->run(); }
-    // A node that threw: keep the first exception of its run, and cancel the run.
-    void failed(std::exception_ptr e) noexcept {
+
+    // A node that threw: keep the first exception of its run, and cancel the run. A run that
+    // run() has not registered yet (it may have started a moment ago) gets it when registered.
+    static void failed(shared *s, std::exception_ptr e) noexcept {
         crew_handle h = crew_current_group();
         bool kept = false;
         {
-            std::lock_guard<std::recursive_mutex> l(m_);
-            for (auto &r : runs_)
-                if (r.first.slot == h.slot && r.first.gen == h.gen) {
+            std::lock_guard<std::mutex> l(s->m);
+            for (auto &r : s->runs)
+                if (same(r.first, h)) {
                     if (!r.second->first)
                         r.second->first = e;
                     kept = true;
                     break;
                 }
+            if (!kept && s->starting != 0) {
+                try {
+                    s->orphans.emplace_back(h, e);
+                    kept = true;
+                } catch (...) { // no memory to keep it: reported below
+                }
+            }
         }
         if (h.slot != 0)
-            crew_cancel(p_.p_, h);
-        if (!kept) {
-            try {
-                p_.state_->report(e, "a node of a crew::graph");
-            } catch (...) {
-            }
+            crew_cancel(s->p.p_, h);
+        if (!kept)
+            report(s, e);
+    }
+    static void report(shared *s, std::exception_ptr e) noexcept {
+        try {
+            s->p.state_->report(e, "a node of a crew::graph");
+        } catch (...) {
         }
     }
 
-    pool &p_;
+    execution start(bool repeated, std::uint64_t n, const char *who) {
+        auto r = std::make_shared<run_state>();
+        {
+            std::lock_guard<std::mutex> l(s_->m);
+            // Room for every run being started, so that registering one below cannot throw.
+            std::size_t need = s_->runs.size() + s_->starting + 1;
+            if (s_->runs.capacity() < need)
+                s_->runs.reserve(need > 2 * s_->runs.capacity() ? need : 2 * s_->runs.capacity());
+            s_->starting++;
+        }
+        crew_handle h = CREW_HANDLE_NONE;
+        int rc = repeated ? crew_graph_run_n(g_, n, &h) : crew_graph_run(g_, &h);
+        std::vector<std::pair<crew_handle, std::exception_ptr>> rest;
+        {
+            std::lock_guard<std::mutex> l(s_->m);
+            s_->starting--;
+            if (rc == CREW_OK) {
+                s_->runs.emplace_back(h, r);
+                auto &o = s_->orphans;
+                for (auto it = o.begin(); it != o.end();) {
+                    if (same(it->first, h)) {
+                        if (!r->first)
+                            r->first = std::move(it->second);
+                        it = o.erase(it);
+                    } else {
+                        ++it;
+                    }
+                }
+            }
+            if (s_->starting == 0)
+                rest.swap(s_->orphans); // runs no run() will register: a run on native()
+        }
+        for (auto &o : rest)
+            report(s_.get(), o.second);
+        detail::check(rc, who);
+        return execution(s_, h, std::move(r));
+    }
+
+    // Wait for every run that run() started and that has not ended (crew_wait: the caller
+    // helps). Returns true if one could not be waited for from here (CREW_EDEADLK: the caller
+    // is a node of that run).
+    bool wait_runs() noexcept {
+        bool stuck = false;
+        for (;;) {
+            std::shared_ptr<run_state> r;
+            crew_handle h = CREW_HANDLE_NONE;
+            {
+                std::lock_guard<std::mutex> l(s_->m);
+                for (auto &x : s_->runs)
+                    if (!x.second->waited) {
+                        h = x.first;
+                        r = x.second;
+                        r->waited = true; // by this thread only: no other waits for it twice
+                        break;
+                    }
+            }
+            if (!r)
+                return stuck;
+            if (crew_wait(s_->p.p_, h) == CREW_EDEADLK)
+                stuck = true;
+        }
+    }
+
+    std::shared_ptr<shared> s_;
     crew_graph *g_ = nullptr;
     std::vector<std::unique_ptr<body>> bodies_;
-    std::recursive_mutex m_; // guards runs_
-    std::vector<std::pair<crew_handle, std::shared_ptr<run_state>>> runs_;
 };
 
 // ------------------------------------------------------------------------------------------

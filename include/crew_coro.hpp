@@ -16,6 +16,9 @@
 //   co_await group                       suspend (no thread blocked) until every task run() so
 //                                        far on the crew::group has finished (crew_notify), then
 //                                        rethrow the first exception one of them threw
+//   co_await graph.run()                 the same for a run of a crew::graph (a graph::execution):
+//                                        resume once the run has ended, rethrowing the first
+//                                        exception a node threw (crew::error if cancelled)
 //   co_await crew::when_all(p, t...)     run the tasks t... concurrently (all but the last are
 //                                        started on p, the last in place; on a worker of p, see
 //                                        "when_all on a worker") and resume once all have
@@ -697,19 +700,35 @@ template <class... T> auto when_all(pool &p, task<T>... ts) {
     return detail::when_all_awaiter<T...>(p.native(), std::move(ts)...);
 }
 
+namespace detail {
+// co_await on work that ends as a crew group does (W: a crew::group, a crew::graph::execution):
+// suspends until its completion callback (W::on_done, crew_notify) resumes the coroutine on a
+// pool thread, then answers with W::wait(), at once. With no group (native() names none:
+// nothing run yet, or a run waited for already) it does not suspend.
+template <class W> struct done_awaiter {
+    W &w;
+    bool await_ready() { return w.native().slot == 0; }
+    void await_suspend(std::coroutine_handle<> h) {
+        w.on_done([h] { h.resume(); });
+    }
+    void await_resume() { w.wait(); } // it has ended: answers at once
+};
+} // namespace detail
+
 // co_await on a crew::group: suspends until every task run() so far has finished (crew_notify
 // resumes the coroutine on a pool thread), then rethrows the first exception one threw. With no
 // task run() yet it does not suspend.
-inline auto operator co_await(group &g) {
-    struct awaiter {
-        group &g;
-        bool await_ready() { return g.native().slot == 0; }
-        void await_suspend(std::coroutine_handle<> h) {
-            g.on_done([h] { h.resume(); });
-        }
-        void await_resume() { g.wait(); } // the group has finished: answers at once
-    };
-    return awaiter{g};
+inline auto operator co_await(group &g) { return detail::done_awaiter<group>{g}; }
+
+// co_await on a crew::graph run (co_await g.run()): suspends until the run has ended, holding
+// no thread meanwhile (crew_notify resumes the coroutine on a pool thread), then rethrows the
+// first exception a node threw, or throws crew::error for a cancelled run (as wait()). On an
+// execution waited for already it throws crew::error (CREW_EINVAL) without suspending.
+inline auto operator co_await(graph::execution &e) {
+    return detail::done_awaiter<graph::execution>{e};
+}
+inline auto operator co_await(graph::execution &&e) { // the temporary outlives the co_await
+    return detail::done_awaiter<graph::execution>{e};
 }
 
 namespace detail {

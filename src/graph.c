@@ -48,6 +48,7 @@ int crew_graph_create(crew_pool *p, crew_graph **out) {
     g->pool = p;
     crew__atomic_init(&g->state, 0u);
     crew__atomic_init(&g->ready, false);
+    crew__atomic_init(&g->users, 0u);
     if (pthread_mutex_init(&g->lock, NULL) != 0 || crew__graph_register(g) != CREW_OK) {
         free(g->node);
         free(g);
@@ -118,8 +119,8 @@ static int end_change(crew_graph *g, int rc) {
 int crew__graph_begin_change(crew_graph *g, const char *who) { return begin_change(g, who); }
 int crew__graph_end_change(crew_graph *g, int rc) { return end_change(g, rc); }
 
-static int add_node(crew_graph *g, crew_fn fn, uint32_t (*cond)(void *), void *arg,
-                    uint32_t priority, crew_node *out, const char *who) {
+int crew__graph_add_node(crew_graph *g, crew_fn fn, uint32_t (*cond)(void *), void *arg,
+                         uint32_t priority, crew_node *out, const char *who) {
     if (out)
         *out = CREW_NODE_NONE;
     if (!g)
@@ -158,7 +159,7 @@ static int add_node(crew_graph *g, crew_fn fn, uint32_t (*cond)(void *), void *a
 }
 
 int crew_graph_add(crew_graph *g, crew_fn fn, void *arg, uint32_t priority, crew_node *out) {
-    return add_node(g, fn, NULL, arg, priority, out, "crew_graph_add");
+    return crew__graph_add_node(g, fn, NULL, arg, priority, out, "crew_graph_add");
 }
 
 int crew_graph_add_condition(crew_graph *g, uint32_t (*fn)(void *arg), void *arg,
@@ -168,7 +169,7 @@ int crew_graph_add_condition(crew_graph *g, uint32_t (*fn)(void *arg), void *arg
     if (g && !fn)
         return crew__fail(CREW_EINVAL, "crew_graph_add_condition: fn is NULL; a condition "
                                        "node needs a function");
-    return add_node(g, NULL, fn, arg, priority, out, "crew_graph_add_condition");
+    return crew__graph_add_node(g, NULL, fn, arg, priority, out, "crew_graph_add_condition");
 }
 
 /* Check an edge's two nodes for who (g taken for a change). */
@@ -497,6 +498,12 @@ int crew_graph_destroy(crew_graph *g) {
     /* Acquire: after every run's end. */
     if (!crew__cas_acquire(&g->state, &s, CREW__GRAPH_CHANGING))
         return busy(s, "crew_graph_destroy");
+    uint32_t users = crew__load_acquire(&g->users); /* acquire: see crew_graph.users */
+    if (users != 0)
+        return end_change(g, crew__fail(CREW_EBUSY, "crew_graph_destroy: the graph is a node of "
+                                                    "%u other graph(s) (crew_graph_add_graph); "
+                                                    "destroy them first", users));
+    crew__graph_drop_children(g);
     crew__graph_unregister(g); /* crew_diagnose no longer finds it */
     crew__graph_names_free(g);
     for (grun *r = g->free_runs, *next; r; r = next) {

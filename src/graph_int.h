@@ -1,7 +1,8 @@
 /*
- * graph_int.h -- what graph.c (building a graph, the public calls), graph_run.c (its runs) and
- * graph_seen.c (names, the pool's registry of graphs, crew_diagnose's view of runs) share: the
- * graph, its nodes, a run's block. No other file includes it.
+ * graph_int.h -- what graph.c (building a graph, the public calls), graph_run.c (its runs),
+ * graph_sub.c (nodes that run another graph) and graph_seen.c (names, the pool's registry of
+ * graphs, crew_diagnose's view of runs) share: the graph, its nodes, a run's block. No other
+ * file includes it.
  */
 #ifndef CREW_GRAPH_INT_H
 #define CREW_GRAPH_INT_H
@@ -96,6 +97,10 @@ struct crew_graph {
     crew__graphs *reg;
     crew_graph *reg_next, *reg_prev;
     unsigned forks; /* the process's fork count at its creation (graph_seen.c) */
+    /* Nodes of other graphs that run this one (graph_sub.c); while not 0, crew_graph_destroy
+     * answers CREW_EBUSY. Added to while the graph is held as a reader (RUN_ONE), taken from
+     * with release; the destroy reads it with acquire once it holds CHANGING. */
+    _Atomic uint32_t users;
 };
 
 /* Node i's name, or NULL (then it is "node i"). */
@@ -138,6 +143,12 @@ struct crew__grun {
     _Atomic unsigned stopped; /* CREW__GRAPH_STOP_* bits; relaxed (graph_run.c: stop) */
     crew__gword e[]; /* cap + 1: the nodes', then the source's */
 };
+
+/* graph.c: add a node (fn, or a condition cond) as crew_graph_add does; who: the public call. */
+int crew__graph_add_node(crew_graph *g, crew_fn fn, uint32_t (*cond)(void *), void *arg,
+                         uint32_t priority, crew_node *out, const char *who);
+/* graph_sub.c: g is being destroyed: the graphs its nodes run are no longer used by it. */
+void crew__graph_drop_children(crew_graph *g);
 
 /* graph_run.c: every node's word reset for a run of r->g (outstanding: 1). */
 void crew__graph_run_init(grun *r);

@@ -163,6 +163,21 @@ void crew__graph_run_init(grun *r) {
     crew__store_relaxed(&r->outstanding, 1u); /* the source */
 }
 
+/* With monitoring on, a turn of run r has ended (why: it stopped early, its unstarted nodes are
+ * reported to on_drop): its nodes count in crew_stats as tasks, so that .cancelled never
+ * exceeds .submitted: each node that started as submitted and completed (once, however many
+ * times a loop ran it), each unstarted one of a stopped turn as submitted and cancelled. A
+ * node that no condition chose in a turn that did not stop counts nowhere. */
+static void count(const grun *r, unsigned why) {
+    crew_pool *p = r->g->pool;
+    if (!(crew__load_relaxed(&p->timing) & CREW__TIMING_MONITOR)) /* relaxed: see crew_pool */
+        return;
+    uint64_t ran = 0, n = r->g->n;
+    for (uint32_t i = 0; i < n; i++) /* relaxed: as in finish() */
+        ran += (crew__load_relaxed(&r->e[i].id) & CREW__GRAPH_RAN) != 0;
+    crew__stats_graph(p, ran, why ? n - ran : 0);
+}
+
 /* outstanding reached 0: repeat the run (true: the caller runs the source again), or end it:
  * report the nodes it never started, if it stopped early, and give the block and the run
  * back. */
@@ -172,6 +187,7 @@ static bool finish(grun *r, crew_handle h, crew__slot *sl) {
     unsigned why = crew__load_relaxed(&r->stopped); /* relaxed: see stop() */
     if (!why && r->reps != 0) {
         why = halted(p, sl, h.gen);
+        count(r, 0); /* this turn ran to its end */
         crew__graph_run_init(r);
         if (!why) {
             r->reps--;
@@ -190,6 +206,7 @@ static bool finish(grun *r, crew_handle h, crew__slot *sl) {
             crew__not_started(p, slot, crew__gnode_fn(nd), nd->arg, by_shutdown);
         }
     }
+    count(r, why);
     crew__graph_run_done(g, r); /* g is not read after this */
     return false;
 }

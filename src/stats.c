@@ -183,6 +183,15 @@ void crew__stats_dropped(crew_pool *p, enum crew__end how) {
         add(s, how == CREW__EXPIRED ? &s->expired : &s->cancelled, 1);
 }
 
+void crew__stats_graph(crew_pool *p, uint64_t ran, uint64_t unstarted) {
+    crew__tstats *s = crew__stats_block(p);
+    if (!s)
+        return;
+    add(s, &s->submitted, ran + unstarted);
+    add(s, &s->completed, ran);
+    add(s, &s->cancelled, unstarted);
+}
+
 void crew__stats_done(crew__tstats *s, uint64_t submitted, uint64_t accepted, uint64_t started,
                       uint64_t finished) {
     add(s, &s->completed, 1);

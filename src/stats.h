@@ -55,6 +55,9 @@ struct crew__tstats *crew__stats_block(crew_pool *p);
 void crew__stats_submitted(crew_pool *p, size_t n, uint64_t submitted, uint64_t accepted);
 void crew__stats_rejected(crew_pool *p, size_t n);
 void crew__stats_dropped(crew_pool *p, enum crew__end how); /* CREW__LOST or CREW__EXPIRED */
+/* A turn of a graph run ended (graph_run.c): ran nodes started (submitted and completed),
+ * unstarted nodes were reported to on_drop (submitted and cancelled). */
+void crew__stats_graph(crew_pool *p, uint64_t ran, uint64_t unstarted);
 void crew__stats_done(struct crew__tstats *s, uint64_t submitted, uint64_t accepted,
                       uint64_t started, uint64_t finished);
 /* A timed task waited wait_ns in the queue, ran for processing_ns and finished at now

@@ -62,6 +62,24 @@ int use_every_part_of_crew_hpp() {
     std::vector<double> dv(10, 1.0);
     std::vector<double> big = crew::parallel_filter(p, dv, [](double x) { return x > 0.5; });
 
+    crew::graph gr(p);
+    int turns = 0;
+    auto g1 = gr.emplace([] {}, 1u);
+    auto g2 = gr.emplace([&turns] { return ++turns < 3 ? 0 : 1; }); // a condition
+    auto g3 = gr.emplace([&turns]() -> unsigned char { return turns > 5 ? 1 : 0; });
+    g1.precede(g2);
+    g3.succeed(g2);
+    gr.run().wait();
+    auto ex = gr.run_n(2);
+    ex.on_done([] {});
+    ex.cancel();
+    crew_handle eh = ex.native();
+    try {
+        ex.wait();
+    } catch (const crew::error &) {
+    }
+    crew_graph *rg = gr.native();
+
     p.wait();
     p.resize(3);
     p.pause();
@@ -73,7 +91,8 @@ int use_every_part_of_crew_hpp() {
     crew_pool *raw = p.native();
     d.get();
     int r = a.get() + int(b.get()) + int(c.get()) + int(sum) + int(odd.size()) + int(big.size()) +
-            int(s.completed) + findings + int(n) + (raw != nullptr);
+            int(s.completed) + findings + int(n) + (raw != nullptr) + int(eh.slot != 0) +
+            (rg != nullptr) + int(g1.id());
     p.join();
     p.close();
     crew::pool q;

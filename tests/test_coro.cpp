@@ -1,5 +1,5 @@
 // test_coro.cpp -- crew_coro.hpp (C++20): crew::task, schedule / schedule_blocking, when_all,
-// co_await on a crew::group (through crew_notify), sync_wait; exceptions propagate; coroutines
+// co_await on a crew::group and on a crew::graph run (through crew_notify), sync_wait; exceptions propagate; coroutines
 // whose resumption the pool drops are resumed with the error; sync_wait on a worker helps; deep
 // chains of co_awaits (where the compiler guarantees it) and loops of schedule or when_all do
 // not grow the stack; when_all's edge cases; frames come from a per-thread cache, are kept by
@@ -228,6 +228,56 @@ TEST(Coro, AwaitingAGroupSuspendsUntilItsTasksEnd) {
         co_return seen;
     };
     EXPECT_EQ(crew::sync_wait(body(p, ran)), 1020);
+}
+
+// co_await on a graph run (crew::graph::execution, through crew_notify): the coroutine resumes
+// once every node has run, on a pool thread, holding none meanwhile; a node's exception is
+// rethrown by the co_await; an execution waited for already throws crew::error at once.
+TEST(Coro, AwaitingAGraphRunSuspendsUntilItEnds) {
+    crew::pool p(opts(2));
+    crew::graph g(p);
+    std::atomic<int> ran{0}, fail{0};
+    auto a = g.emplace([&] { ran++; });
+    for (int i = 0; i < 10; i++)
+        a.precede(g.emplace([&] {
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+            ran++;
+        }));
+    auto last = g.emplace([&] {
+        if (fail.load())
+            throw std::runtime_error("node");
+    });
+    last.succeed(a);
+    auto body = [](crew::pool &pl, crew::graph &gr, std::atomic<int> &r,
+                   std::atomic<int> &f) -> crew::task<int> {
+        co_await crew::schedule(pl);
+        co_await gr.run(); // no thread blocked meanwhile
+        int seen = r.load();
+        auto e = gr.run_n(2);
+        co_await e;
+        seen += r.load();
+        try {
+            co_await e; // waited for already
+        } catch (const crew::error &x) {
+            if (x.code() == CREW_EINVAL)
+                seen += 100;
+        }
+        f = 1;
+        try {
+            co_await gr.run();
+        } catch (const std::runtime_error &) {
+            seen += 1000;
+        }
+        co_return seen;
+    };
+    EXPECT_EQ(crew::sync_wait(body(p, g, ran, fail)), 11 + 33 + 100 + 1000);
+    // From a coroutine that never moved onto the pool: resumed on a pool thread all the same.
+    fail = 0;
+    auto off = [](crew::graph &gr) -> crew::task<std::string> {
+        co_await gr.run();
+        co_return thread_name();
+    };
+    EXPECT_NE(crew::sync_wait(off(g)).find("-w"), std::string::npos);
 }
 
 TEST(Coro, ManyConcurrentWhenAlls) {

@@ -10,7 +10,12 @@
 
 #include <atomic>
 #include <cstdio>
+#include <condition_variable>
 #include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -419,6 +424,94 @@ TEST(Graph, CancelReportsEveryUnstartedNode) {
     crew_destroy(p);
 }
 
+// With monitoring on, every node a cancelled run reports to on_drop counts in
+// crew_stats.cancelled, as any dropped task does; the run itself counts as one task.
+TEST(Graph, UnstartedNodesCountAsCancelledInTheStatistics) {
+    crew_pool *p = pool_with_drops(2);
+    ASSERT_EQ(crew_set_monitoring(p, 1), CREW_OK);
+    Gate gate;
+    crew_graph *g;
+    ASSERT_EQ(crew_graph_create(p, &g), CREW_OK);
+    crew_node hold;
+    ASSERT_EQ(crew_graph_add(g, Gate::block, &gate, 0, &hold), CREW_OK);
+    std::vector<Rec> recs(50);
+    for (size_t i = 0; i < recs.size(); i++) {
+        crew_node x;
+        ASSERT_EQ(crew_graph_add(g, rec_run, &recs[i], 0, &x), CREW_OK);
+        ASSERT_EQ(crew_graph_precede(g, i < 10 ? hold : x - 10, x), CREW_OK);
+    }
+    crew_handle h = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_graph_run(g, &h), CREW_OK);
+    gate.wait_arrivals(1);
+    ASSERT_EQ(crew_cancel(p, h), CREW_OK);
+    gate.open();
+    EXPECT_EQ(crew_wait(p, h), CREW_ECANCELED);
+    crew_stats st{};
+    st.size = sizeof st;
+    ASSERT_EQ(crew_stats_get(p, &st), CREW_OK);
+    long reported = 0;
+    for (auto &r : recs)
+        reported += r.dropped.load();
+    EXPECT_EQ(reported, long(recs.size()));
+    // Every node reported counts as cancelled; each node counts as submitted, so that
+    // cancelled never exceeds submitted: the run's first task, hold (ran) and the 50 unstarted.
+    EXPECT_EQ(st.cancelled, uint64_t(recs.size()));
+    EXPECT_EQ(st.submitted, 1u + 1u + recs.size());
+    EXPECT_LE(st.cancelled + 1u, st.submitted);
+    // Monitoring off: nothing more is counted.
+    ASSERT_EQ(crew_stats_reset(p), CREW_OK);
+    ASSERT_EQ(crew_set_monitoring(p, 0), CREW_OK);
+    h = CREW_HANDLE_NONE;
+    Gate again;
+    ASSERT_EQ(crew_graph_destroy(g), CREW_OK);
+    ASSERT_EQ(crew_graph_create(p, &g), CREW_OK);
+    ASSERT_EQ(crew_graph_add(g, Gate::block, &again, 0, &hold), CREW_OK);
+    crew_node x;
+    ASSERT_EQ(crew_graph_add(g, rec_run, &recs[0], 0, &x), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(g, hold, x), CREW_OK);
+    ASSERT_EQ(crew_graph_run(g, &h), CREW_OK);
+    again.wait_arrivals(1);
+    ASSERT_EQ(crew_cancel(p, h), CREW_OK);
+    again.open();
+    EXPECT_EQ(crew_wait(p, h), CREW_ECANCELED);
+    EXPECT_EQ(recs[0].dropped.load(), 2);
+    ASSERT_EQ(crew_stats_get(p, &st), CREW_OK);
+    EXPECT_EQ(st.cancelled, 0u);
+    ASSERT_EQ(crew_graph_destroy(g), CREW_OK);
+    crew_destroy(p);
+}
+
+uint32_t pick_first(void *) { return 0; }
+
+// A run that ends normally counts each node that started once (a loop's turns, a repetition's
+// nodes), and a node its condition did not choose nowhere: submitted == completed.
+TEST(Graph, StatisticsCountNodesThatRanAcrossRepetitions) {
+    crew_pool *p = pool_with_drops(2);
+    ASSERT_EQ(crew_set_monitoring(p, 1), CREW_OK);
+    crew_graph *g;
+    ASSERT_EQ(crew_graph_create(p, &g), CREW_OK);
+    Rec chosen, other;
+    crew_node c, a, b;
+    ASSERT_EQ(crew_graph_add_condition(g, pick_first, nullptr, 0, &c), CREW_OK);
+    ASSERT_EQ(crew_graph_add(g, rec_run, &chosen, 0, &a), CREW_OK);
+    ASSERT_EQ(crew_graph_add(g, rec_run, &other, 0, &b), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(g, c, a), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(g, c, b), CREW_OK);
+    crew_handle h = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_graph_run_n(g, 3, &h), CREW_OK);
+    EXPECT_EQ(crew_wait(p, h), CREW_OK);
+    EXPECT_EQ(chosen.runs.load(), 3);
+    EXPECT_EQ(other.runs.load(), 0);
+    crew_stats st{};
+    st.size = sizeof st;
+    ASSERT_EQ(crew_stats_get(p, &st), CREW_OK);
+    EXPECT_EQ(st.submitted, 1u + 3u * 2u); // the first task, then c and a in each repetition
+    EXPECT_EQ(st.completed, st.submitted);
+    EXPECT_EQ(st.cancelled, 0u);
+    ASSERT_EQ(crew_graph_destroy(g), CREW_OK);
+    crew_destroy(p);
+}
+
 TEST(Graph, CancellingShutdownReportsAndDrainingRuns) {
     for (int how : {CREW_CANCEL, CREW_DRAIN}) {
         crew_pool *p = pool_with_drops(2);
@@ -542,6 +635,109 @@ TEST(Graph, BadInputIsRefusedAndChangesNothing) {
     EXPECT_EQ(crew_graph_run(g, nullptr), CREW_ESHUTDOWN);
     EXPECT_EQ(crew_graph_destroy(g), CREW_OK);
     EXPECT_EQ(crew_graph_destroy(nullptr), CREW_OK);
+    crew_destroy(p);
+}
+
+// A node that runs a whole other graph (crew_graph_add_graph): the nodes after it start once
+// every node of the child's run has finished; a child used by two parents, and twice in one,
+// runs once per use; on one thread the waits help.
+struct After {
+    Rec *last_of_child;
+    long per_run; // the child's last node runs this many times per run of the parent
+    std::atomic<long> runs{0};
+    std::atomic<bool> bad{false};
+};
+void after_child(void *a) {
+    auto *x = static_cast<After *>(a);
+    long k = x->runs.fetch_add(1) + 1;
+    if (x->last_of_child->runs.load() < k * x->per_run)
+        x->bad = true;
+}
+
+TEST(Graph, ANodeRunsAWholeChildGraph) {
+    for (unsigned threads : {1u, 2u}) {
+        crew_pool *p = pool_with_drops(threads);
+        Built child(p, 10); // a chain
+        for (size_t i = 1; i < 10; i++)
+            child.edge(i - 1, i);
+        After after{&child.recs[9], 2};
+        crew_graph *g;
+        crew_node first, second, x;
+        ASSERT_EQ(crew_graph_create(p, &g), CREW_OK);
+        ASSERT_EQ(crew_graph_add_graph(g, child.g, 0, &first), CREW_OK);
+        ASSERT_EQ(crew_graph_add_graph(g, child.g, 0, &second), CREW_OK); // twice, concurrently
+        ASSERT_EQ(crew_graph_add(g, after_child, &after, 0, &x), CREW_OK);
+        ASSERT_EQ(crew_graph_precede(g, first, x), CREW_OK);
+        ASSERT_EQ(crew_graph_precede(g, second, x), CREW_OK);
+        crew_graph *top; // a graph of that graph: two levels
+        crew_node only;
+        ASSERT_EQ(crew_graph_create(p, &top), CREW_OK);
+        ASSERT_EQ(crew_graph_add_graph(top, g, 0, &only), CREW_OK);
+        for (int k = 1; k <= 3; k++) {
+            run_and_wait(p, g);
+            run_and_wait(p, top);
+        }
+        child.expect_runs(12);
+        EXPECT_EQ(after.runs.load(), 6);
+        EXPECT_FALSE(after.bad.load()) << "a node after the child started before it ended";
+        // While a graph runs it, the child cannot be destroyed; nor can g while top runs it.
+        EXPECT_EQ(crew_graph_destroy(child.g), CREW_EBUSY);
+        EXPECT_NE(std::string(crew_last_error()).find("crew_graph_add_graph"), std::string::npos);
+        EXPECT_EQ(crew_graph_destroy(g), CREW_EBUSY);
+        ASSERT_EQ(crew_graph_destroy(top), CREW_OK);
+        ASSERT_EQ(crew_graph_destroy(g), CREW_OK); // child's destroy: Built's, after g's
+        crew_destroy(p);
+    }
+}
+
+// A graph never contains itself, however deep; a child that cannot run (a cycle) or that is
+// cancelled cancels the parent's run, whose later nodes are reported to on_drop.
+TEST(Graph, ChildGraphsRefuseCyclesAndPassOnFailure) {
+    crew_pool *p = pool_with_drops(2);
+    crew_graph *a, *b, *c;
+    ASSERT_EQ(crew_graph_create(p, &a), CREW_OK);
+    ASSERT_EQ(crew_graph_create(p, &b), CREW_OK);
+    ASSERT_EQ(crew_graph_create(p, &c), CREW_OK);
+    crew_node n = 7;
+    EXPECT_EQ(crew_graph_add_graph(a, a, 0, &n), CREW_EINVAL);
+    EXPECT_EQ(n, CREW_NODE_NONE);
+    EXPECT_NE(std::string(crew_last_error()).find("itself"), std::string::npos);
+    EXPECT_EQ(crew_graph_add_graph(nullptr, a, 0, &n), CREW_EINVAL);
+    EXPECT_EQ(crew_graph_add_graph(a, nullptr, 0, &n), CREW_EINVAL);
+    ASSERT_EQ(crew_graph_add_graph(a, b, 0, &n), CREW_OK); // a runs b
+    ASSERT_EQ(crew_graph_add_graph(b, c, 0, &n), CREW_OK); // b runs c
+    EXPECT_EQ(crew_graph_add_graph(c, a, 0, &n), CREW_EINVAL); // c would run a: a cycle
+    EXPECT_NE(std::string(crew_last_error()).find("for ever"), std::string::npos);
+    EXPECT_EQ(crew_graph_add_graph(b, a, 0, &n), CREW_EINVAL);
+    // c: a cycle of plain edges, refused when b's node runs it: b's and a's runs are cancelled.
+    Rec r1, r2, later;
+    crew_node x, y, z;
+    ASSERT_EQ(crew_graph_add(c, rec_run, &r1, 0, &x), CREW_OK);
+    ASSERT_EQ(crew_graph_add(c, rec_run, &r2, 0, &y), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(c, x, y), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(c, y, x), CREW_OK);
+    ASSERT_EQ(crew_graph_add(a, rec_run, &later, 0, &z), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(a, 0, z), CREW_OK); // after a's node that runs b
+    crew_handle h = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_graph_run(a, &h), CREW_OK);
+    EXPECT_EQ(crew_wait(p, h), CREW_ECANCELED);
+    EXPECT_EQ(later.runs.load(), 0);
+    EXPECT_EQ(later.dropped.load(), 1);
+    EXPECT_EQ(r1.runs.load() + r2.runs.load(), 0);
+    // Fixed, it runs through both levels.
+    ASSERT_EQ(crew_graph_remove_edge(c, y, x), CREW_OK);
+    r2.preds.push_back(&r1);
+    later.dropped = 0;
+    run_and_wait(p, a);
+    EXPECT_EQ(r1.runs.load(), 1);
+    EXPECT_EQ(r2.runs.load(), 1);
+    EXPECT_EQ(later.runs.load(), 1);
+    EXPECT_FALSE(r2.bad.load());
+    EXPECT_EQ(crew_graph_destroy(c), CREW_EBUSY);
+    EXPECT_EQ(crew_graph_destroy(b), CREW_EBUSY);
+    ASSERT_EQ(crew_graph_destroy(a), CREW_OK);
+    ASSERT_EQ(crew_graph_destroy(b), CREW_OK);
+    ASSERT_EQ(crew_graph_destroy(c), CREW_OK);
     crew_destroy(p);
 }
 
@@ -683,6 +879,221 @@ TEST(GraphCpp, ANodeThatThrowsCancelsTheRestOfItsRun) {
     } catch (const crew::error &err) {
         EXPECT_EQ(err.code(), CREW_EINVAL);
     }
+}
+
+// A node that throws cancels the rest of its run, whatever the shape: two failing branches
+// (wait rethrows one of the two, the first kept), a condition that throws, a repeated run
+// stopped in its repetition; a run after a failed one starts afresh. No exception reaches the
+// pool's error handler (every one is delivered to a wait, or is a second one of its run).
+TEST(GraphCpp, ExceptionsCancelTheirRunInEveryShape) {
+    crew::pool p(crew::options{2});
+    std::atomic<int> reported{0};
+    p.on_error([&](std::exception_ptr) { reported++; });
+    crew::graph g(p);
+    std::atomic<int> after{0}, turns{0}, fail{1};
+    auto root = g.emplace([] {});
+    auto left = g.emplace([&] {
+        if (fail.load())
+            throw std::runtime_error("left");
+    });
+    auto right = g.emplace([&] {
+        if (fail.load())
+            throw std::logic_error("right");
+    });
+    auto join = g.emplace([&] { after++; });
+    root.precede(left), root.precede(right);
+    join.succeed(left).succeed(right);
+    for (int k = 0; k < 20; k++) {
+        int which = 0;
+        try {
+            g.run().wait();
+        } catch (const std::runtime_error &x) {
+            EXPECT_STREQ(x.what(), "left");
+            which = 1;
+        } catch (const std::logic_error &x) {
+            EXPECT_STREQ(x.what(), "right");
+            which = 2;
+        }
+        EXPECT_NE(which, 0);
+    }
+    EXPECT_EQ(after.load(), 0);
+    fail = 0;
+    g.run().wait(); // the next run starts afresh
+    EXPECT_EQ(after.load(), 1);
+
+    crew::graph c(p); // a condition node that throws: its loop ends there
+    std::atomic<int> body{0}, out{0};
+    auto init = c.emplace([] {});
+    auto b = c.emplace([&] { body++; });
+    auto cond = c.emplace([&]() -> int {
+        if (++turns == 3)
+            throw std::runtime_error("cond");
+        return 0;
+    });
+    auto done = c.emplace([&] { out++; });
+    init.precede(b);
+    b.precede(cond);
+    cond.precede(b); // 0: again
+    cond.precede(done);
+    EXPECT_THROW(c.run().wait(), std::runtime_error);
+    EXPECT_EQ(body.load(), 3);
+    EXPECT_EQ(out.load(), 0);
+
+    crew::graph r(p); // run_n: a throw in the third repetition ends the run
+    std::atomic<int> reps{0}, tail{0};
+    auto first = r.emplace([&] {
+        if (++reps == 3)
+            throw std::runtime_error("third");
+    });
+    first.precede(r.emplace([&] { tail++; }));
+    EXPECT_THROW(r.run_n(10).wait(), std::runtime_error);
+    EXPECT_EQ(reps.load(), 3);
+    EXPECT_EQ(tail.load(), 2);
+    r.run_n(2).wait();
+    EXPECT_EQ(tail.load(), 4);
+    EXPECT_THROW(r.run_n(0), crew::error);
+    EXPECT_EQ(reported.load(), 0);
+}
+
+// The destructor of a graph whose run is in progress waits for the run (helping), then frees
+// the graph: the node that ends later, and the execution waited for after the graph is gone,
+// touch nothing freed. It once freed the wrapper under the run, reporting CREW_EBUSY.
+TEST(GraphCpp, DestructorWaitsForItsRunsInProgress) {
+    for (unsigned threads : {1u, 2u}) {
+        crew::pool p(crew::options{threads});
+        std::atomic<int> reported{0};
+        p.on_error([&](std::exception_ptr) { reported++; });
+        Gate gate;
+        std::atomic<int> a{0}, b{0};
+        std::optional<crew::graph::execution> e;
+        auto g = std::make_unique<crew::graph>(p);
+        auto hold = g->emplace([&] {
+            Gate::block(&gate);
+            a++;
+        });
+        hold.precede(g->emplace([&] {
+            b++;
+            throw std::runtime_error("after the gate");
+        }));
+        e.emplace(g->run());
+        gate.wait_arrivals(1);
+        std::thread opener([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20)); // let the reset begin
+            gate.open();
+        });
+        g.reset(); // waits for the run (helping)
+        EXPECT_EQ(a.load(), 1);
+        EXPECT_EQ(b.load(), 1);
+        opener.join();
+        EXPECT_EQ(reported.load(), 0);
+        try {
+            e->wait();
+            ADD_FAILURE() << "no exception";
+        } catch (const std::runtime_error &x) {
+            EXPECT_STREQ(x.what(), "after the gate");
+        }
+        // An execution not waited for, destroyed after its graph: its exception is reported.
+        auto g2 = std::make_unique<crew::graph>(p);
+        g2->emplace([] { throw std::runtime_error("unwaited"); });
+        e.emplace(g2->run());
+        g2.reset();
+        e.reset();
+        EXPECT_EQ(reported.load(), 1);
+    }
+}
+
+// run() holds no lock while its run starts: a run() blocked for room in a full bounded queue
+// must not keep a node that throws (on the pool's only worker) from recording its exception.
+// It once held the graph's mutex across crew_graph_run: the node waited for the mutex, the
+// worker never freed the place, and both waited for ever.
+TEST(GraphCpp, ARunWaitingForRoomDoesNotBlockAThrowingNode) {
+    crew::options o{1};
+    o.queue_capacity = 1;
+    o.full_policy = CREW_FULL_BLOCK;
+    crew::pool p(o);
+    crew::graph g(p);
+    Gate gate;
+    std::atomic<int> throws{0};
+    g.emplace([&] {
+        if (throws.load() == 0)
+            Gate::block(&gate);
+        throws++;
+        throw std::runtime_error("node");
+    });
+    auto e1 = g.run();
+    gate.wait_arrivals(1); // the only worker holds the node
+    p.post([] {});         // takes the only place
+    std::thread second([&] { EXPECT_THROW(g.run().wait(), std::runtime_error); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20)); // let it block for room
+    gate.open();
+    second.join(); // joined first: this thread must not help (it would run the queued task)
+    EXPECT_THROW(e1.wait(), std::runtime_error);
+    EXPECT_EQ(throws.load(), 2);
+}
+
+// Two threads run one graph concurrently, many times, and a third waits for their runs: each
+// run's exception reaches that run's wait, exactly once, and nothing else (ThreadSanitizer
+// checks the wrapper's state).
+TEST(GraphCpp, ConcurrentRunsFromTwoThreadsWaitedByAThird) {
+    crew::pool p(crew::options{2});
+    std::atomic<int> reported{0};
+    p.on_error([&](std::exception_ptr) { reported++; });
+    crew::graph g(p);
+    std::atomic<long> calls{0}, thrown{0}, tails{0};
+    auto a = g.emplace([] {}), b = g.emplace([] {}), c = g.emplace([] {});
+    auto maybe = g.emplace([&] {
+        if (calls.fetch_add(1) % 3 == 0) {
+            thrown++;
+            throw std::runtime_error("every third");
+        }
+    });
+    auto tail = g.emplace([&] { tails++; });
+    a.precede(b), a.precede(c);
+    maybe.succeed(b).succeed(c);
+    maybe.precede(tail);
+    const int per = int(scaled(300));
+    std::mutex m;
+    std::condition_variable cv;
+    std::vector<crew::graph::execution> queue;
+    int producers = 2;
+    auto producer = [&] {
+        for (int k = 0; k < per; k++) {
+            auto e = g.run();
+            std::lock_guard<std::mutex> l(m);
+            queue.push_back(std::move(e));
+            cv.notify_one();
+        }
+        std::lock_guard<std::mutex> l(m);
+        producers--;
+        cv.notify_one();
+    };
+    long ok = 0, caught = 0;
+    std::thread waiter([&] {
+        for (;;) {
+            std::unique_lock<std::mutex> l(m);
+            cv.wait(l, [&] { return !queue.empty() || producers == 0; });
+            if (queue.empty())
+                return;
+            auto e = std::move(queue.back());
+            queue.pop_back();
+            l.unlock();
+            try {
+                e.wait();
+                ok++;
+            } catch (const std::runtime_error &) {
+                caught++;
+            }
+        }
+    });
+    std::thread t1(producer), t2(producer);
+    t1.join();
+    t2.join();
+    waiter.join();
+    EXPECT_EQ(ok + caught, 2L * per);
+    EXPECT_EQ(caught, thrown.load());
+    EXPECT_EQ(tails.load(), ok);
+    EXPECT_EQ(calls.load(), 2L * per);
+    EXPECT_EQ(reported.load(), 0);
 }
 
 } // namespace
