@@ -52,12 +52,13 @@
  */
 #include <stdlib.h>
 
+#include "clock.h"
 #include "drop.h"
 #include "graph.h"
 #include "graph_int.h"
-#include "clock.h"
 #include "kind.h"
 #include "pool.h"
+#include "stats.h"
 #include "submit.h"
 #include "trace.h"
 #include "worker.h"

@@ -203,8 +203,12 @@ TEST(Fork, AGraphOfTheParentIsRefusedInTheChildNeverHangs) {
         FILE *null = std::fopen("/dev/null", "w");
         while (!stop.load()) {
             crew_graph *g = nullptr;
-            if (crew_graph_create(p, &g) == CREW_OK) {
+            crew_graph *c = nullptr;
+            if (crew_graph_create(p, &g) == CREW_OK && crew_graph_create(p, &c) == CREW_OK) {
+                crew_node n = CREW_NODE_NONE;
+                EXPECT_EQ(crew_graph_add_graph(g, c, 0, &n), CREW_OK); // the process's add lock
                 EXPECT_EQ(crew_graph_destroy(g), CREW_OK);
+                EXPECT_EQ(crew_graph_destroy(c), CREW_OK);
             }
             if (null)
                 crew_diagnose(p, null);
@@ -221,6 +225,19 @@ TEST(Fork, AGraphOfTheParentIsRefusedInTheChildNeverHangs) {
             crew_handle h = CREW_HANDLE_NONE;
             CHILD_CHECK(60, crew_graph_run(g0, &h) == CREW_EFORKED);
             CHILD_CHECK(61, crew_graph_destroy(g0) == CREW_EFORKED);
+            if (!CREW_TEST_SANITIZED) { // a new pool's graphs work in the child
+                crew_pool *q = nullptr;
+                crew_graph *a = nullptr, *b = nullptr;
+                crew_node n = CREW_NODE_NONE;
+                CHILD_CHECK(62, crew_create(&q, nullptr) == CREW_OK);
+                CHILD_CHECK(63, crew_graph_create(q, &a) == CREW_OK &&
+                                    crew_graph_create(q, &b) == CREW_OK);
+                CHILD_CHECK(64, crew_graph_add(b, nothing, nullptr, 0, &n) == CREW_OK);
+                CHILD_CHECK(65, crew_graph_add_graph(a, b, 0, &n) == CREW_OK);
+                CHILD_CHECK(66, crew_graph_run(a, &h) == CREW_OK && crew_wait(q, h) == CREW_OK);
+                CHILD_CHECK(67, crew_graph_destroy(a) == CREW_OK && crew_graph_destroy(b) == CREW_OK);
+                CHILD_CHECK(68, crew_destroy(q) == CREW_OK);
+            }
             child_exit(0);
         }
         EXPECT_EQ(child_status(pid), 0) << "fork " << i;
