@@ -1,7 +1,8 @@
-// test_tasks_wait.cpp -- crew_enqueue_tasks_wait for a few tasks (the path without a group,
-// src/join.c, under the default strategy; the group path under the others): every task runs
-// exactly once, from outside the pool, from a task, from a lane's task and nested (fib), on one
-// thread and on several; a monitored pool counts each; a paused pool starts none of them before
+// test_tasks_wait.cpp -- crew_enqueue_tasks_wait (the path without a group, src/join.c, under
+// the default strategy: a few tasks one by one, more split in halves; the group path under the
+// others): every task runs exactly once, from outside the pool, from a task, from a lane's task
+// and nested (fib; arrays of 0 to 1000 tasks three deep, under every strategy), on one thread
+// and on several; a monitored pool counts each; a paused pool starts none of them before
 // crew_resume; a cancelling shutdown hands what it keeps from running to on_drop and the call
 // answers CREW_ECANCELED; and a stress test in which pause, resize and both shutdowns race with
 // callers: every task runs once or reaches on_drop, never both, never neither.
@@ -135,6 +136,74 @@ TEST(TasksWait, NestedFib) {
     }
 }
 
+// Arrays of n tasks nested three deep: each task of the top call makes a call of n tasks, and
+// each of those another; every leaf runs exactly once, on one and two threads, under every
+// strategy, from outside the pool and from a task (on a one-thread pool, where the only worker
+// is the caller: no deadlock).
+struct Level {
+    crew_pool *p;
+    size_t n;
+    int depth;
+    std::atomic<long> *leaves;
+    std::atomic<long> *calls;
+};
+void level(void *a) {
+    auto *l = static_cast<Level *>(a);
+    l->calls->fetch_add(1, std::memory_order_relaxed);
+    if (l->depth == 0) {
+        l->leaves->fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    std::vector<Level> child(l->n, Level{l->p, l->n, l->depth - 1, l->leaves, l->calls});
+    std::vector<crew_task> t(l->n);
+    for (size_t i = 0; i < l->n; i++)
+        t[i].fn = level, t[i].arg = &child[i];
+    int rc = crew_enqueue_tasks_wait(l->p, t.data(), l->n);
+    if (l->n == 0 ? rc != CREW_EINVAL : rc != CREW_OK)
+        std::abort();
+}
+
+TEST(TasksWait, AnyCountNestedThreeDeepEveryStrategy) {
+    const unsigned scheds[] = {CREW_SCHED_DEFAULT, CREW_SCHED_STEAL, CREW_SCHED_SHARED,
+                               CREW_SCHED_SHARED_LOCKFREE, CREW_SCHED_PER_WORKER};
+    for (unsigned sched : scheds)
+        for (unsigned threads : {1u, 2u})
+            for (size_t n : {0u, 1u, 7u, 8u, 9u, 10u, 64u, 1000u}) {
+                // Three levels below the top call (n^3 leaves), two for 64, one for 1000.
+                const int depth = n >= 1000 ? 1 : n >= 64 ? 2 : 3;
+                long expect_leaves = 1, expect_calls = 0; // n^depth and the sum of n^0..n^depth
+                for (int d = 0; d <= depth; d++) {
+                    expect_calls += expect_leaves;
+                    if (d < depth)
+                        expect_leaves *= long(n);
+                }
+                if (n == 0) // the top call only, refused (CREW_EINVAL)
+                    expect_leaves = 0, expect_calls = 1;
+                crew_config cfg;
+                crew_config_init(&cfg);
+                cfg.threads = threads;
+                cfg.scheduler = sched;
+                crew_pool *p = make_pool(cfg);
+                for (int from_task : {0, 1}) {
+                    std::atomic<long> leaves{0}, calls{0};
+                    Level top{p, n, depth, &leaves, &calls};
+                    if (from_task) {
+                        crew_task t = {};
+                        t.fn = level, t.arg = &top;
+                        ASSERT_EQ(crew_enqueue_tasks_wait(p, &t, 1), CREW_OK);
+                    } else {
+                        level(&top);
+                    }
+                    EXPECT_EQ(leaves.load(), expect_leaves)
+                        << "n " << n << ", " << threads << " threads, scheduler " << sched;
+                    EXPECT_EQ(calls.load(), expect_calls)
+                        << "n " << n << ", " << threads << " threads, scheduler " << sched;
+                }
+                EXPECT_EQ(crew_wait_all(p), CREW_OK);
+                crew_destroy(p);
+            }
+}
+
 // From a lane's task: the tasks may run anywhere, the lane waits for the task that called.
 TEST(TasksWait, FromALaneTask) {
     crew_pool *p = make_pool(2);
@@ -236,7 +305,7 @@ void first_blocks(void *a) {
 }
 
 TEST(TasksWait, CancellingShutdownReportsTheRest) {
-    for (size_t n : {2u, 3u, 8u}) {
+    for (size_t n : {2u, 3u, 8u, 9u, 10u, 64u}) {
         Dropped d;
         crew_pool *p = pool_with_on_drop(1, &d);
         Gate gate;
@@ -283,7 +352,7 @@ TEST(TasksWait, StressWithPauseResizeAndShutdown) {
         Dropped d;
         crew_pool *p = pool_with_on_drop(2, &d);
         const int callers = 3, calls = int(crewtest::scaled(400));
-        const size_t per = 8;
+        const size_t per = 20; // calls of 1..20 tasks: a few, and split in halves
         std::vector<std::vector<Cell>> cells(callers);
         for (auto &c : cells)
             c = std::vector<Cell>(size_t(calls) * per);
@@ -292,7 +361,7 @@ TEST(TasksWait, StressWithPauseResizeAndShutdown) {
         for (int c = 0; c < callers; c++)
             th.emplace_back([&, c] {
                 for (int k = 0; k < calls; k++) {
-                    size_t n = size_t(k % int(per)) + 1;
+                    size_t n = k % 7 == 6 ? per : size_t(k % int(per)) + 1;
                     crew_task t[per] = {};
                     for (size_t i = 0; i < n; i++)
                         t[i].fn = bump, t[i].arg = &cells[size_t(c)][size_t(k) * per + i];
