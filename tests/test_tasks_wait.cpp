@@ -204,6 +204,153 @@ TEST(TasksWait, AnyCountNestedThreeDeepEveryStrategy) {
             }
 }
 
+// The same tree, each level through crew_enqueue_tasks into a new group and crew_wait.
+void level_group(void *a) {
+    auto *l = static_cast<Level *>(a);
+    l->calls->fetch_add(1, std::memory_order_relaxed);
+    if (l->depth == 0) {
+        l->leaves->fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    std::vector<Level> child(l->n, Level{l->p, l->n, l->depth - 1, l->leaves, l->calls});
+    std::vector<crew_task> t(l->n);
+    for (size_t i = 0; i < l->n; i++)
+        t[i].fn = level_group, t[i].arg = &child[i];
+    crew_handle g = CREW_HANDLE_NONE;
+    if (crew_enqueue_tasks(l->p, t.data(), l->n, &g) != CREW_OK || crew_wait(l->p, g) != CREW_OK)
+        std::abort();
+}
+
+// Run fn(arg) as a task on a worker of p and wait for it without helping (a timed wait runs no
+// task), so that every wait inside it is a worker's.
+void on_worker(crew_pool *p, crew_fn fn, void *arg) {
+    crew_handle g = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit(p, fn, arg, 0, &g), CREW_OK);
+    ASSERT_EQ(crew_wait_timed(p, g, 600ull * 1000 * 1000 * 1000), CREW_OK);
+}
+
+TEST(EnqueueWait, NestedThreeDeepEveryStrategy) {
+    const unsigned scheds[] = {CREW_SCHED_DEFAULT, CREW_SCHED_STEAL, CREW_SCHED_SHARED,
+                               CREW_SCHED_SHARED_LOCKFREE, CREW_SCHED_PER_WORKER};
+    for (unsigned sched : scheds)
+        for (unsigned threads : {1u, 2u})
+            for (size_t n : {1u, 7u, 9u, 10u, 64u}) {
+                const int depth = n >= 64 ? 2 : 3;
+                long leaves_want = 1, calls_want = 0;
+                for (int d = 0; d <= depth; d++) {
+                    calls_want += leaves_want;
+                    if (d < depth)
+                        leaves_want *= long(n);
+                }
+                crew_config cfg;
+                crew_config_init(&cfg);
+                cfg.threads = threads;
+                cfg.scheduler = sched;
+                crew_pool *p = make_pool(cfg);
+                for (int from_worker : {0, 1}) {
+                    std::atomic<long> leaves{0}, calls{0};
+                    Level top{p, n, depth, &leaves, &calls};
+                    if (from_worker)
+                        on_worker(p, level_group, &top);
+                    else
+                        level_group(&top);
+                    EXPECT_EQ(leaves.load(), leaves_want) << n << " tasks, scheduler " << sched;
+                    EXPECT_EQ(calls.load(), calls_want) << n << " tasks, scheduler " << sched;
+                }
+                EXPECT_EQ(crew_wait_all(p), CREW_OK);
+                crew_destroy(p);
+            }
+}
+
+// A task of a group queues, without a group, a task that waits for that group; the group's
+// last task is still queued below it. On a one-thread pool the worker runs it all: the wait
+// inside must end (the tasks that ran are ended in their group before another task runs).
+struct Beside {
+    crew_pool *p;
+    std::atomic<crew_handle> g{CREW_HANDLE_NONE};
+    std::atomic<int> inner_rc{1};
+    std::atomic<int> ran{0};
+};
+void beside_waiter(void *a) {
+    auto *b = static_cast<Beside *>(a);
+    crew_handle g;
+    while ((g = b->g.load()).slot == 0) // another worker may take it before the store
+        std::this_thread::yield();
+    b->inner_rc = crew_wait(b->p, g);
+}
+void beside_first(void *a) { // the newest of the group: runs first under work stealing
+    auto *b = static_cast<Beside *>(a);
+    b->ran++;
+    if (crew_submit(b->p, beside_waiter, b, 0, nullptr) != CREW_OK)
+        std::abort();
+}
+void beside_other(void *a) { static_cast<Beside *>(a)->ran++; }
+void beside_outer(void *a) {
+    auto *b = static_cast<Beside *>(a);
+    crew_task t[2] = {};
+    t[0].fn = beside_other, t[0].arg = b;
+    t[1].fn = beside_first, t[1].arg = b;
+    crew_handle g = CREW_HANDLE_NONE;
+    if (crew_enqueue_tasks(b->p, t, 2, &g) != CREW_OK)
+        std::abort();
+    b->g = g;
+    if (crew_wait(b->p, g) != CREW_OK)
+        std::abort();
+}
+
+TEST(EnqueueWait, ATaskQueuedBesideWaitsForTheGroup) {
+    for (unsigned threads : {1u, 2u}) {
+        crew_pool *p = make_pool(threads);
+        for (int round = 0; round < 20; round++) {
+            Beside b;
+            b.p = p;
+            on_worker(p, beside_outer, &b);
+            EXPECT_EQ(crew_wait_all(p), CREW_OK);
+            EXPECT_EQ(b.ran.load(), 2);
+            EXPECT_EQ(b.inner_rc.load(), CREW_OK);
+        }
+        crew_destroy(p);
+    }
+}
+
+// The first of a group's tasks to run cancels the group: on a one-thread pool, whose only
+// worker waits for the group, no other task of it runs, and the wait answers CREW_ECANCELED.
+struct Cancels {
+    crew_pool *p;
+    crew_handle g;
+    std::atomic<int> ran{0};
+    int rc = 1;
+};
+void cancels_task(void *a) {
+    auto *c = static_cast<Cancels *>(a);
+    if (c->ran.fetch_add(1) == 0) {
+        EXPECT_EQ(crew_cancel(c->p, c->g), CREW_OK);
+    }
+}
+void cancels_outer(void *a) {
+    auto *c = static_cast<Cancels *>(a);
+    crew_task t[10] = {};
+    for (auto &x : t)
+        x.fn = cancels_task, x.arg = c;
+    c->g = CREW_HANDLE_NONE;
+    // Queued before the worker (this task's thread) can run any: it is busy here.
+    if (crew_enqueue_tasks(c->p, t, 10, &c->g) != CREW_OK)
+        std::abort();
+    c->rc = crew_wait(c->p, c->g);
+}
+
+TEST(EnqueueWait, CancelledByItsFirstTask) {
+    crew_pool *p = make_pool(1);
+    for (int round = 0; round < 20; round++) {
+        Cancels c;
+        c.p = p;
+        on_worker(p, cancels_outer, &c);
+        EXPECT_EQ(c.ran.load(), 1);
+        EXPECT_EQ(c.rc, CREW_ECANCELED);
+    }
+    crew_destroy(p);
+}
+
 // From a lane's task: the tasks may run anywhere, the lane waits for the task that called.
 TEST(TasksWait, FromALaneTask) {
     crew_pool *p = make_pool(2);
