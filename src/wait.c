@@ -376,12 +376,13 @@ static uint64_t end_of(uint64_t timeout_ns) {
     return timeout_ns > UINT64_MAX - now ? 0 : now + timeout_ns;
 }
 
-/* Tasks of a cancelled group, a timed or flagged task, or another group's task that the
- * own-group loop took: run (or dropped) the general way, as the helping wait would. Out of
- * line: rare in that loop. */
-static __attribute__((noinline)) void own_other(crew_pool *p, crew__worker *self, crew_task *t,
-                                                uint32_t slot) {
-    crew__run_helping(p, self, t, NULL, NULL, slot);
+/* A cancelled group's task, a flagged one or another group's, that the own-group loop took: run
+ * the general way (out of line: rare). Returns whether group (sl) is open still: once it ended,
+ * its slot may hold a later group, whose tasks (and cancel) that loop must not take as its. */
+static __attribute__((noinline)) bool own_other(crew_pool *p, crew__worker *self, crew_task *t,
+                                                crew_handle group, crew__slot *sl) {
+    crew__run_helping(p, self, t, NULL, NULL, group.slot);
+    return crew__slot_status(sl, group.gen) == 1;
 }
 
 /* The helping wait's first steps for a worker with a deque of its own (the default strategy)
@@ -391,9 +392,8 @@ static __attribute__((noinline)) void own_other(crew_pool *p, crew__worker *self
  * ones of the group ended in it together once none is left, or before any other task runs
  * here (one decrement of the group's count and of pending: the group ends no later for it, as a
  * task of the group runs on this thread the whole time, but for the one look that finds no
- * more). Stops at once on a pause, a resize's mark, a cancelling shutdown or a trace:
- * the general loop then does what it does for them. Any other task found there goes the
- * general way (own_other). Then the caller's loop (wait_loop) finishes the wait. */
+ * more). Stops on a pause, a resize's mark, a cancelling shutdown, a trace, or the group's end
+ * (own_other); other tasks go the general way (own_other). Then wait_loop finishes the wait. */
 static __attribute__((noinline)) void own_group_first(crew_pool *p, crew__worker *self,
                                                       crew__steal_local *own, crew_handle group,
                                                       crew__slot *sl, int64_t mark) {
@@ -405,8 +405,7 @@ static __attribute__((noinline)) void own_group_first(crew_pool *p, crew__worker
     while (!crew__load_relaxed(&p->paused) && !crew__load_relaxed(&p->cancelling) &&
            crew__load_relaxed(&self->state) == CREW__W_RUNNING && !crew__tracing(p) &&
            (t = crew__steal_take_above(own, mark, &buf)) != NULL) {
-        /* A plain task: queued by address (an array's: no flag) or by value (a copy); not
-         * a node (given back by the general way), a timed one or another kind. */
+        /* A plain task (by address, no flag, or by value, a copy): no node, timed or kind. */
         if (__builtin_expect((t->crew_flags_ & ~CREW__TASK_COPY) != 0 ||
                                  t->crew_private_.slot != group.slot ||
                                  crew__slot_cancelled(sl, group.gen),
@@ -414,7 +413,8 @@ static __attribute__((noinline)) void own_group_first(crew_pool *p, crew__worker
             if (ran) /* ended first: that task may wait for the group */
                 crew__tasks_finished(p, group.slot, ran, CREW__RAN);
             ran = 0;
-            own_other(p, self, t, group.slot);
+            if (!own_other(p, self, t, group, sl))
+                return; /* ran is 0 */
             continue;
         }
         crew_fn fn = t->fn; /* read before it starts: then t is its owner's again */

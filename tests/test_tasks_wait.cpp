@@ -548,4 +548,141 @@ TEST(TasksWait, StressWithPauseResizeAndShutdown) {
     }
 }
 
+// A draining shutdown waits for every accepted task, split or not: callers outside the pool and
+// tasks on workers make calls of up to a few hundred tasks (split in halves, pieces taken by
+// thieves and split again) and wait for groups of their own, while pause, resume and resize
+// race with them; once crew_shutdown has returned no task runs any more, and none is lost.
+struct Drain {
+    crew_pool *p;
+    std::atomic<long> runs{0};
+    std::atomic<long> started{0};
+};
+struct DrainTask {
+    Drain *d;
+    int depth;
+    unsigned seed;
+};
+void drain_task(void *a) {
+    auto *x = static_cast<DrainTask *>(a);
+    x->d->started.fetch_add(1, std::memory_order_relaxed);
+    if (x->depth > 0 && x->seed % 5 == 0) {
+        const size_t n = 9 + x->seed % 40;
+        std::vector<DrainTask> child(n);
+        std::vector<crew_task> t(n);
+        for (size_t i = 0; i < n; i++) {
+            child[i] = DrainTask{x->d, x->depth - 1, unsigned(x->seed * 31 + i * 7 + 1)};
+            t[i].fn = drain_task, t[i].arg = &child[i];
+        }
+        int rc;
+        if (x->seed % 2) {
+            rc = crew_enqueue_tasks_wait(x->d->p, t.data(), n);
+        } else {
+            crew_handle g = CREW_HANDLE_NONE;
+            rc = crew_enqueue_tasks(x->d->p, t.data(), n, &g);
+            if (rc == CREW_OK)
+                rc = crew_wait(x->d->p, g);
+        }
+        if (rc != CREW_OK && rc != CREW_ESHUTDOWN)
+            std::abort();
+    }
+    x->d->runs.fetch_add(1, std::memory_order_relaxed);
+}
+
+TEST(TasksWait, DrainingShutdownWaitsForEverySplitTask) {
+    const int rounds = int(crewtest::scaled(6));
+    for (int round = 0; round < rounds; round++) {
+        Drain d;
+        d.p = make_pool(2);
+        std::atomic<bool> stop{false};
+        std::vector<std::thread> th;
+        for (int c = 0; c < 2; c++)
+            th.emplace_back([&, c] {
+                for (unsigned k = 0; !stop.load(); k++) {
+                    const size_t n = 9 + (k * 37 + unsigned(c)) % 300;
+                    std::vector<DrainTask> arg(n);
+                    std::vector<crew_task> t(n);
+                    for (size_t i = 0; i < n; i++) {
+                        arg[i] = DrainTask{&d, 2, unsigned(k * 131 + i * 17 + unsigned(c))};
+                        t[i].fn = drain_task, t[i].arg = &arg[i];
+                    }
+                    int rc = crew_enqueue_tasks_wait(d.p, t.data(), n);
+                    if (rc == CREW_ESHUTDOWN)
+                        break;
+                    EXPECT_EQ(rc, CREW_OK);
+                }
+            });
+        std::thread ctl([&] {
+            for (int i = 0; !stop.load(); i++) {
+                if (i % 3 == 0 && crew_pause(d.p) == CREW_OK) {
+                    std::this_thread::sleep_for(std::chrono::microseconds(100));
+                    crew_resume(d.p);
+                }
+                crew_resize(d.p, 1 + unsigned(i % 3));
+                std::this_thread::sleep_for(std::chrono::microseconds(200));
+            }
+        });
+        std::this_thread::sleep_for(std::chrono::milliseconds(20 + 10 * (round % 3)));
+        EXPECT_EQ(crew_shutdown(d.p, CREW_DRAIN), CREW_OK);
+        const long at_shutdown = d.runs.load();
+        const long started_at = d.started.load();
+        stop = true;
+        for (auto &t : th)
+            t.join();
+        ctl.join();
+        EXPECT_EQ(d.runs.load(), at_shutdown) << "tasks ran after the draining shutdown returned";
+        EXPECT_EQ(d.started.load(), started_at);
+        EXPECT_EQ(at_shutdown, started_at);
+        crew_destroy(d.p);
+    }
+}
+
+// A worker waits for group g with g's last task under a task x of no group, both queued by the
+// waiting task. x waits for g too (it helps: g's task runs there and g ends), then queues a task
+// into a new group (which may get g's slot back) and cancels that group: the cancelled task
+// must not run, wherever the first wait finds it.
+struct Reuse {
+    crew_pool *p;
+    crew_handle g{CREW_HANDLE_NONE}, g2{CREW_HANDLE_NONE};
+    std::atomic<int> a_ran{0}, y_ran{0};
+    int x_wait = 1, cancel_rc = 1, outer_wait = 1;
+    crew_task a{}, y{};
+};
+void reuse_a(void *arg) { static_cast<Reuse *>(arg)->a_ran++; }
+void reuse_y(void *arg) { static_cast<Reuse *>(arg)->y_ran++; }
+void reuse_x(void *arg) {
+    auto *r = static_cast<Reuse *>(arg);
+    r->x_wait = crew_wait(r->p, r->g);
+    r->y.fn = reuse_y, r->y.arg = r;
+    if (crew_enqueue_tasks(r->p, &r->y, 1, &r->g2) != CREW_OK)
+        std::abort();
+    r->cancel_rc = crew_cancel(r->p, r->g2);
+}
+void reuse_outer(void *arg) {
+    auto *r = static_cast<Reuse *>(arg);
+    r->a.fn = reuse_a, r->a.arg = r;
+    if (crew_enqueue_tasks(r->p, &r->a, 1, &r->g) != CREW_OK ||
+        crew_submit(r->p, reuse_x, r, 0, nullptr) != CREW_OK)
+        std::abort();
+    r->outer_wait = crew_wait(r->p, r->g);
+}
+
+TEST(EnqueueWait, ACancelledGroupOnTheSlotOfTheAwaitedOneDoesNotRun) {
+    crew_pool *p = make_pool(1);
+    for (int round = 0; round < 20; round++) {
+        Reuse r;
+        r.p = p;
+        on_worker(p, reuse_outer, &r);
+        ASSERT_EQ(crew_wait_all(p), CREW_OK);
+        EXPECT_EQ(r.a_ran.load(), 1);
+        EXPECT_EQ(r.x_wait, CREW_OK);
+        if (r.cancel_rc == CREW_OK) { // cancelled before y started
+            EXPECT_EQ(r.y_ran.load(), 0) << "round " << round << ", slots " << r.g.slot << " "
+                                         << r.g2.slot;
+            EXPECT_EQ(crew_wait(p, r.g2), CREW_ECANCELED);
+        }
+        EXPECT_EQ(r.outer_wait, CREW_OK);
+    }
+    crew_destroy(p);
+}
+
 } // namespace
