@@ -639,11 +639,13 @@ TEST(TasksWait, DrainingShutdownWaitsForEverySplitTask) {
 // A worker waits for group g with g's last task under a task x of no group, both queued by the
 // waiting task. x waits for g too (it helps: g's task runs there and g ends), then queues a task
 // into a new group (which may get g's slot back) and cancels that group: the cancelled task
-// must not run, wherever the first wait finds it.
+// must not run, wherever the first wait finds it. (On a one-thread pool whose only worker runs
+// x inside the first wait, no other thread can start y before the cancel.)
 struct Reuse {
     crew_pool *p;
     crew_handle g{CREW_HANDLE_NONE}, g2{CREW_HANDLE_NONE};
     std::atomic<int> a_ran{0}, y_ran{0};
+    std::atomic<bool> in_outer{false};
     int x_wait = 1, cancel_rc = 1, outer_wait = 1;
     crew_task a{}, y{};
 };
@@ -652,6 +654,8 @@ void reuse_y(void *arg) { static_cast<Reuse *>(arg)->y_ran++; }
 void reuse_x(void *arg) {
     auto *r = static_cast<Reuse *>(arg);
     r->x_wait = crew_wait(r->p, r->g);
+    if (!r->in_outer.load()) // not inside the first wait: another thread could run y at once
+        return;
     r->y.fn = reuse_y, r->y.arg = r;
     if (crew_enqueue_tasks(r->p, &r->y, 1, &r->g2) != CREW_OK)
         std::abort();
@@ -663,7 +667,9 @@ void reuse_outer(void *arg) {
     if (crew_enqueue_tasks(r->p, &r->a, 1, &r->g) != CREW_OK ||
         crew_submit(r->p, reuse_x, r, 0, nullptr) != CREW_OK)
         std::abort();
+    r->in_outer = true;
     r->outer_wait = crew_wait(r->p, r->g);
+    r->in_outer = false;
 }
 
 TEST(EnqueueWait, ACancelledGroupOnTheSlotOfTheAwaitedOneDoesNotRun) {
