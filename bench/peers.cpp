@@ -26,6 +26,10 @@
 //             of W threads (4x the cores) whose queue holds C jobs (1), each with a try-add
 //             and, if full, a blocking add (zstd's POOL_tryAdd, then POOL_add); crew, its
 //             strategies and the textbook pool with a bounded FIFO         -> ms, csw per job
+// crew-enqueue-wait: crew (default strategy) as "crew": skynet's ten children queued with
+// crew_enqueue_tasks into a fresh group and waited for with crew_wait; crew-tasks-wait: the same
+// with the ten children in one crew_enqueue_tasks_wait call (both shapes a user writes after
+// reading crew.h; the name crew-tasks-wait also names a burst variant below).
 // crew-join: crew (default strategy) whose fib and skynet spawn with crew_join instead of a group
 // per call (skynet's ten children as a binary tree of joins); crew-join-task: the same with the
 // root run as one task while the caller blocks without helping, so that every join is a
@@ -269,12 +273,14 @@ class CrewPeer : public Peer {
     std::string name_;
     EmptyVia via_;
     int join_; // 0: groups; 1: crew_join; 2: crew_join, the root a task
+    bool tasks_wait_; // skynet's children through crew_enqueue_tasks_wait (join_ 0 only)
+    static bool sky_tasks_wait; // tasks_wait_ of the pool skynet_task runs on (one at a time)
 
 public:
     explicit CrewPeer(const std::string &name = "crew", unsigned sched = CREW_SCHED_DEFAULT,
                       unsigned lock = CREW_LOCK_MUTEX, EmptyVia via = EmptyVia::submit,
-                      int join = 0)
-        : name_(name), via_(via), join_(join) {
+                      int join = 0, bool tasks_wait = false)
+        : name_(name), via_(via), join_(join), tasks_wait_(tasks_wait) {
         crew_config cfg;
         crew_config_init(&cfg);
         cfg.threads = g_threads;
@@ -390,7 +396,8 @@ public:
         long num, size; // first leaf number and leaves below
         long r;
     };
-    // All ten children are tasks (the classic skynet), queued as one group in one call.
+    // All ten children are tasks (the classic skynet), queued as one group in one call and
+    // waited for (or, sky_tasks_wait, queued and waited for in one crew_enqueue_tasks_wait).
     static void skynet_task(void *a) {
         auto *s = static_cast<SkyArg *>(a);
         if (s->size == 1) {
@@ -405,9 +412,13 @@ public:
             t[i] = crew_task{};
             t[i].fn = skynet_task, t[i].arg = &child[i];
         }
-        crew_handle g = CREW_HANDLE_NONE;
-        check(crew_enqueue_tasks(s->p, t, 10, &g), "skynet enqueue");
-        check(crew_wait(s->p, g), "skynet wait");
+        if (sky_tasks_wait) {
+            check(crew_enqueue_tasks_wait(s->p, t, 10), "skynet tasks_wait");
+        } else {
+            crew_handle g = CREW_HANDLE_NONE;
+            check(crew_enqueue_tasks(s->p, t, 10, &g), "skynet enqueue");
+            check(crew_wait(s->p, g), "skynet wait");
+        }
         long sum = 0;
         for (int i = 0; i < 10; i++)
             sum += child[i].r;
@@ -445,6 +456,7 @@ public:
     }
     double skynet(int depth, long *result) override {
         SkyArg root{p_, 0, skynet_leaves(depth), 0};
+        sky_tasks_wait = tasks_wait_;
         double t = now();
         if (join_ == 2)
             run_root(skynet_join, &root);
@@ -468,6 +480,7 @@ public:
         });
     }
 };
+bool CrewPeer::sky_tasks_wait = false;
 
 #ifdef CREW_HAVE_OPENMP
 long fib_omp(int n) {
@@ -1062,9 +1075,10 @@ std::unique_ptr<Runner> make_runner(const std::string &name, unsigned P) {
     return nullptr;
 }
 
-// The burst's own variants, which the other workloads do not know.
+// The burst's own variants, which the other workloads do not know (crew-tasks-wait, a burst
+// variant too, is also a peer of the others: skynet through crew_enqueue_tasks_wait).
 bool only(const std::string &name) {
-    return name == "crew-tasks-wait" || name == "crew-nohelp" || name == "crew-p-1" ||
+    return name == "crew-nohelp" || name == "crew-p-1" ||
            name == "crew-spin" || name == "crew-spin64" || name == "crew-spin0" ||
            name == "onetbb-p+1";
 }
@@ -1473,6 +1487,11 @@ std::unique_ptr<Peer> make_peer(const std::string &name) {
     if (name == "crew-coro")
         return std::make_unique<CoroPeer>();
 #endif
+    if (name == "crew-enqueue-wait")
+        return std::make_unique<CrewPeer>(name);
+    if (name == "crew-tasks-wait")
+        return std::make_unique<CrewPeer>(name, CREW_SCHED_DEFAULT, CREW_LOCK_MUTEX,
+                                          EmptyVia::submit, 0, true);
     if (name == "crew-join" || name == "crew-join-task")
         return std::make_unique<CrewPeer>(name, CREW_SCHED_DEFAULT, CREW_LOCK_MUTEX,
                                           EmptyVia::submit, name == "crew-join" ? 1 : 2);
@@ -1547,7 +1566,8 @@ int main(int argc, char **argv) {
                          "[-p crew,"
                          "openmp,onetbb,boost.asio,glib,textbook,thread/task,crew-steal,"
                          "crew-shared,crew-shared-spin,crew-lockfree,crew-per-worker,crew-lane,"
-                         "crew-group,crew-notify,crew-coro,crew-join,crew-join-task] [-r repeats] "
+                         "crew-group,crew-notify,crew-coro,crew-join,crew-join-task,"
+                         "crew-enqueue-wait,crew-tasks-wait] [-r repeats] "
                          "[-t threads] [-n empty_tasks] [-R rounds] [-f fib_n] [-m matmuls] "
                          "[-D skynet_depth: 10^D leaves, 6] [-P burst pool sizes: 4,8,16,32] "
                          "[-c out.csv] [-S summary.md]\n"

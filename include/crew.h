@@ -1002,13 +1002,17 @@ CREW_EXPORT int crew_enqueue_with(crew_pool *p, crew_task *t, size_t n,
  * Queue n tasks as a new group and return once all have finished. Returns CREW_OK, or
  * CREW_ECANCELED if a shutdown or a full queue (CREW_FULL_DROP_OLDEST) dropped some of them.
  * Other errors as for crew_enqueue_tasks.
- * A few tasks (at most 8, all of priority 0, on a pool that is not paused, monitored, traced
- * or bounded, under the default work stealing) take a shorter way, with no group: the caller
- * runs t[0] at once, offers the others to the pool's threads as crew_join offers a half, and
- * runs itself those nobody took. They count as accepted tasks all the same (crew_wait_all and
- * a draining crew_shutdown wait for them); a pause that begins during the call does not stop
- * the caller from running those it holds; those it holds when a cancelling crew_shutdown
- * begins go to on_drop instead (CREW_ECANCELED).
+ * Tasks all of priority 0, on a pool that is not paused, monitored, traced or bounded, under
+ * the default work stealing, take a shorter way, with no group, however many they are: the
+ * caller runs t[0] at once, offers the others to the pool's threads as crew_join offers a half
+ * (up to 8 one by one; more split in halves, the upper half offered as one piece that a thread
+ * taking it splits the same way, as a parallel loop's range is split), and runs itself those
+ * nobody took. No memory is allocated. They count as accepted tasks all the same
+ * (crew_wait_all and a draining crew_shutdown wait for them); a pause that begins during the
+ * call does not stop the caller from running those it holds; those it holds when a cancelling
+ * crew_shutdown begins go to on_drop instead (CREW_ECANCELED). Other calls (a priority other
+ * than 0, or such a pool or strategy) take the long way: crew_enqueue_tasks into a new group,
+ * then crew_wait.
  */
 CREW_EXPORT int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n);
 
@@ -1023,6 +1027,10 @@ CREW_EXPORT int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n);
  * running on this thread, is the caller or one of its callers: the group cannot finish while it
  * waits; found when the wait would otherwise sleep, so the caller may first have helped with
  * other queued tasks of the group).
+ * A worker of the pool under the default work stealing (a task that queued tasks into a new
+ * group and waits for it, as spawn-and-wait code does) first runs, newest first and one after
+ * another, the tasks it queued itself that still lie on top of its own queue, and ends those of
+ * the group in it together; only then does it look further, as above.
  */
 CREW_EXPORT int crew_wait(crew_pool *p, crew_handle group);
 

@@ -18,6 +18,8 @@
  * Where the strategy has no offer, the half goes into a group of its own (crew_submit) and the
  * caller waits for it with crew_wait: the same contract, at a group's price.
  *
+ * crew_enqueue_tasks_wait's tasks go the same way (the second part of this file).
+ *
  * Every half runs exactly once: the record lives on the caller's stack until the half has run
  * or come back; a thread that took a half it must not run (a cancelling shutdown, a full
  * queue's drop, a pause, a resize) hands it back (join.h), and the caller runs it. Nothing is
@@ -313,16 +315,22 @@ int crew_join(crew_pool *p, crew_fn fa, void *a, crew_fn fb, void *b) {
 }
 
 /* ---------------------------------------------------------------------------------------------
- * crew_enqueue_tasks_wait's fast path (crew__join_tasks, join.h): a few tasks, waited for by the
- * caller, which owns their frame, so no handle escapes and no group is needed. The caller counts
- * them in pending (as enqueue does: then the state), offers t[1..n) as joins offer a half (each
- * in a crew__join on its stack, counted), runs t[0] itself at once, then takes the offers back
- * newest first and runs them, or waits for those another thread took (crew__join_wait: it
- * helps meanwhile). What another thread took ends as a task of the pool there; what came back
- * to the caller (a thread that took it and had to give it up: a pause, a resize, a cancelling
- * shutdown) was counted finished by that thread, and the caller runs it. Under a cancelling
- * shutdown the caller runs nothing more: each task it still holds is handed to on_drop, and the
- * call answers CREW_ECANCELED, as for a task the shutdown dropped from a queue.
+ * crew_enqueue_tasks_wait's fast path (crew__join_tasks, join.h): tasks waited for by the caller,
+ * which owns their frame, so no handle escapes and no group is needed. The caller counts them in
+ * pending (as enqueue does: then the state). A few (at most CREW__JOIN_TASKS_MAX) go flat
+ * (run_few): t[1..n) offered as joins offer a half (each in a crew__join on its stack, counted),
+ * t[0] run at once, then the offers taken back newest first and run, or waited for where another
+ * thread took them (crew__join_wait: it helps meanwhile). More are split in halves
+ * (run_tasks): the upper half offered as one join, a span, the lower half run the same way,
+ * then the span taken back and run the same way, or waited for; a thread that takes a span runs
+ * it the same way (span_half), so thieves take half of what is left, as from a range split
+ * recursively (Cilk's cilk_for; oneTBB's parallel_for), with one record per level on the
+ * stack and no allocation. What another thread took ends as a task of the pool there (a span:
+ * its one unit at its end, the rest of what it ran by the taker, span_half); what came back to
+ * the caller (a thread that took it and had to give it up: a pause, a resize, a cancelling
+ * shutdown) was counted finished by that thread (one unit), and the caller runs it. Under a
+ * cancelling shutdown no thread starts any more of them: each task still held is handed to
+ * on_drop, and the call answers CREW_ECANCELED, as for a task the shutdown dropped from a queue.
  * ------------------------------------------------------------------------------------------- */
 
 /* Task t, which a cancelling shutdown keeps from running, reported as dropped: on_drop in a
@@ -341,9 +349,10 @@ static __attribute__((noinline, cold)) void tasks_dropped(crew_pool *p, crew__wo
     crew__tls_frame = f.up;
 }
 
-/* Run task t on the caller, or report it if a cancelling shutdown has begun. Returns 1 if it
- * was dropped, else 0. Relaxed: a cancelling shutdown sets the flag before it sweeps the queues
- * (see struct crew_pool); a task that starts as the flag is set started before the shutdown. */
+/* Run task t on the calling thread, or report it if a cancelling shutdown has begun. Returns 1
+ * if it was dropped, else 0. Relaxed: a cancelling shutdown sets the flag before it sweeps the
+ * queues (see struct crew_pool); a task that starts as the flag is set started before the
+ * shutdown. */
 static inline int run_own(crew_pool *p, crew__worker *self, const crew_task *t) {
     if (__builtin_expect(crew__load_relaxed(&p->cancelling), 0)) {
         tasks_dropped(p, self, t);
@@ -368,17 +377,23 @@ static __attribute__((noinline)) int tasks_wait_one(crew_pool *p, crew__worker *
     return run_own(p, self, t);
 }
 
-/* The fast path on worker self (NULL: a thread outside the pool, in a frame of p). */
-static int join_tasks_run(crew_pool *p, crew__worker *self, crew_task *t, size_t n) {
+/* What a run of some of the call's tasks on one thread did: the tasks whose units of pending
+ * that thread ends (run or dropped there; not those another thread took), and how many were
+ * dropped (by a cancelling shutdown) wherever they were. */
+typedef struct tasks_done {
+    size_t mine;
+    size_t dropped;
+} tasks_done;
+
+/* The flat way for n tasks (1 <= n <= CREW__JOIN_TASKS_MAX) on this thread (self, own: as
+ * crew__sched_join_own gave them), see above; unwoken: offers this thread made before (spans
+ * of run_tasks) that no wake-up check has covered yet. */
+static inline __attribute__((always_inline)) void run_few(crew_pool *p, crew__worker *self,
+                                                          crew__steal_local *own,
+                                                          const crew_task *t, size_t n,
+                                                          size_t unwoken, tasks_done *d) {
     crew__join j[CREW__JOIN_TASKS_MAX];
     int64_t mark[CREW__JOIN_TASKS_MAX];
-    crew__pending_add(p, self, n);
-    /* Seq_cst after the count: see enqueue (submit.c). A closed pool: the long way answers. */
-    if (__builtin_expect(crew__load_seq_cst(&p->state) != CREW__OPEN, 0)) {
-        crew__tasks_finished(p, 0, n, CREW__RAN);
-        return CREW__JOIN_DECLINED;
-    }
-    crew__steal_local *own = crew__sched_join_own(p, self);
     size_t k = 1; /* offered: t[1..k) */
     for (; k < n; k++) {
         /* Counted: pending holds it already (a thread that takes it adds nothing). The record
@@ -388,12 +403,12 @@ static int join_tasks_run(crew_pool *p, crew__worker *self, crew_task *t, size_t
         if (crew__sched_offer(p, self, own, crew__join_half, &j[k], &mark[k]) != CREW_OK)
             break; /* no memory to queue it: it and the rest run here */
     }
-    if (k > 1)
-        crew__wake_work(p, k - 1, 0); /* a sleeping worker may take them */
-    int dropped = run_own(p, self, &t[0]);
+    if (k - 1 + unwoken > 0)
+        crew__wake_work(p, k - 1 + unwoken, 0); /* a sleeping worker may take them */
+    size_t dropped = (size_t)run_own(p, self, &t[0]);
     size_t mine = 1; /* run (or dropped) here, still counted in pending by this call */
     for (size_t i = k; i < n; i++, mine++)
-        dropped += run_own(p, self, &t[i]);
+        dropped += (size_t)run_own(p, self, &t[i]);
     for (size_t i = k - 1; i >= 1; i--) {
         /* Newest first: each is the newest above its own mark once those above it are done. */
         int back = own ? crew__sched_take_back(p, self, own, mark[i], crew__join_half, &j[i])
@@ -401,19 +416,130 @@ static int join_tasks_run(crew_pool *p, crew__worker *self, crew_task *t, size_t
                        ? 0 /* the slot's lock may be held in a child: tasks_wait_one runs it */
                        : crew__sched_take_back(p, self, NULL, mark[i], crew__join_half, &j[i]);
         if (__builtin_expect(back > 0, 1)) {
-            dropped += run_own(p, self, &t[i]);
+            dropped += (size_t)run_own(p, self, &t[i]);
             mine++;
         } else {
-            dropped += tasks_wait_one(p, self, &t[i], &j[i], mark[i]);
+            dropped += (size_t)tasks_wait_one(p, self, &t[i], &j[i], mark[i]);
         }
     }
+    d->mine += mine;
+    d->dropped += dropped;
+}
+
+/* The upper part of a split, offered as one join (its j.fn is span_half, its j.arg itself). */
+typedef struct tasks_span {
+    crew__join j;
+    const crew_task *t; /* the caller's tasks [t, t + n): read under the call only */
+    size_t n;
+    size_t dropped; /* by the thread that took it: written before j.over (release) */
+} tasks_span;
+
+static void run_tasks(crew_pool *p, crew__worker *self, crew__steal_local *own,
+                      const crew_task *t, size_t n, size_t unwoken, tasks_done *d);
+
+/* The function of an offered span, run by the thread that took it (through crew__join_half,
+ * which counts nothing: the span is counted), in that thread's frame: the span's tasks split
+ * and run as the caller would. crew__run (or the helping waiter) ends the span's one unit of
+ * pending after this; the others of what ran here end here. */
+static void span_half(void *arg) {
+    tasks_span *s = arg;
+    crew_pool *p = s->j.p;
+    crew__worker *self = crew__self(p);
+    tasks_done d = {0, 0};
+    run_tasks(p, self, crew__sched_join_own(p, self), s->t, s->n, 0, &d);
+    s->dropped = d.dropped; /* plain: before crew__join_half's release store of over */
+    if (d.mine > 1 && __builtin_expect(!crew__forked(p), 1))
+        crew__tasks_finished(p, 0, d.mine - 1, CREW__RAN);
+}
+
+/* A span that did not come back at once: wait for it (helping), then, if it came back (or, in
+ * a forked child, whoever took it is not there), run it here. Out of line: the slow case. */
+static __attribute__((noinline)) void span_wait(crew_pool *p, crew__worker *self,
+                                                crew__steal_local *own, tasks_span *s,
+                                                int64_t mark, tasks_done *d) {
+    if (!crew__forked(p))
+        crew__join_wait(p, self, &s->j.over, mark);
+    /* Acquire: the span's effects, and back and dropped, before what the caller does next. */
+    bool over = crew__load_acquire(&s->j.over);
+    if (over && !s->j.back) {
+        d->dropped += s->dropped; /* another thread ran it and ended its units */
+        return;
+    }
+    size_t before = d->mine;
+    run_tasks(p, self, own, s->t, s->n, 0, d);
+    if (over && d->mine > before)
+        d->mine--; /* came back: the thread that gave it up ended its one unit */
+}
+
+/* Tasks a cancelling shutdown keeps from starting, each reported (run_own), none offered: a
+ * span that came back to this thread, or that it took, after the shutdown's sweep. Out of
+ * line: rare. */
+static __attribute__((noinline, cold)) void drop_all(crew_pool *p, crew__worker *self,
+                                                     const crew_task *t, size_t n,
+                                                     tasks_done *d) {
+    for (size_t i = 0; i < n; i++)
+        d->dropped += (size_t)run_own(p, self, &t[i]);
+    d->mine += n;
+}
+
+/* n tasks (n >= 1) on this thread: flat if few, else split (see above). */
+static void run_tasks(crew_pool *p, crew__worker *self, crew__steal_local *own,
+                      const crew_task *t, size_t n, size_t unwoken, tasks_done *d) {
+    for (;;) {
+        /* Relaxed: as run_own's look. Once the shutdown's sweep of the queues has passed,
+         * nothing more is offered, or a thread that drains the pool could run it. */
+        if (__builtin_expect(crew__load_relaxed(&p->cancelling), 0)) {
+            drop_all(p, self, t, n, d);
+            return;
+        }
+        if (n <= CREW__JOIN_TASKS_MAX)
+            break;
+        size_t low = n - n / 2; /* t[0..low) here, t[low..n) offered */
+        tasks_span s = {.j = {.p = p, .fn = span_half, .over = false, .back = false,
+                              .counted = true},
+                        .t = t + low, .n = n - low, .dropped = 0};
+        s.j.arg = &s;
+        int64_t mark;
+        if (crew__sched_offer(p, self, own, crew__join_half, &s.j, &mark) != CREW_OK) {
+            run_few(p, self, own, t, 1, unwoken, d); /* no memory: one at a time here */
+            t++, n--, unwoken = 0;
+            continue;
+        }
+        run_tasks(p, self, own, t, low, unwoken + 1, d);
+        int back = own ? crew__sched_take_back(p, self, own, mark, crew__join_half, &s.j)
+                   : crew__forked(p) ? 0 /* as in run_few */
+                                     : crew__sched_take_back(p, self, NULL, mark,
+                                                             crew__join_half, &s.j);
+        if (__builtin_expect(back <= 0, 0)) {
+            span_wait(p, self, own, &s, mark, d);
+            return;
+        }
+        t = s.t, n = s.n, unwoken = 0; /* taken back: on with it here, as a loop */
+    }
+    run_few(p, self, own, t, n, unwoken, d);
+}
+
+/* The fast path on worker self (NULL: a thread outside the pool, in a frame of p). */
+static int join_tasks_run(crew_pool *p, crew__worker *self, crew_task *t, size_t n) {
+    crew__pending_add(p, self, n);
+    /* Seq_cst after the count: see enqueue (submit.c). A closed pool: the long way answers. */
+    if (__builtin_expect(crew__load_seq_cst(&p->state) != CREW__OPEN, 0)) {
+        crew__tasks_finished(p, 0, n, CREW__RAN);
+        return CREW__JOIN_DECLINED;
+    }
+    tasks_done d = {0, 0};
+    crew__steal_local *own = crew__sched_join_own(p, self);
+    if (__builtin_expect(n <= CREW__JOIN_TASKS_MAX, 1))
+        run_few(p, self, own, t, n, 0, &d);
+    else
+        run_tasks(p, self, own, t, n, 0, &d);
     if (__builtin_expect(!crew__forked(p), 1)) /* a child touches nothing of the parent's */
-        crew__tasks_finished(p, 0, mine, CREW__RAN);
-    return dropped ? CREW_ECANCELED : CREW_OK;
+        crew__tasks_finished(p, 0, d.mine, CREW__RAN);
+    return d.dropped ? CREW_ECANCELED : CREW_OK;
 }
 
 int crew__join_tasks(crew_pool *p, crew_task *t, size_t n) {
-    if (__builtin_expect(!p || !t || n == 0 || n > CREW__JOIN_TASKS_MAX, 0))
+    if (__builtin_expect(!p || !t || n == 0 || n > UINT32_MAX, 0))
         return CREW__JOIN_DECLINED;
     for (size_t i = 0; i < n; i++)
         if (!t[i].fn || t[i].priority != 0)

@@ -41,12 +41,14 @@ void crew__join_half(void *arg);
 
 /* crew_enqueue_tasks_wait's fast path (join.c), for n tasks t of priority 0 (their fn checked
  * here) on a pool that times nothing and has no bounded queue: the caller runs t[0] at once
- * and offers the others as joins do, in records on its stack, so no group is opened. They are
- * counted in pending as any accepted task (crew_wait_all and a draining crew_shutdown wait for
- * them). Returns CREW_OK, CREW_ECANCELED (a cancelling shutdown kept some from running: each
- * was handed to on_drop), or CREW__JOIN_DECLINED, nothing done, where the call must take the
- * long way (a group of its own): n is 0 or above CREW__JOIN_TASKS_MAX, an argument is bad,
- * the pool is timed, bounded, paused, closed or forked, or its strategy has no offer. */
+ * and offers the others as joins do, in records on its stack, so no group is opened; up to
+ * CREW__JOIN_TASKS_MAX one by one, more split in halves, the upper half offered as one (a
+ * thread that takes it splits it the same way). They are counted in pending as any accepted
+ * task (crew_wait_all and a draining crew_shutdown wait for them). Returns CREW_OK,
+ * CREW_ECANCELED (a cancelling shutdown kept some from running: each was handed to on_drop),
+ * or CREW__JOIN_DECLINED, nothing done, where the call must take the long way (a group of its
+ * own): n is 0 or above UINT32_MAX, an argument is bad, the pool is timed, bounded, paused,
+ * closed or forked, or its strategy has no offer. */
 #define CREW__JOIN_TASKS_MAX 8
 #define CREW__JOIN_DECLINED 1
 int crew__join_tasks(crew_pool *p, crew_task *t, size_t n);

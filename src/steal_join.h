@@ -5,7 +5,8 @@
  * a task by value on top of the deque, where thieves find it at the far end, and later takes it
  * back from the top if nobody took it: the offer (crew__steal_offer, or its two halves
  * crew__steal_offer_place and crew__steal_offer_at), and the take-back (crew__steal_take_back,
- * or crew__steal_claim_offer where the caller knows the offer is the newest task). The
+ * or crew__steal_claim_offer where the caller knows the offer is the newest task); and a
+ * waiter's take of its own newest task (crew__steal_take_above). The
  * protocols and their memory orders are the deque's (deque.h); this header names what a join
  * may do with them, and owns STEAL's part of a worker record, so that no other file reads the
  * deque's fields or recovers a worker from its deque.
@@ -54,6 +55,16 @@ static inline int crew__steal_offer(crew__steal_local *own, crew_fn fn, void *ar
 static inline int crew__steal_take_back(crew__steal_local *own, int64_t mark, crew_fn fn,
                                         void *arg) {
     return crew__deque_take_back(&own->deque, mark, fn, arg, NULL);
+}
+
+/* Owner: the newest task above mark (one that the caller's task, or a task it ran, queued on
+ * this deque), or NULL: a waiter's first look at its own tasks (wait.c's own_group_first), as
+ * the strategy's take_group looks. A task held by value is copied into buf. */
+static inline crew_task *crew__steal_take_above(crew__steal_local *own, int64_t mark,
+                                                crew_task *buf) {
+    if (crew__load_relaxed(&own->deque.bottom) <= mark) /* relaxed: the owner's own bottom */
+        return NULL;
+    return crew__deque_take(&own->deque, buf);
 }
 
 /* The offer in two halves, for crew_join's fast path (join.c's join_worker): where an offer

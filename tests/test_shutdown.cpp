@@ -168,12 +168,13 @@ TEST(Shutdown, EnqueueTasksWaitReportsCancellation) {
     ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, nullptr), CREW_OK);
     gate.wait_arrivals(1);
     // The caller helps with its own group newest first: make the newest task block on the gate,
-    // so the others stay queued until the shutdown drops them.
+    // so the others stay queued until the shutdown drops them. Priority 1: the call's way with a
+    // group (tasks of priority 0 take the way without one, tested in test_tasks_wait.cpp).
     std::vector<Cell> cells(10);
     std::vector<crew_task> t(11);
     for (int i = 0; i < 10; i++)
-        t[i].fn = bump, t[i].arg = &cells[i];
-    t[10].fn = Gate::block, t[10].arg = &gate;
+        t[i].fn = bump, t[i].arg = &cells[i], t[i].priority = 1;
+    t[10].fn = Gate::block, t[10].arg = &gate, t[10].priority = 1;
     int rc = 1;
     std::thread caller([&] { rc = crew_enqueue_tasks_wait(p, t.data(), t.size()); });
     gate.wait_arrivals(2);
