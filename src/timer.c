@@ -14,15 +14,14 @@
  *
  * One thread per pool, made at the first timer or delayed task, is the timekeeper: it sleeps
  * on the eventcount `changed` (ec.h) with the heap's top as its CLOCK_MONOTONIC `until`, less
- * a few microseconds that it polls (see "the timer thread's sleep" below); an insertion that
- * becomes the new top notifies it; when entries are due it pops them and hands
- * each to the scheduler through the ordinary push (submit.c's crew__fire), so they run on the
- * workers like any task: the timer thread runs no code of the user's, but on_drop for what it
- * could not queue (no memory). Why not a sleeping worker
- * as timekeeper: a pool whose workers all stay busy (a backlog of tasks) has none asleep, and
- * timers would wait for the backlog, unless every worker read the clock between tasks, which
- * the worker loop's hot path cannot afford (bench/instr.sh). The thread costs its stack and
- * one extra wake-up per firing batch.
+ * a few microseconds that it polls ("the timer thread's sleep" below); an insertion that
+ * becomes the new top notifies it; when entries are due it pops them and hands each to the
+ * scheduler through the ordinary push (submit.c's crew__fire), so they run on the workers like
+ * any task: the timer thread runs no code of the user's, but on_drop for what it could not
+ * queue (no memory). Why not a sleeping worker as timekeeper: a pool whose workers all stay
+ * busy (a backlog of tasks) has none asleep, and timers would wait for the backlog, unless
+ * every worker read the clock between tasks, which the worker loop's hot path cannot afford
+ * (bench/instr.sh). The thread costs its stack and one extra wake-up per firing batch.
  *
  * A delayed task is an ordinary task node (nodes.c), counted in its group and in pending from
  * its submission (submit.c's enqueue), that waits here instead of in a queue. A periodic timer
@@ -166,36 +165,26 @@ void (*crew__test_timer_exit)(void);
 
 /* ---- the timer thread's sleep ----
  *
- * Where a delayed task's lateness went (bench_timers, idle pool, 2 shared cores): the timer
- * thread overslept its due time by about 85 us at the median, the worker it handed the task
- * to started it about 5-10 us after that. Of the 85, 50 were Linux's timer slack (a normal
- * thread's timed sleeps may end up to 50 us late, so the kernel can batch wake-ups; a futex
- * wait honours it, a timerfd does not): the timer thread sets its own to 1 ns. The rest is the
- * system's wake-up of a sleeping thread (a timerfd in epoll, the floor, is as late). So the
- * timer thread also wakes a little before the due time and polls the last microseconds: how
- * early is `early`, the median of its own recent wake-ups' lateness (a streaming median,
- * TK_STEP a sample), at most TK_EARLY_MAX; it polls only while an entry is due within `early`,
- * and only when the pool's idle threads may poll (may_poll): otherwise, as with
- * crew_config.spin 0, it sleeps to the due time itself.
- * Over the median, half the wake-ups come before the due time (then it polls the difference,
- * a few microseconds) and half after (then it is late by the difference). Not done: waking a
- * worker ahead of the due time so that it polls for the task (it saves the hand-off's 5-10 us
- * at most, for a wake-up and a poll of a worker per firing, and a busy pool has no sleeping
- * worker to wake); running short tasks on the timer thread itself (nobody can tell a short
- * task from a long one before it runs, and the timer thread would serialise them). */
+ * A delayed task's lateness (docs/benchmarks.md has the figures): the timer thread overslept
+ * its due time by about 85 us at the median, 50 of them Linux's timer slack (a futex wait
+ * honours it), the rest the system's wake-up of a sleeping thread. So it sets its own slack to
+ * 1 ns, and wakes `early` before the due time, the streaming median of its wake-ups' lateness
+ * (TK_STEP a sample, at most TK_EARLY_MAX), to poll the rest: only while an entry is due within
+ * `early`, and only when the pool's idle threads may poll (may_poll); else it sleeps to the due
+ * time. Not done: waking a worker ahead to poll for the task (saves the hand-off's 5-10 us at
+ * most), running short tasks on the timer thread (it would serialise them). */
 enum { TK_EARLY_MAX = 50000, TK_STEP = 2000 }; /* ns */
 
-/* Sleeps on this thread end at their time, not up to 50 us later (Linux's timer slack of a
- * normal thread; 1 ns is the least: 0 means the default). The timer thread's own setting:
- * threads of the user's are never changed. */
+/* This thread's sleeps end at their time (Linux's timer slack: 1 ns is the least, 0 means the
+ * default of 50 us); threads of the user's are never changed. */
 static void precise_sleeps(void) {
 #if defined(__linux__) && defined(PR_SET_TIMERSLACK)
     (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL); /* fails only on a bad argument */
 #endif
 }
 
-/* The streaming median of the wake-ups' lateness (Ma, Muthukrishnan & Sandler's frugal
- * estimate): one step towards each sample, kept in [0, TK_EARLY_MAX]. */
+/* The frugal streaming median of the wake-ups' lateness (Ma, Muthukrishnan & Sandler): one
+ * step towards each sample, kept in [0, TK_EARLY_MAX]. */
 static uint64_t learn_early(uint64_t early, uint64_t late) {
     if (late > early)
         return early + TK_STEP < TK_EARLY_MAX ? early + TK_STEP : TK_EARLY_MAX;
