@@ -250,7 +250,8 @@ typedef struct crew_config {
     const char *name;  /* thread name prefix, at most 6 characters are used (default "crew"):
                           workers are named "<name>-<pool id>-w<index>" */
     unsigned spin;     /* how many times an idle worker (or a waiter) polls for work before
-                          it sleeps, 16 pause instructions apart (0 = sleep at once), always;
+                          it sleeps, 16 pause instructions apart (0 = sleep at once, and the
+                          timer thread does not poll before a due time: see "Time"), always;
                           or CREW_SPIN_AUTO (the default): 64 or 0, as the pool's awake
                           threads fit its CPUs or not (see CREW_SPIN_AUTO) */
     /* Automatic sizing (see enum crew_autosize): the pool stays within [min_threads,
@@ -558,8 +559,14 @@ CREW_EXPORT uint64_t crew_now_ns(void);
  * delayed task or timer) that sleeps until the nearest due time and, when it comes, queues what
  * is due through the pool's ordinary queues, where it runs on the workers like any task (in
  * priority order among the queued tasks). That thread runs no code of yours, but for on_drop
- * when there is no memory to queue what is due (see "Drops" below). Waiting costs no
- * CPU, however many wait; a pending delayed task costs its task node and 24 bytes, a timer
+ * when there is no memory to queue what is due (see "Drops" below). On Linux its timed sleeps
+ * have no timer slack (by default a thread's timed sleep may end up to 50 us late; that thread
+ * sets its own slack to the least, 1 ns, and never changes a thread of yours), and it wakes a
+ * little before the due time, by how late its recent wake-ups came (their median, at most
+ * 50 us), to poll the rest: it polls as the pool's idle threads may (not with crew_config.spin
+ * 0, nor under CREW_SPIN_AUTO while the awake workers outnumber the CPUs: it then sleeps to the
+ * due time). Waiting costs no CPU but those polls, however many wait and however far off; a
+ * pending delayed task costs its task node and 24 bytes, a timer
  * about 200 bytes on 64-bit Linux (its record, 184, in a 192-byte allocation, and a 24-byte
  * entry in the heap while it waits).
  *

@@ -13,15 +13,15 @@
  * first one (docs/design.md, "Timers", has the figures).
  *
  * One thread per pool, made at the first timer or delayed task, is the timekeeper: it sleeps
- * on the eventcount `changed` (ec.h) with the heap's top as its CLOCK_MONOTONIC `until`; an
- * insertion that becomes the new top notifies it; when entries are due it pops them and hands
- * each to the scheduler through the ordinary push (submit.c's crew__fire), so they run on the
- * workers like any task: the timer thread runs no code of the user's, but on_drop for what it
- * could not queue (no memory). Why not a sleeping worker
- * as timekeeper: a pool whose workers all stay busy (a backlog of tasks) has none asleep, and
- * timers would wait for the backlog, unless every worker read the clock between tasks, which
- * the worker loop's hot path cannot afford (bench/instr.sh). The thread costs its stack and
- * one extra wake-up per firing batch.
+ * on the eventcount `changed` (ec.h) with the heap's top as its CLOCK_MONOTONIC `until`, less
+ * a few microseconds that it polls ("the timer thread's sleep" below); an insertion that
+ * becomes the new top notifies it; when entries are due it pops them and hands each to the
+ * scheduler through the ordinary push (submit.c's crew__fire), so they run on the workers like
+ * any task: the timer thread runs no code of the user's, but on_drop for what it could not
+ * queue (no memory). Why not a sleeping worker as timekeeper: a pool whose workers all stay
+ * busy (a backlog of tasks) has none asleep, and timers would wait for the backlog, unless
+ * every worker read the clock between tasks, which the worker loop's hot path cannot afford
+ * (bench/instr.sh). The thread costs its stack and one extra wake-up per firing batch.
  *
  * A delayed task is an ordinary task node (nodes.c), counted in its group and in pending from
  * its submission (submit.c's enqueue), that waits here instead of in a queue. A periodic timer
@@ -32,11 +32,15 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
 
 #include "atomic.h"
 #include "clock.h"
 #include "debug.h"
 #include "error.h"
+#include "idle.h"
 #include "kind.h"
 #include "list.h"
 #include "lock.h"
@@ -159,19 +163,67 @@ static void fire_top(crew_pool *p, crew__timers *tm) {
 void (*crew__test_timer_exit)(void);
 #endif
 
+/* ---- the timer thread's sleep ----
+ *
+ * A delayed task's lateness (docs/benchmarks.md has the figures): the timer thread overslept
+ * its due time by about 85 us at the median, 50 of them Linux's timer slack (a futex wait
+ * honours it), the rest the system's wake-up of a sleeping thread. So it sets its own slack to
+ * 1 ns, and wakes `early` before the due time, the streaming median of its wake-ups' lateness
+ * (TK_STEP a sample, at most TK_EARLY_MAX), to poll the rest: only while an entry is due within
+ * `early`, and only when the pool's idle threads may poll (may_poll); else it sleeps to the due
+ * time. Not done: waking a worker ahead to poll for the task (saves the hand-off's 5-10 us at
+ * most), running short tasks on the timer thread (it would serialise them). */
+enum { TK_EARLY_MAX = 50000, TK_STEP = 2000 }; /* ns */
+
+/* This thread's sleeps end at their time (Linux's timer slack: 1 ns is the least, 0 means the
+ * default of 50 us); threads of the user's are never changed. */
+static void precise_sleeps(void) {
+#if defined(__linux__) && defined(PR_SET_TIMERSLACK)
+    (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL); /* fails only on a bad argument */
+#endif
+}
+
+/* The frugal streaming median of the wake-ups' lateness (Ma, Muthukrishnan & Sandler): one
+ * step towards each sample, kept in [0, TK_EARLY_MAX]. */
+static uint64_t learn_early(uint64_t early, uint64_t late) {
+    if (late > early)
+        return early + TK_STEP < TK_EARLY_MAX ? early + TK_STEP : TK_EARLY_MAX;
+    return early > TK_STEP ? early - TK_STEP : 0;
+}
+
+/* May the timer thread poll now? As the pool's idle threads may (crew_config.spin; under
+ * CREW_SPIN_AUTO not while its awake workers outnumber its CPUs: a poll would take CPU time
+ * from a task). */
+static bool may_poll(crew_pool *p) {
+    return p->spin == CREW_SPIN_AUTO ? crew__idle_polls(p) != 0 : p->spin != 0;
+}
+
 static void *timer_main(void *arg) {
     crew_pool *p = arg;
     crew__timers *tm = p->timers;
     crew__name_thread(p, "timer");
+    precise_sleeps();
+    uint64_t early = 0; /* the median lateness of its wake-ups (above) */
     pthread_mutex_lock(&tm->lock);
     while (!tm->exit) {
         uint64_t now = crew__now_ns();
         while (tm->heap.n != 0 && tm->heap.e[0].when <= now)
             fire_top(p, tm);
         tk_look c = {tm, tm->heap.n ? tm->heap.e[0].when : UINT64_MAX};
-        struct timespec until = crew__timespec_of(c.until);
-        crew__ec_wait_for(&tm->changed, &tm->lock, tk_last_look, &c,
-                          c.until != UINT64_MAX ? &until : NULL);
+        uint64_t ahead = c.until != UINT64_MAX && may_poll(p) ? early : 0;
+        if (c.until - now <= ahead) { /* due within early: poll it in, lock released */
+            pthread_mutex_unlock(&tm->lock);
+            crew__poll_pause();
+            pthread_mutex_lock(&tm->lock);
+            continue;
+        }
+        uint64_t wake = c.until - ahead; /* UINT64_MAX: no entry, no time-out */
+        struct timespec until = crew__timespec_of(wake);
+        if (crew__ec_wait_for(&tm->changed, &tm->lock, tk_last_look, &c,
+                              wake != UINT64_MAX ? &until : NULL) == CREW__EC_TIMEDOUT) {
+            uint64_t woke = crew__now_ns();
+            early = learn_early(early, woke > wake ? woke - wake : 0);
+        }
     }
     pthread_mutex_unlock(&tm->lock);
 #if defined(CREW_ASSERT) && CREW_ASSERT

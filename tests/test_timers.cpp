@@ -3,7 +3,9 @@
 // tasks count in their group and in crew_wait_all from their submission, crew_cancel drops them
 // at once, shutdowns run or report every one; timers at a fixed rate or with a fixed delay never
 // overlap, stop from inside and outside, run once at a resume; re-entrancy, diagnostics, the
-// timeline, fork, a million pending entries and a stress run under resizes and pauses. Every
+// timeline, fork, a million pending entries and a stress run under resizes and pauses; the
+// timer thread, which wakes a little early and polls, never starts a task early, polls only
+// when something is due soon, and sleeps without timer slack, leaving the caller's own. Every
 // assertion is about behaviour, never about how late something ran.
 #include <gtest/gtest.h>
 
@@ -17,7 +19,12 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <dirent.h>
 #include <sys/wait.h>
+#include <time.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -136,6 +143,146 @@ TEST(Timers, DelaysRunInTheOrderOfTheirTimes) {
         EXPECT_EQ(order[static_cast<size_t>(i)], i); // each ran once
     crew_destroy(p);
 }
+
+// A delayed task never starts before its due time, though the timer thread wakes a little
+// before it and polls the rest (timer.c): one at a time, so that it learns how early to wake,
+// and many at once from several threads, due within microseconds of each other, so that new
+// earliest entries arrive while it polls. Under each polling setting of the pool (the timer
+// thread polls as its idle threads may: CREW_SPIN_AUTO, a number, never).
+struct DueCheck {
+    uint64_t when = 0;
+    std::atomic<int> *early = nullptr, *ran = nullptr;
+};
+void due_check(void *arg) {
+    auto *d = static_cast<DueCheck *>(arg);
+    if (crew_now_ns() < d->when)
+        d->early->fetch_add(1);
+    d->ran->fetch_add(1);
+}
+
+TEST(Timers, ADelayedTaskNeverStartsBeforeItsDueTime) {
+    for (unsigned spin : {CREW_SPIN_AUTO, 64u, 0u}) {
+        crew_config cfg;
+        crew_config_init(&cfg);
+        cfg.threads = 2;
+        cfg.spin = spin;
+        crew_pool *p = make_pool(cfg);
+        std::atomic<int> early{0}, ran{0};
+        const long one_by_one = scaled(100);
+        std::vector<DueCheck> seq(static_cast<size_t>(one_by_one));
+        for (auto &d : seq) {
+            d.early = &early, d.ran = &ran;
+            d.when = crew_now_ns() + kMs;
+            crew_handle g = CREW_HANDLE_NONE;
+            ASSERT_EQ(crew_submit_at(p, d.when, due_check, &d, 0, &g), CREW_OK);
+            ASSERT_EQ(crew_wait(p, g), CREW_OK);
+        }
+        const int threads = 3;
+        const long each = scaled(300);
+        std::vector<std::vector<DueCheck>> burst(threads,
+                                                 std::vector<DueCheck>(static_cast<size_t>(each)));
+        std::vector<std::thread> ts;
+        for (int i = 0; i < threads; i++)
+            ts.emplace_back([&, i] {
+                std::mt19937_64 rng(static_cast<uint64_t>(i) + 1);
+                for (auto &d : burst[static_cast<size_t>(i)]) {
+                    d.early = &early, d.ran = &ran;
+                    d.when = crew_now_ns() + rng() % (2 * kMs); // due within 0..2 ms
+                    EXPECT_EQ(crew_submit_at(p, d.when, due_check, &d, 0, nullptr), CREW_OK);
+                }
+            });
+        for (auto &t : ts)
+            t.join();
+        ASSERT_EQ(crew_wait_all(p), CREW_OK);
+        EXPECT_EQ(ran.load(), one_by_one + threads * each);
+        EXPECT_EQ(early.load(), 0) << "spin " << spin << ": tasks started before their time";
+        crew_destroy(p);
+    }
+}
+
+double cpu_seconds() {
+    timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// The timer thread polls only when an entry is due within microseconds: a pool whose timers
+// and delayed tasks are all far off sleeps (well under 1% of a core), also once its timer
+// thread has learnt to wake early; one with a 5 ms periodic timer polls a little before each
+// run, never through the period (that would be a whole core).
+TEST(Timers, TheTimerThreadPollsOnlyWhenSomethingIsDueSoon) {
+    if (crewtest::under_valgrind())
+        GTEST_SKIP() << "valgrind serialises threads; CPU time means nothing there";
+    crew_pool *p = make_pool(2);
+    std::atomic<long> ran{0};
+    for (int i = 0; i < 100; i++) { // it learns how early to wake
+        crew_handle g = CREW_HANDLE_NONE;
+        ASSERT_EQ(crew_submit_after(p, kMs, bump, &ran, 0, &g), CREW_OK);
+        ASSERT_EQ(crew_wait(p, g), CREW_OK);
+    }
+    crew_handle far = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit_after(p, kHour, bump, &ran, 0, &far), CREW_OK);
+    crew_timer *t = nullptr;
+    ASSERT_EQ(crew_timer_start(p, kHour, kMs, CREW_TIMER_FIXED_RATE, bump, &ran, &t), CREW_OK);
+    sleep_ms(100);
+    double before = cpu_seconds();
+    sleep_ms(1000);
+    double used = cpu_seconds() - before;
+    EXPECT_LT(used, 0.01) << "a pool with only far timers used " << used * 100 << "% of a core";
+    ASSERT_EQ(crew_timer_stop(t), CREW_OK);
+    ASSERT_EQ(crew_cancel(p, far), CREW_OK);
+
+    long runs_before = ran.load();
+    ASSERT_EQ(crew_timer_start(p, 5 * kMs, 5 * kMs, CREW_TIMER_FIXED_RATE, bump, &ran, &t),
+              CREW_OK);
+    before = cpu_seconds();
+    sleep_ms(1000);
+    used = cpu_seconds() - before;
+    ASSERT_EQ(crew_timer_stop(t), CREW_OK);
+    EXPECT_GT(ran.load(), runs_before); // it ran
+    EXPECT_LT(used, 0.25) << "a 5 ms timer cost " << used * 100 << "% of a core";
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    crew_destroy(p);
+}
+
+#if defined(__linux__)
+// The timer thread's timed sleeps have no timer slack (1 ns, the least Linux takes), and the
+// thread that made it keeps its own: crew changes the slack of no thread of the user's.
+TEST(Timers, TheTimerThreadSleepsWithoutSlackAndTheCallerKeepsItsOwn) {
+    const unsigned long mine = 200000; // 200 us, so that an inherited slack would show
+    unsigned long old = static_cast<unsigned long>(prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0));
+    ASSERT_EQ(prctl(PR_SET_TIMERSLACK, mine, 0, 0, 0), 0);
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 1;
+    cfg.name = "tslk";
+    crew_pool *p = make_pool(cfg); // its timer thread is made by this thread, below
+    std::atomic<long> ran{0};
+    crew_handle g = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit_after(p, kMs, bump, &ran, 0, &g), CREW_OK);
+    ASSERT_EQ(crew_wait(p, g), CREW_OK);
+    EXPECT_EQ(static_cast<unsigned long>(prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0)), mine);
+    std::string slack; // the timer thread's, from /proc
+    if (DIR *d = opendir("/proc/self/task")) {
+        while (dirent *e = readdir(d)) {
+            std::string dir = std::string("/proc/self/task/") + e->d_name;
+            std::ifstream comm(dir + "/comm");
+            std::string name;
+            if (!(comm >> name) || name.rfind("tslk-", 0) != 0 ||
+                name.size() < 6 || name.compare(name.size() - 6, 6, "-timer") != 0)
+                continue;
+            std::ifstream f(std::string("/proc/") + e->d_name + "/timerslack_ns"); // not in task/
+            f >> slack;
+        }
+        closedir(d);
+    }
+    crew_destroy(p);
+    prctl(PR_SET_TIMERSLACK, old, 0, 0, 0);
+    if (slack.empty())
+        GTEST_SKIP() << "no /proc/<tid>/timerslack_ns here";
+    EXPECT_EQ(slack, "1");
+}
+#endif
 
 TEST(Timers, CancelDropsDelayedTasksAtOnce) {
     crew_pool *p = pool_with(2);
