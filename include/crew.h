@@ -121,7 +121,7 @@ extern "C" {
                      "shutdown")                                                                  \
     X(EDEADLK, -6, "the call would wait for the calling task itself and could never return")     \
     X(EAGAIN, -7, "the system refused to create a worker thread")                                \
-    X(ERANGE, -8, "too many tasks: a group holds at most 4294967295 unfinished tasks")        \
+    X(ERANGE, -8, "too many tasks: a group holds at most 268435455 unfinished tasks")          \
     X(EIO, -9, "writing the output failed")                                                     \
     X(EFULL, -10, "the pool's queue is full (crew_config.queue_capacity) and the full-queue "     \
                   "policy or the call does not wait for room")                                  \
@@ -171,8 +171,8 @@ typedef void (*crew_fn)(void *arg);
  * a handle given to another pool is refused with CREW_EINVAL. Pools alive at the same time are
  * told apart, up to 255 of them; with more, two may share a name, and a handle of one may then
  * pass for a finished group of the other. A pool has at most 2^24 - 1 slots (groups open at once,
- * plus those a cancellation retires): beyond, opening a group fails with CREW_ENOMEM. Treat both
- * fields as opaque.
+ * plus those that keep a loss for crew_wait: see there): beyond, opening a group fails with
+ * CREW_ENOMEM. Treat both fields as opaque.
  */
 typedef struct crew_handle {
     uint32_t slot; /* the pool's name and a slot map index; 0 = no group */
@@ -383,8 +383,8 @@ CREW_EXPORT int crew_create(crew_pool **out, const crew_config *cfg);
 /*
  * Stop accepting tasks and stop the workers. From the moment it begins, submissions fail with
  * CREW_ESHUTDOWN. how = CREW_DRAIN runs every accepted task first; CREW_CANCEL drops the queued
- * ones, and each group that lost a task then reports CREW_ECANCELED (its slot is not reused
- * before crew_destroy). Returns once no task of the pool is running and every worker has exited.
+ * ones, and each group that lost a task then reports CREW_ECANCELED (kept as crew_wait says).
+ * Returns once no task of the pool is running and every worker has exited.
  * Calling it again, or concurrently, is harmless; a CREW_CANCEL during a CREW_DRAIN in progress
  * drops what is still queued. Errors: EINVAL (p NULL or how unknown), EDEADLK (called from a
  * task of this pool, or from a callback: see the re-entrancy table).
@@ -443,9 +443,13 @@ CREW_EXPORT int crew_paused(const crew_pool *p);
  * names the group of the tasks just submitted, and one crew_wait(p, *group) after a loop of
  * single submissions through it waits for every task of the loop (the earlier groups had
  * finished before the later ones opened). If the finished group lost tasks (a full queue's
- * CREW_FULL_DROP_OLDEST, a start-by time), the new group inherits that: its crew_wait answers
- * CREW_ECANCELED or CREW_EEXPIRED too. A cancelled group takes no more tasks (CREW_ECANCELED),
- * before and after it finished. A handle of a generation its slot never reached is refused
+ * CREW_FULL_DROP_OLDEST, a start-by time) and no wait has reported it yet, the new group carries
+ * the loss on: its crew_wait answers CREW_ECANCELED or CREW_EEXPIRED too, so the loss is never
+ * hidden from the wait that covers the lost task. A cancelled group takes no more tasks
+ * (CREW_ECANCELED), before it finished and after, until a wait has reported its cancel. Once a
+ * wait has returned a group's loss (CREW_ECANCELED, CREW_EEXPIRED), the next submission through
+ * the variable opens a clean group: one expired or cancelled request does not mark the
+ * requests that follow it. A handle of a generation its slot never reached is refused
  * (CREW_EINVAL) as forged. Handles are values: copies of the old handle keep naming the old,
  * finished group, and threads that each submit through their own copy of one handle may each
  * open a group of their own once it has finished; a group gains tasks from several threads
@@ -732,8 +736,16 @@ CREW_EXPORT int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n);
  * Wait until the group has finished. A handle to a group that finished earlier (its slot may be
  * reused since) returns CREW_OK at once. Returns CREW_ECANCELED if the group was cancelled
  * (crew_cancel) or lost tasks to a shutdown or a full queue, and CREW_EEXPIRED if it lost tasks
- * only to their deadlines (crew_submit_deadline); it keeps reporting that for as long as the pool
- * lives (the group's slot is retired: about 48 bytes per such group). Errors: EINVAL (p NULL,
+ * only to their deadlines (crew_submit_deadline).
+ * How long that answer is kept: until a wait has reported it (crew_wait or crew_wait_timed
+ * returned it for the group, or for a later group of the same handle variable that carried
+ * the loss on: see "Submitting tasks"), and after that until 256 more losses of the pool have
+ * been reported; then the group's slot is reused, and a wait on a copy of the old handle
+ * answers CREW_OK, as for any finished group. A loss that no wait reports is kept until
+ * crew_destroy (about 64 bytes each). Why: handles are plain values, so the pool cannot tell
+ * when the last copy is dropped, and keeping every loss for the pool's life made a server that
+ * puts deadlines on its requests grow without bound; the 256 let a second wait on the same
+ * handle, or waits of several threads at once, all get the answer. Errors: EINVAL (p NULL,
  * group CREW_HANDLE_NONE, a handle of another pool or a slot this pool never issued, generation
  * 0, which no group gets, or a generation its slot never reached), EDEADLK (a task of the group,
  * running on this thread, is the caller or one of its callers: the group cannot finish while it
@@ -818,9 +830,12 @@ CREW_EXPORT int crew_notify(crew_pool *p, crew_handle group, crew_fn fn, void *a
  * crew_stats.cancelled (a delayed task dropped before it was due is not: it counts in the
  * statistics only from its due time on); tasks already running finish (they can poll
  * crew_cancelled() to stop early). crew_wait on the group then returns CREW_ECANCELED once its
- * running tasks end, and adding tasks to it fails with CREW_ECANCELED. Promptly, not
- * instantly: a task a thread took just as crew_cancel ran may still start. Other groups, and
- * crew_wait_all, are unaffected.
+ * running tasks end (kept as crew_wait says), and adding tasks to it fails with CREW_ECANCELED.
+ * Promptly, not instantly: a task a thread took just as crew_cancel ran may still start. Other
+ * groups, and crew_wait_all, are unaffected. A cancel racing the group's natural end is
+ * all-or-nothing: either it takes effect (CREW_OK, and the group's wait answers
+ * CREW_ECANCELED) or the group had ended first (CREW_ESTALE, and the wait answers as it would
+ * have without the cancel); never CREW_OK with a wait that answers CREW_OK.
  * Errors: EINVAL (p NULL, group CREW_HANDLE_NONE, another pool's or never issued), ESTALE (the
  * group has already finished: nothing to cancel).
  */

@@ -1,14 +1,36 @@
 /*
  * group.c -- groups of tasks: the slot map with open-task counts and generation counters of
- * Jendersie et al., §III-D.
+ * Jendersie et al., §III-D, and what a group's end means for its slot.
  *
- * A group lives in a slot. The slot's state word packs the generation (high 32 bits) and the
- * number of open tasks (low 32 bits): a waiter holding {slot, gen} is done when the generation
- * has moved on or the open count is 0, and one acquire load tells it both. When the count
- * reaches 0 the generation advances (skipping 0) and the slot goes on the free list, so a later
- * group may reuse it without an old handle ever mistaking the new group for its own. A group
- * that lost tasks to a cancelling shutdown keeps its slot and generation until crew_destroy, so
- * its waiters keep seeing CREW_ECANCELED.
+ * A group lives in a slot. The slot's state word packs the generation (high 32 bits), the
+ * group's marks and the number of open tasks (low 32 bits, group.h): a waiter holding {slot, gen}
+ * is done when the generation has moved on or the open count is 0, and one acquire load tells
+ * it both, and the answer. When the count reaches 0 the generation advances (skipping 0) and
+ * the slot goes on the free list, so a later group may reuse it without an old handle ever
+ * mistaking the new group for its own.
+ *
+ * Losses and cancels, all on the state word:
+ *   - A task that is dropped (crew_cancel, a cancelling shutdown, a full queue) or expires
+ *     sets DROPPED or EXPIRED by fetch_or before its decrement, while the group is open.
+ *   - crew_cancel sets CANCEL by compare-and-swap, only from a state of the handle's generation
+ *     with an open task. The finisher's last decrement is a read-modify-write of the same word,
+ *     so the two are ordered: either the cancel came first (the decrement returns CANCEL and the
+ *     group keeps its answer) or the decrement did (the cancel finds the count at 0, or the
+ *     generation moved on, and answers CREW_ESTALE). There is no moment between a check and a
+ *     mark in which the group can end: a cancel takes effect or answers CREW_ESTALE, never
+ *     both.
+ *   - A group that ends with a mark keeps its slot at (gen, marks, 0 open), its answer for
+ *     waiters however late. A wait that returns the loss reports it (crew__group_report): the
+ *     reporter sets REPORTED by compare-and-swap (one reporter per group) and puts the slot in
+ *     a ring of the last CREW__LOSSES_KEPT reported ones; the slot that falls out of the ring is
+ *     freed with the next generation. So memory holds only unreported losses and a fixed number
+ *     of reported ones, and a second wait, or another thread's wait at the same moment, still
+ *     gets the answer.
+ *   - A submission through a handle variable whose group has finished opens a new group
+ *     (crew__group_reopen). If the finished group's loss is unreported, the new group carries
+ *     it on (its marks, and a link back, so that reporting the new group reports the old one
+ *     too); if it was reported, the new group starts clean.
+ * The protocol is modelled in models/slots.pml (variant FIX_CANCEL_BIT with REPORT).
  *
  * Slots sit in chunks that double in size (64, 128, 256, ... slots) and never move: the chunk
  * table is fixed, so a reader finds a slot without the lock while writers add chunks. There is no
@@ -46,9 +68,9 @@ static uint32_t new_slot(crew__slotmap *m) {
             return 0;
         for (size_t i = 0; i < n; i++) {
             crew__atomic_init(&c[i].state, (uint64_t)1 << 32); /* generation 1, no open task */
-            crew__atomic_init(&c[i].cancelled_gen, 0u);
-            crew__atomic_init(&c[i].lost_gen, 0u);
-            crew__atomic_init(&c[i].dropped_gen, 0u);
+            crew__atomic_init(&c[i].carried_for, 0u);
+            crew__atomic_init(&c[i].carried_slot, 0u);
+            crew__atomic_init(&c[i].carried_gen, 0u);
             crew__atomic_init(&c[i].issued_gen, 0u);
             c[i].queued = NULL;
             crew__atomic_init(&c[i].next_free, 0u);
@@ -122,7 +144,8 @@ int crew__group_open(crew__slotmap *m, uint32_t n, crew_handle *h, crew__slot_ca
     crew__slot *sl = crew__slot_at(m, s);
     /* Relaxed load: the slot is ours (popped, or new) and nobody else writes its state now. */
     uint32_t gen = crew__gen_of(crew__load_relaxed(&sl->state));
-    crew__assert(crew__open_of(crew__load_relaxed(&sl->state)) == 0); /* a free slot: no task */
+    /* A free slot: no task, no mark (a new generation starts without them). */
+    crew__assert((uint32_t)crew__load_relaxed(&sl->state) == 0 && n <= CREW__OPEN_MAX);
     /* Relaxed: only the slot's owner writes it; see crew__slot. UINT32_MAX (wrapped) stays. */
     if (gen > crew__load_relaxed(&sl->issued_gen))
         crew__store_relaxed(&sl->issued_gen, gen);
@@ -143,34 +166,51 @@ int crew__group_add(crew__slotmap *m, crew_handle h, uint32_t n) {
     /* Acquire (the load, and the CAS on failure: acq_rel is the variant that acquires on
      * failure; the add itself publishes nothing, and a waiter that sees the larger count just
      * waits): a caller that finds the group finished and opens a new group in its place
-     * (submit.c) must happen-after its tasks, and read the marks they left (crew__slot). The
+     * (crew__group_reopen) must happen-after its tasks, and read the marks they left. The
      * CAS keeps the add atomic against concurrent decrements, and refuses a group that
-     * finished (its generation moved on, or its count is 0). */
+     * finished (its generation moved on, or its count is 0) or was cancelled (CANCEL set). */
     uint64_t st = crew__load_acquire(&sl->state);
     do {
-        if (crew__gen_of(st) != h.gen)
-            return CREW_ESTALE;
-        if (crew__slot_cancelled(sl, h.gen))
+        if (crew__gen_of(st) != h.gen || crew__open_of(st) == 0)
+            return CREW_ESTALE; /* finished: crew__group_reopen decides, cancelled or not */
+        if ((uint32_t)st & CREW__ST_CANCEL)
             return CREW_ECANCELED;
-        if (crew__open_of(st) == 0)
-            return CREW_ESTALE;
-        if ((uint64_t)crew__open_of(st) + n > UINT32_MAX)
+        if ((uint64_t)crew__open_of(st) + n > CREW__OPEN_MAX)
             return CREW_ERANGE;
     } while (!crew__cas_acq_rel(&sl->state, &st, st + n));
     return CREW_OK;
 }
 
-void crew__group_inherit(crew__slotmap *m, crew_handle h, int status) {
-    if (status != CREW_ECANCELED && status != CREW_EEXPIRED)
-        return;
-    crew__slot *sl = crew__slot_at(m, crew__slot_index(h.slot));
-    /* Relaxed: the group is new and its tasks are not queued yet. Every thread that reads the
-     * marks (a task's finisher in end_group, a waiter through crew__slot_status) does so after
-     * taking one of its tasks from a queue, or after getting its handle, both of which happen
-     * after these stores. */
-    if (status == CREW_ECANCELED)
-        crew__store_relaxed(&sl->dropped_gen, h.gen);
-    crew__store_relaxed(&sl->lost_gen, h.gen);
+int crew__group_reopen(crew__slotmap *m, crew_handle *h, uint32_t n, crew__slot_cache *cache) {
+    crew_handle old = crew__handle_local(*h);
+    crew__slot *sl = crew__slot_at(m, old.slot);
+    /* Acquire: the finished group's tasks happen-before the new group (crew.h: a wait on the
+     * new handle covers them), and their marks are read here. A finished group still at its
+     * generation kept its slot for a loss (end_group); one whose generation moved on ended
+     * clean, or its reported loss was let go. */
+    uint64_t st = crew__load_acquire(&sl->state);
+    uint32_t carry = 0;
+    if (crew__gen_of(st) == old.gen && !((uint32_t)st & CREW__ST_REPORTED)) {
+        crew__assert(crew__open_of(st) == 0); /* crew__group_add found it finished */
+        if ((uint32_t)st & CREW__ST_CANCEL)
+            return CREW_ECANCELED; /* a cancelled group takes no more tasks (crew.h) */
+        carry = (uint32_t)st & (CREW__ST_DROPPED | CREW__ST_EXPIRED);
+    }
+    int rc = crew__group_open(m, n, h, cache);
+    if (rc != CREW_OK || carry == 0)
+        return rc;
+    /* The loss goes on with the new group, not yet published (its tasks are not queued, its
+     * handle not stored): the link first (relaxed), then the marks by a release
+     * read-modify-write, which continues the release sequence of crew__group_open's store and
+     * orders the link before the group's end, where a reporter acquires it. If a wait on a
+     * copy of the old handle reports the old loss meanwhile, the new group carries it all the
+     * same: a loss reported twice, never hidden. */
+    crew__slot *nsl = crew__slot_at(m, crew__slot_index(h->slot));
+    crew__store_relaxed(&nsl->carried_slot, old.slot);
+    crew__store_relaxed(&nsl->carried_gen, old.gen);
+    crew__store_relaxed(&nsl->carried_for, h->gen);
+    crew__fetch_or_release(&nsl->state, (uint64_t)carry);
+    return CREW_OK;
 }
 
 void crew__group_abandon(crew__slotmap *m, uint32_t slot, crew__slot_cache *cache) {
@@ -184,36 +224,42 @@ void crew__group_abandon(crew__slotmap *m, uint32_t slot, crew__slot_cache *cach
      * generation has wrapped: then every one counts as issued, for good). */
     if (gen != UINT32_MAX && crew__load_relaxed(&sl->issued_gen) == gen)
         crew__store_relaxed(&sl->issued_gen, gen - 1u);
-    /* Marks crew__group_inherit left go too, or the next group of this generation would
-     * inherit them. Relaxed: published by the release below and the free list's. */
-    if (crew__load_relaxed(&sl->lost_gen) == gen) {
-        crew__store_relaxed(&sl->lost_gen, 0u);
-        crew__store_relaxed(&sl->dropped_gen, 0u);
-    }
+    /* A loss crew__group_reopen carried on goes too (the store below clears the marks), or
+     * the next group of this generation would carry it: the finished group it came from keeps
+     * it, unreported, and the caller's handle still names that group. Relaxed: published by
+     * the release below and the free list's. */
+    if (crew__load_relaxed(&sl->carried_for) == gen)
+        crew__store_relaxed(&sl->carried_for, 0u);
     crew__store_release(&sl->state, st & ~(uint64_t)UINT32_MAX);
     release_slot(m, slot, cache);
 }
 
-/* The end of a group whose open count reached 0 (prev: the state before the last decrement):
- * advance the generation and free the slot, unless the group lost tasks. */
-static inline void end_group(crew__slotmap *m, crew__slot *sl, uint32_t slot, uint64_t prev,
-                             crew__slot_cache *cache) {
-    /* A group that lost tasks keeps its slot, at its generation with no task open, so its
-     * handle reports CREW_ECANCELED for as long as the pool lives, to waiters however late
-     * (handles are plain values: there is no telling when the last one is dropped). This
-     * retires one slot per cancelled group. Relaxed: ordered by our own decrement. */
-    if (crew__load_relaxed(&sl->lost_gen) == crew__gen_of(prev) ||
-        crew__load_relaxed(&sl->cancelled_gen) == crew__gen_of(prev))
-        return;
-    uint32_t gen = crew__gen_of(prev) + 1;
-    if (gen == 0) {
+/* Give slot, whose group of generation gen has ended (no task open), to later groups: advance
+ * the generation and free the slot. */
+static inline void next_generation(crew__slotmap *m, crew__slot *sl, uint32_t slot, uint32_t gen,
+                                   crew__slot_cache *cache) {
+    if (++gen == 0) {
         gen = 1; /* generation 0 would look like CREW_HANDLE_NONE */
         /* Wrapped: from now on any generation may have been issued. Relaxed: see crew__slot. */
         crew__store_relaxed(&sl->issued_gen, UINT32_MAX);
     }
-    /* Release: a waiter that sees the new generation also sees the tasks' effects. */
+    /* Release: a waiter that sees the new generation also sees the tasks' effects. The marks
+     * go: a new generation starts without them. */
     crew__store_release(&sl->state, (uint64_t)gen << 32);
     release_slot(m, slot, cache);
+}
+
+/* The end of a group whose open count reached 0 (prev: the state before the last decrement):
+ * advance the generation and free the slot, unless the group has a mark. */
+static inline void end_group(crew__slotmap *m, crew__slot *sl, uint32_t slot, uint64_t prev,
+                             crew__slot_cache *cache) {
+    /* A group that lost tasks or was cancelled keeps its slot, at its generation with its
+     * marks and no task open, so its handle keeps its answer, to waiters however late, until a
+     * wait reports it (crew__group_report). The marks came with our decrement: no later
+     * crew_cancel can add one (it finds no task open). */
+    if ((uint32_t)prev & CREW__ST_LOSS)
+        return;
+    next_generation(m, sl, slot, crew__gen_of(prev), cache);
 }
 
 /* The end of a group with completion callbacks (crew_notify): take them off the slot before
@@ -234,14 +280,12 @@ static __attribute__((noinline, cold)) bool end_group_notify(crew__slotmap *m, c
 bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, enum crew__end how,
                       crew__slot_cache *cache) {
     crew__slot *sl = crew__slot_at(m, slot);
-    /* The group is open (this is its task), so the generation read is its own. Relaxed: the
-     * release of our decrement below orders it before the group's end. */
-    if (how != CREW__RAN) {
-        uint32_t gen = crew__gen_of(crew__load_relaxed(&sl->state));
-        if (how == CREW__LOST)
-            crew__store_relaxed(&sl->dropped_gen, gen);
-        crew__store_relaxed(&sl->lost_gen, gen);
-    }
+    /* The group is open (this is its task), so the mark lands on its own generation, before
+     * our decrement in the word's order: the decrement that ends the group returns it.
+     * Relaxed: the decrement below is what publishes the task's end. */
+    if (how != CREW__RAN)
+        crew__fetch_or_relaxed(&sl->state,
+                               (uint64_t)(how == CREW__LOST ? CREW__ST_DROPPED : CREW__ST_EXPIRED));
     /* Release: everything the task did happens-before a waiter that acquires the count it
      * leaves; acquire: the last decrement also synchronises with all earlier ones, so the
      * generation store below carries them all. Pairs with crew__group_status. Seq_cst, not
@@ -262,47 +306,100 @@ bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, enum crew__en
 }
 int crew__group_cancel(crew__slotmap *m, crew_handle h) {
     crew__slot *sl = crew__slot_at(m, crew__slot_index(h.slot));
-    /* Check, then mark, with a compare-and-swap from the mark we saw: a plain store could land
-     * after the group ended and its slot passed to a later group that was cancelled, and erase
-     * that group's mark (its slot would then be reused, and its waiters read CREW_OK). Acquire
-     * on the mark: if it is a later group's (set by a compare-and-swap like ours, after that
-     * group was seen open), the state read below sees that group too, so the check fails. */
-    uint32_t seen = crew__load_acquire(&sl->cancelled_gen);
-    for (;;) {
-        uint64_t st = crew__load_relaxed(&sl->state); /* relaxed: ordered by the acquire */
+    /* One compare-and-swap on the state word, from a state of h's generation with a task open
+     * to the same with CANCEL: the check and the mark are one step, ordered against the last
+     * decrement (see the top of this file). Relaxed load: the CAS re-checks it. Acq_rel on the
+     * CAS: the mark is part of the release sequence a waiter acquires, and on failure the
+     * newer state is re-read. */
+    uint64_t st = crew__load_relaxed(&sl->state);
+    do {
         if (crew__gen_of(st) != h.gen || crew__open_of(st) == 0)
             return CREW_ESTALE;
-        if (seen == h.gen)
-            return CREW_OK;
-        /* Acq_rel: publishes the mark (the same order as crew__group_done's store), and on
-         * failure acquires the newer mark for the next check. A mark written here for a group
-         * that ended meanwhile names only that group, and only if no later group has one. */
-        if (crew__cas_acq_rel(&sl->cancelled_gen, &seen, h.gen))
-            return CREW_OK;
-    }
+        if ((uint32_t)st & CREW__ST_CANCEL)
+            return CREW_OK; /* cancelled before, and still open */
+    } while (!crew__cas_acq_rel(&sl->state, &st, st | CREW__ST_CANCEL));
+    return CREW_OK;
 }
 
 int crew__group_status(crew__slotmap *m, crew_handle h) {
     return crew__slot_status(crew__slot_at(m, crew__slot_index(h.slot)), h.gen);
 }
 
+/* Slot s, whose group's loss was just reported by this thread, joins the ring of the last
+ * CREW__LOSSES_KEPT reported losses; the slot it displaces is freed. */
+static void keep_reported(crew__slotmap *m, uint32_t s) {
+    /* Relaxed: the counter only hands out places; the exchange orders the slots. */
+    uint32_t i = crew__fetch_add_relaxed(&m->reported_next, 1u) % CREW__LOSSES_KEPT;
+    /* Acq_rel: releases our REPORTED mark to the thread that will free s, and acquires the
+     * mark of the slot we free. */
+    uint32_t old = crew__exchange_acq_rel(&m->reported[i], s);
+    if (old == 0)
+        return;
+    crew__slot *sl = crew__slot_at(m, old);
+    /* Relaxed: a reported slot's state is no longer written by anyone (no task open, so no
+     * add, cancel or decrement) until we free it; the exchange ordered its mark before us. */
+    uint64_t st = crew__load_relaxed(&sl->state);
+    crew__assert(crew__open_of(st) == 0 && ((uint32_t)st & CREW__ST_REPORTED));
+    next_generation(m, sl, old, crew__gen_of(st), NULL);
+}
+
+int crew__group_report(crew__slotmap *m, crew_handle h, int status) {
+    if (status != CREW_ECANCELED && status != CREW_EEXPIRED)
+        return status;
+    uint32_t slot = h.slot, gen = h.gen;
+    while (slot != 0) { /* the group, then each group whose loss it carried on */
+        crew__slot *sl = crew__slot_at(m, slot);
+        /* Acquire (the load and a failed CAS): the group's end, with the link it carries. One
+         * reporter per group: the one whose CAS sets REPORTED on the finished, marked state of
+         * its generation; the others (a concurrent wait, a stale link) stop here. */
+        uint64_t st = crew__load_acquire(&sl->state);
+        do {
+            if (crew__gen_of(st) != gen || crew__open_of(st) != 0 ||
+                !((uint32_t)st & CREW__ST_LOSS) || ((uint32_t)st & CREW__ST_REPORTED))
+                return status;
+        } while (!crew__cas_acq_rel(&sl->state, &st, st | CREW__ST_REPORTED));
+        /* Relaxed: written before the release that carried the marks (crew__group_reopen);
+         * read before the slot joins the ring, after which it may be freed and reused. */
+        uint32_t next = 0, next_gen = 0;
+        if (crew__load_relaxed(&sl->carried_for) == gen) {
+            next = crew__load_relaxed(&sl->carried_slot);
+            next_gen = crew__load_relaxed(&sl->carried_gen);
+        }
+        keep_reported(m, slot);
+        slot = next;
+        gen = next_gen;
+    }
+    return status;
+}
+
 int crew__slotmap_init(crew__slotmap *m) {
+    m->reported = calloc(CREW__LOSSES_KEPT, sizeof *m->reported);
+    if (!m->reported)
+        return CREW_ENOMEM;
+    for (unsigned i = 0; i < CREW__LOSSES_KEPT; i++)
+        crew__atomic_init(&m->reported[i], 0u);
+    crew__atomic_init(&m->reported_next, 0u);
     crew__atomic_init(&m->issued, 1u); /* slot 0 is never issued */
     crew__atomic_init(&m->free_head, 0u);
     m->on_notify = NULL; /* set by the pool */
     m->owner = NULL;
     for (unsigned k = 0; k < CREW__SLOT_CHUNKS; k++)
         crew__atomic_init(&m->chunk[k], NULL);
-    if (pthread_mutex_init(&m->grow_lock, NULL) != 0)
+    if (pthread_mutex_init(&m->grow_lock, NULL) != 0) {
+        free(m->reported);
         return CREW_ENOMEM;
+    }
     if (pthread_mutex_init(&m->notify_lock, NULL) != 0) {
         pthread_mutex_destroy(&m->grow_lock);
+        free(m->reported);
         return CREW_ENOMEM;
     }
     return CREW_OK;
 }
 
 void crew__slotmap_free(crew__slotmap *m) {
+    free(m->reported);
+    m->reported = NULL;
     pthread_mutex_destroy(&m->grow_lock);
     pthread_mutex_destroy(&m->notify_lock);
     for (unsigned k = 0; k < CREW__SLOT_CHUNKS; k++) {

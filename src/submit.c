@@ -71,12 +71,11 @@ static __attribute__((cold, noinline)) int enqueue_fail(const char *who, crew_po
         return crew__fail(rc, "%s: the pool is shutting down or shut down; it accepts no more "
                               "tasks", who);
     case CREW_ERANGE:
-        if (n > UINT32_MAX)
-            return crew__fail(rc, "%s: n is %zu; one call adds at most 4294967295 tasks", who, n);
-        return crew__fail(rc,
-                          "%s: the group {%u, %u} would hold more than 4294967295 unfinished "
-                          "tasks",
-                          who, h.slot, h.gen);
+        if (n > CREW__OPEN_MAX)
+            return crew__fail(rc, "%s: n is %zu; one call adds at most %u tasks", who, n,
+                              CREW__OPEN_MAX);
+        return crew__fail(rc, "%s: the group {%u, %u} would hold more than %u unfinished tasks",
+                          who, h.slot, h.gen, CREW__OPEN_MAX);
     case CREW_ECANCELED:
         return crew__fail(rc, "%s: the group {%u, %u} was cancelled; it takes no more tasks",
                           who, h.slot, h.gen);
@@ -109,24 +108,16 @@ static __attribute__((cold, noinline)) int enqueue_fail(const char *who, crew_po
 /* *group has finished (crew__group_add said CREW_ESTALE): a submission into it opens a new
  * group in its place, stored in *group once the tasks are queued (crew.h), so a loop of single
  * submissions into one handle variable never loses a task, however fast the earlier ones end.
- * Every task of the finished group happens-before this (the acquire in crew__group_add), so a
+ * Every task of the finished group happens-before this (crew__group_reopen's acquire), so a
  * crew_wait on the new handle covers every task submitted through the variable, and the new
- * group inherits the finished one's loss (its answer stays CREW_ECANCELED or CREW_EEXPIRED).
- * A cancelled group takes nothing more (CREW_ECANCELED; a crew_cancel that raced the group's
- * natural end may be missed here, as its own answer says: the group had finished). A handle
- * of a generation never issued is refused (CREW_EINVAL) rather than taken as finished. OUT:
- * *h. */
+ * group carries on the finished one's loss until a wait has reported it (then it starts
+ * clean). A cancelled group whose cancel no wait has reported takes nothing more
+ * (CREW_ECANCELED). A handle of a generation never issued is refused (CREW_EINVAL) rather than
+ * taken as finished. OUT: *h. */
 static __attribute__((cold, noinline)) int reopen(crew_pool *p, crew_handle *h, uint32_t n) {
-    crew__slot *sl = crew__slot_at(&p->groups, crew__slot_index(h->slot));
-    if (!crew__gen_issued(sl, h->gen))
+    if (!crew__gen_issued(crew__slot_at(&p->groups, crew__slot_index(h->slot)), h->gen))
         return CREW_EINVAL;
-    if (crew__slot_cancelled(sl, h->gen))
-        return CREW_ECANCELED;
-    int status = crew__slot_status(sl, h->gen); /* finished: CREW_OK or its loss */
-    int rc = crew__group_open(&p->groups, n, h, own_slots(p));
-    if (rc == CREW_OK)
-        crew__group_inherit(&p->groups, crew__handle_local(*h), status);
-    return rc;
+    return crew__group_reopen(&p->groups, h, n, own_slots(p));
 }
 
 /* Open a new group (*open_new: *group is CREW_HANDLE_NONE) or join *group (already checked
@@ -188,7 +179,7 @@ static inline uint32_t notify_slot(bool open_new, crew_handle h) {
 static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uint32_t flags,
                    uint64_t submitted, unsigned user_flags, const admit_how *how, const char *who,
                    crew_lane *lane, uint64_t when) {
-    if (n > UINT32_MAX)
+    if (n > CREW__OPEN_MAX) /* the open count of a group (group.h) */
         return enqueue_fail(who, p, CREW_ERANGE, n, CREW_HANDLE_NONE, how);
     crew__assert(!lane || n == 1); /* crew__lane_push below takes one task */
     crew__assert(!when || (n == 1 && !submitted && !lane));
@@ -269,13 +260,13 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
  * and only the runners are queued: one pending add, one push and one wake-up check for the
  * array. Apart from enqueue so that enqueue's other paths (a lane's task, crew_submit's long
  * way) keep their registers. Returns DECLINED (no error code is positive) when the array
- * cannot go this way (no memory for its record, more tasks than UINT32_MAX, or no room in the
- * group's count for the runners as well): the caller then uses enqueue. */
+ * cannot go this way (no memory for its record, more tasks than a group's count holds,
+ * CREW__OPEN_MAX, or no room in it for the runners as well): the caller then uses enqueue. */
 #define DECLINED 1
 static __attribute__((noinline)) int enqueue_array(crew_pool *p, crew_task *t, size_t n,
                                                    crew_handle *group, const char *who) {
     size_t m = crew__array_runners(p, n);
-    if (n > UINT32_MAX || m > UINT32_MAX - n)
+    if (n > CREW__OPEN_MAX || m > CREW__OPEN_MAX - n)
         return DECLINED; /* enqueue answers ERANGE */
     bool open_new = group && group->slot == 0 && group->gen == 0;
     if (group && !open_new && !crew__handle_valid(&p->groups, *group))

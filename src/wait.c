@@ -351,7 +351,8 @@ static inline __attribute__((always_inline)) int wait_group(crew_pool *p, crew_h
     if (st != 1) { /* finished, or a generation never issued (forged) */
         if (__builtin_expect(!crew__gen_issued(sl, group.gen), 0))
             return crew__fail_handle(CREW_EINVAL, who, p, given);
-        return st == CREW_OK ? st : wait_failed(who, given, st);
+        return st == CREW_OK ? st
+                             : wait_failed(who, given, crew__group_report(&p->groups, group, st));
     }
     waiter_ctx c = {.p = p, .self = crew__self(p), .group = group, .sl = sl, .mark = mark_of(p),
                     .status = 1};
@@ -366,7 +367,10 @@ static inline __attribute__((always_inline)) int wait_group(crew_pool *p, crew_h
         if (st != 1)
             c.status = st;
     }
-    return c.status == CREW_OK ? c.status : wait_failed(who, given, c.status);
+    /* A loss returned is a loss reported (crew__group_report): the group's slot may go. */
+    return c.status == CREW_OK
+               ? c.status
+               : wait_failed(who, given, crew__group_report(&p->groups, group, c.status));
 }
 
 int crew_wait(crew_pool *p, crew_handle group) {
