@@ -97,7 +97,7 @@ static long rss_kb(void) {
 }
 
 static void usage(FILE *to) {
-    fputs("usage: group_soak [--groups N] [--clients T] [--max-growth KB] [--no-rss]\n"
+    fputs("usage: group_soak [--groups N] [--clients T] [--max-growth KB] [--no-rss] [--help]\n"
           "  Requests (groups of 1-3 tasks, each waited for) from T client threads (default 2),\n"
           "  3% with an expired task, 5% cancelled; N requests in all (default 10000000).\n"
           "  Checks every wait's answer, that the slot indices stay below 4096 and (unless\n"
