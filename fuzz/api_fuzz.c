@@ -937,7 +937,10 @@ static int note_group(pool_state *ps, crew_handle *h, bool opens, int track) {
             ps->gfinal[track] = 1; /* a new group: no answer seen yet */
             if (ps->greported[track]) {
                 /* A wait reported the old group's loss: the new group starts clean (crew.h),
-                 * so the old group's tasks (all ended) no longer count for the index. */
+                 * so the old group's tasks (all ended) no longer count for the index; they
+                 * become untracked ones, which a cancel may have dropped if it reached them. */
+                if (ps->gcancel[track])
+                    ps->cancel_untracked = true;
                 unsigned n = atomic_load(&nrec) < MAX_REC ? atomic_load(&nrec) : MAX_REC;
                 for (unsigned i = 0; i < n; i++)
                     if (recs[i].ps == ps && recs[i].incarnation == ps->incarnation &&
