@@ -742,7 +742,7 @@ CREW_EXPORT int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n);
  * the loss on: see "Submitting tasks"), and after that until 256 more losses of the pool have
  * been reported; then the group's slot is reused, and a wait on a copy of the old handle
  * answers CREW_OK, as for any finished group. A loss that no wait reports is kept until
- * crew_destroy (about 64 bytes each). Why: handles are plain values, so the pool cannot tell
+ * crew_destroy (about 72 bytes each). Why: handles are plain values, so the pool cannot tell
  * when the last copy is dropped, and keeping every loss for the pool's life made a server that
  * puts deadlines on its requests grow without bound; the 256 let a second wait on the same
  * handle, or waits of several threads at once, all get the answer. Errors: EINVAL (p NULL,
