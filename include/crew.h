@@ -121,7 +121,7 @@ extern "C" {
                      "shutdown")                                                                  \
     X(EDEADLK, -6, "the call would wait for the calling task itself and could never return")     \
     X(EAGAIN, -7, "the system refused to create a worker thread")                                \
-    X(ERANGE, -8, "too many tasks: a group holds at most 268435455 unfinished tasks")          \
+    X(ERANGE, -8, "too many tasks: a group holds at most 4294967295 unfinished tasks")        \
     X(EIO, -9, "writing the output failed")                                                     \
     X(EFULL, -10, "the pool's queue is full (crew_config.queue_capacity) and the full-queue "     \
                   "policy or the call does not wait for room")                                  \

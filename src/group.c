@@ -2,12 +2,22 @@
  * group.c -- groups of tasks: the slot map with open-task counts and generation counters of
  * Jendersie et al., §III-D, and what a group's end means for its slot.
  *
- * A group lives in a slot. The slot's state word packs the generation (high 32 bits), the
- * group's marks and the number of open tasks (low 32 bits, group.h): a waiter holding {slot, gen}
+ * A group lives in a slot. The slot's state word packs the generation (high 28 bits), the
+ * group's marks (4 bits) and the number of open tasks (low 32 bits, group.h): a waiter holding {slot, gen}
  * is done when the generation has moved on or the open count is 0, and one acquire load tells
  * it both, and the answer. When the count reaches 0 the generation advances (skipping 0) and
  * the slot goes on the free list, so a later group may reuse it without an old handle ever
  * mistaking the new group for its own.
+ *
+ * The generation wraps after CREW__GEN_MAX = 2^28 - 1 groups of one slot (the open count keeps
+ * its full 32 bits: crew.h's CREW_ERANGE limit). A stale handle could then match a later group
+ * only if it is used when its slot has served an exact multiple of 2^28 - 1 groups since, and
+ * that group is still open (or keeps a loss). Opening and ending a group costs at least about
+ * 100 ns, so one slot serves at most about 10^7 groups a second: the first possible match is
+ * 2^28 / 10^7 = 27 s after the handle's group ended, and then only during that one group's
+ * life (about 1 part in 2^28 of the slot's time). A handle is a value crew cannot track; the
+ * 32-bit generation of before only stretched this to 430 s. Handles of a generation above
+ * CREW__GEN_MAX were never issued and are refused as forged (crew__gen_issued).
  *
  * Losses and cancels, all on the state word:
  *   - A task that is dropped (crew_cancel, a cancelling shutdown, a full queue) or expires
@@ -67,7 +77,7 @@ static uint32_t new_slot(crew__slotmap *m) {
         if (!c)
             return 0;
         for (size_t i = 0; i < n; i++) {
-            crew__atomic_init(&c[i].state, (uint64_t)1 << 32); /* generation 1, no open task */
+            crew__atomic_init(&c[i].state, crew__gen_state(1)); /* generation 1, no open task */
             crew__atomic_init(&c[i].carried_for, 0u);
             crew__atomic_init(&c[i].carried_slot, 0u);
             crew__atomic_init(&c[i].carried_gen, 0u);
@@ -145,8 +155,8 @@ int crew__group_open(crew__slotmap *m, uint32_t n, crew_handle *h, crew__slot_ca
     /* Relaxed load: the slot is ours (popped, or new) and nobody else writes its state now. */
     uint32_t gen = crew__gen_of(crew__load_relaxed(&sl->state));
     /* A free slot: no task, no mark (a new generation starts without them). */
-    crew__assert((uint32_t)crew__load_relaxed(&sl->state) == 0 && n <= CREW__OPEN_MAX);
-    /* Relaxed: only the slot's owner writes it; see crew__slot. UINT32_MAX (wrapped) stays. */
+    crew__assert(crew__load_relaxed(&sl->state) == crew__gen_state(gen));
+    /* Relaxed: only the slot's owner writes it; see crew__slot. CREW__GEN_MAX (wrapped) stays. */
     if (gen > crew__load_relaxed(&sl->issued_gen))
         crew__store_relaxed(&sl->issued_gen, gen);
     crew__assert(gen != 0 && crew__gen_issued(sl, gen)); /* the handle names an issued one */
@@ -155,7 +165,7 @@ int crew__group_open(crew__slotmap *m, uint32_t n, crew_handle *h, crew__slot_ca
      * finisher released) keeps that waiter ordered after the previous group's tasks, and later
      * adds and decrements, being read-modify-writes, continue this release sequence. Pairs with
      * crew__group_status. */
-    crew__store_release(&sl->state, (uint64_t)gen << 32 | n);
+    crew__store_release(&sl->state, crew__gen_state(gen) | n);
     h->slot = s | m->tag << CREW__SLOT_BITS; /* as handed out: see crew__handle_public */
     h->gen = gen;
     return CREW_OK;
@@ -173,7 +183,7 @@ int crew__group_add(crew__slotmap *m, crew_handle h, uint32_t n) {
     do {
         if (crew__gen_of(st) != h.gen || crew__open_of(st) == 0)
             return CREW_ESTALE; /* finished: crew__group_reopen decides, cancelled or not */
-        if ((uint32_t)st & CREW__ST_CANCEL)
+        if (st & CREW__ST_CANCEL)
             return CREW_ECANCELED;
         if ((uint64_t)crew__open_of(st) + n > CREW__OPEN_MAX)
             return CREW_ERANGE;
@@ -189,12 +199,12 @@ int crew__group_reopen(crew__slotmap *m, crew_handle *h, uint32_t n, crew__slot_
      * generation kept its slot for a loss (end_group); one whose generation moved on ended
      * clean, or its reported loss was let go. */
     uint64_t st = crew__load_acquire(&sl->state);
-    uint32_t carry = 0;
-    if (crew__gen_of(st) == old.gen && !((uint32_t)st & CREW__ST_REPORTED)) {
+    uint64_t carry = 0;
+    if (crew__gen_of(st) == old.gen && !(st & CREW__ST_REPORTED)) {
         crew__assert(crew__open_of(st) == 0); /* crew__group_add found it finished */
-        if ((uint32_t)st & CREW__ST_CANCEL)
+        if (st & CREW__ST_CANCEL)
             return CREW_ECANCELED; /* a cancelled group takes no more tasks (crew.h) */
-        carry = (uint32_t)st & (CREW__ST_DROPPED | CREW__ST_EXPIRED);
+        carry = st & (CREW__ST_DROPPED | CREW__ST_EXPIRED);
     }
     int rc = crew__group_open(m, n, h, cache);
     if (rc != CREW_OK || carry == 0)
@@ -209,7 +219,7 @@ int crew__group_reopen(crew__slotmap *m, crew_handle *h, uint32_t n, crew__slot_
     crew__store_relaxed(&nsl->carried_slot, old.slot);
     crew__store_relaxed(&nsl->carried_gen, old.gen);
     crew__store_relaxed(&nsl->carried_for, h->gen);
-    crew__fetch_or_release(&nsl->state, (uint64_t)carry);
+    crew__fetch_or_release(&nsl->state, carry);
     return CREW_OK;
 }
 
@@ -222,7 +232,7 @@ void crew__group_abandon(crew__slotmap *m, uint32_t slot, crew__slot_cache *cach
     uint32_t gen = crew__gen_of(st);
     /* Relaxed, as in crew__group_open: the generation is not issued after all (unless the
      * generation has wrapped: then every one counts as issued, for good). */
-    if (gen != UINT32_MAX && crew__load_relaxed(&sl->issued_gen) == gen)
+    if (gen != CREW__GEN_MAX && crew__load_relaxed(&sl->issued_gen) == gen)
         crew__store_relaxed(&sl->issued_gen, gen - 1u);
     /* A loss crew__group_reopen carried on goes too (the store below clears the marks), or
      * the next group of this generation would carry it: the finished group it came from keeps
@@ -230,7 +240,7 @@ void crew__group_abandon(crew__slotmap *m, uint32_t slot, crew__slot_cache *cach
      * the release below and the free list's. */
     if (crew__load_relaxed(&sl->carried_for) == gen)
         crew__store_relaxed(&sl->carried_for, 0u);
-    crew__store_release(&sl->state, st & ~(uint64_t)UINT32_MAX);
+    crew__store_release(&sl->state, crew__gen_state(gen));
     release_slot(m, slot, cache);
 }
 
@@ -238,14 +248,14 @@ void crew__group_abandon(crew__slotmap *m, uint32_t slot, crew__slot_cache *cach
  * the generation and free the slot. */
 static inline void next_generation(crew__slotmap *m, crew__slot *sl, uint32_t slot, uint32_t gen,
                                    crew__slot_cache *cache) {
-    if (++gen == 0) {
+    if (++gen > CREW__GEN_MAX) {
         gen = 1; /* generation 0 would look like CREW_HANDLE_NONE */
         /* Wrapped: from now on any generation may have been issued. Relaxed: see crew__slot. */
-        crew__store_relaxed(&sl->issued_gen, UINT32_MAX);
+        crew__store_relaxed(&sl->issued_gen, CREW__GEN_MAX);
     }
     /* Release: a waiter that sees the new generation also sees the tasks' effects. The marks
      * go: a new generation starts without them. */
-    crew__store_release(&sl->state, (uint64_t)gen << 32);
+    crew__store_release(&sl->state, crew__gen_state(gen));
     release_slot(m, slot, cache);
 }
 
@@ -257,7 +267,7 @@ static inline void end_group(crew__slotmap *m, crew__slot *sl, uint32_t slot, ui
      * marks and no task open, so its handle keeps its answer, to waiters however late, until a
      * wait reports it (crew__group_report). The marks came with our decrement: no later
      * crew_cancel can add one (it finds no task open). */
-    if ((uint32_t)prev & CREW__ST_LOSS)
+    if (prev & CREW__ST_LOSS)
         return;
     next_generation(m, sl, slot, crew__gen_of(prev), cache);
 }
@@ -285,7 +295,7 @@ bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, enum crew__en
      * Relaxed: the decrement below is what publishes the task's end. */
     if (how != CREW__RAN)
         crew__fetch_or_relaxed(&sl->state,
-                               (uint64_t)(how == CREW__LOST ? CREW__ST_DROPPED : CREW__ST_EXPIRED));
+                               how == CREW__LOST ? CREW__ST_DROPPED : CREW__ST_EXPIRED);
     /* Release: everything the task did happens-before a waiter that acquires the count it
      * leaves; acquire: the last decrement also synchronises with all earlier ones, so the
      * generation store below carries them all. Pairs with crew__group_status. Seq_cst, not
@@ -315,7 +325,7 @@ int crew__group_cancel(crew__slotmap *m, crew_handle h) {
     do {
         if (crew__gen_of(st) != h.gen || crew__open_of(st) == 0)
             return CREW_ESTALE;
-        if ((uint32_t)st & CREW__ST_CANCEL)
+        if (st & CREW__ST_CANCEL)
             return CREW_OK; /* cancelled before, and still open */
     } while (!crew__cas_acq_rel(&sl->state, &st, st | CREW__ST_CANCEL));
     return CREW_OK;
@@ -339,7 +349,7 @@ static void keep_reported(crew__slotmap *m, uint32_t s) {
     /* Relaxed: a reported slot's state is no longer written by anyone (no task open, so no
      * add, cancel or decrement) until we free it; the exchange ordered its mark before us. */
     uint64_t st = crew__load_relaxed(&sl->state);
-    crew__assert(crew__open_of(st) == 0 && ((uint32_t)st & CREW__ST_REPORTED));
+    crew__assert(crew__open_of(st) == 0 && (st & CREW__ST_REPORTED));
     next_generation(m, sl, old, crew__gen_of(st), NULL);
 }
 
@@ -355,7 +365,7 @@ int crew__group_report(crew__slotmap *m, crew_handle h, int status) {
         uint64_t st = crew__load_acquire(&sl->state);
         do {
             if (crew__gen_of(st) != gen || crew__open_of(st) != 0 ||
-                !((uint32_t)st & CREW__ST_LOSS) || ((uint32_t)st & CREW__ST_REPORTED))
+                !(st & CREW__ST_LOSS) || (st & CREW__ST_REPORTED))
                 return status;
         } while (!crew__cas_acq_rel(&sl->state, &st, st | CREW__ST_REPORTED));
         /* Relaxed: written before the release that carried the marks (crew__group_reopen);

@@ -19,7 +19,7 @@
 #define CREW__SLOT_CHUNKS 27u /* enough chunks for 2^32 slots */
 
 typedef struct crew__slot {
-    /* gen << 32 | flags | open (CREW__ST_*, crew__open_of below), changed with atomic
+    /* gen << 36 | marks << 32 | open (CREW__ST_*, crew__open_of below), changed with atomic
      * read-modify-writes; see group.c for the protocol and the orders. One word, so that
      * whether a crew_cancel took effect, whether the group lost a task and whether it has
      * ended are decided together: a finisher's last decrement returns the marks, a canceller's
@@ -34,7 +34,7 @@ typedef struct crew__slot {
     /* Central queue's lock: newest task of the group queued there, linked by
      * crew_private_.gnext (schedule.c). */
     crew_task *queued;
-    /* The newest generation handed out for this slot (crew__group_open), UINT32_MAX once the
+    /* The newest generation handed out for this slot (crew__group_open), CREW__GEN_MAX once the
      * generation has wrapped: a handle of a later generation was never issued (forged), and
      * is refused as such (crew__gen_issued). Written by the slot's owner (the opener, or the
      * finisher at a wrap); read relaxed: a caller holding a handle got it, through its own
@@ -103,16 +103,20 @@ static inline crew_handle crew__handle_local(crew_handle h) {
     return (crew_handle){crew__slot_index(h.slot), h.gen};
 }
 
-/* The state word's low half: the open count in the low 28 bits, and these marks of the
- * generation in the top 4 (a new generation starts without them). */
-#define CREW__ST_CANCEL (1u << 31)   /* crew_cancel took effect: drop its tasks, take no more */
-#define CREW__ST_DROPPED (1u << 30)  /* it lost a task other than to its start-by time */
-#define CREW__ST_EXPIRED (1u << 29)  /* it lost a task to its start-by time */
-#define CREW__ST_REPORTED (1u << 28) /* finished with a loss, and a wait has reported it */
+/* The state word: the generation in the top 28 bits, the marks of the generation in the 4
+ * below (a new generation starts without them), the open count in the low 32 bits (a group
+ * holds up to 2^32 - 1 unfinished tasks: crew.h, CREW_ERANGE). */
+#define CREW__ST_CANCEL ((uint64_t)1 << 35)   /* crew_cancel took effect: drop its tasks, take no more */
+#define CREW__ST_DROPPED ((uint64_t)1 << 34)  /* it lost a task other than to its start-by time */
+#define CREW__ST_EXPIRED ((uint64_t)1 << 33)  /* it lost a task to its start-by time */
+#define CREW__ST_REPORTED ((uint64_t)1 << 32) /* finished with a loss, and a wait has reported it */
 #define CREW__ST_LOSS (CREW__ST_CANCEL | CREW__ST_DROPPED | CREW__ST_EXPIRED)
-#define CREW__OPEN_MAX ((1u << 28) - 1u) /* open tasks of one group (CREW_ERANGE beyond) */
-#define crew__gen_of(state) ((uint32_t)((state) >> 32))
-#define crew__open_of(state) ((uint32_t)(state) & CREW__OPEN_MAX)
+#define CREW__OPEN_MAX UINT32_MAX /* open tasks of one group (CREW_ERANGE beyond) */
+#define CREW__GEN_SHIFT 36u
+#define CREW__GEN_MAX ((1u << 28) - 1u) /* generations run 1..CREW__GEN_MAX, then wrap to 1 */
+#define crew__gen_of(state) ((uint32_t)((state) >> CREW__GEN_SHIFT))
+#define crew__gen_state(gen) ((uint64_t)(gen) << CREW__GEN_SHIFT) /* no mark, no task open */
+#define crew__open_of(state) ((uint32_t)(state))
 /* Reported losses whose slots are kept (crew__group_report; crew.h, crew_wait). */
 #define CREW__LOSSES_KEPT 256u
 
@@ -199,16 +203,16 @@ static inline int crew__slot_status(crew__slot *sl, uint32_t gen) {
         return CREW_OK; /* the generation moved on: finished without a loss kept */
     if (crew__open_of(st) != 0)
         return 1;
-    if (!((uint32_t)st & CREW__ST_LOSS))
+    if (!(st & CREW__ST_LOSS))
         return CREW_OK;
-    return (uint32_t)st & (CREW__ST_CANCEL | CREW__ST_DROPPED) ? CREW_ECANCELED : CREW_EEXPIRED;
+    return st & (CREW__ST_CANCEL | CREW__ST_DROPPED) ? CREW_ECANCELED : CREW_EEXPIRED;
 }
 /* Is the group of slot, generation gen, cancelled? Asked by a thread holding one of its tasks
  * (so the group is open) or about a finished group. Relaxed: promptly, not at the instant
  * crew_cancel returns (crew.h); the bit test comes first, the generation's only if it is set. */
 static inline bool crew__slot_cancelled(crew__slot *sl, uint32_t gen) {
     uint64_t st = crew__load_relaxed(&sl->state);
-    return ((uint32_t)st & CREW__ST_CANCEL) && crew__gen_of(st) == gen;
+    return (st & CREW__ST_CANCEL) && crew__gen_of(st) == gen;
 }
 /* Was generation gen of slot sl ever handed out? A handle that passes crew__handle_valid but
  * names a later generation than the slot has reached is forged. Only asked once the group
