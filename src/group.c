@@ -31,15 +31,18 @@
  *     both.
  *   - A group that ends with a mark keeps its slot at (gen, marks, 0 open), its answer for
  *     waiters however late. A wait that returns the loss reports it (crew__group_report): the
- *     reporter sets REPORTED by compare-and-swap (one reporter per group) and puts the slot in
- *     a ring of the last CREW__LOSSES_KEPT reported ones; the slot that falls out of the ring is
- *     freed with the next generation. So memory holds only unreported losses and a fixed number
- *     of reported ones, and a second wait, or another thread's wait at the same moment, still
- *     gets the answer.
+ *     reporter sets REPORTED by compare-and-swap (one reporter per group) and appends the slot
+ *     to the list of kept losses (keep_reported, under a mutex: only losses come here). Beyond
+ *     CREW__LOSSES_KEPT, the oldest slot that no wait in progress holds (crew__slot.holds) is
+ *     freed with the next generation. So memory holds only unreported losses, a fixed number
+ *     of reported ones and those waits hold; a second wait, another thread's wait at the same
+ *     moment, and any wait that began before the slot was let go get the answer.
  *   - A submission through a handle variable whose group has finished opens a new group
  *     (crew__group_reopen). If the finished group's loss is unreported, the new group carries
- *     it on (its marks, and a link back, so that reporting the new group reports the old one
- *     too); if it was reported, the new group starts clean.
+ *     its marks, and once the new handle is stored the old group counts as reported (it joins
+ *     the kept list like any reported loss): a wait on the variable still sees the loss, and
+ *     nothing links groups, so memory stays bounded however many groups the variable goes
+ *     through. If the loss was reported, the new group starts clean.
  * The protocol is modelled in models/slots.pml (variant FIX_CANCEL_BIT with REPORT).
  *
  * Slots sit in chunks that double in size (64, 128, 256, ... slots) and never move: the chunk
@@ -78,9 +81,7 @@ static uint32_t new_slot(crew__slotmap *m) {
             return 0;
         for (size_t i = 0; i < n; i++) {
             crew__atomic_init(&c[i].state, crew__gen_state(1)); /* generation 1, no open task */
-            crew__atomic_init(&c[i].carried_for, 0u);
-            crew__atomic_init(&c[i].carried_slot, 0u);
-            crew__atomic_init(&c[i].carried_gen, 0u);
+            crew__atomic_init(&c[i].holds, 0u);
             crew__atomic_init(&c[i].issued_gen, 0u);
             c[i].queued = NULL;
             crew__atomic_init(&c[i].next_free, 0u);
@@ -210,16 +211,12 @@ int crew__group_reopen(crew__slotmap *m, crew_handle *h, uint32_t n, crew__slot_
     if (rc != CREW_OK || carry == 0)
         return rc;
     /* The loss goes on with the new group, not yet published (its tasks are not queued, its
-     * handle not stored): the link first (relaxed), then the marks by a release
-     * read-modify-write, which continues the release sequence of crew__group_open's store and
-     * orders the link before the group's end, where a reporter acquires it. If a wait on a
-     * copy of the old handle reports the old loss meanwhile, the new group carries it all the
-     * same: a loss reported twice, never hidden. */
-    crew__slot *nsl = crew__slot_at(m, crew__slot_index(h->slot));
-    crew__store_relaxed(&nsl->carried_slot, old.slot);
-    crew__store_relaxed(&nsl->carried_gen, old.gen);
-    crew__store_relaxed(&nsl->carried_for, h->gen);
-    crew__fetch_or_release(&nsl->state, carry);
+     * handle not stored): a release read-modify-write, continuing the release sequence of
+     * crew__group_open's store. The old group is reported by the caller once the new handle
+     * is stored (crew.h: the wait on the variable reports the loss); until then a wait on a
+     * copy of the old handle still gets it, and if such a wait reports it meanwhile, the new
+     * group carries it all the same: a loss reported twice, never hidden. */
+    crew__fetch_or_release(&crew__slot_at(m, crew__slot_index(h->slot))->state, carry);
     return CREW_OK;
 }
 
@@ -234,12 +231,9 @@ void crew__group_abandon(crew__slotmap *m, uint32_t slot, crew__slot_cache *cach
      * generation has wrapped: then every one counts as issued, for good). */
     if (gen != CREW__GEN_MAX && crew__load_relaxed(&sl->issued_gen) == gen)
         crew__store_relaxed(&sl->issued_gen, gen - 1u);
-    /* A loss crew__group_reopen carried on goes too (the store below clears the marks), or
-     * the next group of this generation would carry it: the finished group it came from keeps
-     * it, unreported, and the caller's handle still names that group. Relaxed: published by
-     * the release below and the free list's. */
-    if (crew__load_relaxed(&sl->carried_for) == gen)
-        crew__store_relaxed(&sl->carried_for, 0u);
+    /* A loss crew__group_reopen carried on goes too (the store clears the marks): the
+     * finished group it came from still keeps it, unreported (its report comes only once the
+     * new handle is stored), and the caller's handle still names that group. */
     crew__store_release(&sl->state, crew__gen_state(gen));
     release_slot(m, slot, cache);
 }
@@ -335,81 +329,83 @@ int crew__group_status(crew__slotmap *m, crew_handle h) {
     return crew__slot_status(crew__slot_at(m, crew__slot_index(h.slot)), h.gen);
 }
 
-/* Slot s, whose group's loss was just reported by this thread, joins the ring of the last
- * CREW__LOSSES_KEPT reported losses; the slot it displaces is freed. */
+/* Slot s, whose group's loss was just reported by this thread, joins the list of kept
+ * losses; beyond CREW__LOSSES_KEPT, the oldest one that no wait holds is freed. A held one
+ * goes back to the end of the list (so the list holds at most CREW__LOSSES_KEPT plus the
+ * slots held by waits in progress). */
 static void keep_reported(crew__slotmap *m, uint32_t s) {
-    /* Relaxed: the counter only hands out places; the exchange orders the slots. */
-    uint32_t i = crew__fetch_add_relaxed(&m->reported_next, 1u) % CREW__LOSSES_KEPT;
-    /* Acq_rel: releases our REPORTED mark to the thread that will free s, and acquires the
-     * mark of the slot we free. */
-    uint32_t old = crew__exchange_acq_rel(&m->reported[i], s);
-    if (old == 0)
-        return;
-    crew__slot *sl = crew__slot_at(m, old);
-    /* Relaxed: a reported slot's state is no longer written by anyone (no task open, so no
-     * add, cancel or decrement) until we free it; the exchange ordered its mark before us. */
-    uint64_t st = crew__load_relaxed(&sl->state);
-    crew__assert(crew__open_of(st) == 0 && (st & CREW__ST_REPORTED));
-    next_generation(m, sl, old, crew__gen_of(st), NULL);
+    pthread_mutex_lock(&m->kept_lock);
+    /* Relaxed (next_free, here and below): the list is the lock's. */
+    crew__store_relaxed(&crew__slot_at(m, s)->next_free, 0u);
+    if (m->kept_tail)
+        crew__store_relaxed(&crew__slot_at(m, m->kept_tail)->next_free, s);
+    else
+        m->kept_head = s;
+    m->kept_tail = s;
+    for (uint32_t tries = m->kept_n++; m->kept_n > CREW__LOSSES_KEPT && tries != 0; tries--) {
+        uint32_t old = m->kept_head;
+        crew__slot *sl = crew__slot_at(m, old);
+        m->kept_head = crew__load_relaxed(&sl->next_free);
+        /* Seq_cst: see crew__slot.holds; a wait that holds the slot gets its answer first. */
+        if (crew__load_seq_cst(&sl->holds) != 0) {
+            crew__store_relaxed(&sl->next_free, 0u);
+            crew__store_relaxed(&crew__slot_at(m, m->kept_tail)->next_free, old);
+            m->kept_tail = old;
+            continue;
+        }
+        m->kept_n--;
+        /* Relaxed: a reported slot's state is no longer written by anyone (no task open, so
+         * no add, cancel or decrement) until we free it; its reporter's lock release ordered
+         * its mark before us. */
+        uint64_t st = crew__load_relaxed(&sl->state);
+        crew__assert(crew__open_of(st) == 0 && (st & CREW__ST_REPORTED));
+        next_generation(m, sl, old, crew__gen_of(st), NULL);
+        break;
+    }
+    pthread_mutex_unlock(&m->kept_lock);
 }
 
 int crew__group_report(crew__slotmap *m, crew_handle h, int status) {
     if (status != CREW_ECANCELED && status != CREW_EEXPIRED)
         return status;
-    uint32_t slot = h.slot, gen = h.gen;
-    while (slot != 0) { /* the group, then each group whose loss it carried on */
-        crew__slot *sl = crew__slot_at(m, slot);
-        /* Acquire (the load and a failed CAS): the group's end, with the link it carries. One
-         * reporter per group: the one whose CAS sets REPORTED on the finished, marked state of
-         * its generation; the others (a concurrent wait, a stale link) stop here. */
-        uint64_t st = crew__load_acquire(&sl->state);
-        do {
-            if (crew__gen_of(st) != gen || crew__open_of(st) != 0 ||
-                !(st & CREW__ST_LOSS) || (st & CREW__ST_REPORTED))
-                return status;
-        } while (!crew__cas_acq_rel(&sl->state, &st, st | CREW__ST_REPORTED));
-        /* Relaxed: written before the release that carried the marks (crew__group_reopen);
-         * read before the slot joins the ring, after which it may be freed and reused. */
-        uint32_t next = 0, next_gen = 0;
-        if (crew__load_relaxed(&sl->carried_for) == gen) {
-            next = crew__load_relaxed(&sl->carried_slot);
-            next_gen = crew__load_relaxed(&sl->carried_gen);
-        }
-        keep_reported(m, slot);
-        slot = next;
-        gen = next_gen;
-    }
+    crew__slot *sl = crew__slot_at(m, h.slot);
+    /* Acquire (the load and a failed CAS): the group's end. One reporter per group: the one
+     * whose CAS sets REPORTED on the finished, marked state of its generation; the others (a
+     * concurrent wait, a copy of an old handle) stop here. */
+    uint64_t st = crew__load_acquire(&sl->state);
+    do {
+        if (crew__gen_of(st) != h.gen || crew__open_of(st) != 0 || !(st & CREW__ST_LOSS) ||
+            (st & CREW__ST_REPORTED))
+            return status;
+    } while (!crew__cas_acq_rel(&sl->state, &st, st | CREW__ST_REPORTED));
+    keep_reported(m, h.slot);
     return status;
 }
 
 int crew__slotmap_init(crew__slotmap *m) {
-    m->reported = calloc(CREW__LOSSES_KEPT, sizeof *m->reported);
-    if (!m->reported)
-        return CREW_ENOMEM;
-    for (unsigned i = 0; i < CREW__LOSSES_KEPT; i++)
-        crew__atomic_init(&m->reported[i], 0u);
-    crew__atomic_init(&m->reported_next, 0u);
+    m->kept_head = m->kept_tail = m->kept_n = 0;
     crew__atomic_init(&m->issued, 1u); /* slot 0 is never issued */
     crew__atomic_init(&m->free_head, 0u);
     m->on_notify = NULL; /* set by the pool */
     m->owner = NULL;
     for (unsigned k = 0; k < CREW__SLOT_CHUNKS; k++)
         crew__atomic_init(&m->chunk[k], NULL);
-    if (pthread_mutex_init(&m->grow_lock, NULL) != 0) {
-        free(m->reported);
+    if (pthread_mutex_init(&m->grow_lock, NULL) != 0)
         return CREW_ENOMEM;
-    }
     if (pthread_mutex_init(&m->notify_lock, NULL) != 0) {
         pthread_mutex_destroy(&m->grow_lock);
-        free(m->reported);
+        return CREW_ENOMEM;
+    }
+    if (pthread_mutex_init(&m->kept_lock, NULL) != 0) {
+        pthread_mutex_destroy(&m->notify_lock);
+        pthread_mutex_destroy(&m->grow_lock);
         return CREW_ENOMEM;
     }
     return CREW_OK;
 }
 
 void crew__slotmap_free(crew__slotmap *m) {
-    free(m->reported);
-    m->reported = NULL;
+    pthread_mutex_destroy(&m->kept_lock);
     pthread_mutex_destroy(&m->grow_lock);
     pthread_mutex_destroy(&m->notify_lock);
     for (unsigned k = 0; k < CREW__SLOT_CHUNKS; k++) {

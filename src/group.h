@@ -25,12 +25,13 @@ typedef struct crew__slot {
      * ended are decided together: a finisher's last decrement returns the marks, a canceller's
      * compare-and-swap sees the end. */
     _Atomic uint64_t state;
-    /* The group whose unreported loss this slot's group carries on (crew__group_reopen): its
-     * slot and generation, valid only while carried_for is this slot's generation (a stale
-     * link names an older one). Written relaxed by the opener before the release that
-     * publishes the carried marks (crew__group_reopen), read relaxed by the thread that
-     * reports the group's loss, after its acquire of the group's end (crew__group_report). */
-    _Atomic uint32_t carried_for, carried_slot, carried_gen;
+    /* Waits (crew_wait, crew_wait_timed) in progress on this slot, whatever their generation:
+     * a slot kept for a reported loss is not freed while one is (group.c, keep_reported), so
+     * a wait that began while its group was open gets the group's answer. Seq_cst, taken
+     * before the wait's first look at state and dropped after its answer: a freer that reads
+     * 0 here comes, in the single total order, before the wait's increment, so the wait began
+     * after the slot was let go. */
+    _Atomic uint32_t holds;
     /* Central queue's lock: newest task of the group queued there, linked by
      * crew_private_.gnext (schedule.c). */
     crew_task *queued;
@@ -40,7 +41,8 @@ typedef struct crew__slot {
      * finisher at a wrap); read relaxed: a caller holding a handle got it, through its own
      * synchronisation, after the open that stored its generation here. */
     _Atomic uint32_t issued_gen;
-    /* Free list link (relaxed: ordered by the free list head's CAS, group.c). */
+    /* Free list link (relaxed: ordered by the free list head's CAS, group.c), and the kept
+     * losses' list link (under kept_lock) while the slot is on that list. */
     _Atomic uint32_t next_free;
     /* Threads asleep in a wait for this group (ec.h); notified when it finishes or gets work. */
     crew__ec waiters;
@@ -59,12 +61,12 @@ typedef struct crew__slot {
 typedef struct crew__slotmap {
     /* Chunk k; published with release after it is initialised, read with acquire. */
     crew__slot *_Atomic chunk[CREW__SLOT_CHUNKS];
-    /* The slots of the last CREW__LOSSES_KEPT groups whose loss a wait reported (0: none), a
-     * ring; reported_next counts the reports (relaxed: it only hands out places). A slot that
-     * falls out of the ring is freed (crew__group_report). Exchanged with acq_rel: the freer
-     * sees the reporter's mark. */
-    _Atomic uint32_t *reported;
-    _Atomic uint32_t reported_next;
+    /* The slots of groups whose loss a wait reported, oldest first (linked by next_free),
+     * at most CREW__LOSSES_KEPT of them plus those held by a wait (crew__slot.holds): a
+     * report beyond that frees the oldest one not held (group.c, keep_reported). Only on a
+     * loss, so a mutex. */
+    pthread_mutex_t kept_lock;
+    uint32_t kept_head, kept_tail, kept_n; /* kept_lock */
     /* Slots issued so far plus one (slot 0). Stored with release after the chunk that holds the
      * new slot is published; loaded with acquire by validators, so slot < issued implies the
      * chunk pointer is visible. */
@@ -163,17 +165,20 @@ int crew__group_add(crew__slotmap *m, crew_handle h, uint32_t n);
 /* A submission of n tasks through *h, whose group has finished (crew__group_add said
  * CREW_ESTALE; its generation was issued): open a new group in its place and store it in *h.
  * If the finished group lost tasks and no wait has reported it, the new group carries the loss
- * on (its wait answers CREW_ECANCELED or CREW_EEXPIRED too), and a cancelled one takes no more
- * tasks (CREW_ECANCELED); once reported, the new group starts clean. CREW_OK, CREW_ECANCELED,
- * CREW_ENOMEM or CREW_ERANGE. */
+ * on (its marks: its wait answers CREW_ECANCELED or CREW_EEXPIRED too), and a cancelled one
+ * takes no more tasks (CREW_ECANCELED); once reported, the new group starts clean. Once the
+ * new handle is stored, the caller reports the old group (crew__group_report), whose loss the
+ * new group now answers for: no link, no chain. CREW_OK, CREW_ECANCELED, CREW_ENOMEM or
+ * CREW_ERANGE. */
 int crew__group_reopen(crew__slotmap *m, crew_handle *h, uint32_t n, crew__slot_cache *cache);
 /* Undo a successful crew__group_open or crew__group_reopen whose tasks could not be queued (the
  * handle was never handed out). */
 void crew__group_abandon(crew__slotmap *m, uint32_t slot, crew__slot_cache *cache);
 /* A wait is about to return status for group h (as crew uses it inside): if it is a loss, the
- * loss is now reported: the group, and the groups whose loss it carried on, keep their slots
- * (and their answer) only until CREW__LOSSES_KEPT more losses have been reported. Returns
- * status. */
+ * loss is now reported: the group keeps its slot (and its answer) only until CREW__LOSSES_KEPT
+ * more losses have been reported and no wait holds it. Also called with a loss status for a
+ * finished group whose loss a new group of the same handle variable carries on
+ * (crew__group_reopen; submit.c, once the new group's handle is stored). Returns status. */
 int crew__group_report(crew__slotmap *m, crew_handle h, int status);
 /* How tasks left their group (crew__group_done, crew__tasks_finished). */
 enum crew__end {
@@ -193,8 +198,9 @@ int crew__group_cancel(crew__slotmap *m, crew_handle h);
  * CREW_EEXPIRED. */
 int crew__group_status(crew__slotmap *m, crew_handle h);
 /* The same, given the slot (a waiter looks it up once). A group that lost tasks keeps its slot
- * and its marks until its loss is reported and CREW__LOSSES_KEPT more are (crew__group_report),
- * so it stays CREW_ECANCELED or CREW_EEXPIRED until then; after that, CREW_OK. */
+ * and its marks until its loss is reported, CREW__LOSSES_KEPT more are and no wait holds it
+ * (crew__group_report), so it stays CREW_ECANCELED or CREW_EEXPIRED until then; after that,
+ * CREW_OK. */
 static inline int crew__slot_status(crew__slot *sl, uint32_t gen) {
     /* Acquire: pairs with the releases in crew__group_done; a finished answer happens-after
      * every task of the group. The marks come in the same load. */
@@ -220,6 +226,10 @@ static inline bool crew__slot_cancelled(crew__slot *sl, uint32_t gen) {
 static inline bool crew__gen_issued(crew__slot *sl, uint32_t gen) {
     return gen <= crew__load_relaxed(&sl->issued_gen); /* relaxed: see crew__slot */
 }
+/* A wait in progress on sl (crew__slot.holds): taken before its first look at the state,
+ * dropped after its answer (and its report). Seq_cst: see crew__slot.holds. */
+static inline void crew__slot_hold(crew__slot *sl) { crew__fetch_add_seq_cst(&sl->holds, 1u); }
+static inline void crew__slot_unhold(crew__slot *sl) { crew__fetch_sub_seq_cst(&sl->holds, 1u); }
 int crew__slotmap_init(crew__slotmap *m); /* CREW_OK or CREW_ENOMEM */
 void crew__slotmap_free(crew__slotmap *m);
 

@@ -120,6 +120,23 @@ static __attribute__((cold, noinline)) int reopen(crew_pool *p, crew_handle *h, 
     return crew__group_reopen(&p->groups, h, n, own_slots(p));
 }
 
+/* A submission through *group opened a new group in place of the finished group old (reopen),
+ * and the new handle is about to be stored: if old kept a loss, the new group carries it
+ * (crew__group_reopen), so old counts as reported (crew__group_report, which does nothing for
+ * a group without an unreported loss). Its slot then joins the kept losses instead of staying
+ * linked, and a handle variable that lost a task once does not keep every later group. */
+static __attribute__((cold, noinline)) void handed_over(crew_pool *p, crew_handle old) {
+    (void)crew__group_report(&p->groups, crew__handle_local(old), CREW_ECANCELED);
+}
+
+/* Store the handle of the group a submission opened, h, in *group; if *group named a finished
+ * group (reopen), that one is handed over first. */
+static inline void hand_out(crew_pool *p, crew_handle *group, crew_handle h) {
+    if (__builtin_expect(group->slot != 0, 0))
+        handed_over(p, *group); /* reopened: the new group answers for the old one */
+    *group = h;
+}
+
 /* Open a new group (*open_new: *group is CREW_HANDLE_NONE) or join *group (already checked
  * with crew__handle_valid) with n tasks; a finished *group is replaced by a new one (reopen),
  * which sets *open_new. OUT: *h, the group as handed out ({0, 0}: none). CREW_OK, or the error
@@ -234,7 +251,7 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
         return enqueue_fail(who, p, rc, n, h, how);
     }
     if (open_new)
-        *group = h;
+        hand_out(p, group, h);
     if (counted)
         crew__stats_submitted(p, n, submitted, accepted);
     if (caller_runs) { /* back-pressure: the producer does the work it adds */
@@ -305,7 +322,7 @@ static __attribute__((noinline)) int enqueue_array(crew_pool *p, crew_task *t, s
         return enqueue_fail(who, p, rc, n, h, &admit_default);
     }
     if (open_new)
-        *group = h;
+        hand_out(p, group, h);
     crew__wake_work(p, m, notify_slot(open_new, h)); /* a thread for each runner */
     return CREW_OK;
 }
@@ -460,7 +477,7 @@ static __attribute__((noinline)) int submit_grouped(crew_pool *p, crew_fn fn, vo
     if (__builtin_expect(rc != CREW_OK, 0))
         return join_fail("crew_submit", p, rc, 1, h, &admit_default);
     if ((rc = submit_one(p, fn, arg, priority, open_new, h)) == CREW_OK && open_new)
-        *group = h; /* handed out only once the task is queued (all or nothing) */
+        hand_out(p, group, h); /* only once the task is queued (all or nothing) */
     return rc;
 }
 

@@ -5,9 +5,17 @@
 // carries over to it; and groups that lost tasks do not keep their slots for ever (a loop of
 // lossy groups keeps the slot map small).
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -134,6 +142,104 @@ TEST(Losses, UnreportedLossCarriesOverToTheNextGroups) {
     EXPECT_EQ(runs.load(), 1000);
     ASSERT_EQ(crew_submit(p, bump, &runs, 0, &g), CREW_OK);
     EXPECT_EQ(crew_wait(p, g), CREW_OK);
+    crew_destroy(p);
+}
+
+// One loss does not make a handle variable keep every later group: with the loss unreported,
+// each reopen carries the marks into the new group and lets the old one go (no link), so the
+// slot indices stay small over many rounds, and the one wait at the end still reports it.
+TEST(Losses, CarriedLossKeepsNoChain) {
+    crew_pool *p = make_pool(1);
+    std::atomic<long> runs{0};
+    crew_handle g = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit_deadline(p, bump, &runs, 0, 0, 1, &g), CREW_OK);
+    uint32_t top = 0;
+    const int rounds = 5000;
+    for (int i = 0; i < rounds; i++) {
+        ASSERT_EQ(crew_wait_all(p), CREW_OK);
+        ASSERT_EQ(crew_submit(p, bump, &runs, 0, &g), CREW_OK);
+        top = std::max(top, slot_index(g));
+    }
+    EXPECT_EQ(crew_wait(p, g), CREW_EEXPIRED);
+    EXPECT_EQ(runs.load(), rounds);
+    EXPECT_LT(top, 1024u) << "groups a carried loss went through keep their slots";
+    crew_destroy(p);
+}
+
+// A wait in progress when its group ended gets the group's answer, however many other losses
+// are reported meanwhile: W2 is inside crew_wait(G), parked there by a signal handler so that
+// it cannot look again until the end; G is cancelled and ends; W1's wait reports the cancel;
+// then more losses than are kept are reported; W2 still answers CREW_ECANCELED.
+sem_t park_sem, parked_sem;
+// A thread's state letter in /proc (R running, S asleep, ...), '?' if unreadable.
+char thread_state(pid_t tid) {
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", static_cast<int>(tid));
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return '?';
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *close = strrchr(buf, ')'); // after the name, which may hold spaces
+    return close && close[1] == ' ' ? close[2] : '?';
+}
+struct Gate {
+    std::atomic<bool> started{false}, go{false};
+};
+void gate_task(void *arg) {
+    auto *gate = static_cast<Gate *>(arg);
+    gate->started = true;
+    until_set(&gate->go);
+}
+void park_here(int) {
+    sem_post(&parked_sem);
+    while (sem_wait(&park_sem) != 0) {
+    }
+}
+
+TEST(Losses, WaitInProgressGetsTheLossWhateverIsReportedMeanwhile) {
+    crew_pool *p = make_pool(1);
+    ASSERT_EQ(sem_init(&park_sem, 0, 0), 0);
+    ASSERT_EQ(sem_init(&parked_sem, 0, 0), 0);
+    struct sigaction sa = {}, old = {};
+    sa.sa_handler = park_here;
+    ASSERT_EQ(sigaction(SIGUSR1, &sa, &old), 0);
+    Gate gate;
+    crew_handle g = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit(p, gate_task, &gate, 0, &g), CREW_OK);
+    while (!gate.started) // the task has started: the group ends only after go
+        std::this_thread::yield();
+    ASSERT_EQ(crew_cancel(p, g), CREW_OK);
+    std::atomic<int> w2{1};
+    std::atomic<pid_t> tid{0};
+    std::thread sleeper([&] {
+        tid = static_cast<pid_t>(syscall(SYS_gettid));
+        w2 = crew_wait(p, g); // nothing between the store above and this wait sleeps
+    });
+    // W2 is asleep in crew_wait (it cannot return before go): its state turns to S after tid
+    // is set. Park it where it is.
+    while (tid == 0)
+        std::this_thread::yield();
+    while (thread_state(tid) != 'S')
+        std::this_thread::yield();
+    ASSERT_EQ(pthread_kill(sleeper.native_handle(), SIGUSR1), 0);
+    while (sem_wait(&parked_sem) != 0) {
+    }
+    gate.go = true;
+    EXPECT_EQ(crew_wait(p, g), CREW_ECANCELED); // W1 reports the cancel
+    std::atomic<long> runs{0};
+    for (int i = 0; i < 600; i++) { // more losses than are kept
+        crew_handle h = CREW_HANDLE_NONE;
+        ASSERT_EQ(crew_submit_deadline(p, bump, &runs, 0, 0, 1, &h), CREW_OK);
+        ASSERT_EQ(crew_wait(p, h), CREW_EEXPIRED);
+    }
+    sem_post(&park_sem);
+    sleeper.join();
+    EXPECT_EQ(w2.load(), CREW_ECANCELED) << "a wait that began before the group ended";
+    EXPECT_EQ(sigaction(SIGUSR1, &old, nullptr), 0);
+    sem_destroy(&park_sem);
+    sem_destroy(&parked_sem);
     crew_destroy(p);
 }
 
