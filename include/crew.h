@@ -737,14 +737,21 @@ CREW_EXPORT int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n);
  * reused since) returns CREW_OK at once. Returns CREW_ECANCELED if the group was cancelled
  * (crew_cancel) or lost tasks to a shutdown or a full queue, and CREW_EEXPIRED if it lost tasks
  * only to their deadlines (crew_submit_deadline).
- * How long that answer is kept: until a wait has reported it (crew_wait or crew_wait_timed
- * returned it for the group, or for a later group of the same handle variable that carried
- * the loss on: see "Submitting tasks"), and after that until 256 more losses of the pool have
- * been reported; then the group's slot is reused, and a wait on a copy of the old handle
- * answers CREW_OK, as for any finished group. A loss that no wait reports is kept until
- * crew_destroy (about 72 bytes each). Why: handles are plain values, so the pool cannot tell
- * when the last copy is dropped, and keeping every loss for the pool's life made a server that
- * puts deadlines on its requests grow without bound; the 256 let a second wait on the same
+ * How long that answer is kept: until a wait has reported it, and after that until 256 more
+ * losses of the pool have been reported and no wait on the group is in progress; then the
+ * group's slot is reused, and a wait that begins later on a copy of the old handle answers
+ * CREW_OK, as for any finished group. A wait reports the loss when crew_wait or
+ * crew_wait_timed returns it, through any copy of the handle and from any thread (not only the
+ * thread or the variable that submitted the tasks); so does a submission through a handle
+ * variable whose group finished with a loss no wait had reported: the new group carries the
+ * loss on (see "Submitting tasks"), and its wait is the one that returns it. A wait that was
+ * in progress when the group ended (asleep in it, or helping) always answers the group's
+ * result, however many losses are reported meanwhile. A loss that no wait reports is kept until
+ * crew_destroy (about 64 bytes each); a completion callback's run does not report it (a
+ * callback that is the group's only consumer may call crew_wait on the group inside fn: that
+ * returns the result at once and reports it). Why: handles are plain values, so the pool cannot
+ * tell when the last copy is dropped, and keeping every loss for the pool's life made a server
+ * that puts deadlines on its requests grow without bound; the 256 let a second wait on the
  * handle, or waits of several threads at once, all get the answer. Errors: EINVAL (p NULL,
  * group CREW_HANDLE_NONE, a handle of another pool or a slot this pool never issued, generation
  * 0, which no group gets, or a generation its slot never reached), EDEADLK (a task of the group,
@@ -806,7 +813,11 @@ CREW_EXPORT int crew_wait_all_timed(crew_pool *p, uint64_t timeout_ns);
  * priority, on a thread that runs the pool's tasks (a worker, or a caller helping in a wait, as
  * any task), never inside crew_notify itself. In fn, crew_wait on the group returns at once
  * with the group's result (CREW_OK, CREW_ECANCELED or CREW_EEXPIRED), and everything the
- * group's tasks did happens-before fn. For a group that has already finished (its handle may
+ * group's tasks did happens-before fn (if the group lost tasks and other waits have reported
+ * it and many more losses since, see crew_wait: fn's wait then answers CREW_OK). The callback's
+ * run does not count as a wait that reports a loss: call crew_wait on the group in fn to report
+ * it, or the group's slot is kept until crew_destroy (crew_wait says how long a loss is kept).
+ * For a group that has already finished (its handle may
  * be stale: its slot reused since) fn is queued at once. Several callbacks on one group all run,
  * in no guaranteed order. Nothing is allocated per group, one crew_submit node per callback.
  * A callback is an accepted task from its registration on: crew_wait_all and crew_shutdown

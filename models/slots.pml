@@ -52,8 +52,9 @@
  *                 the finisher and the waiter read the bits from the state word.
  *   ... + REPORT  with FIX_CANCEL_BIT: the waiter reports its group's loss (crew__group_report):
  *                 it sets RBIT by a CAS on the finished, marked state of its generation, and the
- *                 slot is then freed with the next generation (the ring of reported slots at its
- *                 shortest, none kept), so a lossy group's slot passes to the other group too.
+ *                 slot is then freed with the next generation (the list of kept losses at its
+ *                 shortest, none kept; a second waiter, which the code's holds protect, is not
+ *                 modelled), so a lossy group's slot passes to the other group too.
  *                 Must verify: a slot is freed once, never while a task is open, and every
  *                 answer holds.
  * With CANCELLER, the waiter also checks the cancel's side: a crew_cancel that answered CREW_OK

@@ -43,7 +43,8 @@
  *     the kept list like any reported loss): a wait on the variable still sees the loss, and
  *     nothing links groups, so memory stays bounded however many groups the variable goes
  *     through. If the loss was reported, the new group starts clean.
- * The protocol is modelled in models/slots.pml (variant FIX_CANCEL_BIT with REPORT).
+ * The protocol is modelled in models/slots.pml (variant FIX_CANCEL_BIT with REPORT: one waiter
+ * per group, a reported slot freed at once; the holds, the kept list and reopen are not).
  *
  * Slots sit in chunks that double in size (64, 128, 256, ... slots) and never move: the chunk
  * table is fixed, so a reader finds a slot without the lock while writers add chunks. There is no
