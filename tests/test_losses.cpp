@@ -199,6 +199,11 @@ void park_here(int) {
 }
 
 TEST(Losses, WaitInProgressGetsTheLossWhateverIsReportedMeanwhile) {
+#if defined(__SANITIZE_THREAD__)
+    // ThreadSanitizer holds a signal back while the thread sleeps in a raw futex call (ec.h),
+    // so the waiter cannot be parked where it sleeps; the other builds run this test.
+    GTEST_SKIP() << "a signal cannot park a thread asleep in a futex under ThreadSanitizer";
+#endif
     crew_pool *p = make_pool(1);
     ASSERT_EQ(sem_init(&park_sem, 0, 0), 0);
     ASSERT_EQ(sem_init(&parked_sem, 0, 0), 0);
