@@ -376,6 +376,11 @@ static uint64_t end_of(uint64_t timeout_ns) {
     return timeout_ns > UINT64_MAX - now ? 0 : now + timeout_ns;
 }
 
+static inline __attribute__((always_inline)) int wait_held(crew_pool *p, crew_handle group,
+                                                           crew_handle given, crew__slot *sl,
+                                                           bool timed, uint64_t timeout_ns,
+                                                           const char *who);
+
 /* crew_wait and crew_wait_timed: wait for group, helping, until it finishes or, if timed,
  * sleeping without helping until it finishes or the time-out passes (timeout_ns: 0 a poll,
  * UINT64_MAX no limit, which helps as crew_wait does). Inlined into both, so that crew_wait's
@@ -390,11 +395,26 @@ static inline __attribute__((always_inline)) int wait_group(crew_pool *p, crew_h
     crew_handle given = group;          /* as handed out, for the details */
     group = crew__handle_local(group); /* from here on, the slot's index */
     crew__slot *sl = crew__slot_at(&p->groups, group.slot);
+    /* Held from before the first look at the state to after the answer and its report: a
+     * group kept for a reported loss is not let go while a wait on its slot is in progress
+     * (crew__slot.holds), so this wait answers the loss if the group had one. */
+    crew__slot_hold(sl);
+    int rc = wait_held(p, group, given, sl, timed, timeout_ns, who);
+    crew__slot_unhold(sl);
+    return rc;
+}
+
+/* wait_group with the slot held. */
+static inline __attribute__((always_inline)) int wait_held(crew_pool *p, crew_handle group,
+                                                           crew_handle given, crew__slot *sl,
+                                                           bool timed, uint64_t timeout_ns,
+                                                           const char *who) {
     int st = crew__slot_status(sl, group.gen);
     if (st != 1) { /* finished, or a generation never issued (forged) */
         if (__builtin_expect(!crew__gen_issued(sl, group.gen), 0))
             return crew__fail_handle(CREW_EINVAL, who, p, given);
-        return st == CREW_OK ? st : wait_failed(who, given, st);
+        return st == CREW_OK ? st
+                             : wait_failed(who, given, crew__group_report(&p->groups, group, st));
     }
     uint64_t until_ns = 0;
     if (timed && (timeout_ns == 0 || (until_ns = end_of(timeout_ns)) != 0)) {
@@ -408,14 +428,18 @@ static inline __attribute__((always_inline)) int wait_group(crew_pool *p, crew_h
             (void)timed_sleep(p, sl, group, until_ns);
         }
         st = crew__slot_status(sl, group.gen);
-        st = st == 1 ? CREW_ETIMEDOUT : st;
-        return st == CREW_OK ? st : wait_failed(who, given, st);
+        st = st == 1 ? CREW_ETIMEDOUT : st; /* a loss returned is a loss reported, as below */
+        return st == CREW_OK ? st
+                             : wait_failed(who, given, crew__group_report(&p->groups, group, st));
     }
     waiter_ctx c = {.p = p, .self = crew__self(p), .group = group, .sl = sl, .mark = mark_of(p),
                     .status = 1};
     crew__debug_yield();
     wait_loop(p, &c);
-    return c.status == CREW_OK ? c.status : wait_failed(who, given, c.status);
+    /* A loss returned is a loss reported (crew__group_report): the group's slot may go. */
+    return c.status == CREW_OK
+               ? c.status
+               : wait_failed(who, given, crew__group_report(&p->groups, group, c.status));
 }
 
 int crew_wait(crew_pool *p, crew_handle group) {
