@@ -180,8 +180,15 @@ typedef void (*crew_fn)(void *arg);
 
 /*
  * A group of tasks, by value. slot names an entry of the pool's slot map, gen the generation of
- * that entry, so a handle to a finished group never aliases a later group that reuses the slot
- * (within 2^32 reuses of one slot). The top 8 bits of slot name the pool that issued the handle:
+ * that entry, so a handle to a finished group never aliases a later group that reuses the slot.
+ * Generations run from 1 to 2^28 - 1, then start at 1 again: a handle is recognised as stale
+ * (finished: crew_wait answers at once, crew_cancel CREW_ESTALE, a submission through it opens a
+ * new group) for as long as its slot has served fewer than 2^28 - 1 (268,435,455) later groups.
+ * One slot serves at most about 10^7 groups a second (a loop that opens a group and waits for it,
+ * on one thread), so that is at least about 27 s; a handle kept longer than that, then used,
+ * names a later group of its slot with a chance of about 1 in 2^28 (if that group is open, a
+ * wait waits for it and a crew_cancel cancels it). Use a handle while its group may be open, and
+ * drop it once a wait has returned. The top 8 bits of slot name the pool that issued the handle:
  * a handle given to another pool is refused with CREW_EINVAL. Pools alive at the same time are
  * told apart, up to 255 of them; with more, two may share a name, and a handle of one may then
  * pass for a finished group of the other. A pool has at most 2^24 - 1 slots (groups open at once,

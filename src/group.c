@@ -3,9 +3,9 @@
  * Jendersie et al., §III-D, and what a group's end means for its slot.
  *
  * A group lives in a slot. The slot's state word packs the generation (high 28 bits), the
- * group's marks (4 bits) and the number of open tasks (low 32 bits, group.h): a waiter holding {slot, gen}
- * is done when the generation has moved on or the open count is 0, and one acquire load tells
- * it both, and the answer. When the count reaches 0 the generation advances (skipping 0) and
+ * group's marks (4 bits) and the number of open tasks (low 32 bits, group.h): a waiter holding
+ * {slot, gen} is done when the generation has moved on or the open count is 0, and one
+ * acquire load tells it both, and the answer. When the count reaches 0 the generation advances (skipping 0) and
  * the slot goes on the free list, so a later group may reuse it without an old handle ever
  * mistaking the new group for its own.
  *
@@ -16,8 +16,14 @@
  * 100 ns, so one slot serves at most about 10^7 groups a second: the first possible match is
  * 2^28 / 10^7 = 27 s after the handle's group ended, and then only during that one group's
  * life (about 1 part in 2^28 of the slot's time). A handle is a value crew cannot track; the
- * 32-bit generation of before only stretched this to 430 s. Handles of a generation above
- * CREW__GEN_MAX were never issued and are refused as forged (crew__gen_issued).
+ * 32-bit generation of before only stretched this to 430 s. Other slot maps accept the same
+ * kind of limit: the Rust slotmap crate's 32-bit versions repeat after about 2^31 reuses of a
+ * slot, EnTT's default 32-bit entity keeps 12 bits of version (4096 reuses). No bit is free
+ * elsewhere in the word: the open count's 32 bits are crew.h's limit, and the four marks are
+ * set by fetch_or on a live group (CANCEL, DROPPED, EXPIRED in any combination, then REPORTED
+ * on an ended one): packing them in 3 bits would need a compare-and-swap loop per mark.
+ * Handles of a generation above CREW__GEN_MAX were never issued and are refused as forged
+ * (crew__gen_issued).
  *
  * Losses and cancels, all on the state word:
  *   - A task that is dropped (crew_cancel, a cancelling shutdown, a full queue) or expires
@@ -285,9 +291,13 @@ static __attribute__((noinline, cold)) bool end_group_notify(crew__slotmap *m, c
 /* Mark the open group of sl as having lost a task (how: CREW__LOST or CREW__EXPIRED). The
  * group is open (the caller holds one of its tasks), so the mark lands on its own generation,
  * before that task's decrement in the word's order: the decrement that ends the group returns
- * it. Relaxed: the decrement is what publishes the task's end. */
-static void mark_lost(crew__slot *sl, enum crew__end how) {
-    crew__fetch_or_relaxed(&sl->state, how == CREW__LOST ? CREW__ST_DROPPED : CREW__ST_EXPIRED);
+ * it. Relaxed: the decrement is what publishes the task's end. The mark is computed, not
+ * chosen, so that crew__group_done needs no more registers for it. */
+_Static_assert(CREW__ST_DROPPED == (uint64_t)(8u >> CREW__LOST) << 32 &&
+                   CREW__ST_EXPIRED == (uint64_t)(8u >> CREW__EXPIRED) << 32,
+               "mark_lost computes the marks from enum crew__end");
+static inline void mark_lost(crew__slot *sl, enum crew__end how) {
+    crew__fetch_or_relaxed(&sl->state, (uint64_t)(8u >> how) << 32);
 }
 
 void crew__group_lost(crew__slotmap *m, uint32_t slot) {
@@ -297,7 +307,7 @@ void crew__group_lost(crew__slotmap *m, uint32_t slot) {
 bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, enum crew__end how,
                       crew__slot_cache *cache) {
     crew__slot *sl = crew__slot_at(m, slot);
-    if (how != CREW__RAN)
+    if (__builtin_expect(how != CREW__RAN, 0))
         mark_lost(sl, how);
     /* Release: everything the task did happens-before a waiter that acquires the count it
      * leaves; acquire: the last decrement also synchronises with all earlier ones, so the

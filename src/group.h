@@ -1,8 +1,9 @@
 /*
  * group.h -- the slot map of groups (group.c). A slot holds a generation counter, the
  * number of open (accepted, unfinished) tasks and the group's marks (cancelled, lost a task,
- * loss reported), packed in one 64-bit word so one atomic load tells a waiter all of them. Slots live in chunks of doubling size that never move, so a reader can
- * find a slot without the lock; slot 0 is never issued (it is CREW_HANDLE_NONE).
+ * loss reported), packed in one 64-bit word so one atomic load tells a waiter all of them.
+ * Slots live in chunks of doubling size that never move, so a reader can find a slot without
+ * the lock; slot 0 is never issued (it is CREW_HANDLE_NONE).
  */
 #ifndef CREW_GROUP_H
 #define CREW_GROUP_H
@@ -108,7 +109,8 @@ static inline crew_handle crew__handle_local(crew_handle h) {
 /* The state word: the generation in the top 28 bits, the marks of the generation in the 4
  * below (a new generation starts without them), the open count in the low 32 bits (a group
  * holds up to 2^32 - 1 unfinished tasks: crew.h, CREW_ERANGE). */
-#define CREW__ST_CANCEL ((uint64_t)1 << 35)   /* crew_cancel took effect: drop its tasks, take no more */
+/* crew_cancel took effect: drop its tasks, take no more */
+#define CREW__ST_CANCEL ((uint64_t)1 << 35)
 #define CREW__ST_DROPPED ((uint64_t)1 << 34)  /* it lost a task other than to its start-by time */
 #define CREW__ST_EXPIRED ((uint64_t)1 << 33)  /* it lost a task to its start-by time */
 #define CREW__ST_REPORTED ((uint64_t)1 << 32) /* finished with a loss, and a wait has reported it */
@@ -154,8 +156,8 @@ typedef struct crew__slot_cache {
     uint32_t slot[CREW__SLOT_CACHE];
 } crew__slot_cache;
 
-/* Open a new group of n tasks (at most CREW__OPEN_MAX), taking the slot from cache if it has one (cache: the calling
- * worker's, or NULL). OUT: *h. CREW_OK or CREW_ENOMEM. */
+/* Open a new group of n tasks (at most CREW__OPEN_MAX), taking the slot from cache if it has
+ * one (cache: the calling worker's, or NULL). OUT: *h. CREW_OK or CREW_ENOMEM. */
 int crew__group_open(crew__slotmap *m, uint32_t n, crew_handle *h, crew__slot_cache *cache);
 /* Put every slot of cache back on the slot map's free list, leaving it empty. */
 void crew__slots_give_back(crew__slotmap *m, crew__slot_cache *cache);

@@ -3,7 +3,7 @@
 // CREW_ESTALE and the wait CREW_OK: never both); a wait that has reported a loss lets the next
 // submission through the handle variable start a clean group, while a loss no wait has reported
 // carries over to it; and groups that lost tasks do not keep their slots for ever (a loop of
-// lossy groups keeps the slot map small).
+// lossy groups keeps the slot map small), task graphs' runs included.
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -274,6 +274,47 @@ TEST(Losses, LossyGroupsDoNotKeepTheirSlots) {
     }
     EXPECT_EQ(runs.load(), 0);
     EXPECT_LT(top, 1024u) << "slots of lossy groups are kept after their loss was reported";
+    crew_destroy(p);
+}
+
+// A task graph's runs use the same group mechanisms as plain submissions (their nodes join the
+// run's group from inside it): through one handle variable, a run cancelled while its first node
+// holds reports CREW_ECANCELED, none of the later nodes runs, and once that wait has reported the
+// cancel the next run through the variable is a clean group (CREW_OK, every node run); the slot
+// indices stay small over many such rounds.
+TEST(Losses, CancelledGraphRunsReportAndTheHandleStartsClean) {
+    crew_pool *p = make_pool(2);
+    crew_graph *g;
+    ASSERT_EQ(crew_graph_create(p, &g), CREW_OK);
+    std::atomic<bool> go{false};
+    std::atomic<long> runs{0};
+    crew_node a, b, c;
+    ASSERT_EQ(crew_graph_add(g, until_set, &go, 0, &a), CREW_OK);
+    ASSERT_EQ(crew_graph_add(g, bump, &runs, 0, &b), CREW_OK);
+    ASSERT_EQ(crew_graph_add(g, bump, &runs, 0, &c), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(g, a, b), CREW_OK);
+    ASSERT_EQ(crew_graph_precede(g, a, c), CREW_OK);
+    crew_handle h = CREW_HANDLE_NONE;
+    uint32_t top = 0;
+    long clean = 0;
+    const int rounds = 600;
+    for (int i = 0; i < rounds; i++) {
+        go = false;
+        ASSERT_EQ(crew_graph_run(g, &h), CREW_OK) << "round " << i;
+        if (i % 2 == 0) { // the first node cannot end before go: the cancel takes effect
+            ASSERT_EQ(crew_cancel(p, h), CREW_OK) << "round " << i;
+            go = true;
+            ASSERT_EQ(crew_wait(p, h), CREW_ECANCELED) << "round " << i;
+        } else {
+            go = true;
+            ASSERT_EQ(crew_wait(p, h), CREW_OK) << "round " << i << " inherited a reported cancel";
+            clean++;
+        }
+        top = std::max(top, slot_index(h));
+    }
+    EXPECT_EQ(runs.load(), 2 * clean) << "a node after a cancelled first node ran";
+    EXPECT_LT(top, 1024u) << "slots of cancelled runs are kept after their loss was reported";
+    ASSERT_EQ(crew_graph_destroy(g), CREW_OK);
     crew_destroy(p);
 }
 
