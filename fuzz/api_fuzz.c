@@ -187,6 +187,8 @@ struct pool_state {
     bool block_full;          /* bounded, CREW_FULL_BLOCK: a worker must not wait for room */
     bool gdl[MAX_GROUPS];     /* a task that may expire (rec.dl) joined this tracked group */
     int gfinal[MAX_GROUPS];   /* the answer of a crew_wait that saw it finished; 1 = none yet */
+    bool greported[MAX_GROUPS]; /* a crew_wait returned its loss: the loss may be let go since
+                                   (crew.h, crew_wait) */
     atomic_bool dl_untracked; /* a task that may expire went to an untracked group (set before
                                  the submission: nested waits read it) */
     /* Callbacks that call back into the pool (the input chooses at crew_create). The callbacks
@@ -641,12 +643,15 @@ static uint32_t u32(reader *r) {
 
 /* Is this answer of crew_wait for tracked group g the same as any earlier one? A finished group
  * keeps its answer: CREW_OK for good once its slot moved on, CREW_ECANCELED and CREW_EEXPIRED
- * for as long as the pool lives (crew.h). Every crew_cancel here returns before the next wait
- * begins, so none can mark the group after a wait saw it finished. */
+ * until a wait has reported it and 256 more losses have been (crew.h), then CREW_OK. Every
+ * crew_cancel here returns before the next wait begins, so none can mark the group after a
+ * wait saw it finished. */
 static void note_final(pool_state *ps, int g, int rc, const char *when) {
     if (rc != CREW_OK && rc != CREW_ECANCELED && rc != CREW_EEXPIRED)
         return;
-    if (ps->gfinal[g] != 1 && ps->gfinal[g] != rc)
+    if (rc != CREW_OK)
+        ps->greported[g] = true;
+    if (ps->gfinal[g] != 1 && ps->gfinal[g] != rc && !(rc == CREW_OK && ps->greported[g]))
         FAIL("%s: group %d (slot %u gen %u) answered %s, earlier %s", when, g,
              ps->groups[g].slot, ps->groups[g].gen, crew_err_name(rc),
              crew_err_name(ps->gfinal[g]));
@@ -692,6 +697,7 @@ static void check_groups_after_shutdown(pool_state *ps) {
         else /* a group crew_cancel reached may answer CREW_ECANCELED without having lost a task
               * (cancelled after its last task started) */
             ok = rc == CREW_OK || (rc == CREW_ECANCELED && ps->gcancel[g]);
+        ok = ok || (rc == CREW_OK && ps->greported[g]); /* a reported loss may be let go */
         if (!ok)
             FAIL("after shutdown, group %u (slot %u gen %u) %s but crew_wait returned %s", g,
                  ps->groups[g].slot, ps->groups[g].gen,
@@ -869,6 +875,7 @@ static void op_create(reader *in, pool_state *ps) {
     ps->hooks = hk.on_drop != NULL;
     ps->block_full = c.queue_capacity && c.full_policy == CREW_FULL_BLOCK;
     memset(ps->gdl, 0, sizeof ps->gdl);
+    memset(ps->greported, 0, sizeof ps->greported);
     for (unsigned g = 0; g < MAX_GROUPS; g++)
         ps->gfinal[g] = 1;
     atomic_store(&ps->dl_untracked, false);
@@ -928,6 +935,19 @@ static int note_group(pool_state *ps, crew_handle *h, bool opens, int track) {
             (ps->groups[track].slot != h->slot || ps->groups[track].gen != h->gen)) {
             ps->groups[track] = *h;
             ps->gfinal[track] = 1; /* a new group: no answer seen yet */
+            if (ps->greported[track]) {
+                /* A wait reported the old group's loss: the new group starts clean (crew.h),
+                 * so the old group's tasks (all ended) no longer count for the index; they
+                 * become untracked ones, which a cancel may have dropped if it reached them. */
+                if (ps->gcancel[track])
+                    ps->cancel_untracked = true;
+                unsigned n = atomic_load(&nrec) < MAX_REC ? atomic_load(&nrec) : MAX_REC;
+                for (unsigned i = 0; i < n; i++)
+                    if (recs[i].ps == ps && recs[i].incarnation == ps->incarnation &&
+                        recs[i].group == track)
+                        recs[i].group = -1;
+                ps->greported[track] = false;
+            }
         }
         return track;
     }

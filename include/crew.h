@@ -180,13 +180,20 @@ typedef void (*crew_fn)(void *arg);
 
 /*
  * A group of tasks, by value. slot names an entry of the pool's slot map, gen the generation of
- * that entry, so a handle to a finished group never aliases a later group that reuses the slot
- * (within 2^32 reuses of one slot). The top 8 bits of slot name the pool that issued the handle:
+ * that entry, so a handle to a finished group never aliases a later group that reuses the slot.
+ * Generations run from 1 to 2^28 - 1, then start at 1 again: a handle is recognised as stale
+ * (finished: crew_wait answers at once, crew_cancel CREW_ESTALE, a submission through it opens a
+ * new group) for as long as its slot has served fewer than 2^28 - 1 (268,435,455) later groups.
+ * One slot serves at most about 10^7 groups a second (a loop that opens a group and waits for it,
+ * on one thread), so that is at least about 27 s; a handle kept longer than that, then used,
+ * names a later group of its slot with a chance of about 1 in 2^28 (if that group is open, a
+ * wait waits for it and a crew_cancel cancels it). Use a handle while its group may be open, and
+ * drop it once a wait has returned. The top 8 bits of slot name the pool that issued the handle:
  * a handle given to another pool is refused with CREW_EINVAL. Pools alive at the same time are
  * told apart, up to 255 of them; with more, two may share a name, and a handle of one may then
  * pass for a finished group of the other. A pool has at most 2^24 - 1 slots (groups open at once,
- * plus those a cancellation retires): beyond, opening a group fails with CREW_ENOMEM. Treat both
- * fields as opaque.
+ * plus those that keep a loss for crew_wait: see there): beyond, opening a group fails with
+ * CREW_ENOMEM. Treat both fields as opaque.
  */
 typedef struct crew_handle {
     uint32_t slot; /* the pool's name and a slot map index; 0 = no group */
@@ -402,8 +409,8 @@ CREW_EXPORT int crew_create(crew_pool **out, const crew_config *cfg);
 /*
  * Stop accepting tasks and stop the workers. From the moment it begins, submissions fail with
  * CREW_ESHUTDOWN. how = CREW_DRAIN runs every accepted task first; CREW_CANCEL drops the queued
- * ones, and each group that lost a task then reports CREW_ECANCELED (its slot is not reused
- * before crew_destroy). Returns once no task of the pool is running and every worker has exited.
+ * ones, and each group that lost a task then reports CREW_ECANCELED (kept as crew_wait says).
+ * Returns once no task of the pool is running and every worker has exited.
  * Calling it again, or concurrently, is harmless; a CREW_CANCEL during a CREW_DRAIN in progress
  * drops what is still queued. Errors: EINVAL (p NULL or how unknown), EDEADLK (called from a
  * task of this pool, or from a callback: see the re-entrancy table).
@@ -467,9 +474,13 @@ CREW_EXPORT int crew_paused(const crew_pool *p);
  * names the group of the tasks just submitted, and one crew_wait(p, *group) after a loop of
  * single submissions through it waits for every task of the loop (the earlier groups had
  * finished before the later ones opened). If the finished group lost tasks (a full queue's
- * CREW_FULL_DROP_OLDEST, a start-by time), the new group inherits that: its crew_wait answers
- * CREW_ECANCELED or CREW_EEXPIRED too. A cancelled group takes no more tasks (CREW_ECANCELED),
- * before and after it finished. A handle of a generation its slot never reached is refused
+ * CREW_FULL_DROP_OLDEST, a start-by time) and no wait has reported it yet, the new group carries
+ * the loss on: its crew_wait answers CREW_ECANCELED or CREW_EEXPIRED too, so the loss is never
+ * hidden from the wait that covers the lost task. A cancelled group takes no more tasks
+ * (CREW_ECANCELED), before it finished and after, until a wait has reported its cancel. Once a
+ * wait has returned a group's loss (CREW_ECANCELED, CREW_EEXPIRED), the next submission through
+ * the variable opens a clean group: one expired or cancelled request does not mark the
+ * requests that follow it. A handle of a generation its slot never reached is refused
  * (CREW_EINVAL) as forged. Handles are values: copies of the old handle keep naming the old,
  * finished group, and threads that each submit through their own copy of one handle may each
  * open a group of their own once it has finished; a group gains tasks from several threads
@@ -1027,8 +1038,23 @@ CREW_EXPORT int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n);
  * Wait until the group has finished. A handle to a group that finished earlier (its slot may be
  * reused since) returns CREW_OK at once. Returns CREW_ECANCELED if the group was cancelled
  * (crew_cancel) or lost tasks to a shutdown or a full queue, and CREW_EEXPIRED if it lost tasks
- * only to their deadlines (crew_submit_deadline); it keeps reporting that for as long as the pool
- * lives (the group's slot is retired: about 48 bytes per such group). Errors: EINVAL (p NULL,
+ * only to their deadlines (crew_submit_deadline).
+ * How long that answer is kept: until a wait has reported it, and after that until 256 more
+ * losses of the pool have been reported and no wait on the group is in progress; then the
+ * group's slot is reused, and a wait that begins later on a copy of the old handle answers
+ * CREW_OK, as for any finished group. A wait reports the loss when crew_wait or
+ * crew_wait_timed returns it, through any copy of the handle and from any thread (not only the
+ * thread or the variable that submitted the tasks); so does a submission through a handle
+ * variable whose group finished with a loss no wait had reported: the new group carries the
+ * loss on (see "Submitting tasks"), and its wait is the one that returns it. A wait that was
+ * in progress when the group ended (asleep in it, or helping) always answers the group's
+ * result, however many losses are reported meanwhile. A loss that no wait reports is kept until
+ * crew_destroy (about 64 bytes each); a completion callback's run does not report it (a
+ * callback that is the group's only consumer may call crew_wait on the group inside fn: that
+ * returns the result at once and reports it). Why: handles are plain values, so the pool cannot
+ * tell when the last copy is dropped, and keeping every loss for the pool's life made a server
+ * that puts deadlines on its requests grow without bound; the 256 let a second wait on the
+ * handle, or waits of several threads at once, all get the answer. Errors: EINVAL (p NULL,
  * group CREW_HANDLE_NONE, a handle of another pool or a slot this pool never issued, generation
  * 0, which no group gets, or a generation its slot never reached), EDEADLK (a task of the group,
  * running on this thread, is the caller or one of its callers: the group cannot finish while it
@@ -1094,7 +1120,11 @@ CREW_EXPORT int crew_wait_all_timed(crew_pool *p, uint64_t timeout_ns);
  * priority, on a thread that runs the pool's tasks (a worker, or a caller helping in a wait, as
  * any task), never inside crew_notify itself. In fn, crew_wait on the group returns at once
  * with the group's result (CREW_OK, CREW_ECANCELED or CREW_EEXPIRED), and everything the
- * group's tasks did happens-before fn. For a group that has already finished (its handle may
+ * group's tasks did happens-before fn (if the group lost tasks and other waits have reported
+ * it and many more losses since, see crew_wait: fn's wait then answers CREW_OK). The callback's
+ * run does not count as a wait that reports a loss: call crew_wait on the group in fn to report
+ * it, or the group's slot is kept until crew_destroy (crew_wait says how long a loss is kept).
+ * For a group that has already finished (its handle may
  * be stale: its slot reused since) fn is queued at once. Several callbacks on one group all run,
  * in no guaranteed order. Nothing is allocated per group, one crew_submit node per callback.
  * A callback is an accepted task from its registration on: crew_wait_all and crew_shutdown
@@ -1118,9 +1148,12 @@ CREW_EXPORT int crew_notify(crew_pool *p, crew_handle group, crew_fn fn, void *a
  * crew_stats.cancelled (a delayed task dropped before it was due is not: it counts in the
  * statistics only from its due time on); tasks already running finish (they can poll
  * crew_cancelled() to stop early). crew_wait on the group then returns CREW_ECANCELED once its
- * running tasks end, and adding tasks to it fails with CREW_ECANCELED. Promptly, not
- * instantly: a task a thread took just as crew_cancel ran may still start. Other groups, and
- * crew_wait_all, are unaffected.
+ * running tasks end (kept as crew_wait says), and adding tasks to it fails with CREW_ECANCELED.
+ * Promptly, not instantly: a task a thread took just as crew_cancel ran may still start. Other
+ * groups, and crew_wait_all, are unaffected. A cancel racing the group's natural end is
+ * all-or-nothing: either it takes effect (CREW_OK, and the group's wait answers
+ * CREW_ECANCELED) or the group had ended first (CREW_ESTALE, and the wait answers as it would
+ * have without the cancel); never CREW_OK with a wait that answers CREW_OK.
  * Errors: EINVAL (p NULL, group CREW_HANDLE_NONE, another pool's or never issued), ESTALE (the
  * group has already finished: nothing to cancel).
  */

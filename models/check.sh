@@ -120,19 +120,22 @@ slots_runs() {
     queue slots-1d4ef7a-flag      slots.pml fail -DCANCEL                  -DSAFETY "-m10000"
     queue slots-029ad83-reuse     slots.pml fail -DCANCEL_GEN              -DSAFETY "-m10000"
     queue slots-cancel-recheck    slots.pml pass "-DCANCEL -DFIX_RECHECK"  "-DSAFETY -DCOLLAPSE" "-m10000"
-    # The current code (bb5c300): cancelled_gen, and crew__group_done retires the slot of a group
+    # The code of bb5c300 and after: cancelled_gen, and crew__group_done retires the slot of a group
     # that lost tasks. Drops by shutdowns, full queues and crew_cancel's queue sweeps: must verify.
     queue slots-retire            slots.pml pass -DRETIRE                  "-DSAFETY -DCOLLAPSE" "-m10000"
-    # The same with crew_cancel itself, as the code is now: crew__group_cancel marks with a
-    # compare-and-swap from the mark it saw, re-checking the group each time. Must verify.
-    queue slots-retire-cancel     slots.pml pass "-DRETIRE -DCANCELLER -DFIX_CANCEL_CAS" "-DSAFETY -DCOLLAPSE" "-m10000"
+    # crew_cancel itself, as the code was before (a compare-and-swap on a separate mark word, from
+    # the mark it saw, re-checking the group each time): the group can end between the state read
+    # and the mark, so crew_cancel answers CREW_OK and the wait CREW_OK. Must be refuted.
+    queue slots-retire-cancel-cas slots.pml fail "-DRETIRE -DCANCELLER -DFIX_CANCEL_CAS" "-DSAFETY -DCOLLAPSE -DREVERSE" "-m10000"
     # The design of bb5c300 (a snapshot of the state word, then a separate store of cancelled_gen):
     # a crew_cancel whose group finishes between its load and its store writes a stale generation
     # over the mark of the slot's next group, which then releases its slot and answers CREW_OK.
     # Must be refuted (-DREVERSE finds it in seconds).
     queue slots-bb5c300-cancel    slots.pml fail "-DRETIRE -DCANCELLER"   "-DSAFETY -DCOLLAPSE -DREVERSE" "-m10000"
-    # (slots.pml also keeps FIX_CANCEL_BIT, another fix that verifies: the mark as a bit of the
-    # state word; `run slots-cancel-bit slots.pml pass "-DFIX_CANCEL_BIT -DCANCELLER" ...`.)
+    # The current code: the marks are bits of the state word (crew_cancel's by a compare-and-swap
+    # that requires the generation and an open task), and a wait that reports a loss frees the
+    # slot (at once here: the shortest ring), which the other group may then reuse. Must verify.
+    queue slots-cancel-bit-report slots.pml pass "-DFIX_CANCEL_BIT -DCANCELLER -DREPORT" "-DSAFETY -DCOLLAPSE" "-m10000"
 }
 
 if [ "${MODELS_JOBS:-2}" -gt 1 ]; then

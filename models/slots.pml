@@ -37,18 +37,30 @@
  *                 generation and a cancelled group's slot is released for reuse. WRONG, must
  *                 fail: a waiter of a group that lost a task answers CREW_OK once the slot went
  *                 to another group that lost one too before the waiter looked.
- *   CANCEL + CANCEL_GEN + RETIRE  the current code (commit bb5c300): crew__group_done keeps the
+ *   CANCEL + CANCEL_GEN + RETIRE  the code of commit bb5c300 on: crew__group_done keeps the
  *                 slot of a group that lost tasks (cancelled_gen == its generation: state stays
  *                 (gen, 0), never released); a group that finished normally is released as
  *                 before. Must verify.
  *   ... + CANCELLER  adds a crew_cancel of group 0's handle (crew__group_cancel: a relaxed snapshot
  *                 of the state word, then, if the group looked open, a separate store of
- *                 cancelled_gen). With RETIRE this is the whole current code; see check.sh for
+ *                 cancelled_gen). With RETIRE this was the whole code of bb5c300; see check.sh for
  *                 what Spin says about it.
- *   ... + FIX_CANCEL_BIT  a proposed fix for crew__group_cancel's check-then-store: the
- *                 "cancelled" mark is a bit of the state word, set with a CAS that requires the
- *                 handle's generation and an open count, so a late crew_cancel cannot mark
- *                 another group; the finisher and the waiter read the bit from the state word.
+ *   ... + FIX_CANCEL_BIT  the current code (src/group.c): the "cancelled" mark is a bit of
+ *                 the state word (CBIT), set with a CAS that requires the handle's generation
+ *                 and an open count, so a late crew_cancel cannot mark another group, and a
+ *                 dropped task sets another (DBIT) by a read-modify-write before its decrement;
+ *                 the finisher and the waiter read the bits from the state word.
+ *   ... + REPORT  with FIX_CANCEL_BIT: the waiter reports its group's loss (crew__group_report):
+ *                 it sets RBIT by a CAS on the finished, marked state of its generation, and the
+ *                 slot is then freed with the next generation (the list of kept losses at its
+ *                 shortest, none kept; a second waiter, which the code's holds protect, is not
+ *                 modelled), so a lossy group's slot passes to the other group too.
+ *                 Must verify: a slot is freed once, never while a task is open, and every
+ *                 answer holds.
+ * With CANCELLER, the waiter also checks the cancel's side: a crew_cancel that answered CREW_OK
+ * means CREW_ECANCELED from the group's wait, and one that answered CREW_ESTALE came after the
+ * group finished (never both). The compare-and-swap on a separate mark word (FIX_CANCEL_CAS)
+ * fails it: the group can end between the state read and the mark.
  *   BROKEN_GEN    the waiter ignores the generation (keeps waiting while OPEN != 0): must fail.
  *   BROKEN_NOBUMP crew__group_done frees the slot without a new generation: must fail.
  */
@@ -60,8 +72,10 @@
 #define NSLOTS 3 /* slot 0 is never issued; 1 and 2 can be */
 
 #define GEN(st) ((st) >> 8)
-#define OPEN(st) ((st) & 127)
+#define OPEN(st) ((st) & 31)
 #define CBIT 128 /* FIX_CANCEL_BIT only: "this generation was cancelled", in the state word */
+#define DBIT 64  /* FIX_CANCEL_BIT only: "this generation lost a task" */
+#define RBIT 32  /* REPORT only: "a wait reported this generation's loss" */
 
 #if defined(RETIRE) || defined(CANCELLER) || defined(FIX_CANCEL_BIT)
 #ifndef CANCEL_GEN
@@ -88,6 +102,7 @@ byte hgen[G];
 bool finished[G];  /* its open count reached 0 */
 bool dropped[G];   /* it lost a task */
 bool cancel_ok[G]; /* crew_cancel of its handle saw it open (so may return CREW_OK) */
+bool cancel_done;  /* crew_cancel has returned */
 
 /* crew__group_done(slot, 1, dropped), called when a task of group g finishes or is dropped. */
 proctype task(byte g; byte s) {
@@ -104,7 +119,7 @@ proctype task(byte g; byte s) {
         if
         :: dropped[g] = true;
 #if defined(FIX_CANCEL_BIT)
-           state[s] = state[s] | CBIT /* fix: CAS the bit in; always succeeds (we hold a count) */
+           state[s] = state[s] | DBIT /* crew__group_done: fetch_or(DROPPED) (we hold a count) */
 #elif defined(CANCEL_GEN)
            /* crew__group_done(dropped): store_relaxed(cancelled_gen, gen_of(load_relaxed(state))) */
            cancelled_gen[s] = GEN(state[s])
@@ -129,7 +144,7 @@ proctype task(byte g; byte s) {
     :: OPEN(prev) == 1 ->
         /* The last task. Does the slot stay with this group (retired) or go back? */
 #if defined(FIX_CANCEL_BIT)
-        keep = ((prev & CBIT) != 0) /* fix: the bit came with the decrement's old value */
+        keep = ((prev & (CBIT | DBIT)) != 0) /* the bits came with the decrement's old value */
 #elif defined(RETIRE)
         keep = (cancelled_gen[s] == GEN(prev)) /* bb5c300: a separate relaxed load */
 #elif defined(CANCEL_GEN)
@@ -161,7 +176,7 @@ proctype task(byte g; byte s) {
 }
 
 #if defined(FIX_CANCEL_BIT)
-#define NOT_CANCELLED(s, st, gen) (((st) & CBIT) == 0)
+#define NOT_CANCELLED(s, st, gen) (((st) & CBIT) == 0) /* a drop (DBIT) refuses nothing */
 #elif defined(CANCEL_GEN)
 #define NOT_CANCELLED(s, st, gen) (cancelled_gen[s] != (gen)) /* crew__slot_cancelled */
 #else
@@ -184,7 +199,7 @@ proctype opener(byte g) {
         fi;
         assert(s > 0 && s < NSLOTS);
         gen = GEN(state[s]); /* relaxed: the slot is ours, nobody else writes it now */
-        assert(OPEN(state[s]) == 0 && (state[s] & CBIT) == 0)
+        assert((state[s] & 255) == 0) /* a free slot: no task, no mark */
     }
 #ifndef CANCEL_GEN
     cancelled[s] = false; /* 1d4ef7a: the opener clears the flag */
@@ -233,7 +248,7 @@ proctype canceller() {
         ok = (GEN(st) == gen && OPEN(st) != 0);
         if
         :: ok -> state[s] = st | CBIT; cancel_ok[g] = true
-        :: else -> skip
+        :: else -> assert(finished[g]) /* CREW_ESTALE: the group had ended */
         fi
     }
 #elif defined(FIX_CANCEL_CAS)
@@ -281,6 +296,7 @@ proctype canceller() {
     :: else -> skip
     fi
 #endif
+    cancel_done = true;
     /* crew__sched_cancel_group then drops queued tasks: covered by task()'s choice to drop. */
 }
 #endif
@@ -292,6 +308,7 @@ proctype waiter(byte g) {
     int st;
     bool canc;
     bool keep;
+    bool mine; /* REPORT: this waiter set RBIT */
     atomic { published[g] -> s = hslot[g]; gen = hgen[g] } /* the handle, as its opener left it */
     do
     :: /* crew__slot_status: one load_acquire of the state word. The ghost check rides in the
@@ -313,8 +330,32 @@ proctype waiter(byte g) {
     od;
     assert(finished[g]);
 #if defined(FIX_CANCEL_BIT)
-    /* fix: the answer comes from the same load: a retired slot still has our gen and the bit */
-    canc = (GEN(st) == gen && (st & CBIT) != 0);
+    /* the answer comes from the same load: a kept slot still has our gen and the bits */
+    canc = (GEN(st) == gen && (st & (CBIT | DBIT)) != 0);
+#ifdef REPORT
+    /* crew__group_report: CAS RBIT into the finished, marked state of our generation; the one
+     * that sets it frees the slot (keep_reported with no slot kept: next_generation, push). */
+    if
+    :: canc ->
+        atomic {
+            mine = (GEN(state[s]) == gen && OPEN(state[s]) == 0 && (state[s] & RBIT) == 0);
+            if
+            :: mine -> state[s] = state[s] | RBIT
+            :: else -> skip
+            fi
+        }
+        if
+        :: mine ->
+            atomic {
+                assert(OPEN(state[s]) == 0 && GEN(state[s]) == gen);
+                state[s] = (gen + 1) << 8 /* next_generation: no generation wraps here */
+            }
+            atomic { freestk[nfree] = s; nfree++ }
+        :: else -> skip
+        fi
+    :: else -> skip
+    fi;
+#endif
 #elif defined(CANCEL_GEN)
     /* 029ad83 and bb5c300, crew__slot_status: the generation moved or the count is 0, then
      * cancelled_gen == gen ? CREW_ECANCELED : CREW_OK (a second, relaxed load, either way) */
@@ -337,7 +378,11 @@ proctype waiter(byte g) {
     /* A group that lost a task answers CREW_ECANCELED; one that lost none answers CREW_OK,
      * unless a crew_cancel of its handle saw it open (crew.h: then CREW_ECANCELED). */
     assert(!dropped[g] || canc);
-    assert(!canc || dropped[g] || cancel_ok[g])
+    assert(!canc || dropped[g] || cancel_ok[g]);
+#ifdef CANCELLER
+    /* Never both: a crew_cancel that answered CREW_OK (it has returned) took effect. */
+    assert(!(cancel_done && cancel_ok[g]) || canc)
+#endif
 }
 
 init {

@@ -315,12 +315,11 @@ static inline __attribute__((always_inline)) void run_from(grun *r, uint32_t i, 
     const uint32_t n = g->n;
     crew__slot *sl = h.slot != 0 ? crew__slot_at(&p->groups, crew__slot_index(h.slot)) : NULL;
     uint32_t list = CREW_NODE_NONE, *todo = &list; /* turns owed (see owe()), run below */
-    /* Relaxed: this run's group was opened before any of its tasks ran (see halted()). */
-    _Atomic uint32_t *cancelled_gen = sl ? &sl->cancelled_gen : NULL;
-    /* Without a group: a word of this thread that never holds h.gen (the loop tests no NULL). */
-    _Atomic uint32_t never_cancelled = h.gen + 1u;
-    if (!cancelled_gen)
-        cancelled_gen = &never_cancelled;
+    /* The group's state word: while this task of the run is open, the group is, at h.gen, so
+     * its CANCEL bit alone says whether crew_cancel took effect (crew__slot_cancelled). Without
+     * a group: a word of this thread that never has the bit (the loop tests no NULL). */
+    _Atomic uint64_t never_cancelled = 0;
+    _Atomic uint64_t *state = sl ? &sl->state : &never_cancelled;
     for (;;) {
         uint32_t next = CREW_NODE_NONE;
         if (__builtin_expect(i == n, 0)) { /* the source starts every root */
@@ -364,7 +363,7 @@ static inline __attribute__((always_inline)) void run_from(grun *r, uint32_t i, 
             /* Relaxed: see struct crew_pool (cancelling, paused) and halted(). */
             if (__builtin_expect(crew__load_relaxed(&p->cancelling) |
                                      crew__load_relaxed(&p->paused) |
-                                     (crew__load_relaxed(cancelled_gen) == h.gen),
+                                     ((crew__load_relaxed(state) & CREW__ST_CANCEL) != 0),
                                  0)) {
                 set_aside(r, next, h, sl, todo);
                 next = CREW_NODE_NONE;

@@ -11,6 +11,7 @@
  * core is inlined into them (the hot paths).
  */
 #include "clock.h"
+#include "group.h"
 #include "lane.h"
 #include "options.h"
 #include "pool.h"
@@ -101,12 +102,11 @@ int crew__submit_fail(const char *who, crew_pool *p, int rc, size_t n, crew_hand
         return crew__fail(rc, "%s: the pool is shutting down or shut down; it accepts no more "
                               "tasks", who);
     case CREW_ERANGE:
-        if (n > UINT32_MAX)
-            return crew__fail(rc, "%s: n is %zu; one call adds at most 4294967295 tasks", who, n);
-        return crew__fail(rc,
-                          "%s: the group {%u, %u} would hold more than 4294967295 unfinished "
-                          "tasks",
-                          who, h.slot, h.gen);
+        if (n > CREW__OPEN_MAX)
+            return crew__fail(rc, "%s: n is %zu; one call adds at most %u tasks", who, n,
+                              CREW__OPEN_MAX);
+        return crew__fail(rc, "%s: the group {%u, %u} would hold more than %u unfinished tasks",
+                          who, h.slot, h.gen, CREW__OPEN_MAX);
     case CREW_ECANCELED:
         return crew__fail(rc, "%s: the group {%u, %u} was cancelled; it takes no more tasks",
                           who, h.slot, h.gen);

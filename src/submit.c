@@ -9,10 +9,7 @@
  * see enqueue for how. A bounded queue (crew_config.queue_capacity) admits tasks first, by its
  * full-queue policy.
  */
-#include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "array.h"
 #include "atomic.h"
@@ -72,24 +69,35 @@ static inline const admit_how *admit_of(const crew_submit_options *o, admit_how 
 /* *group has finished (crew__group_add said CREW_ESTALE): a submission into it opens a new
  * group in its place, stored in *group once the tasks are queued (crew.h), so a loop of single
  * submissions into one handle variable never loses a task, however fast the earlier ones end.
- * Every task of the finished group happens-before this (the acquire in crew__group_add), so a
+ * Every task of the finished group happens-before this (crew__group_reopen's acquire), so a
  * crew_wait on the new handle covers every task submitted through the variable, and the new
- * group inherits the finished one's loss (its answer stays CREW_ECANCELED or CREW_EEXPIRED).
- * A cancelled group takes nothing more (CREW_ECANCELED; a crew_cancel that raced the group's
- * natural end may be missed here, as its own answer says: the group had finished). A handle
- * of a generation never issued is refused (CREW_EINVAL) rather than taken as finished. OUT:
- * *h. */
+ * group carries on the finished one's loss until a wait has reported it (then it starts
+ * clean). A cancelled group whose cancel no wait has reported takes nothing more
+ * (CREW_ECANCELED). A handle of a generation never issued is refused (CREW_EINVAL) rather than
+ * taken as finished. OUT: *h. */
 static __attribute__((cold, noinline)) int reopen(crew_pool *p, crew_handle *h, uint32_t n) {
-    crew__slot *sl = crew__slot_at(&p->groups, crew__slot_index(h->slot));
-    if (!crew__gen_issued(sl, h->gen))
+    if (!crew__gen_issued(crew__slot_at(&p->groups, crew__slot_index(h->slot)), h->gen))
         return CREW_EINVAL;
-    if (crew__slot_cancelled(sl, h->gen))
-        return CREW_ECANCELED;
-    int status = crew__slot_status(sl, h->gen); /* finished: CREW_OK or its loss */
-    int rc = crew__group_open(&p->groups, n, h, own_slots(p));
-    if (rc == CREW_OK)
-        crew__group_inherit(&p->groups, crew__handle_local(*h), status);
-    return rc;
+    return crew__group_reopen(&p->groups, h, n, own_slots(p));
+}
+
+/* A submission through *group opened a new group in place of the finished group old (reopen),
+ * and the new handle is about to be stored: if old kept a loss, the new group carries it
+ * (crew__group_reopen), so old counts as reported (crew__group_report, which does nothing for
+ * a group without an unreported loss). Its slot then joins the kept losses instead of staying
+ * linked, and a handle variable that lost a task once does not keep every later group. */
+static __attribute__((cold, noinline)) void handed_over(crew_pool *p, crew_handle old) {
+    (void)crew__group_report(&p->groups, crew__handle_local(old), CREW_ECANCELED);
+}
+
+/* Store the handle of the group a submission opened (open_new), h, in *group; if *group named
+ * a finished group (reopen), that one is handed over first. */
+static inline void hand_out(crew_pool *p, bool open_new, crew_handle *group, crew_handle h) {
+    if (!open_new)
+        return;
+    if (__builtin_expect(group->slot != 0, 0))
+        handed_over(p, *group); /* reopened: the new group answers for the old one */
+    *group = h;
 }
 
 /* Open a new group (*open_new: *group is CREW_HANDLE_NONE) or join *group (already checked
@@ -151,7 +159,7 @@ static inline uint32_t notify_slot(bool open_new, crew_handle h) {
 static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uint32_t flags,
                    uint64_t submitted, unsigned user_flags, const admit_how *how, const char *who,
                    crew_lane *lane, uint64_t when) {
-    if (n > UINT32_MAX)
+    if (n > CREW__OPEN_MAX) /* the open count of a group (group.h) */
         return crew__submit_fail(who, p, CREW_ERANGE, n, CREW_HANDLE_NONE, how);
     crew__assert(!lane || n == 1); /* crew__lane_push below takes one task */
     crew__assert(!when || (n == 1 && !submitted && !lane));
@@ -205,8 +213,7 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
             crew__bounded_release(p);
         return crew__submit_fail(who, p, rc, n, h, how);
     }
-    if (open_new)
-        *group = h;
+    hand_out(p, open_new, group, h);
     if (counted)
         crew__stats_submitted(p, n, submitted, accepted);
     if (caller_runs) { /* back-pressure: the producer does the work it adds */
@@ -233,11 +240,12 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
  * pending add, one push and one wake-up check for the array. Apart from enqueue so that
  * enqueue's other paths (a lane's task, crew_submit's long way) keep their registers. Returns
  * DECLINED (no error code is positive) when the array cannot go this way (no memory for its
- * record, or more tasks than UINT32_MAX): the caller then uses enqueue. */
+ * record, or more tasks than a group's count holds, CREW__OPEN_MAX): the caller then uses
+ * enqueue. */
 #define DECLINED 1
 static __attribute__((noinline)) int enqueue_array(crew_pool *p, crew_task *t, size_t n,
                                                    crew_handle *group, const char *who) {
-    if (n > UINT32_MAX)
+    if (n > CREW__OPEN_MAX)
         return DECLINED; /* enqueue answers ERANGE */
     size_t m = crew__array_runners(p, n);
     bool open_new = group && group->slot == 0 && group->gen == 0;
@@ -273,8 +281,7 @@ static __attribute__((noinline)) int enqueue_array(crew_pool *p, crew_task *t, s
         crew__array_free(arr);
         return crew__submit_fail(who, p, rc, n, h, &admit_default);
     }
-    if (open_new)
-        *group = h;
+    hand_out(p, open_new, group, h);
     crew__wake_work(p, m, notify_slot(open_new, h)); /* a thread for each runner */
     return CREW_OK;
 }
@@ -480,8 +487,8 @@ static inline __attribute__((always_inline)) int grouped(crew_pool *p, crew_fn f
     int rc = join(p, group, &open_new, 1, &h);
     if (__builtin_expect(rc != CREW_OK, 0))
         return join_fail(who, p, rc, 1, h, &admit_default);
-    if ((rc = submit_one(p, fn, arg, priority, open_new, h, who)) == CREW_OK && open_new)
-        *group = h; /* handed out only once the task is queued (all or nothing) */
+    if ((rc = submit_one(p, fn, arg, priority, open_new, h, who)) == CREW_OK)
+        hand_out(p, open_new, group, h); /* only once the task is queued (all or nothing) */
     return rc;
 }
 

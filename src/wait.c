@@ -367,6 +367,13 @@ static __attribute__((cold, noinline)) int wait_failed(const char *who, crew_han
     return crew__fail(st, "%s: %sthe group {%u, %u}%s", who, before, group.slot, group.gen, after);
 }
 
+/* A group wait's answer st for group (given: the handle the caller passed): a loss returned
+ * is a loss reported (crew__group_report), after which the group's slot may go. */
+static int group_answer(crew_pool *p, const char *who, crew_handle given, crew_handle group,
+                        int st) {
+    return st == CREW_OK ? st : wait_failed(who, given, crew__group_report(&p->groups, group, st));
+}
+
 /* A timed wait's end on crew__now_ns's clock, timeout_ns from now: 0 for no limit
  * (UINT64_MAX, or a time-out so long that the end is past the clock's range). */
 static uint64_t end_of(uint64_t timeout_ns) {
@@ -376,60 +383,10 @@ static uint64_t end_of(uint64_t timeout_ns) {
     return timeout_ns > UINT64_MAX - now ? 0 : now + timeout_ns;
 }
 
-/* A cancelled group's task, a flagged one or another group's, that the own-group loop took: run
- * the general way (out of line: rare). Returns whether group (sl) is open still: once it ended,
- * its slot may hold a later group, whose tasks (and cancel) that loop must not take as its. */
-static __attribute__((noinline)) bool own_other(crew_pool *p, crew__worker *self, crew_task *t,
-                                                crew_handle group, crew__slot *sl) {
-    crew__run_helping(p, self, t, NULL, NULL, group.slot);
-    return crew__slot_status(sl, group.gen) == 1;
-}
-
-/* The helping wait's first steps for a worker with a deque of its own (the default strategy)
- * that waits for group (sl its slot): the tasks on top of that deque, above mark (those it
- * queued itself, as a task that queues an array and waits for it does), newest first, run here
- * one after another in one frame, without the general loop's looks between them, and the plain
- * ones of the group ended in it together once none is left, or before any other task runs
- * here (one decrement of the group's count and of pending: the group ends no later for it, as a
- * task of the group runs on this thread the whole time, but for the one look that finds no
- * more). Stops on a pause, a resize's mark, a cancelling shutdown, a trace, or the group's end
- * (own_other); other tasks go the general way (own_other). Then wait_loop finishes the wait. */
-static __attribute__((noinline)) void own_group_first(crew_pool *p, crew__worker *self,
-                                                      crew__steal_local *own, crew_handle group,
-                                                      crew__slot *sl, int64_t mark) {
-    crew__frame *up = crew__tls_frame;
-    crew__frame f = {.pool = p, .up = up, .group = group, .depth = up ? up->depth + 1 : 1};
-    size_t ran = 0;
-    crew_task buf, *t;
-    /* Relaxed: paused and cancelling, see struct crew_pool; the worker's own state. */
-    while (!crew__load_relaxed(&p->paused) && !crew__load_relaxed(&p->cancelling) &&
-           crew__load_relaxed(&self->state) == CREW__W_RUNNING && !crew__tracing(p) &&
-           (t = crew__steal_take_above(own, mark, &buf)) != NULL) {
-        /* A plain task (by address, no flag, or by value, a copy): no node, timed or kind. */
-        if (__builtin_expect((t->crew_flags_ & ~CREW__TASK_COPY) != 0 ||
-                                 t->crew_private_.slot != group.slot ||
-                                 crew__slot_cancelled(sl, group.gen),
-                             0)) {
-            if (ran) /* ended first: that task may wait for the group */
-                crew__tasks_finished(p, group.slot, ran, CREW__RAN);
-            ran = 0;
-            if (!own_other(p, self, t, group, sl))
-                return; /* ran is 0 */
-            continue;
-        }
-        crew_fn fn = t->fn; /* read before it starts: then t is its owner's again */
-        void *arg = t->arg;
-        f.mark = crew__sched_mark(p, self);
-        crew__debug_yield();
-        crew__tls_frame = &f;
-        fn(arg);
-        crew__tls_frame = up;
-        crew__debug_yield();
-        ran++;
-    }
-    if (ran)
-        crew__tasks_finished(p, group.slot, ran, CREW__RAN);
-}
+static inline __attribute__((always_inline)) int wait_held(crew_pool *p, crew_handle group,
+                                                           crew_handle given, crew__slot *sl,
+                                                           bool timed, uint64_t timeout_ns,
+                                                           const char *who);
 
 /* crew_wait and crew_wait_timed: wait for group, helping, until it finishes or, if timed,
  * sleeping without helping until it finishes or the time-out passes (timeout_ns: 0 a poll,
@@ -445,11 +402,26 @@ static inline __attribute__((always_inline)) int wait_group(crew_pool *p, crew_h
     crew_handle given = group;          /* as handed out, for the details */
     group = crew__handle_local(group); /* from here on, the slot's index */
     crew__slot *sl = crew__slot_at(&p->groups, group.slot);
+    /* Held from before the first look at the state to after the answer and its report: a
+     * group kept for a reported loss is not let go while a wait on its slot is in progress
+     * (crew__slot.holds), so this wait answers the loss if the group had one. */
+    crew__slot_hold(sl);
+    int rc = wait_held(p, group, given, sl, timed, timeout_ns, who);
+    crew__slot_unhold(sl);
+    return rc;
+}
+
+/* wait_group with the slot held. */
+static inline __attribute__((always_inline)) int wait_held(crew_pool *p, crew_handle group,
+                                                           crew_handle given, crew__slot *sl,
+                                                           bool timed, uint64_t timeout_ns,
+                                                           const char *who) {
     int st = crew__slot_status(sl, group.gen);
     if (st != 1) { /* finished, or a generation never issued (forged) */
         if (__builtin_expect(!crew__gen_issued(sl, group.gen), 0))
             return crew__fail_handle(CREW_EINVAL, who, p, given);
-        return st == CREW_OK ? st : wait_failed(who, given, st);
+        return st == CREW_OK ? st
+                             : wait_failed(who, given, crew__group_report(&p->groups, group, st));
     }
     uint64_t until_ns = 0;
     if (timed && (timeout_ns == 0 || (until_ns = end_of(timeout_ns)) != 0)) {
@@ -463,20 +435,19 @@ static inline __attribute__((always_inline)) int wait_group(crew_pool *p, crew_h
             (void)timed_sleep(p, sl, group, until_ns);
         }
         st = crew__slot_status(sl, group.gen);
-        st = st == 1 ? CREW_ETIMEDOUT : st;
-        return st == CREW_OK ? st : wait_failed(who, given, st);
+        return group_answer(p, who, given, group, st == 1 ? CREW_ETIMEDOUT : st);
     }
     waiter_ctx c = {.p = p, .self = crew__self(p), .group = group, .sl = sl, .mark = mark_of(p),
                     .status = 1};
     crew__debug_yield();
     crew__steal_local *own = crew__sched_join_own(p, c.self);
     if (own) {
-        own_group_first(p, c.self, own, group, sl, c.mark);
+        crew__wait_own_first(p, c.self, own, group, sl, c.mark);
         if ((st = crew__slot_status(sl, group.gen)) != 1) /* it ended: the answer */
-            return st == CREW_OK ? st : wait_failed(who, given, st);
+            return group_answer(p, who, given, group, st);
     }
     wait_loop(p, &c);
-    return c.status == CREW_OK ? c.status : wait_failed(who, given, c.status);
+    return group_answer(p, who, given, group, c.status);
 }
 
 int crew_wait(crew_pool *p, crew_handle group) {

@@ -22,4 +22,11 @@ void crew__help_until(crew_pool *p, const atomic_bool *flag, crew__ec *ec);
  * crew__help_until does. */
 void crew__join_wait(crew_pool *p, crew__worker *self, const atomic_bool *over, int64_t mark);
 
+/* wait_own.c: a crew_wait's first steps on worker self, whose deque (own) holds tasks above
+ * mark: those of group (sl its slot) run there, newest first, and end in the group together;
+ * returns at the first task it cannot take so, or at the group's end (then wait.c's loop). */
+struct crew__steal_local;
+void crew__wait_own_first(crew_pool *p, crew__worker *self, struct crew__steal_local *own,
+                          crew_handle group, crew__slot *sl, int64_t mark);
+
 #endif /* CREW_WAIT_H */

@@ -113,10 +113,20 @@ typedef struct group {
     atomic_uint dropped;  /* of its tasks, handed to on_drop */
     bool has_dl;          /* a task with a start-by time was submitted to it (set before) */
     bool lost_plain, lost_dl; /* end of cycle: it lost a task without / with a start-by time */
+    atomic_bool reported; /* a crew_wait returned its loss: later waits may answer CREW_OK once
+                             256 more losses are reported (crew.h, crew_wait) */
 } group;
+
 
 static rec *recs;
 static group *groups;
+
+/* rc, a crew_wait's answer for group g: a loss returned is a loss reported. Returns rc. */
+static int note_report(unsigned g, int rc) {
+    if (rc == CREW_ECANCELED || rc == CREW_EEXPIRED)
+        atomic_store(&groups[g].reported, true);
+    return rc;
+}
 static atomic_uint nrec, ngroups;
 
 /* The cycle's pool and its state. */
@@ -300,7 +310,7 @@ static void spawn_and_wait(rec *parent, uint64_t *seed) {
     if (ok == 0)
         return;
     publish(g, h); /* the final handle: a group of every child accepted (cancel_some) */
-    int rc = crew_wait(pool, h);
+    int rc = note_report(g, crew_wait(pool, h));
     if (rc == CREW_OK) {
         for (unsigned i = 0; i < n; i++)
             if (atomic_load(&kids[i].accepted) && atomic_load(&kids[i].runs) != 1)
@@ -334,7 +344,7 @@ static void task_fn(void *arg) {
      * end of the cycle. */
     if (crew_cancelled()) {
         /* A group that lost a task to a drop-oldest queue (or a cancelling shutdown) counts as
-         * cancelled too: crew__group_done(dropped) sets the slot's cancelled_gen. */
+         * cancelled too: crew__group_done(dropped) marks the slot's state word. */
         if (!(cancel_cycle && atomic_load(&shutting)) &&
             !(r->group && (may_drop || atomic_load(&groups[r->group].cancel_tried))))
             VIOLATION("crew_cancelled() was 1 in task %ld, whose group was not cancelled",
@@ -449,7 +459,7 @@ static void thread_calls_back(int where) {
         if (rc == CREW_OK) {
             publish(g, h); /* a producer's cancel_some may cancel it */
             accepted(k, 2);
-            rc = crew_wait(p, h);
+            rc = note_report(g, crew_wait(p, h));
             if (rc == CREW_OK) {
                 if (atomic_load(&groups[g].ran) != atomic_load(&groups[g].accepted))
                     VIOLATION("crew_wait from %s returned OK with %u of %u tasks run", in,
@@ -556,7 +566,7 @@ static void *producer(void *arg) {
             }
             publish(g, h); /* the final handle, which the group's record follows */
             /* The batch array is ours again only once every task has started: wait. */
-            rc = crew_wait(pool, h);
+            rc = note_report(g, crew_wait(pool, h));
             if (rc == CREW_OK) {
                 if (atomic_load(&groups[g].ran) != atomic_load(&groups[g].accepted))
                     VIOLATION("crew_wait returned OK with %u of %u tasks run",
@@ -803,8 +813,8 @@ static uint64_t cycle(unsigned k, unsigned producers, unsigned cycle_ms, uint64_
     dl_total += acc_dl;
     /* Groups: CREW_ECANCELED exactly for those that lost a task without a start-by time,
      * CREW_EEXPIRED for those that lost only tasks with one (unless they could also have been
-     * cancelled or dropped), CREW_OK for the others (slots of groups that lost tasks are kept
-     * until crew_destroy). */
+     * cancelled or dropped), CREW_OK for the others; CREW_OK also for a group whose loss a wait
+     * reported during the cycle (its slot may have been freed since: crew.h, crew_wait). */
     unsigned ng = atomic_load(&ngroups) < MAX_GROUPS ? atomic_load(&ngroups) : MAX_GROUPS - 1;
     for (unsigned g = 1; g <= ng; g++) {
         if (groups[g].h.slot == 0)
@@ -819,6 +829,8 @@ static uint64_t cycle(unsigned k, unsigned producers, unsigned cycle_ms, uint64_
         else /* cancelled after its last task started: CREW_ECANCELED is documented */
             ok = rc == CREW_OK ||
                  (rc == CREW_ECANCELED && atomic_load(&groups[g].cancel_tried));
+        /* A loss a wait has reported is kept only a while (crew.h, crew_wait). */
+        ok = ok || (rc == CREW_OK && atomic_load(&groups[g].reported));
         if (!ok)
             VIOLATION("group %u %s but crew_wait returned %s", g,
                       lp   ? "lost a task without a start-by time"

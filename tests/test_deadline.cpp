@@ -83,12 +83,13 @@ TEST(Deadline, LateTasksAreDroppedAndReportedOthersRun) {
     EXPECT_EQ(s.completed, 152u); // with the two gate tasks
     EXPECT_EQ(s.completed + s.expired + s.cancelled, s.submitted);
     EXPECT_EQ(crew_wait(p, g), CREW_EEXPIRED) << "the answer must last";
-    // A submission through the handle of a group that lost tasks opens a new group that
-    // inherits the loss: the variable keeps answering that tasks submitted through it expired.
+    // A submission through the handle of a group whose loss a wait has reported opens a new
+    // group that starts clean (test_losses.cpp: an unreported loss carries over); the old
+    // handle keeps its answer a while yet (crew.h).
     const crew_handle ended = g;
     EXPECT_EQ(crew_submit(p, bump, &late, 0, &g), CREW_OK);
     EXPECT_FALSE(g.slot == ended.slot && g.gen == ended.gen) << "a new group";
-    EXPECT_EQ(crew_wait(p, g), CREW_EEXPIRED);
+    EXPECT_EQ(crew_wait(p, g), CREW_OK);
     EXPECT_EQ(crew_wait(p, ended), CREW_EEXPIRED);
     EXPECT_EQ(late.load(), 1);
     crew_destroy(p);

@@ -292,9 +292,10 @@ TEST(Timers, CancelDropsDelayedTasksAtOnce) {
         ASSERT_EQ(crew_submit_after(p, kHour, bump, &ran, 0, &g), CREW_OK);
     ASSERT_EQ(crew_cancel(p, g), CREW_OK);
     EXPECT_EQ(drops.load(), 100); // reported by the time crew_cancel returns
+    // Until a wait has reported the cancel, the group takes no more tasks (crew.h).
+    EXPECT_EQ(crew_submit_after(p, kMs, bump, &ran, 0, &g), CREW_ECANCELED);
     EXPECT_EQ(crew_wait(p, g), CREW_ECANCELED);
     EXPECT_EQ(ran.load(), 0);
-    EXPECT_EQ(crew_submit_after(p, kMs, bump, &ran, 0, &g), CREW_ECANCELED);
     // Another group's delayed tasks are untouched.
     crew_handle h = CREW_HANDLE_NONE;
     ASSERT_EQ(crew_submit_after(p, 5 * kMs, bump, &ran, 0, &h), CREW_OK);
