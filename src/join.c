@@ -368,8 +368,9 @@ static __attribute__((noinline)) int tasks_wait_one(crew_pool *p, crew__worker *
     return run_own(p, self, t);
 }
 
-/* The fast path on worker self (NULL: a thread outside the pool, in a frame of p). */
-static int join_tasks_run(crew_pool *p, crew__worker *self, crew_task *t, size_t n) {
+/* The fast path on worker self (NULL: a thread outside the pool, in a frame of p; outer: in
+ * the frame crew__join_tasks made, outside any task). */
+static int join_tasks_run(crew_pool *p, crew__worker *self, crew_task *t, size_t n, bool outer) {
     crew__join j[CREW__JOIN_TASKS_MAX];
     int64_t mark[CREW__JOIN_TASKS_MAX];
     crew__pending_add(p, self, n);
@@ -388,13 +389,17 @@ static int join_tasks_run(crew_pool *p, crew__worker *self, crew_task *t, size_t
         if (crew__sched_offer(p, self, own, crew__join_half, &j[k], &mark[k]) != CREW_OK)
             break; /* no memory to queue it: it and the rest run here */
     }
+    /* A sleeping worker may take them: woken for now, or only once the round proves long
+     * (wake.h: the deferred wake-up; the caller takes back whatever nobody took). */
+    crew__defer defer = {0, true};
     if (k > 1)
-        crew__wake_work(p, k - 1, 0); /* a sleeping worker may take them */
+        defer = crew__wake_offered(p, outer, k - 1);
     int dropped = run_own(p, self, &t[0]);
     size_t mine = 1; /* run (or dropped) here, still counted in pending by this call */
     for (size_t i = k; i < n; i++, mine++)
         dropped += run_own(p, self, &t[i]);
     for (size_t i = k - 1; i >= 1; i--) {
+        crew__wake_if_long(p, &defer, i - 1); /* the offers below the one taken back next */
         /* Newest first: each is the newest above its own mark once those above it are done. */
         int back = own ? crew__sched_take_back(p, self, own, mark[i], crew__join_half, &j[i])
                    : crew__forked(p)
@@ -428,13 +433,13 @@ int crew__join_tasks(crew_pool *p, crew_task *t, size_t n) {
         return CREW__JOIN_DECLINED;
     crew__worker *self = crew__self(p);
     if (self || crew__in_task_of(p))
-        return join_tasks_run(p, self, t, n);
+        return join_tasks_run(p, self, t, n, false);
     /* A thread outside the pool: the tasks it runs run in a frame of p, as in a task (see
      * join_outside). */
     crew__frame f = {.pool = p, .up = crew__tls_frame, .group = CREW_HANDLE_NONE, .mark = 0,
                      .depth = crew__tls_frame ? crew__tls_frame->depth : 0};
     crew__tls_frame = &f;
-    int rc = join_tasks_run(p, NULL, t, n);
+    int rc = join_tasks_run(p, NULL, t, n, true);
     crew__tls_frame = f.up;
     return rc;
 }

@@ -4,9 +4,10 @@
  * the pool's eventcounts (struct crew_pool: work, waiting), with the choice of whom to wake made
  * by a match function here: a group's end and a quiet pool are notified where they happen
  * (pending.c: crew__tasks_finished, crew__pending_sub), a freed place in the bounded queue in
- * bounded.c.
+ * bounded.c. And the deferred wake-up of a caller's offers (wake.h: crew__wake_offered).
  */
 #include "atomic.h"
+#include "clock.h"
 #include "pool.h"
 #include "sched_calls.h"
 #include "wake.h"
@@ -85,4 +86,40 @@ void crew__wake_all(crew_pool *p) {
     crew__wake_all_locked(p);
     crew__ec_notify_locked(&p->bounded.room, NULL, NULL); /* waiters for room: recheck the state */
     pthread_mutex_unlock(&p->lock);
+}
+
+/* How many of this thread's last rounds of offers in a row had a long own task
+ * (crew__wake_if_long), up to CREW__WAKE_LONG_ROUNDS: that many, and the next round's offers are
+ * woken for as they are made. Two in a row, not one: a short task that the OS preempted looks
+ * long once (under load, one round in a hundred or so), and a wake-up made for nothing costs
+ * the caller its CPU while the woken worker runs. A plain thread-local: the caller's own
+ * pattern. */
+#define CREW__WAKE_LONG_ROUNDS 2u
+static CREW__TLS unsigned rounds_long;
+
+crew__defer crew__wake_offered(crew_pool *p, bool outer, size_t n) {
+    if (!outer) {
+        crew__wake_work(p, n, 0);
+        return (crew__defer){0, true};
+    }
+    crew__defer d = {crew__now_ns(), false};
+    if (rounds_long >= CREW__WAKE_LONG_ROUNDS) {
+        crew__wake_work(p, n, 0);
+        d.woke = true;
+    }
+    return d;
+}
+
+void crew__wake_if_long(crew_pool *p, crew__defer *d, size_t left) {
+    if (d->since == 0)
+        return;
+    if (crew__now_ns() - d->since < CREW__WAKE_DEFER_NS) {
+        rounds_long = 0;
+        return;
+    }
+    d->since = 0;
+    if (rounds_long < CREW__WAKE_LONG_ROUNDS)
+        rounds_long++;
+    if (!d->woke && left != 0)
+        crew__wake_work(p, left, 0); /* the rest of the round's offers: to other threads */
 }

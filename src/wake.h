@@ -7,6 +7,7 @@
 #ifndef CREW_WAKE_H
 #define CREW_WAKE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +36,37 @@ void crew__wake_all(crew_pool *p);
 /* Wake sleepers for the *n tasks a take put (back) where other threads take them
  * (crew__take_ctx.pushed_back; no lock held), and set *n to 0. */
 void crew__wake_pushed_back(crew_pool *p, size_t *n);
+
+/* The deferred wake-up of a caller's offers (crew_enqueue_tasks_wait's few tasks, join.c): a
+ * thread outside the pool, outside any task, that offers tasks and then runs one itself (fork-
+ * join rounds from outside) takes the offers back
+ * itself when its own task is short, before any woken worker could be running (a futex wake-up
+ * costs the caller a system call of several microseconds and the woken worker a CPU, and it
+ * found nothing in most rounds: the caller had taken its offer back). So no worker is woken for
+ * the offers unless this thread's last two rounds showed long tasks: the caller's own first
+ * task ran CREW__WAKE_DEFER_NS or more. Then the offers are woken for as they are made; and in a
+ * round whose own task turns out long, whatever offers are still out beyond the one the caller
+ * takes back next are woken for at once (crew__wake_if_long), so long tasks are not run one
+ * after the other on the caller. A worker that is awake (a looker) takes offers either way.
+ * Offers made inside a task (a worker's, or a task an outside thread runs) are woken for at
+ * once, as before: there the caller's own task may hold a whole subtree of nested rounds, each
+ * short, and deferring at every level would run the tree on one thread. */
+#define CREW__WAKE_DEFER_NS 20000u /* about two wake-ups' latency on a small VM */
+
+typedef struct crew__defer {
+    uint64_t since; /* when the offers were made (crew__now_ns); 0: no more checks */
+    bool woke;      /* the offers were woken for */
+} crew__defer;
+
+/* After a caller's n offers (n >= 1) of tasks it will take back or wait for (outer: the caller
+ * is a thread outside the pool, outside any task): wake whoever can run them now if it is not
+ * outer or this thread's rounds are long, else defer (see above). */
+crew__defer crew__wake_offered(crew_pool *p, bool outer, size_t n);
+/* After each task the caller ran itself while offers are out: if the round has lasted
+ * CREW__WAKE_DEFER_NS, wake for the `left` offers the caller will not take back next (if not
+ * woken for already), and remember that this thread's rounds are long; else that they are
+ * short. Nothing once d->since is 0 (the round was found long). */
+void crew__wake_if_long(crew_pool *p, crew__defer *d, size_t left);
 
 /* n tasks of group slot (0 = none) were just queued: wake whoever can run them. The push
  * before it is the event: a worker or helper (p->work), or a waiter of the group, whose own

@@ -1,0 +1,111 @@
+// test_rounds.cpp -- fork-join rounds from a thread outside the pool (crew_enqueue_tasks_wait
+// of a few tasks, then the next round): a round's tasks still run side by side when they are
+// long, although a caller whose rounds are short wakes no worker for them (wake.h, the deferred
+// wake-up): rounds of two (and of four) tasks of about 1 ms run on different threads at the
+// same time in most rounds; and a tree of nested rounds, whose outermost task holds all the
+// short rounds below it, spreads its leaves over the workers from its first call.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "common.h"
+
+namespace {
+
+// One round's tasks: how many run at once now, and at most; the threads they ran on.
+struct Round {
+    std::atomic<int> running{0};
+    std::atomic<int> most{0};
+    std::mutex m;
+    std::set<std::thread::id> threads;
+};
+
+// A task of about 1 ms (a sleep: it overlaps another on a loaded machine or under valgrind too).
+void long_task(void *arg) {
+    auto *r = static_cast<Round *>(arg);
+    int now = r->running.fetch_add(1) + 1;
+    int most = r->most.load();
+    while (now > most && !r->most.compare_exchange_weak(most, now))
+        ;
+    {
+        std::lock_guard<std::mutex> g(r->m);
+        r->threads.insert(std::this_thread::get_id());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    r->running.fetch_sub(1);
+}
+
+} // namespace
+
+// Rounds of n long tasks from outside: most rounds run two of them at once, on two threads.
+// A caller that kept every task to itself (a deferred wake-up never made) overlaps in none.
+// Every strategy: the others go the group way, which wakes workers as it queues.
+TEST(Rounds, LongTasksFromOutsideRunSideBySide) {
+    for (size_t n : {size_t(2), size_t(4)}) {
+        crew_pool *p = crewtest::make_pool(2);
+        const int rounds = 24;
+        int overlapped = 0;
+        for (int i = 0; i < rounds; i++) {
+            Round r;
+            std::vector<crew_task> t(n);
+            for (auto &x : t)
+                x.fn = long_task, x.arg = &r;
+            ASSERT_EQ(crew_enqueue_tasks_wait(p, t.data(), n), CREW_OK);
+            EXPECT_EQ(r.running.load(), 0);
+            if (r.most.load() >= 2 && r.threads.size() >= 2)
+                overlapped++;
+        }
+        // Generous: the first rounds may run on the caller alone (the rounds have not shown
+        // long tasks yet), and a loaded machine may start a woken worker late.
+        EXPECT_GE(overlapped, rounds / 4) << n << " tasks a round: " << overlapped << " of "
+                                          << rounds << " rounds ran two tasks at once";
+        EXPECT_EQ(crew_wait_all(p), CREW_OK);
+        crew_destroy(p);
+    }
+}
+
+namespace {
+
+struct Tree {
+    crew_pool *p;
+    int depth;
+    Round *leaves;
+};
+
+// Two children by crew_enqueue_tasks_wait, down to depth 0: a leaf of about 1 ms.
+void tree_task(void *arg) {
+    auto *t = static_cast<Tree *>(arg);
+    if (t->depth == 0) {
+        long_task(t->leaves);
+        return;
+    }
+    Tree kids[2] = {{t->p, t->depth - 1, t->leaves}, {t->p, t->depth - 1, t->leaves}};
+    crew_task k[2] = {};
+    for (int i = 0; i < 2; i++)
+        k[i].fn = tree_task, k[i].arg = &kids[i];
+    ASSERT_EQ(crew_enqueue_tasks_wait(t->p, k, 2), CREW_OK);
+}
+
+} // namespace
+
+// A tree of nested rounds called once, from a thread that has made no round before: offers made
+// inside a task are woken for at once, so the leaves run on more than the caller's thread, and
+// some at the same time, from the first call.
+TEST(Rounds, NestedRoundsSpreadFromTheFirstCall) {
+    crew_pool *p = crewtest::make_pool(2);
+    Round leaves;
+    std::thread caller([&] { // a fresh thread: no rounds of its own before
+        Tree root{p, 4, &leaves};
+        tree_task(&root);
+    });
+    caller.join();
+    EXPECT_GE(leaves.threads.size(), 2u) << "16 leaves of 1 ms all ran on one thread";
+    EXPECT_GE(leaves.most.load(), 2) << "no two leaves ran at once";
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    crew_destroy(p);
+}
