@@ -1,7 +1,8 @@
 /*
  * wake.h -- waking the pool's threads (wake.c): whoever can run newly queued tasks, whoever
  * waits for a quiet pool, and every sleeper when the pool's state changes (crew__wake_*; the
- * completion callbacks of crew_notify are notify.c's). The check made on every submission
+ * completion callbacks of crew_notify are notify.c's), and when a caller's offers of a few tasks
+ * it waits for are woken for (the deferred wake-up, below). The check made on every submission
  * (crew__wake_work) is inline; the wake-ups are not.
  */
 #ifndef CREW_WAKE_H
