@@ -51,7 +51,12 @@ void crew__wake_pushed_back(crew_pool *p, size_t *n);
  * after the other on the caller. A worker that is awake (a looker) takes offers either way.
  * Offers made inside a task (a worker's, or a task an outside thread runs) are woken for at
  * once, as before: there the caller's own task may hold a whole subtree of nested rounds, each
- * short, and deferring at every level would run the tree on one thread. */
+ * short, and deferring at every level would run the tree on one thread. What a deferred round
+ * gives up: a task of the round that waits for another task of the same round (which crew.h
+ * does not promise, since the caller runs the offers nobody took) now waits until the first
+ * task ends, where a woken worker used to take the other at once: a rendezvous between the two
+ * hangs. A bounded deferral (a sleeping worker that looks again after a timed sleep while
+ * offers are deferred) would remove that. */
 #define CREW__WAKE_DEFER_NS 20000u /* about two wake-ups' latency on a small VM */
 
 typedef struct crew__defer {
