@@ -392,8 +392,10 @@ static int join_tasks_run(crew_pool *p, crew__worker *self, crew_task *t, size_t
     /* A sleeping worker may take them: woken for now, or only once the round proves long
      * (wake.h: the deferred wake-up; the caller takes back whatever nobody took). */
     crew__defer defer = {0, true};
-    if (k > 1)
-        defer = crew__wake_offered(p, outer, k - 1);
+    if (k > 1 && outer)
+        defer = crew__wake_offered(p, k - 1);
+    else if (k > 1)
+        crew__wake_work(p, k - 1, 0);
     int dropped = run_own(p, self, &t[0]);
     size_t mine = 1; /* run (or dropped) here, still counted in pending by this call */
     for (size_t i = k; i < n; i++, mine++)

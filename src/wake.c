@@ -97,11 +97,7 @@ void crew__wake_all(crew_pool *p) {
 #define CREW__WAKE_LONG_ROUNDS 2u
 static CREW__TLS unsigned rounds_long;
 
-crew__defer crew__wake_offered(crew_pool *p, bool outer, size_t n) {
-    if (!outer) {
-        crew__wake_work(p, n, 0);
-        return (crew__defer){0, true};
-    }
+crew__defer crew__wake_offered(crew_pool *p, size_t n) {
     crew__defer d = {crew__now_ns(), false};
     if (rounds_long >= CREW__WAKE_LONG_ROUNDS) {
         crew__wake_work(p, n, 0);
@@ -110,9 +106,7 @@ crew__defer crew__wake_offered(crew_pool *p, bool outer, size_t n) {
     return d;
 }
 
-void crew__wake_if_long(crew_pool *p, crew__defer *d, size_t left) {
-    if (d->since == 0)
-        return;
+void crew__wake_if_long_slow(crew_pool *p, crew__defer *d, size_t left) {
     if (crew__now_ns() - d->since < CREW__WAKE_DEFER_NS) {
         rounds_long = 0;
         return;

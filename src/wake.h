@@ -64,15 +64,19 @@ typedef struct crew__defer {
     bool woke;      /* the offers were woken for */
 } crew__defer;
 
-/* After a caller's n offers (n >= 1) of tasks it will take back or wait for (outer: the caller
- * is a thread outside the pool, outside any task): wake whoever can run them now if it is not
- * outer or this thread's rounds are long, else defer (see above). */
-crew__defer crew__wake_offered(crew_pool *p, bool outer, size_t n);
+/* After n offers (n >= 1) of tasks it will take back or wait for, by a caller outside the pool
+ * and outside any task (the others wake with crew__wake_work, inline): wake whoever can run them
+ * now if this thread's rounds are long, else defer (see above). */
+crew__defer crew__wake_offered(crew_pool *p, size_t n);
 /* After each task the caller ran itself while offers are out: if the round has lasted
  * CREW__WAKE_DEFER_NS, wake for the `left` offers the caller will not take back next (if not
  * woken for already), and remember that this thread's rounds are long; else that they are
  * short. Nothing once d->since is 0 (the round was found long). */
-void crew__wake_if_long(crew_pool *p, crew__defer *d, size_t left);
+void crew__wake_if_long_slow(crew_pool *p, crew__defer *d, size_t left);
+static inline void crew__wake_if_long(crew_pool *p, crew__defer *d, size_t left) {
+    if (d->since != 0) /* only a deferring caller pays the call */
+        crew__wake_if_long_slow(p, d, left);
+}
 
 /* n tasks of group slot (0 = none) were just queued: wake whoever can run them. The push
  * before it is the event: a worker or helper (p->work), or a waiter of the group, whose own
