@@ -28,6 +28,8 @@
                                             memory_order_acquire)
 #define crew__fetch_or_relaxed(p, v) atomic_fetch_or_explicit((p), (v), memory_order_relaxed)
 #define crew__fetch_and_relaxed(p, v) atomic_fetch_and_explicit((p), (v), memory_order_relaxed)
+#define crew__fetch_or_release(p, v) atomic_fetch_or_explicit((p), (v), memory_order_release)
+#define crew__fetch_and_acquire(p, v) atomic_fetch_and_explicit((p), (v), memory_order_acquire)
 #define crew__cas_acquire(p, expected, desired)                                                  \
     atomic_compare_exchange_strong_explicit((p), (expected), (desired), memory_order_acquire,     \
                                             memory_order_relaxed)

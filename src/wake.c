@@ -99,11 +99,27 @@ static CREW__TLS unsigned rounds_long;
 
 crew__defer crew__wake_offered(crew_pool *p, size_t n) {
     crew__defer d = {crew__now_ns(), false};
-    if (rounds_long >= CREW__WAKE_LONG_ROUNDS) {
-        crew__wake_work(p, n, 0);
+    /* Release: the offers' pushes before it, for the watcher's acquire on resigning (pool.h). */
+    if (rounds_long >= CREW__WAKE_LONG_ROUNDS ||
+        !(crew__fetch_or_release(&p->watch, CREW__WATCH_WANTED) & CREW__WATCHING)) {
+        crew__wake_work(p, n, 0); /* long rounds, or nobody watches: as any offer */
         d.woke = true;
     }
     return d;
+}
+
+bool crew__wake_watch_claim(crew_pool *p) {
+    unsigned v = crew__load_relaxed(&p->watch); /* relaxed: a guess, the CAS decides */
+    /* Relaxed: the claim publishes nothing; only one claimer wins (see pool.h). */
+    while (v == CREW__WATCH_WANTED)
+        if (crew__cas_relaxed(&p->watch, &v, CREW__WATCHING))
+            return true;
+    return false;
+}
+
+void crew__wake_watch_resign(crew_pool *p) {
+    /* Acquire: the offers deferred to this watcher (their callers' release fetch_or). */
+    crew__fetch_and_acquire(&p->watch, ~CREW__WATCHING);
 }
 
 void crew__wake_if_long_slow(crew_pool *p, crew__defer *d, size_t left) {

@@ -51,13 +51,25 @@ void crew__wake_pushed_back(crew_pool *p, size_t *n);
  * after the other on the caller. A worker that is awake (a looker) takes offers either way.
  * Offers made inside a task (a worker's, or a task an outside thread runs) are woken for at
  * once, as before: there the caller's own task may hold a whole subtree of nested rounds, each
- * short, and deferring at every level would run the tree on one thread. What a deferred round
- * gives up: a task of the round that waits for another task of the same round (which crew.h
- * does not promise, since the caller runs the offers nobody took) now waits until the first
- * task ends, where a woken worker used to take the other at once: a rendezvous between the two
- * hangs. A bounded deferral (a sleeping worker that looks again after a timed sleep while
- * offers are deferred) would remove that. */
+ * short, and deferring at every level would run the tree on one thread.
+ *
+ * THE WATCHER. A round is deferred only while a sleeping worker watches (p->watch): it sleeps
+ * with a time-out (CREW__WAKE_WATCH_NS, the eventcount's timed wait) and then looks for work
+ * as any worker does, so an offer the caller does not take back (its own task is long, or
+ * waits for the offered one: a producer and its consumer, a barrier of two) is taken within
+ * that bound, as a woken worker would have. A caller that finds no watcher wakes for its offers
+ * as for any (crew__wake_work), and marks the watch wanted: a worker about to sleep while it is
+ * wanted and nobody watches becomes the watcher (crew__wake_watch_claim, in its last look),
+ * which clears the mark; it resigns once its sleep ends (crew__wake_watch_resign), and watches
+ * again at its next sleep only if a caller marked it meanwhile. So while short rounds go on one
+ * worker wakes every CREW__WAKE_WATCH_NS or so, and a period after the last round the pool
+ * sleeps untimed again. Correctness needs only: a caller that saw a watcher made its fetch_or
+ * before the watcher's resign, which therefore sees the offers and looks for work right after
+ * (if it takes other work first, the offer waits for that task, as after any wake-up). */
 #define CREW__WAKE_DEFER_NS 20000u /* about two wake-ups' latency on a small VM */
+#define CREW__WAKE_WATCH_NS 50000u /* the watcher's sleep: the bound on a deferred offer's wait */
+#define CREW__WATCHING 1u          /* p->watch: a worker watches */
+#define CREW__WATCH_WANTED 2u      /* p->watch: a caller deferred since the watcher last looked */
 
 typedef struct crew__defer {
     uint64_t since; /* when the offers were made (crew__now_ns); 0: no more checks */
@@ -73,6 +85,11 @@ crew__defer crew__wake_offered(crew_pool *p, size_t n);
  * woken for already), and remember that this thread's rounds are long; else that they are
  * short. Nothing once d->since is 0 (the round was found long). */
 void crew__wake_if_long_slow(crew_pool *p, crew__defer *d, size_t left);
+/* A worker's last look before it sleeps found nothing (lock held): true if it becomes the
+ * watcher (the watch is wanted and nobody watches), to sleep CREW__WAKE_WATCH_NS at most. */
+bool crew__wake_watch_claim(crew_pool *p);
+/* The watcher's sleep has ended (lock held): it watches no more, and looks for work next. */
+void crew__wake_watch_resign(crew_pool *p);
 static inline void crew__wake_if_long(crew_pool *p, crew__defer *d, size_t left) {
     if (d->since != 0) /* only a deferring caller pays the call */
         crew__wake_if_long_slow(p, d, left);

@@ -350,6 +350,7 @@ typedef struct last_look_ctx {
     crew_task *t;
     crew__take_ctx tc; /* the takes' inputs and outputs (schedule.h) */
     bool slept;        /* the look found nothing: it sleeps */
+    bool watch;        /* the look found nothing and made it the watcher (wake.h) */
     uint64_t slept_at; /* under a trace: when it went to sleep, for the timeline */
 } last_look_ctx;
 
@@ -361,20 +362,30 @@ static bool last_look(void *ctx) {
     if (c->t || c->tc.retry)
         return true;
     crew__debug_yield(); /* lock held: lets others pile up behind the sleeper */
+    if (__builtin_expect(crew__wake_watch_claim(c->p), 0)) {
+        c->watch = true; /* sleep_for_work sleeps again, timed */
+        return true;
+    }
     c->slept = true;
     if (__builtin_expect(crew__tracing(c->p), 0) && c->slept_at == 0) /* a trace records it */
         c->slept_at = crew__now_ns();
     return false;
 }
 
-/* The worker's sleep on pool->work (ec.h): a last look for work, then sleep. Returns a task
- * found on the last look, or NULL after waking up (*woken_out: chosen by crew__wake_locked,
- * which counted it among the lookers); *slept false when it did not sleep (a task found, a
- * race lost, or it must leave). */
+/* The worker's sleep on pool->work (ec.h): a last look for work, then sleep (timed, if that
+ * look made it the watcher of deferred offers, wake.h; it resigns as it wakes). Returns a
+ * task found on the last look, or NULL after waking up (*woken_out: chosen by
+ * crew__wake_locked, which counted it among the lookers); *slept false when it did not sleep
+ * (a task found, a race lost, or it must leave). */
 static crew_task *sleep_for_work(crew_pool *p, crew__worker *w, bool *woken_out, bool *slept) {
-    last_look_ctx c = {p, w, NULL, {.may_batch = true}, false, 0}; /* runs no task here */
+    last_look_ctx c = {p, w, NULL, {.may_batch = true}, false, false, 0}; /* runs no task */
     pthread_mutex_lock(&p->lock);
     enum crew__ec_end end = crew__ec_wait(&w->sleeper, &p->lock, last_look, &c, NULL);
+    if (__builtin_expect(c.watch, 0)) { /* the watcher of deferred offers (wake.h) */
+        struct timespec until = crew__timespec_of(crew__now_ns() + CREW__WAKE_WATCH_NS);
+        end = crew__ec_wait(&w->sleeper, &p->lock, last_look, &c, &until); /* looks again */
+        crew__wake_watch_resign(p);
+    }
     if (__builtin_expect(c.slept_at != 0, 0))
         crew__trace_span(p, CREW__TR_SLEEP, CREW_HANDLE_NONE, c.slept_at);
     pthread_mutex_unlock(&p->lock);

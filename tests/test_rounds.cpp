@@ -3,13 +3,19 @@
 // long, although a caller whose rounds are short wakes no worker for them (wake.h, the deferred
 // wake-up): rounds of two (and of four) tasks of about 1 ms run on different threads at the
 // same time in most rounds; and a tree of nested rounds, whose outermost task holds all the
-// short rounds below it, spreads its leaves over the workers from its first call.
+// short rounds below it, spreads its leaves over the workers from its first call. A round
+// whose tasks wait for each other (a producer and its consumer, a barrier of two) completes in
+// either order, although its caller runs the first task and wakes nobody for the other (the
+// watcher takes it); and a pool whose rounds have stopped goes back to using no CPU.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <set>
+#include <time.h>
 #include <thread>
 #include <vector>
 
@@ -107,5 +113,105 @@ TEST(Rounds, NestedRoundsSpreadFromTheFirstCall) {
     EXPECT_GE(leaves.threads.size(), 2u) << "16 leaves of 1 ms all ran on one thread";
     EXPECT_GE(leaves.most.load(), 2) << "no two leaves ran at once";
     EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    crew_destroy(p);
+}
+
+namespace {
+
+// Two tasks of one round that wait for each other: the consumer (or each side of the barrier)
+// waits, up to 10 s, for the other task to have run. A caller that runs the waiting one itself
+// and leaves the other offered to nobody would wait for ever (here: 10 s, then a failure).
+struct Pair {
+    std::mutex m;
+    std::condition_variable cv;
+    int arrived = 0;
+    bool produced = false;
+    std::atomic<int> missed{0};
+    bool wait_for(const std::function<bool()> &ready) {
+        std::unique_lock<std::mutex> g(m);
+        if (cv.wait_for(g, std::chrono::seconds(10), ready))
+            return true;
+        missed.fetch_add(1);
+        return false;
+    }
+    static void producer(void *arg) {
+        auto *p = static_cast<Pair *>(arg);
+        std::lock_guard<std::mutex> g(p->m);
+        p->produced = true;
+        p->cv.notify_all();
+    }
+    static void consumer(void *arg) {
+        auto *p = static_cast<Pair *>(arg);
+        p->wait_for([p] { return p->produced; });
+    }
+    static void barrier(void *arg) {
+        auto *p = static_cast<Pair *>(arg);
+        {
+            std::lock_guard<std::mutex> g(p->m);
+            p->arrived++;
+            p->cv.notify_all();
+        }
+        p->wait_for([p] { return p->arrived >= 2; });
+    }
+};
+
+double cpu_seconds() {
+    timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+} // namespace
+
+// Rounds of two tasks that wait for each other, from threads outside the pool, on one and two
+// workers: the consumer first (which the caller runs, so only another thread can run the
+// producer), the producer first, and a barrier of two. Each waits for the pool to be idle first
+// (its workers asleep) in some rounds, the case where nobody looks for the offer.
+TEST(Rounds, TasksOfARoundThatWaitForEachOtherComplete) {
+    const int rounds = crewtest::slow_build() ? 40 : 200;
+    for (unsigned workers : {1u, 2u}) {
+        crew_pool *p = crewtest::make_pool(workers);
+        std::thread caller([&] {
+            for (int kind = 0; kind < 3; kind++)
+                for (int i = 0; i < rounds; i++) {
+                    if (i % 50 == 0) // workers asleep
+                        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                    Pair pair;
+                    crew_task t[2] = {};
+                    t[0].arg = t[1].arg = &pair;
+                    t[0].fn = kind == 0 ? Pair::consumer : kind == 1 ? Pair::producer : Pair::barrier;
+                    t[1].fn = kind == 0 ? Pair::producer : kind == 1 ? Pair::consumer : Pair::barrier;
+                    ASSERT_EQ(crew_enqueue_tasks_wait(p, t, 2), CREW_OK);
+                    ASSERT_EQ(pair.missed.load(), 0)
+                        << workers << " workers, round " << i << " of kind " << kind
+                        << " (0 consumer first, 1 producer first, 2 barrier): a task waited 10 s "
+                           "for the other task of its round";
+                }
+        });
+        caller.join();
+        EXPECT_EQ(crew_wait_all(p), CREW_OK);
+        crew_destroy(p);
+    }
+}
+
+// Once short rounds from outside stop, the pool sleeps: no worker goes on waking to watch for
+// offers nobody makes any more.
+TEST(Rounds, PoolSleepsOnceRoundsStop) {
+    if (crewtest::under_valgrind())
+        GTEST_SKIP() << "valgrind serialises threads; CPU time means nothing there";
+    crew_pool *p = crewtest::make_pool(2);
+    std::atomic<long> sum{0};
+    for (int i = 0; i < 20000; i++) {
+        crew_task t[2] = {};
+        for (auto &x : t)
+            x.fn = [](void *a) { static_cast<std::atomic<long> *>(a)->fetch_add(1); }, x.arg = &sum;
+        ASSERT_EQ(crew_enqueue_tasks_wait(p, t, 2), CREW_OK);
+    }
+    EXPECT_EQ(sum.load(), 40000);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    double before = cpu_seconds();
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    double used = cpu_seconds() - before;
+    EXPECT_LT(used, 0.01) << "the pool used " << used * 100 << "% of a core after its rounds";
     crew_destroy(p);
 }
