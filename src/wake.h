@@ -60,10 +60,11 @@ void crew__wake_pushed_back(crew_pool *p, size_t *n);
  * that bound, as a woken worker would have. A caller that finds no watcher wakes for its offers
  * as for any (crew__wake_work), and marks the watch wanted: a worker about to sleep while it is
  * wanted and nobody watches becomes the watcher (crew__wake_watch_claim, in its last look),
- * which clears the mark; it resigns once its sleep ends (crew__wake_watch_resign), and watches
- * again at its next sleep only if a caller marked it meanwhile. So while short rounds go on one
- * worker wakes every CREW__WAKE_WATCH_NS or so, and a period after the last round the pool
- * sleeps untimed again. Correctness needs only: a caller that saw a watcher made its fetch_or
+ * which clears the mark; it resigns once its sleep ends (crew__wake_watch_resign), looks for
+ * work once more in its sleep, and watches again only if a caller marked it meanwhile; it does
+ * not poll in its next idle stretch (worker.c), where it would take the offers of the short
+ * rounds that go on, each a wait for the caller. So while short rounds go on one worker wakes
+ * every CREW__WAKE_WATCH_NS or so, and a period after the last round the pool sleeps untimed. Correctness needs only: a caller that saw a watcher made its fetch_or
  * before the watcher's resign, which therefore sees the offers and looks for work right after
  * (if it takes other work first, the offer waits for that task, as after any wake-up). */
 #define CREW__WAKE_DEFER_NS 20000u /* about two wake-ups' latency on a small VM */
