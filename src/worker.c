@@ -362,10 +362,8 @@ static bool last_look(void *ctx) {
     if (c->t || c->tc.retry)
         return true;
     crew__debug_yield(); /* lock held: lets others pile up behind the sleeper */
-    if (__builtin_expect(crew__wake_watch_claim(c->p), 0)) {
-        c->watch = true; /* sleep_for_work sleeps again, timed */
-        return true;
-    }
+    if (__builtin_expect(crew__wake_watch_claim(c->p), 0))
+        return c->watch = true; /* sleep_for_work sleeps again, timed */
     c->slept = true;
     if (__builtin_expect(crew__tracing(c->p), 0) && c->slept_at == 0) /* a trace records it */
         c->slept_at = crew__now_ns();
@@ -381,21 +379,15 @@ static crew_task *sleep_for_work(crew_pool *p, crew__worker *w, bool *woken_out,
                                  bool *watched) {
     last_look_ctx c = {p, w, NULL, {.may_batch = true}, false, false, 0}; /* runs no task */
     pthread_mutex_lock(&p->lock);
-    enum crew__ec_end end;
-    for (;;) {
-        end = crew__ec_wait(&w->sleeper, &p->lock, last_look, &c, NULL);
-        if (__builtin_expect(!c.watch, 1))
-            break;
-        /* The watcher of deferred offers (wake.h): a timed sleep (its look is a last look
-         * again), then it resigns; after a time-out it looks once more here, not in the
-         * worker's polls, which would take the offers of rounds still short. */
+    enum crew__ec_end end = crew__ec_wait(&w->sleeper, &p->lock, last_look, &c, NULL);
+    while (__builtin_expect(c.watch, 0)) { /* the watcher of deferred offers (wake.h) */
         struct timespec until = crew__timespec_of(crew__now_ns() + CREW__WAKE_WATCH_NS);
         end = crew__ec_wait(&w->sleeper, &p->lock, last_look, &c, &until);
         crew__wake_watch_resign(p);
         c.watch = false;
         *watched = true;
-        if (end != CREW__EC_TIMEDOUT)
-            break;
+        if (end == CREW__EC_TIMEDOUT) /* looks once more here, not in the polls; may watch */
+            end = crew__ec_wait(&w->sleeper, &p->lock, last_look, &c, NULL);
     }
     if (__builtin_expect(c.slept_at != 0, 0))
         crew__trace_span(p, CREW__TR_SLEEP, CREW_HANDLE_NONE, c.slept_at);
@@ -557,15 +549,12 @@ static bool worker_run(void *ctx, crew_task *t, crew__take_ctx *tc) {
     return false;
 }
 
-/* CREW_SPIN_AUTO's polls for a worker (idle.h); none after it was the watcher, whose polls
- * would take the offers of the rounds that go on (wake.h). */
+/* CREW_SPIN_AUTO's polls for a worker (idle.h); none right after it watched (wake.h). */
 static unsigned worker_polls(void *ctx) {
     worker_ctx *c = ctx;
-    if (__builtin_expect(c->watched, 0)) {
-        c->watched = false;
-        return 0;
-    }
-    return crew__idle_polls(c->p);
+    bool watched = c->watched;
+    c->watched = false;
+    return watched ? 0 : crew__idle_polls(c->p);
 }
 
 static const crew__policy worker_policy = {.take = worker_take,
