@@ -487,9 +487,12 @@ static crew_task *worker_sleep(void *ctx, crew__take_ctx *tc, bool *stop) {
     worker_ctx *c = ctx;
     if (tc->pushed_back) /* not from a worker's takes, which put back only with a task */
         crew__wake_pushed_back(c->p, &tc->pushed_back);
-    bool last = c->looking && leave_lookers(c), woken, slept;
-    crew_task *t = sleep_for_work(c->p, c->w, &woken, &slept, &c->watched);
-    if (last && !slept) /* a burst left to it may hold more than the one task it took */
+    bool last = c->looking && leave_lookers(c), woken, slept, watched = false;
+    crew_task *t = sleep_for_work(c->p, c->w, &woken, &slept, &watched);
+    c->watched |= watched;
+    /* A burst left to it may hold more than the one task it took; so may a round's deferred
+     * offers that the watcher took one of (nobody was woken for the others). */
+    if ((last && !slept) || (watched && t))
         hand_on(c->p);
     if (woken) /* the waker counted it in */
         c->looking = true;

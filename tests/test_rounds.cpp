@@ -215,3 +215,53 @@ TEST(Rounds, PoolSleepsOnceRoundsStop) {
     EXPECT_LT(used, 0.01) << "the pool used " << used * 100 << "% of a core after its rounds";
     crew_destroy(p);
 }
+
+namespace {
+
+// n tasks of one round, each waiting (up to 10 s) until all n have arrived.
+struct Barrier {
+    std::mutex m;
+    std::condition_variable cv;
+    int arrived = 0, n = 0;
+    std::atomic<int> missed{0};
+    static void task(void *arg) {
+        auto *b = static_cast<Barrier *>(arg);
+        std::unique_lock<std::mutex> g(b->m);
+        if (++b->arrived == b->n)
+            b->cv.notify_all();
+        else if (!b->cv.wait_for(g, std::chrono::seconds(10), [b] { return b->arrived >= b->n; }))
+            b->missed.fetch_add(1);
+    }
+};
+
+} // namespace
+
+// A round of three or four tasks that all wait for each other, right after short rounds (a
+// watcher watches, so the round wakes nobody): every offer must reach a worker, not only the
+// one the watcher takes when its sleep ends.
+TEST(Rounds, ABarrierOfSeveralTasksAfterShortRoundsCompletes) {
+    const int tries = crewtest::slow_build() ? 3 : 10;
+    for (size_t n : {size_t(3), size_t(4)}) {
+        crew_pool *p = crewtest::make_pool(unsigned(n - 1));
+        for (int i = 0; i < tries; i++) {
+            std::atomic<long> sum{0};
+            for (int r = 0; r < 200; r++) { // short rounds: a watcher watches
+                crew_task t[2] = {};
+                for (auto &x : t)
+                    x.fn = [](void *a) { static_cast<std::atomic<long> *>(a)->fetch_add(1); },
+                    x.arg = &sum;
+                ASSERT_EQ(crew_enqueue_tasks_wait(p, t, 2), CREW_OK);
+            }
+            Barrier b;
+            b.n = int(n);
+            std::vector<crew_task> t(n);
+            for (auto &x : t)
+                x.fn = Barrier::task, x.arg = &b;
+            ASSERT_EQ(crew_enqueue_tasks_wait(p, t.data(), n), CREW_OK);
+            ASSERT_EQ(b.missed.load(), 0) << "a barrier of " << n << " tasks on " << n - 1
+                                          << " workers, try " << i << ": a task waited 10 s";
+        }
+        EXPECT_EQ(crew_wait_all(p), CREW_OK);
+        crew_destroy(p);
+    }
+}
