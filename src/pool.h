@@ -88,7 +88,7 @@ struct crew_pool {
     /* The deferred wake-up's watcher (wake.h): CREW__WATCHING while a sleeping worker watches
      * for deferred offers, CREW__WATCH_WANTED once a caller deferred (or wanted to) since the
      * watcher last looked. Read-modify-writes only, so that release sequences are unbroken: a
-     * caller's acq_rel fetch_or (after its offers' pushes), the watcher's relaxed claim under
+     * caller's release fetch_or (after its offers' pushes), the watcher's relaxed claim under
      * the lock, and its acquire fetch_and on resigning, which so sees every offer a caller
      * deferred to it. */
     _Atomic unsigned watch;

@@ -66,7 +66,8 @@ void crew__wake_pushed_back(crew_pool *p, size_t *n);
  * rounds that go on, each a wait for the caller. So while short rounds go on one worker wakes
  * every CREW__WAKE_WATCH_NS or so, and a period after the last round the pool sleeps untimed. Correctness needs only: a caller that saw a watcher made its fetch_or
  * before the watcher's resign, which therefore sees the offers and looks for work right after
- * (if it takes other work first, the offer waits for that task, as after any wake-up). */
+ * (if it takes other work first, the offer waits for that task, as after any wake-up);
+ * not woken, it hands on what it leaves queued (a round's other offers; it must leave). */
 #define CREW__WAKE_DEFER_NS 20000u /* about two wake-ups' latency on a small VM */
 #define CREW__WAKE_WATCH_NS 50000u /* the watcher's sleep: the bound on a deferred offer's wait */
 #define CREW__WATCHING 1u          /* p->watch: a worker watches */

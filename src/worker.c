@@ -490,9 +490,9 @@ static crew_task *worker_sleep(void *ctx, crew__take_ctx *tc, bool *stop) {
     bool last = c->looking && leave_lookers(c), woken, slept, watched = false;
     crew_task *t = sleep_for_work(c->p, c->w, &woken, &slept, &watched);
     c->watched |= watched;
-    /* A burst left to it may hold more than the one task it took; so may a round's deferred
-     * offers that the watcher took one of (nobody was woken for the others). */
-    if ((last && !slept) || (watched && t))
+    /* A burst left to it may hold more than the one task it took; a watcher not woken (no
+     * looker) that took a task or leaves may leave a round's deferred offers to nobody. */
+    if ((last && !slept) || (watched && !woken))
         hand_on(c->p);
     if (woken) /* the waker counted it in */
         c->looking = true;
