@@ -239,7 +239,11 @@ struct Barrier {
 // A round of three or four tasks that all wait for each other, right after short rounds (a
 // watcher watches, so the round wakes nobody): every offer must reach a worker, not only the
 // one the watcher takes when its sleep ends.
+// (Not PER_WORKER: the long way queues the round on the workers' own queues, which are not
+// stolen from, and its round robin may queue two tasks of the barrier behind one worker.)
 TEST(Rounds, ABarrierOfSeveralTasksAfterShortRoundsCompletes) {
+    if (crewtest::scheduler() == "per-worker")
+        GTEST_SKIP() << "per-worker queues may hold two of the barrier's tasks on one worker";
     const int tries = crewtest::slow_build() ? 3 : 10;
     for (size_t n : {size_t(3), size_t(4)}) {
         crew_pool *p = crewtest::make_pool(unsigned(n - 1));
