@@ -30,6 +30,7 @@
 #define crew__fetch_and_relaxed(p, v) atomic_fetch_and_explicit((p), (v), memory_order_relaxed)
 #define crew__fetch_or_release(p, v) atomic_fetch_or_explicit((p), (v), memory_order_release)
 #define crew__exchange_acq_rel(p, v) atomic_exchange_explicit((p), (v), memory_order_acq_rel)
+#define crew__fetch_and_acquire(p, v) atomic_fetch_and_explicit((p), (v), memory_order_acquire)
 #define crew__cas_acquire(p, expected, desired)                                                  \
     atomic_compare_exchange_strong_explicit((p), (expected), (desired), memory_order_acquire,     \
                                             memory_order_relaxed)

@@ -387,11 +387,13 @@ typedef struct tasks_done {
 
 /* The flat way for n tasks (1 <= n <= CREW__JOIN_TASKS_MAX) on this thread (self, own: as
  * crew__sched_join_own gave them), see above; unwoken: offers this thread made before (spans
- * of run_tasks) that no wake-up check has covered yet. */
+ * of run_tasks) that no wake-up check has covered yet; outer: in the frame crew__join_tasks
+ * made, outside any task. */
 static inline __attribute__((always_inline)) void run_few(crew_pool *p, crew__worker *self,
                                                           crew__steal_local *own,
                                                           const crew_task *t, size_t n,
-                                                          size_t unwoken, tasks_done *d) {
+                                                          size_t unwoken, bool outer,
+                                                          tasks_done *d) {
     crew__join j[CREW__JOIN_TASKS_MAX];
     int64_t mark[CREW__JOIN_TASKS_MAX];
     size_t k = 1; /* offered: t[1..k) */
@@ -403,13 +405,20 @@ static inline __attribute__((always_inline)) void run_few(crew_pool *p, crew__wo
         if (crew__sched_offer(p, self, own, crew__join_half, &j[k], &mark[k]) != CREW_OK)
             break; /* no memory to queue it: it and the rest run here */
     }
-    if (k - 1 + unwoken > 0)
-        crew__wake_work(p, k - 1 + unwoken, 0); /* a sleeping worker may take them */
+    /* A sleeping worker may take them: woken for now, or, for an outside caller's flat round,
+     * only once the round proves long (wake.h: the deferred wake-up; the caller takes back
+     * whatever nobody took). */
+    crew__defer defer = {0, true};
+    if (k > 1 && outer && unwoken == 0)
+        defer = crew__wake_offered(p, k - 1);
+    else if (k - 1 + unwoken > 0)
+        crew__wake_work(p, k - 1 + unwoken, 0);
     size_t dropped = (size_t)run_own(p, self, &t[0]);
     size_t mine = 1; /* run (or dropped) here, still counted in pending by this call */
     for (size_t i = k; i < n; i++, mine++)
         dropped += (size_t)run_own(p, self, &t[i]);
     for (size_t i = k - 1; i >= 1; i--) {
+        crew__wake_if_long(p, &defer, i - 1); /* the offers below the one taken back next */
         /* Newest first: each is the newest above its own mark once those above it are done. */
         int back = own ? crew__sched_take_back(p, self, own, mark[i], crew__join_half, &j[i])
                    : crew__forked(p)
@@ -501,7 +510,7 @@ static void run_tasks(crew_pool *p, crew__worker *self, crew__steal_local *own,
         s.j.arg = &s;
         int64_t mark;
         if (crew__sched_offer(p, self, own, crew__join_half, &s.j, &mark) != CREW_OK) {
-            run_few(p, self, own, t, 1, unwoken, d); /* no memory: one at a time here */
+            run_few(p, self, own, t, 1, unwoken, false, d); /* no memory: one at a time here */
             t++, n--, unwoken = 0;
             continue;
         }
@@ -516,11 +525,12 @@ static void run_tasks(crew_pool *p, crew__worker *self, crew__steal_local *own,
         }
         t = s.t, n = s.n, unwoken = 0; /* taken back: on with it here, as a loop */
     }
-    run_few(p, self, own, t, n, unwoken, d);
+    run_few(p, self, own, t, n, unwoken, false, d); /* split: woken for at once */
 }
 
-/* The fast path on worker self (NULL: a thread outside the pool, in a frame of p). */
-static int join_tasks_run(crew_pool *p, crew__worker *self, crew_task *t, size_t n) {
+/* The fast path on worker self (NULL: a thread outside the pool, in a frame of p; outer: in
+ * the frame crew__join_tasks made, outside any task). */
+static int join_tasks_run(crew_pool *p, crew__worker *self, crew_task *t, size_t n, bool outer) {
     crew__pending_add(p, self, n);
     /* Seq_cst after the count: see enqueue (submit.c). A closed pool: the long way answers. */
     if (__builtin_expect(crew__load_seq_cst(&p->state) != CREW__OPEN, 0)) {
@@ -530,7 +540,7 @@ static int join_tasks_run(crew_pool *p, crew__worker *self, crew_task *t, size_t
     tasks_done d = {0, 0};
     crew__steal_local *own = crew__sched_join_own(p, self);
     if (__builtin_expect(n <= CREW__JOIN_TASKS_MAX, 1))
-        run_few(p, self, own, t, n, 0, &d);
+        run_few(p, self, own, t, n, 0, outer, &d);
     else
         run_tasks(p, self, own, t, n, 0, &d);
     if (__builtin_expect(!crew__forked(p), 1)) /* a child touches nothing of the parent's */
@@ -554,13 +564,13 @@ int crew__join_tasks(crew_pool *p, crew_task *t, size_t n) {
         return CREW__JOIN_DECLINED;
     crew__worker *self = crew__self(p);
     if (self || crew__in_task_of(p))
-        return join_tasks_run(p, self, t, n);
+        return join_tasks_run(p, self, t, n, false);
     /* A thread outside the pool: the tasks it runs run in a frame of p, as in a task (see
      * join_outside). */
     crew__frame f = {.pool = p, .up = crew__tls_frame, .group = CREW_HANDLE_NONE, .mark = 0,
                      .depth = crew__tls_frame ? crew__tls_frame->depth : 0};
     crew__tls_frame = &f;
-    int rc = join_tasks_run(p, NULL, t, n);
+    int rc = join_tasks_run(p, NULL, t, n, true);
     crew__tls_frame = f.up;
     return rc;
 }

@@ -267,6 +267,7 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     crew__atomic_init(&p->shutdown_dropped, false);
     crew__atomic_init(&p->paused, false);
     crew__atomic_init(&p->lookers, 0u);
+    crew__atomic_init(&p->watch, 0u);
     crew__atomic_init(&p->cancelling, false);
     crew__atomic_init(&p->nworkers, 0u);
     crew__atomic_init(&p->target, threads); /* the size requested; set_workers sets it again */

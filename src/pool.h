@@ -86,6 +86,13 @@ struct crew_pool {
      * submission wakes nobody, Dekker's pattern as in ec.h). Seq_cst read-modify-writes and
      * loads. Only for strategies whose workers can take any task (crew__sched_ops.any_worker). */
     _Atomic unsigned lookers;
+    /* The deferred wake-up's watcher (wake.h): CREW__WATCHING while a sleeping worker watches
+     * for deferred offers, CREW__WATCH_WANTED once a caller deferred (or wanted to) since the
+     * watcher last looked. Read-modify-writes only, so that release sequences are unbroken: a
+     * caller's release fetch_or (after its offers' pushes), the watcher's relaxed claim under
+     * the lock, and its acquire fetch_and on resigning, which so sees every offer a caller
+     * deferred to it. */
+    _Atomic unsigned watch;
     /* A cancelling shutdown dropped tasks: crew_wait_all's CREW_ECANCELED (relaxed: set before
      * the dropped task ends in pending, which crew_wait_all waits for). */
     atomic_bool shutdown_dropped;

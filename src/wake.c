@@ -4,9 +4,10 @@
  * the pool's eventcounts (struct crew_pool: work, waiting), with the choice of whom to wake made
  * by a match function here: a group's end and a quiet pool are notified where they happen
  * (pending.c: crew__tasks_finished, crew__pending_sub), a freed place in the bounded queue in
- * bounded.c.
+ * bounded.c. And the deferred wake-up of a caller's offers (wake.h: crew__wake_offered).
  */
 #include "atomic.h"
+#include "clock.h"
 #include "pool.h"
 #include "sched_calls.h"
 #include "wake.h"
@@ -85,4 +86,50 @@ void crew__wake_all(crew_pool *p) {
     crew__wake_all_locked(p);
     crew__ec_notify_locked(&p->bounded.room, NULL, NULL); /* waiters for room: recheck the state */
     pthread_mutex_unlock(&p->lock);
+}
+
+/* How many of this thread's last rounds of offers in a row had a long own task
+ * (crew__wake_if_long), up to CREW__WAKE_LONG_ROUNDS: that many, and the next round's offers are
+ * woken for as they are made. Two in a row, not one: a short task that the OS preempted looks
+ * long once (under load, one round in a hundred or so), and a wake-up made for nothing costs
+ * the caller its CPU while the woken worker runs. A plain thread-local: the caller's own
+ * pattern. */
+#define CREW__WAKE_LONG_ROUNDS 2u
+static CREW__TLS unsigned rounds_long;
+
+crew__defer crew__wake_offered(crew_pool *p, size_t n) {
+    crew__defer d = {crew__now_ns(), false};
+    /* Release: the offers' pushes before it, for the watcher's acquire on resigning (pool.h). */
+    if (rounds_long >= CREW__WAKE_LONG_ROUNDS ||
+        !(crew__fetch_or_release(&p->watch, CREW__WATCH_WANTED) & CREW__WATCHING)) {
+        crew__wake_work(p, n, 0); /* long rounds, or nobody watches: as any offer */
+        d.woke = true;
+    }
+    return d;
+}
+
+bool crew__wake_watch_claim(crew_pool *p) {
+    unsigned v = crew__load_relaxed(&p->watch); /* relaxed: a guess, the CAS decides */
+    /* Relaxed: the claim publishes nothing; only one claimer wins (see pool.h). */
+    while (v == CREW__WATCH_WANTED)
+        if (crew__cas_relaxed(&p->watch, &v, CREW__WATCHING))
+            return true;
+    return false;
+}
+
+void crew__wake_watch_resign(crew_pool *p) {
+    /* Acquire: the offers deferred to this watcher (their callers' release fetch_or). */
+    crew__fetch_and_acquire(&p->watch, ~CREW__WATCHING);
+}
+
+void crew__wake_if_long_slow(crew_pool *p, crew__defer *d, size_t left) {
+    if (crew__now_ns() - d->since < CREW__WAKE_DEFER_NS) {
+        rounds_long = 0;
+        return;
+    }
+    d->since = 0;
+    if (rounds_long < CREW__WAKE_LONG_ROUNDS)
+        rounds_long++;
+    if (!d->woke && left != 0)
+        crew__wake_work(p, left, 0); /* the rest of the round's offers: to other threads */
 }

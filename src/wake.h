@@ -1,12 +1,14 @@
 /*
  * wake.h -- waking the pool's threads (wake.c): whoever can run newly queued tasks, whoever
  * waits for a quiet pool, and every sleeper when the pool's state changes (crew__wake_*; the
- * completion callbacks of crew_notify are notify.c's). The check made on every submission
+ * completion callbacks of crew_notify are notify.c's), and when a caller's offers of a few tasks
+ * it waits for are woken for (the deferred wake-up, below). The check made on every submission
  * (crew__wake_work) is inline; the wake-ups are not.
  */
 #ifndef CREW_WAKE_H
 #define CREW_WAKE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +37,65 @@ void crew__wake_all(crew_pool *p);
 /* Wake sleepers for the *n tasks a take put (back) where other threads take them
  * (crew__take_ctx.pushed_back; no lock held), and set *n to 0. */
 void crew__wake_pushed_back(crew_pool *p, size_t *n);
+
+/* The deferred wake-up of a caller's offers (crew_enqueue_tasks_wait's few tasks, join.c): a
+ * thread outside the pool, outside any task, that offers tasks and then runs one itself (fork-
+ * join rounds from outside) takes the offers back
+ * itself when its own task is short, before any woken worker could be running (a futex wake-up
+ * costs the caller a system call of several microseconds and the woken worker a CPU, and it
+ * found nothing in most rounds: the caller had taken its offer back). So no worker is woken for
+ * the offers unless this thread's last two rounds showed long tasks: the caller's own first
+ * task ran CREW__WAKE_DEFER_NS or more. Then the offers are woken for as they are made; and in a
+ * round whose own task turns out long, whatever offers are still out beyond the one the caller
+ * takes back next are woken for at once (crew__wake_if_long), so long tasks are not run one
+ * after the other on the caller. A worker that is awake (a looker) takes offers either way.
+ * Offers made inside a task (a worker's, or a task an outside thread runs) are woken for at
+ * once, as before: there the caller's own task may hold a whole subtree of nested rounds, each
+ * short, and deferring at every level would run the tree on one thread.
+ *
+ * THE WATCHER. A round is deferred only while a sleeping worker watches (p->watch): it sleeps
+ * with a time-out (CREW__WAKE_WATCH_NS, the eventcount's timed wait) and then looks for work
+ * as any worker does, so an offer the caller does not take back (its own task is long, or
+ * waits for the offered one: a producer and its consumer, a barrier of two) is taken within
+ * that bound, as a woken worker would have. A caller that finds no watcher wakes for its offers
+ * as for any (crew__wake_work), and marks the watch wanted: a worker about to sleep while it is
+ * wanted and nobody watches becomes the watcher (crew__wake_watch_claim, in its last look),
+ * which clears the mark; it resigns once its sleep ends (crew__wake_watch_resign), looks for
+ * work once more in its sleep, and watches again only if a caller marked it meanwhile; it does
+ * not poll in its next idle stretch (worker.c), where it would take the offers of the short
+ * rounds that go on, each a wait for the caller. So while short rounds go on one worker wakes
+ * every CREW__WAKE_WATCH_NS or so, and a period after the last round the pool sleeps untimed. Correctness needs only: a caller that saw a watcher made its fetch_or
+ * before the watcher's resign, which therefore sees the offers and looks for work right after
+ * (if it takes other work first, the offer waits for that task, as after any wake-up);
+ * not woken, it hands on what it leaves queued (a round's other offers; it must leave). */
+#define CREW__WAKE_DEFER_NS 20000u /* about two wake-ups' latency on a small VM */
+#define CREW__WAKE_WATCH_NS 50000u /* the watcher's sleep: the bound on a deferred offer's wait */
+#define CREW__WATCHING 1u          /* p->watch: a worker watches */
+#define CREW__WATCH_WANTED 2u      /* p->watch: a caller deferred since the watcher last looked */
+
+typedef struct crew__defer {
+    uint64_t since; /* when the offers were made (crew__now_ns); 0: no more checks */
+    bool woke;      /* the offers were woken for */
+} crew__defer;
+
+/* After n offers (n >= 1) of tasks it will take back or wait for, by a caller outside the pool
+ * and outside any task (the others wake with crew__wake_work, inline): wake whoever can run them
+ * now if this thread's rounds are long, else defer (see above). */
+crew__defer crew__wake_offered(crew_pool *p, size_t n);
+/* After each task the caller ran itself while offers are out: if the round has lasted
+ * CREW__WAKE_DEFER_NS, wake for the `left` offers the caller will not take back next (if not
+ * woken for already), and remember that this thread's rounds are long; else that they are
+ * short. Nothing once d->since is 0 (the round was found long). */
+void crew__wake_if_long_slow(crew_pool *p, crew__defer *d, size_t left);
+/* A worker's last look before it sleeps found nothing (lock held): true if it becomes the
+ * watcher (the watch is wanted and nobody watches), to sleep CREW__WAKE_WATCH_NS at most. */
+bool crew__wake_watch_claim(crew_pool *p);
+/* The watcher's sleep has ended (lock held): it watches no more, and looks for work next. */
+void crew__wake_watch_resign(crew_pool *p);
+static inline void crew__wake_if_long(crew_pool *p, crew__defer *d, size_t left) {
+    if (d->since != 0) /* only a deferring caller pays the call */
+        crew__wake_if_long_slow(p, d, left);
+}
 
 /* n tasks of group slot (0 = none) were just queued: wake whoever can run them. The push
  * before it is the event: a worker or helper (p->work), or a waiter of the group, whose own

@@ -350,6 +350,7 @@ typedef struct last_look_ctx {
     crew_task *t;
     crew__take_ctx tc; /* the takes' inputs and outputs (schedule.h) */
     bool slept;        /* the look found nothing: it sleeps */
+    bool watch;        /* the look found nothing and made it the watcher (wake.h) */
     uint64_t slept_at; /* under a trace: when it went to sleep, for the timeline */
 } last_look_ctx;
 
@@ -361,20 +362,33 @@ static bool last_look(void *ctx) {
     if (c->t || c->tc.retry)
         return true;
     crew__debug_yield(); /* lock held: lets others pile up behind the sleeper */
+    if (__builtin_expect(crew__wake_watch_claim(c->p), 0))
+        return c->watch = true; /* sleep_for_work sleeps again, timed */
     c->slept = true;
     if (__builtin_expect(crew__tracing(c->p), 0) && c->slept_at == 0) /* a trace records it */
         c->slept_at = crew__now_ns();
     return false;
 }
 
-/* The worker's sleep on pool->work (ec.h): a last look for work, then sleep. Returns a task
- * found on the last look, or NULL after waking up (*woken_out: chosen by crew__wake_locked,
- * which counted it among the lookers); *slept false when it did not sleep (a task found, a
- * race lost, or it must leave). */
-static crew_task *sleep_for_work(crew_pool *p, crew__worker *w, bool *woken_out, bool *slept) {
-    last_look_ctx c = {p, w, NULL, {.may_batch = true}, false, 0}; /* runs no task here */
+/* The worker's sleep on pool->work (ec.h): a last look for work, then sleep (timed, if that
+ * look made it the watcher of deferred offers, wake.h; it resigns as it wakes). Returns a
+ * task found on the last look, or NULL after waking up (*woken_out: chosen by
+ * crew__wake_locked, which counted it among the lookers); *slept false when it did not sleep
+ * (a task found, a race lost, or it must leave); *watched true when it was the watcher. */
+static crew_task *sleep_for_work(crew_pool *p, crew__worker *w, bool *woken_out, bool *slept,
+                                 bool *watched) {
+    last_look_ctx c = {p, w, NULL, {.may_batch = true}, false, false, 0}; /* runs no task */
     pthread_mutex_lock(&p->lock);
     enum crew__ec_end end = crew__ec_wait(&w->sleeper, &p->lock, last_look, &c, NULL);
+    while (__builtin_expect(c.watch, 0)) { /* the watcher of deferred offers (wake.h) */
+        struct timespec until = crew__timespec_of(crew__now_ns() + CREW__WAKE_WATCH_NS);
+        end = crew__ec_wait(&w->sleeper, &p->lock, last_look, &c, &until);
+        crew__wake_watch_resign(p);
+        c.watch = false;
+        *watched = true;
+        if (end == CREW__EC_TIMEDOUT) /* looks once more here, not in the polls; may watch */
+            end = crew__ec_wait(&w->sleeper, &p->lock, last_look, &c, NULL);
+    }
     if (__builtin_expect(c.slept_at != 0, 0))
         crew__trace_span(p, CREW__TR_SLEEP, CREW_HANDLE_NONE, c.slept_at);
     pthread_mutex_unlock(&p->lock);
@@ -417,6 +431,7 @@ typedef struct worker_ctx {
     crew__worker *w;
     uint64_t idle_since; /* monitoring: when this worker ran out of work, or 0 */
     bool looking;        /* counted in p->lookers */
+    bool watched;        /* it was the watcher: no polls in its next idle stretch (wake.h) */
     /* The frame of the task the loop runs (call_in): pool, up and depth set once. */
     crew__frame frame;
 } worker_ctx;
@@ -472,9 +487,12 @@ static crew_task *worker_sleep(void *ctx, crew__take_ctx *tc, bool *stop) {
     worker_ctx *c = ctx;
     if (tc->pushed_back) /* not from a worker's takes, which put back only with a task */
         crew__wake_pushed_back(c->p, &tc->pushed_back);
-    bool last = c->looking && leave_lookers(c), woken, slept;
-    crew_task *t = sleep_for_work(c->p, c->w, &woken, &slept);
-    if (last && !slept) /* a burst left to it may hold more than the one task it took */
+    bool last = c->looking && leave_lookers(c), woken, slept, watched = false;
+    crew_task *t = sleep_for_work(c->p, c->w, &woken, &slept, &watched);
+    c->watched |= watched;
+    /* A burst left to it may hold more than the one task it took; a watcher not woken (no
+     * looker) that took a task or leaves may leave a round's deferred offers to nobody. */
+    if ((last && !slept) || (watched && !woken))
         hand_on(c->p);
     if (woken) /* the waker counted it in */
         c->looking = true;
@@ -534,8 +552,13 @@ static bool worker_run(void *ctx, crew_task *t, crew__take_ctx *tc) {
     return false;
 }
 
-/* CREW_SPIN_AUTO's polls for a worker (idle.h). */
-static unsigned worker_polls(void *ctx) { return crew__idle_polls(((worker_ctx *)ctx)->p); }
+/* CREW_SPIN_AUTO's polls for a worker (idle.h); none right after it watched (wake.h). */
+static unsigned worker_polls(void *ctx) {
+    worker_ctx *c = ctx;
+    bool watched = c->watched;
+    c->watched = false;
+    return watched ? 0 : crew__idle_polls(c->p);
+}
 
 static const crew__policy worker_policy = {.take = worker_take,
                                            .idle = worker_idle,
@@ -558,7 +581,7 @@ void *crew__worker_main(void *arg) {
     crew__tls_busy = &w->busy;
 
     /* The loop's frame: nothing below it (the loop runs outside any task). */
-    worker_ctx ctx = {p, w, 0, false, {p, NULL, 1, {0, 0}, 0}};
+    worker_ctx ctx = {p, w, 0, false, false, {p, NULL, 1, {0, 0}, 0}};
     crew__take_ctx tc = {.may_batch = true}; /* between tasks: a take may claim a batch */
     crew__dispatch(&worker_policy, &ctx, &tc, p->spin);
     if (ctx.looking)
