@@ -22,12 +22,12 @@
 
 #include "common.h"
 
+using crewtest::bump;
 using crewtest::make_pool;
 using crewtest::scaled;
 
 namespace {
 
-void bump(void *arg) { static_cast<std::atomic<long> *>(arg)->fetch_add(1); }
 // Runs until *arg is set: keeps its group open for as long as the test wants.
 void until_set(void *arg) {
     while (!static_cast<std::atomic<bool> *>(arg)->load())
@@ -365,14 +365,9 @@ TEST(Losses, SleepingTimedWaitGetsTheLossWhileOthersReport) {
         char want[96];
         snprintf(want, sizeof want, "in crew_wait for group {%u, %u}", g.slot, g.gen);
         for (bool listed = false; !listed;) {
-            char *text = nullptr;
-            size_t len = 0;
-            FILE *f = open_memstream(&text, &len);
-            ASSERT_NE(f, nullptr);
-            ASSERT_GE(crew_diagnose_ex(p, f, 1000000u, 1000000u, 0u), 0); // findings
-            fclose(f);
-            listed = strstr(text, want) != nullptr;
-            free(text);
+            crewtest::Report r = crewtest::diagnose(p, 1000000u, 1000000u, 0u);
+            ASSERT_GE(r.findings, 0); // findings (< 0: an error, or no memory stream)
+            listed = r.text.find(want) != std::string::npos;
             if (!listed)
                 std::this_thread::yield();
         }

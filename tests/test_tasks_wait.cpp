@@ -42,19 +42,6 @@ void on_drop(crew_fn fn, void *arg, void *hook_arg) {
         static_cast<Dropped *>(hook_arg)->others.fetch_add(1, std::memory_order_relaxed);
 }
 
-crew_pool *pool_with_on_drop(unsigned threads, Dropped *d) {
-    static crew_hooks hooks; // copied by crew_create
-    hooks = crew_hooks{};
-    hooks.size = sizeof hooks;
-    hooks.on_drop = on_drop;
-    hooks.arg = d;
-    crew_config cfg;
-    crew_config_init(&cfg);
-    cfg.threads = threads;
-    cfg.hooks = &hooks;
-    return make_pool(cfg);
-}
-
 // n tasks (bump on cells[0..n)), waited for; each must have run exactly once.
 void run_n(crew_pool *p, size_t n) {
     std::vector<Cell> cells(n);
@@ -164,9 +151,7 @@ void level(void *a) {
 }
 
 TEST(TasksWait, AnyCountNestedThreeDeepEveryStrategy) {
-    const unsigned scheds[] = {CREW_SCHED_DEFAULT, CREW_SCHED_STEAL, CREW_SCHED_SHARED,
-                               CREW_SCHED_SHARED_LOCKFREE, CREW_SCHED_PER_WORKER};
-    for (unsigned sched : scheds)
+    for (unsigned sched : crewtest::kSchedulers)
         for (unsigned threads : {1u, 2u})
             for (size_t n : {0u, 1u, 7u, 8u, 9u, 10u, 64u, 1000u}) {
                 // Three levels below the top call (n^3 leaves), two for 64, one for 1000.
@@ -179,11 +164,7 @@ TEST(TasksWait, AnyCountNestedThreeDeepEveryStrategy) {
                 }
                 if (n == 0) // the top call only, refused (CREW_EINVAL)
                     expect_leaves = 0, expect_calls = 1;
-                crew_config cfg;
-                crew_config_init(&cfg);
-                cfg.threads = threads;
-                cfg.scheduler = sched;
-                crew_pool *p = make_pool(cfg);
+                crew_pool *p = make_pool(threads, sched);
                 for (int from_task : {0, 1}) {
                     std::atomic<long> leaves{0}, calls{0};
                     Level top{p, n, depth, &leaves, &calls};
@@ -230,9 +211,7 @@ void on_worker(crew_pool *p, crew_fn fn, void *arg) {
 }
 
 TEST(EnqueueWait, NestedThreeDeepEveryStrategy) {
-    const unsigned scheds[] = {CREW_SCHED_DEFAULT, CREW_SCHED_STEAL, CREW_SCHED_SHARED,
-                               CREW_SCHED_SHARED_LOCKFREE, CREW_SCHED_PER_WORKER};
-    for (unsigned sched : scheds)
+    for (unsigned sched : crewtest::kSchedulers)
         for (unsigned threads : {1u, 2u})
             for (size_t n : {1u, 7u, 9u, 10u, 64u}) {
                 const int depth = n >= 64 ? 2 : 3;
@@ -242,11 +221,7 @@ TEST(EnqueueWait, NestedThreeDeepEveryStrategy) {
                     if (d < depth)
                         leaves_want *= long(n);
                 }
-                crew_config cfg;
-                crew_config_init(&cfg);
-                cfg.threads = threads;
-                cfg.scheduler = sched;
-                crew_pool *p = make_pool(cfg);
+                crew_pool *p = make_pool(threads, sched);
                 for (int from_worker : {0, 1}) {
                     std::atomic<long> leaves{0}, calls{0};
                     Level top{p, n, depth, &leaves, &calls};
@@ -454,7 +429,7 @@ void first_blocks(void *a) {
 TEST(TasksWait, CancellingShutdownReportsTheRest) {
     for (size_t n : {2u, 3u, 8u, 9u, 10u, 64u}) {
         Dropped d;
-        crew_pool *p = pool_with_on_drop(1, &d);
+        crew_pool *p = crewtest::make_pool_on_drop(1, on_drop, &d);
         Gate gate;
         ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, nullptr), CREW_OK);
         gate.wait_arrivals(1);
@@ -497,7 +472,7 @@ TEST(TasksWait, StressWithPauseResizeAndShutdown) {
     for (int round = 0; round < rounds; round++) {
         const int how = round % 2 ? CREW_CANCEL : CREW_DRAIN;
         Dropped d;
-        crew_pool *p = pool_with_on_drop(2, &d);
+        crew_pool *p = crewtest::make_pool_on_drop(2, on_drop, &d);
         const int callers = 3, calls = int(crewtest::scaled(400));
         const size_t per = 20; // calls of 1..20 tasks: a few, and split in halves
         std::vector<std::vector<Cell>> cells(callers);

@@ -21,7 +21,9 @@
 #include "common.h"
 #include "crew.hpp"
 
+using crewtest::bump;
 using crewtest::Gate;
+using crewtest::last_error_has;
 using crewtest::make_pool;
 using crewtest::scaled;
 
@@ -30,11 +32,7 @@ namespace {
 constexpr uint64_t kMs = 1000000u;         // one millisecond in ns
 constexpr uint64_t kLong = 600000u * kMs;  // ten minutes: "long enough" (the watchdog's scale)
 
-void bump(void *arg) { static_cast<std::atomic<long> *>(arg)->fetch_add(1); }
-
 void open_gate(void *arg) { static_cast<Gate *>(arg)->open(); }
-
-bool last_error_has(const char *text) { return std::strstr(crew_last_error(), text) != nullptr; }
 
 // ---- Time-outs leave the group running -------------------------------------------------------
 
