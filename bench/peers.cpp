@@ -90,6 +90,7 @@
 #include <glib.h>
 #endif
 
+using benchutil::Latch; // for the pools without a "wait for all"
 using benchutil::Stat;
 using benchutil::stat;
 using benchutil::split;
@@ -162,29 +163,6 @@ long skynet_leaves(int depth) { // 10^depth
         n *= 10;
     return n;
 }
-
-// A countdown the last task opens; for pools without a "wait for all".
-class Latch {
-public:
-    void reset(long n) { left_.store(n); done_ = false; }
-    void count_down() {
-        if (left_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-            std::lock_guard<std::mutex> g(m_);
-            done_ = true;
-            cv_.notify_all();
-        }
-    }
-    void wait() {
-        std::unique_lock<std::mutex> g(m_);
-        cv_.wait(g, [&] { return done_; });
-    }
-
-private:
-    std::atomic<long> left_{0};
-    std::mutex m_;
-    std::condition_variable cv_;
-    bool done_ = false;
-};
 
 // ------------------------------------------------------------------------------------------
 // Peers: each runs the four workloads and returns seconds (or < 0 when it cannot).
