@@ -728,50 +728,66 @@ public:
 };
 #endif
 
-// The textbook pool: one FIFO under one mutex, one condition variable for work.
-class TextbookPeer final : public LatchedPeer {
-    std::mutex m_;
-    std::condition_variable cv_;
-    std::deque<Job *> q_;
-    bool stop_ = false;
+// The textbook pool's threads, for the textbook peer and the textbook bounded queue
+// (bq::TextbookQueue): one FIFO of jobs under one mutex, one condition variable for work; each
+// thread takes the oldest job and hands it, the lock released, to Owner::ran (a direct call,
+// inlined), until stop() and the FIFO is empty. The owner calls stop() in its destructor.
+template <class Owner, class J>
+class TextbookThreads {
+    bool stop_ = false; // first: m_ is not at the object's address (no null test when locked)
     std::vector<std::thread> threads_;
 
+protected:
+    std::mutex m_;
+    std::condition_variable work_;
+    std::deque<J *> q_;
+
+    void start(unsigned n) {
+        for (unsigned i = 0; i < n; i++)
+            threads_.emplace_back([this] { worker(); });
+    }
+    void stop() {
+        {
+            std::lock_guard<std::mutex> g(m_);
+            stop_ = true;
+        }
+        work_.notify_all();
+        for (auto &t : threads_)
+            t.join();
+    }
+
+private:
     void worker() {
         for (;;) {
-            Job *j;
+            J *j;
             {
                 std::unique_lock<std::mutex> g(m_);
-                cv_.wait(g, [&] { return stop_ || !q_.empty(); });
+                work_.wait(g, [&] { return stop_ || !q_.empty(); });
                 if (q_.empty())
                     return;
                 j = q_.front();
                 q_.pop_front();
             }
-            j->run();
+            static_cast<Owner *>(this)->ran(j);
         }
     }
+};
+
+// The textbook pool: one FIFO under one mutex, one condition variable for work.
+class TextbookPeer final : public LatchedPeer, private TextbookThreads<TextbookPeer, Job> {
+    friend class TextbookThreads<TextbookPeer, Job>;
+    void ran(Job *j) { j->run(); }
     void post(Job *j) override {
         {
             std::lock_guard<std::mutex> g(m_);
             q_.push_back(j);
         }
-        cv_.notify_one();
+        work_.notify_one();
     }
 
 public:
-    TextbookPeer() {
-        for (unsigned i = 0; i < g_threads; i++)
-            threads_.emplace_back([this] { worker(); });
-    }
-    ~TextbookPeer() override {
-        {
-            std::lock_guard<std::mutex> g(m_);
-            stop_ = true;
-        }
-        cv_.notify_all();
-        for (auto &t : threads_)
-            t.join();
-    }
+    TextbookPeer() { start(g_threads); }
+    ~TextbookPeer() override { stop(); }
     const char *name() const override { return "textbook"; }
 };
 
@@ -1286,32 +1302,18 @@ public:
     void wait_all() override { check(crew_wait_all(p_), "crew_wait_all"); }
 };
 
-class TextbookQueue : public Queue {
-    std::mutex m_;
-    std::condition_variable work_, room_, idle_;
-    std::deque<Job *> q_;
+class TextbookQueue : public Queue, private TextbookThreads<TextbookQueue, Job> {
+    friend class TextbookThreads<TextbookQueue, Job>;
+    std::condition_variable room_, idle_;
     size_t cap_;
     long busy_ = 0; // queued or running
-    bool stop_ = false;
-    std::vector<std::thread> threads_;
 
-    void worker() {
-        for (;;) {
-            Job *j;
-            {
-                std::unique_lock<std::mutex> g(m_);
-                work_.wait(g, [&] { return stop_ || !q_.empty(); });
-                if (q_.empty())
-                    return;
-                j = q_.front();
-                q_.pop_front();
-            }
-            room_.notify_one(); // one place freed: one producer may use it
-            job_fn(j);
-            std::lock_guard<std::mutex> g(m_);
-            if (--busy_ == 0)
-                idle_.notify_all();
-        }
+    void ran(Job *j) {
+        room_.notify_one(); // one place freed: one producer may use it
+        job_fn(j);
+        std::lock_guard<std::mutex> g(m_);
+        if (--busy_ == 0)
+            idle_.notify_all();
     }
     void push(Job *j) { // m_ held, room checked
         q_.push_back(j);
@@ -1319,19 +1321,8 @@ class TextbookQueue : public Queue {
     }
 
 public:
-    TextbookQueue(unsigned workers, unsigned capacity) : cap_(capacity) {
-        for (unsigned i = 0; i < workers; i++)
-            threads_.emplace_back([this] { worker(); });
-    }
-    ~TextbookQueue() override {
-        {
-            std::lock_guard<std::mutex> g(m_);
-            stop_ = true;
-        }
-        work_.notify_all();
-        for (auto &t : threads_)
-            t.join();
-    }
+    TextbookQueue(unsigned workers, unsigned capacity) : cap_(capacity) { start(workers); }
+    ~TextbookQueue() override { stop(); }
     bool try_add(Job *j) override {
         {
             std::lock_guard<std::mutex> g(m_);
