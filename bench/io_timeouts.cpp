@@ -73,6 +73,7 @@
 #include <boost/asio/thread_pool.hpp>
 #endif
 
+using benchutil::Latch;
 using benchutil::Stat;
 using benchutil::stat;
 using benchutil::split;
@@ -412,32 +413,6 @@ out:
     close(fd);
     return ok;
 }
-
-// A countdown the last task opens.
-class Latch {
-public:
-    void reset(long n) {
-        left_.store(n);
-        done_ = false;
-    }
-    void count_down() {
-        if (left_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-            std::lock_guard<std::mutex> g(m_);
-            done_ = true;
-            cv_.notify_all();
-        }
-    }
-    void wait() {
-        std::unique_lock<std::mutex> g(m_);
-        cv_.wait(g, [&] { return done_; });
-    }
-
-private:
-    std::atomic<long> left_{0};
-    std::mutex m_;
-    std::condition_variable cv_;
-    bool done_ = false;
-};
 
 // One run's task list and its outcome; tasks write only their own ok[] byte.
 struct Batch {

@@ -90,6 +90,7 @@
 #include <glib.h>
 #endif
 
+using benchutil::Latch; // for the pools without a "wait for all"
 using benchutil::Stat;
 using benchutil::stat;
 using benchutil::split;
@@ -162,29 +163,6 @@ long skynet_leaves(int depth) { // 10^depth
         n *= 10;
     return n;
 }
-
-// A countdown the last task opens; for pools without a "wait for all".
-class Latch {
-public:
-    void reset(long n) { left_.store(n); done_ = false; }
-    void count_down() {
-        if (left_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-            std::lock_guard<std::mutex> g(m_);
-            done_ = true;
-            cv_.notify_all();
-        }
-    }
-    void wait() {
-        std::unique_lock<std::mutex> g(m_);
-        cv_.wait(g, [&] { return done_; });
-    }
-
-private:
-    std::atomic<long> left_{0};
-    std::mutex m_;
-    std::condition_variable cv_;
-    bool done_ = false;
-};
 
 // ------------------------------------------------------------------------------------------
 // Peers: each runs the four workloads and returns seconds (or < 0 when it cannot).
@@ -750,50 +728,66 @@ public:
 };
 #endif
 
-// The textbook pool: one FIFO under one mutex, one condition variable for work.
-class TextbookPeer final : public LatchedPeer {
-    std::mutex m_;
-    std::condition_variable cv_;
-    std::deque<Job *> q_;
-    bool stop_ = false;
+// The textbook pool's threads, for the textbook peer and the textbook bounded queue
+// (bq::TextbookQueue): one FIFO of jobs under one mutex, one condition variable for work; each
+// thread takes the oldest job and hands it, the lock released, to Owner::ran (a direct call,
+// inlined), until stop() and the FIFO is empty. The owner calls stop() in its destructor.
+template <class Owner, class J>
+class TextbookThreads {
+    bool stop_ = false; // first: m_ is not at the object's address (no null test when locked)
     std::vector<std::thread> threads_;
 
+protected:
+    std::mutex m_;
+    std::condition_variable work_;
+    std::deque<J *> q_;
+
+    void start(unsigned n) {
+        for (unsigned i = 0; i < n; i++)
+            threads_.emplace_back([this] { worker(); });
+    }
+    void stop() {
+        {
+            std::lock_guard<std::mutex> g(m_);
+            stop_ = true;
+        }
+        work_.notify_all();
+        for (auto &t : threads_)
+            t.join();
+    }
+
+private:
     void worker() {
         for (;;) {
-            Job *j;
+            J *j;
             {
                 std::unique_lock<std::mutex> g(m_);
-                cv_.wait(g, [&] { return stop_ || !q_.empty(); });
+                work_.wait(g, [&] { return stop_ || !q_.empty(); });
                 if (q_.empty())
                     return;
                 j = q_.front();
                 q_.pop_front();
             }
-            j->run();
+            static_cast<Owner *>(this)->ran(j);
         }
     }
+};
+
+// The textbook pool: one FIFO under one mutex, one condition variable for work.
+class TextbookPeer final : public LatchedPeer, private TextbookThreads<TextbookPeer, Job> {
+    friend class TextbookThreads<TextbookPeer, Job>;
+    void ran(Job *j) { j->run(); }
     void post(Job *j) override {
         {
             std::lock_guard<std::mutex> g(m_);
             q_.push_back(j);
         }
-        cv_.notify_one();
+        work_.notify_one();
     }
 
 public:
-    TextbookPeer() {
-        for (unsigned i = 0; i < g_threads; i++)
-            threads_.emplace_back([this] { worker(); });
-    }
-    ~TextbookPeer() override {
-        {
-            std::lock_guard<std::mutex> g(m_);
-            stop_ = true;
-        }
-        cv_.notify_all();
-        for (auto &t : threads_)
-            t.join();
-    }
+    TextbookPeer() { start(g_threads); }
+    ~TextbookPeer() override { stop(); }
     const char *name() const override { return "textbook"; }
 };
 
@@ -884,6 +878,62 @@ public:
     const char *not_run(const std::string &) const override { return "n/a (fib only)"; }
 };
 #endif
+
+// ------------------------------------------------------------------------------------------
+// The timing frame of the burst and the bounded queue (below): each run of a peer timed as a
+// whole, with the process's context switches and CPU time over it, and the summary row that
+// sets crew against the best other peer (also the other workloads', in main).
+// ------------------------------------------------------------------------------------------
+struct Usage {
+    double csw, cpu; // voluntary + involuntary context switches; user + system seconds
+};
+Usage usage() { // of every thread of the process so far
+    rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return {double(u.ru_nvcsw) + double(u.ru_nivcsw),
+            double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+                double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6};
+}
+
+// One run's figures: its seconds, and the process's context switches and CPU seconds over it.
+struct Timed {
+    double s, csw, cpu;
+};
+
+// Runs run() once the previous peer has settled, and times it.
+template <class Run>
+Timed timed(Run run) {
+    settle();
+    Usage u0 = usage();
+    double t0 = now();
+    run();
+    double s = now() - t0;
+    Usage u1 = usage();
+    return {s, u1.csw - u0.csw, u1.cpu - u0.cpu};
+}
+
+// The lowest median figure among the live peers that are not crew or one of its strategies,
+// the first such in live's order on a tie; its name empty when there is none.
+template <class Live>
+std::pair<std::string, double> best_other(const Live &live,
+                                          std::map<std::string, std::vector<double>> &figures) {
+    std::string best_name;
+    double best = 0;
+    for (auto &l : live) {
+        double m = stat(figures[l.first]).median;
+        if (l.first.rfind("crew", 0) != 0 && (best_name.empty() || m < best))
+            best = m, best_name = l.first;
+    }
+    return {best_name, best};
+}
+
+// A row of the summary table (-S): crew's figure in unit, the best other peer's, and the ratio
+// (>= 1: crew ahead).
+void summary_row(FILE *sum, const std::string &what, double crew, const char *unit,
+                 const std::string &best_name, double best, double ratio) {
+    std::fprintf(sum, "| %s | %.4g %s | %s | %.4g | %.2f (%s) |\n", what.c_str(), crew, unit,
+                 best_name.c_str(), best, ratio, ratio >= 1 ? "crew ahead" : "crew behind");
+}
 
 // ------------------------------------------------------------------------------------------
 // burst: Jendersie et al.'s pool experiment (Fig. 6; bench/fig7_pool_vs_tpr.c): each call hands
@@ -1083,17 +1133,6 @@ bool only(const std::string &name) {
            name == "onetbb-p+1";
 }
 
-struct Usage {
-    double csw, cpu; // voluntary + involuntary context switches; user + system seconds
-};
-Usage usage() { // of every thread of the process so far
-    rusage u;
-    getrusage(RUSAGE_SELF, &u);
-    return {double(u.ru_nvcsw) + double(u.ru_nivcsw),
-            double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-                double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6};
-}
-
 // Runs the burst for every P and every peer that has a runner, `repeats` times interleaved,
 // and prints per P: us per call (median, min..max), and context switches and CPU time (all
 // threads) per call (medians).
@@ -1132,52 +1171,48 @@ int run(const std::vector<std::string> &peers, const std::vector<unsigned> &size
         }
         for (int rep = 0; rep < repeats; rep++)
             for (auto &l : live) {
-                settle();
-                Usage u0 = usage();
-                double t0 = now();
-                for (int c = 0; c < kCalls; c++) {
-                    for (unsigned i = 0; i < P; i++)
-                        res[i] = double(i + 1);
-                    int64_t c0 = now_ns();
-                    l.second->call(res.data());
-                    int64_t c1 = now_ns();
-                    std::vector<int64_t> st(g_start, g_start + P);
-                    std::sort(st.begin(), st.end());
-                    int64_t end = *std::max_element(g_end, g_end + P);
-                    one[l.first].push_back(double(c1 - c0) * 1e-3);
-                    second[l.first].push_back(double(st[P > 1 ? 1 : 0] - c0) * 1e-3);
-                    last_start[l.first].push_back(double(st[P - 1] - c0) * 1e-3);
-                    last_end[l.first].push_back(double(end - c0) * 1e-3);
-                    ret[l.first].push_back(double(c1 - end) * 1e-3);
-                    for (unsigned i = 0; i < P; i++)
-                        if (res[i] != expect[i]) {
-                            std::fprintf(stderr, "bench_peers: burst %s P=%u: wrong result\n",
-                                         l.first.c_str(), P);
-                            return 1;
-                        }
+                bool wrong = false;
+                Timed r = timed([&] {
+                    for (int c = 0; c < kCalls && !wrong; c++) {
+                        for (unsigned i = 0; i < P; i++)
+                            res[i] = double(i + 1);
+                        int64_t c0 = now_ns();
+                        l.second->call(res.data());
+                        int64_t c1 = now_ns();
+                        std::vector<int64_t> st(g_start, g_start + P);
+                        std::sort(st.begin(), st.end());
+                        int64_t end = *std::max_element(g_end, g_end + P);
+                        one[l.first].push_back(double(c1 - c0) * 1e-3);
+                        second[l.first].push_back(double(st[P > 1 ? 1 : 0] - c0) * 1e-3);
+                        last_start[l.first].push_back(double(st[P - 1] - c0) * 1e-3);
+                        last_end[l.first].push_back(double(end - c0) * 1e-3);
+                        ret[l.first].push_back(double(c1 - end) * 1e-3);
+                        for (unsigned i = 0; i < P; i++)
+                            wrong |= res[i] != expect[i];
+                    }
+                });
+                if (wrong) {
+                    std::fprintf(stderr, "bench_peers: burst %s P=%u: wrong result\n",
+                                 l.first.c_str(), P);
+                    return 1;
                 }
-                double s = now() - t0;
-                Usage u1 = usage();
-                us[l.first].push_back(s * 1e6 / kCalls);
-                csw[l.first].push_back((u1.csw - u0.csw) / kCalls);
-                cpu[l.first].push_back((u1.cpu - u0.cpu) * 1e6 / kCalls);
+                us[l.first].push_back(r.s * 1e6 / kCalls);
+                csw[l.first].push_back(r.csw / kCalls);
+                cpu[l.first].push_back(r.cpu * 1e6 / kCalls);
                 if (csv)
-                    std::fprintf(csv, "burst-P%u,%s,%d,%.6f,%.6f\n", P, l.first.c_str(), rep, s,
-                                 s * 1e6 / kCalls);
+                    std::fprintf(csv, "burst-P%u,%s,%d,%.6f,%.6f\n", P, l.first.c_str(), rep,
+                                 r.s, r.s * 1e6 / kCalls);
             }
         std::printf("\nburst P=%u (us/call)\n%-16s %14s %30s %8s %10s %12s\n", P, "peer",
                     "median", "(min..max)", "ratio", "csw/call", "cpu us/call");
         double ref = us.count("crew") ? stat(us["crew"]).median : 0;
-        std::string best_name;
-        double best = 0;
         for (auto &l : live) {
             Stat s = stat(us[l.first]);
             std::printf("%-16s %14.1f   (%12.1f..%12.1f) %8.2f %10.1f %12.1f\n",
                         l.first.c_str(), s.median, s.min, s.max, ref > 0 ? s.median / ref : 0,
                         stat(csw[l.first]).median, stat(cpu[l.first]).median);
-            if (l.first.rfind("crew", 0) != 0 && (best_name.empty() || s.median < best))
-                best = s.median, best_name = l.first;
         }
+        auto best = best_other(live, us);
         for (auto &n : peers)
             if (!us.count(n))
                 std::printf("%-16s %14s\n", n.c_str(), "n/a (no burst runner)");
@@ -1188,10 +1223,10 @@ int run(const std::vector<std::string> &peers, const std::vector<unsigned> &size
                         stat(one[l.first]).median, stat(second[l.first]).median,
                         stat(last_start[l.first]).median, stat(last_end[l.first]).median,
                         stat(ret[l.first]).median);
-        if (sum && ref > 0 && !best_name.empty())
-            std::fprintf(sum, "| burst P=%u, %d calls | %.4g us/call | %s | %.4g | %.2f (%s) |\n",
-                         P, kCalls, ref, best_name.c_str(), best, best / ref,
-                         best / ref >= 1 ? "crew ahead" : "crew behind");
+        if (sum && ref > 0 && !best.first.empty())
+            summary_row(sum, "burst P=" + std::to_string(P) + ", " + std::to_string(kCalls) +
+                                 " calls",
+                        ref, "us/call", best.first, best.second, best.second / ref);
         std::fflush(stdout);
     }
     return 0;
@@ -1267,32 +1302,18 @@ public:
     void wait_all() override { check(crew_wait_all(p_), "crew_wait_all"); }
 };
 
-class TextbookQueue : public Queue {
-    std::mutex m_;
-    std::condition_variable work_, room_, idle_;
-    std::deque<Job *> q_;
+class TextbookQueue : public Queue, private TextbookThreads<TextbookQueue, Job> {
+    friend class TextbookThreads<TextbookQueue, Job>;
+    std::condition_variable room_, idle_;
     size_t cap_;
     long busy_ = 0; // queued or running
-    bool stop_ = false;
-    std::vector<std::thread> threads_;
 
-    void worker() {
-        for (;;) {
-            Job *j;
-            {
-                std::unique_lock<std::mutex> g(m_);
-                work_.wait(g, [&] { return stop_ || !q_.empty(); });
-                if (q_.empty())
-                    return;
-                j = q_.front();
-                q_.pop_front();
-            }
-            room_.notify_one(); // one place freed: one producer may use it
-            job_fn(j);
-            std::lock_guard<std::mutex> g(m_);
-            if (--busy_ == 0)
-                idle_.notify_all();
-        }
+    void ran(Job *j) {
+        room_.notify_one(); // one place freed: one producer may use it
+        job_fn(j);
+        std::lock_guard<std::mutex> g(m_);
+        if (--busy_ == 0)
+            idle_.notify_all();
     }
     void push(Job *j) { // m_ held, room checked
         q_.push_back(j);
@@ -1300,19 +1321,8 @@ class TextbookQueue : public Queue {
     }
 
 public:
-    TextbookQueue(unsigned workers, unsigned capacity) : cap_(capacity) {
-        for (unsigned i = 0; i < workers; i++)
-            threads_.emplace_back([this] { worker(); });
-    }
-    ~TextbookQueue() override {
-        {
-            std::lock_guard<std::mutex> g(m_);
-            stop_ = true;
-        }
-        work_.notify_all();
-        for (auto &t : threads_)
-            t.join();
-    }
+    TextbookQueue(unsigned workers, unsigned capacity) : cap_(capacity) { start(workers); }
+    ~TextbookQueue() override { stop(); }
     bool try_add(Job *j) override {
         {
             std::lock_guard<std::mutex> g(m_);
@@ -1401,60 +1411,55 @@ int run(const std::vector<std::string> &peers, unsigned workers, unsigned capaci
                 j.seed = uint64_t(i * 31 + rep), j.out = 0, j.steps = steps;
                 j.runs.store(0, std::memory_order_relaxed);
             }
-            settle();
-            burst::Usage u0 = burst::usage();
             rusage p0, p1; // the producer's own sleeps (voluntary switches)
-            getrusage(RUSAGE_THREAD, &p0);
             long fulls = 0;
-            double t0 = now();
-            for (long i = 0; i < jobs; i++)
-                if (!l.second->try_add(&js[size_t(i)])) {
-                    fulls++;
-                    l.second->add(&js[size_t(i)]);
-                }
-            getrusage(RUSAGE_THREAD, &p1);
-            l.second->wait_all();
-            double s = now() - t0;
-            burst::Usage u1 = burst::usage();
+            Timed r = timed([&] {
+                getrusage(RUSAGE_THREAD, &p0);
+                for (long i = 0; i < jobs; i++)
+                    if (!l.second->try_add(&js[size_t(i)])) {
+                        fulls++;
+                        l.second->add(&js[size_t(i)]);
+                    }
+                getrusage(RUSAGE_THREAD, &p1);
+                l.second->wait_all();
+            });
             for (long i = 0; i < jobs; i++)
                 if (js[size_t(i)].runs.load(std::memory_order_relaxed) != 1) {
                     std::fprintf(stderr, "bench_peers: bounded %s: job %ld ran %d times\n",
                                  l.first.c_str(), i, js[size_t(i)].runs.load());
                     return 1;
                 }
-            ms[l.first].push_back(s * 1e3);
-            csw[l.first].push_back((u1.csw - u0.csw) / double(jobs));
-            cpu[l.first].push_back((u1.cpu - u0.cpu) * 1e6 / double(jobs));
+            ms[l.first].push_back(r.s * 1e3);
+            csw[l.first].push_back(r.csw / double(jobs));
+            cpu[l.first].push_back(r.cpu * 1e6 / double(jobs));
             psw[l.first].push_back(double(p1.ru_nvcsw - p0.ru_nvcsw) / double(jobs));
             full[l.first].push_back(double(fulls) / double(jobs));
             if (csv)
                 std::fprintf(csv, "bounded-C%u-W%u,%s,%d,%.6f,%.6f\n", capacity, workers,
-                             l.first.c_str(), rep, s, s * 1e3);
+                             l.first.c_str(), rep, r.s, r.s * 1e3);
         }
     std::printf("%-16s %14s %30s %8s %10s %12s %10s %10s\n", "peer", "median", "(min..max)",
                 "ratio", "csw/job", "cpu us/job", "full/job", "prod/job");
     double ref = ms.count("crew") ? stat(ms["crew"]).median
                  : live.empty()   ? 0
                                   : stat(ms[live.front().first]).median;
-    std::string best_name;
-    double best = 0;
     for (auto &l : live) {
         Stat s = stat(ms[l.first]);
         std::printf("%-16s %14.4g   (%12.4g..%12.4g) %8.2f %10.2f %12.1f %10.2f %10.2f\n",
                     l.first.c_str(), s.median, s.min, s.max, ref > 0 ? s.median / ref : 0,
                     stat(csw[l.first]).median, stat(cpu[l.first]).median,
                     stat(full[l.first]).median, stat(psw[l.first]).median);
-        if (l.first.rfind("crew", 0) != 0 && (best_name.empty() || s.median < best))
-            best = s.median, best_name = l.first;
     }
+    auto best = best_other(live, ms);
     for (auto &n : peers)
         if (!ms.count(n) && !burst::only(n))
             std::printf("%-16s %14s\n", n.c_str(), "n/a (no bounded queue)");
-    if (sum && ref > 0 && !best_name.empty())
-        std::fprintf(sum, "| bounded queue C=%u, %u threads, %ld jobs of %ld us | %.4g ms | %s | "
-                          "%.4g | %.2f (%s) |\n",
-                     capacity, workers, jobs, job_us, ref, best_name.c_str(), best, best / ref,
-                     best / ref >= 1 ? "crew ahead" : "crew behind");
+    if (sum && ref > 0 && !best.first.empty())
+        summary_row(sum,
+                    "bounded queue C=" + std::to_string(capacity) + ", " +
+                        std::to_string(workers) + " threads, " + std::to_string(jobs) +
+                        " jobs of " + std::to_string(job_us) + " us",
+                    ref, "ms", best.first, best.second, best.second / ref);
     std::fflush(stdout);
     return 0;
 }
@@ -1735,12 +1740,9 @@ int main(int argc, char **argv) {
                     best_name = kv.first;
                 }
             }
-            if (!best_name.empty()) {
-                double r = rate ? crew_med / best : best / crew_med;
-                std::fprintf(sum, "| %s | %.4g %s | %s | %.4g | %.2f (%s) |\n", what.c_str(),
-                             crew_med, unit, best_name.c_str(), best, r,
-                             r >= 1 ? "crew ahead" : "crew behind");
-            }
+            if (!best_name.empty())
+                summary_row(sum, what, crew_med, unit, best_name, best,
+                            rate ? crew_med / best : best / crew_med);
         }
         for (auto &p : live) {
             auto it = metric.find(p->name());

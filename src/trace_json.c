@@ -127,6 +127,32 @@ static void write_event(FILE *f, name_cache *nc, long pid, const crew__trace_rin
     fprintf(f, "\"group\":\"%u/%u\"}}", e->slot, e->gen);
 }
 
+/* How many events ring r holds: all it recorded, or its capacity once it wrapped. */
+static size_t recorded(const crew__trace_ring *r) {
+    return r->head < r->cap ? (size_t)r->head : r->cap;
+}
+
+/* A walk over the events of one session's rings, ring by ring in the rings' order and each
+ * ring's in its own order: next_event gives them one by one, and while it walks, ring is the
+ * ring of the event it gave last. */
+typedef struct ev_walk {
+    crew__trace_ring *ring;
+    size_t i; /* the next event's index in ring */
+    uint64_t session;
+} ev_walk;
+
+static ev_walk walk_events(crew__trace *tr, uint64_t session) {
+    return (ev_walk){tr->rings, 0, session};
+}
+
+/* The walk's next event, or NULL after the last. */
+static const crew__trace_ev *next_event(ev_walk *w) {
+    for (; w->ring; w->ring = w->ring->next, w->i = 0)
+        if (w->ring->session == w->session && w->i < recorded(w->ring))
+            return &w->ring->ev[w->i++];
+    return NULL;
+}
+
 /* A node's turn, for matching edges with it (write_flows). */
 typedef struct turn {
     uint32_t run, node;
@@ -155,62 +181,45 @@ static double mid_us(uint64_t start, uint64_t end, uint64_t t0) {
 static uint64_t write_flows(FILE *f, long pid, crew__trace *tr, uint64_t session) {
     size_t nturns = 0, k = 0;
     bool any_edge = false;
-    for (crew__trace_ring *r = tr->rings; r; r = r->next) {
-        if (r->session != session)
-            continue;
-        size_t n = r->head < r->cap ? (size_t)r->head : r->cap;
-        for (size_t i = 0; i < n; i++) {
-            nturns += r->ev[i].kind == CREW__TR_NODE;
-            any_edge |= r->ev[i].kind == CREW__TR_EDGE;
-        }
+    const crew__trace_ev *e;
+    for (ev_walk w = walk_events(tr, session); (e = next_event(&w));) {
+        nturns += e->kind == CREW__TR_NODE;
+        any_edge |= e->kind == CREW__TR_EDGE;
     }
     if (!any_edge || nturns == 0)
         return 0;
     turn *t = malloc(nturns * sizeof *t);
     if (!t)
         return 0; /* out of memory: the slices stand without their arrows */
-    for (crew__trace_ring *r = tr->rings; r; r = r->next) {
-        if (r->session != session)
-            continue;
-        size_t n = r->head < r->cap ? (size_t)r->head : r->cap;
-        for (size_t i = 0; i < n; i++) {
-            const crew__trace_ev *e = &r->ev[i];
-            if (e->kind == CREW__TR_NODE)
-                t[k++] = (turn){e->run, e->node, e->start_ns, e->end_ns, r->tid};
-        }
-    }
+    for (ev_walk w = walk_events(tr, session); (e = next_event(&w));)
+        if (e->kind == CREW__TR_NODE)
+            t[k++] = (turn){e->run, e->node, e->start_ns, e->end_ns, w.ring->tid};
     qsort(t, nturns, sizeof *t, by_turn);
     uint64_t id = 0;
-    for (crew__trace_ring *r = tr->rings; r; r = r->next) {
-        if (r->session != session)
+    for (ev_walk w = walk_events(tr, session); (e = next_event(&w));) {
+        if (e->kind != CREW__TR_EDGE)
             continue;
-        size_t n = r->head < r->cap ? (size_t)r->head : r->cap;
-        for (size_t i = 0; i < n; i++) {
-            const crew__trace_ev *e = &r->ev[i];
-            if (e->kind != CREW__TR_EDGE)
-                continue;
-            size_t lo = 0, hi = nturns; /* the first turn not before (run, to, end) */
-            turn key = {e->run, e->to, e->end_ns, 0, 0};
-            while (lo < hi) {
-                size_t m = lo + (hi - lo) / 2;
-                if (by_turn(&t[m], &key) < 0)
-                    lo = m + 1;
-                else
-                    hi = m;
-            }
-            if (lo == nturns || t[lo].run != e->run || t[lo].node != e->to)
-                continue;
-            id++;
-            fprintf(f, ",\n{\"ph\":\"s\",\"cat\":\"graph\",\"name\":\"edge\",\"id\":%llu,"
-                       "\"pid\":%ld,\"tid\":%ld,\"ts\":%.3f,\"args\":{\"from\":%u,\"to\":%u,"
-                       "\"run\":%u}}",
-                    (unsigned long long)id, pid, r->tid, mid_us(e->start_ns, e->end_ns, tr->t0),
-                    e->node, e->to, e->run);
-            fprintf(f, ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"graph\",\"name\":\"edge\","
-                       "\"id\":%llu,\"pid\":%ld,\"tid\":%ld,\"ts\":%.3f}",
-                    (unsigned long long)id, pid, t[lo].tid,
-                    mid_us(t[lo].start, t[lo].end, tr->t0));
+        size_t lo = 0, hi = nturns; /* the first turn not before (run, to, end) */
+        turn key = {e->run, e->to, e->end_ns, 0, 0};
+        while (lo < hi) {
+            size_t m = lo + (hi - lo) / 2;
+            if (by_turn(&t[m], &key) < 0)
+                lo = m + 1;
+            else
+                hi = m;
         }
+        if (lo == nturns || t[lo].run != e->run || t[lo].node != e->to)
+            continue;
+        id++;
+        fprintf(f, ",\n{\"ph\":\"s\",\"cat\":\"graph\",\"name\":\"edge\",\"id\":%llu,"
+                   "\"pid\":%ld,\"tid\":%ld,\"ts\":%.3f,\"args\":{\"from\":%u,\"to\":%u,"
+                   "\"run\":%u}}",
+                (unsigned long long)id, pid, w.ring->tid, mid_us(e->start_ns, e->end_ns, tr->t0),
+                e->node, e->to, e->run);
+        fprintf(f, ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"graph\",\"name\":\"edge\","
+                   "\"id\":%llu,\"pid\":%ld,\"tid\":%ld,\"ts\":%.3f}",
+                (unsigned long long)id, pid, t[lo].tid,
+                mid_us(t[lo].start, t[lo].end, tr->t0));
     }
     free(t);
     return id;
@@ -238,7 +247,7 @@ void crew__trace_write(crew_pool *p, uint64_t session, uint64_t *events, uint64_
         fprintf(f, "\"}},\n{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%ld,"
                    "\"tid\":%ld,\"args\":{\"sort_index\":%u}}",
                 pid, r->tid, index++);
-        size_t n = r->head < r->cap ? (size_t)r->head : r->cap;
+        size_t n = recorded(r);
         lost += r->lost + (r->head - n);
         if (n == 0)
             continue;

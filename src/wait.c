@@ -80,6 +80,37 @@ typedef struct waiter_ctx {
                                 CREW_EFORKED */
 } waiter_ctx;
 
+/* What a sleeping waiter leaves for crew_diagnose and the trace, kept alike by both kinds of
+ * wait (a helping waiter's last look and a timed wait's, below): the record that lists the
+ * thread as blocked (listed once a look has found nothing) and, under a trace, when it fell
+ * asleep (0 when untraced). */
+typedef struct sleep_note {
+    bool listed;
+    crew__blocked rec;
+    uint64_t slept_at;
+} sleep_note;
+
+/* A look that found nothing (crew__ec_wait, lock held): list the thread for crew_diagnose (if
+ * list, once) and, under a trace, note when it fell asleep. Returns false: the caller sleeps. */
+static bool note_sleep(crew_pool *p, sleep_note *n, bool list) {
+    if (list && !n->listed) {
+        crew__blocked_add(p, &n->rec);
+        n->listed = true;
+    }
+    if (__builtin_expect(crew__tracing(p), 0) && n->slept_at == 0) /* a trace records it */
+        n->slept_at = crew__now_ns();
+    return false;
+}
+
+/* After the sleep (lock held): take the thread off the list, and record the sleep's span for
+ * *group under a trace (read only then). */
+static void note_woken(crew_pool *p, sleep_note *n, const crew_handle *group) {
+    if (n->listed)
+        crew__blocked_remove(p, &n->rec);
+    if (__builtin_expect(n->slept_at != 0, 0))
+        crew__trace_span(p, CREW__TR_SLEEP, *group, n->slept_at);
+}
+
 /* The waiter's last look before it sleeps (crew__ec_wait, lock held): is its wait over, or is
  * there a task it may take? The first look that finds neither lists the thread for crew_diagnose
  * (crew_wait, crew_wait_all and crew_join, each a kind of its own, diagnose.h; crew__help_until's
@@ -89,9 +120,7 @@ typedef struct last_look_ctx {
     crew__ec *ec; /* what it waits for: its group's waiters, the flag's, or pool->quiet */
     crew_task *t;
     crew__take_ctx tc; /* a waiter's takes claim no batch (it is in a task, or not a worker) */
-    bool listed;
-    crew__blocked rec;
-    uint64_t slept_at;
+    sleep_note note;   /* listed unless a flag's waiter that is not a join */
 } last_look_ctx;
 
 static bool last_look(void *ctx) {
@@ -112,17 +141,13 @@ static bool last_look(void *ctx) {
         l->t = crew__blocking_help(p, c->group.slot, c->general);
     if (l->t || l->tc.retry)
         return true;
-    if (!l->listed && (!c->flag || c->own)) {
-        l->rec = (crew__blocked){.since = c->slept, .group = c->group,
-                                 .kind = sl       ? CREW__BLOCKED_WAIT
-                                         : c->own ? CREW__BLOCKED_JOIN
-                                                  : CREW__BLOCKED_WAIT_ALL};
-        crew__blocked_add(p, &l->rec);
-        l->listed = true;
-    }
-    if (__builtin_expect(crew__tracing(p), 0) && l->slept_at == 0) /* a trace records it */
-        l->slept_at = crew__now_ns();
-    return false;
+    bool list = !c->flag || c->own;
+    if (list && !l->note.listed) /* the record, built when first needed */
+        l->note.rec = (crew__blocked){.since = c->slept, .group = c->group,
+                                      .kind = sl       ? CREW__BLOCKED_WAIT
+                                              : c->own ? CREW__BLOCKED_JOIN
+                                                       : CREW__BLOCKED_WAIT_ALL};
+    return note_sleep(p, &l->note, list);
 }
 
 /* The waiter's sleep (the eventcount, ec.h), on this thread's own condition variable: on what it
@@ -145,12 +170,9 @@ static crew_task *sleep_waiting(waiter_ctx *c) {
     crew__ec_on(&me, &p->waiting, NULL);
     pthread_mutex_lock(&p->lock);
     (void)crew__ec_wait(&me, &p->lock, last_look, &l, NULL);
-    if (l.listed) {
-        crew__blocked_remove(p, &l.rec);
-        c->slept = l.rec.since;
-    }
-    if (__builtin_expect(l.slept_at != 0, 0))
-        crew__trace_span(p, CREW__TR_SLEEP, c->group, l.slept_at);
+    if (l.note.listed)
+        c->slept = l.note.rec.since;
+    note_woken(p, &l.note, &c->group);
     pthread_mutex_unlock(&p->lock);
     if (l.tc.pushed_back) /* the last look put a task back: wake someone for it */
         crew__wake_pushed_back(p, &l.tc.pushed_back);
@@ -282,14 +304,12 @@ static inline void wait_loop(crew_pool *p, waiter_ctx *c) {
 
 /* A timed wait's look (crew__ec_wait, lock held): has its group ended (sl set) or is the pool
  * quiet? The first look that finds neither lists the thread for crew_diagnose, as a helping
- * waiter's does, and under a trace notes when it fell asleep. */
+ * waiter's does, and under a trace notes when it fell asleep (note_sleep). */
 typedef struct timed_look {
     crew_pool *p;
     crew__slot *sl; /* the group's slot, or NULL: a wait for a quiet pool */
     uint32_t gen;
-    bool listed;
-    crew__blocked rec;
-    uint64_t slept_at;
+    sleep_note note;
 } timed_look;
 
 static bool timed_over(void *ctx) {
@@ -297,13 +317,7 @@ static bool timed_over(void *ctx) {
     if (l->sl ? crew__slot_status(l->sl, l->gen) != 1
               : crew__load_seq_cst(&l->p->pending) == 0) /* seq_cst: see struct crew_pool */
         return true;
-    if (!l->listed) {
-        crew__blocked_add(l->p, &l->rec);
-        l->listed = true;
-    }
-    if (__builtin_expect(crew__tracing(l->p), 0) && l->slept_at == 0) /* a trace records it */
-        l->slept_at = crew__now_ns();
-    return false;
+    return note_sleep(l->p, &l->note, true);
 }
 
 /* A timed wait, which runs no task (see the top of this file): sleep until group (sl set) has
@@ -316,8 +330,8 @@ static int timed_sleep(crew_pool *p, crew__slot *sl, crew_handle group, uint64_t
     uint64_t began = crew__tracing(p) ? crew__now_ns() : 0;
     struct timespec until = crew__timespec_of(until_ns);
     timed_look l = {.p = p, .sl = sl, .gen = group.gen,
-                    .rec = {.group = group, /* since: stamped by crew__blocked_add */
-                            .kind = sl ? CREW__BLOCKED_WAIT : CREW__BLOCKED_WAIT_ALL}};
+                    .note.rec = {.group = group, /* since: stamped by crew__blocked_add */
+                                 .kind = sl ? CREW__BLOCKED_WAIT : CREW__BLOCKED_WAIT_ALL}};
     crew__ec_sleeper me;
     crew__ec_sleeper_init(&me, NULL);
     crew__ec_on(&me, sl ? &sl->waiters : &p->quiet, CREW__WAIT_SLEEPS);
@@ -325,10 +339,7 @@ static int timed_sleep(crew_pool *p, crew__slot *sl, crew_handle group, uint64_t
     enum crew__ec_end end;
     while ((end = crew__ec_wait(&me, &p->lock, timed_over, &l, &until)) == CREW__EC_WOKEN)
         ; /* a wake-up: look again */
-    if (l.listed)
-        crew__blocked_remove(p, &l.rec);
-    if (__builtin_expect(l.slept_at != 0, 0))
-        crew__trace_span(p, CREW__TR_SLEEP, group, l.slept_at);
+    note_woken(p, &l.note, &group);
     pthread_mutex_unlock(&p->lock);
     if (__builtin_expect(began != 0, 0))
         crew__trace_span(p, CREW__TR_WAIT, group, began);

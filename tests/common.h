@@ -1,10 +1,15 @@
 // common.h -- helpers shared by crew's tests: a gate to hold workers, scaling of stress sizes
-// under sanitizers and valgrind, and the deadlock watchdog installed by common.cpp's main().
+// under sanitizers and valgrind, pools made for a test (by strategy, with an on_drop hook), a
+// counting task, crew_last_error and crew_diagnose as text, and the deadlock watchdog installed
+// by common.cpp's main().
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <dirent.h>
 #include <fstream>
 #include <limits>
@@ -169,6 +174,70 @@ inline crew_pool *make_pool(unsigned threads) {
     crew_config_init(&cfg);
     cfg.threads = threads;
     return make_pool(cfg);
+}
+
+// The strategies a test loops over to run under each (CREW_SCHED_DEFAULT: the one CREW_SCHEDULER
+// names, as crew_create resolves it).
+constexpr unsigned kSchedulers[] = {CREW_SCHED_DEFAULT, CREW_SCHED_STEAL, CREW_SCHED_SHARED,
+                                    CREW_SCHED_SHARED_LOCKFREE, CREW_SCHED_PER_WORKER};
+
+// Make a pool of `threads` workers under strategy `sched`, or abort the test.
+inline crew_pool *make_pool(unsigned threads, unsigned sched) {
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = threads;
+    cfg.scheduler = sched;
+    return make_pool(cfg);
+}
+
+// Make a pool from cfg (its hooks replaced) whose tasks dropped unrun go to on_drop(fn, task_arg,
+// hook_arg), or abort the test.
+inline crew_pool *make_pool_on_drop(crew_config cfg, void (*on_drop)(crew_fn, void *, void *),
+                                    void *hook_arg = nullptr) {
+    crew_hooks hooks{}; // copied by crew_create
+    hooks.size = sizeof hooks;
+    hooks.on_drop = on_drop;
+    hooks.arg = hook_arg;
+    cfg.hooks = &hooks;
+    return make_pool(cfg);
+}
+
+// The same for a pool of `threads` workers with the default settings.
+inline crew_pool *make_pool_on_drop(unsigned threads, void (*on_drop)(crew_fn, void *, void *),
+                                    void *hook_arg = nullptr) {
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = threads;
+    return make_pool_on_drop(cfg, on_drop, hook_arg);
+}
+
+// A task that counts its runs: arg is a std::atomic<long>.
+inline void bump(void *arg) { static_cast<std::atomic<long> *>(arg)->fetch_add(1); }
+
+// Whether this thread's crew_last_error text contains `text`.
+inline bool last_error_has(const char *text) {
+    return std::strstr(crew_last_error(), text) != nullptr;
+}
+
+// crew_diagnose_ex's answer (findings, or an error code < 0) and the report it wrote.
+struct Report {
+    int findings;
+    std::string text;
+};
+
+// crew_diagnose_ex with the given limits, its output captured.
+inline Report diagnose(crew_pool *p, unsigned busy_ms, unsigned queued_ms, unsigned blocked_ms) {
+    char *buf = nullptr;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return {CREW_ENOMEM, ""};
+    Report r;
+    r.findings = crew_diagnose_ex(p, f, busy_ms, queued_ms, blocked_ms);
+    std::fclose(f);
+    r.text.assign(buf, len);
+    std::free(buf);
+    return r;
 }
 
 } // namespace crewtest

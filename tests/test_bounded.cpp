@@ -172,16 +172,12 @@ static std::atomic<int> drop_oldest_drops{0};
 static void count_drop(crew_fn, void *, void *) { drop_oldest_drops++; }
 
 TEST(Bounded, DropOldestDropsDoNotMakeWaitAllFail) {
-    crew_hooks hooks{};
-    hooks.size = sizeof hooks;
-    hooks.on_drop = count_drop;
     crew_config cfg;
     crew_config_init(&cfg);
     cfg.threads = 1;
     cfg.queue_capacity = 2;
     cfg.full_policy = CREW_FULL_DROP_OLDEST;
-    cfg.hooks = &hooks;
-    crew_pool *p = crewtest::make_pool(cfg);
+    crew_pool *p = crewtest::make_pool_on_drop(cfg, count_drop);
     drop_oldest_drops = 0;
     std::atomic<int> runs{0};
     Held first(p); // lives on: its task may still be leaving the gate when the scope ends

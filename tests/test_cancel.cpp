@@ -11,13 +11,12 @@
 
 #include "common.h"
 
+using crewtest::bump;
 using crewtest::Gate;
 using crewtest::make_pool;
 using crewtest::scaled;
 
 namespace {
-
-void bump(void *arg) { static_cast<std::atomic<long> *>(arg)->fetch_add(1); }
 
 crew_pool *monitored(unsigned threads) {
     crew_config cfg;

@@ -15,13 +15,12 @@
 #include "common.h"
 #include "crew.hpp"
 
+using crewtest::bump;
 using crewtest::Gate;
 using crewtest::make_pool;
 using crewtest::scaled;
 
 namespace {
-
-void bump(void *arg) { static_cast<std::atomic<long> *>(arg)->fetch_add(1); }
 
 std::atomic<long> drops{0};
 void count_drop(crew_fn, void *, void *) { drops.fetch_add(1); }
@@ -33,13 +32,9 @@ crew_pool *pool_with(unsigned threads, const crew_config *base = nullptr) {
         cfg = *base;
     else
         crew_config_init(&cfg);
-    static crew_hooks hooks{};
-    hooks.size = sizeof hooks;
-    hooks.on_drop = count_drop;
     cfg.threads = threads;
     cfg.monitoring = 1;
-    cfg.hooks = &hooks;
-    return make_pool(cfg);
+    return crewtest::make_pool_on_drop(cfg, count_drop);
 }
 
 crew_stats stats_of(crew_pool *p) {

@@ -15,8 +15,10 @@
 
 #include "common.h"
 
+using crewtest::diagnose;
 using crewtest::Gate;
 using crewtest::make_pool;
+using crewtest::Report;
 
 namespace {
 
@@ -24,24 +26,6 @@ void nothing(void *) {}
 
 // A task that stays until its gate opens, under a name of its own.
 void stuck_task(void *arg) { Gate::block(arg); }
-
-struct Report {
-    int findings;
-    std::string text;
-};
-
-// crew_diagnose_ex with the given limits, its output captured.
-Report diagnose(crew_pool *p, unsigned busy_ms, unsigned queued_ms, unsigned blocked_ms) {
-    char *buf = nullptr;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    Report r;
-    r.findings = crew_diagnose_ex(p, f, busy_ms, queued_ms, blocked_ms);
-    std::fclose(f);
-    r.text.assign(buf, len);
-    std::free(buf);
-    return r;
-}
 
 bool has(const Report &r, const std::string &s) { return r.text.find(s) != std::string::npos; }
 

@@ -14,6 +14,7 @@
 
 #include "common.h"
 
+using crewtest::bump;
 using crewtest::Gate;
 using crewtest::make_pool;
 
@@ -36,7 +37,6 @@ extern "C" const char *__tsan_default_options() { return "die_after_fork=0"; }
 
 namespace {
 
-void bump(void *arg) { static_cast<std::atomic<long> *>(arg)->fetch_add(1); }
 void nothing(void *) {}
 void range_sum(size_t b, size_t e, void *arg) {
     static_cast<std::atomic<long> *>(arg)->fetch_add(long(e - b));

@@ -27,13 +27,13 @@
 #include "common.h"
 #include "crew.hpp"
 
+using crewtest::bump;
 using crewtest::Gate;
 using crewtest::make_pool;
 using crewtest::scaled;
 
 namespace {
 
-void bump(void *arg) { static_cast<std::atomic<long> *>(arg)->fetch_add(1); }
 void noop(void *) {}
 
 // ---- Order and the concurrency bound --------------------------------------------------------
@@ -305,15 +305,7 @@ void on_drop(crew_fn fn, void *, void *arg) {
 }
 
 crew_pool *pool_with_drop_log(unsigned threads, DropLog *log) {
-    crew_config cfg;
-    crew_config_init(&cfg);
-    cfg.threads = threads;
-    crew_hooks hooks{};
-    hooks.size = sizeof hooks;
-    hooks.on_drop = on_drop;
-    hooks.arg = log;
-    cfg.hooks = &hooks;
-    return make_pool(cfg);
+    return crewtest::make_pool_on_drop(threads, on_drop, log);
 }
 
 TEST(Lanes, CancelledGroupDropsItsLaneTasksAndTheLaneGoesOn) {
@@ -792,12 +784,7 @@ TEST(Lanes, DropOldestThatPicksARunnerReportsTheLanesTasks) {
     cfg.threads = 1;
     cfg.queue_capacity = 2;
     cfg.full_policy = CREW_FULL_DROP_OLDEST;
-    crew_hooks hooks{};
-    hooks.size = sizeof hooks;
-    hooks.on_drop = on_drop;
-    hooks.arg = &log;
-    cfg.hooks = &hooks;
-    crew_pool *p = make_pool(cfg);
+    crew_pool *p = crewtest::make_pool_on_drop(cfg, on_drop, &log);
     Gate gate;
     gate.hold(p, 1);
     crew_lane *l = nullptr;

@@ -22,12 +22,12 @@
 
 #include "common.h"
 
+using crewtest::bump;
 using crewtest::make_pool;
 using crewtest::scaled;
 
 namespace {
 
-void bump(void *arg) { static_cast<std::atomic<long> *>(arg)->fetch_add(1); }
 // Runs until *arg is set: keeps its group open for as long as the test wants.
 void until_set(void *arg) {
     while (!static_cast<std::atomic<bool> *>(arg)->load())
@@ -127,6 +127,20 @@ TEST(Losses, ReportedCancelLetsTheHandleStartClean) {
     crew_destroy(p);
 }
 
+// A task that expires unrun (its start-by time long past) in group *g, then `rounds` tasks
+// through *g, each once the group before it has finished (so each opens a new group, which
+// inherits the unreported loss); *top: the highest slot index *g named.
+void carry_loss(crew_pool *p, std::atomic<long> *runs, crew_handle *g, int rounds,
+                uint32_t *top) {
+    *top = 0;
+    ASSERT_EQ(crew_submit_deadline(p, bump, runs, 0, 0, 1, g), CREW_OK);
+    for (int i = 0; i < rounds; i++) {
+        ASSERT_EQ(crew_wait_all(p), CREW_OK); // the group has finished: the next one is new
+        ASSERT_EQ(crew_submit(p, bump, runs, 0, g), CREW_OK);
+        *top = std::max(*top, slot_index(*g));
+    }
+}
+
 // A loss no wait has reported is never hidden: submissions through the handle variable after
 // the lossy group finished open groups that inherit it, and the one wait at the end, which
 // covers every task of the loop, reports it. Then the variable starts clean.
@@ -134,11 +148,8 @@ TEST(Losses, UnreportedLossCarriesOverToTheNextGroups) {
     crew_pool *p = make_pool(2);
     std::atomic<long> runs{0};
     crew_handle g = CREW_HANDLE_NONE;
-    ASSERT_EQ(crew_submit_deadline(p, bump, &runs, 0, 0, 1, &g), CREW_OK);
-    for (int i = 0; i < 1000; i++) {
-        ASSERT_EQ(crew_wait_all(p), CREW_OK); // the group has finished: the next one is new
-        ASSERT_EQ(crew_submit(p, bump, &runs, 0, &g), CREW_OK);
-    }
+    uint32_t top;
+    ASSERT_NO_FATAL_FAILURE(carry_loss(p, &runs, &g, 1000, &top));
     EXPECT_EQ(crew_wait(p, g), CREW_EEXPIRED);
     EXPECT_EQ(runs.load(), 1000);
     ASSERT_EQ(crew_submit(p, bump, &runs, 0, &g), CREW_OK);
@@ -153,14 +164,9 @@ TEST(Losses, CarriedLossKeepsNoChain) {
     crew_pool *p = make_pool(1);
     std::atomic<long> runs{0};
     crew_handle g = CREW_HANDLE_NONE;
-    ASSERT_EQ(crew_submit_deadline(p, bump, &runs, 0, 0, 1, &g), CREW_OK);
-    uint32_t top = 0;
+    uint32_t top;
     const int rounds = 5000;
-    for (int i = 0; i < rounds; i++) {
-        ASSERT_EQ(crew_wait_all(p), CREW_OK);
-        ASSERT_EQ(crew_submit(p, bump, &runs, 0, &g), CREW_OK);
-        top = std::max(top, slot_index(g));
-    }
+    ASSERT_NO_FATAL_FAILURE(carry_loss(p, &runs, &g, rounds, &top));
     EXPECT_EQ(crew_wait(p, g), CREW_EEXPIRED);
     EXPECT_EQ(runs.load(), rounds);
     EXPECT_LT(top, 1024u) << "groups a carried loss went through keep their slots";
@@ -365,14 +371,9 @@ TEST(Losses, SleepingTimedWaitGetsTheLossWhileOthersReport) {
         char want[96];
         snprintf(want, sizeof want, "in crew_wait for group {%u, %u}", g.slot, g.gen);
         for (bool listed = false; !listed;) {
-            char *text = nullptr;
-            size_t len = 0;
-            FILE *f = open_memstream(&text, &len);
-            ASSERT_NE(f, nullptr);
-            ASSERT_GE(crew_diagnose_ex(p, f, 1000000u, 1000000u, 0u), 0); // findings
-            fclose(f);
-            listed = strstr(text, want) != nullptr;
-            free(text);
+            crewtest::Report r = crewtest::diagnose(p, 1000000u, 1000000u, 0u);
+            ASSERT_GE(r.findings, 0); // findings (< 0: an error, or no memory stream)
+            listed = r.text.find(want) != std::string::npos;
             if (!listed)
                 std::this_thread::yield();
         }

@@ -21,13 +21,12 @@
 #include "common.h"
 #include "crew.hpp"
 
+using crewtest::bump;
 using crewtest::Gate;
 using crewtest::make_pool;
 using crewtest::scaled;
 
 namespace {
-
-void bump(void *arg) { static_cast<std::atomic<long> *>(arg)->fetch_add(1); }
 
 // Task arrays for crew_enqueue_tasks, kept until the test ends (a queued task's memory must
 // live until it starts). Opening a group with all its tasks at once matters: single
@@ -526,16 +525,12 @@ std::atomic<int> drops{0};
 void on_drop(crew_fn, void *, void *) { drops.fetch_add(1); }
 
 TEST(Notify, DropOldestNeverDropsACallback) {
-    crew_hooks hooks{};
-    hooks.size = sizeof hooks;
-    hooks.on_drop = on_drop;
     crew_config cfg;
     crew_config_init(&cfg);
     cfg.threads = 1;
     cfg.queue_capacity = 2;
     cfg.full_policy = CREW_FULL_DROP_OLDEST;
-    cfg.hooks = &hooks;
-    crew_pool *p = make_pool(cfg);
+    crew_pool *p = crewtest::make_pool_on_drop(cfg, on_drop);
     drops.store(0);
     Gate gate;
     gate.hold(p, 1); // the only worker is busy

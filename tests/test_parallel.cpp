@@ -491,14 +491,7 @@ TEST(ParallelEngines, ShutdownsRaceWithLoopsFromOutsideAndFromTasks) {
         for (int round = 0; round < rounds; round++) {
             Engine e(engine);
             g_dropped = 0;
-            crew_hooks hooks = {};
-            hooks.size = sizeof hooks;
-            hooks.on_drop = count_dropped;
-            crew_config cfg;
-            crew_config_init(&cfg);
-            cfg.threads = 2;
-            cfg.hooks = &hooks;
-            crew_pool *p = make_pool(cfg);
+            crew_pool *p = crewtest::make_pool_on_drop(2, count_dropped);
             std::atomic<long> ran{0};
             std::atomic<int> bad{0};
             std::vector<std::unique_ptr<Visits>> vs;

@@ -11,13 +11,12 @@
 
 #include "common.h"
 
+using crewtest::bump;
 using crewtest::Gate;
 using crewtest::make_pool;
 using crewtest::scaled;
 
 namespace {
-
-void bump(void *arg) { static_cast<std::atomic<long> *>(arg)->fetch_add(1); }
 
 void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(30)); }
 

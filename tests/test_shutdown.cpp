@@ -89,16 +89,8 @@ void count_drop(crew_fn, void *, void *) { g_dropped.fetch_add(1); }
 
 // A pool of `threads` workers whose on_drop counts into g_dropped (reset here).
 crew_pool *pool_counting_drops(unsigned threads) {
-    static crew_hooks hooks; // copied by crew_create
-    hooks = crew_hooks{};
-    hooks.size = sizeof hooks;
-    hooks.on_drop = count_drop;
-    crew_config cfg;
-    crew_config_init(&cfg);
-    cfg.threads = threads;
-    cfg.hooks = &hooks;
     g_dropped = 0;
-    return make_pool(cfg);
+    return crewtest::make_pool_on_drop(threads, count_drop);
 }
 } // namespace
 

@@ -140,12 +140,8 @@ TEST(Stress, HandOffRacingResizeCancelAndShutdown) {
         crew_config_init(&cfg);
         cfg.threads = 2;
         cfg.spin = r % 3 == 0 ? 0 : 64; // sleeping at once: the wake-up's racy path
-        crew_hooks hooks{};
-        hooks.size = sizeof hooks;
-        hooks.on_drop = dropped3;
-        cfg.hooks = &hooks;
         Race rc;
-        rc.p = crewtest::make_pool(cfg);
+        rc.p = crewtest::make_pool_on_drop(cfg, dropped3);
         rc.cells.reset(new Cell3[units * 5]);
         std::unique_ptr<Cell3[]> wcells(new Cell3[wunits * 8]);
         race = &rc;

@@ -42,19 +42,6 @@ void on_drop(crew_fn fn, void *arg, void *hook_arg) {
         static_cast<Dropped *>(hook_arg)->others.fetch_add(1, std::memory_order_relaxed);
 }
 
-crew_pool *pool_with_on_drop(unsigned threads, Dropped *d) {
-    static crew_hooks hooks; // copied by crew_create
-    hooks = crew_hooks{};
-    hooks.size = sizeof hooks;
-    hooks.on_drop = on_drop;
-    hooks.arg = d;
-    crew_config cfg;
-    crew_config_init(&cfg);
-    cfg.threads = threads;
-    cfg.hooks = &hooks;
-    return make_pool(cfg);
-}
-
 // n tasks (bump on cells[0..n)), waited for; each must have run exactly once.
 void run_n(crew_pool *p, size_t n) {
     std::vector<Cell> cells(n);
@@ -147,7 +134,10 @@ struct Level {
     std::atomic<long> *leaves;
     std::atomic<long> *calls;
 };
-void level(void *a) {
+// A level's task (arg a Level): counts itself, and above the leaves runs n children one level
+// down, tasks of fn, through call(p, tasks, n), which answers as crew_enqueue_tasks_wait does.
+template <class Call>
+void level_of(void *a, crew_fn fn, Call call) {
     auto *l = static_cast<Level *>(a);
     l->calls->fetch_add(1, std::memory_order_relaxed);
     if (l->depth == 0) {
@@ -157,33 +147,35 @@ void level(void *a) {
     std::vector<Level> child(l->n, Level{l->p, l->n, l->depth - 1, l->leaves, l->calls});
     std::vector<crew_task> t(l->n);
     for (size_t i = 0; i < l->n; i++)
-        t[i].fn = level, t[i].arg = &child[i];
-    int rc = crew_enqueue_tasks_wait(l->p, t.data(), l->n);
+        t[i].fn = fn, t[i].arg = &child[i];
+    int rc = call(l->p, t.data(), l->n);
     if (l->n == 0 ? rc != CREW_EINVAL : rc != CREW_OK)
         std::abort();
 }
+void level(void *a) { level_of(a, level, crew_enqueue_tasks_wait); }
+
+// The leaves (n^depth) and calls (the sum of n^0..n^depth) of a tree of n-task calls, depth
+// levels below the top call.
+void tree_counts(size_t n, int depth, long *leaves, long *calls) {
+    *leaves = 1, *calls = 0;
+    for (int d = 0; d <= depth; d++) {
+        *calls += *leaves;
+        if (d < depth)
+            *leaves *= long(n);
+    }
+}
 
 TEST(TasksWait, AnyCountNestedThreeDeepEveryStrategy) {
-    const unsigned scheds[] = {CREW_SCHED_DEFAULT, CREW_SCHED_STEAL, CREW_SCHED_SHARED,
-                               CREW_SCHED_SHARED_LOCKFREE, CREW_SCHED_PER_WORKER};
-    for (unsigned sched : scheds)
+    for (unsigned sched : crewtest::kSchedulers)
         for (unsigned threads : {1u, 2u})
             for (size_t n : {0u, 1u, 7u, 8u, 9u, 10u, 64u, 1000u}) {
                 // Three levels below the top call (n^3 leaves), two for 64, one for 1000.
                 const int depth = n >= 1000 ? 1 : n >= 64 ? 2 : 3;
-                long expect_leaves = 1, expect_calls = 0; // n^depth and the sum of n^0..n^depth
-                for (int d = 0; d <= depth; d++) {
-                    expect_calls += expect_leaves;
-                    if (d < depth)
-                        expect_leaves *= long(n);
-                }
+                long expect_leaves, expect_calls;
+                tree_counts(n, depth, &expect_leaves, &expect_calls);
                 if (n == 0) // the top call only, refused (CREW_EINVAL)
                     expect_leaves = 0, expect_calls = 1;
-                crew_config cfg;
-                crew_config_init(&cfg);
-                cfg.threads = threads;
-                cfg.scheduler = sched;
-                crew_pool *p = make_pool(cfg);
+                crew_pool *p = make_pool(threads, sched);
                 for (int from_task : {0, 1}) {
                     std::atomic<long> leaves{0}, calls{0};
                     Level top{p, n, depth, &leaves, &calls};
@@ -206,19 +198,11 @@ TEST(TasksWait, AnyCountNestedThreeDeepEveryStrategy) {
 
 // The same tree, each level through crew_enqueue_tasks into a new group and crew_wait.
 void level_group(void *a) {
-    auto *l = static_cast<Level *>(a);
-    l->calls->fetch_add(1, std::memory_order_relaxed);
-    if (l->depth == 0) {
-        l->leaves->fetch_add(1, std::memory_order_relaxed);
-        return;
-    }
-    std::vector<Level> child(l->n, Level{l->p, l->n, l->depth - 1, l->leaves, l->calls});
-    std::vector<crew_task> t(l->n);
-    for (size_t i = 0; i < l->n; i++)
-        t[i].fn = level_group, t[i].arg = &child[i];
-    crew_handle g = CREW_HANDLE_NONE;
-    if (crew_enqueue_tasks(l->p, t.data(), l->n, &g) != CREW_OK || crew_wait(l->p, g) != CREW_OK)
-        std::abort();
+    level_of(a, level_group, [](crew_pool *p, crew_task *t, size_t n) {
+        crew_handle g = CREW_HANDLE_NONE;
+        int rc = crew_enqueue_tasks(p, t, n, &g);
+        return rc == CREW_OK ? crew_wait(p, g) : rc;
+    });
 }
 
 // Run fn(arg) as a task on a worker of p and wait for it without helping (a timed wait runs no
@@ -230,23 +214,13 @@ void on_worker(crew_pool *p, crew_fn fn, void *arg) {
 }
 
 TEST(EnqueueWait, NestedThreeDeepEveryStrategy) {
-    const unsigned scheds[] = {CREW_SCHED_DEFAULT, CREW_SCHED_STEAL, CREW_SCHED_SHARED,
-                               CREW_SCHED_SHARED_LOCKFREE, CREW_SCHED_PER_WORKER};
-    for (unsigned sched : scheds)
+    for (unsigned sched : crewtest::kSchedulers)
         for (unsigned threads : {1u, 2u})
             for (size_t n : {1u, 7u, 9u, 10u, 64u}) {
                 const int depth = n >= 64 ? 2 : 3;
-                long leaves_want = 1, calls_want = 0;
-                for (int d = 0; d <= depth; d++) {
-                    calls_want += leaves_want;
-                    if (d < depth)
-                        leaves_want *= long(n);
-                }
-                crew_config cfg;
-                crew_config_init(&cfg);
-                cfg.threads = threads;
-                cfg.scheduler = sched;
-                crew_pool *p = make_pool(cfg);
+                long leaves_want, calls_want;
+                tree_counts(n, depth, &leaves_want, &calls_want);
+                crew_pool *p = make_pool(threads, sched);
                 for (int from_worker : {0, 1}) {
                     std::atomic<long> leaves{0}, calls{0};
                     Level top{p, n, depth, &leaves, &calls};
@@ -454,7 +428,7 @@ void first_blocks(void *a) {
 TEST(TasksWait, CancellingShutdownReportsTheRest) {
     for (size_t n : {2u, 3u, 8u, 9u, 10u, 64u}) {
         Dropped d;
-        crew_pool *p = pool_with_on_drop(1, &d);
+        crew_pool *p = crewtest::make_pool_on_drop(1, on_drop, &d);
         Gate gate;
         ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, nullptr), CREW_OK);
         gate.wait_arrivals(1);
@@ -497,7 +471,7 @@ TEST(TasksWait, StressWithPauseResizeAndShutdown) {
     for (int round = 0; round < rounds; round++) {
         const int how = round % 2 ? CREW_CANCEL : CREW_DRAIN;
         Dropped d;
-        crew_pool *p = pool_with_on_drop(2, &d);
+        crew_pool *p = crewtest::make_pool_on_drop(2, on_drop, &d);
         const int callers = 3, calls = int(crewtest::scaled(400));
         const size_t per = 20; // calls of 1..20 tasks: a few, and split in halves
         std::vector<std::vector<Cell>> cells(callers);

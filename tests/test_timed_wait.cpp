@@ -21,7 +21,9 @@
 #include "common.h"
 #include "crew.hpp"
 
+using crewtest::bump;
 using crewtest::Gate;
+using crewtest::last_error_has;
 using crewtest::make_pool;
 using crewtest::scaled;
 
@@ -30,11 +32,7 @@ namespace {
 constexpr uint64_t kMs = 1000000u;         // one millisecond in ns
 constexpr uint64_t kLong = 600000u * kMs;  // ten minutes: "long enough" (the watchdog's scale)
 
-void bump(void *arg) { static_cast<std::atomic<long> *>(arg)->fetch_add(1); }
-
 void open_gate(void *arg) { static_cast<Gate *>(arg)->open(); }
-
-bool last_error_has(const char *text) { return std::strstr(crew_last_error(), text) != nullptr; }
 
 // ---- Time-outs leave the group running -------------------------------------------------------
 
@@ -117,38 +115,54 @@ void slow_task(void *arg) {
     s->finished++;
 }
 
+// The frame of the tests below: a pool whose only worker is held at a gate by a task (of group
+// held, or of no group), and slow tasks (group g) queued behind it; release() lets them all end.
+struct Held {
+    crew_pool *p = make_pool(1);
+    Gate gate;
+    crew_handle held = CREW_HANDLE_NONE; // the holding task's group, if it has one
+    Slow s;
+    crew_handle g = CREW_HANDLE_NONE;
+    std::vector<crew_task> t; // enqueue_array's tasks
+    explicit Held(bool grouped = false) {
+        if (!grouped) {
+            gate.hold(p, 1);
+            return;
+        }
+        if (crew_submit(p, Gate::block, &gate, 0, &held) != CREW_OK)
+            std::abort();
+        gate.wait_arrivals(1);
+    }
+    void release() {
+        s.released = true;
+        gate.open();
+    }
+    void enqueue_array();
+};
+
 // The only worker is held; the group's one task would take seconds. The timed wait must not run
 // it: it gives up at its time-out, long before the task could have ended.
 TEST(TimedWait, ALongTaskOfTheGroupDoesNotHoldTheWaitPastItsTimeOut) {
-    crew_pool *p = make_pool(1);
-    Gate gate;
-    gate.hold(p, 1);
-    Slow s;
-    crew_handle g = CREW_HANDLE_NONE;
-    ASSERT_EQ(crew_submit(p, slow_task, &s, 0, &g), CREW_OK);
-    EXPECT_EQ(crew_wait_timed(p, g, 20 * kMs), CREW_ETIMEDOUT);
-    EXPECT_EQ(s.finished.load(), 0) << "the wait returned only after the task it waited for";
-    EXPECT_EQ(s.on_waiter.load(), 0);
-    s.released = true;
-    gate.open();
-    EXPECT_EQ(crew_wait(p, g), CREW_OK);
-    EXPECT_EQ(s.finished.load(), 1);
-    crew_destroy(p);
+    Held h;
+    ASSERT_EQ(crew_submit(h.p, slow_task, &h.s, 0, &h.g), CREW_OK);
+    EXPECT_EQ(crew_wait_timed(h.p, h.g, 20 * kMs), CREW_ETIMEDOUT);
+    EXPECT_EQ(h.s.finished.load(), 0) << "the wait returned only after the task it waited for";
+    EXPECT_EQ(h.s.on_waiter.load(), 0);
+    h.release();
+    EXPECT_EQ(crew_wait(h.p, h.g), CREW_OK);
+    EXPECT_EQ(h.s.finished.load(), 1);
+    crew_destroy(h.p);
 }
 
 TEST(TimedWait, AllALongQueuedTaskDoesNotHoldTheWaitPastItsTimeOut) {
-    crew_pool *p = make_pool(1);
-    Gate gate;
-    gate.hold(p, 1);
-    Slow s;
-    ASSERT_EQ(crew_submit(p, slow_task, &s, 0, nullptr), CREW_OK);
-    EXPECT_EQ(crew_wait_all_timed(p, 20 * kMs), CREW_ETIMEDOUT);
-    EXPECT_EQ(s.finished.load(), 0) << "the wait returned only after a task it ran";
-    s.released = true;
-    gate.open();
-    EXPECT_EQ(crew_wait_all(p), CREW_OK);
-    EXPECT_EQ(s.finished.load(), 1);
-    crew_destroy(p);
+    Held h;
+    ASSERT_EQ(crew_submit(h.p, slow_task, &h.s, 0, nullptr), CREW_OK);
+    EXPECT_EQ(crew_wait_all_timed(h.p, 20 * kMs), CREW_ETIMEDOUT);
+    EXPECT_EQ(h.s.finished.load(), 0) << "the wait returned only after a task it ran";
+    h.release();
+    EXPECT_EQ(crew_wait_all(h.p), CREW_OK);
+    EXPECT_EQ(h.s.finished.load(), 1);
+    crew_destroy(h.p);
 }
 
 // An array (crew_enqueue_tasks of 200 tasks: runners that claim chunks) of 2 ms tasks behind a
@@ -156,68 +170,48 @@ TEST(TimedWait, AllALongQueuedTaskDoesNotHoldTheWaitPastItsTimeOut) {
 // pool, it gives up without having run them (at most one may have started on its thread
 // before its time-out, and none is allowed to by the rule; the bound checked is the rule's).
 constexpr int kArray = 200;
-void enqueue_array(crew_pool *p, Slow &s, std::vector<crew_task> &t, crew_handle *g) {
+void Held::enqueue_array() {
     s.len = std::chrono::milliseconds(2);
     t.assign(kArray, crew_task{});
     for (auto &x : t) {
         x.fn = slow_task;
         x.arg = &s;
     }
-    ASSERT_EQ(crew_enqueue_tasks(p, t.data(), t.size(), g), CREW_OK);
+    ASSERT_EQ(crew_enqueue_tasks(p, t.data(), t.size(), &g), CREW_OK);
 }
 
 TEST(TimedWait, AnArrayOfTheGroupIsNotRunByTheWaiter) {
-    crew_pool *p = make_pool(1);
-    Gate gate;
-    gate.hold(p, 1);
-    Slow s;
-    std::vector<crew_task> t;
-    crew_handle g = CREW_HANDLE_NONE;
-    enqueue_array(p, s, t, &g);
-    EXPECT_EQ(crew_wait_timed(p, g, 10 * kMs), CREW_ETIMEDOUT);
-    EXPECT_LE(s.on_waiter.load(), 1) << "the timed wait ran the array's tasks";
-    s.released = true;
-    gate.open();
-    EXPECT_EQ(crew_wait(p, g), CREW_OK);
-    EXPECT_EQ(s.finished.load(), kArray);
-    crew_destroy(p);
+    Held h;
+    h.enqueue_array();
+    EXPECT_EQ(crew_wait_timed(h.p, h.g, 10 * kMs), CREW_ETIMEDOUT);
+    EXPECT_LE(h.s.on_waiter.load(), 1) << "the timed wait ran the array's tasks";
+    h.release();
+    EXPECT_EQ(crew_wait(h.p, h.g), CREW_OK);
+    EXPECT_EQ(h.s.finished.load(), kArray);
+    crew_destroy(h.p);
 }
 
 TEST(TimedWait, AnArrayOfAnotherGroupIsNotRunByTheWaiter) {
-    crew_pool *p = make_pool(1);
-    Gate gate;
-    crew_handle held = CREW_HANDLE_NONE; // the group waited for: its task holds the worker
-    ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, &held), CREW_OK);
-    gate.wait_arrivals(1);
-    Slow s;
-    std::vector<crew_task> t;
-    crew_handle g = CREW_HANDLE_NONE;
-    enqueue_array(p, s, t, &g);
-    EXPECT_EQ(crew_wait_timed(p, held, 10 * kMs), CREW_ETIMEDOUT);
-    EXPECT_LE(s.on_waiter.load(), 1) << "the timed wait ran another group's tasks";
-    s.released = true;
-    gate.open();
-    EXPECT_EQ(crew_wait(p, g), CREW_OK);
-    EXPECT_EQ(crew_wait(p, held), CREW_OK);
-    EXPECT_EQ(s.finished.load(), kArray);
-    crew_destroy(p);
+    Held h(true); // the group waited for: its task holds the worker
+    h.enqueue_array();
+    EXPECT_EQ(crew_wait_timed(h.p, h.held, 10 * kMs), CREW_ETIMEDOUT);
+    EXPECT_LE(h.s.on_waiter.load(), 1) << "the timed wait ran another group's tasks";
+    h.release();
+    EXPECT_EQ(crew_wait(h.p, h.g), CREW_OK);
+    EXPECT_EQ(crew_wait(h.p, h.held), CREW_OK);
+    EXPECT_EQ(h.s.finished.load(), kArray);
+    crew_destroy(h.p);
 }
 
 TEST(TimedWait, AllAnArrayIsNotRunByTheWaiter) {
-    crew_pool *p = make_pool(1);
-    Gate gate;
-    gate.hold(p, 1);
-    Slow s;
-    std::vector<crew_task> t;
-    crew_handle g = CREW_HANDLE_NONE;
-    enqueue_array(p, s, t, &g);
-    EXPECT_EQ(crew_wait_all_timed(p, 10 * kMs), CREW_ETIMEDOUT);
-    EXPECT_LE(s.on_waiter.load(), 1) << "the timed wait ran the array's tasks";
-    s.released = true;
-    gate.open();
-    EXPECT_EQ(crew_wait_all(p), CREW_OK);
-    EXPECT_EQ(s.finished.load(), kArray);
-    crew_destroy(p);
+    Held h;
+    h.enqueue_array();
+    EXPECT_EQ(crew_wait_all_timed(h.p, 10 * kMs), CREW_ETIMEDOUT);
+    EXPECT_LE(h.s.on_waiter.load(), 1) << "the timed wait ran the array's tasks";
+    h.release();
+    EXPECT_EQ(crew_wait_all(h.p), CREW_OK);
+    EXPECT_EQ(h.s.finished.load(), kArray);
+    crew_destroy(h.p);
 }
 
 // Queued tasks that only a caller's help could run (the only worker is held until the last of

@@ -38,6 +38,7 @@
 #define TEST_CORO 1
 #endif
 
+using crewtest::bump;
 using crewtest::Gate;
 using crewtest::make_pool;
 using crewtest::scaled;
@@ -60,15 +61,8 @@ void count_drop(crew_fn, void *, void *) { drops.fetch_add(1); }
 
 // A pool whose on_drop counts in drops.
 crew_pool *pool_with(unsigned threads) {
-    crew_config cfg;
-    crew_config_init(&cfg);
-    static crew_hooks hooks{};
-    hooks.size = sizeof hooks;
-    hooks.on_drop = count_drop;
-    cfg.threads = threads;
-    cfg.hooks = &hooks;
     drops = 0;
-    return make_pool(cfg);
+    return crewtest::make_pool_on_drop(threads, count_drop);
 }
 
 void sleep_ms(long ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
@@ -82,8 +76,6 @@ void stamp(void *arg) {
     s->at = crew_now_ns();
     s->runs.fetch_add(1);
 }
-
-void bump(void *arg) { static_cast<std::atomic<long> *>(arg)->fetch_add(1); }
 
 TEST(Timers, DelayedTaskRunsNotBeforeItsTime) {
     crew_pool *p = make_pool(2);
