@@ -481,8 +481,9 @@ static __attribute__((noinline)) void span_wait(crew_pool *p, crew__worker *self
 }
 
 /* Tasks a cancelling shutdown keeps from starting, each reported (run_own), none offered: a
- * span that came back to this thread, or that it took, after the shutdown's sweep. Out of
- * line: rare. */
+ * span that came back to this thread, or that it took, after the shutdown's sweep. Also, in a
+ * forked child, the tasks left (each run here by run_own: no offer, no wake-up, whose locks a
+ * parent's thread may hold). Out of line: rare. */
 static __attribute__((noinline, cold)) void drop_all(crew_pool *p, crew__worker *self,
                                                      const crew_task *t, size_t n,
                                                      tasks_done *d) {
@@ -496,8 +497,9 @@ static void run_tasks(crew_pool *p, crew__worker *self, crew__steal_local *own,
                       const crew_task *t, size_t n, size_t unwoken, tasks_done *d) {
     for (;;) {
         /* Relaxed: as run_own's look. Once the shutdown's sweep of the queues has passed,
-         * nothing more is offered, or a thread that drains the pool could run it. */
-        if (__builtin_expect(crew__load_relaxed(&p->cancelling), 0)) {
+         * nothing more is offered, or a thread that drains the pool could run it. A forked
+         * child (a task forked) offers nothing either: crew__forked. */
+        if (__builtin_expect(crew__load_relaxed(&p->cancelling) || crew__forked(p), 0)) {
             drop_all(p, self, t, n, d);
             return;
         }

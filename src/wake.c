@@ -130,6 +130,6 @@ void crew__wake_if_long_slow(crew_pool *p, crew__defer *d, size_t left) {
     d->since = 0;
     if (rounds_long < CREW__WAKE_LONG_ROUNDS)
         rounds_long++;
-    if (!d->woke && left != 0)
+    if (!d->woke && left != 0 && !crew__forked(p)) /* a child wakes nobody (crew.h: fork) */
         crew__wake_work(p, left, 0); /* the rest of the round's offers: to other threads */
 }
