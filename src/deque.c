@@ -93,12 +93,6 @@ static inline void entry_copy(crew__deque_entry *to, const crew__deque_entry *fr
               crew__load_relaxed(&from->aux));
 }
 
-/* For assertions: does place e hold a task (a function, or the address of a crew_task)? Every
- * place in [top, bottom) does; one outside may hold anything, or nothing yet. */
-static inline bool holds_task(crew__deque_entry *e) {
-    return crew__load_relaxed(&e->fn) || crew__load_relaxed(&e->arg);
-}
-
 /* Owner only: make room for n more tasks (top is t, bottom b). */
 static crew__deque_array *grow(crew__deque *d, crew__deque_array *a, int64_t t, int64_t b,
                                size_t need);
@@ -185,16 +179,9 @@ int crew__deque_push_ptrs(crew__deque *d, crew_task *const *v, size_t n) {
 }
 
 /* The owner's take; with claimers (non-NULL), one that gives way to batch claims in progress
- * (see crew__deque_steal_batch). The claim is crew__deque_claim_newest's (deque.h). */
+ * (see crew__deque_steal_batch): crew__deque_take_newest (deque.h). */
 static inline crew_task *take_claim(crew__deque *d, crew_task *buf, atomic_uint *claimers) {
-    /* Relaxed: the owner's own bottom and array. */
-    int64_t b = crew__load_relaxed(&d->bottom) - 1;
-    crew__deque_array *a = crew__load_relaxed(&d->array);
-    if (!crew__deque_claim_newest(d, b, claimers))
-        return NULL;
-    /* Ours now: no thief reads a place at or past top, and only the owner writes. */
-    crew__assert(holds_task(&a->slot[(size_t)b & a->mask])); /* b is in [top, bottom) */
-    return entry_get(&a->slot[(size_t)b & a->mask], buf);
+    return crew__deque_take_newest(d, buf, claimers);
 }
 
 crew_task *crew__deque_take_claim(crew__deque *d, crew_task *buf) {
@@ -237,7 +224,7 @@ crew_task *crew__deque_steal(crew__deque *d, crew_task *buf, bool *contended) {
         *contended = true;
         return NULL;
     }
-    crew__assert(fn || arg); /* t is in [top, bottom): see holds_task */
+    crew__assert(fn || arg); /* t is in [top, bottom): its place holds a task */
     return crew__deque_task(fn, arg, aux, buf);
 }
 
