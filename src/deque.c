@@ -93,12 +93,6 @@ static inline void entry_copy(crew__deque_entry *to, const crew__deque_entry *fr
               crew__load_relaxed(&from->aux));
 }
 
-/* For assertions: does place e hold a task (a function, or the address of a crew_task)? Every
- * place in [top, bottom) does; one outside may hold anything, or nothing yet. */
-static inline bool holds_task(crew__deque_entry *e) {
-    return crew__load_relaxed(&e->fn) || crew__load_relaxed(&e->arg);
-}
-
 /* Owner only: make room for n more tasks (top is t, bottom b). */
 static crew__deque_array *grow(crew__deque *d, crew__deque_array *a, int64_t t, int64_t b,
                                size_t need);
@@ -185,16 +179,9 @@ int crew__deque_push_ptrs(crew__deque *d, crew_task *const *v, size_t n) {
 }
 
 /* The owner's take; with claimers (non-NULL), one that gives way to batch claims in progress
- * (see crew__deque_steal_batch). The claim is crew__deque_claim_newest's (deque.h). */
+ * (see crew__deque_steal_batch): crew__deque_take_newest (deque.h). */
 static inline crew_task *take_claim(crew__deque *d, crew_task *buf, atomic_uint *claimers) {
-    /* Relaxed: the owner's own bottom and array. */
-    int64_t b = crew__load_relaxed(&d->bottom) - 1;
-    crew__deque_array *a = crew__load_relaxed(&d->array);
-    if (!crew__deque_claim_newest(d, b, claimers))
-        return NULL;
-    /* Ours now: no thief reads a place at or past top, and only the owner writes. */
-    crew__assert(holds_task(&a->slot[(size_t)b & a->mask])); /* b is in [top, bottom) */
-    return entry_get(&a->slot[(size_t)b & a->mask], buf);
+    return crew__deque_take_newest(d, buf, claimers);
 }
 
 crew_task *crew__deque_take_claim(crew__deque *d, crew_task *buf) {
@@ -237,7 +224,7 @@ crew_task *crew__deque_steal(crew__deque *d, crew_task *buf, bool *contended) {
         *contended = true;
         return NULL;
     }
-    crew__assert(fn || arg); /* t is in [top, bottom): see holds_task */
+    crew__assert(fn || arg); /* t is in [top, bottom): its place holds a task */
     return crew__deque_task(fn, arg, aux, buf);
 }
 
@@ -319,25 +306,35 @@ size_t crew__deque_steal_batch(crew__deque *d, crew__deque_entry *out, size_t ma
 
 /* The oldest place into c's fields; the others straight into the owner's deque c->own, above
  * its bottom, the oldest last (as crew__deque_push_entries_reversed puts them), unpublished
- * until the claim succeeds. */
+ * until the claim succeeds. One pass reads, tests for stop and copies each place, assuming the
+ * whole batch; a place holding stop (rare: a join's half) ends the batch there, and the places
+ * copied so far move down to the bottom, as the shorter batch puts them. */
 static inline __attribute__((always_inline)) size_t fill_into(steal_fill *c, crew__deque_array *a,
                                                               int64_t t, size_t n) {
     size_t mask = a->mask;
-    for (size_t i = 1; c->stop && i < n; i++) /* the batch ends before a place holding stop */
-        if (crew__load_relaxed(&a->slot[(size_t)(t + (int64_t)i) & mask].fn) == c->stop) {
-            n = i;
-            break;
-        }
     crew__deque_entry *e = &a->slot[(size_t)t & mask];
     c->fn = crew__load_relaxed(&e->fn);
     c->arg = crew__load_relaxed(&e->arg);
     c->aux = crew__load_relaxed(&e->aux);
     /* Relaxed: the owner's own bottom and array (see crew__deque_push_entries_reversed). */
     crew__deque_array *o = crew__load_relaxed(&c->own->array);
-    int64_t b = crew__load_relaxed(&c->own->bottom);
-    for (size_t i = 1; i < n; i++)
-        entry_copy(&o->slot[(size_t)(b + (int64_t)(n - 1 - i)) & o->mask],
-                   &a->slot[(size_t)(t + (int64_t)i) & mask]);
+    size_t omask = o->mask;
+    size_t to = (size_t)crew__load_relaxed(&c->own->bottom) + n - 2; /* place t + 1's */
+    size_t from = (size_t)t + 1;
+    crew_fn stop = c->stop;
+    for (size_t i = 1; i < n; i++, from++, to--) {
+        crew__deque_entry *s = &a->slot[from & mask];
+        crew_fn fn = crew__load_relaxed(&s->fn);
+        if (__builtin_expect(fn == stop, 0) && stop) { /* the batch ends before it */
+            /* Places t + i - 1 ... t + 1 lie at to + 1 ... to + i - 1, and go n - i places
+             * down (to the bottom up), lowest first since they move down. */
+            for (size_t j = 1; j < i; j++)
+                entry_copy(&o->slot[(to + j - (n - i)) & omask], &o->slot[(to + j) & omask]);
+            return i;
+        }
+        entry_put(&o->slot[to & omask], fn, crew__load_relaxed(&s->arg),
+                  crew__load_relaxed(&s->aux));
+    }
     return n;
 }
 

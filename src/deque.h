@@ -201,7 +201,24 @@ static inline void *crew__deque_arg_at(crew__deque *d, int64_t b) {
     crew__deque_array *a = crew__load_relaxed(&d->array); /* relaxed: the owner's own */
     return crew__load_relaxed(&a->slot[(size_t)b & a->mask].arg);
 }
-/* crew__deque_take's claim (deque.c). */
+/* crew__deque_take's claim (deque.c), and crew__deque_take_unless's with claimers: the
+ * owner's take of its newest task through crew__deque_claim_newest, the task read from its
+ * place once it is the owner's (no thief reads a place at or past top, and only the owner
+ * writes places). Inline for a worker's take from its own deque (sched_steal.c), once per
+ * task it runs from there. */
+static inline crew_task *crew__deque_take_newest(crew__deque *d, crew_task *buf,
+                                                 atomic_uint *claimers) {
+    /* Relaxed: the owner's own bottom and array. */
+    int64_t b = crew__load_relaxed(&d->bottom) - 1;
+    crew__deque_array *a = crew__load_relaxed(&d->array);
+    if (!crew__deque_claim_newest(d, b, claimers))
+        return NULL;
+    crew__deque_entry *e = &a->slot[(size_t)b & a->mask];
+    /* b is in [top, bottom): its place holds a task (a function, or a task's address). */
+    crew__assert(crew__load_relaxed(&e->fn) || crew__load_relaxed(&e->arg));
+    return crew__deque_task(crew__load_relaxed(&e->fn), crew__load_relaxed(&e->arg),
+                            crew__load_relaxed(&e->aux), buf);
+}
 crew_task *crew__deque_take_claim(crew__deque *d, crew_task *buf);
 /* Owner: a join's take-back (crew_join). 1: the newest task above mark was (fn, arg), held by
  * value, and is claimed now (gone from the deque; the caller runs it); 0: no task lies above

@@ -190,3 +190,10 @@ int crew_submit_at_ex(crew_pool *p, uint64_t when_ns, crew_fn fn, void *arg, uin
                              .start_by_ns = start_by_ns};
     return crew__submit_with(p, fn, arg, &o, group, "crew_submit_at_ex", CREW_TASK_BLOCKING);
 }
+
+int crew__submit_join_fail(const char *who, crew_pool *p, int rc, size_t n, crew_handle h,
+                           const crew__admit_how *how) {
+    if (rc == CREW_ECANCELED && crew__load_seq_cst(&p->state) == CREW__CLOSING)
+        rc = CREW_ESHUTDOWN;
+    return crew__submit_fail(who, p, rc, n, h, how);
+}

@@ -32,5 +32,11 @@ int crew__submit_with(crew_pool *p, crew_fn fn, void *arg, const crew_submit_opt
 __attribute__((cold, noinline)) int crew__submit_fail(const char *who, crew_pool *p, int rc,
                                                       size_t n, crew_handle h,
                                                       const crew__admit_how *how);
+/* crew__submit_fail when joining or opening the group failed (nothing changed): if a shutdown
+ * began since the caller's early look at the state, the pool's answer (ESHUTDOWN) comes first.
+ * Seq_cst: as that early look. */
+__attribute__((cold, noinline)) int crew__submit_join_fail(const char *who, crew_pool *p, int rc,
+                                                           size_t n, crew_handle h,
+                                                           const crew__admit_how *how);
 
 #endif /* CREW_OPTIONS_H */

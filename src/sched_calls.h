@@ -10,6 +10,7 @@
 #include "nodes.h"
 #include "pool.h"
 #include "schedule.h"
+#include "steal_ext.h"
 #include "steal_join.h"
 
 /* Queue t[0..n) for the calling thread. */
@@ -27,12 +28,17 @@ static inline int crew__sched_push_shared(crew_pool *p, crew_task *t, size_t n) 
 /* Queue one crew_submit task (no flags; group slot, 0 for none) for self (crew__self): by value
  * where the strategy can hold it so, else in a node. CREW_OK, CREW_ENOMEM or the push's error.
  * Always inlined: submit.c's fast path has a copy per public call, and a call here would cost
- * crew_submit's every task. */
+ * crew_submit's every task. A priority-0 task from a thread outside the pool goes into STEAL's
+ * external slot in place (steal_ext.h: the push its push_value would make, without the
+ * indirect call and its frame). */
 static inline __attribute__((always_inline)) int crew__sched_push_value(crew_pool *p,
                                                                         crew__worker *self,
                                                                         crew_fn fn, void *arg,
                                                                         uint32_t priority,
                                                                         uint32_t slot) {
+    struct crew__ext_slot *ext = p->sched.ext;
+    if (__builtin_expect(ext != NULL, 1) && !self && priority == 0)
+        return crew__ext_push_value(ext, fn, arg, crew__deque_aux(slot, 0));
     const crew__sched_ops *ops = p->sched.ops;
     if (ops->push_value)
         return ops->push_value(p, self, fn, arg, priority, slot);

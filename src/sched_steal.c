@@ -31,18 +31,12 @@
 #include "nodes.h"
 #include "pool.h"
 #include "schedule.h"
+#include "steal_ext.h"
 #include "steal_join.h"
 #include "worker.h"
 
-/* An external submission slot: a deque whose owner side is locked. */
-#define EXT_SLOTS 8u
-typedef struct ext_slot {
-    crew__spinlock lock; /* serialises push and pop (the owner side) */
-    crew__deque deque;   /* thieves steal without the lock */
-    /* Batch claims in progress (crew__deque_steal_batch's protocol with the owner's
-     * crew__deque_take_unless: seq_cst increment, release decrement, acquire read). */
-    atomic_uint claimers;
-} ext_slot;
+#define EXT_SLOTS CREW__EXT_SLOTS
+typedef crew__ext_slot ext_slot; /* steal_ext.h */
 
 /* STEAL's state (crew__sched.state). */
 typedef struct steal_state {
@@ -76,6 +70,7 @@ static int init(crew_pool *p, const crew_config *cfg, unsigned threads) {
         if (crew__deque_init(&x->deque) != CREW_OK)
             return CREW_ENOMEM;
     }
+    p->sched.ext = s->ext; /* every slot ready: crew_submit may push inline (steal_ext.h) */
     return CREW_OK;
 }
 
@@ -105,8 +100,8 @@ static CREW__TLS crew_task taken;
 /* ---- External submission slots ---- */
 
 static inline ext_slot *ext_of_thread(crew_pool *p) {
-    ext_slot *ext = p->sched.state; /* the state's first field (see steal_state) */
-    return &ext[crew__thread_number() % EXT_SLOTS];
+    /* The state's first field (see steal_state). */
+    return crew__ext_slot_of_thread((ext_slot *)p->sched.state);
 }
 
 static int push_external(crew_pool *p, crew_task *t, size_t n) {
@@ -128,13 +123,8 @@ static int push_value(crew_pool *p, crew__worker *self, crew_fn fn, void *arg, u
     /* Relaxed: the owner's own state (see push). */
     if (self && crew__load_relaxed(&self->state) != CREW__W_EXITED)
         return crew__deque_push_value(deque_of(self), fn, arg, aux);
-    if (priority == 0) {
-        ext_slot *x = ext_of_thread(p);
-        crew__spinlock_acquire(&x->lock);
-        int rc = crew__deque_push_value(&x->deque, fn, arg, aux);
-        crew__spinlock_release(&x->lock);
-        return rc;
-    }
+    if (priority == 0) /* crew__sched_push_value makes this push inline (steal_ext.h) */
+        return crew__ext_push_value(state_of(p)->ext, fn, arg, aux);
     crew_task *t = crew__node_of(p, fn, arg, priority, slot);
     if (!t)
         return CREW_ENOMEM;
@@ -362,7 +352,7 @@ static __attribute__((noinline)) crew_task *take_queued(crew_pool *p, crew__work
 /* take's claim on worker w's own deque, which holds a task by the look in take. */
 static __attribute__((noinline)) crew_task *take_own(crew_pool *p, crew__worker *w,
                                                      crew__take_ctx *tc) {
-    crew_task *t = crew__deque_take_claim(deque_of(w), &taken);
+    crew_task *t = crew__deque_take_newest(deque_of(w), &taken, NULL); /* inline: every task */
     if (t)
         return __builtin_expect(t->priority != 0, 0) ? better_than(p, w, t, tc) : t;
     return take_queued(p, w, tc); /* a thief won its last task */

@@ -75,7 +75,10 @@ void crew__sched_select(crew_pool *p, const crew__sched_ops *ops, int kind) {
     p->sched.kind = kind;
 }
 
-void crew__sched_forked(crew_pool *p) { p->sched.own_deque = false; }
+void crew__sched_forked(crew_pool *p) {
+    p->sched.own_deque = false;
+    p->sched.ext = NULL;
+}
 
 const char *crew__sched_what(const crew_pool *p) { return p->sched.ops->what; }
 
@@ -97,6 +100,7 @@ void crew__sched_free(crew_pool *p) {
         return;
     if (p->sched.ops->free)
         p->sched.ops->free(p);
+    p->sched.ext = NULL;
     free(p->sched.state);
     p->sched.state = NULL;
 }

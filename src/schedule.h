@@ -200,6 +200,11 @@ typedef struct crew__sched {
      * clears it (nodes.c, the child's only thread): a join's one test of its fast path, since
      * it tells also that the process has not forked (crew__sched_join_own). */
     bool own_deque;
+    /* STEAL's external submission slots (steal_ext.h; set by its init once they are all
+     * ready), which crew_submit from a thread outside the pool pushes into inline
+     * (crew__sched_push_value); NULL under the other strategies, and in a forked child (the
+     * fork handler clears it, as own_deque). */
+    struct crew__ext_slot *ext;
     /* Fixed after init: the strategy's own state, of a type only its file knows (schedule.c
      * allocates it, the strategy's init fills it), or NULL. */
     void *state;

@@ -154,6 +154,21 @@ static size_t queued_now(crew_pool *p) {
     return (others < admitted ? others : admitted) + blocking;
 }
 
+uint64_t crew__stats_stamp(crew_pool *p, crew_task *t, size_t n, uint64_t submitted) {
+    uint64_t accepted = crew__now_ns();
+    uint32_t response =
+        accepted - submitted > UINT32_MAX ? UINT32_MAX : (uint32_t)(accepted - submitted);
+    /* Relaxed: see struct crew_pool. */
+    bool counted = crew__load_relaxed(&p->timing) & CREW__TIMING_MONITOR;
+    uint32_t flags = CREW__TASK_STAMPED | (counted ? CREW__TASK_COUNTED : 0u);
+    for (size_t i = 0; i < n; i++) {
+        t[i].crew_flags_ |= flags;
+        crew__task_submitted_ns(&t[i]) = submitted;
+        crew__task_response_ns(&t[i]) = response;
+    }
+    return accepted;
+}
+
 void crew__stats_submitted(crew_pool *p, size_t n, uint64_t submitted, uint64_t accepted) {
     crew__tstats *s = crew__stats_block(p);
     if (!s)

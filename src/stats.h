@@ -52,6 +52,12 @@ typedef struct crew__tstats {
 
 /* The calling thread's block (allocated on first use; NULL if memory ran out). */
 struct crew__tstats *crew__stats_block(crew_pool *p);
+/* Monitoring or autosize (submit.c): mark n tasks about to be queued as timed
+ * (CREW__TASK_STAMPED, and CREW__TASK_COUNTED under monitoring) with their submission time and
+ * response time. Out of line, so that a pool that times nothing pays only the test of
+ * p->timing. Returns the acceptance time. */
+__attribute__((noinline, cold)) uint64_t crew__stats_stamp(crew_pool *p, crew_task *t, size_t n,
+                                                           uint64_t submitted);
 void crew__stats_submitted(crew_pool *p, size_t n, uint64_t submitted, uint64_t accepted);
 void crew__stats_rejected(crew_pool *p, size_t n);
 void crew__stats_dropped(crew_pool *p, enum crew__end how); /* CREW__LOST or CREW__EXPIRED */

@@ -32,25 +32,6 @@ static inline crew__slot_cache *own_slots(crew_pool *p) {
     return crew__slots_to_open(p, crew__self(p));
 }
 
-/* Monitoring or autosize: mark n tasks about to be queued as timed (CREW__TASK_STAMPED) with
- * their submission time and response time. Out of line, so that a pool that times nothing pays
- * only the test of p->timing. Returns the acceptance time. */
-static __attribute__((noinline, cold)) uint64_t stamp_tasks(crew_pool *p, crew_task *t, size_t n,
-                                                            uint64_t submitted) {
-    uint64_t accepted = crew__now_ns();
-    uint32_t response =
-        accepted - submitted > UINT32_MAX ? UINT32_MAX : (uint32_t)(accepted - submitted);
-    /* Relaxed: see struct crew_pool. */
-    bool counted = crew__load_relaxed(&p->timing) & CREW__TIMING_MONITOR;
-    uint32_t flags = CREW__TASK_STAMPED | (counted ? CREW__TASK_COUNTED : 0u);
-    for (size_t i = 0; i < n; i++) {
-        t[i].crew_flags_ |= flags;
-        crew__task_submitted_ns(&t[i]) = submitted;
-        crew__task_response_ns(&t[i]) = response;
-    }
-    return accepted;
-}
-
 typedef crew__admit_how admit_how; /* bounded.h */
 
 static const admit_how admit_default = {false, false, {0, 0}};
@@ -117,17 +98,6 @@ static inline int join(crew_pool *p, crew_handle *group, bool *open_new, uint32_
     return rc;
 }
 
-/* The answer when join failed (nothing changed): if a shutdown began since the caller's early
- * look at the state, the pool's answer comes first. Seq_cst: as that early look. */
-static __attribute__((cold, noinline)) int join_fail(const char *who, crew_pool *p, int rc,
-                                                     size_t n, crew_handle h,
-                                                     const admit_how *how) {
-    if (rc == CREW_ECANCELED &&
-        crew__load_seq_cst(&p->state) == CREW__CLOSING)
-        rc = CREW_ESHUTDOWN;
-    return crew__submit_fail(who, p, rc, n, h, how);
-}
-
 /* Undo join, and the count in pending, for n tasks that were not queued after all. */
 static void unjoin(crew_pool *p, bool open_new, crew_handle h, size_t n) {
     if (open_new) {
@@ -183,14 +153,14 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
     if ((rc = join(p, group, &open_new, (uint32_t)n, &h)) != CREW_OK) {
         for (size_t i = 0; bounded && i < n; i++)
             crew__bounded_release(p);
-        return join_fail(who, p, rc, n, h, how);
+        return crew__submit_join_fail(who, p, rc, n, h, how);
     }
     for (size_t i = 0; i < n; i++) {
         t[i].crew_flags_ =
             flags | (bounded ? CREW__TASK_BOUNDED : 0u) | (blocking ? CREW__TASK_BLOCKING : 0u);
         t[i].crew_private_.slot = crew__slot_index(h.slot);
     }
-    uint64_t accepted = submitted ? stamp_tasks(p, t, n, submitted) : 0;
+    uint64_t accepted = submitted ? crew__stats_stamp(p, t, n, submitted) : 0;
     /* Read now: once pushed, a task may run and its memory be freed or reused (crew.h). */
     bool counted = submitted && (t[0].crew_flags_ & CREW__TASK_COUNTED);
     /* Count them (a worker uses its credit; any thread's count is in pending before the state
@@ -263,7 +233,7 @@ static __attribute__((noinline)) int enqueue_array(crew_pool *p, crew_task *t, s
     int rc = join(p, group, &open_new, (uint32_t)n, &h);
     if (rc != CREW_OK) {
         crew__array_free(arr);
-        return join_fail(who, p, rc, n, h, &admit_default);
+        return crew__submit_join_fail(who, p, rc, n, h, &admit_default);
     }
     uint32_t slot = crew__slot_index(h.slot);
     for (size_t i = 0; i < n; i++) {
@@ -475,8 +445,7 @@ static inline __attribute__((always_inline)) int submit_one(crew_pool *p, crew_f
     return CREW_OK;
 }
 
-/* The fast path into a group, once the checks have passed (out of line, in one copy per public
- * call: below, so that the case without a group keeps its registers). */
+/* The fast path into a group, once the checks have passed (in rest, out of line). */
 static inline __attribute__((always_inline)) int grouped(crew_pool *p, crew_fn fn, void *arg,
                                                          uint32_t priority, crew_handle *group,
                                                          const char *who) {
@@ -486,34 +455,76 @@ static inline __attribute__((always_inline)) int grouped(crew_pool *p, crew_fn f
     crew_handle h;
     int rc = join(p, group, &open_new, 1, &h);
     if (__builtin_expect(rc != CREW_OK, 0))
-        return join_fail(who, p, rc, 1, h, &admit_default);
+        return crew__submit_join_fail(who, p, rc, 1, h, &admit_default);
     if ((rc = submit_one(p, fn, arg, priority, open_new, h, who)) == CREW_OK)
         hand_out(p, open_new, group, h); /* only once the task is queued (all or nothing) */
     return rc;
 }
 
+/* The commonest submission on its own (submit_fast): priority 0, no group, from a thread outside
+ * the pool, under STEAL (crew__sched.ext). submit_one's steps, the push into the thread's
+ * external slot made without waiting (crew__ext_try_push_value) and the wake-up check's first
+ * look (no group: sleepers on pool->work) inline, the rest out of line as tail calls, so that
+ * the path calls nothing and saves no register. outside_slow: the task is counted in pending,
+ * and the state was not open after the count or the push could not be made without waiting
+ * (a thread's first submission, its slot's lock held, its array full): submit_one's steps from
+ * the load of the state on. outside_wake: the look saw sleepers; crew__wake_work looks again. */
+static __attribute__((noinline)) int outside_slow(crew_pool *p, crew_fn fn, void *arg,
+                                                  const char *who) {
+    int rc = crew__load_seq_cst(&p->state) == CREW__OPEN /* seq_cst: see enqueue */
+                 ? crew__sched_push_value(p, NULL, fn, arg, 0, 0)
+                 : CREW_ESHUTDOWN;
+    if (rc != CREW_OK) {
+        unjoin(p, false, (crew_handle){0, 0}, 1);
+        return crew__submit_fail(who, p, rc, 1, CREW_HANDLE_NONE, &admit_default);
+    }
+    crew__wake_work(p, 1, 0);
+    return CREW_OK;
+}
+static __attribute__((noinline)) int outside_wake(crew_pool *p) {
+    crew__wake_work(p, 1, 0);
+    return CREW_OK;
+}
+static inline __attribute__((always_inline)) int outside(crew_pool *p, struct crew__ext_slot *ext,
+                                                         crew_fn fn, void *arg, const char *who) {
+    crew__pending_add(p, NULL, 1); /* then the seq_cst load of the state: see enqueue */
+    if (__builtin_expect(crew__load_seq_cst(&p->state) != CREW__OPEN, 0) ||
+        __builtin_expect(!crew__ext_try_push_value(ext, fn, arg, crew__deque_aux(0, 0)), 0))
+        return outside_slow(p, fn, arg, who);
+    if (__builtin_expect(crew__ec_sleepers(&p->work), 0))
+        return outside_wake(p);
+    return CREW_OK;
+}
+
+/* The fast path into a group or none, once the checks have passed, but for outside's case. */
+static __attribute__((noinline)) int rest(crew_pool *p, crew_fn fn, void *arg, uint32_t priority,
+                                          crew_handle *group, const char *who) {
+    return group ? grouped(p, fn, arg, priority, group, who)
+                 : submit_one(p, fn, arg, priority, false, (crew_handle){0, 0}, who);
+}
+
 typedef int fast_fn(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group);
 
 /* The fast path of a plain task (priority and group only), shared by crew_submit and
- * crew_submit_with: the common cases on their own (nothing timed, no bounded queue; a group or
- * none), the same steps as enqueue (see there) minus the ones that do not apply; anything else
- * goes the long way, slow (submit_opts, out of line: its registers are not the fast path's). A
- * closed pool goes the long way too (enqueue's early answer): refused submissions must not
+ * crew_submit_with: the common cases on their own (nothing timed, no bounded queue: outside, or
+ * out of line into a group or none, rest), the same steps as enqueue (see there) minus the ones
+ * that do not apply; anything else goes the long way, slow (submit_opts, out of line: its
+ * registers are not the fast path's). A closed pool goes the long way too (enqueue's early answer): refused submissions must not
  * touch pending, or submitters hammering a closing pool could keep it above 0 every time its
  * last worker looks, and the shutdown would wait for them (seen under valgrind). Seq_cst load
  * of the state, as in enqueue; the check that counts comes after the count. */
 static inline __attribute__((always_inline)) int submit_fast(crew_pool *p, crew_fn fn, void *arg,
                                                              uint32_t priority,
                                                              crew_handle *group, fast_fn *slow,
-                                                             fast_fn *into_group,
                                                              const char *who) {
     if (__builtin_expect(!p || !fn || p->bounded.capacity, 0) ||
         crew__load_relaxed(&p->timing) != 0 || /* relaxed: see struct crew_pool */
         __builtin_expect(crew__load_seq_cst(&p->state) != CREW__OPEN, 0))
         return slow(p, fn, arg, priority, group);
-    if (group)
-        return into_group(p, fn, arg, priority, group);
-    return submit_one(p, fn, arg, priority, false, (crew_handle){0, 0}, who);
+    struct crew__ext_slot *ext = p->sched.ext;
+    if (__builtin_expect(ext != NULL, 1) && !group && priority == 0 && !crew__self(p))
+        return outside(p, ext, fn, arg, who);
+    return rest(p, fn, arg, priority, group, who);
 }
 
 static __attribute__((noinline)) int submit_slow(crew_pool *p, crew_fn fn, void *arg,
@@ -521,15 +532,11 @@ static __attribute__((noinline)) int submit_slow(crew_pool *p, crew_fn fn, void 
     crew_submit_options o = {.size = sizeof o, .priority = priority};
     return submit_opts(p, fn, arg, &o, group, "crew_submit", 0);
 }
-static __attribute__((noinline)) int submit_grouped(crew_pool *p, crew_fn fn, void *arg,
-                                                    uint32_t priority, crew_handle *group) {
-    return grouped(p, fn, arg, priority, group, "crew_submit");
-}
 
 /* crew_submit: the general form with a priority (submit_fast is the core it shares with
  * crew_submit_with when the options are plain; submit_slow is submit_opts). */
 int crew_submit(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew_handle *group) {
-    return submit_fast(p, fn, arg, priority, group, submit_slow, submit_grouped, "crew_submit");
+    return submit_fast(p, fn, arg, priority, group, submit_slow, "crew_submit");
 }
 
 static __attribute__((noinline)) int with_slow(crew_pool *p, crew_fn fn, void *arg,
@@ -537,22 +544,17 @@ static __attribute__((noinline)) int with_slow(crew_pool *p, crew_fn fn, void *a
     crew_submit_options o = {.size = sizeof o, .priority = priority};
     return submit_opts(p, fn, arg, &o, group, "crew_submit_with", 0);
 }
-static __attribute__((noinline)) int with_grouped(crew_pool *p, crew_fn fn, void *arg,
-                                                  uint32_t priority, crew_handle *group) {
-    return grouped(p, fn, arg, priority, group, "crew_submit_with");
-}
 
 int crew_submit_with(crew_pool *p, crew_fn fn, void *arg, const crew_submit_options *opts,
                      crew_handle *group) {
     if (!opts)
-        return submit_fast(p, fn, arg, 0, group, with_slow, with_grouped, "crew_submit_with");
+        return submit_fast(p, fn, arg, 0, group, with_slow, "crew_submit_with");
     int rc;
     if (p && (rc = crew__options_check(p, opts, false, "crew_submit_with")) != CREW_OK)
         return rejected(p, rc, 1);
     /* Plain options (a priority at most): the fast path, as crew_submit's. */
     if (!(opts->flags | opts->when_ns | opts->start_by_ns | opts->room_by_ns) && !opts->lane)
-        return submit_fast(p, fn, arg, opts->priority, group, with_slow, with_grouped,
-                           "crew_submit_with");
+        return submit_fast(p, fn, arg, opts->priority, group, with_slow, "crew_submit_with");
     return submit_opts(p, fn, arg, opts, group, "crew_submit_with", CREW__SUBMIT_FLAGS);
 }
 
@@ -579,12 +581,10 @@ int crew__submit_as(crew_pool *p, crew_fn fn, void *arg, uint32_t priority, crew
     return submit_opts(p, fn, arg, &o, group, who, 0);
 }
 
-uint64_t crew_now_ns(void) { return crew__now_ns(); }
-
 int crew__fire(crew_pool *p, crew_task *t, bool count) {
     uint64_t submitted = stamp(p); /* timed from now: its delay was not time in a queue */
     if (submitted) {
-        uint64_t accepted = stamp_tasks(p, t, 1, submitted);
+        uint64_t accepted = crew__stats_stamp(p, t, 1, submitted);
         if (t->crew_flags_ & CREW__TASK_COUNTED)
             crew__stats_submitted(p, 1, submitted, accepted);
     }

@@ -458,7 +458,7 @@ static __attribute__((noinline)) void stop_looking(worker_ctx *c) {
 
 static crew_task *worker_take(void *ctx, crew__take_ctx *tc) {
     worker_ctx *c = ctx;
-    crew_task *t = crew__sched_take(c->p, tc);
+    crew_task *t = crew__sched_take_as(c->p, c->w, tc); /* c->w: crew__self(c->p) */
     if (__builtin_expect(c->looking, 0)) {
         if (t)
             stop_looking(c);

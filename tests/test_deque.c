@@ -151,6 +151,32 @@ static int order(void) {
         crew__deque_steal_batch(&d, e, 16, stop_mark, &nobody, &contended) != 3 ||
         e[0].arg != &tasks[3] || e[2].arg != &tasks[5])
         return fail("a batch ends before a stop mark that is not its first task", 0);
+    /* The same into an owner's deque (crew__deque_steal_batch_into): the places claimed before
+     * the stop mark land above the owner's bottom, taken back oldest first, whatever the
+     * owner's array held and wherever its bottom was. */
+    if (crew__deque_init(&o) != CREW_OK)
+        return fail("init", 0);
+    for (long i = 0; i < 300; i++) /* the owner's bottom far from 0, its array wrapped */
+        if (crew__deque_push_value(&o, by_value, &tasks[0], 0) != CREW_OK ||
+            crew__deque_take(&o, &buf) != &buf)
+            return fail("the owner's pushes and takes", i);
+    for (long i = 0; i < 10; i++)
+        if (crew__deque_push_value(&d, i == 4 ? stop_mark : by_value, &tasks[i], 0) != CREW_OK)
+            return fail("push for a stopped batch into a deque", i);
+    for (long first = 0, end = 4, round = 0; round < 2; round++, first = 4, end = 10) {
+        size_t moved = 99;
+        if (crew__deque_reserve(&o, 8) != CREW_OK ||
+            crew__deque_steal_batch_into(&d, &o, &buf, 8, stop_mark, &nobody, &contended,
+                                         &moved) != &buf ||
+            buf.arg != &tasks[first] || moved != (size_t)(end - first - 1))
+            return fail("a batch into a deque ends before a stop mark", round);
+        for (long i = first + 1; i < end; i++)
+            if (crew__deque_take(&o, &buf) != &buf || buf.arg != &tasks[i])
+                return fail("a batch into a deque is taken back oldest first", i);
+        if (crew__deque_take(&o, &buf) != NULL)
+            return fail("a batch into a deque holds no more", round);
+    }
+    crew__deque_free(&o);
     crew__deque_free(&d);
     return 0;
 }

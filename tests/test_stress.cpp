@@ -99,6 +99,34 @@ TEST(Stress, OneProducerManyEmptyTasks) {
     crew_destroy(p);
 }
 
+// Outside producers that share external slots (more threads than slots, so one finds its
+// slot's lock held and takes the waiting push) into a paused pool (so each slot's array fills
+// and grows on the way that is not the fast one), each thread's first submission on the way
+// for a thread without a number yet: every task runs exactly once after the resume, and
+// crew_wait_all returns only once all have run.
+TEST(Stress, OutsideProducersSharingSlotsRunEachTaskOnce) {
+    const long per = scaled(20000);
+    const int producers = 12;
+    crew_pool *p = make_pool(2);
+    ASSERT_EQ(crew_pause(p), CREW_OK);
+    std::unique_ptr<Counter[]> c(new Counter[per * producers]);
+    std::vector<std::thread> ts;
+    for (int k = 0; k < producers; k++)
+        ts.emplace_back([&, k] {
+            for (long i = 0; i < per; i++)
+                ASSERT_EQ(crew_submit(p, bump, &c[k * per + i], 0, nullptr), CREW_OK);
+        });
+    for (auto &t : ts)
+        t.join();
+    ASSERT_EQ(crew_resume(p), CREW_OK);
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    long wrong = 0;
+    for (long i = 0; i < per * producers; i++)
+        wrong += c[i].runs.load() != 1;
+    EXPECT_EQ(wrong, 0);
+    crew_destroy(p);
+}
+
 namespace {
 
 // One task of HandOffRacingResizeCancelAndShutdown: accepted by the pool (its submission

@@ -1,0 +1,72 @@
+/*
+ * steal_ext.h -- the external submission slots of the work-stealing strategy (STEAL,
+ * sched_steal.c): their type, the slot of the calling thread, and the push of one task by value
+ * into it, inline. That push is crew_submit's whole queueing step from a thread outside the
+ * pool, so sched_calls.h's crew__sched_push_value makes it in place (through crew__sched.ext)
+ * rather than through the strategy's table: no indirect call, no frame of its own. Everything
+ * else about the slots (steals, batch claims, a waiting submitter's takes) is sched_steal.c's.
+ *
+ * A slot is a Chase-Lev deque (deque.h) whose owner side (push, and the pop of a waiting
+ * submitter) is serialised by a spinlock that one submitting thread keeps in its cache; thieves
+ * steal from the top without the lock. The memory orders are the deque's and the spinlock's
+ * (lock.h: acquire on taking it, release on giving it back).
+ */
+#ifndef CREW_STEAL_EXT_H
+#define CREW_STEAL_EXT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "atomic.h"
+#include "base.h"
+#include "deque.h"
+#include "lock.h"
+
+/* How many external slots a pool has; a thread uses slot crew__thread_number() modulo this. */
+#define CREW__EXT_SLOTS 8u
+
+/* An external submission slot: a deque whose owner side is locked. */
+typedef struct crew__ext_slot {
+    crew__spinlock lock; /* serialises push and pop (the owner side) */
+    crew__deque deque;   /* thieves steal without the lock */
+    /* Batch claims in progress (crew__deque_steal_batch's protocol with the owner's
+     * crew__deque_take_unless: seq_cst increment, release decrement, acquire read). */
+    atomic_uint claimers;
+} crew__ext_slot;
+
+/* The calling thread's slot among the CREW__EXT_SLOTS at ext. */
+static inline crew__ext_slot *crew__ext_slot_of_thread(crew__ext_slot *ext) {
+    return &ext[crew__thread_number() % CREW__EXT_SLOTS];
+}
+
+/* Push fn(arg) (aux: crew__deque_aux) by value into the calling thread's slot among those at
+ * ext: CREW_OK, or CREW_ENOMEM (nothing pushed). */
+static inline int crew__ext_push_value(crew__ext_slot *ext, crew_fn fn, void *arg, uint64_t aux) {
+    crew__ext_slot *x = crew__ext_slot_of_thread(ext);
+    crew__spinlock_acquire(&x->lock);
+    int rc = crew__deque_push_value(&x->deque, fn, arg, aux);
+    crew__spinlock_release(&x->lock);
+    return rc;
+}
+
+/* crew__ext_push_value without waiting and without a call: false, with nothing pushed, if the
+ * calling thread has no number yet (crew__thread_number), its slot's lock is held, or the slot's
+ * array may be full (crew__deque_room_at); the caller then pushes with crew__ext_push_value. So
+ * crew_submit's fast path (submit.c) calls nothing and saves no register. */
+static inline bool crew__ext_try_push_value(crew__ext_slot *ext, crew_fn fn, void *arg,
+                                            uint64_t aux) {
+    unsigned number = crew__tls_number; /* crew__thread_number() + 1, or 0 (base.h) */
+    if (__builtin_expect(number == 0, 0))
+        return false;
+    crew__ext_slot *x = &ext[(number - 1) % CREW__EXT_SLOTS];
+    if (__builtin_expect(!crew__spinlock_try(&x->lock), 0))
+        return false;
+    int64_t b = crew__load_relaxed(&x->deque.bottom); /* relaxed: the owner side, locked */
+    crew__deque_array *a = crew__deque_room_at(&x->deque, b);
+    if (__builtin_expect(a != NULL, 1))
+        crew__deque_put_at(&x->deque, a, b, fn, arg, aux);
+    crew__spinlock_release(&x->lock);
+    return a != NULL;
+}
+
+#endif /* CREW_STEAL_EXT_H */
