@@ -88,10 +88,10 @@ struct crew_pool {
     _Atomic unsigned lookers;
     /* The deferred wake-up's watcher (wake.h): CREW__WATCHING while a sleeping worker watches
      * for deferred offers, CREW__WATCH_WANTED once a caller deferred (or wanted to) since the
-     * watcher last looked. Read-modify-writes only, so that release sequences are unbroken: a
-     * caller's release fetch_or (after its offers' pushes), the watcher's relaxed claim under
-     * the lock, and its acquire fetch_and on resigning, which so sees every offer a caller
-     * deferred to it. */
+     * watcher last looked. Every write is a read-modify-write (the claim's first relaxed read
+     * is a guess its CAS checks), so release sequences are unbroken: a caller's release
+     * fetch_or (after its offers' pushes), the watcher's relaxed claim under the lock, and its
+     * acquire fetch_and on resigning, which so sees every offer a caller deferred to it. */
     _Atomic unsigned watch;
     /* A cancelling shutdown dropped tasks: crew_wait_all's CREW_ECANCELED (relaxed: set before
      * the dropped task ends in pending, which crew_wait_all waits for). */
