@@ -340,11 +340,12 @@ void crew__graph_trace_number(grun *r) {
         r->trace_run = crew__trace_run_number(r->g->pool);
 }
 
-/* Node i (nd: its node, s[0..ns): its successors) of a plain kind has been marked started:
+/* Node i (nd: its node among nodes, s[0..ns): its successors), not a condition, has started:
  * run it, count its successors down, and return the one to run next on this thread (the
  * others are queued), or CREW_NODE_NONE. */
-static inline __attribute__((always_inline)) uint32_t run_plain(grun *r, uint32_t i,
-                                                                const crew__gnode *nd,
+static inline __attribute__((always_inline)) uint32_t run_plain(grun *r,
+                                                                const crew__gnode *nodes,
+                                                                uint32_t i, const crew__gnode *nd,
                                                                 const uint32_t *s, uint32_t ns,
                                                                 crew_handle h, crew__slot *sl,
                                                                 uint32_t *todo, const bool traced,
@@ -353,7 +354,6 @@ static inline __attribute__((always_inline)) uint32_t run_plain(grun *r, uint32_
     if (traced)
         trace_node(r, i, t0, s, ns, h);
     uint32_t k = 0, next = CREW_NODE_NONE;
-    const crew__gnode *nodes = r->g->node;
     while (k < ns) { /* acq_rel: see the top of this file */
         uint32_t x = s[k++];
         if (crew__fetch_sub_acq_rel(&r->e[x].cnt, 1) == 1) {
@@ -419,13 +419,13 @@ static inline __attribute__((always_inline)) void run_from(grun *r, uint32_t i, 
                         trace_node(r, i, t0, next != CREW_NODE_NONE ? s + c : s,
                                    next != CREW_NODE_NONE, h);
                 } else {
-                    next = run_plain(r, i, nd, s, ns, h, sl, todo, traced, t0);
+                    next = run_plain(r, nodes, i, nd, s, ns, h, sl, todo, traced, t0);
                 }
             } else {
                 /* Relaxed: see crew__gword. */
                 crew__store_relaxed(&r->e[i].id, i | CREW__GRAPH_RAN);
                 uint64_t t0 = traced ? crew__now_ns() : 0;
-                next = run_plain(r, i, nd, s, ns, h, sl, todo, traced, t0);
+                next = run_plain(r, nodes, i, nd, s, ns, h, sl, todo, traced, t0);
             }
             if (next == CREW_NODE_NONE)
                 break;
