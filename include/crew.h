@@ -889,12 +889,13 @@ CREW_EXPORT int crew_graph_name_node(crew_graph *g, crew_node node, const char *
  * Run node `node` of g in lane (crew_lane_create; NULL: in none, the default): each turn of
  * the node is queued on the lane as crew_lane_submit queues a task, in the run's group, so at
  * most the lane's max_concurrency of its tasks run at once, counting nodes of every graph and
- * run and the lane's other tasks; the node takes its turn in the lane's order, and never runs
- * straight after its predecessor on that thread. The lane must be of g's pool. While the node
- * has it, the lane is held: crew_lane_destroy answers CREW_EBUSY until the node's lane is set
- * to NULL or g is destroyed. A node that the lane drops (its group cancelled, a cancelling
- * shutdown) is reported as a cancelled run's nodes are. Setting it again replaces the lane.
- * A change of the graph (not during a run) that keeps its successor lists built. Errors:
+ * run and the lane's other tasks; the node takes its turn in the lane's order, always through
+ * the lane's queue (never straight after its predecessor). The lane must be of g's pool. While
+ * the node has it, the lane is held: crew_lane_destroy answers CREW_EBUSY until the node's
+ * lane is set to NULL or g is destroyed (so: g, or its nodes' lanes, before the lane, and the
+ * lane before its pool's crew_destroy). A node that the lane drops (its group cancelled, a
+ * cancelling shutdown) is reported as a cancelled run's nodes are. Setting it again replaces
+ * the lane. A change of the graph (not during a run) that keeps its successor lists built. Errors:
  * EINVAL (g NULL; a node number that is not one of g's; a lane of another pool), EBUSY (a run
  * is in progress, or another call changes the graph), ENOMEM (nothing changed).
  */
