@@ -40,8 +40,8 @@
  *     crew_lane_destroy              allowed (3)                allowed (it helps)
  *     crew_graph_create, _run, _run_n, _dump_dot
  *                                    allowed                    allowed
- *     crew_graph_add*, _precede, _remove_edge, _name_node, _destroy
- *                                    allowed (7)                allowed
+ *     crew_graph_add*, _precede, _remove_edge, _name_node, _node_lane, _node_start_within,
+ *     crew_graph_destroy             allowed (7)                allowed
  *     crew_notify                    allowed (4)                allowed
  *     crew_resize, crew_size         allowed                    allowed
  *     crew_pause, _resume, _paused   allowed (2)                allowed (2)
@@ -753,7 +753,9 @@ CREW_EXPORT int crew_lane_barrier(crew_lane *l, crew_fn fn, void *arg, crew_hand
  * queued by a submission racing the shutdown, has run or been dropped), not after crew_destroy.
  * Errors:
  * EDEADLK (called from one of l's own tasks, or from on_drop for one of them: l cannot be idle
- * before this call returns; nothing is freed), ENOMEM (nothing is freed).
+ * before this call returns; nothing is freed), EBUSY (a node of a task graph runs in l:
+ * crew_graph_node_lane; set its lane to NULL or destroy its graph first; nothing is freed),
+ * ENOMEM (nothing is freed).
  */
 CREW_EXPORT int crew_lane_destroy(crew_lane *l);
 
@@ -802,8 +804,13 @@ CREW_EXPORT int crew_lane_destroy(crew_lane *l);
  * (crew_graph_name_node), with an arrow for each edge taken; crew_diagnose lists the runs in
  * progress with the nodes ready but not started and those waiting, for which predecessor.
  *
+ * A node may run in a lane (crew_graph_node_lane), which bounds how many of the lane's tasks
+ * and nodes run at once, and may have a start-by time (crew_graph_node_start_within), past which
+ * it is dropped as expired and its run stopped. Such a node always goes through a queue; the
+ * others pay nothing for the two settings.
+ *
  * Building (crew_graph_add*, crew_graph_precede, crew_graph_remove_edge,
- * crew_graph_name_node) and destroying may
+ * crew_graph_name_node, crew_graph_node_lane, crew_graph_node_start_within) and destroying may
  * not overlap a run or each other: such a call fails with CREW_EBUSY and changes nothing. A
  * failed call changes nothing. Building is from one thread at a time; runs from any.
  * ------------------------------------------------------------------------------------------- */
@@ -848,8 +855,9 @@ CREW_EXPORT int crew_graph_add_condition(crew_graph *g, uint32_t (*fn)(void *arg
  * run of it uses it as it is then), and may be of another pool. OUT: *out as crew_graph_add's.
  * Errors: EINVAL (g or child NULL, child == g, or child runs g through its own nodes, however
  * deep: each would run the other for ever), EBUSY (g has a run in progress or is being
- * changed; child, or a graph it runs, is being changed or destroyed), ERANGE, ENOMEM. While
- * g exists, crew_graph_destroy(child) answers CREW_EBUSY: destroy g first. EFORKED.
+ * changed), ERANGE, ENOMEM. While g exists, crew_graph_destroy(child) answers CREW_EBUSY:
+ * destroy g first. The check for a cycle of graphs holds no graph: building or running child
+ * meanwhile is not refused for it. EFORKED.
  */
 CREW_EXPORT int crew_graph_add_graph(crew_graph *g, crew_graph *child, uint32_t priority,
                                      crew_node *out);
@@ -869,34 +877,72 @@ CREW_EXPORT int crew_graph_remove_edge(crew_graph *g, crew_node before, crew_nod
 /*
  * Name node `node` of g, for the timeline (its turns' events in a trace) and crew_diagnose:
  * name is copied (at most CREW_GRAPH_NAME_MAX bytes); NULL gives the node back its default
- * name, "node N". A change of the graph: not during a run. Errors: EINVAL (g NULL; a node
- * number that is not one of g's; name empty or longer than CREW_GRAPH_NAME_MAX), EBUSY (a run
- * is in progress, or another call changes the graph), ENOMEM (the old name stays).
+ * name, "node N". A change of the graph (not during a run) that keeps its successor lists
+ * built. Errors: EINVAL (g NULL; a node number that is not one of g's; name empty or longer
+ * than CREW_GRAPH_NAME_MAX), EBUSY (a run is in progress, or another call changes the graph),
+ * ENOMEM (the old name stays).
  */
 CREW_EXPORT int crew_graph_name_node(crew_graph *g, crew_node node, const char *name);
 #define CREW_GRAPH_NAME_MAX 255
+
+/*
+ * Run node `node` of g in lane (crew_lane_create; NULL: in none, the default): each turn of
+ * the node is queued on the lane as crew_lane_submit queues a task, in the run's group, so at
+ * most the lane's max_concurrency of its tasks run at once, counting nodes of every graph and
+ * run and the lane's other tasks; the node takes its turn in the lane's order, always through
+ * the lane's queue (never straight after its predecessor). The lane must be of g's pool. While
+ * the node has it, the lane is held: crew_lane_destroy answers CREW_EBUSY until the node's
+ * lane is set to NULL or g is destroyed (so: g, or its nodes' lanes, before the lane, and the
+ * lane before its pool's crew_destroy). A node that the lane drops (its group cancelled, a
+ * cancelling shutdown) is reported as a cancelled run's nodes are. Setting it again replaces
+ * the lane. A change of the graph (not during a run) that keeps its successor lists built. Errors:
+ * EINVAL (g NULL; a node number that is not one of g's; a lane of another pool), EBUSY (a run
+ * is in progress, or another call changes the graph), ENOMEM (nothing changed).
+ */
+CREW_EXPORT int crew_graph_node_lane(crew_graph *g, crew_node node, crew_lane *lane);
+/*
+ * Give node `node` of g a start-by time: ns nanoseconds after the start of its run (of its
+ * repetition, each repetition of crew_graph_run_n counting from its own start); 0 removes it.
+ * A turn of the node that has not started by then is dropped as expired, as a task of
+ * crew_submit_deadline is: it never runs, and its run stops as a cancelled one does: no node
+ * of it starts from a queue after that (a node running meanwhile may still start the next of
+ * its chain on its own thread), no repetition follows, every node of the repetition that did
+ * not start (the expired one included) is reported to crew_hooks.on_drop, once each, and a
+ * wait on the run's group returns CREW_EEXPIRED (CREW_ECANCELED if the run was also cancelled
+ * or its pool shut down cancelling). The node always goes through a queue (so the time is
+ * checked when a thread takes it, as for crew_submit_deadline), in its lane if it has one.
+ * With monitoring on, the nodes it leaves unstarted count in crew_stats as cancelled ones.
+ * A change of the graph (not during a run) that keeps its successor lists built. Errors:
+ * EINVAL (g NULL; a node number that is not one of g's), EBUSY (a run is in progress, or
+ * another call changes the graph), ENOMEM (nothing changed).
+ */
+CREW_EXPORT int crew_graph_node_start_within(crew_graph *g, crew_node node, uint64_t ns);
 
 /* Starts one run of the whole graph; its tasks join *group as crew_submit's do, so crew_wait,
  * crew_wait_timed, crew_notify and crew_cancel work on a run. The first run after a change
  * builds the successor lists (then, and only then, paid). Errors: EINVAL (g NULL, a bad
  * handle, a cycle no condition closes: crew_last_error names its nodes; nodes but none
  * without a predecessor, counting a condition's edges: a loop with no way in), EBUSY (another call
- * is changing the graph), and crew_submit's (ESHUTDOWN, ECANCELED, EFULL, ENOMEM, ERANGE,
- * EFORKED): on an error no node runs. */
+ * is changing the graph), ERANGE (a node with more than 1073741823 successors), and
+ * crew_submit's (ESHUTDOWN, ECANCELED, EFULL, ENOMEM, ERANGE, EFORKED): on an error no node
+ * runs. */
 CREW_EXPORT int crew_graph_run(crew_graph *g, crew_handle *group);
 /* One run of n repetitions of the graph, one after the other (the next starts when every node
  * of the previous one has finished), as one run: crew_cancel stops it, reporting the nodes of
  * the repetition it stopped in that did not run. Errors as crew_graph_run's; EINVAL for n 0. */
 CREW_EXPORT int crew_graph_run_n(crew_graph *g, uint64_t n, crew_handle *group);
-/* Write the graph to out in Graphviz's DOT language: a node by its number, a condition node
- * as a diamond ("3?") whose edges are dashed and labelled with their index. May be called
+/* Write the graph to out in Graphviz's DOT language: a node labelled with its name
+ * (crew_graph_name_node; '"' and '\\' escaped, a line end as \\n) or else its number, a
+ * condition node as a diamond ("3?", "name?") whose edges are dashed and labelled with their
+ * index. May be called
  * during runs. Errors: EINVAL (g or out NULL, a cycle is no error here), EBUSY (a change in
  * progress), ENOMEM, EIO (writing failed). */
 CREW_EXPORT int crew_graph_dump_dot(crew_graph *g, FILE *out);
-/* Free g. NULL is a no-op. Errors: EBUSY (a run is in progress: wait for its group first, or
- * another call changes the graph, or g is a node of another graph: crew_graph_add_graph;
- * nothing is freed), EFORKED (in a child process, a graph made before the fork: it frees
- * nothing, never hangs). May be called after its pool's
+/* Free g, and let go of its nodes' lanes (crew_graph_node_lane). NULL is a no-op. Errors:
+ * EBUSY (a run is in progress: wait for its group first; or another call changes the graph;
+ * or g is a node of another graph, crew_graph_add_graph: destroy that graph first;
+ * crew_last_error says which; nothing is freed), EFORKED (in a child process, a graph made
+ * before the fork: it frees nothing, never hangs). May be called after its pool's
  * crew_shutdown or crew_destroy (it touches nothing of the pool). */
 CREW_EXPORT int crew_graph_destroy(crew_graph *g);
 

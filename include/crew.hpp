@@ -814,14 +814,18 @@ private:
 // it would have rethrown goes to the pool's error handler. Building while a run is in progress
 // throws crew::error with CREW_EBUSY; so does a cycle of plain edges, with CREW_EINVAL, at
 // run(). Runs started from several threads at once overlap: run() holds no lock while the run
-// starts. Not copyable, not movable (nodes refer to it); it must not outlive its pool.
+// starts. Not copyable, not movable (nodes refer to it); it must not outlive its pool. A node
+// may run in a lane (n.lane(l): at most the lane's concurrency at once) and have a start-by
+// time (n.start_within(d): not started within d of its run's start, it stops the run, whose
+// wait() throws crew::error with CREW_EEXPIRED).
 //
 // The destructor waits for every run that run() started and that has not ended (the caller
 // helps, as execution::wait does; as std::jthread joins), then frees the graph: a graph is
 // never freed under its runs, and an execution may be waited for after its graph is gone. The
 // one run it cannot wait for is the one the destructor is called from (a node destroying its
-// own graph), or one started on native() through the C interface: then it hands CREW_EBUSY
-// to the pool's error handler and leaves the graph and its nodes' callables allocated (a
+// own graph), or one started on native() through the C interface, and a graph that is a node
+// of another graph (crew_graph_add_graph on native()): then it hands CREW_EBUSY, with the
+// cause, to the pool's error handler and leaves the graph and its nodes' callables allocated (a
 // leak, never a use after free) so that the run goes on safely.
 class graph {
     struct run_state {
@@ -864,6 +868,27 @@ public:
         // before -> this.
         node &succeed(node before) {
             before.precede(*this);
+            return *this;
+        }
+        // Run this node in lane l (crew_graph_node_lane): at most l's max_concurrency of its
+        // tasks and nodes run at once. While the node has it, l's destructor cannot free it
+        // (it reports CREW_EBUSY to the error handler): destroy the graph first, or lane(nullptr).
+        node &lane(crew::lane &l) {
+            detail::check(crew_graph_node_lane(g_->g_, id_, l.native()), "crew::graph::node::lane");
+            return *this;
+        }
+        node &lane(std::nullptr_t) { // in no lane again
+            detail::check(crew_graph_node_lane(g_->g_, id_, nullptr), "crew::graph::node::lane");
+            return *this;
+        }
+        // A start-by time (crew_graph_node_start_within): the node must start within d of its
+        // run's start (of its repetition's, for run_n), else it is dropped, its run stops, and
+        // the execution's wait() throws crew::error with CREW_EEXPIRED. A d of zero or less
+        // removes it (a d shorter than 1 ns counts as 1 ns).
+        template <class Rep, class Period>
+        node &start_within(std::chrono::duration<Rep, Period> d) {
+            detail::check(crew_graph_node_start_within(g_->g_, id_, detail::timeout_ns(d)),
+                          "crew::graph::node::start_within");
             return *this;
         }
         crew_node id() const noexcept { return id_; }
@@ -962,11 +987,12 @@ public:
         if (rc == CREW_OK)
             return;
         try {
+            // Not stuck: crew_graph_destroy's own text names the cause (a run started on
+            // native(), or the graph a node of another graph through native()).
             s_->p.state_->report(
-                std::make_exception_ptr(error(rc, "crew::graph::~graph",
-                                              stuck ? "destroyed from a node of its own run"
-                                                    : "a run started on native() is in "
-                                                      "progress")),
+                std::make_exception_ptr(stuck ? error(rc, "crew::graph::~graph",
+                                                      "destroyed from a node of its own run")
+                                              : error(rc, "crew::graph::~graph")),
                 "the destruction of a crew::graph");
         } catch (...) {
         }

@@ -59,7 +59,9 @@ static void drop(crew_pool *p, crew_task *t, const crew__kind *k, enum crew__end
         crew__stats_dropped(p, how);
     if (flags & CREW__TASK_NODE)
         crew__node_release(p, t);
-    if (k && k->dropped)
+    if (k && how == CREW__EXPIRED && k->expired)
+        k->expired(p, arg, slot);
+    else if (k && k->dropped)
         k->dropped(p, arg, slot, by_shutdown);
     else
         crew__on_drop(p, slot, fn, arg);

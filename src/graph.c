@@ -9,7 +9,8 @@
  * successor arrays in one counting pass (every node's successors in link order, then the
  * roots: compressed sparse rows, 4 bytes an edge) and each node's count of predecessors that
  * are not conditions, checks for a cycle no condition closes (Kahn's algorithm over those
- * edges), and frees the pairs; a later change unfolds the rows back into pairs first. A run
+ * edges), and frees the pairs; a later change of the nodes or edges unfolds the rows back into
+ * pairs first (a change of a setting, a name, a lane or a start-by time, keeps them). A run
  * takes one block of 16 bytes a node from the graph's cache (allocated only when the cache has
  * none), so runs after the first allocate nothing.
  *
@@ -65,8 +66,9 @@ static int busy(uint64_t s, const char *who) {
                                       "right now; a graph is built from one thread at a time",
                           who);
     return crew__fail(CREW_EBUSY,
-                      "%s: %" PRIu64 " run(s) of the graph are in progress; wait for their "
-                      "groups (crew_wait) before changing or destroying it",
+                      "%s: %" PRIu64 " run(s) of the graph are in progress (or a "
+                      "crew_graph_dump_dot is reading it); wait for their groups (crew_wait) "
+                      "before changing or destroying it",
                       who, s / CREW__GRAPH_RUN_ONE);
 }
 
@@ -94,14 +96,18 @@ static int unfold(crew_graph *g) {
     return CREW_OK;
 }
 
-/* Take g for a change (CREW_OK) or say why not; who: the public call. */
-static int begin_change(crew_graph *g, const char *who) {
+/* Take g for a change (CREW_OK) or say why not; who: the public call. edges: the change may
+ * touch the nodes or edges (the successor lists are unfolded, and built again by the next
+ * run); a setting's change (a name, a lane, a start-by time) leaves them built. */
+static int begin(crew_graph *g, const char *who, bool edges) {
     if (!g)
         return crew__fail(CREW_EINVAL, "%s: the graph is NULL", who);
     uint64_t s = 0;
     /* Acquire: after every run's end (its release), so no run reads what is changed. */
     if (!crew__cas_acquire(&g->state, &s, CREW__GRAPH_CHANGING))
         return busy(s, who);
+    if (!edges)
+        return CREW_OK;
     if (g->in_csr && unfold(g) != CREW_OK) {
         crew__store_release(&g->state, 0u); /* release: as end_change */
         return crew__fail(CREW_ENOMEM, "%s: out of memory to reopen the graph's edges", who);
@@ -110,13 +116,15 @@ static int begin_change(crew_graph *g, const char *who) {
     return CREW_OK;
 }
 
+static int begin_change(crew_graph *g, const char *who) { return begin(g, who, true); }
+
 /* Give g back after a change; rc passes through. Release: the next run or change sees it. */
 static int end_change(crew_graph *g, int rc) {
     crew__store_release(&g->state, 0u);
     return rc;
 }
 
-int crew__graph_begin_change(crew_graph *g, const char *who) { return begin_change(g, who); }
+int crew__graph_begin_change(crew_graph *g, const char *who) { return begin(g, who, false); }
 int crew__graph_end_change(crew_graph *g, int rc) { return end_change(g, rc); }
 
 int crew__graph_add_node(crew_graph *g, crew_fn fn, uint32_t (*cond)(void *), void *arg,
@@ -249,7 +257,7 @@ static void find_cycle(crew_graph *g, uint32_t *q, uint32_t *indeg) {
         const crew__gnode *nd = &g->node[q[head++]];
         if (nd->nsucc & CREW__GNODE_COND)
             continue;
-        for (uint32_t j = 0; j < nd->nsucc; j++)
+        for (uint32_t j = 0; j < (nd->nsucc & CREW__GNODE_SUCC); j++)
             if (--indeg[g->succ[nd->first + j]] == 0)
                 q[tail++] = g->succ[nd->first + j];
     }
@@ -263,7 +271,7 @@ static void find_cycle(crew_graph *g, uint32_t *q, uint32_t *indeg) {
         const crew__gnode *nd = &g->node[v];
         if (indeg[v] == 0 || (nd->nsucc & CREW__GNODE_COND))
             continue;
-        for (uint32_t j = 0; j < nd->nsucc; j++)
+        for (uint32_t j = 0; j < (nd->nsucc & CREW__GNODE_SUCC); j++)
             if (indeg[g->succ[nd->first + j]] != 0)
                 q[g->succ[nd->first + j]] = v, start = v;
     }
@@ -297,12 +305,17 @@ static int build(crew_graph *g) {
         return CREW_ENOMEM;
     uint32_t *cursor = tmp, *any = tmp + n + 1;
     for (uint32_t i = 0; i < n; i++) {
-        g->node[i].nsucc &= CREW__GNODE_COND;
+        g->node[i].nsucc &= CREW__GNODE_COND | CREW__GNODE_OPTS;
         g->node[i].npred = 0;
         any[i] = 0;
     }
     for (size_t k = 0; k < ne; k++) {
         uint32_t b = g->edge[2 * k], a = g->edge[2 * k + 1];
+        if ((g->node[b].nsucc & CREW__GNODE_SUCC) == CREW__GNODE_SUCC) { /* see EDGES_MAX */
+            free(tmp);
+            g->bad = b;
+            return CREW_ERANGE; /* the counts are made again by the next build */
+        }
         g->node[b].nsucc++;
         any[a] = 1;
         if (!(g->node[b].nsucc & CREW__GNODE_COND))
@@ -429,9 +442,13 @@ static int begin_run(crew_graph *g, const char *who) {
         int rc = crew__load_relaxed(&g->ready) ? CREW_OK : build(g); /* relaxed: lock held */
         if (rc == CREW_OK)
             crew__store_release(&g->ready, true); /* release: see crew_graph.ready */
+        uint32_t bad = g->bad;
         pthread_mutex_unlock(&g->lock);
         if (rc != CREW_OK) { /* release: as crew__graph_run_done */
             crew__fetch_sub_release(&g->state, CREW__GRAPH_RUN_ONE);
+            if (rc == CREW_ERANGE)
+                return crew__fail(rc, "%s: node %u has more than %u successors, the most a node "
+                                      "can have", who, bad, CREW__GNODE_SUCC);
             return crew__fail(rc, "%s: out of memory to build the graph's successor lists", who);
         }
     }
@@ -498,14 +515,11 @@ int crew_graph_destroy(crew_graph *g) {
     /* Acquire: after every run's end. */
     if (!crew__cas_acquire(&g->state, &s, CREW__GRAPH_CHANGING))
         return busy(s, "crew_graph_destroy");
-    uint32_t users = crew__load_acquire(&g->users); /* acquire: see crew_graph.users */
-    if (users != 0)
-        return end_change(g, crew__fail(CREW_EBUSY, "crew_graph_destroy: the graph is a node of "
-                                                    "%u other graph(s) (crew_graph_add_graph); "
-                                                    "destroy them first", users));
-    crew__graph_drop_children(g);
+    if (crew__graph_drop_children(g) != CREW_OK) /* a node of another graph */
+        return end_change(g, CREW_EBUSY);
     crew__graph_unregister(g); /* crew_diagnose no longer finds it */
     crew__graph_names_free(g);
+    crew__graph_opts_free(g);
     for (grun *r = g->free_runs, *next; r; r = next) {
         next = r->next;
         free(r);
@@ -516,6 +530,23 @@ int crew_graph_destroy(crew_graph *g) {
     free(g->node);
     free(g);
     return CREW_OK;
+}
+
+/* Node i's label in a DOT string, without the quotes: its name (crew_graph_name_node) with
+ * '"' and '\\' escaped and line ends as \\n, or its number. False if writing failed. */
+static bool dot_label(FILE *out, const crew_graph *g, uint32_t i) {
+    const char *name = crew__graph_name(g, i);
+    if (!name)
+        return fprintf(out, "%u", i) >= 0;
+    for (const char *c = name; *c; c++) {
+        int rc = *c == '"' || *c == '\\' ? fprintf(out, "\\%c", *c)
+                 : *c == '\n'             ? fputs("\\n", out)
+                 : *c == '\r'             ? 0
+                                          : fputc(*c, out);
+        if (rc < 0)
+            return false;
+    }
+    return true;
 }
 
 int crew_graph_dump_dot(crew_graph *g, FILE *out) {
@@ -529,8 +560,8 @@ int crew_graph_dump_dot(crew_graph *g, FILE *out) {
     for (uint32_t i = 0; i < g->n && ok; i++) {
         const crew__gnode *nd = &g->node[i];
         bool cond = nd->nsucc & CREW__GNODE_COND;
-        ok = fprintf(out, "  n%u [label=\"%u%s\"%s];\n", i, i, cond ? "?" : "",
-                     cond ? ", shape=diamond" : "") >= 0;
+        ok = fprintf(out, "  n%u [label=\"", i) >= 0 && dot_label(out, g, i) &&
+             fprintf(out, "%s\"%s];\n", cond ? "?" : "", cond ? ", shape=diamond" : "") >= 0;
         for (uint32_t j = 0; j < (nd->nsucc & CREW__GNODE_SUCC) && ok; j++) {
             if (cond)
                 ok = fprintf(out, "  n%u -> n%u [style=dashed, label=\"%u\"];\n", i,

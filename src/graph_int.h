@@ -1,8 +1,8 @@
 /*
  * graph_int.h -- what graph.c (building a graph, the public calls), graph_run.c (its runs),
- * graph_sub.c (nodes that run another graph) and graph_seen.c (names, the pool's registry of
- * graphs, crew_diagnose's view of runs) share: the graph, its nodes, a run's block. No other
- * file includes it.
+ * graph_sub.c (nodes that run another graph), graph_opts.c (a node's lane and start-by time)
+ * and graph_seen.c (names, the pool's registry of graphs, crew_diagnose's view of runs) share:
+ * the graph, its nodes, a run's block. No other file includes it.
  */
 #ifndef CREW_GRAPH_INT_H
 #define CREW_GRAPH_INT_H
@@ -18,7 +18,8 @@
 #define CREW__GRAPH_RAN 0x80000000u
 /* Node numbers are below this (the source takes number n, and RAN must stay clear). */
 #define CREW__GRAPH_NODES_MAX 0x7ffffffeu
-/* Edges in a graph, at most (each node's count of successors keeps bit 31 for COND). */
+/* Edges in a graph, at most; a node's successors, at most CREW__GNODE_SUCC (its count keeps
+ * bits 31 and 30 for COND and OPTS: a run refuses a graph with more, CREW_ERANGE). */
 #define CREW__GRAPH_EDGES_MAX 0x7fffffffu
 
 /* crew__gword.owed: bit 31 while a turn of the node is queued as a task (set before it is
@@ -27,9 +28,12 @@
 #define CREW__GWORD_QUEUED 0x80000000u
 #define CREW__GWORD_OWED 0x7fffffffu
 
-/* crew__gnode.nsucc: bit 31 marks a condition node, the rest counts its successors. */
+/* crew__gnode.nsucc: bit 31 marks a condition node, bit 30 a node with a lane or a start-by
+ * time (crew_graph.opts; a run queues it through its gate, graph_run.c), the rest counts its
+ * successors. The source's (never COND nor OPTS) counts the roots in all 31 bits. */
 #define CREW__GNODE_COND 0x80000000u
-#define CREW__GNODE_SUCC 0x7fffffffu
+#define CREW__GNODE_OPTS 0x40000000u
+#define CREW__GNODE_SUCC 0x3fffffffu
 
 /* One node: 32 bytes. */
 typedef struct crew__gnode {
@@ -41,8 +45,14 @@ typedef struct crew__gnode {
     uint32_t priority;
     uint32_t npred; /* predecessors that are not condition nodes (its join count); built */
     uint32_t first; /* its first successor in crew_graph.succ; built */
-    uint32_t nsucc; /* CREW__GNODE_COND | successors; built */
+    uint32_t nsucc; /* CREW__GNODE_COND | CREW__GNODE_OPTS | successors; built */
 } crew__gnode;
+
+/* A node's settings beyond its function (graph_opts.c), for the nodes marked OPTS. */
+typedef struct crew__gopts {
+    crew_lane *lane; /* its tasks go through this lane (a reference held: lane.h), or NULL */
+    uint64_t within; /* ns after its repetition's start by which it must start, or 0 */
+} crew__gopts;
 
 /* The function a node is reported and named by: a condition's converted (never called so). */
 static inline crew_fn crew__gnode_fn(const crew__gnode *nd) {
@@ -52,6 +62,7 @@ static inline crew_fn crew__gnode_fn(const crew__gnode *nd) {
 /* Why a run left nodes unstarted (grun.stopped, bits). */
 #define CREW__GRAPH_STOP_CANCEL 1u   /* its group was cancelled, or a queued node dropped */
 #define CREW__GRAPH_STOP_SHUTDOWN 2u /* a cancelling shutdown */
+#define CREW__GRAPH_STOP_EXPIRED 4u  /* a node's start-by time passed (graph_opts.c) */
 
 typedef struct crew__grun grun;
 typedef struct crew__graphs crew__graphs;
@@ -86,6 +97,7 @@ struct crew_graph {
     uint32_t cycle_len;
     bool cycle_whole;
     uint32_t cycle[8];
+    uint32_t bad; /* a build's CREW_ERANGE: the node with too many successors (lock held) */
     grun *free_runs; /* lock: run blocks to reuse */
     grun *live;      /* lock: the runs in progress (crew_diagnose reads them under lock) */
     /* Node names (crew_graph_name_node): names_len entries, NULL for "node N"; changed only
@@ -96,10 +108,19 @@ struct crew_graph {
      * links are the registry's lock's. */
     crew__graphs *reg;
     crew_graph *reg_next, *reg_prev;
+    /* Node settings (graph_opts.c): opts_len entries (a node marked OPTS is below it), and how
+     * many nodes have a start-by time (a run reads the clock at its start only if any do).
+     * Changed only as the graph is (CHANGING), read by runs. */
+    crew__gopts *opts;
+    uint32_t opts_len, timed;
+    /* The graphs this graph's nodes run (graph_sub.c: children_len entries, one per such
+     * node), under graph_sub.c's lock of the process. */
+    crew_graph **children;
+    uint32_t children_len, children_cap;
     unsigned forks; /* the process's fork count at its creation (graph_seen.c) */
     /* Nodes of other graphs that run this one (graph_sub.c); while not 0, crew_graph_destroy
-     * answers CREW_EBUSY. Added to while the graph is held as a reader (RUN_ONE), taken from
-     * with release; the destroy reads it with acquire once it holds CHANGING. */
+     * answers CREW_EBUSY. Changed and read under graph_sub.c's lock of the process (relaxed:
+     * the lock orders them). */
     _Atomic uint32_t users;
 };
 
@@ -132,6 +153,7 @@ struct crew__grun {
     grun *next, *prev; /* g->lock: in g->free_runs (next only), or in g->live */
     crew_fn task_fn;   /* its tasks' function: crew__graph_node, or _traced (fixed per run) */
     uint32_t trace_run; /* traced: its number in the trace, per repetition (one writer a time) */
+    uint64_t t0; /* its repetition's start (crew_now_ns), if its graph has timed nodes, else 0 */
     /* Its words are set for the run (release, after crew__graph_run_init; acquire by
      * crew_diagnose, which skips a run not yet shown). */
     _Atomic bool shown;
@@ -147,8 +169,14 @@ struct crew__grun {
 /* graph.c: add a node (fn, or a condition cond) as crew_graph_add does; who: the public call. */
 int crew__graph_add_node(crew_graph *g, crew_fn fn, uint32_t (*cond)(void *), void *arg,
                          uint32_t priority, crew_node *out, const char *who);
-/* graph_sub.c: g is being destroyed: the graphs its nodes run are no longer used by it. */
-void crew__graph_drop_children(crew_graph *g);
+/* graph_sub.c: g is to be destroyed (CHANGING held): CREW_OK, and the graphs its nodes run are
+ * no longer used by it; or CREW_EBUSY (with its detail) if g is a node of another graph. */
+int crew__graph_drop_children(crew_graph *g);
+/* graph_opts.c: g is being destroyed: its nodes' lanes are let go, the settings freed. */
+void crew__graph_opts_free(crew_graph *g);
+/* graph_run.c: the function of a gated node's task (arg: its word), which starts the node
+ * without its gate; kind.h's graph gated row. */
+void crew__graph_node_gated(void *arg);
 
 /* graph_run.c: every node's word reset for a run of r->g (outstanding: 1). */
 void crew__graph_run_init(grun *r);
@@ -156,8 +184,9 @@ void crew__graph_run_init(grun *r);
  * not read after this. */
 void crew__graph_run_done(crew_graph *g, grun *r);
 
-/* graph.c: take g for a change (CREW_OK; or the error, for who, the public call), and give it
- * back (rc passes through). */
+/* graph.c: take g for a change of a setting that leaves its edges as they are (a name, a
+ * lane, a start-by time: the successor lists stay built) (CREW_OK; or the error, for who, the
+ * public call), and give it back (rc passes through). */
 int crew__graph_begin_change(crew_graph *g, const char *who);
 int crew__graph_end_change(crew_graph *g, int rc);
 

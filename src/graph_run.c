@@ -44,6 +44,19 @@
  * same loop, compiled a second time with tracing in it, records each node's turn and the edges
  * it took (trace.h); an untraced run's loop has no trace of it.
  *
+ * A node with a lane or a start-by time (graph_opts.c; marked OPTS) is never run straight from
+ * its predecessor: a run that reaches it, on a chain or among ready nodes, queues it through
+ * its gate, a task of the gated kind (crew__graph_node_gated, the kind's third row) submitted
+ * with the node's lane and start-by time as crew_submit_with would (submit_kind.c), so the
+ * lane bounds its concurrency and the run path drops it as expired as it drops any task whose
+ * start-by time has passed (drop.c, the kind's expired row). That task starts the node past
+ * its gate (admitted) and goes on from it as any node task does. An expired node stops the
+ * run (CREW__GRAPH_STOP_EXPIRED): no further node starts from a queue or a gate (a chain under
+ * way on a thread finishes its stretch), no repetition follows, and the end reports every node
+ * not started to on_drop, the group answering CREW_EEXPIRED (its mark from the expired task's
+ * end). The test costs a plain node nothing: it shares the condition's test of the node's
+ * successor count, and queued nodes pay one test of the run's stop word.
+ *
  * A node that cannot be submitted (a draining pool refuses new tasks, no memory) runs on this
  * thread instead, after this chain: it goes on a list of turns owed (owe) that run_from's outer
  * loop takes from, never a call deeper (a long comb of refusals would overflow the stack):
@@ -114,13 +127,27 @@ static uint32_t pop_owed(grun *r, uint32_t *todo) {
     return x;
 }
 
+/* Queue node s (marked OPTS) of r through its gate: a task of the gated kind into the run's
+ * group h, with the node's start-by time (from its repetition's start) and lane. */
+static __attribute__((noinline, cold)) int submit_gated(grun *r, uint32_t s, crew_handle h) {
+    const crew_graph *g = r->g;
+    const crew__gopts *o = &g->opts[s];
+    uint64_t by = 0;
+    if (o->within)
+        by = o->within > UINT64_MAX - r->t0 ? UINT64_MAX : r->t0 + o->within;
+    return crew__submit_in_group_opts(g->pool, crew__graph_node_gated, &r->e[s],
+                                      g->node[s].priority, h, by, o->lane);
+}
+
 /* Submit the m ready nodes of buf into the run's group (h), counted in outstanding first: the
  * caller holds a unit of it, so it cannot reach 0 meanwhile. */
 static void submit_ready(grun *r, const uint32_t *buf, unsigned m, crew_handle h,
                          crew__slot *sl, uint32_t *todo) {
     crew_graph *g = r->g;
     crew_pool *p = g->pool;
-    unsigned why = halted(p, sl, h.gen);
+    /* Relaxed: see stop(); an expiry seen late only lets a node more start. */
+    unsigned why = halted(p, sl, h.gen) |
+                   (crew__load_relaxed(&r->stopped) & CREW__GRAPH_STOP_EXPIRED);
     if (why) {
         stop(r, why); /* unstarted: reported when the run ends */
         return;
@@ -133,11 +160,14 @@ static void submit_ready(grun *r, const uint32_t *buf, unsigned m, crew_handle h
         uint32_t s = buf[k];
         /* Relaxed: a hint for crew_diagnose (see crew__gword.owed). */
         crew__fetch_or_relaxed(&r->e[s].owed, CREW__GWORD_QUEUED);
-        int rc = crew__submit_in_group(p, fn, &r->e[s], g->node[s].priority, h);
+        bool gated = g->node[s].nsucc & CREW__GNODE_OPTS;
+        int rc = __builtin_expect(gated, 0)
+                     ? submit_gated(r, s, h)
+                     : crew__submit_in_group(p, fn, &r->e[s], g->node[s].priority, h);
         if (rc == CREW_OK)
             continue;
         why = halted(p, sl, h.gen);
-        if (rc == CREW_ECANCELED && !why)
+        if ((rc == CREW_ECANCELED || gated) && !why) /* a gated node never runs unqueued */
             why = CREW__GRAPH_STOP_CANCEL;
         if (why) {
             crew__fetch_and_relaxed(&r->e[s].owed, ~CREW__GWORD_QUEUED); /* relaxed: above */
@@ -162,6 +192,7 @@ void crew__graph_run_init(grun *r) {
     crew__store_relaxed(&e[n].cnt, 0);
     crew__store_relaxed(&e[n].id, n);
     crew__store_relaxed(&r->outstanding, 1u); /* the source */
+    r->t0 = g->timed ? crew__now_ns() : 0; /* the start-by times count from here */
 }
 
 /* With monitoring on, a turn of run r has ended (why: it stopped early, its unstarted nodes are
@@ -199,12 +230,18 @@ static bool finish(grun *r, crew_handle h, crew__slot *sl) {
     if (why) {
         uint32_t slot = crew__slot_index(h.slot);
         bool by_shutdown = why & CREW__GRAPH_STOP_SHUTDOWN;
+        /* Stopped by an expired node alone: the group has its EXPIRED mark from that node's
+         * task (drop.c), so the others go to on_drop without a mark of a cancel's loss. */
+        bool lost = why & (CREW__GRAPH_STOP_CANCEL | CREW__GRAPH_STOP_SHUTDOWN);
         for (uint32_t i = 0; i < g->n; i++) {
             /* Relaxed: every node's start happens-before this (outstanding's acq_rel). */
             if (crew__load_relaxed(&r->e[i].id) & CREW__GRAPH_RAN)
                 continue;
             const crew__gnode *nd = &g->node[i];
-            crew__not_started(p, slot, crew__gnode_fn(nd), nd->arg, by_shutdown);
+            if (lost)
+                crew__not_started(p, slot, crew__gnode_fn(nd), nd->arg, by_shutdown);
+            else
+                crew__on_drop(p, slot, crew__gnode_fn(nd), nd->arg);
         }
     }
     count(r, why);
@@ -303,11 +340,41 @@ void crew__graph_trace_number(grun *r) {
         r->trace_run = crew__trace_run_number(r->g->pool);
 }
 
+/* Node i (nd: its node among nodes, s[0..ns): its successors), not a condition, has started:
+ * run it, count its successors down, and return the one to run next on this thread (the
+ * others are queued), or CREW_NODE_NONE. */
+static inline __attribute__((always_inline)) uint32_t run_plain(grun *r,
+                                                                const crew__gnode *nodes,
+                                                                uint32_t i, const crew__gnode *nd,
+                                                                const uint32_t *s, uint32_t ns,
+                                                                crew_handle h, crew__slot *sl,
+                                                                uint32_t *todo, const bool traced,
+                                                                uint64_t t0) {
+    nd->f.fn(nd->arg);
+    if (traced)
+        trace_node(r, i, t0, s, ns, h);
+    uint32_t k = 0, next = CREW_NODE_NONE;
+    while (k < ns) { /* acq_rel: see the top of this file */
+        uint32_t x = s[k++];
+        if (crew__fetch_sub_acq_rel(&r->e[x].cnt, 1) == 1) {
+            rearm(r, nodes, x, h, sl, todo);
+            next = x;
+            break;
+        }
+    }
+    if (__builtin_expect(k < ns, 0))
+        next = release_rest(r, s + k, ns - k, false, next, h, sl, todo);
+    return next;
+}
+
 /* Run node i of r and what follows it on this thread (see the top of this file); i == n: the
  * source. Holds one unit of outstanding, given up at the end. traced: a constant, each of the
- * two task functions below has its own copy, so an untraced run pays nothing for tracing. */
+ * task functions below has its own copy, so an untraced run pays nothing for tracing.
+ * admitted: a node that has passed its gate (the gated kind's task starts it), else
+ * CREW_NODE_NONE. */
 static inline __attribute__((always_inline)) void run_from(grun *r, uint32_t i, crew_handle h,
-                                                           const bool traced) {
+                                                           const bool traced,
+                                                           uint32_t admitted) {
     crew_graph *g = r->g;
     crew_pool *p = g->pool;
     const crew__gnode *nodes = g->node;
@@ -332,31 +399,33 @@ static inline __attribute__((always_inline)) void run_from(grun *r, uint32_t i, 
             const crew__gnode *nd = &nodes[i];
             uint32_t ns = nd->nsucc;
             const uint32_t *s = succ + nd->first;
-            /* Relaxed: see crew__gword. */
-            crew__store_relaxed(&r->e[i].id, i | CREW__GRAPH_RAN);
-            uint64_t t0 = traced ? crew__now_ns() : 0;
-            if (__builtin_expect(ns & CREW__GNODE_COND, 0)) {
-                uint32_t c = nd->f.cond(nd->arg);
-                next = c < (ns & CREW__GNODE_SUCC) ? s[c] : CREW_NODE_NONE;
-                if (traced)
-                    trace_node(r, i, t0, next != CREW_NODE_NONE ? s + c : s,
-                               next != CREW_NODE_NONE, h);
-            } else {
-                nd->f.fn(nd->arg);
-                if (traced)
-                    trace_node(r, i, t0, s, ns, h);
-                uint32_t k = 0;
-                next = CREW_NODE_NONE;
-                while (k < ns) { /* acq_rel: see the top of this file */
-                    uint32_t x = s[k++];
-                    if (crew__fetch_sub_acq_rel(&r->e[x].cnt, 1) == 1) {
-                        rearm(r, nodes, x, h, sl, todo);
-                        next = x;
+            if (__builtin_expect(ns & (CREW__GNODE_COND | CREW__GNODE_OPTS), 0)) {
+                if (ns & CREW__GNODE_OPTS) {
+                    if (i != admitted) { /* queued through its gate (lane, start-by time) */
+                        set_aside(r, i, h, sl, todo);
+                        next = CREW_NODE_NONE;
                         break;
                     }
+                    admitted = CREW_NODE_NONE; /* a later turn of it goes through the gate */
+                    ns &= ~CREW__GNODE_OPTS;
                 }
-                if (__builtin_expect(k < ns, 0))
-                    next = release_rest(r, s + k, ns - k, false, next, h, sl, todo);
+                /* Relaxed: see crew__gword. */
+                crew__store_relaxed(&r->e[i].id, i | CREW__GRAPH_RAN);
+                uint64_t t0 = traced ? crew__now_ns() : 0;
+                if (ns & CREW__GNODE_COND) {
+                    uint32_t c = nd->f.cond(nd->arg);
+                    next = c < (ns & CREW__GNODE_SUCC) ? s[c] : CREW_NODE_NONE;
+                    if (traced)
+                        trace_node(r, i, t0, next != CREW_NODE_NONE ? s + c : s,
+                                   next != CREW_NODE_NONE, h);
+                } else {
+                    next = run_plain(r, nodes, i, nd, s, ns, h, sl, todo, traced, t0);
+                }
+            } else {
+                /* Relaxed: see crew__gword. */
+                crew__store_relaxed(&r->e[i].id, i | CREW__GRAPH_RAN);
+                uint64_t t0 = traced ? crew__now_ns() : 0;
+                next = run_plain(r, nodes, i, nd, s, ns, h, sl, todo, traced, t0);
             }
             if (next == CREW_NODE_NONE)
                 break;
@@ -409,26 +478,60 @@ static inline __attribute__((always_inline)) grun *task_start(void *arg, uint32_
     return r;
 }
 
+/* A queued task of run r that finds the run stopped by an expired node: its node does not
+ * start (reported at the run's end); the task's unit of outstanding is given up. */
+static __attribute__((noinline, cold)) void skip(grun *r, crew_handle h) {
+    crew_pool *p = r->g->pool;
+    crew__slot *sl = h.slot != 0 ? crew__slot_at(&p->groups, crew__slot_index(h.slot)) : NULL;
+    if (crew__fetch_sub_acq_rel(&r->outstanding, 1u) == 1u) /* acq_rel: see run_from */
+        (void)finish(r, h, sl); /* stopped: never repeats */
+}
+
+/* Has run r been stopped by an expired node? (Relaxed: see stop(); a promptness only.) */
+static inline bool expired_run(grun *r) {
+    return __builtin_expect(crew__load_relaxed(&r->stopped) & CREW__GRAPH_STOP_EXPIRED, 0);
+}
+
 void crew__graph_node(void *arg) {
     uint32_t i;
     grun *r = task_start(arg, &i);
-    run_from(r, i, crew__tls_frame->group, false); /* the run's group: this task's frame's */
+    crew_handle h = crew__tls_frame->group; /* the run's group: this task's frame's */
+    if (expired_run(r))
+        skip(r, h);
+    else
+        run_from(r, i, h, false, CREW_NODE_NONE);
 }
 
 void crew__graph_node_traced(void *arg) {
     uint32_t i;
     grun *r = task_start(arg, &i);
-    run_from(r, i, crew__tls_frame->group, true);
+    crew_handle h = crew__tls_frame->group;
+    if (expired_run(r))
+        skip(r, h);
+    else
+        run_from(r, i, h, true, CREW_NODE_NONE);
 }
 
-/* The graph node kind's drop (kind.h): a queued node of a run (arg: its word) was dropped: it
- * never starts, the run goes on to its end without it (its successors are never released),
- * and the end reports it with every other node left unstarted. */
-static void node_dropped(crew_pool *p, void *arg, uint32_t slot, bool by_shutdown) {
+void crew__graph_node_gated(void *arg) {
+    uint32_t i;
+    grun *r = task_start(arg, &i);
+    crew_handle h = crew__tls_frame->group;
+    if (expired_run(r))
+        skip(r, h);
+    else if (r->task_fn == crew__graph_node_traced)
+        run_from(r, i, h, true, i);
+    else
+        run_from(r, i, h, false, i);
+}
+
+/* The graph node kinds' drop (kind.h): a queued node of a run (arg: its word) was dropped (why:
+ * its stop reason): it never starts, the run goes on to its end without it (its successors are
+ * never released), and the end reports it with every other node left unstarted. */
+static void node_lost(crew_pool *p, void *arg, uint32_t slot, unsigned why) {
     uint32_t i;
     grun *r = run_of(arg, &i);
     crew__fetch_and_relaxed(&r->e[i].owed, ~CREW__GWORD_QUEUED); /* relaxed: a hint */
-    stop(r, by_shutdown ? CREW__GRAPH_STOP_SHUTDOWN : CREW__GRAPH_STOP_CANCEL);
+    stop(r, why);
     crew_handle h = {slot, 0};
     crew__slot *sl = NULL;
     if (slot != 0) { /* open: this task is unfinished. Relaxed: as in drop.c */
@@ -437,6 +540,16 @@ static void node_dropped(crew_pool *p, void *arg, uint32_t slot, bool by_shutdow
     }
     if (crew__fetch_sub_acq_rel(&r->outstanding, 1u) == 1u) /* acq_rel: see run_from */
         (void)finish(r, h, sl); /* stopped: never repeats */
+}
+
+static void node_dropped(crew_pool *p, void *arg, uint32_t slot, bool by_shutdown) {
+    node_lost(p, arg, slot, by_shutdown ? CREW__GRAPH_STOP_SHUTDOWN : CREW__GRAPH_STOP_CANCEL);
+}
+
+/* The gated kind's expiry (kind.h): a gated node's task came up past its start-by time: it
+ * never starts, and it stops its run (see the top of this file). */
+static void node_expired(crew_pool *p, void *arg, uint32_t slot) {
+    node_lost(p, arg, slot, CREW__GRAPH_STOP_EXPIRED);
 }
 
 /* A node's task is named by the node's function (the source's by its own). */
@@ -458,5 +571,14 @@ const crew__kind crew__graph_traced_kind = {
     .fn = crew__graph_node_traced,
     .name = "graph node (traced)",
     .dropped = node_dropped,
+    .fn_of = node_fn_of,
+};
+
+/* A node with a lane or a start-by time, queued through its gate (either kind of run). */
+const crew__kind crew__graph_gated_kind = {
+    .fn = crew__graph_node_gated,
+    .name = "graph node (gated)",
+    .dropped = node_dropped,
+    .expired = node_expired,
     .fn_of = node_fn_of,
 };

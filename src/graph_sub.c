@@ -7,9 +7,12 @@
  * are graph.c's and graph_run.c's; this file adds its nodes through graph.c's.
  *
  * Every crew_graph_add_graph call runs under one lock of the process (add_lock), so two calls
- * that would each close half of a cycle of graphs cannot both pass the check. The check walks
- * the graphs the child contains, reading each one's nodes while holding it as a reader (a
- * RUN_ONE unit of its state, as a run does), so that no change or destroy overlaps the walk.
+ * that would each close half of a cycle of graphs cannot both pass the check. Each graph keeps
+ * the list of the graphs its nodes run (crew_graph.children), changed and read only under
+ * add_lock, and the check walks those lists: it reads no node and holds no graph, so a
+ * building call or a run of a graph on the way is never refused for it. The count of
+ * a graph's users (crew_graph.users) is changed and read under add_lock too, by the destroy
+ * of the graph (which refuses while it is not 0) and of its parents (which let it go).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -26,6 +29,13 @@ static pthread_mutex_t add_lock = PTHREAD_MUTEX_INITIALIZER;
 static void fork_prepare(void) { pthread_mutex_lock(&add_lock); }
 static void fork_done(void) { pthread_mutex_unlock(&add_lock); }
 static void watch_forks(void) { pthread_atfork(fork_prepare, fork_done, fork_done); }
+static pthread_once_t watching = PTHREAD_ONCE_INIT;
+
+/* Take add_lock (watching for fork() first: every taker of the lock does). */
+static void lock_add(void) {
+    pthread_once(&watching, watch_forks);
+    pthread_mutex_lock(&add_lock);
+}
 
 /* The function of a node that runs a graph (arg: the child). A child run that cannot start or
  * that ends cancelled cancels the parent's run, so that the nodes after this one do not start
@@ -41,20 +51,6 @@ static void run_child(void *arg) {
         if (me.slot != 0 && crew__tls_frame)
             (void)crew_cancel(crew__tls_frame->pool, me);
     }
-}
-
-/* Hold g as a reader (true), unless a change or a destroy holds it. */
-static bool pin(crew_graph *g) {
-    uint64_t s = crew__load_relaxed(&g->state); /* relaxed: the CAS below decides */
-    do {
-        if (s & CREW__GRAPH_CHANGING)
-            return false;
-    } while (!crew__cas_acquire(&g->state, &s, s + CREW__GRAPH_RUN_ONE)); /* acquire: see g */
-    return true;
-}
-
-static void unpin(crew_graph *g) {
-    crew__fetch_sub_release(&g->state, CREW__GRAPH_RUN_ONE); /* release: as a run's end */
 }
 
 /* Room for need entries in both arrays (0), or CREW_ENOMEM (both as they were). */
@@ -75,7 +71,7 @@ static int grow(crew_graph ***stack, crew_graph ***seen, size_t *cap, size_t nee
 }
 
 /* Whether from contains target (is it, or runs it through nodes, however deep): 1 yes, 0 no,
- * CREW_EBUSY (a graph on the way is being changed), CREW_ENOMEM. add_lock held. */
+ * CREW_ENOMEM. add_lock held. */
 static int contains(crew_graph *from, const crew_graph *target) {
     crew_graph **stack = NULL, **seen = NULL;
     size_t ns = 0, nseen = 0, cap = 0;
@@ -90,22 +86,12 @@ static int contains(crew_graph *from, const crew_graph *target) {
         for (size_t k = 0; k < nseen && !visited; k++)
             visited = seen[k] == g;
         if (!visited) {
-            if (!pin(g)) {
-                rc = CREW_EBUSY;
-                break;
-            }
-            rc = grow(&stack, &seen, &cap, nseen + 1);
-            for (uint32_t i = 0; i < g->n && rc == 0; i++) {
-                const crew__gnode *nd = &g->node[i];
-                if ((nd->nsucc & CREW__GNODE_COND) || nd->f.fn != run_child)
-                    continue;
-                if ((rc = grow(&stack, &seen, &cap, ns + 1)) == 0)
-                    stack[ns++] = nd->arg;
-            }
-            unpin(g);
+            rc = grow(&stack, &seen, &cap, nseen + g->children_len + 1);
             if (rc != 0)
                 break;
-            seen[nseen++] = g; /* room: grown above */
+            for (uint32_t i = 0; i < g->children_len; i++)
+                stack[ns++] = g->children[i];
+            seen[nseen++] = g;
         }
         if (ns == 0)
             break;
@@ -114,6 +100,19 @@ static int contains(crew_graph *from, const crew_graph *target) {
     free(stack);
     free(seen);
     return rc;
+}
+
+/* Room for one more entry in g's list of children (add_lock held): false out of memory. */
+static bool room_for_child(crew_graph *g) {
+    if (g->children_len < g->children_cap)
+        return true;
+    uint32_t cap = g->children_cap ? 2 * g->children_cap : 4;
+    crew_graph **a = realloc(g->children, (size_t)cap * sizeof *a);
+    if (!a)
+        return false;
+    g->children = a;
+    g->children_cap = cap;
+    return true;
 }
 
 int crew_graph_add_graph(crew_graph *g, crew_graph *child, uint32_t priority, crew_node *out) {
@@ -127,41 +126,39 @@ int crew_graph_add_graph(crew_graph *g, crew_graph *child, uint32_t priority, cr
                                        "itself for ever)", who);
     if (crew__forked(g->pool) || crew__forked(child->pool)) /* before add_lock (fork: crew.h) */
         return crew__fail(CREW_EFORKED, "%s: " CREW__FORKED_DETAIL, who);
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, watch_forks);
-    pthread_mutex_lock(&add_lock);
+    lock_add();
     int rc = contains(child, g);
     if (rc == 1) {
         rc = crew__fail(CREW_EINVAL, "%s: the child graph already runs this graph through its "
                                      "own nodes: each would run the other for ever", who);
-    } else if (rc == CREW_EBUSY) {
-        rc = crew__fail(CREW_EBUSY, "%s: a graph that the child runs (or the child itself) is "
-                                    "being changed or destroyed right now", who);
-    } else if (rc == CREW_ENOMEM) {
+    } else if (rc == CREW_ENOMEM || !room_for_child(g)) {
         rc = crew__fail(CREW_ENOMEM, "%s: out of memory to check the child graph", who);
-    } else if (!pin(child)) { /* no destroy of the child while it is counted */
-        rc = crew__fail(CREW_EBUSY, "%s: the child graph is being changed or destroyed right "
-                                    "now", who);
     } else {
-        /* Relaxed: the pin's release (unpin) orders it before a destroy's acquire. */
-        crew__fetch_add_relaxed(&child->users, 1u);
-        unpin(child);
         rc = crew__graph_add_node(g, run_child, NULL, child, priority, out, who);
-        if (rc != CREW_OK) /* release: as crew__graph_drop_children */
-            crew__fetch_sub_release(&child->users, 1u);
+        if (rc == CREW_OK) {
+            g->children[g->children_len++] = child; /* room made above */
+            /* Relaxed: add_lock orders it with the child's destroy. */
+            crew__fetch_add_relaxed(&child->users, 1u);
+        }
     }
     pthread_mutex_unlock(&add_lock);
     return rc;
 }
 
-void crew__graph_drop_children(crew_graph *g) {
-    for (uint32_t i = 0; i < g->n; i++) {
-        const crew__gnode *nd = &g->node[i];
-        if (!(nd->nsucc & CREW__GNODE_COND) && nd->f.fn == run_child) {
-            crew_graph *c = nd->arg;
-            /* Release: this graph's last reads of the child come before the child's destroy
-             * (its acquire load of users). */
-            crew__fetch_sub_release(&c->users, 1u);
-        }
+int crew__graph_drop_children(crew_graph *g) {
+    lock_add();
+    uint32_t users = crew__load_relaxed(&g->users); /* relaxed: add_lock held */
+    if (users != 0) {
+        pthread_mutex_unlock(&add_lock);
+        return crew__fail(CREW_EBUSY, "crew_graph_destroy: the graph is a node of %u other "
+                                      "graph(s) (crew_graph_add_graph), which may run it; "
+                                      "destroy them first", users);
     }
+    for (uint32_t i = 0; i < g->children_len; i++)
+        crew__fetch_sub_relaxed(&g->children[i]->users, 1u); /* relaxed: add_lock held */
+    pthread_mutex_unlock(&add_lock);
+    free(g->children);
+    g->children = NULL;
+    g->children_len = g->children_cap = 0;
+    return CREW_OK;
 }

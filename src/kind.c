@@ -17,6 +17,7 @@ static const crew__kind *const kinds[] = {
     &crew__timer_kind,
     &crew__graph_kind,
     &crew__graph_traced_kind,
+    &crew__graph_gated_kind,
 };
 
 const crew__kind *crew__kind_of(const crew_task *t) {

@@ -42,6 +42,9 @@ typedef struct crew__kind {
      * counted finished (by_shutdown: a cancelling shutdown's drop, as crew__task_dropped's).
      * Done in place of on_drop(fn, arg); NULL: on_drop as for a plain task. */
     void (*dropped)(crew_pool *p, void *arg, uint32_t slot, bool by_shutdown);
+    /* The same for a task of the kind whose start-by time passed (crew__task_expired), in
+     * place of dropped; NULL: dropped (with by_shutdown false). */
+    void (*expired)(crew_pool *p, void *arg, uint32_t slot);
     /* A thread took t but a pause or a resize keeps it from running it: its own way back (it
      * then ends t), in place of a requeue in front of its queue; NULL: requeued. */
     void (*hand_back)(crew_pool *p, crew_task *t);
@@ -56,6 +59,7 @@ extern const crew__kind crew__lane_kind;  /* lane.c: a lane's runner */
 extern const crew__kind crew__timer_kind; /* timer.c: a periodic timer's run */
 extern const crew__kind crew__graph_kind; /* graph_run.c: a task of a graph's run */
 extern const crew__kind crew__graph_traced_kind; /* graph_run.c: the same, its run traced */
+extern const crew__kind crew__graph_gated_kind; /* graph_run.c: a node with a lane or start-by */
 
 /* The kind of t, NULL for a plain task. Walks the table: for the rare paths only. */
 const crew__kind *crew__kind_of(const crew_task *t);

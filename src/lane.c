@@ -42,6 +42,10 @@
  * a dropped runner drops its lane's waiting tasks (the lane kind's drop, kind.h); a runner that
  * is running drops the rest instead of running them.
  *
+ * A task graph's node may run in a lane (graph_opts.c): the graph counts itself in the lane
+ * (crew__lane_hold) for each such node, and crew_lane_destroy refuses (CREW_EBUSY) while any
+ * is counted, so a graph never holds a freed lane.
+ *
  * BARRIERS (crew_lane_barrier; libdispatch's dispatch_barrier_async). A barrier is a task of
  * the lane flagged CREW__TASK_BARRIER; "running" counts the lane's tasks that runners have
  * popped and not yet finished, or is LANE_EXCL while a barrier runs. The task at the head may
@@ -99,6 +103,11 @@ struct crew_lane {
     unsigned running;       /* lock: popped tasks not finished, or LANE_EXCL (a barrier) */
     crew_task *head, *tail; /* lock: the waiting tasks, linked by crew_private_.qnext */
     lane_waiter *destroyer; /* lock: crew_lane_destroy, waiting for active to reach 0 */
+    /* Graph nodes that run in the lane (crew_graph_node_lane): while not 0, crew_lane_destroy
+     * answers CREW_EBUSY. Added to relaxed (the graph holds a node's lane only while it has
+     * it), taken from with release after the graph's last use of the lane; the destroy reads
+     * it with acquire. */
+    _Atomic uint32_t graph_nodes;
 };
 
 /* The lanes whose runners run on this thread (a runner's task may wait and help, so runners
@@ -132,6 +141,14 @@ static void wake_destroyer(crew_pool *p, lane_waiter *w) {
 }
 
 crew_pool *crew__lane_pool(const crew_lane *l) { return l->pool; }
+
+void crew__lane_hold(crew_lane *l) {
+    crew__fetch_add_relaxed(&l->graph_nodes, 1u); /* relaxed: see crew_lane.graph_nodes */
+}
+
+void crew__lane_let_go(crew_lane *l) {
+    crew__fetch_sub_release(&l->graph_nodes, 1u); /* release: see crew_lane.graph_nodes */
+}
 
 /* A node for a runner of lane l (NULL when out of memory). */
 static crew_task *runner_node(crew_pool *p, crew_lane *l) {
@@ -361,6 +378,7 @@ int crew_lane_create(crew_pool *p, unsigned max_concurrency, crew_lane **out) {
     l->pool = p;
     crew__spinlock_init(&l->lock);
     l->max = max_concurrency;
+    crew__atomic_init(&l->graph_nodes, 0u);
     *out = l;
     return CREW_OK;
 }
@@ -401,6 +419,13 @@ int crew_lane_destroy(crew_lane *l) {
                               "crew_lane_destroy: called from a task of the lane itself, which "
                               "cannot finish before this call returns; destroy it from "
                               "elsewhere");
+    uint32_t held = crew__load_acquire(&l->graph_nodes); /* acquire: see crew_lane */
+    if (held != 0)
+        return crew__fail(CREW_EBUSY,
+                          "crew_lane_destroy: %u node(s) of task graphs run in this lane "
+                          "(crew_graph_node_lane); take them out of it (a NULL lane) or destroy "
+                          "their graphs first",
+                          held);
     lane_waiter w;
     crew__ec_init(&w.ec);
     crew__atomic_init(&w.done, false);

@@ -21,6 +21,10 @@ bool crew__lane_push(crew_lane *l, crew_task *t);
 void crew__lane_start(crew_lane *l);
 /* The pool of l. */
 crew_pool *crew__lane_pool(const crew_lane *l);
+/* A graph node runs in l from now on (crew_graph_node_lane), or no longer: while any does,
+ * crew_lane_destroy answers CREW_EBUSY. */
+void crew__lane_hold(crew_lane *l);
+void crew__lane_let_go(crew_lane *l);
 /* The function of a runner task (arg: its lane): the lane kind's row (kind.h, lane.c)
  * recognises runners by it; a dropped runner drops its lane's waiting tasks. */
 void crew__lane_runner(void *arg);

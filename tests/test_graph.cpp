@@ -3,7 +3,8 @@
 // from two threads at once; repeated runs (crew_graph_run_n); nodes that wait and run other
 // graphs on one thread; crew_cancel of a run and a cancelling shutdown (every node that did not
 // run reported once to on_drop); a paused pool; every bad input; DOT output; a stress test in
-// which runs of one graph overlap while the pool resizes, pauses, cancels runs and shuts down;
+// which runs of one graph, with nodes in a lane and nodes with start-by times, overlap while
+// the pool resizes, pauses, cancels runs and shuts down;
 // crew::graph (emplace, precede/succeed, conditions, run().wait() rethrowing a node's
 // exception).
 #include <gtest/gtest.h>
@@ -35,14 +36,20 @@ struct Rec {
     std::atomic<long> dropped{0};
     std::vector<Rec *> preds; // each must have run at least as often as this node, plus one
     std::atomic<bool> bad{false};
+    std::atomic<int> *lane_in = nullptr; // a node in a lane: the lane's nodes running now
+    int lane_max = 0;                    // the lane's concurrency
 };
 
 void rec_run(void *arg) {
     auto *r = static_cast<Rec *>(arg);
+    if (r->lane_in && r->lane_in->fetch_add(1) + 1 > r->lane_max)
+        r->bad = true; // more of its lane's nodes at once than the lane allows
     long mine = r->runs.load() + 1;
     for (Rec *q : r->preds)
         if (q->runs.load() < mine)
             r->bad = true; // started before a predecessor of this run had finished
+    if (r->lane_in)
+        r->lane_in->fetch_sub(1);
     r->runs.fetch_add(1);
 }
 
@@ -778,6 +785,23 @@ TEST(Graph, StressOverlappingRunsWithResizePauseCancelShutdown) {
             if (i % 2 == 0 && i / 2 != i - 1)
                 b.edge(i / 2, i);
         }
+        // Some nodes in a lane of concurrency 2 (never more at once, across the runs), some
+        // with a start-by time (short: a pause or a loaded machine expires them, which stops
+        // their run; long: they never expire).
+        crew_lane *lane;
+        ASSERT_EQ(crew_lane_create(p, 2, &lane), CREW_OK);
+        std::atomic<int> lane_in{0};
+        for (size_t i = 0; i < n; i++) {
+            if (i % 5 == 1) {
+                ASSERT_EQ(crew_graph_node_lane(b.g, b.ids[i], lane), CREW_OK);
+                b.recs[i].lane_in = &lane_in;
+                b.recs[i].lane_max = 2;
+            }
+            uint64_t within = i < 32 ? 300000u : 5000000000u; // 0.3 ms, 5 s
+            if (i % 16 == 7) {
+                ASSERT_EQ(crew_graph_node_start_within(b.g, b.ids[i], within), CREW_OK);
+            }
+        }
         std::atomic<long> accepted{0};
         std::atomic<bool> stop{false};
         auto runner = [&](int seed) {
@@ -794,7 +818,8 @@ TEST(Graph, StressOverlappingRunsWithResizePauseCancelShutdown) {
                     crew_cancel(p, h);
                 if (x % 3 != 0) {
                     rc = crew_wait(p, h);
-                    ASSERT_TRUE(rc == CREW_OK || rc == CREW_ECANCELED || rc == CREW_ESHUTDOWN)
+                    ASSERT_TRUE(rc == CREW_OK || rc == CREW_ECANCELED || rc == CREW_EEXPIRED ||
+                                rc == CREW_ESHUTDOWN)
                         << rc;
                 }
             }
@@ -822,6 +847,10 @@ TEST(Graph, StressOverlappingRunsWithResizePauseCancelShutdown) {
             EXPECT_EQ(b.recs[i].runs.load() + b.recs[i].dropped.load(), runs) << "node " << i;
             EXPECT_FALSE(b.recs[i].bad.load()) << "node " << i;
         }
+        EXPECT_EQ(crew_lane_destroy(lane), CREW_EBUSY); // the graph holds it
+        for (size_t i = 1; i < n; i += 5)
+            ASSERT_EQ(crew_graph_node_lane(b.g, b.ids[i], nullptr), CREW_OK);
+        EXPECT_EQ(crew_lane_destroy(lane), CREW_OK);
         crew_destroy(p);
     }
 }
