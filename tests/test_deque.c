@@ -33,17 +33,21 @@ static _Atomic int torn; /* copies whose words came from different pushes (seq_c
 static void by_value(void *arg) { (void)arg; }
 /* A batch ends before a task of this function that is not its first (its own body: distinct). */
 static void stop_mark(void *arg) { atomic_fetch_add(&torn, arg == NULL); }
+static bool into;             /* this round: a thief claims batches into a deque of its own */
+/* Task i's function when pushed by value: in the rounds with batches into a deque, every
+ * seventh is the stop mark, which ends a batch before it (a join's half, in the pool). */
+static crew_fn fn_of(long i) { return into && i % 7 == 3 ? stop_mark : by_value; }
 /* Task i pushed by value: its words name it three times (function, argument, slot and
  * priority), so a torn copy shows. */
 static int push_value(crew__deque *d, long i) {
-    return crew__deque_push_value(d, by_value, &tasks[i],
+    return crew__deque_push_value(d, fn_of(i), &tasks[i],
                                   crew__deque_aux((uint32_t)i, (uint32_t)i ^ 0x5a5au));
 }
 
 static void took(crew_task *t) {
     if (t->crew_flags_ & CREW__TASK_COPY) {
         long i = (crew_task *)t->arg - tasks;
-        if (t->fn != by_value || i < 0 || i >= N || t->crew_private_.slot != (uint32_t)i ||
+        if (t->fn != fn_of(i) || i < 0 || i >= N || t->crew_private_.slot != (uint32_t)i ||
             t->priority != ((uint32_t)i ^ 0x5a5au)) {
             atomic_fetch_add(&torn, 1);
             return;
@@ -181,6 +185,77 @@ static int order(void) {
     return 0;
 }
 
+/* A deque whose top and bottom both stand at `at` (pushes and takes), so that its next places
+ * wrap around the end of its first array where at is near a multiple of 256. */
+static int deque_at(crew__deque *d, long at) {
+    crew_task buf;
+    if (crew__deque_init(d) != CREW_OK)
+        return 1;
+    for (long i = 0; i < at; i++)
+        if (crew__deque_push_value(d, by_value, &tasks[0], 0) != CREW_OK ||
+            crew__deque_take(d, &buf) != &buf)
+            return 1;
+    return 0;
+}
+
+/* crew__deque_steal_batch_into, every case near the wraps: the owner's bottom and the victim's
+ * top on either side of the end of their arrays, every batch size, every backlog, a stop mark at
+ * every place or none. The first task comes back, the others land above the owner's bottom and
+ * are taken oldest first, the owner's own older tasks stay below them, and the victim keeps
+ * the rest, starting at the first task not claimed. */
+static int batch_into_wraps(void) {
+    static const size_t maxes[] = {2, 3, 5, 8, 16};
+    atomic_uint nobody = 0;
+    crew_task buf, *t;
+    long cases = 0;
+    for (long ob = 248; ob <= 258; ob++)
+        for (long vt = 250; vt <= 256; vt += 3)
+            for (size_t mi = 0; mi < sizeof maxes / sizeof maxes[0]; mi++)
+                for (long len = 1; len <= 18; len++)
+                    for (long stop = -1; stop < len; stop++, cases++) {
+                        size_t max = maxes[mi];
+                        crew__deque d, o;
+                        if (deque_at(&d, vt) || deque_at(&o, ob))
+                            return fail("init at an offset", cases);
+                        /* Two older tasks of the owner's own, below its bottom. */
+                        if (crew__deque_push_value(&o, by_value, &tasks[100], 0) != CREW_OK ||
+                            crew__deque_push_value(&o, by_value, &tasks[101], 0) != CREW_OK)
+                            return fail("the owner's own tasks", cases);
+                        for (long i = 0; i < len; i++)
+                            if (crew__deque_push_value(&d, i == stop ? stop_mark : by_value,
+                                                       &tasks[i], 0) != CREW_OK)
+                                return fail("the victim's tasks", cases);
+                        long k = len < (long)max ? len : (long)max; /* the batch expected */
+                        if (stop > 0 && stop < k)
+                            k = stop;
+                        bool contended = false;
+                        size_t moved = 99;
+                        if (crew__deque_reserve(&o, max - 1) != CREW_OK ||
+                            (t = crew__deque_steal_batch_into(&d, &o, &buf, max, stop_mark,
+                                                              &nobody, &contended, &moved)) !=
+                                &buf ||
+                            contended || buf.arg != &tasks[0] || moved != (size_t)(k - 1))
+                            return fail("a batch into a deque near the wraps", cases);
+                        for (long i = 1; i < k; i++)
+                            if (crew__deque_take(&o, &buf) != &buf || buf.arg != &tasks[i] ||
+                                buf.fn != (i == stop ? stop_mark : by_value))
+                                return fail("a wrapped batch is taken back oldest first", cases);
+                        if (crew__deque_take(&o, &buf) != &buf || buf.arg != &tasks[101] ||
+                            crew__deque_take(&o, &buf) != &buf || buf.arg != &tasks[100] ||
+                            crew__deque_take(&o, &buf) != NULL)
+                            return fail("the owner's own tasks stay below a batch", cases);
+                        for (long i = k; i < len; i++)
+                            if (crew__deque_steal(&d, &buf, &contended) != &buf ||
+                                buf.arg != &tasks[i])
+                                return fail("the victim keeps the rest, in order", cases);
+                        if (crew__deque_steal(&d, &buf, &contended) != NULL)
+                            return fail("the victim holds no more", cases);
+                        crew__deque_free(&o);
+                        crew__deque_free(&d);
+                    }
+    return 0;
+}
+
 /* The owner: pushes runs of 1..16 tasks under the lock (all at once, or one by one), and every
  * other time takes up to 8 back, newest first (as a waiting submitter does). */
 static void *owner(void *arg) {
@@ -239,18 +314,76 @@ static void *thief(void *arg) {
     }
 }
 
+/* With into: a worker's batch claims (crew__deque_steal_batch_into, stop marks included) into
+ * a deque of its own, own, from which it takes its tasks back while own_thief steals from it:
+ * the copies above own's bottom must never show to a thief of own before the claim succeeds,
+ * nor land on a place such a thief is reading. */
+static crew__deque own;
+static _Atomic int own_done; /* the claiming thief has finished (seq_cst) */
+static void *thief_into(void *arg) {
+    (void)arg;
+    unsigned seed = 11;
+    for (;;) {
+        int finished = atomic_load(&done);
+        bool contended = false;
+        size_t max = 2 + rand_r(&seed) % 15, moved;
+        crew_task buf, *t;
+        if (crew__deque_reserve(&own, max - 1) != CREW_OK) {
+            fprintf(stderr, "test_deque: out of memory\n");
+            exit(1);
+        }
+        t = crew__deque_steal_batch_into(&deque, &own, &buf, max, stop_mark, &claimers,
+                                         &contended, &moved);
+        bool got = t != NULL;
+        if (got)
+            took(t);
+        for (size_t i = 0, n = rand_r(&seed) % 2 ? moved : moved / 2; i < n; i++)
+            if ((t = crew__deque_take(&own, &buf)) != NULL)
+                took(t);
+        if (!got && finished && !contended && crew__deque_size(&deque) == 0)
+            break;
+    }
+    crew_task buf, *t;
+    while ((t = crew__deque_take(&own, &buf)) != NULL)
+        took(t);
+    atomic_store(&own_done, 1);
+    return NULL;
+}
+static void *own_thief(void *arg) {
+    (void)arg;
+    for (;;) {
+        int finished = atomic_load(&own_done);
+        bool contended = false;
+        crew_task buf, *t = crew__deque_steal(&own, &buf, &contended);
+        if (t)
+            took(t);
+        else if (finished && !contended && crew__deque_size(&own) == 0)
+            return NULL;
+    }
+}
+
 static int race(bool spin) {
     for (long i = 0; i < n_tasks; i++)
         atomic_store(&taken[i], 0);
     atomic_store(&done, 0);
     if (crew__deque_init(&deque) != CREW_OK || crew__lock_init(&lock, spin) != 0)
         return fail("init", 0);
-    pthread_t th[3];
+    atomic_store(&own_done, 0);
+    if (into && crew__deque_init(&own) != CREW_OK)
+        return fail("init", 0);
+    pthread_t th[4];
     pthread_create(&th[0], NULL, owner, NULL);
     pthread_create(&th[1], NULL, thief, NULL);
-    pthread_create(&th[2], NULL, thief, batches ? &batches : NULL);
-    for (int i = 0; i < 3; i++)
+    if (into) {
+        pthread_create(&th[2], NULL, thief_into, NULL);
+        pthread_create(&th[3], NULL, own_thief, NULL);
+    } else {
+        pthread_create(&th[2], NULL, thief, batches ? &batches : NULL);
+    }
+    for (int i = 0; i < (into ? 4 : 3); i++)
         pthread_join(th[i], NULL);
+    if (into)
+        crew__deque_free(&own);
     crew__deque_free(&deque);
     crew__lock_destroy(&lock);
     if (atomic_load(&torn) != 0)
@@ -269,10 +402,11 @@ int main(void) {
         if (n_tasks < 2000)
             n_tasks = 2000;
     }
-    if (order())
+    if (order() || batch_into_wraps())
         return 1;
-    for (int round = 0; round < 8; round++) {
+    for (int round = 0; round < 12; round++) {
         batches = round >= 4;
+        into = round >= 8;
         if (race(round % 2 == 0))
             return 1;
     }

@@ -118,12 +118,77 @@ TEST(Stress, OutsideProducersSharingSlotsRunEachTaskOnce) {
         });
     for (auto &t : ts)
         t.join();
+    long early = 0; // a paused pool runs none of them, whichever way they were queued
+    for (long i = 0; i < per * producers; i++)
+        early += c[i].runs.load() != 0;
+    EXPECT_EQ(early, 0);
     ASSERT_EQ(crew_resume(p), CREW_OK);
     EXPECT_EQ(crew_wait_all(p), CREW_OK);
     long wrong = 0;
     for (long i = 0; i < per * producers; i++)
         wrong += c[i].runs.load() != 1;
     EXPECT_EQ(wrong, 0);
+    crew_destroy(p);
+}
+
+// Outside producers sharing external slots (more threads than slots) while the pool runs:
+// single submissions (the inline push, which gives way to a held lock), joins and short
+// enqueue-and-waits (offers into the same slot, taken back past the others' pushes), and
+// helping waits (a waiting submitter's takes from its slot), with a resize and a pause going
+// on: every task runs exactly once.
+TEST(Stress, OutsideProducersJoinWaitResizePauseRunEachTaskOnce) {
+    const long per = scaled(20000);
+    const int producers = 10;
+    crew_pool *p = make_pool(2);
+    std::unique_ptr<Counter[]> c(new Counter[per * producers]);
+    std::atomic<bool> stop{false};
+    std::thread churn([&] {
+        for (unsigned i = 0; !stop.load(); i++) {
+            EXPECT_EQ(crew_resize(p, 1 + i % 3), CREW_OK);
+            if (i % 4 == 0) {
+                EXPECT_EQ(crew_pause(p), CREW_OK);
+                std::this_thread::yield();
+                EXPECT_EQ(crew_resume(p), CREW_OK);
+            }
+            std::this_thread::yield();
+        }
+    });
+    std::vector<std::thread> ts;
+    for (int k = 0; k < producers; k++)
+        ts.emplace_back([&, k] {
+            Counter *my = &c[k * per];
+            for (long i = 0; i < per;) {
+                if (i % 97 == 5 && i + 2 <= per) {
+                    ASSERT_EQ(crew_join(p, bump, &my[i], bump, &my[i + 1]), CREW_OK);
+                    i += 2;
+                } else if (i % 89 == 7 && i + 3 <= per) {
+                    crew_task t[3] = {};
+                    for (int j = 0; j < 3; j++)
+                        t[j].fn = bump, t[j].arg = &my[i + j];
+                    ASSERT_EQ(crew_enqueue_tasks_wait(p, t, 3), CREW_OK);
+                    i += 3;
+                } else {
+                    ASSERT_EQ(crew_submit(p, bump, &my[i], 0, nullptr), CREW_OK);
+                    i++;
+                }
+                if (i % 1024 == 0 && i < per) { // a group's wait helps with any task
+                    crew_handle g = CREW_HANDLE_NONE;
+                    ASSERT_EQ(crew_submit(p, bump, &my[i], 0, &g), CREW_OK);
+                    ASSERT_EQ(crew_wait(p, g), CREW_OK);
+                    i++;
+                }
+            }
+        });
+    for (auto &t : ts)
+        t.join();
+    stop.store(true);
+    churn.join();
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    long wrong = 0, first = -1;
+    for (long i = 0; i < per * producers; i++)
+        if (c[i].runs.load() != 1 && wrong++ == 0)
+            first = i;
+    EXPECT_EQ(wrong, 0) << "first task not run exactly once: " << first;
     crew_destroy(p);
 }
 
