@@ -1,12 +1,13 @@
 /*
- * check.h -- CHECK(cond) for the C tests that run without GoogleTest (test_ec.c,
- * test_assert.c): on failure, print where and what, and exit with status 1.
+ * check.h -- for the C tests that run without GoogleTest: CHECK(cond) (on failure, print where
+ * and what, and exit with status 1) and crewtest_help (every program answers --help).
  */
 #ifndef CREW_TESTS_CHECK_H
 #define CREW_TESTS_CHECK_H
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define CHECK(cond)                                                                               \
     do {                                                                                          \
@@ -15,5 +16,15 @@
             exit(1);                                                                              \
         }                                                                                         \
     } while (0)
+
+/* If the program was asked for --help (or -h): print its usage, what it tests (about) and its
+ * exit status, and exit with status 0. */
+static inline void crewtest_help(int argc, char **argv, const char *about) {
+    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        printf("usage: %s\n%s\nExit status 0 if every check passes, else non-zero.\n", argv[0],
+               about);
+        exit(0);
+    }
+}
 
 #endif /* CREW_TESTS_CHECK_H */

@@ -114,7 +114,8 @@ static void same_eventcount_twice(void) {
     crew__ec_on(&s, &ec, NULL);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    crewtest_help(argc, argv, "crew's assertions are on in the tests: a broken invariant aborts with its place.");
     /* The invariants kept: no assertion. */
     crew__slotmap m;
     uint32_t slot = one_task_group(&m);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "autosize.h"
+#include "check.h"
 
 static int failures;
 #define EXPECT_EQ_U(got, want, what)                                                             \
@@ -232,7 +233,8 @@ static void balance(void) {
     EXPECT_EQ_U(step(&s, period(100, 16, 0.3, 500, 16), 1, 20), 20, "never above max");
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    crewtest_help(argc, argv, "The sizing controllers' decision functions with scripted inputs.");
     ait();
     balance();
     if (failures) {

@@ -4,13 +4,15 @@
 #include <string.h>
 
 #include "crew.h"
+#include "check.h"
 
 static void add(void *arg) {
     int *x = arg;
     __atomic_fetch_add(x, 1, __ATOMIC_RELAXED);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    crewtest_help(argc, argv, "The public header compiled as strict C11, and a small C program using it.");
     crew_pool *p = NULL;
     crew_config cfg;
     crew_config_init(&cfg);

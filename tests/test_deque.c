@@ -11,6 +11,7 @@
 
 #include "deque.h"
 #include "lock.h"
+#include "check.h"
 
 #define N 200000 /* tasks pushed in the race (scaled by CREW_TEST_SCALE, at least 2000) */
 
@@ -394,7 +395,8 @@ static int race(bool spin) {
     return 0;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    crewtest_help(argc, argv, "The Chase-Lev deque alone: owner pushes and takes, thieves steal, batches.");
     const char *env = getenv("CREW_TEST_SCALE"); /* valgrind runs a hundredth */
     double scale = env ? atof(env) : 1;
     if (scale > 0 && scale < 1) {

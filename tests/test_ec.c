@@ -547,7 +547,8 @@ static void multi_stress(void) {
            nmtokens, NMULTI, (unsigned long)atomic_load(&mtimeouts));
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    crewtest_help(argc, argv, "The eventcount alone: no lost wake-up between a last look and a notifier.");
     alarm(240); /* a lost wake-up hangs: fail instead */
     printf("OS wait: %s\n", CREW__EC_FUTEX ? "futex" : "condition variables");
     timed_and_two();

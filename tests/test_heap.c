@@ -10,6 +10,7 @@
 
 #include "chunks.h"
 #include "heap.h"
+#include "check.h"
 
 #define N 3000
 
@@ -159,7 +160,8 @@ static int claims(bool g) {
     return 0;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    crewtest_help(argc, argv, "The heaps and the chunk claims alone, against a reference model.");
     if (due_heap(1, 1000) || due_heap(2, 20) || due_heap(3, 1))
         return 1;
     if (heap_sort(2) || heap_sort(4) || heap_sort(3))

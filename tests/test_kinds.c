@@ -17,7 +17,8 @@ static const crew__kind *const rows[] = {&crew__join_kind, &crew__array_kind, &c
                                          &crew__timer_kind, &crew__graph_kind};
 #define NROWS (sizeof rows / sizeof rows[0])
 
-int main(void) {
+int main(int argc, char **argv) {
+    crewtest_help(argc, argv, "The table of the kinds of special task alone.");
     /* Each row: a function and a name of its own, and its tasks found as it. */
     for (size_t i = 0; i < NROWS; i++) {
         CHECK(rows[i]->fn != NULL && rows[i]->name != NULL);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "prioq.h"
+#include "check.h"
 
 #define N 4000
 
@@ -79,7 +80,8 @@ static int run(unsigned seed, uint32_t distinct) {
     return 0;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    crewtest_help(argc, argv, "The priority queue alone, against a reference model.");
     const uint32_t distinct[] = {1, 3, 64, 5000, UINT32_MAX};
     for (unsigned k = 0; k < sizeof distinct / sizeof *distinct; k++)
         if (run(k + 1, distinct[k]) != 0)

@@ -124,11 +124,7 @@ static void split_round(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc > 1 && strcmp(argv[1], "--help") == 0) {
-        printf("usage: %s\nA fork from a deferred round's first task: the child never hangs.\n"
-               "Exit status 0 if it passes.\n", argv[0]);
-        return 0;
-    }
+    crewtest_help(argc, argv, "A fork from a deferred round's first task: the child never hangs.");
     parent = getpid();
     crew_config cfg;
     crew_config_init(&cfg);
