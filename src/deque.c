@@ -194,40 +194,6 @@ crew_task *crew__deque_take_unless(crew__deque *d, crew_task *buf, atomic_uint *
     return take_claim(d, buf, claimers);
 }
 
-/* A thief's look at the ends: top in *t, bottom returned. */
-static inline int64_t thief_look(crew__deque *d, int64_t *t) {
-    /* Acquire, full fence, acquire: the paper's orders for reading top before bottom. */
-#ifdef CREW__TSAN /* the same order without a fence, which TSan does not model (atomic.h) */
-    *t = crew__load_seq_cst(&d->top);
-    return crew__load_seq_cst(&d->bottom);
-#else
-    *t = crew__load_acquire(&d->top);
-    crew__fence_seq_cst();
-    return crew__load_acquire(&d->bottom);
-#endif
-}
-
-crew_task *crew__deque_steal(crew__deque *d, crew_task *buf, bool *contended) {
-    int64_t t, b = thief_look(d, &t);
-    if (t >= b)
-        return NULL;
-    /* Acquire (the paper's consume): the array and its slots as the owner published them. The
-     * entry is read before the claim (after it, the owner may reuse the place), and copied
-     * into buf only if the claim succeeds: a lost race leaves buf as it was. */
-    crew__deque_array *a = crew__load_acquire(&d->array);
-    crew__deque_entry *e = &a->slot[(size_t)t & a->mask];
-    crew_fn fn = crew__load_relaxed(&e->fn);
-    void *arg = crew__load_relaxed(&e->arg);
-    uint64_t aux = crew__load_relaxed(&e->aux);
-    /* Seq_cst on success (the paper's order); a failed race means another thread took it. */
-    if (!crew__cas_seq_cst(&d->top, &t, t + 1)) {
-        *contended = true;
-        return NULL;
-    }
-    crew__assert(fn || arg); /* t is in [top, bottom): its place holds a task */
-    return crew__deque_task(fn, arg, aux, buf);
-}
-
 /* Why a claim of n places is safe. The owner's takes: the claimer counts itself in claimers
  * before it reads top and bottom, the owner lowers bottom before it reads claimers (each
  * followed by a full fence, or all seq_cst under TSan), so in their single order either the
@@ -258,7 +224,7 @@ steal_batch(crew__deque *d, size_t max, atomic_uint *claimers, bool *contended,
             size_t (*fill)(steal_fill *, crew__deque_array *, int64_t, size_t), steal_fill *f) {
     /* Seq_cst read-modify-write (a full barrier): the claimer's half of the protocol above. */
     crew__fetch_add_seq_cst(claimers, 1u);
-    int64_t t, b = thief_look(d, &t);
+    int64_t t, b = crew__deque_thief_look(d, &t);
     if (t >= b) {
         crew__fetch_sub_release(claimers, 1u); /* release: after everything read above */
         return 0;

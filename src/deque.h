@@ -252,9 +252,40 @@ static inline crew_task *crew__deque_take(crew__deque *d, crew_task *buf) {
         return NULL;
     return crew__deque_take_claim(d, buf);
 }
+/* A thief's look at the ends: top in *t, bottom returned. */
+static inline int64_t crew__deque_thief_look(crew__deque *d, int64_t *t) {
+    /* Acquire, full fence, acquire: the paper's orders for reading top before bottom. */
+#ifdef CREW__TSAN /* the same order without a fence, which TSan does not model (atomic.h) */
+    *t = crew__load_seq_cst(&d->top);
+    return crew__load_seq_cst(&d->bottom);
+#else
+    *t = crew__load_acquire(&d->top);
+    crew__fence_seq_cst();
+    return crew__load_acquire(&d->bottom);
+#endif
+}
 /* Anyone: the oldest task, or NULL (by value: into buf); *contended is set when a race was
- * lost. */
-crew_task *crew__deque_steal(crew__deque *d, crew_task *buf, bool *contended);
+ * lost. Inlined: a helping waiter fed from outside steals every task it runs. */
+static inline crew_task *crew__deque_steal(crew__deque *d, crew_task *buf, bool *contended) {
+    int64_t t, b = crew__deque_thief_look(d, &t);
+    if (t >= b)
+        return NULL;
+    /* Acquire (the paper's consume): the array and its slots as the owner published them. The
+     * entry is read before the claim (after it, the owner may reuse the place), and copied
+     * into buf only if the claim succeeds: a lost race leaves buf as it was. */
+    crew__deque_array *a = crew__load_acquire(&d->array);
+    crew__deque_entry *e = &a->slot[(size_t)t & a->mask];
+    crew_fn fn = crew__load_relaxed(&e->fn);
+    void *arg = crew__load_relaxed(&e->arg);
+    uint64_t aux = crew__load_relaxed(&e->aux);
+    /* Seq_cst on success (the paper's order); a failed race means another thread took it. */
+    if (!crew__cas_seq_cst(&d->top, &t, t + 1)) {
+        *contended = true;
+        return NULL;
+    }
+    crew__assert(fn || arg); /* t is in [top, bottom): its place holds a task */
+    return crew__deque_task(fn, arg, aux, buf);
+}
 /* Anyone: claim the oldest tasks, at most max, with one compare-and-swap, copying their places
  * into out[0..n); returns n (0: empty, or a race lost, which sets *contended). A task held by
  * value whose function is stop (non-NULL) is claimed only first: the batch ends before one at

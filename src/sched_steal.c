@@ -183,13 +183,15 @@ static __attribute__((noinline)) crew_task *claim_batch(crew__worker *w, ext_slo
     return t;
 }
 
+/* The slot that last had work for this thread (steal_external, take_queued). */
+static CREW__TLS unsigned last;
+
 /* Steal the oldest task of any slot (a batch of them for a worker, batch_size), starting with
  * the one that last had work for this thread (usually the only busy one: one submitting
  * thread). w: the calling worker, or NULL. */
 static inline __attribute__((always_inline)) crew_task *steal_external(crew_pool *p,
                                                                       crew__worker *w,
                                                                       crew__take_ctx *tc) {
-    static CREW__TLS unsigned last;
     for (unsigned i = 0; i < EXT_SLOTS; i++) {
         unsigned k = (last + i) % EXT_SLOTS;
         ext_slot *x = &state_of(p)->ext[k];
@@ -338,15 +340,32 @@ static __attribute__((noinline)) crew_task *better_than(crew_pool *p, crew__work
     return u;
 }
 
-/* take's rest, once the worker's own deque had nothing (or the taker is no worker). */
-static __attribute__((noinline)) crew_task *take_queued(crew_pool *p, crew__worker *w,
-                                                        crew__take_ctx *tc) {
+/* take_queued's rest, after its first look. */
+static __attribute__((noinline)) crew_task *take_queued_rest(crew_pool *p, crew__worker *w,
+                                                             crew__take_ctx *tc) {
     crew_task *t;
     if ((t = steal_external(p, w, tc)) != NULL)
         return t;
     if ((t = w ? take_injected(p, w, tc) : crew__lq_take(central_of(p))) != NULL)
         return t;
     return steal_any(p, w, tc);
+}
+
+/* take's rest, once the worker's own deque had nothing (or the taker is no worker). First a
+ * look at the slot that last had work (steal_external's first, where a thread fed from outside
+ * finds its tasks): a single steal there, with no call that would need registers saved; the
+ * rest (batches, the other slots, the injection queue, the workers' deques) out of line, which
+ * looks at that slot again (a steal lost to a race there sets tc->retry). */
+static __attribute__((noinline)) crew_task *take_queued(crew_pool *p, crew__worker *w,
+                                                        crew__take_ctx *tc) {
+    ext_slot *x = &state_of(p)->ext[last];
+    size_t len = crew__deque_size(&x->deque);
+    if (len != 0 && batch_size(p, w, tc, len) == 0) {
+        crew_task *t = crew__deque_steal(&x->deque, &taken, &tc->retry);
+        if (t)
+            return t;
+    }
+    return take_queued_rest(p, w, tc);
 }
 
 /* take's claim on worker w's own deque, which holds a task by the look in take. */

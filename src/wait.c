@@ -27,6 +27,7 @@
 #include "join.h"
 #include "pending.h"
 #include "pool.h"
+#include "run_plain.h"
 #include "sched_calls.h"
 #include "idle.h"
 #include "trace.h"
@@ -257,7 +258,8 @@ static inline __attribute__((always_inline)) bool waiter_run(void *ctx, crew_tas
     /* Wake a sleeper for the tasks the take put back before running this one (no lock). */
     if (__builtin_expect(tc->pushed_back != 0, 0))
         crew__wake_pushed_back(c->p, &tc->pushed_back);
-    crew__run_helping(c->p, c->self, t, &c->finished, &c->frame, c->whole);
+    if (!crew__run_plain_helping(c->p, c->self, t, &c->finished, &c->frame)) /* inline */
+        crew__run_helping(c->p, c->self, t, &c->finished, &c->frame, c->whole);
     return false;
 }
 
