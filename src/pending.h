@@ -65,4 +65,19 @@ void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end 
 /* Return the calling worker's credit to pending now (see the top of this file). */
 void crew__flush_finished(crew_pool *p, crew__worker *w);
 
+/* A task of no group ended on this thread (self: its worker record for p, or NULL): its unit
+ * counted where it costs no shared write, the worker's credit, or a helping waiter's count
+ * (finished non-NULL: the waiter returns them to pending itself, wait.c), else at once. */
+static inline __attribute__((always_inline)) void crew__end_plain(crew_pool *p,
+                                                                  crew__worker *self,
+                                                                  size_t *finished) {
+    if (self && crew__credit_back(self, 1))
+        return;
+    if (!self && finished) {
+        ++*finished;
+        return;
+    }
+    crew__tasks_finished(p, 0, 1, CREW__RAN);
+}
+
 #endif /* CREW_PENDING_H */

@@ -35,14 +35,7 @@ crew__run_plain_helping(crew_pool *p, crew__worker *self, crew_task *t, size_t *
     fn(arg);
     crew__tls_frame = top->up;
     crew__debug_yield();
-    /* A task of no group, counted where it costs no shared write (as run_task_in). */
-    if (self && crew__credit_back(self, 1))
-        return true;
-    if (!self) {
-        ++*finished;
-        return true;
-    }
-    crew__tasks_finished(p, 0, 1, CREW__RAN);
+    crew__end_plain(p, self, finished); /* as run_task_in ends a task of no group */
     return true;
 }
 

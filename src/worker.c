@@ -259,14 +259,7 @@ static __attribute__((noinline)) void run_runner(crew_pool *p, crew__worker *sel
     }
     if (!self && finished && group.slot != 0)
         end_leftovers(p, group.slot, finished);
-    /* Its unit of pending, counted as run_task_in counts a task of no group. */
-    if (self && crew__credit_back(self, 1))
-        return;
-    if (!self && finished) {
-        ++*finished;
-        return;
-    }
-    crew__tasks_finished(p, 0, 1, CREW__RAN);
+    crew__end_plain(p, self, finished); /* its unit, as a task of no group's */
 }
 
 /* crew__run's body, inlined into the worker's loop as well: run t on this thread, whose worker
@@ -294,16 +287,10 @@ static inline __attribute__((always_inline)) void run_task_in(crew_pool *p, crew
         drop_cancelled(p, t);
         return;
     }
-    /* The common end inline: a task of no group, counted where it costs no shared write. */
-    if (__builtin_expect(slot == 0, 1)) {
-        if (self && crew__credit_back(self, 1))
-            return;
-        if (!self && finished) {
-            ++*finished;
-            return;
-        }
-    }
-    crew__tasks_finished(p, slot, 1, CREW__RAN);
+    if (__builtin_expect(slot == 0, 1))
+        crew__end_plain(p, self, finished); /* the common end, inline */
+    else
+        crew__tasks_finished(p, slot, 1, CREW__RAN);
 }
 
 static inline __attribute__((always_inline)) void run_task(crew_pool *p, crew__worker *self,
