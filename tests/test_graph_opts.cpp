@@ -537,6 +537,7 @@ TEST(GraphOpts, GatedNodesRunOnceOrAreReportedOnceUnderCancelAndShutdown) {
         ASSERT_EQ(crew_graph_node_lane(g, join, strand), CREW_OK);
         std::atomic<long> started{0};
         std::atomic<bool> stop{false};
+        std::atomic<int> waited{0}; // runners past their waited runs
         const int runs = int(scaled(150));
         auto runner = [&](int who) {
             for (int r = 0; r < runs; r++) {
@@ -551,6 +552,7 @@ TEST(GraphOpts, GatedNodesRunOnceOrAreReportedOnceUnderCancelAndShutdown) {
                 int rc = crew_wait(p, h);
                 EXPECT_TRUE(rc == CREW_OK || rc == CREW_ECANCELED || rc == CREW_EEXPIRED) << rc;
             }
+            waited++;
             // Runs left in progress for a cancelling shutdown.
             while (!stop.load()) {
                 crew_handle h = CREW_HANDLE_NONE;
@@ -561,7 +563,7 @@ TEST(GraphOpts, GatedNodesRunOnceOrAreReportedOnceUnderCancelAndShutdown) {
             }
         };
         std::thread a(runner, 0), b(runner, 1);
-        while (started.load() < 2 * runs + 20)
+        while (waited.load() < 2 || started.load() < 2 * runs + 20)
             std::this_thread::yield();
         ASSERT_EQ(crew_shutdown(p, CREW_CANCEL), CREW_OK);
         stop = true;
