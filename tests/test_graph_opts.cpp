@@ -536,8 +536,8 @@ TEST(GraphOpts, GatedNodesRunOnceOrAreReportedOnceUnderCancelAndShutdown) {
         ASSERT_EQ(crew_graph_node_start_within(g, mid[4], 40000 * (round + 1)), CREW_OK);
         ASSERT_EQ(crew_graph_node_lane(g, join, strand), CREW_OK);
         std::atomic<long> started{0};
-        std::atomic<bool> stop{false};
-        std::atomic<int> waited{0}; // runners past their waited runs
+        std::atomic<bool> stop{false}, go{false};
+        std::atomic<int> waited{0}; // 2 a runner: past its waited runs, its last started
         const int runs = int(scaled(150));
         auto runner = [&](int who) {
             for (int r = 0; r < runs; r++) {
@@ -553,17 +553,25 @@ TEST(GraphOpts, GatedNodesRunOnceOrAreReportedOnceUnderCancelAndShutdown) {
                 EXPECT_TRUE(rc == CREW_OK || rc == CREW_ECANCELED || rc == CREW_EEXPIRED) << rc;
             }
             waited++;
-            // Runs left in progress for a cancelling shutdown.
-            while (!stop.load()) {
+            while (!go.load())
+                std::this_thread::yield();
+            // A few runs left in progress for a cancelling shutdown (a bounded number: an
+            // endless stream would starve the other runner's wait under a FIFO strategy).
+            for (int r = 0; r < 20 && !stop.load(); r++) {
                 crew_handle h = CREW_HANDLE_NONE;
                 if (crew_graph_run(g, &h) != CREW_OK)
                     break;
                 started++;
-                std::this_thread::yield();
             }
+            waited++;
         };
         std::thread a(runner, 0), b(runner, 1);
-        while (waited.load() < 2 || started.load() < 2 * runs + 20)
+        while (waited.load() < 2)
+            std::this_thread::yield();
+        if (round == 1) // the last runs wait in the queues, for the shutdown to drop
+            ASSERT_EQ(crew_pause(p), CREW_OK);
+        go = true;
+        while (waited.load() < 4) // both runners started their last runs
             std::this_thread::yield();
         ASSERT_EQ(crew_shutdown(p, CREW_CANCEL), CREW_OK);
         stop = true;
