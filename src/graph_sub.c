@@ -57,7 +57,9 @@ static void run_child(void *arg) {
 static int grow(crew_graph ***stack, crew_graph ***seen, size_t *cap, size_t need) {
     if (need <= *cap)
         return 0;
-    size_t nc = *cap ? 2 * *cap : 16;
+    size_t nc = *cap ? *cap : 16;
+    while (nc < need) /* a graph may run more graphs than twice the room so far */
+        nc *= 2;
     crew_graph **a = realloc(*stack, nc * sizeof *a);
     if (!a)
         return CREW_ENOMEM;
@@ -86,7 +88,10 @@ static int contains(crew_graph *from, const crew_graph *target) {
         for (size_t k = 0; k < nseen && !visited; k++)
             visited = seen[k] == g;
         if (!visited) {
-            rc = grow(&stack, &seen, &cap, nseen + g->children_len + 1);
+            /* The stack may hold more than the graphs seen (a graph run by several nodes,
+             * or by several graphs, is pushed once for each until it is visited). */
+            size_t need = ns + g->children_len > nseen + 1 ? ns + g->children_len : nseen + 1;
+            rc = grow(&stack, &seen, &cap, need);
             if (rc != 0)
                 break;
             for (uint32_t i = 0; i < g->children_len; i++)

@@ -467,3 +467,124 @@ TEST(GraphOpts, CppNodeLaneAndStartWithin) {
         EXPECT_TRUE(after_ran);
     } // the graph lets the lane go: the strand is destroyed without a report
 }
+
+// crew_graph_add_graph's check walks the lists of graphs that nodes run: a child with many
+// nodes that run graphs (more than its walk's first room, and repeats of one graph that are
+// on its stack more than once) is checked without writing past the walk's arrays (ASan), and a
+// cycle through it is still refused.
+TEST(GraphOpts, AddGraphChecksAChildThatRunsManyGraphs) {
+    crew_pool *p = make_pool(2);
+    crew_graph *parent, *child, *leaf;
+    ASSERT_EQ(crew_graph_create(p, &parent), CREW_OK);
+    ASSERT_EQ(crew_graph_create(p, &child), CREW_OK);
+    ASSERT_EQ(crew_graph_create(p, &leaf), CREW_OK);
+    std::vector<crew_graph *> mids;
+    for (int i = 0; i < 40; i++) { // child runs leaf 40 times
+        ASSERT_EQ(crew_graph_add_graph(child, leaf, 0, nullptr), CREW_OK);
+    }
+    // A fan of graphs, each running a few copies of the next: the walk's stack holds many
+    // repeats of graphs it has not visited yet.
+    crew_graph *prev = leaf;
+    for (int i = 0; i < 12; i++) {
+        crew_graph *m;
+        ASSERT_EQ(crew_graph_create(p, &m), CREW_OK);
+        for (int k = 0; k <= i % 4 + 1; k++)
+            ASSERT_EQ(crew_graph_add_graph(m, prev, 0, nullptr), CREW_OK);
+        mids.push_back(m);
+        prev = m;
+    }
+    for (int i = 0; i < 15; i++)
+        ASSERT_EQ(crew_graph_add_graph(child, prev, 0, nullptr), CREW_OK);
+    ASSERT_EQ(crew_graph_add_graph(parent, child, 0, nullptr), CREW_OK);
+    crew_node n = 0;
+    EXPECT_EQ(crew_graph_add_graph(leaf, parent, 0, &n), CREW_EINVAL); // leaf would run itself
+    EXPECT_EQ(n, CREW_NODE_NONE);
+    ASSERT_EQ(crew_graph_destroy(parent), CREW_OK);
+    ASSERT_EQ(crew_graph_destroy(child), CREW_OK);
+    for (auto it = mids.rbegin(); it != mids.rend(); ++it)
+        ASSERT_EQ(crew_graph_destroy(*it), CREW_OK);
+    ASSERT_EQ(crew_graph_destroy(leaf), CREW_OK);
+    crew_destroy(p);
+}
+
+// Gated nodes (lanes, start-by times) under runs cancelled at random moments, expiries racing
+// their nodes' starts, and then a cancelling shutdown over runs in progress: every node of
+// every run either runs once or is reported to on_drop once, never both, never neither.
+TEST(GraphOpts, GatedNodesRunOnceOrAreReportedOnceUnderCancelAndShutdown) {
+    for (int round = 0; round < 3; round++) {
+        crew_pool *p = pool_with_drops(2);
+        crew_lane *strand, *pair;
+        ASSERT_EQ(crew_lane_create(p, 1, &strand), CREW_OK);
+        ASSERT_EQ(crew_lane_create(p, 2, &pair), CREW_OK);
+        crew_graph *g;
+        ASSERT_EQ(crew_graph_create(p, &g), CREW_OK);
+        const int kMid = 6;
+        Node nodes[kMid + 2];
+        crew_node root, join, mid[kMid];
+        ASSERT_EQ(crew_graph_add(g, node_run, &nodes[0], 0, &root), CREW_OK);
+        ASSERT_EQ(crew_graph_add(g, node_run, &nodes[kMid + 1], 0, &join), CREW_OK);
+        for (int i = 0; i < kMid; i++) {
+            ASSERT_EQ(crew_graph_add(g, node_run, &nodes[i + 1], 0, &mid[i]), CREW_OK);
+            ASSERT_EQ(crew_graph_precede(g, root, mid[i]), CREW_OK);
+            ASSERT_EQ(crew_graph_precede(g, mid[i], join), CREW_OK);
+        }
+        ASSERT_EQ(crew_graph_node_lane(g, mid[0], strand), CREW_OK);
+        ASSERT_EQ(crew_graph_node_lane(g, mid[1], strand), CREW_OK);
+        ASSERT_EQ(crew_graph_node_lane(g, mid[2], pair), CREW_OK);
+        ASSERT_EQ(crew_graph_node_start_within(g, mid[3], 20000 * (round + 1)), CREW_OK);
+        ASSERT_EQ(crew_graph_node_lane(g, mid[4], pair), CREW_OK);
+        ASSERT_EQ(crew_graph_node_start_within(g, mid[4], 40000 * (round + 1)), CREW_OK);
+        ASSERT_EQ(crew_graph_node_lane(g, join, strand), CREW_OK);
+        std::atomic<long> started{0};
+        std::atomic<bool> stop{false}, go{false};
+        std::atomic<int> waited{0}; // 2 a runner: past its waited runs, its last started
+        const int runs = int(scaled(150));
+        auto runner = [&](int who) {
+            for (int r = 0; r < runs; r++) {
+                crew_handle h = CREW_HANDLE_NONE;
+                ASSERT_EQ(crew_graph_run(g, &h), CREW_OK);
+                started++;
+                if ((r + who) % 3 == 0) {
+                    for (int k = 0; k < r % 50; k++)
+                        std::this_thread::yield();
+                    crew_cancel(p, h);
+                }
+                int rc = crew_wait(p, h);
+                EXPECT_TRUE(rc == CREW_OK || rc == CREW_ECANCELED || rc == CREW_EEXPIRED) << rc;
+            }
+            waited++;
+            while (!go.load())
+                std::this_thread::yield();
+            // A few runs left in progress for a cancelling shutdown (a bounded number: an
+            // endless stream would starve the other runner's wait under a FIFO strategy).
+            for (int r = 0; r < 20 && !stop.load(); r++) {
+                crew_handle h = CREW_HANDLE_NONE;
+                if (crew_graph_run(g, &h) != CREW_OK)
+                    break;
+                started++;
+            }
+            waited++;
+        };
+        std::thread a(runner, 0), b(runner, 1);
+        while (waited.load() < 2)
+            std::this_thread::yield();
+        if (round == 1) // the last runs wait in the queues, for the shutdown to drop
+            ASSERT_EQ(crew_pause(p), CREW_OK);
+        go = true;
+        while (waited.load() < 4) // both runners started their last runs
+            std::this_thread::yield();
+        ASSERT_EQ(crew_shutdown(p, CREW_CANCEL), CREW_OK);
+        stop = true;
+        a.join();
+        b.join();
+        long total = 0;
+        for (auto &n : nodes)
+            total += n.runs.load() + n.dropped.load();
+        EXPECT_EQ(total, started.load() * (kMid + 2))
+            << "round " << round << ": each node of each run runs or is reported, once";
+        ASSERT_EQ(crew_graph_destroy(g), CREW_OK);
+        ASSERT_EQ(crew_lane_destroy(strand), CREW_OK);
+        ASSERT_EQ(crew_lane_destroy(pair), CREW_OK);
+        crew_destroy(p);
+    }
+}
