@@ -32,8 +32,8 @@ int crew__submit_in_group(crew_pool *p, crew_fn fn, void *arg, uint32_t priority
 /* The same with a start-by time (ns, crew_now_ns's clock; 0: none), after which the task is
  * dropped as expired (crew__task_expired: its kind's expired row), and through lane l (NULL:
  * none), as crew_submit_with's options would; the pool's state is not looked at (the caller's
- * task keeps a draining pool's workers). CREW_OK, or CREW_ECANCELED, CREW_ERANGE, CREW_ENOMEM
- * with nothing queued. */
+ * task keeps a draining pool's workers). CREW_OK, or CREW_ECANCELED, CREW_ERANGE, CREW_ENOMEM,
+ * CREW_EFORKED (in a forked child) with nothing queued. */
 int crew__submit_in_group_opts(crew_pool *p, crew_fn fn, void *arg, uint32_t priority,
                                crew_handle h, uint64_t start_by, crew_lane *l);
 

@@ -37,6 +37,10 @@ int crew__submit_in_group(crew_pool *p, crew_fn fn, void *arg, uint32_t priority
 
 int crew__submit_in_group_opts(crew_pool *p, crew_fn fn, void *arg, uint32_t priority,
                                crew_handle h, uint64_t start_by, crew_lane *lane) {
+    /* A forked child (a node forked and the child went on): no lock of the parent's threads
+     * (a lane's, the pool's in the wake-up) is taken; the run stops, as on any refusal. */
+    if (__builtin_expect(crew__forked(p), 0))
+        return CREW_EFORKED;
     uint32_t slot = crew__slot_index(h.slot);
     crew_task *t = crew__node_of(p, fn, arg, priority, slot);
     if (!t)
