@@ -568,8 +568,9 @@ TEST(GraphOpts, GatedNodesRunOnceOrAreReportedOnceUnderCancelAndShutdown) {
         std::thread a(runner, 0), b(runner, 1);
         while (waited.load() < 2)
             std::this_thread::yield();
-        if (round == 1) // the last runs wait in the queues, for the shutdown to drop
+        if (round == 1) { // the last runs wait in the queues, for the shutdown to drop
             ASSERT_EQ(crew_pause(p), CREW_OK);
+        }
         go = true;
         while (waited.load() < 4) // both runners started their last runs
             std::this_thread::yield();
