@@ -59,14 +59,7 @@ void drop_count(crew_fn fn, void *task_arg, void *) {
 }
 
 crew_pool *pool_with_drops(unsigned threads) {
-    crew_config cfg;
-    crew_config_init(&cfg);
-    cfg.threads = threads;
-    static crew_hooks hooks{};
-    hooks.size = sizeof hooks;
-    hooks.on_drop = drop_count;
-    cfg.hooks = &hooks;
-    return make_pool(cfg);
+    return crewtest::make_pool_on_drop(threads, drop_count);
 }
 
 // A graph of recs: node i runs rec_run(&recs[i]); edges also set the preds the nodes check.

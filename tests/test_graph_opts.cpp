@@ -66,14 +66,7 @@ void count_drop(crew_fn fn, void *arg, void *) {
 }
 
 crew_pool *pool_with_drops(unsigned threads) {
-    crew_config cfg;
-    crew_config_init(&cfg);
-    cfg.threads = threads;
-    static crew_hooks hooks{};
-    hooks.size = sizeof hooks;
-    hooks.on_drop = count_drop;
-    cfg.hooks = &hooks;
-    return make_pool(cfg);
+    return crewtest::make_pool_on_drop(threads, count_drop);
 }
 
 struct Lane {
