@@ -55,12 +55,9 @@ static void generation_wraps(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc > 1) {
-        printf("usage: %s\nDrives the slot map of groups (src/group.c) directly: the open count's "
-               "limit and the generation's wrap. Exit status 0 if every check holds, 1 if not.\n",
-               argv[0]);
-        return strcmp(argv[1], "--help") == 0 ? 0 : 2;
-    }
+    crewtest_help(argc, argv,
+                  "Drives the slot map of groups (src/group.c) directly: the open count's limit "
+                  "and the generation's wrap.");
     CHECK(crew__slotmap_init(&m) == CREW_OK);
     open_count_holds_32_bits();
     generation_wraps();
