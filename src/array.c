@@ -196,7 +196,7 @@ static __attribute__((noinline, cold)) void give_back(crew__array *a, size_t fro
 
 /* Should the runner stop before its next task? A cancelling shutdown, a pause, or resize
  * marking the worker. Relaxed: as the checks after a take (a cancelling shutdown's flag: see
- * struct crew_pool; crew__held_by_pause, worker.c's look at its state). */
+ * struct crew_pool; crew__held_back, worker.c's look at its state). */
 static inline bool must_stop(crew_pool *p, crew__worker *self) {
     return __builtin_expect(crew__load_relaxed(&p->cancelling), 0) ||
            __builtin_expect(crew__load_relaxed(&p->paused), 0) ||

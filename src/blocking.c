@@ -118,7 +118,7 @@ static crew_task *bthread_sleep(void *ctx, crew__take_ctx *tc, bool *stop) {
 
 static bool bthread_run(void *ctx, crew_task *t, crew__take_ctx *tc) {
     crew_pool *p = ((bthread_ctx *)ctx)->p;
-    if (!crew__held_by_pause(p, t, &tc->pushed_back))
+    if (!crew__held_back(p, t, &tc->pushed_back))
         crew__run(p, t);
     return false;
 }

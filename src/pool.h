@@ -65,9 +65,12 @@ struct crew_pool {
     atomic_int state;
     /* crew_pause: takers find no work. Written under lock; read relaxed by takers (a sleeper's
      * last look and crew_resume's wake-up are both under lock), and again after each take
-     * (crew__held_by_pause: a task pushed after crew_pause was taken with acquire). */
+     * (crew__held_back: a task pushed after crew_pause was taken with acquire). */
     atomic_bool paused;
-    atomic_bool cancelling; /* crew_shutdown(CREW_CANCEL) began (relaxed: crew_cancelled) */
+    /* crew_shutdown(CREW_CANCEL) began: set under lock before its sweep, never cleared. Read
+     * relaxed (crew_cancelled, and after each take, crew__held_back): a thread that saw it
+     * set sees it set on every later look (coherence), so it starts no queued task after. */
+    atomic_bool cancelling;
 
     /* Written by submitters on every task: a cache line of its own (16-byte aligned calloc). */
     char pad_submit_[64];

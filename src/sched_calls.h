@@ -64,15 +64,19 @@ static inline crew_task *crew__sched_take(crew_pool *p, crew__take_ctx *tc) {
     return crew__sched_take_as(p, crew__self(p), tc);
 }
 
-/* Taken just as a pause began (after the look above): put back in front of its queue
- * (crew__put_back_paused, schedule.h), true; false if it may run. Checked after every take, so
- * that no task submitted after crew_pause returned starts before crew_resume (the look before
- * the take alone left a window). A task put back is counted in *pushed_back (the caller's take
- * context), and sleepers are woken for all of them at once (crew__wake_pushed_back). */
-static inline bool crew__held_by_pause(crew_pool *p, crew_task *t, size_t *pushed_back) {
-    /* Relaxed: see crew_pool.paused. */
-    return __builtin_expect(crew__load_relaxed(&p->paused), 0) &&
-           crew__put_back_paused(p, t, pushed_back);
+/* Taken just as a pause or a cancelling shutdown began (after the look above): held back
+ * (crew__hold_back, schedule.h), true; false if it may run. Checked after every take, so that
+ * no task submitted after crew_pause returned starts before crew_resume (the look before the
+ * take alone left a window), and no queued task starts once this thread has seen a cancelling
+ * shutdown begin (its sweep comes after the flag: a worker freed by a task that polled
+ * crew_cancelled would otherwise start the next queued task first). A task put back is counted
+ * in *pushed_back (the caller's take context), and sleepers are woken for all of them at once
+ * (crew__wake_pushed_back). */
+static inline bool crew__held_back(crew_pool *p, crew_task *t, size_t *pushed_back) {
+    /* Relaxed: see crew_pool.paused and crew_pool.cancelling. */
+    return __builtin_expect(crew__load_relaxed(&p->paused) | crew__load_relaxed(&p->cancelling),
+                            0) &&
+           crew__hold_back(p, t, pushed_back);
 }
 
 /* A queued task of group slot for a waiter (self: its worker record for p, crew__self), newest

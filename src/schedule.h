@@ -254,9 +254,11 @@ bool crew__sched_any_queued(crew_pool *p);
 size_t crew__sched_cancel_group(crew_pool *p, uint32_t slot, uint32_t gen);
 size_t crew__sched_cancel_all(crew_pool *p); /* drop every queued task; returns how many */
 crew_task *crew__sched_take_any(crew_pool *p); /* the task a helper would take next, or NULL */
-/* crew__held_by_pause's slow half (sched_calls.h): put t, taken as a pause began, back in front
- * of its queue (true; counted in *pushed_back), or false if it may run after all. */
-bool crew__put_back_paused(crew_pool *p, crew_task *t, size_t *pushed_back);
+/* crew__held_back's slow half (sched_calls.h): t, taken as a cancelling shutdown began, is
+ * dropped as the shutdown's sweep drops it (a completion callback excepted: it runs); taken as
+ * a pause began, it goes back in front of its queue (counted in *pushed_back). True if held
+ * back, false if it may run after all. */
+bool crew__hold_back(crew_pool *p, crew_task *t, size_t *pushed_back);
 /* Call fn for every queue of p, the blocking tasks' too (locked queues under their lock,
  * briefly). */
 void crew__sched_visit(crew_pool *p, crew__queue_visitor fn, void *ctx);

@@ -253,7 +253,7 @@ static crew_task *waiter_sleep(void *ctx, crew__take_ctx *tc, bool *stop) {
 static inline __attribute__((always_inline)) bool waiter_run(void *ctx, crew_task *t,
                                                              crew__take_ctx *tc) {
     waiter_ctx *c = ctx;
-    if (crew__held_by_pause(c->p, t, &tc->pushed_back))
+    if (crew__held_back(c->p, t, &tc->pushed_back))
         return false;
     /* Wake a sleeper for the tasks the take put back before running this one (no lock). */
     if (__builtin_expect(tc->pushed_back != 0, 0))

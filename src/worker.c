@@ -525,7 +525,7 @@ static bool worker_run(void *ctx, crew_task *t, crew__take_ctx *tc) {
         if (left >= 0)
             return left;
     }
-    if (crew__held_by_pause(p, t, &tc->pushed_back))
+    if (crew__held_back(p, t, &tc->pushed_back))
         return false;
     if (c->idle_since) {
         crew__stats_waited(p, crew__now_ns() - c->idle_since);

@@ -329,3 +329,55 @@ TEST(Shutdown, CancelDropsTasksAWaiterClaimedAndDidNotStart) {
     EXPECT_EQ(dropped.load(), n - 1);
     crew_destroy(p);
 }
+
+extern "C" void (*crew__test_shutdown_closing)(void); // the checked library's hook (debug.h)
+
+namespace {
+std::atomic<int> after_seen_dropped{0};
+Cell after_seen_ran;
+void spin_until_cancelled(void *started) {
+    static_cast<std::atomic<bool> *>(started)->store(true);
+    while (!crew_cancelled())
+        std::this_thread::yield();
+}
+} // namespace
+
+TEST(Shutdown, NoQueuedTaskStartsOnceAThreadHasSeenTheCancel) {
+    // The only worker runs a task that polls crew_cancelled(); n tasks wait behind it. A
+    // cancelling shutdown sets its flag before it sweeps the queues; the hook holds that window
+    // open until the freed worker has taken the next task, which it must drop, not run (it did
+    // run it: a coroutine meant to be resumed with CREW_ECANCELED was resumed normally).
+    after_seen_dropped = 0;
+    after_seen_ran.runs = 0;
+    crew_hooks h{};
+    h.size = sizeof h;
+    h.on_drop = [](crew_fn fn, void *, void *) {
+        if (fn == bump)
+            after_seen_dropped.fetch_add(1);
+    };
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 1;
+    cfg.hooks = &h;
+    crew_pool *p = make_pool(cfg);
+    std::atomic<bool> started{false};
+    ASSERT_EQ(crew_submit(p, spin_until_cancelled, &started, 0, nullptr), CREW_OK);
+    while (!started.load())
+        std::this_thread::yield();
+    const int n = 4;
+    for (int i = 0; i < n; i++)
+        ASSERT_EQ(crew_submit(p, bump, &after_seen_ran, 0, nullptr), CREW_OK);
+    crew__test_shutdown_closing = [] {
+        // Until the worker has run or dropped a task (10 s at most: then the checks fail).
+        auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (after_seen_ran.runs.load() + after_seen_dropped.load() == 0 &&
+               std::chrono::steady_clock::now() < give_up)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    };
+    EXPECT_EQ(crew_shutdown(p, CREW_CANCEL), CREW_OK);
+    crew__test_shutdown_closing = nullptr;
+    EXPECT_EQ(after_seen_ran.runs.load(), 0);
+    EXPECT_EQ(after_seen_dropped.load(), n);
+    EXPECT_EQ(crew_wait_all(p), CREW_ECANCELED);
+    crew_destroy(p);
+}
