@@ -114,10 +114,17 @@ TEST(Create, AnUnknownCrewSchedulerIsReportedOnceAndTheDefaultUsed) {
         setenv("CREW_SCHEDULER", saved.c_str(), 1);
     else
         unsetenv("CREW_SCHEDULER");
-    EXPECT_NE(err.find("CREW_SCHEDULER=SHARED"), std::string::npos) << err;
-    EXPECT_NE(err.find("steal, shared, lockfree, per-worker"), std::string::npos) << err;
-    EXPECT_EQ(err.find("work-stealing"), std::string::npos) << err;
-    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    // Once per process: a repeated run (--gtest_repeat) finds it reported already.
+    static bool reported = false;
+    if (reported) {
+        EXPECT_EQ(err, "");
+    } else {
+        EXPECT_NE(err.find("CREW_SCHEDULER=SHARED"), std::string::npos) << err;
+        EXPECT_NE(err.find("steal, shared, lockfree, per-worker"), std::string::npos) << err;
+        EXPECT_EQ(err.find("work-stealing"), std::string::npos) << err;
+        EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    }
+    reported = true;
     // An explicit choice in the configuration never reads the variable.
     crew_config cfg;
     crew_config_init(&cfg);
