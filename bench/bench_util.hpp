@@ -1,14 +1,18 @@
 // bench_util.hpp -- helpers the C++ benchmark programs share: a comma-separated option split
-// into its items, the median / min / max of a set of runs, and a latch that the last of a run's
-// tasks opens.
+// into its items, the median / min / max of a set of runs, a latch that the last of a run's
+// tasks opens, and the process's CPU time.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <vector>
+
+#include <sys/resource.h>
 
 namespace benchutil {
 
@@ -32,6 +36,17 @@ inline std::vector<std::string> split(const char *s) {
 struct Stat {
     double median, min, max;
 };
+
+// CPU time of the whole process (every thread, user and system), in seconds.
+inline double cpu_s() {
+    rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) {
+        std::perror("getrusage");
+        std::exit(1);
+    }
+    return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
 
 inline Stat stat(std::vector<double> v) {
     std::sort(v.begin(), v.end());

@@ -94,15 +94,6 @@ void check(int rc, const char *what) {
     }
 }
 
-// CPU time of the whole process (clients, pool and servers), in seconds.
-double cpu_s() {
-    rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) != 0)
-        die("getrusage");
-    return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-           double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
-}
-
 int64_t now_ns() {
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -480,19 +471,19 @@ double run_pool(const std::string &impl, unsigned n, Batch &b, double *cpu) {
             g.done.wait();
             check(crew_wait_all(p), "wait_all"); // the gate tasks have returned, too
         }
-        double c0 = cpu_s();
+        double c0 = benchutil::cpu_s();
         int64_t t0 = now_ns();
         for (size_t i = 0; i < m; i++)
             check(crew_submit_ex(p, task_fn, &args[i], 0, flags, nullptr), "submit");
         b.latch.wait();
         secs = double(now_ns() - t0) * 1e-9;
-        *cpu = cpu_s() - c0;
+        *cpu = benchutil::cpu_s() - c0;
         check(crew_destroy(p), "crew_destroy");
     }
 #ifdef CREW_HAVE_ASIO
     else if (impl == "boost.asio") {
         boost::asio::thread_pool pool(n);
-        double c0 = cpu_s();
+        double c0 = benchutil::cpu_s();
         int64_t t0 = now_ns();
         for (size_t i = 0; i < m; i++) {
             Arg *a = &args[i];
@@ -500,7 +491,7 @@ double run_pool(const std::string &impl, unsigned n, Batch &b, double *cpu) {
         }
         b.latch.wait();
         secs = double(now_ns() - t0) * 1e-9;
-        *cpu = cpu_s() - c0;
+        *cpu = benchutil::cpu_s() - c0;
         pool.join();
     }
 #endif
@@ -513,11 +504,11 @@ double run_pool(const std::string &impl, unsigned n, Batch &b, double *cpu) {
 
 double run_sequential(Batch &b, double *cpu) {
     std::fill(b.ok.begin(), b.ok.end(), 0);
-    double c0 = cpu_s();
+    double c0 = benchutil::cpu_s();
     int64_t t0 = now_ns();
     for (size_t i = 0; i < b.tasks.size(); i++)
         b.ok[i] = io_task(b.tasks[i], b.timeout_ns);
-    *cpu = cpu_s() - c0;
+    *cpu = benchutil::cpu_s() - c0;
     return double(now_ns() - t0) * 1e-9;
 }
 

@@ -555,14 +555,6 @@ long rss_bytes() {
     return res * sysconf(_SC_PAGESIZE);
 }
 
-double cpu_s() {
-    rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) != 0)
-        die("getrusage");
-    return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-           double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
-}
-
 struct PendingResult {
     double bytes_per_timer, insert_ns, cancel_ns, cpu_ms_per_s, dropped;
     size_t cancelled; // how many were cancelled one by one (the rest went in bulk)
@@ -608,10 +600,10 @@ PendingResult measure_pending(const PendingPlan &plan, double idle_s, Arm arm, C
     r.insert_ns = double(t1 - t0) / double(n);
     r.bytes_per_timer = double(rss_bytes() - rss0) / double(n);
     std::this_thread::sleep_for(std::chrono::milliseconds(100)); // arming's after-effects
-    const double c0 = cpu_s();
+    const double c0 = benchutil::cpu_s();
     const int64_t w0 = now_ns();
     std::this_thread::sleep_for(std::chrono::duration<double>(idle_s));
-    r.cpu_ms_per_s = (cpu_s() - c0) * 1e3 / (double(now_ns() - w0) * 1e-9);
+    r.cpu_ms_per_s = (benchutil::cpu_s() - c0) * 1e3 / (double(now_ns() - w0) * 1e-9);
     t0 = now_ns();
     const int64_t budget = int64_t(kCancelBudgetS * 1e9);
     size_t k = 0;
