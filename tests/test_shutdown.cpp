@@ -287,17 +287,10 @@ TEST(Shutdown, ConcurrentShutdownsJoinBlockingThreadsOnce) {
 TEST(Shutdown, CancelDropsTasksAWaiterClaimedAndDidNotStart) {
     static std::atomic<int> dropped{0};
     dropped = 0;
-    crew_hooks h{};
-    h.size = sizeof h;
-    h.on_drop = [](crew_fn fn, void *, void *) {
+    crew_pool *p = crewtest::make_pool_on_drop(1, [](crew_fn fn, void *, void *) {
         if (fn == bump)
             dropped.fetch_add(1);
-    };
-    crew_config cfg;
-    crew_config_init(&cfg);
-    cfg.threads = 1;
-    cfg.hooks = &h;
-    crew_pool *p = make_pool(cfg);
+    });
     Gate worker, first;
     worker.hold(p, 1); // the only worker: the waiter below is alone to take tasks
     Cell ran;
@@ -349,17 +342,10 @@ TEST(Shutdown, NoQueuedTaskStartsOnceAThreadHasSeenTheCancel) {
     // run it: a coroutine meant to be resumed with CREW_ECANCELED was resumed normally).
     after_seen_dropped = 0;
     after_seen_ran.runs = 0;
-    crew_hooks h{};
-    h.size = sizeof h;
-    h.on_drop = [](crew_fn fn, void *, void *) {
+    crew_pool *p = crewtest::make_pool_on_drop(1, [](crew_fn fn, void *, void *) {
         if (fn == bump)
             after_seen_dropped.fetch_add(1);
-    };
-    crew_config cfg;
-    crew_config_init(&cfg);
-    cfg.threads = 1;
-    cfg.hooks = &h;
-    crew_pool *p = make_pool(cfg);
+    });
     std::atomic<bool> started{false};
     ASSERT_EQ(crew_submit(p, spin_until_cancelled, &started, 0, nullptr), CREW_OK);
     while (!started.load())
