@@ -409,7 +409,9 @@ CREW_EXPORT int crew_create(crew_pool **out, const crew_config *cfg);
 /*
  * Stop accepting tasks and stop the workers. From the moment it begins, submissions fail with
  * CREW_ESHUTDOWN. how = CREW_DRAIN runs every accepted task first; CREW_CANCEL drops the queued
- * ones, and each group that lost a task then reports CREW_ECANCELED (kept as crew_wait says).
+ * ones, and each group that lost a task then reports CREW_ECANCELED (kept as crew_wait says):
+ * no queued task starts on a thread once that thread has seen the shutdown begin (so a task
+ * that returns when crew_cancelled() turns true frees its thread for no queued task).
  * Returns once no task of the pool is running and every worker has exited.
  * Calling it again, or concurrently, is harmless; a CREW_CANCEL during a CREW_DRAIN in progress
  * drops what is still queued. Errors: EINVAL (p NULL or how unknown), EDEADLK (called from a
