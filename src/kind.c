@@ -4,8 +4,9 @@
  *
  * A completion callback (notify.c) has no row: its function is the user's, so it cannot be
  * recognised by it; its flag (CREW__TASK_NOTIFY) marks it, and it differs from a plain task only
- * in never being dropped, which the two sweeps that meet it decide (schedule.c's cancelling
- * shutdown sets it aside, bounded.c's drop of the oldest runs it).
+ * in never being dropped, which the places that meet it decide (schedule.c's cancelling
+ * shutdown sets it aside, and its check after each take, crew__hold_back, runs it; bounded.c's
+ * drop of the oldest runs it).
  */
 #include "kind.h"
 

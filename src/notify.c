@@ -23,8 +23,9 @@
  *
  * Callbacks are never dropped: crew_cancel concerns groups (a callback belongs to none), a
  * cancelling shutdown sets them aside and queues them again once it has emptied the queues
- * (schedule.c), and a full queue that drops its oldest task runs a callback it meets instead
- * (bounded.c). They are not timed nor counted in crew_stats (no submission stamps them).
+ * (schedule.c), a thread that takes one once that shutdown began runs it (crew__hold_back,
+ * where it drops any other task), and a full queue that drops its oldest task runs a callback
+ * it meets instead (bounded.c). They are not timed nor counted in crew_stats (no submission stamps them).
  */
 #include "atomic.h"
 #include "notify.h"

@@ -367,3 +367,103 @@ TEST(Shutdown, NoQueuedTaskStartsOnceAThreadHasSeenTheCancel) {
     EXPECT_EQ(crew_wait_all(p), CREW_ECANCELED);
     crew_destroy(p);
 }
+
+namespace {
+struct SeesThenWaits {
+    crew_pool *p = nullptr;
+    crew_handle g = CREW_HANDLE_NONE;
+    std::atomic<bool> started{false}, go{false}; // go: g is set (release/acquire)
+    std::atomic<int> wait_rc{-1};
+};
+void see_cancel_then_wait(void *a) {
+    auto *s = static_cast<SeesThenWaits *>(a);
+    s->started.store(true);
+    while (!s->go.load() || !crew_cancelled())
+        std::this_thread::yield();
+    s->wait_rc = crew_wait(s->p, s->g); // helps: takes the group's queued tasks
+}
+} // namespace
+
+TEST(Shutdown, AHelpingWaiterThatHasSeenTheCancelStartsNoQueuedTask) {
+    // As above, but the thread that has seen the cancel then waits for a group whose tasks are
+    // queued: its helping wait takes them (wait.c), and must drop them, not run them.
+    after_seen_dropped = 0;
+    after_seen_ran.runs = 0;
+    crew_hooks h{};
+    h.size = sizeof h;
+    h.on_drop = [](crew_fn fn, void *, void *) {
+        if (fn == bump)
+            after_seen_dropped.fetch_add(1);
+    };
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 1;
+    cfg.hooks = &h;
+    crew_pool *p = make_pool(cfg);
+    SeesThenWaits s;
+    s.p = p;
+    ASSERT_EQ(crew_submit(p, see_cancel_then_wait, &s, 0, nullptr), CREW_OK);
+    while (!s.started.load())
+        std::this_thread::yield();
+    const int n = 4;
+    for (int i = 0; i < n; i++)
+        ASSERT_EQ(crew_submit(p, bump, &after_seen_ran, 0, &s.g), CREW_OK);
+    s.go.store(true);
+    crew__test_shutdown_closing = [] {
+        auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (after_seen_ran.runs.load() + after_seen_dropped.load() == 0 &&
+               std::chrono::steady_clock::now() < give_up)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    };
+    EXPECT_EQ(crew_shutdown(p, CREW_CANCEL), CREW_OK);
+    crew__test_shutdown_closing = nullptr;
+    EXPECT_EQ(after_seen_ran.runs.load(), 0);
+    EXPECT_EQ(after_seen_dropped.load(), n);
+    EXPECT_EQ(s.wait_rc.load(), CREW_ECANCELED);
+    EXPECT_EQ(crew_wait_all(p), CREW_ECANCELED);
+    crew_destroy(p);
+}
+
+namespace {
+Cell callback_ran;
+std::atomic<int> callback_dropped{0};
+void callback(void *a) { static_cast<Cell *>(a)->runs.fetch_add(1); }
+} // namespace
+
+TEST(Shutdown, ACallbackTakenOnceAThreadHasSeenTheCancelRuns) {
+    // A completion callback is never dropped: the thread that has seen the cancel and takes
+    // one (before the sweep, held off by the hook) runs it, as the drain after the sweep would.
+    callback_ran.runs = 0;
+    callback_dropped = 0;
+    crew_hooks h{};
+    h.size = sizeof h;
+    h.on_drop = [](crew_fn fn, void *, void *) {
+        if (fn == callback)
+            callback_dropped.fetch_add(1);
+    };
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 1;
+    cfg.hooks = &h;
+    crew_pool *p = make_pool(cfg);
+    Cell ran;
+    crew_handle g = CREW_HANDLE_NONE;
+    ASSERT_EQ(crew_submit(p, bump, &ran, 0, &g), CREW_OK);
+    ASSERT_EQ(crew_wait(p, g), CREW_OK); // finished: the callback below is queued at once
+    std::atomic<bool> started{false};
+    ASSERT_EQ(crew_submit(p, spin_until_cancelled, &started, 0, nullptr), CREW_OK);
+    while (!started.load())
+        std::this_thread::yield();
+    ASSERT_EQ(crew_notify(p, g, callback, &callback_ran), CREW_OK);
+    crew__test_shutdown_closing = [] {
+        auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (callback_ran.runs.load() + callback_dropped.load() == 0 &&
+               std::chrono::steady_clock::now() < give_up)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    };
+    EXPECT_EQ(crew_shutdown(p, CREW_CANCEL), CREW_OK);
+    crew__test_shutdown_closing = nullptr;
+    EXPECT_EQ(callback_ran.runs.load(), 1);
+    EXPECT_EQ(callback_dropped.load(), 0);
+    crew_destroy(p);
+}
