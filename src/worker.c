@@ -61,6 +61,25 @@ bool crew__in_group(const crew_pool *p, crew_handle g) {
     return false;
 }
 
+/* The calling thread's innermost task, as the frame chain records it (crew.h). */
+crew_handle crew_current_group(void) {
+    const crew__frame *f = crew__tls_frame;
+    if (!f || f->group.slot == 0)
+        return CREW_HANDLE_NONE;
+    return crew__handle_public(&f->pool->groups, f->group);
+}
+
+int crew_cancelled(void) {
+    const crew__frame *f = crew__tls_frame;
+    if (!f)
+        return 0;
+    crew_pool *p = f->pool;
+    if (crew__load_relaxed(&p->cancelling)) /* relaxed: see crew_pool */
+        return 1;
+    return f->group.slot != 0 &&
+           crew__slot_cancelled(crew__slot_at(&p->groups, f->group.slot), f->group.gen);
+}
+
 /* A task of a cancelled group reached a thread: it is dropped instead of run, wherever it was
  * queued (a deque cannot give up a task from its middle, so crew_cancel leaves those for here).
  * Out of line: cancelling is rare. */
