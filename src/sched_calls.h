@@ -64,6 +64,18 @@ static inline crew_task *crew__sched_take(crew_pool *p, crew__take_ctx *tc) {
     return crew__sched_take_as(p, crew__self(p), tc);
 }
 
+/* A thread outside the pool that helps while it waits, under STEAL (crew__sched.ext): the
+ * oldest task of its own external slot, claimed inline (crew__ext_steal_own: no indirect call,
+ * nothing copied), its place's fields in *fn, *arg, *aux (crew__deque_entry); false if none
+ * was found there (or the pool is paused: relaxed, see crew_pool.paused), and the caller then
+ * takes with crew__sched_take_as. A lost race sets tc->retry. */
+static inline bool crew__sched_take_own_ext(crew_pool *p, crew_fn *fn, void **arg, uint64_t *aux,
+                                            crew__take_ctx *tc) {
+    struct crew__ext_slot *ext = p->sched.ext;
+    return __builtin_expect(ext != NULL, 1) && !crew__load_relaxed(&p->paused) &&
+           crew__ext_steal_own(ext, fn, arg, aux, &tc->retry);
+}
+
 /* Taken just as a pause or a cancelling shutdown began (after the look above): held back
  * (crew__hold_back, schedule.h), true; false if it may run. Checked after every take, so that
  * no task submitted after crew_pause returned starts before crew_resume (the look before the

@@ -4,7 +4,8 @@
  * into it, inline. That push is crew_submit's whole queueing step from a thread outside the
  * pool, so sched_calls.h's crew__sched_push_value makes it in place (through crew__sched.ext)
  * rather than through the strategy's table: no indirect call, no frame of its own. Everything
- * else about the slots (steals, batch claims, a waiting submitter's takes) is sched_steal.c's.
+ * else about the slots (steals, batch claims, a waiting submitter's takes) is sched_steal.c's,
+ * but for one steal: a helping waiter's from its own slot (crew__ext_steal_own), inline too.
  *
  * A slot is a Chase-Lev deque (deque.h) whose owner side (push, and the pop of a waiting
  * submitter) is serialised by a spinlock that one submitting thread keeps in its cache; thieves
@@ -67,6 +68,20 @@ static inline bool crew__ext_try_push_value(crew__ext_slot *ext, crew_fn fn, voi
         crew__deque_put_at(&x->deque, a, b, fn, arg, aux);
     crew__spinlock_release(&x->lock);
     return a != NULL;
+}
+
+/* A thread outside the pool that helps while it waits (wait.c): claim the oldest task of its
+ * own slot among those at ext (where its own submissions wait), inline, as a thief does
+ * (crew__deque_steal_entry; *contended set on a lost race); false if it has no number yet or
+ * its slot looked empty (a relaxed look: the caller then takes through the strategy, which
+ * looks everywhere with the thief's fence). */
+static inline bool crew__ext_steal_own(crew__ext_slot *ext, crew_fn *fn, void **arg,
+                                       uint64_t *aux, bool *contended) {
+    unsigned number = crew__tls_number; /* crew__thread_number() + 1, or 0 (base.h) */
+    if (__builtin_expect(number == 0, 0))
+        return false;
+    crew__deque *d = &ext[(number - 1) % CREW__EXT_SLOTS].deque;
+    return crew__deque_size(d) != 0 && crew__deque_steal_entry(d, fn, arg, aux, contended);
 }
 
 #endif /* CREW_STEAL_EXT_H */

@@ -75,6 +75,9 @@ typedef struct waiter_ctx {
      * by wait_loop, since this thread's frame chain is the same before each task. */
     crew__frame frame;
     bool general;            /* the last look could take any task */
+    /* A task of no group held by value (priority 0), and any other task held by value, as
+     * quiet_policy's takes from the thread's own slot copy them (take_in). */
+    crew_task value, other;
     bool checked;            /* the EDEADLK check is made */
     uint64_t slept;          /* its first sleep, for crew_diagnose */
     int status;              /* the group's answer (crew__slot_status), CREW_EDEADLK or
@@ -214,6 +217,18 @@ static inline __attribute__((always_inline)) crew_task *take_in(waiter_ctx *c,
                                                                 crew__take_ctx *tc,
                                                                 bool outside) {
     if (outside) {
+        /* Its own submissions first, inline (c->value: fn and arg per task, the rest set once
+         * by wait_loop); else as any take, by the strategy. */
+        crew_fn fn;
+        void *arg;
+        uint64_t aux;
+        if (crew__sched_take_own_ext(c->p, &fn, &arg, &aux, tc)) {
+            if (__builtin_expect(fn == NULL || aux != 0, 0))
+                return crew__deque_task(fn, arg, aux, &c->other);
+            c->value.fn = fn;
+            c->value.arg = arg;
+            return &c->value;
+        }
         crew_task *t = crew__sched_take_as(c->p, NULL, tc);
         if (!t)
             flush_finished(c);
@@ -247,14 +262,17 @@ static inline __attribute__((always_inline)) bool run_in(waiter_ctx *c, crew_tas
     return false;
 }
 
-static bool waiter_done(void *ctx) { return done_in(ctx, false); }
-static crew_task *waiter_take(void *ctx, crew__take_ctx *tc) { return take_in(ctx, tc, false); }
-static bool waiter_run(void *ctx, crew_task *t, crew__take_ctx *tc) {
+#define WAITER_STEP static inline __attribute__((always_inline))
+WAITER_STEP bool waiter_done(void *ctx) { return done_in(ctx, false); }
+WAITER_STEP crew_task *waiter_take(void *ctx, crew__take_ctx *tc) {
+    return take_in(ctx, tc, false);
+}
+WAITER_STEP bool waiter_run(void *ctx, crew_task *t, crew__take_ctx *tc) {
     return run_in(ctx, t, tc, false);
 }
-static bool quiet_done(void *ctx) { return done_in(ctx, true); }
-static crew_task *quiet_take(void *ctx, crew__take_ctx *tc) { return take_in(ctx, tc, true); }
-static bool quiet_run(void *ctx, crew_task *t, crew__take_ctx *tc) {
+WAITER_STEP bool quiet_done(void *ctx) { return done_in(ctx, true); }
+WAITER_STEP crew_task *quiet_take(void *ctx, crew__take_ctx *tc) { return take_in(ctx, tc, true); }
+WAITER_STEP bool quiet_run(void *ctx, crew_task *t, crew__take_ctx *tc) {
     return run_in(ctx, t, tc, true);
 }
 
@@ -324,6 +342,7 @@ static inline void wait_loop(crew_pool *p, waiter_ctx *c) {
      * one task at a time (docs/design.md says why it holds no claimed batch). */
     crew__take_ctx tc = {.may_batch = false};
     c->general = true; /* quiet_policy's, which never sets it (the sleep reads it) */
+    c->value = (crew_task){.crew_flags_ = CREW__TASK_COPY}; /* priority 0, group slot 0 */
     if (__builtin_expect(crew__tracing(p), 0))
         dispatch_traced(p, c, &tc);
     else if (!c->sl && !c->flag && !c->self && c->shallow && crew__tls_bthread != p)
