@@ -61,6 +61,19 @@ static inline __attribute__((always_inline)) bool crew__call_in(crew_pool *p, cr
     crew__debug_yield();
     return true;
 }
+/* crew__run_plain_helping's run, for a task the caller knows is plain. */
+static inline __attribute__((always_inline)) void
+crew__run_plain_now(crew_pool *p, crew__worker *self, crew_task *t, size_t *finished,
+                    crew__frame *top) {
+    /* Plain (the caller's word): no group, no node to release. Said to the compiler too, so
+     * that crew__call_in's tests of them fold away when t's fields are not known to it. */
+    crew__assert(t->crew_private_.slot == 0 && !(t->crew_flags_ & CREW__TASK_NODE));
+    if (t->crew_private_.slot != 0 || (t->crew_flags_ & CREW__TASK_NODE))
+        __builtin_unreachable();
+    uint32_t slot;
+    (void)crew__call_in(p, self, t, &slot, top); /* slot 0: never cancelled */
+    crew__end_plain(p, self, finished); /* as run_task_in ends a task of no group */
+}
 /* Run t as crew__run_helping(p, self, t, finished, top, whole) would, if it is plain (no flag
  * but CREW__TASK_COPY, group slot 0): returns true. Else runs nothing: false. finished: the
  * waiter's count (non-NULL); top: its frame (pool, up and depth set). */
@@ -70,9 +83,7 @@ crew__run_plain_helping(crew_pool *p, crew__worker *self, crew_task *t, size_t *
     if (__builtin_expect((t->crew_flags_ & ~CREW__TASK_COPY) != 0 || t->crew_private_.slot != 0,
                          0))
         return false;
-    uint32_t slot;
-    (void)crew__call_in(p, self, t, &slot, top); /* slot 0: never cancelled */
-    crew__end_plain(p, self, finished); /* as run_task_in ends a task of no group */
+    crew__run_plain_now(p, self, t, finished, top);
     return true;
 }
 

@@ -5,7 +5,7 @@
  * pool, so sched_calls.h's crew__sched_push_value makes it in place (through crew__sched.ext)
  * rather than through the strategy's table: no indirect call, no frame of its own. Everything
  * else about the slots (steals, batch claims, a waiting submitter's takes) is sched_steal.c's,
- * but for one steal: a helping waiter's from its own slot (crew__ext_steal_own), inline too.
+ * but for one steal: a helping waiter's from its own slot (crew__ext_own_deque), inline too.
  *
  * A slot is a Chase-Lev deque (deque.h) whose owner side (push, and the pop of a waiting
  * submitter) is serialised by a spinlock that one submitting thread keeps in its cache; thieves
@@ -70,18 +70,11 @@ static inline bool crew__ext_try_push_value(crew__ext_slot *ext, crew_fn fn, voi
     return a != NULL;
 }
 
-/* A thread outside the pool that helps while it waits (wait.c): claim the oldest task of its
- * own slot among those at ext (where its own submissions wait), inline, as a thief does
- * (crew__deque_steal_entry; *contended set on a lost race); false if it has no number yet or
- * its slot looked empty (a relaxed look: the caller then takes through the strategy, which
- * looks everywhere with the thief's fence). */
-static inline bool crew__ext_steal_own(crew__ext_slot *ext, crew_fn *fn, void **arg,
-                                       uint64_t *aux, bool *contended) {
-    unsigned number = crew__tls_number; /* crew__thread_number() + 1, or 0 (base.h) */
-    if (__builtin_expect(number == 0, 0))
-        return false;
-    crew__deque *d = &ext[(number - 1) % CREW__EXT_SLOTS].deque;
-    return crew__deque_size(d) != 0 && crew__deque_steal_entry(d, fn, arg, aux, contended);
+/* The deque of the calling thread's slot among those at ext, whose oldest task a thread outside
+ * the pool that helps while it waits claims inline, as a thief does (sched_calls.h's
+ * crew__sched_take_own_ext). */
+static inline crew__deque *crew__ext_own_deque(crew__ext_slot *ext) {
+    return &crew__ext_slot_of_thread(ext)->deque;
 }
 
 #endif /* CREW_STEAL_EXT_H */

@@ -78,6 +78,7 @@ typedef struct waiter_ctx {
     /* A task of no group held by value (priority 0), and any other task held by value, as
      * quiet_policy's takes from the thread's own slot copy them (take_in). */
     crew_task value, other;
+    crew__deque *own_ext; /* quiet_policy's: crew__sched_own_ext, looked up once */
     bool checked;            /* the EDEADLK check is made */
     uint64_t slept;          /* its first sleep, for crew_diagnose */
     int status;              /* the group's answer (crew__slot_status), CREW_EDEADLK or
@@ -222,7 +223,7 @@ static inline __attribute__((always_inline)) crew_task *take_in(waiter_ctx *c,
         crew_fn fn;
         void *arg;
         uint64_t aux;
-        if (crew__sched_take_own_ext(c->p, &fn, &arg, &aux, tc)) {
+        if (crew__sched_take_own_ext(c->p, c->own_ext, &fn, &arg, &aux, tc)) {
             if (__builtin_expect(fn == NULL || aux != 0, 0))
                 return crew__deque_task(fn, arg, aux, &c->other);
             c->value.fn = fn;
@@ -257,7 +258,9 @@ static inline __attribute__((always_inline)) bool run_in(waiter_ctx *c, crew_tas
     if (__builtin_expect(tc->pushed_back != 0, 0))
         crew__wake_pushed_back(c->p, &tc->pushed_back);
     crew__worker *self = outside ? NULL : c->self;
-    if (!crew__run_plain_helping(c->p, self, t, &c->finished, &c->frame)) /* inline */
+    if (outside && t == &c->value) /* plain by its making (take_in) */
+        crew__run_plain_now(c->p, NULL, t, &c->finished, &c->frame);
+    else if (!crew__run_plain_helping(c->p, self, t, &c->finished, &c->frame)) /* inline */
         crew__run_helping(c->p, self, t, &c->finished, &c->frame, c->whole);
     return false;
 }
@@ -343,11 +346,14 @@ static inline void wait_loop(crew_pool *p, waiter_ctx *c) {
     crew__take_ctx tc = {.may_batch = false};
     c->general = true; /* quiet_policy's, which never sets it (the sleep reads it) */
     c->value = (crew_task){.crew_flags_ = CREW__TASK_COPY}; /* priority 0, group slot 0 */
+    c->own_ext = crew__sched_own_ext(p);
     if (__builtin_expect(crew__tracing(p), 0))
         dispatch_traced(p, c, &tc);
-    else if (!c->sl && !c->flag && !c->self && c->shallow && crew__tls_bthread != p)
+    else if (!c->sl && !c->flag && !c->self && c->shallow && crew__tls_bthread != p) {
+        c->value = (crew_task){.crew_flags_ = CREW__TASK_COPY}; /* priority 0, group slot 0 */
+        c->own_ext = crew__sched_own_ext(p);
         crew__dispatch(&quiet_policy, c, &tc, p->spin); /* see done_in */
-    else
+    } else
         crew__dispatch(&waiter_policy, c, &tc, p->spin);
     flush_finished(c);
     if (tc.pushed_back)
