@@ -22,11 +22,12 @@
 
 /* What running a task needs with or without monitoring, the one home of a task's call (the
  * worker's run_task_in, worker.c, and crew__run_plain_helping below): copy what is needed from
- * t (from here on its memory belongs to its owner again), and run the function in a new frame. OUT: the
- * task's group slot. Returns false, running nothing and keeping t, if its group was cancelled.
- * top: a frame made once by a loop (the worker's worker_ctx.frame: its pool, no frame below,
- * depth 1; a helping waiter's waiter_ctx.frame, wait.c), in which only the group and the mark
- * change per task; NULL elsewhere (a frame on the stack, above the thread's current one). */
+ * t (from here on its memory belongs to its owner again), and run the function in a new frame.
+ * OUT: the task's group slot. Returns false, running nothing and keeping t, if its group was
+ * cancelled. top: a frame made once by a loop (the worker's worker_ctx.frame: its pool, no
+ * frame below, depth 1; a helping waiter's waiter_ctx.frame, wait.c), in which only the group
+ * and the mark change per task; NULL elsewhere (a frame on the stack, above the thread's
+ * current one). */
 static inline __attribute__((always_inline)) bool crew__call_in(crew_pool *p, crew__worker *self,
                                                                crew_task *t,
                                                                uint32_t *slot_out,

@@ -587,35 +587,3 @@ int crew_wait_all(crew_pool *p) { return wait_all(p, false, 0, "crew_wait_all");
 int crew_wait_all_timed(crew_pool *p, uint64_t timeout_ns) {
     return wait_all(p, true, timeout_ns, "crew_wait_all_timed");
 }
-
-int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n) {
-    int rc = crew__join_tasks(p, t, n); /* a few tasks: no group (join.c) */
-    if (rc == CREW_OK)
-        return rc;
-    if (rc == CREW_ECANCELED)
-        return crew__fail(rc, "crew_enqueue_tasks_wait: a cancelling shutdown (crew_shutdown "
-                              "with CREW_CANCEL) dropped tasks; each went to on_drop");
-    crew_handle h = CREW_HANDLE_NONE;
-    rc = crew_enqueue_tasks(p, t, n, &h);
-    if (rc == CREW_OK)
-        rc = crew_wait(p, h);
-    return rc == CREW_OK ? rc : crew__fail_as(rc, "crew_enqueue_tasks_wait");
-}
-
-int crew_cancel(crew_pool *p, crew_handle group) {
-    if (!p || !crew__handle_valid(&p->groups, group))
-        return crew__fail_handle(CREW_EINVAL, "crew_cancel", p, group);
-    if (crew__forked(p))
-        return crew__fail(CREW_EFORKED, "crew_cancel: " CREW__FORKED_DETAIL);
-    int rc = crew__group_cancel(&p->groups, group);
-    if (rc != CREW_OK && !crew__gen_issued(crew__slot_at(&p->groups, crew__slot_index(group.slot)),
-                                           group.gen))
-        return crew__fail_handle(CREW_EINVAL, "crew_cancel", p, group);
-    if (rc != CREW_OK) /* CREW_ESTALE: it finished */
-        return crew__fail(rc, "crew_cancel: the group {%u, %u} has already finished; nothing is "
-                              "left to cancel",
-                          group.slot, group.gen);
-    /* Queued tasks that queues can give up go now; those in deques when they come up. */
-    crew__sched_cancel_group(p, crew__slot_index(group.slot), group.gen);
-    return CREW_OK;
-}
