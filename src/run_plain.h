@@ -1,11 +1,11 @@
 /*
  * run_plain.h -- crew__run_helping's common case inlined into a helping waiter's loop (wait.c):
  * a task of no group with none of the rare kinds' flags (timed, bounded, start-by, an array's
- * runner, a node to recycle, a completion callback, a lane's barrier, a blocking task). It does
- * what run_task_in (worker.c) does for such a task, and nothing else: the frame's group and
- * mark, the call under the frame (crew__call_in, the call's one home, which worker.c uses too),
- * and the count (the worker's credit, or the waiter's *finished). Every other task goes to
- * crew__run_helping, out of line.
+ * runner, a completion callback, a lane's barrier, a blocking task), held by value or in a node
+ * (recycled before the call). It does what run_task_in (worker.c) does for such a task, and
+ * nothing else: the frame's group and mark, the call under the frame (crew__call_in, the
+ * call's one home, which worker.c uses too), and the count (the worker's credit, or the
+ * waiter's *finished). Every other task goes to crew__run_helping, out of line.
  */
 #ifndef CREW_RUN_PLAIN_H
 #define CREW_RUN_PLAIN_H
@@ -62,29 +62,30 @@ static inline __attribute__((always_inline)) bool crew__call_in(crew_pool *p, cr
     crew__debug_yield();
     return true;
 }
-/* crew__run_plain_helping's run, for a task the caller knows is plain. */
+/* crew__run_plain_helping's run, for a task the caller knows is plain: no group; no node to
+ * release either if value (a constant: a task held by value, whose tests of the node then fold
+ * away, as the slot's do; the compiler is told so, as it does not know t's fields). */
 static inline __attribute__((always_inline)) void
 crew__run_plain_now(crew_pool *p, crew__worker *self, crew_task *t, size_t *finished,
-                    crew__frame *top) {
-    /* Plain (the caller's word): no group, no node to release. Said to the compiler too, so
-     * that crew__call_in's tests of them fold away when t's fields are not known to it. */
-    crew__assert(t->crew_private_.slot == 0 && !(t->crew_flags_ & CREW__TASK_NODE));
-    if (t->crew_private_.slot != 0 || (t->crew_flags_ & CREW__TASK_NODE))
+                    crew__frame *top, bool value) {
+    crew__assert(t->crew_private_.slot == 0 && (!value || !(t->crew_flags_ & CREW__TASK_NODE)));
+    if (t->crew_private_.slot != 0 || (value && (t->crew_flags_ & CREW__TASK_NODE)))
         __builtin_unreachable();
     uint32_t slot;
-    (void)crew__call_in(p, self, t, &slot, top); /* slot 0: never cancelled */
+    (void)crew__call_in(p, self, t, &slot, top); /* slot 0: never cancelled; a node released */
     crew__end_plain(p, self, finished); /* as run_task_in ends a task of no group */
 }
 /* Run t as crew__run_helping(p, self, t, finished, top, whole) would, if it is plain (no flag
- * but CREW__TASK_COPY, group slot 0): returns true. Else runs nothing: false. finished: the
- * waiter's count (non-NULL); top: its frame (pool, up and depth set). */
+ * but CREW__TASK_COPY or CREW__TASK_NODE, group slot 0): returns true. Else runs nothing:
+ * false. finished: the waiter's count (non-NULL); top: its frame (pool, up and depth set). */
 static inline __attribute__((always_inline)) bool
 crew__run_plain_helping(crew_pool *p, crew__worker *self, crew_task *t, size_t *finished,
                         crew__frame *top) {
-    if (__builtin_expect((t->crew_flags_ & ~CREW__TASK_COPY) != 0 || t->crew_private_.slot != 0,
+    if (__builtin_expect((t->crew_flags_ & ~(CREW__TASK_COPY | CREW__TASK_NODE)) != 0 ||
+                             t->crew_private_.slot != 0,
                          0))
         return false;
-    crew__run_plain_now(p, self, t, finished, top);
+    crew__run_plain_now(p, self, t, finished, top, false);
     return true;
 }
 

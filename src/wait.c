@@ -259,7 +259,7 @@ static inline __attribute__((always_inline)) bool run_in(waiter_ctx *c, crew_tas
         crew__wake_pushed_back(c->p, &tc->pushed_back);
     crew__worker *self = outside ? NULL : c->self;
     if (outside && t == &c->value) /* plain by its making (take_in) */
-        crew__run_plain_now(c->p, NULL, t, &c->finished, &c->frame);
+        crew__run_plain_now(c->p, NULL, t, &c->finished, &c->frame, true);
     else if (!crew__run_plain_helping(c->p, self, t, &c->finished, &c->frame)) /* inline */
         crew__run_helping(c->p, self, t, &c->finished, &c->frame, c->whole);
     return false;
