@@ -264,26 +264,42 @@ static inline int64_t crew__deque_thief_look(crew__deque *d, int64_t *t) {
     return crew__load_acquire(&d->bottom);
 #endif
 }
-/* Anyone: the oldest task, or NULL (by value: into buf); *contended is set when a race was
- * lost. Inlined: a helping waiter fed from outside steals every task it runs. */
-static inline crew_task *crew__deque_steal(crew__deque *d, crew_task *buf, bool *contended) {
+/* Anyone: claim the oldest task, its place's fields in *fn, *arg and *aux (as in
+ * crew__deque_entry: fn NULL for a task given by address, arg); false if the deque was empty
+ * or a race was lost, which sets *contended. Inlined: a helping waiter fed from outside steals
+ * every task it runs (crew__deque_steal, and steal_ext.h's crew__ext_steal_own). */
+static inline bool crew__deque_steal_entry(crew__deque *d, crew_fn *fn, void **arg,
+                                           uint64_t *aux, bool *contended) {
     int64_t t, b = crew__deque_thief_look(d, &t);
     if (t >= b)
-        return NULL;
+        return false;
     /* Acquire (the paper's consume): the array and its slots as the owner published them. The
-     * entry is read before the claim (after it, the owner may reuse the place), and copied
-     * into buf only if the claim succeeds: a lost race leaves buf as it was. */
+     * entry is read before the claim (after it, the owner may reuse the place), and handed
+     * out only if the claim succeeds. */
     crew__deque_array *a = crew__load_acquire(&d->array);
     crew__deque_entry *e = &a->slot[(size_t)t & a->mask];
-    crew_fn fn = crew__load_relaxed(&e->fn);
-    void *arg = crew__load_relaxed(&e->arg);
-    uint64_t aux = crew__load_relaxed(&e->aux);
+    crew_fn f = crew__load_relaxed(&e->fn);
+    void *g = crew__load_relaxed(&e->arg);
+    uint64_t x = crew__load_relaxed(&e->aux);
     /* Seq_cst on success (the paper's order); a failed race means another thread took it. */
     if (!crew__cas_seq_cst(&d->top, &t, t + 1)) {
         *contended = true;
-        return NULL;
+        return false;
     }
-    crew__assert(fn || arg); /* t is in [top, bottom): its place holds a task */
+    crew__assert(f || g); /* t is in [top, bottom): its place holds a task */
+    *fn = f;
+    *arg = g;
+    *aux = x;
+    return true;
+}
+/* Anyone: the oldest task, or NULL (by value: copied into buf, and only if the claim succeeds:
+ * a lost race leaves buf as it was); *contended is set when a race was lost. */
+static inline crew_task *crew__deque_steal(crew__deque *d, crew_task *buf, bool *contended) {
+    crew_fn fn;
+    void *arg;
+    uint64_t aux;
+    if (!crew__deque_steal_entry(d, &fn, &arg, &aux, contended))
+        return NULL;
     return crew__deque_task(fn, arg, aux, buf);
 }
 /* Anyone: claim the oldest tasks, at most max, with one compare-and-swap, copying their places

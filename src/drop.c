@@ -9,7 +9,8 @@
  * its lane's tasks, an array's runner its unclaimed tasks, a join's half goes back to its
  * caller, a timer's run reports the timer's fn and arg), and then ends in its group and in
  * pending like a task that ran, so that its waiters see it end (a kind outside its group, an
- * array's runner, in pending only).
+ * array's runner, in pending only). crew_cancel is here too (at the end): it drops what the
+ * queues can give up at once, and the rest is dropped here as it comes up.
  */
 #include "drop.h"
 
@@ -86,4 +87,24 @@ void crew__not_started(crew_pool *p, uint32_t slot, crew_fn fn, void *arg, bool 
 
 void crew__task_expired(crew_pool *p, crew_task *t) {
     drop(p, t, crew__kind_of(t), CREW__EXPIRED, false); /* too late to start: group told */
+}
+
+/* crew_cancel: the group stops taking tasks, and its queued ones are dropped (here, as they
+ * come up). */
+int crew_cancel(crew_pool *p, crew_handle group) {
+    if (!p || !crew__handle_valid(&p->groups, group))
+        return crew__fail_handle(CREW_EINVAL, "crew_cancel", p, group);
+    if (crew__forked(p))
+        return crew__fail(CREW_EFORKED, "crew_cancel: " CREW__FORKED_DETAIL);
+    int rc = crew__group_cancel(&p->groups, group);
+    if (rc != CREW_OK && !crew__gen_issued(crew__slot_at(&p->groups, crew__slot_index(group.slot)),
+                                           group.gen))
+        return crew__fail_handle(CREW_EINVAL, "crew_cancel", p, group);
+    if (rc != CREW_OK) /* CREW_ESTALE: it finished */
+        return crew__fail(rc, "crew_cancel: the group {%u, %u} has already finished; nothing is "
+                              "left to cancel",
+                          group.slot, group.gen);
+    /* Queued tasks that queues can give up go now; those in deques when they come up. */
+    crew__sched_cancel_group(p, crew__slot_index(group.slot), group.gen);
+    return CREW_OK;
 }

@@ -18,7 +18,8 @@
  * Where the strategy has no offer, the half goes into a group of its own (crew_submit) and the
  * caller waits for it with crew_wait: the same contract, at a group's price.
  *
- * crew_enqueue_tasks_wait's tasks go the same way (the second part of this file).
+ * crew_enqueue_tasks_wait's tasks go the same way (the second part of this file), and so does
+ * crew_enqueue_tasks_wait itself (at the end: a few tasks, else a group and crew_wait).
  *
  * Every half runs exactly once: the record lives on the caller's stack until the half has run
  * or come back; a thread that took a half it must not run (a cancelling shutdown, a full
@@ -575,4 +576,19 @@ int crew__join_tasks(crew_pool *p, crew_task *t, size_t n) {
     int rc = join_tasks_run(p, NULL, t, n, true);
     crew__tls_frame = f.up;
     return rc;
+}
+
+/* crew_enqueue_tasks_wait: a few tasks through crew__join_tasks (above), else a group. */
+int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n) {
+    int rc = crew__join_tasks(p, t, n); /* a few tasks: no group (join.c) */
+    if (rc == CREW_OK)
+        return rc;
+    if (rc == CREW_ECANCELED)
+        return crew__fail(rc, "crew_enqueue_tasks_wait: a cancelling shutdown (crew_shutdown "
+                              "with CREW_CANCEL) dropped tasks; each went to on_drop");
+    crew_handle h = CREW_HANDLE_NONE;
+    rc = crew_enqueue_tasks(p, t, n, &h);
+    if (rc == CREW_OK)
+        rc = crew_wait(p, h);
+    return rc == CREW_OK ? rc : crew__fail_as(rc, "crew_enqueue_tasks_wait");
 }

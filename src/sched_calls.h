@@ -64,6 +64,24 @@ static inline crew_task *crew__sched_take(crew_pool *p, crew__take_ctx *tc) {
     return crew__sched_take_as(p, crew__self(p), tc);
 }
 
+/* The deque of the calling thread's own external slot under STEAL (crew__sched.ext), where its
+ * submissions wait, for crew__sched_take_own_ext; NULL under another strategy. */
+static inline crew__deque *crew__sched_own_ext(crew_pool *p) {
+    struct crew__ext_slot *ext = p->sched.ext;
+    return __builtin_expect(ext != NULL, 1) ? crew__ext_own_deque(ext) : NULL;
+}
+/* A thread outside the pool that helps while it waits: the oldest task of own (its
+ * crew__sched_own_ext, or NULL), claimed inline as a thief does (crew__deque_steal_entry: no
+ * indirect call, nothing copied), its place's fields in *fn, *arg, *aux (crew__deque_entry);
+ * false if none was found there (a relaxed look first: the fence only if it holds a task) or the
+ * pool is paused (relaxed: see crew_pool.paused); the caller then takes with
+ * crew__sched_take_as, which looks everywhere. A lost race sets tc->retry. */
+static inline bool crew__sched_take_own_ext(crew_pool *p, crew__deque *own, crew_fn *fn,
+                                            void **arg, uint64_t *aux, crew__take_ctx *tc) {
+    return own && !crew__load_relaxed(&p->paused) && crew__deque_size(own) != 0 &&
+           crew__deque_steal_entry(own, fn, arg, aux, &tc->retry);
+}
+
 /* Taken just as a pause or a cancelling shutdown began (after the look above): held back
  * (crew__hold_back, schedule.h), true; false if it may run. Checked after every take, so that
  * no task submitted after crew_pause returned starts before crew_resume (the look before the

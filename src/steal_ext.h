@@ -4,7 +4,8 @@
  * into it, inline. That push is crew_submit's whole queueing step from a thread outside the
  * pool, so sched_calls.h's crew__sched_push_value makes it in place (through crew__sched.ext)
  * rather than through the strategy's table: no indirect call, no frame of its own. Everything
- * else about the slots (steals, batch claims, a waiting submitter's takes) is sched_steal.c's.
+ * else about the slots (steals, batch claims, a waiting submitter's takes) is sched_steal.c's,
+ * but for one steal: a helping waiter's from its own slot (crew__ext_own_deque), inline too.
  *
  * A slot is a Chase-Lev deque (deque.h) whose owner side (push, and the pop of a waiting
  * submitter) is serialised by a spinlock that one submitting thread keeps in its cache; thieves
@@ -67,6 +68,13 @@ static inline bool crew__ext_try_push_value(crew__ext_slot *ext, crew_fn fn, voi
         crew__deque_put_at(&x->deque, a, b, fn, arg, aux);
     crew__spinlock_release(&x->lock);
     return a != NULL;
+}
+
+/* The deque of the calling thread's slot among those at ext, whose oldest task a thread outside
+ * the pool that helps while it waits claims inline, as a thief does (sched_calls.h's
+ * crew__sched_take_own_ext). */
+static inline crew__deque *crew__ext_own_deque(crew__ext_slot *ext) {
+    return &crew__ext_slot_of_thread(ext)->deque;
 }
 
 #endif /* CREW_STEAL_EXT_H */

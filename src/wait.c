@@ -75,6 +75,10 @@ typedef struct waiter_ctx {
      * by wait_loop, since this thread's frame chain is the same before each task. */
     crew__frame frame;
     bool general;            /* the last look could take any task */
+    /* A task of no group held by value (priority 0), and any other task held by value, as
+     * quiet_policy's takes from the thread's own slot copy them (take_in). */
+    crew_task value, other;
+    crew__deque *own_ext; /* quiet_policy's: crew__sched_own_ext, looked up once */
     bool checked;            /* the EDEADLK check is made */
     uint64_t slept;          /* its first sleep, for crew_diagnose */
     int status;              /* the group's answer (crew__slot_status), CREW_EDEADLK or
@@ -187,12 +191,16 @@ static inline void flush_finished(waiter_ctx *c) {
     }
 }
 
-static inline __attribute__((always_inline)) bool waiter_done(void *ctx) {
-    waiter_ctx *c = ctx;
-    if (c->sl) {
+/* The policy's steps, for any waiter (outside false), or, with outside a constant true, for the
+ * commonest wait on its own (quiet_policy): crew_wait_all from a thread that is no worker of
+ * the pool nor a blocking thread, few enough frames below to help generally (so general stays
+ * true), waiting for a quiet pool (no group, no flag, no join), for which the tests of the
+ * other kinds' fields fold away and a task's mark is 0 (no worker record). */
+static inline __attribute__((always_inline)) bool done_in(waiter_ctx *c, bool outside) {
+    if (!outside && c->sl) {
         if ((c->status = crew__slot_status(c->sl, c->group.gen)) != 1)
             return true;
-    } else if (c->flag) {
+    } else if (!outside && c->flag) {
         if (crew__load_acquire(c->flag)) /* acquire: see crew__help_until */
             return true;
     } else if (crew__load_seq_cst(&c->p->pending) == c->finished) {
@@ -206,9 +214,27 @@ static inline __attribute__((always_inline)) bool waiter_done(void *ctx) {
     return false;
 }
 
-static inline __attribute__((always_inline)) crew_task *waiter_take(void *ctx,
-                                                                     crew__take_ctx *tc) {
-    waiter_ctx *c = ctx;
+static inline __attribute__((always_inline)) crew_task *take_in(waiter_ctx *c,
+                                                                crew__take_ctx *tc,
+                                                                bool outside) {
+    if (outside) {
+        /* Its own submissions first, inline (c->value: fn and arg per task, the rest set once
+         * by wait_loop); else as any take, by the strategy. */
+        crew_fn fn;
+        void *arg;
+        uint64_t aux;
+        if (crew__sched_take_own_ext(c->p, c->own_ext, &fn, &arg, &aux, tc)) {
+            if (__builtin_expect(fn == NULL || aux != 0, 0))
+                return crew__deque_task(fn, arg, aux, &c->other);
+            c->value.fn = fn;
+            c->value.arg = arg;
+            return &c->value;
+        }
+        crew_task *t = crew__sched_take_as(c->p, NULL, tc);
+        if (!t)
+            flush_finished(c);
+        return t;
+    }
     c->general = may_help_generally(c->self, c->shallow);
     /* The group is open (not done), so the slot still belongs to it. A join (own): slot 0,
      * this worker's own tasks above its mark. */
@@ -222,6 +248,35 @@ static inline __attribute__((always_inline)) crew_task *waiter_take(void *ctx,
     if (!t)
         flush_finished(c);
     return t;
+}
+
+static inline __attribute__((always_inline)) bool run_in(waiter_ctx *c, crew_task *t,
+                                                         crew__take_ctx *tc, bool outside) {
+    if (crew__held_back(c->p, t, &tc->pushed_back))
+        return false;
+    /* Wake a sleeper for the tasks the take put back before running this one (no lock). */
+    if (__builtin_expect(tc->pushed_back != 0, 0))
+        crew__wake_pushed_back(c->p, &tc->pushed_back);
+    crew__worker *self = outside ? NULL : c->self;
+    if (outside && t == &c->value) /* plain by its making (take_in) */
+        crew__run_plain_now(c->p, NULL, t, &c->finished, &c->frame, true);
+    else if (!crew__run_plain_helping(c->p, self, t, &c->finished, &c->frame)) /* inline */
+        crew__run_helping(c->p, self, t, &c->finished, &c->frame, c->whole);
+    return false;
+}
+
+#define WAITER_STEP static inline __attribute__((always_inline))
+WAITER_STEP bool waiter_done(void *ctx) { return done_in(ctx, false); }
+WAITER_STEP crew_task *waiter_take(void *ctx, crew__take_ctx *tc) {
+    return take_in(ctx, tc, false);
+}
+WAITER_STEP bool waiter_run(void *ctx, crew_task *t, crew__take_ctx *tc) {
+    return run_in(ctx, t, tc, false);
+}
+WAITER_STEP bool quiet_done(void *ctx) { return done_in(ctx, true); }
+WAITER_STEP crew_task *quiet_take(void *ctx, crew__take_ctx *tc) { return take_in(ctx, tc, true); }
+WAITER_STEP bool quiet_run(void *ctx, crew_task *t, crew__take_ctx *tc) {
+    return run_in(ctx, t, tc, true);
 }
 
 static crew_task *waiter_sleep(void *ctx, crew__take_ctx *tc, bool *stop) {
@@ -250,19 +305,6 @@ static crew_task *waiter_sleep(void *ctx, crew__take_ctx *tc, bool *stop) {
     return sleep_waiting(c);
 }
 
-static inline __attribute__((always_inline)) bool waiter_run(void *ctx, crew_task *t,
-                                                             crew__take_ctx *tc) {
-    waiter_ctx *c = ctx;
-    if (crew__held_back(c->p, t, &tc->pushed_back))
-        return false;
-    /* Wake a sleeper for the tasks the take put back before running this one (no lock). */
-    if (__builtin_expect(tc->pushed_back != 0, 0))
-        crew__wake_pushed_back(c->p, &tc->pushed_back);
-    if (!crew__run_plain_helping(c->p, c->self, t, &c->finished, &c->frame)) /* inline */
-        crew__run_helping(c->p, c->self, t, &c->finished, &c->frame, c->whole);
-    return false;
-}
-
 /* CREW_SPIN_AUTO's polls for a waiter (idle.h). */
 static unsigned waiter_polls(void *ctx) { return crew__idle_polls(((waiter_ctx *)ctx)->p); }
 
@@ -271,6 +313,13 @@ static const crew__policy waiter_policy = {
     .take = waiter_take,
     .sleep = waiter_sleep,
     .run = waiter_run,
+    .polls = waiter_polls,
+    .retry_at_once = true};
+static const crew__policy quiet_policy = {
+    .done = quiet_done,
+    .take = quiet_take,
+    .sleep = waiter_sleep,
+    .run = quiet_run,
     .polls = waiter_polls,
     .retry_at_once = true};
 
@@ -295,9 +344,16 @@ static inline void wait_loop(crew_pool *p, waiter_ctx *c) {
     /* A waiter moves no batch into a deque (it is inside a task, or not a worker) and claims
      * one task at a time (docs/design.md says why it holds no claimed batch). */
     crew__take_ctx tc = {.may_batch = false};
+    c->general = true; /* quiet_policy's, which never sets it (the sleep reads it) */
+    c->value = (crew_task){.crew_flags_ = CREW__TASK_COPY}; /* priority 0, group slot 0 */
+    c->own_ext = crew__sched_own_ext(p);
     if (__builtin_expect(crew__tracing(p), 0))
         dispatch_traced(p, c, &tc);
-    else
+    else if (!c->sl && !c->flag && !c->self && c->shallow && crew__tls_bthread != p) {
+        c->value = (crew_task){.crew_flags_ = CREW__TASK_COPY}; /* priority 0, group slot 0 */
+        c->own_ext = crew__sched_own_ext(p);
+        crew__dispatch(&quiet_policy, c, &tc, p->spin); /* see done_in */
+    } else
         crew__dispatch(&waiter_policy, c, &tc, p->spin);
     flush_finished(c);
     if (tc.pushed_back)
@@ -530,54 +586,4 @@ int crew_wait_all(crew_pool *p) { return wait_all(p, false, 0, "crew_wait_all");
 
 int crew_wait_all_timed(crew_pool *p, uint64_t timeout_ns) {
     return wait_all(p, true, timeout_ns, "crew_wait_all_timed");
-}
-
-int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n) {
-    int rc = crew__join_tasks(p, t, n); /* a few tasks: no group (join.c) */
-    if (rc == CREW_OK)
-        return rc;
-    if (rc == CREW_ECANCELED)
-        return crew__fail(rc, "crew_enqueue_tasks_wait: a cancelling shutdown (crew_shutdown "
-                              "with CREW_CANCEL) dropped tasks; each went to on_drop");
-    crew_handle h = CREW_HANDLE_NONE;
-    rc = crew_enqueue_tasks(p, t, n, &h);
-    if (rc == CREW_OK)
-        rc = crew_wait(p, h);
-    return rc == CREW_OK ? rc : crew__fail_as(rc, "crew_enqueue_tasks_wait");
-}
-
-int crew_cancel(crew_pool *p, crew_handle group) {
-    if (!p || !crew__handle_valid(&p->groups, group))
-        return crew__fail_handle(CREW_EINVAL, "crew_cancel", p, group);
-    if (crew__forked(p))
-        return crew__fail(CREW_EFORKED, "crew_cancel: " CREW__FORKED_DETAIL);
-    int rc = crew__group_cancel(&p->groups, group);
-    if (rc != CREW_OK && !crew__gen_issued(crew__slot_at(&p->groups, crew__slot_index(group.slot)),
-                                           group.gen))
-        return crew__fail_handle(CREW_EINVAL, "crew_cancel", p, group);
-    if (rc != CREW_OK) /* CREW_ESTALE: it finished */
-        return crew__fail(rc, "crew_cancel: the group {%u, %u} has already finished; nothing is "
-                              "left to cancel",
-                          group.slot, group.gen);
-    /* Queued tasks that queues can give up go now; those in deques when they come up. */
-    crew__sched_cancel_group(p, crew__slot_index(group.slot), group.gen);
-    return CREW_OK;
-}
-
-crew_handle crew_current_group(void) {
-    const crew__frame *f = crew__tls_frame;
-    if (!f || f->group.slot == 0)
-        return CREW_HANDLE_NONE;
-    return crew__handle_public(&f->pool->groups, f->group);
-}
-
-int crew_cancelled(void) {
-    const crew__frame *f = crew__tls_frame;
-    if (!f)
-        return 0;
-    crew_pool *p = f->pool;
-    if (crew__load_relaxed(&p->cancelling)) /* relaxed: see crew_pool */
-        return 1;
-    return f->group.slot != 0 &&
-           crew__slot_cancelled(crew__slot_at(&p->groups, f->group.slot), f->group.gen);
 }

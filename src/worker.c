@@ -34,6 +34,7 @@
 #include "nodes.h"
 #include "pending.h"
 #include "pool.h"
+#include "run_plain.h"
 #include "sched_calls.h"
 #include "idle.h"
 #include "stats.h"
@@ -60,6 +61,25 @@ bool crew__in_group(const crew_pool *p, crew_handle g) {
     return false;
 }
 
+/* The calling thread's innermost task, as the frame chain records it (crew.h). */
+crew_handle crew_current_group(void) {
+    const crew__frame *f = crew__tls_frame;
+    if (!f || f->group.slot == 0)
+        return CREW_HANDLE_NONE;
+    return crew__handle_public(&f->pool->groups, f->group);
+}
+
+int crew_cancelled(void) {
+    const crew__frame *f = crew__tls_frame;
+    if (!f)
+        return 0;
+    crew_pool *p = f->pool;
+    if (crew__load_relaxed(&p->cancelling)) /* relaxed: see crew_pool */
+        return 1;
+    return f->group.slot != 0 &&
+           crew__slot_cancelled(crew__slot_at(&p->groups, f->group.slot), f->group.gen);
+}
+
 /* A task of a cancelled group reached a thread: it is dropped instead of run, wherever it was
  * queued (a deque cannot give up a task from its middle, so crew_cancel leaves those for here).
  * Out of line: cancelling is rare. */
@@ -67,48 +87,9 @@ static __attribute__((noinline, cold)) void drop_cancelled(crew_pool *p, crew_ta
     crew__task_dropped(p, t, false);
 }
 
-/* What running a task needs with or without monitoring: copy what is needed from t (from here
- * on its memory belongs to its owner again), and run the function in a new frame. OUT: the
- * task's group slot. Returns false, running nothing and keeping t, if its group was cancelled.
- * top: the worker loop's own frame (worker_ctx.frame: its pool, no frame below, depth 1, made
- * once), in which only the group and the mark change per task; NULL elsewhere (a frame on the
- * stack, above the thread's current one). */
-static inline __attribute__((always_inline)) bool call_in(crew_pool *p, crew__worker *self,
-                                                          crew_task *t, uint32_t *slot_out,
-                                                          crew__frame *top) {
-    crew_fn fn = t->fn;
-    void *arg = t->arg;
-    uint32_t slot = t->crew_private_.slot;
-    *slot_out = slot;
-    crew__frame own, *frame = top ? top : &own;
-    if (!top) {
-        frame->pool = p;
-        frame->up = crew__tls_frame;
-        frame->depth = crew__tls_frame ? crew__tls_frame->depth + 1 : 1;
-    }
-    frame->group = (crew_handle){slot, 0};
-    frame->mark = crew__sched_mark(p, self);
-    if (slot != 0) {
-        /* The group is open (this task is unfinished), so its generation is current. Relaxed:
-         * the queue that handed us the task ordered the group's opening before it. */
-        crew__slot *sl = crew__slot_at(&p->groups, slot);
-        frame->group.gen = crew__gen_of(crew__load_relaxed(&sl->state));
-        if (__builtin_expect(crew__slot_cancelled(sl, frame->group.gen), 0))
-            return false; /* its group was cancelled: the caller drops it */
-    }
-    if (t->crew_flags_ & CREW__TASK_NODE)
-        crew__node_release(p, t);
-    crew__debug_yield();
-
-    crew__tls_frame = frame;
-    fn(arg);
-    crew__tls_frame = frame->up;
-    crew__debug_yield();
-    return true;
-}
 static inline __attribute__((always_inline)) bool call(crew_pool *p, crew__worker *self,
                                                        crew_task *t, uint32_t *slot_out) {
-    return call_in(p, self, t, slot_out, NULL);
+    return crew__call_in(p, self, t, slot_out, NULL);
 }
 
 /* A task of run_timed's whose group was cancelled: its place in the bounded queue is already
@@ -214,14 +195,14 @@ static __attribute__((noinline, cold)) void end_leftovers(crew_pool *p, uint32_t
  * group (array.c): its frame names the array's group as the record holds it, never as the
  * slot's state says, and it ends in pending only, as a task of no group does. A runner of a
  * cancelled group is dropped (its kind drops the unclaimed rest). Out of line: once per runner,
- * not per task. The frame as call_in's (top: see there). */
+ * not per task. The frame as crew__call_in's (run_plain.h; top: see there). */
 static __attribute__((noinline)) void run_runner(crew_pool *p, crew__worker *self, crew_task *t,
                                                  size_t *finished, crew__frame *top,
                                                  uint32_t whole) {
     crew__assert(!(t->crew_flags_ & CREW__TASK_NODE)); /* queued by address, never kept */
     void *arg = t->arg;
     crew_handle group = crew__array_group(arg);
-    /* Relaxed, as in call_in; a later group's mark names another generation. */
+    /* Relaxed, as in crew__call_in; a later group's mark names another generation. */
     if (group.slot != 0 &&
         crew__slot_cancelled(crew__slot_at(&p->groups, group.slot), group.gen)) {
         drop_cancelled(p, t);
@@ -283,7 +264,7 @@ static inline __attribute__((always_inline)) void run_task_in(crew_pool *p, crew
         return;
     }
     uint32_t slot;
-    if (__builtin_expect(!call_in(p, self, t, &slot, top), 0)) {
+    if (__builtin_expect(!crew__call_in(p, self, t, &slot, top), 0)) {
         drop_cancelled(p, t);
         return;
     }
@@ -419,7 +400,7 @@ typedef struct worker_ctx {
     uint64_t idle_since; /* monitoring: when this worker ran out of work, or 0 */
     bool looking;        /* counted in p->lookers */
     bool watched;        /* it was the watcher: no polls in its next idle stretch (wake.h) */
-    /* The frame of the task the loop runs (call_in): pool, up and depth set once. */
+    /* The frame of the task the loop runs (crew__call_in): pool, up and depth set once. */
     crew__frame frame;
 } worker_ctx;
 
