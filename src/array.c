@@ -195,11 +195,10 @@ static __attribute__((noinline, cold)) void give_back(crew__array *a, size_t fro
 }
 
 /* Should the runner stop before its next task? A cancelling shutdown, a pause, or resize
- * marking the worker. Relaxed: as the checks after a take (a cancelling shutdown's flag: see
- * struct crew_pool; crew__held_back, worker.c's look at its state). */
+ * marking the worker. Relaxed: as the checks after a take (a cancelling shutdown's and a pause's
+ * bits: see struct crew_pool.halt; crew__held_back, worker.c's look at its state). */
 static inline bool must_stop(crew_pool *p, crew__worker *self) {
-    return __builtin_expect(crew__load_relaxed(&p->cancelling), 0) ||
-           __builtin_expect(crew__load_relaxed(&p->paused), 0) ||
+    return __builtin_expect(crew__halted(p), 0) ||
            (self && __builtin_expect(crew__load_relaxed(&self->state) != CREW__W_RUNNING, 0));
 }
 
@@ -209,7 +208,7 @@ static inline bool must_stop(crew_pool *p, crew__worker *self) {
 static __attribute__((noinline, cold)) void stop_at(crew__array *a, size_t from, size_t to) {
     crew_pool *p = a->p;
     /* Relaxed: see struct crew_pool. */
-    if (!crew__load_relaxed(&p->cancelling)) {
+    if (!crew__cancelling(p)) {
         give_back(a, from, to);
         return;
     }
@@ -265,7 +264,7 @@ static inline bool step(crew__array *a, crew__worker *self, crew__frame *f) {
     if (k == 0)
         return true;
     /* Relaxed: see struct crew_pool (a cancelling shutdown sets it before its sweep). */
-    if (__builtin_expect(crew__load_relaxed(&p->cancelling), 0)) {
+    if (__builtin_expect(crew__cancelling(p), 0)) {
         size_t rest = claim_rest(a);
         if (rest < n)
             drop_range(p, a->t, rest, n, true);

@@ -82,13 +82,13 @@ typedef struct bthread_ctx {
 static crew_task *bthread_take(void *ctx, crew__take_ctx *tc) {
     crew__unused(tc); /* the blocking queue's take puts nothing back */
     crew_pool *p = ((bthread_ctx *)ctx)->p;
-    /* Paused: no task (crew_resume wakes the idle threads). Relaxed: see crew_pool.paused. */
-    return crew__load_relaxed(&p->paused) ? NULL : crew__lq_take(p->blocking->queue);
+    /* Paused: no task (crew_resume wakes the idle threads). Relaxed: see crew_pool.halt. */
+    return crew__paused(p) ? NULL : crew__lq_take(p->blocking->queue);
 }
 
 /* Lock held: is a task there for this thread to take? */
 static bool work_queued(crew_pool *p) {
-    return !crew__load_relaxed(&p->paused) && crew__lq_len(p->blocking->queue) != 0;
+    return !crew__paused(p) && crew__lq_len(p->blocking->queue) != 0;
 }
 
 /* Its last look (crew__ec_wait, lock held): a shutdown, or a task for it. */
@@ -136,8 +136,8 @@ crew_task *crew__blocking_take_group(crew_pool *p, uint32_t slot) {
 }
 
 crew_task *crew__blocking_help(crew_pool *p, uint32_t slot, bool general) {
-    /* Relaxed: see crew_pool.paused. */
-    if (crew__tls_bthread != p || crew__load_relaxed(&p->paused))
+    /* Relaxed: see crew_pool.halt. */
+    if (crew__tls_bthread != p || crew__paused(p))
         return NULL;
     crew_task *t = crew__blocking_take_group(p, slot);
     if (!t && general)

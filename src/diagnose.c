@@ -371,7 +371,7 @@ int crew_diagnose_ex(crew_pool *p, FILE *f, unsigned busy_ms, unsigned queued_ms
         "crew_diagnose: pool %s-%u (%s), %u workers, %zu tasks queued%s%s; limits: busy %u ms, "
         "queued %u ms, blocked %u ms\n",
         p->name, p->id, crew__sched_what(p), crew_size(p), crew__sched_queued(p),
-        crew__load_relaxed(&p->paused) ? ", paused" : "", /* relaxed: a report */
+        crew__paused(p) ? ", paused" : "", /* relaxed: a report */
         crew__load_seq_cst(&p->state) != CREW__OPEN ? ", shutting down" : "", busy_ms, queued_ms,
         blocked_ms);
     if (!timing)

@@ -91,7 +91,7 @@ static grun *run_of(void *arg, uint32_t *node) {
 
 /* Why the run must start no further node now: 0, or a CREW__GRAPH_STOP_* reason. */
 static unsigned halted(crew_pool *p, crew__slot *sl, uint32_t gen) {
-    if (crew__load_relaxed(&p->cancelling)) /* relaxed: see struct crew_pool */
+    if (crew__cancelling(p)) /* relaxed: see struct crew_pool */
         return CREW__GRAPH_STOP_SHUTDOWN;
     return sl && crew__slot_cancelled(sl, gen) ? CREW__GRAPH_STOP_CANCEL : 0u;
 }
@@ -429,9 +429,8 @@ static inline __attribute__((always_inline)) void run_from(grun *r, uint32_t i, 
             }
             if (next == CREW_NODE_NONE)
                 break;
-            /* Relaxed: see struct crew_pool (cancelling, paused) and halted(). */
-            if (__builtin_expect(crew__load_relaxed(&p->cancelling) |
-                                     crew__load_relaxed(&p->paused) |
+            /* Relaxed: see struct crew_pool (halt) and halted(). */
+            if (__builtin_expect(crew__halted(p) |
                                      ((crew__load_relaxed(state) & CREW__ST_CANCEL) != 0),
                                  0)) {
                 set_aside(r, next, h, sl, todo);
@@ -441,7 +440,7 @@ static inline __attribute__((always_inline)) void run_from(grun *r, uint32_t i, 
             i = next;
         }
         if (i == n && next != CREW_NODE_NONE) { /* the source's first root */
-            if (halted(p, sl, h.gen) || crew__load_relaxed(&p->paused)) { /* relaxed: above */
+            if (halted(p, sl, h.gen) || crew__paused(p)) { /* relaxed: above */
                 set_aside(r, next, h, sl, todo);
             } else {
                 i = next;

@@ -355,7 +355,7 @@ static __attribute__((noinline, cold)) void tasks_dropped(crew_pool *p, crew__wo
  * queues (see struct crew_pool); a task that starts as the flag is set started before the
  * shutdown. */
 static inline int run_own(crew_pool *p, crew__worker *self, const crew_task *t) {
-    if (__builtin_expect(crew__load_relaxed(&p->cancelling), 0)) {
+    if (__builtin_expect(crew__cancelling(p), 0)) {
         tasks_dropped(p, self, t);
         return 1;
     }
@@ -500,7 +500,7 @@ static void run_tasks(crew_pool *p, crew__worker *self, crew__steal_local *own,
         /* Relaxed: as run_own's look. Once the shutdown's sweep of the queues has passed,
          * nothing more is offered, or a thread that drains the pool could run it. A forked
          * child (a task forked) offers nothing either: crew__forked. */
-        if (__builtin_expect(crew__load_relaxed(&p->cancelling) || crew__forked(p), 0)) {
+        if (__builtin_expect(crew__cancelling(p) || crew__forked(p), 0)) {
             drop_all(p, self, t, n, d);
             return;
         }
@@ -561,7 +561,7 @@ int crew__join_tasks(crew_pool *p, crew_task *t, size_t n) {
      * seen: it happened-before). Seq_cst: the state, an early look as in enqueue. A strategy
      * without an offer would put each task in a group of its own: the long way is cheaper. */
     if (__builtin_expect(crew__load_relaxed(&p->timing) != 0 || p->bounded.capacity != 0, 0) ||
-        __builtin_expect(crew__load_relaxed(&p->paused), 0) ||
+        __builtin_expect(crew__paused(p), 0) ||
         __builtin_expect(crew__load_seq_cst(&p->state) != CREW__OPEN, 0) ||
         __builtin_expect(!crew__sched_has_offer(p), 0))
         return CREW__JOIN_DECLINED;

@@ -283,7 +283,7 @@ void crew__lane_runner(void *arg) {
          * returned was appended under this lock, so a runner that pops it reads paused after
          * the store (coherence), and steps back instead of starting it. */
         if (may_step_back &&
-            (k >= CREW__LANE_BATCH || crew__load_relaxed(&p->paused) || marked(p))) {
+            (k >= CREW__LANE_BATCH || crew__paused(p) || marked(p))) {
             /* The runners for the tasks after a barrier: one for each after t (the runner
              * that replaces this one takes t), before the replacement is queued (after that
              * this runner may not read l). */
@@ -318,7 +318,7 @@ void crew__lane_runner(void *arg) {
         lane_unlock(l);
         if (more)
             start_more(p, l, more);
-        if (crew__load_relaxed(&p->cancelling)) /* relaxed: see crew_pool */
+        if (crew__cancelling(p)) /* relaxed: see crew_pool */
             crew__task_dropped(p, t, true);
         else
             crew__run(p, t);

@@ -116,7 +116,7 @@ static void fork_child(void) {
         /* Relaxed: this is the child's only thread (see crew__forked). */
         crew__store_relaxed(&p->state, CREW__FORKED);
         crew__fetch_or_relaxed(&p->timing, CREW__TIMING_FORKED);
-        crew__store_relaxed(&p->paused, true);
+        crew__fetch_or_relaxed(&p->halt, CREW__HALT_PAUSED);
         crew__sched_forked(p); /* a join takes its checked path (sched_calls.h) */
     }
     nregistry = 0;

@@ -265,10 +265,9 @@ int crew_create(crew_pool **out, const crew_config *cfg) {
     crew__ec_init(&p->joined);
     crew__joins_init(&p->joins);
     crew__atomic_init(&p->shutdown_dropped, false);
-    crew__atomic_init(&p->paused, false);
     crew__atomic_init(&p->lookers, 0u);
     crew__atomic_init(&p->watch, 0u);
-    crew__atomic_init(&p->cancelling, false);
+    crew__atomic_init(&p->halt, 0u);
     crew__atomic_init(&p->nworkers, 0u);
     crew__atomic_init(&p->target, threads); /* the size requested; set_workers sets it again */
     if ((rc = crew__modules_init(p, cfg)) != CREW_OK)
@@ -350,7 +349,7 @@ int crew_shutdown(crew_pool *p, int how) {
     /* Seq_cst: pairs with the submitters' pending increment and state load (submit.c). */
     crew__store_seq_cst(&p->state, CREW__CLOSING);
     if (how == CREW_CANCEL) /* relaxed: see crew_pool */
-        crew__store_relaxed(&p->cancelling, true);
+        crew__fetch_or_relaxed(&p->halt, CREW__HALT_CANCELLING);
     pthread_mutex_unlock(&p->lock);
 #if defined(CREW_ASSERT) && CREW_ASSERT
     if (crew__test_shutdown_closing)
@@ -360,7 +359,7 @@ int crew_shutdown(crew_pool *p, int how) {
     /* A paused pool resumes: draining needs its threads. Relaxed: the wake-ups below take the
      * lock (see crew_pool). */
     pthread_mutex_lock(&p->lock);
-    crew__store_relaxed(&p->paused, false);
+    crew__fetch_and_relaxed(&p->halt, (unsigned char)~CREW__HALT_PAUSED);
     crew__modules_resume_locked(p);
     pthread_mutex_unlock(&p->lock);
     crew__wake_all(p); /* idle workers: drain, then leave; waiters: recheck their groups */
@@ -384,7 +383,7 @@ int crew_pause(crew_pool *p) {
     pthread_mutex_lock(&p->lock);
     rc = CREW_ESHUTDOWN;
     if (crew__load_seq_cst(&p->state) == CREW__OPEN) { /* seq_cst: see crew_pool */
-        crew__store_relaxed(&p->paused, true); /* relaxed: see crew_pool */
+        crew__fetch_or_relaxed(&p->halt, CREW__HALT_PAUSED); /* relaxed: see crew_pool */
         rc = CREW_OK;
     }
     pthread_mutex_unlock(&p->lock);
@@ -399,7 +398,7 @@ int crew_resume(crew_pool *p) {
         return rc;
     pthread_mutex_lock(&p->lock);
     /* Relaxed: every sleeper looks for work under this lock, and is woken under it here. */
-    crew__store_relaxed(&p->paused, false);
+    crew__fetch_and_relaxed(&p->halt, (unsigned char)~CREW__HALT_PAUSED);
     crew__wake_all_locked(p);
     crew__modules_resume_locked(p);
     pthread_mutex_unlock(&p->lock);
@@ -407,7 +406,7 @@ int crew_resume(crew_pool *p) {
 }
 
 int crew_paused(const crew_pool *p) {
-    return p && crew__load_relaxed(&((crew_pool *)p)->paused); /* relaxed: a snapshot */
+    return p && crew__paused(p); /* relaxed: a snapshot */
 }
 
 int crew_destroy(crew_pool *p) {

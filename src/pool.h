@@ -63,14 +63,15 @@ struct crew_pool {
     /* CREW__OPEN or CREW__CLOSING: written under lock (seq_cst), read anywhere: submitters
      * re-check it after counting themselves in pending (submit.c). */
     atomic_int state;
-    /* crew_pause: takers find no work. Written under lock; read relaxed by takers (a sleeper's
-     * last look and crew_resume's wake-up are both under lock), and again after each take
-     * (crew__held_back: a task pushed after crew_pause was taken with acquire). */
-    atomic_bool paused;
-    /* crew_shutdown(CREW_CANCEL) began: set under lock before its sweep, never cleared. Read
-     * relaxed (crew_cancelled, and after each take, crew__held_back): a thread that saw it
-     * set sees it set on every later look (coherence), so it starts no queued task after. */
-    atomic_bool cancelling;
+    /* Why threads start no task (CREW__HALT_*): crew_pause (takers find no work; the bit is
+     * read before each take and again after it, crew__held_back, since a task pushed after
+     * crew_pause was taken with acquire) and a cancelling shutdown (set before its sweep,
+     * never cleared: crew_cancelled, and after each take). One word, so that the check after
+     * every take is one load. Written under lock (read-modify-writes, relaxed); read relaxed
+     * anywhere (a sleeper's last look and crew_resume's wake-up are both under lock; a thread
+     * that saw the cancel bit sees it on every later look, by coherence, so it starts no
+     * queued task after). */
+    _Atomic unsigned char halt;
 
     /* Written by submitters on every task: a cache line of its own (16-byte aligned calloc). */
     char pad_submit_[64];
@@ -127,6 +128,22 @@ struct crew_pool {
 
 /* Is this process a child forked after p was made? (Relaxed: nodes.c's fork handler sets it in
  * the child's only thread before any other code of the child.) */
+/* Bits of crew_pool.halt. */
+enum { CREW__HALT_PAUSED = 1u, CREW__HALT_CANCELLING = 2u };
+
+/* Is the pool paused (crew_pause, or a forked child's pools)? Relaxed: see crew_pool.halt. */
+static inline bool crew__paused(const crew_pool *p) {
+    return crew__load_relaxed(&((crew_pool *)p)->halt) & CREW__HALT_PAUSED;
+}
+/* Has a cancelling shutdown begun? Relaxed: see crew_pool.halt. */
+static inline bool crew__cancelling(const crew_pool *p) {
+    return crew__load_relaxed(&((crew_pool *)p)->halt) & CREW__HALT_CANCELLING;
+}
+/* Either of the two: may no task start here now (one load)? Relaxed: see crew_pool.halt. */
+static inline bool crew__halted(const crew_pool *p) {
+    return crew__load_relaxed(&((crew_pool *)p)->halt) != 0;
+}
+
 static inline bool crew__forked(crew_pool *p) {
     return crew__load_relaxed(&p->state) == CREW__FORKED;
 }

@@ -52,10 +52,10 @@ static inline __attribute__((always_inline)) int crew__sched_push_value(crew_poo
 }
 
 /* Any task, for the thread whose worker record for p is self (crew__self); none while the pool
- * is paused (relaxed: see crew_pool.paused). What the take did goes to *tc. */
+ * is paused (relaxed: see crew_pool.halt). What the take did goes to *tc. */
 static inline crew_task *crew__sched_take_as(crew_pool *p, crew__worker *self,
                                              crew__take_ctx *tc) {
-    if (__builtin_expect(crew__load_relaxed(&p->paused), 0))
+    if (__builtin_expect(crew__paused(p), 0))
         return NULL;
     return p->sched.ops->take(p, self, tc);
 }
@@ -78,7 +78,7 @@ static inline crew__deque *crew__sched_own_ext(crew_pool *p) {
  * crew__sched_take_as, which looks everywhere. A lost race sets tc->retry. */
 static inline bool crew__sched_take_own_ext(crew_pool *p, crew__deque *own, crew_fn *fn,
                                             void **arg, uint64_t *aux, crew__take_ctx *tc) {
-    return own && !crew__load_relaxed(&p->paused) && crew__deque_size(own) != 0 &&
+    return own && !crew__paused(p) && crew__deque_size(own) != 0 &&
            crew__deque_steal_entry(own, fn, arg, aux, &tc->retry);
 }
 
@@ -91,10 +91,7 @@ static inline bool crew__sched_take_own_ext(crew_pool *p, crew__deque *own, crew
  * in *pushed_back (the caller's take context), and sleepers are woken for all of them at once
  * (crew__wake_pushed_back). */
 static inline bool crew__held_back(crew_pool *p, crew_task *t, size_t *pushed_back) {
-    /* Relaxed: see crew_pool.paused and crew_pool.cancelling. */
-    return __builtin_expect(crew__load_relaxed(&p->paused) | crew__load_relaxed(&p->cancelling),
-                            0) &&
-           crew__hold_back(p, t, pushed_back);
+    return __builtin_expect(crew__halted(p), 0) && crew__hold_back(p, t, pushed_back);
 }
 
 /* A queued task of group slot for a waiter (self: its worker record for p, crew__self), newest
@@ -102,7 +99,7 @@ static inline bool crew__held_back(crew_pool *p, crew_task *t, size_t *pushed_ba
 static inline crew_task *crew__sched_take_group_as(crew_pool *p, crew__worker *self,
                                                    uint32_t slot, int64_t mark,
                                                    crew__take_ctx *tc) {
-    if (crew__load_relaxed(&p->paused))
+    if (crew__paused(p))
         return NULL;
     return p->sched.ops->take_group(p, self, slot, mark, tc);
 }

@@ -168,13 +168,13 @@ bool crew__sched_any_queued(crew_pool *p) { return worker_tasks_queued(p) != 0; 
 crew_task *crew__sched_take_any(crew_pool *p) { return p->sched.ops->take_any(p); }
 
 bool crew__hold_back(crew_pool *p, crew_task *t, size_t *pushed_back) {
-    /* Relaxed: see crew_pool.cancelling. A completion callback is never dropped (as in
+    /* Relaxed: see crew_pool.halt. A completion callback is never dropped (as in
      * crew__sched_cancel_all below). */
-    if (crew__load_relaxed(&p->cancelling) && !(t->crew_flags_ & CREW__TASK_NOTIFY)) {
+    if (crew__cancelling(p) && !(t->crew_flags_ & CREW__TASK_NOTIFY)) {
         crew__task_dropped(p, t, true);
         return true;
     }
-    if (!crew__load_relaxed(&p->paused)) /* relaxed: see crew_pool */
+    if (!crew__paused(p)) /* relaxed: see crew_pool */
         return false;
     if (crew__kind_hand_back(p, t)) /* its kind's own way back (kind.h): a join's half */
         return true;

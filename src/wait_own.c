@@ -40,9 +40,8 @@ void crew__wait_own_first(crew_pool *p, crew__worker *self, struct crew__steal_l
     crew__frame f = {.pool = p, .up = up, .group = group, .depth = up ? up->depth + 1 : 1};
     size_t ran = 0;
     crew_task buf, *t;
-    /* Relaxed: paused and cancelling, see struct crew_pool; the worker's own state. */
-    while (!crew__load_relaxed(&p->paused) && !crew__load_relaxed(&p->cancelling) &&
-           crew__load_relaxed(&self->state) == CREW__W_RUNNING && !crew__tracing(p) &&
+    /* Relaxed: paused or cancelling (see struct crew_pool.halt); the worker's own state. */
+    while (!crew__halted(p) && crew__load_relaxed(&self->state) == CREW__W_RUNNING && !crew__tracing(p) &&
            (t = crew__steal_take_above(own, mark, &buf)) != NULL) {
         /* A plain task (by address, no flag, or by value, a copy): no node, timed or kind. */
         if (__builtin_expect((t->crew_flags_ & ~CREW__TASK_COPY) != 0 ||

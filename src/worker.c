@@ -74,7 +74,7 @@ int crew_cancelled(void) {
     if (!f)
         return 0;
     crew_pool *p = f->pool;
-    if (crew__load_relaxed(&p->cancelling)) /* relaxed: see crew_pool */
+    if (crew__cancelling(p)) /* relaxed: see crew_pool */
         return 1;
     return f->group.slot != 0 &&
            crew__slot_cancelled(crew__slot_at(&p->groups, f->group.slot), f->group.gen);
