@@ -74,7 +74,7 @@ static inline crew__deque *crew__sched_own_ext(crew_pool *p) {
  * crew__sched_own_ext, or NULL), claimed inline as a thief does (crew__deque_steal_entry: no
  * indirect call, nothing copied), its place's fields in *fn, *arg, *aux (crew__deque_entry);
  * false if none was found there (a relaxed look first: the fence only if it holds a task) or the
- * pool is paused (relaxed: see crew_pool.paused); the caller then takes with
+ * pool is paused (relaxed: see crew_pool.halt); the caller then takes with
  * crew__sched_take_as, which looks everywhere. A lost race sets tc->retry. */
 static inline bool crew__sched_take_own_ext(crew_pool *p, crew__deque *own, crew_fn *fn,
                                             void **arg, uint64_t *aux, crew__take_ctx *tc) {
