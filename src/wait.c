@@ -454,11 +454,12 @@ static inline __attribute__((always_inline)) int wait_held(crew_pool *p, crew_ha
                     .status = 1};
     crew__debug_yield();
     crew__steal_local *own = crew__sched_join_own(p, c.self);
-    if (own) {
+    if (own)
         crew__wait_own_first(p, c.self, own, group, sl, c.mark);
-        if ((st = crew__slot_status(sl, group.gen)) != 1) /* it ended: the answer */
-            return group_answer(p, who, given, group, st);
-    }
+    else
+        crew__wait_group_first(p, c.self, group, sl, c.mark);
+    if ((st = crew__slot_status(sl, group.gen)) != 1) /* it ended: the answer */
+        return group_answer(p, who, given, group, st);
     wait_loop(p, &c);
     return group_answer(p, who, given, group, c.status);
 }

@@ -28,5 +28,11 @@ void crew__join_wait(crew_pool *p, crew__worker *self, const atomic_bool *over, 
 struct crew__steal_local;
 void crew__wait_own_first(crew_pool *p, crew__worker *self, struct crew__steal_local *own,
                           crew_handle group, crew__slot *sl, int64_t mark);
+/* The same for any other waiter (self: its worker record, or NULL outside the pool): the tasks
+ * of group that the strategy's group take finds (from outside under STEAL: the newest of the
+ * thread's external slot, if of group), run there and ended together; returns when the take
+ * finds none, at a task a pause holds back, or at the group's end. */
+void crew__wait_group_first(crew_pool *p, crew__worker *self, crew_handle group, crew__slot *sl,
+                            int64_t mark);
 
 #endif /* CREW_WAIT_H */

@@ -3,8 +3,10 @@
  * default strategy, sched_steal.c) that waits for a group its task has just filled: the tasks
  * it queued itself run here, one after another, before wait.c's general loop (which finishes
  * the wait). A task that queues an array and waits for it (crew_enqueue_tasks, then crew_wait)
- * so costs about what crew_enqueue_tasks_wait does. Out of wait.c, whose general loop it
- * precedes, as a call of its own (never inlined there: it is the rare case of a wait).
+ * so costs about what crew_enqueue_tasks_wait does. The same for any other waiter (a thread
+ * outside the pool, a worker of another strategy): the tasks of its group that the strategy's
+ * group take finds (crew__wait_group_first). Out of wait.c, whose general loop they precede,
+ * as calls of their own (never inlined there: the rare case of a wait).
  */
 #include "atomic.h"
 #include "group.h"
@@ -13,6 +15,7 @@
 #include "sched_calls.h"
 #include "steal_join.h"
 #include "trace.h"
+#include "wake.h"
 #include "wait.h"
 #include "worker.h"
 
@@ -70,3 +73,53 @@ void crew__wait_own_first(crew_pool *p, crew__worker *self, struct crew__steal_l
         crew__tasks_finished(p, group.slot, ran, CREW__RAN);
 }
 
+
+/* crew__wait_own_first for a waiter without a deque of its own (self NULL: a thread outside the
+ * pool; or a worker of a strategy other than STEAL): the tasks of group that the strategy's group
+ * take finds (crew__sched_take_group_as, as wait.c's loop takes them first: under STEAL, from
+ * outside, the newest task of the thread's external slot if it is of group), run here one
+ * after another in one frame, the plain ones of the group ended in it together once the take
+ * finds none, or before any other task runs here, as crew__wait_own_first ends them. A task
+ * that is not plain, not of group, or of a cancelled group goes the general way (own_other);
+ * one that a pause or a cancelling shutdown holds back (crew__held_back) goes back, and the
+ * loop stops; so do a trace and a worker's mark. Then wait_loop finishes the wait. */
+void crew__wait_group_first(crew_pool *p, crew__worker *self, crew_handle group, crew__slot *sl,
+                            int64_t mark) {
+    crew__frame *up = crew__tls_frame;
+    crew__frame f = {.pool = p, .up = up, .group = group, .depth = up ? up->depth + 1 : 1};
+    size_t ran = 0;
+    crew__take_ctx tc = {.may_batch = false}; /* a waiter claims no batch (wait.c) */
+    crew_task *t;
+    /* Relaxed: the worker's own state. */
+    while ((!self || crew__load_relaxed(&self->state) == CREW__W_RUNNING) && !crew__tracing(p) &&
+           (t = crew__sched_take_group_as(p, self, group.slot, mark, &tc)) != NULL) {
+        if (crew__held_back(p, t, &tc.pushed_back))
+            break; /* a pause or a cancelling shutdown: the general loop decides */
+        if (__builtin_expect(tc.pushed_back != 0, 0)) /* the take put tasks back: wake */
+            crew__wake_pushed_back(p, &tc.pushed_back);
+        if (__builtin_expect((t->crew_flags_ & ~CREW__TASK_COPY) != 0 ||
+                                 t->crew_private_.slot != group.slot ||
+                                 crew__slot_cancelled(sl, group.gen),
+                             0)) {
+            if (ran) /* ended first: that task may wait for the group */
+                crew__tasks_finished(p, group.slot, ran, CREW__RAN);
+            ran = 0;
+            if (!own_other(p, self, t, group, sl))
+                break; /* ran is 0 */
+            continue;
+        }
+        crew_fn fn = t->fn; /* read before it starts: a copy the next take may overwrite */
+        void *arg = t->arg;
+        f.mark = crew__sched_mark(p, self);
+        crew__debug_yield();
+        crew__tls_frame = &f;
+        fn(arg);
+        crew__tls_frame = up;
+        crew__debug_yield();
+        ran++;
+    }
+    if (ran)
+        crew__tasks_finished(p, group.slot, ran, CREW__RAN);
+    if (tc.pushed_back)
+        crew__wake_pushed_back(p, &tc.pushed_back);
+}
