@@ -38,7 +38,13 @@ static inline void hold_once(crew__slot *sl, bool *held) {
 static __attribute__((noinline)) bool own_other(crew_pool *p, crew__worker *self, crew_task *t,
                                                 crew_handle group, crew__slot *sl, bool *held) {
     hold_once(sl, held);
-    crew__run_helping(p, self, t, NULL, NULL, group.slot);
+    /* Counted as wait.c's loop counts what it runs: a thread outside the pool that ran an
+     * array's runner to its end takes the array's other runners (worker.c's end_leftovers) and
+     * counts them here; the count leaves pending at once. */
+    size_t finished = 0;
+    crew__run_helping(p, self, t, &finished, NULL, group.slot);
+    if (finished)
+        crew__pending_sub(p, finished);
     return crew__slot_status(sl, group.gen) == 1;
 }
 
