@@ -122,7 +122,7 @@ static uint32_t pop_free(crew__slotmap *m) {
     }
 }
 
-static void push_free(crew__slotmap *m, uint32_t s);
+static inline __attribute__((always_inline)) void push_free(crew__slotmap *m, uint32_t s);
 
 /* Free slot s: into the caller's cache if it has room, else onto the shared stack. */
 static void release_slot(crew__slotmap *m, uint32_t s, crew__slot_cache *cache) {
@@ -134,7 +134,7 @@ static void release_slot(crew__slotmap *m, uint32_t s, crew__slot_cache *cache) 
         push_free(m, s);
 }
 
-static void push_free(crew__slotmap *m, uint32_t s) {
+static inline __attribute__((always_inline)) void push_free(crew__slotmap *m, uint32_t s) {
     crew__slot *sl = crew__slot_at(m, s);
     uint64_t head = crew__load_relaxed(&m->free_head); /* relaxed: the CAS re-checks it */
     do {
