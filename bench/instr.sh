@@ -16,15 +16,28 @@
 #                                             one thread, run 3 times and once (bench_graph
 #                                             --instr), the difference over 2 x the nodes; for
 #                                             crew_graph, the same by hand on groups, oneTBB
+#        bench/instr.sh --skynet [--quick] [peer ...]
+#                                             instructions per leaf of skynet (bench_peers -w
+#                                             skynet, one worker), a 10-ary tree of tasks, each
+#                                             inner task spawning its ten children and waiting:
+#                                             10^6 leaves less 10^5 (--quick 10^5 less 10^4),
+#                                             over the leaves' difference; peers by default
+#                                             crew-enqueue-wait (crew_enqueue_tasks into a new
+#                                             group, then crew_wait), crew-tasks-wait
+#                                             (crew_enqueue_tasks_wait), crew-join-task, onetbb;
+#                                             then, per function (callgrind_annotate, own
+#                                             instructions), where crew-enqueue-wait and
+#                                             crew-tasks-wait spend theirs, per inner task
 #   --quick: fewer tasks; -h, --help: this text
 set -euo pipefail
 usage() { sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; } # this header
 case ${1:-} in -h | --help) usage; exit 0 ;; esac
-small=2000 big=102000 quick=0 graph=0
+small=2000 big=102000 quick=0 graph=0 skynet=0
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) small=1000 big=11000 quick=1; shift ;;
     --graph) graph=1; shift ;;
+    --skynet) skynet=1; shift ;;
     *) break ;;
     esac
 done
@@ -73,6 +86,56 @@ if [ $graph = 1 ]; then
         fi
         awk -v l="$lib" -v a="$a" -v b="$b" -v n="$nodes" \
             'BEGIN { printf "%-34s %12.0f\n", l, (b - a) / (2 * n) }'
+    done
+    exit 0
+fi
+
+# Skynet, per leaf: depth D and D - 1 on one worker (the root on the calling thread, as the
+# benchmark runs it), the difference over 9 x 10^(D-1) leaves (the inner tasks, one per ten
+# leaves, are in the figure too). Then the per-function split of the two crew forms, per inner
+# task (one per ten leaves: an inner task's enqueue, wait and its ten children's runs).
+if [ $skynet = 1 ]; then
+    deep=6
+    [ $quick = 1 ] && deep=5
+    [ $# -gt 0 ] || peers=(crew-enqueue-wait crew-tasks-wait crew-join-task onetbb)
+    leaves=$((9 * 10 ** (deep - 1)))
+    sky() { # peer depth out -> total instructions, or nothing if the peer is absent
+        valgrind --tool=callgrind --callgrind-out-file="$3" "$bin" -p "$1" -w skynet -t 1 -r 1 \
+            -D "$2" >/dev/null 2>&1 || return 0
+        awk '/^(summary|totals):/ {print $2; exit}' "$3"
+    }
+    printf '%-18s %12s\n' "skynet, 1 worker" "instr/leaf"
+    for p in "${peers[@]}"; do
+        a="" b=""
+        if "$bin" -p "$p" -w skynet -t 1 -r 1 -D 1 2>/dev/null | grep -q "^$p "; then
+            a=$(sky "$p" $((deep - 1)) "$tmp/$p.a")
+            b=$(sky "$p" "$deep" "$tmp/$p.b")
+        fi
+        if [ -z "$a" ] || [ -z "$b" ]; then
+            printf '%-18s %12s\n' "$p" "n/a (not built)"
+            continue
+        fi
+        awk -v p="$p" -v a="$a" -v b="$b" -v n="$leaves" \
+            'BEGIN { printf "%-18s %12.0f\n", p, (b - a) / n }'
+    done
+    command -v callgrind_annotate >/dev/null || exit 0
+    split() { # out -> "instructions function" per function (inlined code merged in)
+        callgrind_annotate --auto=no --threshold=100 --inclusive=no "$1" 2>/dev/null | awk '
+            /^ *[0-9,]+ +\(/ { n = $1; gsub(",", "", n); f = $0; sub(/^ *[0-9,]+ +\([^)]*\) +/, "", f)
+                               sub(/ \[.*$/, "", f); sub(/^[^:]*:/, "", f)
+                               sub(/\x27[0-9]+$/, "", f); gsub(/ /, "", f); sum[f] += n }
+            END { for (f in sum) print sum[f], f }'
+    }
+    for p in crew-enqueue-wait crew-tasks-wait; do
+        [ -f "$tmp/$p.a" ] && [ -f "$tmp/$p.b" ] || continue
+        echo
+        printf '%-46s %12s\n' "$p, by function" "instr/inner"
+        { split "$tmp/$p.a" | sed 's/^/a /'; split "$tmp/$p.b" | sed 's/^/b /'; } | awk \
+            -v n=$((leaves / 10)) '
+            { v[$3] += ($1 == "b" ? $2 : -$2) }
+            END { for (f in v) if (v[f] / n >= 5 && f != "PROGRAMTOTALS")
+                      printf "%12.0f %s\n", v[f] / n, f }' |
+            sort -rn | head -16 | awk '{ printf "  %-44s %12s\n", substr($2, 1, 44), $1 }'
     done
     exit 0
 fi

@@ -122,7 +122,7 @@ static uint32_t pop_free(crew__slotmap *m) {
     }
 }
 
-static void push_free(crew__slotmap *m, uint32_t s);
+static inline __attribute__((always_inline)) void push_free(crew__slotmap *m, uint32_t s);
 
 /* Free slot s: into the caller's cache if it has room, else onto the shared stack. */
 static void release_slot(crew__slotmap *m, uint32_t s, crew__slot_cache *cache) {
@@ -134,7 +134,7 @@ static void release_slot(crew__slotmap *m, uint32_t s, crew__slot_cache *cache) 
         push_free(m, s);
 }
 
-static void push_free(crew__slotmap *m, uint32_t s) {
+static inline __attribute__((always_inline)) void push_free(crew__slotmap *m, uint32_t s) {
     crew__slot *sl = crew__slot_at(m, s);
     uint64_t head = crew__load_relaxed(&m->free_head); /* relaxed: the CAS re-checks it */
     do {
@@ -327,6 +327,30 @@ bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, enum crew__en
     end_group(m, sl, slot, prev, cache);
     return true;
 }
+bool crew__group_done_all(crew__slotmap *m, uint32_t slot, uint32_t n, uint64_t *prev,
+                          crew__slot_cache *cache) {
+    crew__slot *sl = crew__slot_at(m, slot);
+    /* Relaxed: a guess at the state; the compare-and-swap decides. */
+    uint64_t st = crew__load_relaxed(&sl->state);
+    if (crew__open_of(st) != n)
+        return false;
+    /* Seq_cst on success, for crew__group_done's reasons (the release of the tasks' effects,
+     * the acquire of the earlier decrements, the finisher's half of crew_notify's protocol);
+     * relaxed on failure: nothing changed, the caller ends its tasks with crew__group_done. A
+     * state changed meanwhile (a task added, a mark, a cancel) fails it, so the marks the
+     * group ends with are those in *prev. */
+    if (!crew__cas_seq_cst(&sl->state, &st, st - n))
+        return false;
+    *prev = st;
+    /* Its tasks ran, so the group was opened (its generation issued) before: see crew__slot. */
+    crew__assert(crew__gen_issued(sl, crew__gen_of(st)));
+    /* Seq_cst: the finisher's half of crew_notify's protocol (see crew__slot.notify). */
+    if (__builtin_expect(crew__load_seq_cst(&sl->notify) != NULL, 0))
+        return end_group_notify(m, sl, slot, st, cache);
+    end_group(m, sl, slot, st, cache);
+    return true;
+}
+
 int crew__group_cancel(crew__slotmap *m, crew_handle h) {
     crew__slot *sl = crew__slot_at(m, crew__slot_index(h.slot));
     /* One compare-and-swap on the state word, from a state of h's generation with a task open

@@ -194,6 +194,13 @@ enum crew__end {
  * keeps its slot until its loss is reported (crew__group_report). */
 bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, enum crew__end how,
                       crew__slot_cache *cache);
+/* n tasks of slot that ran, if they are all the group's open tasks: end them and the group
+ * with one compare-and-swap (as crew__group_done would, callbacks and slot included) and
+ * return true, with *prev the state before (its marks are the group's answer: a waiter that
+ * held those tasks knows it without looking again, crew__status_of). Else (other tasks open,
+ * or the state changed meanwhile) nothing changes: false. */
+bool crew__group_done_all(crew__slotmap *m, uint32_t slot, uint32_t n, uint64_t *prev,
+                          crew__slot_cache *cache);
 /* A task that is not one of the group's own tasks was lost on its behalf (a graph run's node
  * that never started, graph.c): mark the open group of slot as crew__group_done's CREW__LOST
  * would. The caller holds one of the group's tasks (it is open). */
@@ -207,6 +214,12 @@ int crew__group_status(crew__slotmap *m, crew_handle h);
  * and its marks until its loss is reported, CREW__LOSSES_KEPT more are and no wait holds it
  * (crew__group_report), so it stays CREW_ECANCELED or CREW_EEXPIRED until then; after that,
  * CREW_OK. */
+/* The answer a finished group's marks give (st: its state at its end, or after). */
+static inline int crew__status_of(uint64_t st) {
+    if (!(st & CREW__ST_LOSS))
+        return CREW_OK;
+    return st & (CREW__ST_CANCEL | CREW__ST_DROPPED) ? CREW_ECANCELED : CREW_EEXPIRED;
+}
 static inline int crew__slot_status(crew__slot *sl, uint32_t gen) {
     /* Acquire: pairs with the releases in crew__group_done; a finished answer happens-after
      * every task of the group. The marks come in the same load. */
@@ -215,9 +228,7 @@ static inline int crew__slot_status(crew__slot *sl, uint32_t gen) {
         return CREW_OK; /* the generation moved on: finished without a loss kept */
     if (crew__open_of(st) != 0)
         return 1;
-    if (!(st & CREW__ST_LOSS))
-        return CREW_OK;
-    return st & (CREW__ST_CANCEL | CREW__ST_DROPPED) ? CREW_ECANCELED : CREW_EEXPIRED;
+    return crew__status_of(st);
 }
 /* Is the group of slot, generation gen, cancelled? Asked by a thread holding one of its tasks
  * (so the group is open) or about a finished group. Relaxed: promptly, not at the instant

@@ -28,6 +28,8 @@ void crew__pending_sub(crew_pool *p, size_t n) {
         crew__wake_all(p);
 }
 
+static inline void units_finished(crew_pool *p, crew__worker *w, size_t n);
+
 void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end how) {
     crew__worker *w = crew__self(p);
     if (slot != 0 &&
@@ -36,6 +38,21 @@ void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end 
          * A slot reused meanwhile only costs a spurious wake-up. */
         crew__ec_notify(&crew__slot_at(&p->groups, slot)->waiters, &p->lock, NULL, NULL);
     }
+    units_finished(p, w, n);
+}
+
+bool crew__tasks_finished_all(crew_pool *p, uint32_t slot, size_t n, uint64_t *prev) {
+    crew__worker *w = crew__self(p);
+    if (!crew__group_done_all(&p->groups, slot, (uint32_t)n, prev, crew__slots_to_free(p, w)))
+        return false;
+    /* As in crew__tasks_finished: the group's end wakes its waiters. */
+    crew__ec_notify(&crew__slot_at(&p->groups, slot)->waiters, &p->lock, NULL, NULL);
+    units_finished(p, w, n);
+    return true;
+}
+
+/* n tasks' units of pending (w: the calling worker, or NULL). */
+static inline void units_finished(crew_pool *p, crew__worker *w, size_t n) {
     if (w) { /* a worker: batch the shared decrement (see the top of pending.h) */
         if (crew__credit_back(w, n))
             return;

@@ -62,6 +62,10 @@ void crew__pending_sub(crew_pool *p, size_t n);
  * (CREW__RAN): count them in their group and in pending (on a worker, through its credit), and
  * wake whoever waits for them. */
 void crew__tasks_finished(crew_pool *p, uint32_t slot, size_t n, enum crew__end how);
+/* n tasks of group slot that ran, if they are the group's only open tasks: the group ends with
+ * them (crew__group_done_all: *prev, its state before, holds its answer), counted as
+ * crew__tasks_finished counts; true. Else nothing is counted: false. */
+bool crew__tasks_finished_all(crew_pool *p, uint32_t slot, size_t n, uint64_t *prev);
 /* Return the calling worker's credit to pending now (see the top of this file). */
 void crew__flush_finished(crew_pool *p, crew__worker *w);
 

@@ -468,13 +468,21 @@ static inline __attribute__((always_inline)) int wait_group(crew_pool *p, crew_h
         return crew__fail_handle(CREW_EINVAL, who, p, group);
     if (crew__forked(p)) /* before the slot's answer: nothing of the parent's pool is asked */
         return wait_failed(who, group, CREW_EFORKED);
+    int st;
     crew_handle given = group;          /* as handed out, for the details */
     group = crew__handle_local(group); /* from here on, the slot's index */
     crew__slot *sl = crew__slot_at(&p->groups, group.slot);
     /* Held from before the first look at the state to after the answer and its report: a
      * group kept for a reported loss is not let go while a wait on its slot is in progress
-     * (crew__slot.holds), so this wait answers the loss if the group had one. */
-    crew__slot_hold(sl);
+     * (crew__slot.holds), so this wait answers the loss if the group had one. A helping wait
+     * first runs the tasks of the group it queued itself (wait_own.c), which takes the hold
+     * (then the look below is the first made under it), or, if those tasks ended the group,
+     * answers from their end, holding nothing: a look made while this thread held one of the
+     * group's tasks found it open, and the answer is the end's own. */
+    if (timed)
+        crew__slot_hold(sl);
+    else if ((st = crew__wait_first(p, crew__self(p), group, sl, mark_of(p))) != 1)
+        return group_answer(p, who, given, group, st);
     int rc = wait_held(p, group, given, sl, timed, timeout_ns, who);
     crew__slot_unhold(sl);
     return rc;
@@ -509,12 +517,6 @@ static inline __attribute__((always_inline)) int wait_held(crew_pool *p, crew_ha
     waiter_ctx c = {.p = p, .self = crew__self(p), .group = group, .sl = sl, .mark = mark_of(p),
                     .status = 1};
     crew__debug_yield();
-    crew__steal_local *own = crew__sched_join_own(p, c.self);
-    if (own) {
-        crew__wait_own_first(p, c.self, own, group, sl, c.mark);
-        if ((st = crew__slot_status(sl, group.gen)) != 1) /* it ended: the answer */
-            return group_answer(p, who, given, group, st);
-    }
     wait_loop(p, &c);
     return group_answer(p, who, given, group, c.status);
 }

@@ -22,11 +22,14 @@ void crew__help_until(crew_pool *p, const atomic_bool *flag, crew__ec *ec);
  * crew__help_until does. */
 void crew__join_wait(crew_pool *p, crew__worker *self, const atomic_bool *over, int64_t mark);
 
-/* wait_own.c: a crew_wait's first steps on worker self, whose deque (own) holds tasks above
- * mark: those of group (sl its slot) run there, newest first, and end in the group together;
- * returns at the first task it cannot take so, or at the group's end (then wait.c's loop). */
-struct crew__steal_local;
-void crew__wait_own_first(crew_pool *p, crew__worker *self, struct crew__steal_local *own,
-                          crew_handle group, crew__slot *sl, int64_t mark);
+/* wait_own.c: crew_wait's first steps on this thread (self: its worker record for p, or NULL;
+ * mark: its deque mark, crew__sched_take_group's), for group (sl its slot), called without the
+ * wait's hold on sl: the tasks of group this thread queued run here, newest first, and end in
+ * the group together. Returns the group's answer (CREW_OK, CREW_ECANCELED, CREW_EEXPIRED) if
+ * their end ended the group, holding nothing; else 1, with the wait's hold on sl taken
+ * (crew__slot_hold): the caller looks at the state, and goes on, as a wait that took its hold
+ * before its first look. */
+int crew__wait_first(crew_pool *p, crew__worker *self, crew_handle group, crew__slot *sl,
+                     int64_t mark);
 
 #endif /* CREW_WAIT_H */

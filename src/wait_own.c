@@ -1,10 +1,16 @@
 /*
- * wait_own.c -- the helping wait's first steps for a worker with a deque of its own (the
- * default strategy, sched_steal.c) that waits for a group its task has just filled: the tasks
- * it queued itself run here, one after another, before wait.c's general loop (which finishes
- * the wait). A task that queues an array and waits for it (crew_enqueue_tasks, then crew_wait)
- * so costs about what crew_enqueue_tasks_wait does. Out of wait.c, whose general loop it
- * precedes, as a call of its own (never inlined there: it is the rare case of a wait).
+ * wait_own.c -- crew_wait's first steps (crew__wait_first): the tasks of the awaited group that
+ * the waiter queued itself run here, one after another, before wait.c's general loop (which
+ * finishes the wait), and end in the group together. On a worker with a deque of its own (the
+ * default strategy, sched_steal.c) they are the tasks on top of that deque; on any other thread
+ * (outside the pool, or a worker of another strategy) those the strategy's group take finds
+ * (under STEAL, from outside: the newest task of the thread's external slot, if of the group).
+ * A task that queues an array and waits for it (crew_enqueue_tasks, then crew_wait) so costs
+ * about what crew_enqueue_tasks_wait does. These steps also decide when the wait takes its hold
+ * on the group's slot (crew__slot.holds): only once it must, and never while the group may have
+ * ended unseen; a waiter whose own tasks were the group's last learns the answer from their end
+ * and holds nothing. Out of wait.c, whose general loop they precede, as a call of their own
+ * (never inlined there: the rare case of a wait).
  */
 #include "atomic.h"
 #include "group.h"
@@ -14,45 +20,128 @@
 #include "steal_join.h"
 #include "trace.h"
 #include "wait.h"
+#include "wake.h"
 #include "worker.h"
 
-/* A cancelled group's task, a flagged one or another group's, that the own-group loop took: run
- * the general way (out of line: rare). Returns whether group (sl) is open still: once it ended,
- * its slot may hold a later group, whose tasks (and cancel) that loop must not take as its. */
+/* The wait's hold on sl (crew__slot_hold), taken once. */
+static inline void hold_once(crew__slot *sl, bool *held) {
+    if (!*held) {
+        crew__slot_hold(sl);
+        *held = true;
+    }
+}
+
+/* A cancelled group's task, a flagged one or another group's (or generation's), that the loop
+ * took: run the general way (out of line: rare), the wait's hold taken first. Returns whether
+ * group (sl) is open still: once it ended, its slot may hold a later group, whose tasks (and
+ * cancel) the loop must not take as its. */
 static __attribute__((noinline)) bool own_other(crew_pool *p, crew__worker *self, crew_task *t,
-                                                crew_handle group, crew__slot *sl) {
-    crew__run_helping(p, self, t, NULL, NULL, group.slot);
+                                                crew_handle group, crew__slot *sl, bool *held) {
+    hold_once(sl, held);
+    /* Counted as wait.c's loop counts what it runs: a thread outside the pool that ran an
+     * array's runner to its end takes the array's other runners (worker.c's end_leftovers) and
+     * counts them here; the count leaves pending at once. */
+    size_t finished = 0;
+    crew__run_helping(p, self, t, &finished, NULL, group.slot);
+    if (finished)
+        crew__pending_sub(p, finished);
     return crew__slot_status(sl, group.gen) == 1;
 }
 
-/* The helping wait's first steps for a worker with a deque of its own (the default strategy)
- * that waits for group (sl its slot): the tasks on top of that deque, above mark (those it
- * queued itself, as a task that queues an array and waits for it does), newest first, run here
- * one after another in one frame, without the general loop's looks between them, and the plain
- * ones of the group ended in it together once none is left, or before any other task runs
- * here (one decrement of the group's count and of pending: the group ends no later for it, as a
- * task of the group runs on this thread the whole time, but for the one look that finds no
- * more). Stops on a pause, a resize's mark, a cancelling shutdown, a trace, or the group's end
- * (own_other); other tasks go the general way (own_other). Then wait_loop finishes the wait. */
-void crew__wait_own_first(crew_pool *p, crew__worker *self, struct crew__steal_local *own,
-                          crew_handle group, crew__slot *sl, int64_t mark) {
+/* End ran tasks of group that ran here. If the wait holds no slot yet and they are the group's
+ * last open tasks, they end it with one compare-and-swap (crew__tasks_finished_all) and the
+ * group's answer comes from its end: returned, nothing held. Else the wait takes its hold, while
+ * those tasks still keep the group open, then ends them: 1. */
+static int own_end(crew_pool *p, crew_handle group, crew__slot *sl, size_t ran, bool *held) {
+    uint64_t prev;
+    if (!*held && crew__tasks_finished_all(p, group.slot, ran, &prev))
+        return crew__status_of(prev);
+    hold_once(sl, held);
+    crew__tasks_finished(p, group.slot, ran, CREW__RAN);
+    return 1;
+}
+
+/* The next task: the newest above mark on the worker's own deque (own), else the strategy's
+ * group take; a task a pause or a cancelling shutdown holds back goes back (NULL). Tasks a take
+ * put back are woken for at once. */
+static inline crew_task *own_take(crew_pool *p, crew__worker *self, crew__steal_local *own,
+                                  crew_handle group, int64_t mark, crew_task *buf,
+                                  crew__take_ctx *tc) {
+    if (own)
+        return crew__steal_take_above(own, mark, buf);
+    crew_task *t = crew__sched_take_group_as(p, self, group.slot, mark, tc);
+    if (!t || crew__held_back(p, t, &tc->pushed_back))
+        return NULL;
+    if (__builtin_expect(tc->pushed_back != 0, 0))
+        crew__wake_pushed_back(p, &tc->pushed_back);
+    return t;
+}
+
+/* The first steps, see the top of this file: the plain tasks of group (sl its slot) that this
+ * thread queued, newest first, run here in one frame without the general loop's looks between
+ * them, and end in it together once none is left, or before any other task runs here (the group
+ * ends no later for it, as a task of the group runs on this thread the whole time, but for the
+ * one look that finds no more). Stops on a pause, a resize's mark, a cancelling shutdown, a
+ * trace, or the group's end (own_other).
+ *
+ * The hold (crew__slot.holds) comes before the wait's first look at the state, as in wait.c,
+ * except on a worker's own deque (own): there the first look is made holding the newest task
+ * above mark, if it is of the group's slot. Such a task was queued by this thread or by a task
+ * it ran, so if the slot is at the group's generation and open it is the group's, and the group
+ * is open at the look; the hold then waits until the wait must look again, still holding a task
+ * (own_end, own_other, or the general loop), or is never taken, if this thread's tasks end the
+ * group (own_end). A first task that is not so goes back on top of the deque, untouched, and the
+ * wait takes its hold and goes on as wait.c's (a finished or forged handle: its answer). Once a
+ * task of the group has been found, a later one of its slot is the group's too while this
+ * thread holds one (the group cannot end meanwhile). Elsewhere (a queue other threads push
+ * to) the same look is made at the first task of the slot, and again after an end (own_other);
+ * a task of the slot that is not the group's goes the general way. */
+static inline __attribute__((always_inline)) int
+first_steps(crew_pool *p, crew__worker *self, crew__steal_local *own, crew_handle group,
+            crew__slot *sl, int64_t mark) {
+    bool held = false;
+    if (!own) { /* the hold, then the first look */
+        hold_once(sl, &held);
+        if (crew__slot_status(sl, group.gen) != 1)
+            return 1;
+    }
+    bool open = false; /* a look found the group open while this thread held one of its tasks */
     crew__frame *up = crew__tls_frame;
     crew__frame f = {.pool = p, .up = up, .group = group, .depth = up ? up->depth + 1 : 1};
     size_t ran = 0;
     crew_task buf, *t;
+    crew__take_ctx tc = {.may_batch = false}; /* a waiter claims no batch (wait.c) */
     /* Relaxed: paused or cancelling (see struct crew_pool.halt); the worker's own state. */
-    while (!crew__halted(p) && crew__load_relaxed(&self->state) == CREW__W_RUNNING && !crew__tracing(p) &&
-           (t = crew__steal_take_above(own, mark, &buf)) != NULL) {
+    while (!crew__halted(p) &&
+           ((!own && !self) || crew__load_relaxed(&self->state) == CREW__W_RUNNING) &&
+           !crew__tracing(p) && (t = own_take(p, self, own, group, mark, &buf, &tc)) != NULL) {
         /* A plain task (by address, no flag, or by value, a copy): no node, timed or kind. */
-        if (__builtin_expect((t->crew_flags_ & ~CREW__TASK_COPY) != 0 ||
-                                 t->crew_private_.slot != group.slot ||
-                                 crew__slot_cancelled(sl, group.gen),
-                             0)) {
-            if (ran) /* ended first: that task may wait for the group */
+        bool mine = (t->crew_flags_ & ~CREW__TASK_COPY) == 0 && t->crew_private_.slot == group.slot;
+        if (__builtin_expect(!open, 0)) { /* the look: see above */
+            if (!mine || crew__slot_status(sl, group.gen) != 1) {
+                if (own) {
+                    /* Its place is free: it goes back where it was, on the worker's deque. */
+                    int rc = crew__deque_push1(&own->deque, t);
+                    crew__assert(rc == CREW_OK);
+                    (void)rc;
+                    break; /* ran is 0 */
+                }
+                mine = false; /* another group's (or generation's): the general way */
+            } else {
+                open = true;
+            }
+        }
+        if (__builtin_expect(!mine || crew__slot_cancelled(sl, group.gen), 0)) {
+            if (ran) { /* ended first: that task may wait for the group */
+                hold_once(sl, &held); /* while they keep the group open */
                 crew__tasks_finished(p, group.slot, ran, CREW__RAN);
+            }
             ran = 0;
-            if (!own_other(p, self, t, group, sl))
-                return; /* ran is 0 */
+            if (!own_other(p, self, t, group, sl, &held))
+                break; /* ran is 0 */
+            /* On a worker's own deque, the group's slot still holds its tasks only (see above);
+             * elsewhere another thread's may come: look again at the next. */
+            open = open && own;
             continue;
         }
         crew_fn fn = t->fn; /* read before it starts: then t is its owner's again */
@@ -65,7 +154,18 @@ void crew__wait_own_first(crew_pool *p, crew__worker *self, struct crew__steal_l
         crew__debug_yield();
         ran++;
     }
+    if (tc.pushed_back)
+        crew__wake_pushed_back(p, &tc.pushed_back);
     if (ran)
-        crew__tasks_finished(p, group.slot, ran, CREW__RAN);
+        return own_end(p, group, sl, ran, &held);
+    hold_once(sl, &held);
+    return 1;
 }
 
+int crew__wait_first(crew_pool *p, crew__worker *self, crew_handle group, crew__slot *sl,
+                     int64_t mark) {
+    crew__steal_local *own = crew__sched_join_own(p, self);
+    /* Two copies of the loop, each with its own take inline. */
+    return own ? first_steps(p, self, own, group, sl, mark)
+               : first_steps(p, self, NULL, group, sl, mark);
+}

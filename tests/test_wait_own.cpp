@@ -1,0 +1,212 @@
+// test_wait_own.cpp -- crew_wait's first steps (src/wait_own.c): a thread that waits for a group
+// whose tasks it queued itself runs them, newest first, and ends them in the group together; a
+// worker whose own tasks end the group answers from their end. The answers must be those of
+// any wait: a loss (a cancel by the group's last task) answered by every wait, before and after
+// its report, also by another thread's wait on the same handle; a handle whose group has ended
+// (its slot now another group's) or was never issued runs none of the slot's tasks.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "common.h"
+
+using crewtest::kSchedulers;
+using crewtest::make_pool;
+
+namespace {
+
+// Run fn(arg) as one task of p and return once it has ended, without helping (so that it runs
+// on a worker, and the waits inside it are a worker's).
+void run_on_worker(crew_pool *p, crew_fn fn, void *arg) {
+    struct Root {
+        crew_fn fn;
+        void *arg;
+        std::mutex m;
+        std::condition_variable cv;
+        bool done = false;
+    } r{fn, arg, {}, {}, false};
+    auto body = [](void *a) {
+        auto *q = static_cast<Root *>(a);
+        q->fn(q->arg);
+        std::lock_guard<std::mutex> g(q->m);
+        q->done = true;
+        q->cv.notify_one();
+    };
+    ASSERT_EQ(crew_submit(p, body, &r, 0, nullptr), CREW_OK);
+    std::unique_lock<std::mutex> g(r.m);
+    r.cv.wait(g, [&] { return r.done; });
+}
+
+constexpr int kTen = 10;
+
+// Ten tasks into a new group; the last of them to run cancels it (the group is open: its own
+// task has not ended), and each notes the group it ran in.
+struct LossCase {
+    crew_pool *p;
+    std::atomic<int> ran{0};
+    std::atomic<int> cancel_rc{-1};
+    std::atomic<int> wrong_group{0};
+    crew_handle g = CREW_HANDLE_NONE;
+    std::atomic<uint32_t> g_slot{0}, g_gen{0};
+    int first = -1, second = -1;
+};
+
+void loss_leaf(void *a) {
+    auto *c = static_cast<LossCase *>(a);
+    crew_handle cur = crew_current_group();
+    // Published before the enqueue returned to the waiter: a leaf that runs later sees it.
+    uint32_t slot = c->g_slot.load(), gen = c->g_gen.load();
+    if (slot != 0 && (cur.slot != slot || cur.gen != gen))
+        c->wrong_group.fetch_add(1);
+    if (c->ran.fetch_add(1) + 1 == kTen)
+        c->cancel_rc.store(crew_cancel(c->p, cur));
+}
+
+void loss_root(void *a) {
+    auto *c = static_cast<LossCase *>(a);
+    crew_task t[kTen];
+    for (auto &x : t) {
+        x = crew_task{};
+        x.fn = loss_leaf, x.arg = c;
+    }
+    if (crew_enqueue_tasks(c->p, t, kTen, &c->g) != CREW_OK)
+        return;
+    c->g_gen.store(c->g.gen);
+    c->g_slot.store(c->g.slot);
+    c->first = crew_wait(c->p, c->g);
+    c->second = crew_wait(c->p, c->g);
+}
+
+TEST(WaitOwn, ALossByTheGroupsLastTaskIsEveryWaitsAnswer) {
+    for (unsigned sched : kSchedulers) {
+        crew_pool *p = make_pool(1, sched);
+        for (int worker = 0; worker < 2; worker++) { // in a task on a worker, then from outside
+            LossCase c;
+            c.p = p;
+            if (worker)
+                run_on_worker(p, loss_root, &c);
+            else
+                loss_root(&c);
+            EXPECT_EQ(c.ran.load(), kTen) << sched;
+            EXPECT_EQ(c.cancel_rc.load(), CREW_OK) << sched;
+            EXPECT_EQ(c.wrong_group.load(), 0) << "crew_current_group in its tasks, " << sched;
+            EXPECT_EQ(c.first, CREW_ECANCELED) << sched << " " << worker;
+            EXPECT_EQ(c.second, CREW_ECANCELED) << "kept once reported, " << sched;
+            EXPECT_EQ(crew_wait(p, c.g), CREW_ECANCELED) << "another thread's wait, " << sched;
+        }
+        EXPECT_EQ(crew_wait_all(p), CREW_OK);
+        crew_destroy(p);
+    }
+}
+
+// A worker's group whose handle another thread waits for at the same time (while the worker
+// runs the group's tasks in its own wait, and ends them): both get the loss.
+struct SharedCase {
+    LossCase c;
+    std::atomic<bool> published{false};
+};
+
+void shared_root(void *a) {
+    auto *s = static_cast<SharedCase *>(a);
+    LossCase *c = &s->c;
+    crew_task t[kTen];
+    for (auto &x : t) {
+        x = crew_task{};
+        x.fn = loss_leaf, x.arg = c;
+    }
+    if (crew_enqueue_tasks(c->p, t, kTen, &c->g) != CREW_OK)
+        return;
+    c->g_gen.store(c->g.gen);
+    c->g_slot.store(c->g.slot);
+    s->published.store(true);
+    c->first = crew_wait(c->p, c->g);
+}
+
+TEST(WaitOwn, AnotherThreadWaitingForAWorkersGroupGetsItsAnswer) {
+    const int rounds = crewtest::scaled(200);
+    for (unsigned sched : kSchedulers) {
+        crew_pool *p = make_pool(2, sched);
+        for (int i = 0; i < rounds; i++) {
+            SharedCase s;
+            s.c.p = p;
+            crew_handle root = CREW_HANDLE_NONE;
+            ASSERT_EQ(crew_submit(p, shared_root, &s, 0, &root), CREW_OK);
+            while (!s.published.load() && crew_wait_timed(p, root, 0) == CREW_ETIMEDOUT)
+                std::this_thread::yield();
+            ASSERT_TRUE(s.published.load());
+            crew_handle g = {s.c.g_slot.load(), s.c.g_gen.load()};
+            EXPECT_EQ(crew_wait(p, g), CREW_ECANCELED) << sched << " round " << i;
+            EXPECT_EQ(crew_wait(p, root), CREW_OK);
+            EXPECT_EQ(s.c.first, CREW_ECANCELED) << sched << " round " << i;
+            EXPECT_EQ(s.c.ran.load(), kTen);
+        }
+        EXPECT_EQ(crew_wait_all(p), CREW_OK);
+        crew_destroy(p);
+    }
+}
+
+// Inside a worker's task: a group A, finished; then a group B, likely on A's slot (the worker
+// keeps its freed slots); a wait for A (stale) and one for a generation of B's slot never
+// issued (forged) must run none of B's queued tasks, and answer CREW_OK and CREW_EINVAL.
+thread_local bool in_other_wait = false;
+
+struct StaleCase {
+    crew_pool *p;
+    std::atomic<int> b_ran{0};
+    std::atomic<int> ran_inside{0};
+    int stale = -1, forged = -1, b = -1, a = -1;
+    bool same_slot = false;
+};
+
+void b_leaf(void *a) {
+    auto *c = static_cast<StaleCase *>(a);
+    if (in_other_wait)
+        c->ran_inside.fetch_add(1);
+    c->b_ran.fetch_add(1);
+}
+
+void stale_root(void *a) {
+    auto *c = static_cast<StaleCase *>(a);
+    crew_task ta{};
+    ta.fn = crewtest::noop_task;
+    crew_handle ga = CREW_HANDLE_NONE;
+    if (crew_enqueue_tasks(c->p, &ta, 1, &ga) != CREW_OK)
+        return;
+    c->a = crew_wait(c->p, ga);
+    crew_task tb[kTen];
+    for (auto &x : tb) {
+        x = crew_task{};
+        x.fn = b_leaf, x.arg = c;
+    }
+    crew_handle gb = CREW_HANDLE_NONE;
+    if (crew_enqueue_tasks(c->p, tb, kTen, &gb) != CREW_OK)
+        return;
+    c->same_slot = gb.slot == ga.slot;
+    in_other_wait = true;
+    c->stale = crew_wait(c->p, ga);
+    c->forged = crew_wait(c->p, crew_handle{gb.slot, gb.gen + 5});
+    in_other_wait = false;
+    c->b = crew_wait(c->p, gb);
+}
+
+TEST(WaitOwn, AStaleOrForgedHandleRunsNoneOfTheSlotsTasks) {
+    for (unsigned sched : kSchedulers) {
+        crew_pool *p = make_pool(1, sched);
+        StaleCase c;
+        c.p = p;
+        run_on_worker(p, stale_root, &c);
+        EXPECT_EQ(c.a, CREW_OK) << sched;
+        EXPECT_EQ(c.stale, CREW_OK) << sched << (c.same_slot ? " (same slot)" : "");
+        EXPECT_EQ(c.forged, CREW_EINVAL) << sched;
+        EXPECT_EQ(c.ran_inside.load(), 0) << sched << (c.same_slot ? " (same slot)" : "");
+        EXPECT_EQ(c.b, CREW_OK) << sched;
+        EXPECT_EQ(c.b_ran.load(), kTen) << sched;
+        EXPECT_EQ(crew_wait_all(p), CREW_OK);
+        crew_destroy(p);
+    }
+}
+
+} // namespace
