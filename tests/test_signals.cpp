@@ -497,9 +497,12 @@ TEST_F(Signals, IdleWorkers) {
             }
             EXPECT_GT(g_hits.load(), before);
             int workers = 0;
-            for (auto &name : crewtest::thread_names())
+            std::string all; // for the message: every thread's name
+            for (auto &name : crewtest::thread_names()) {
                 workers += name.find("-w") != std::string::npos;
-            EXPECT_EQ(workers, 3) << "a worker was lost";
+                all += " '" + name + "'";
+            }
+            EXPECT_EQ(workers, 3) << "a worker was lost; the threads:" << all;
             recs.expect_each_ran_once();
             EXPECT_EQ(crew_destroy(p), CREW_OK);
             EXPECT_GE(pool_threads_stopped.load(), 4); // 3 workers, 1 or 2 blocking threads
