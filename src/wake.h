@@ -84,7 +84,8 @@ void crew__wake_pushed_back(crew_pool *p, size_t *n);
  * for as long as the rounds went on. So a caller whose rounds' own tasks ran under
  * CREW__WAKE_TINY_NS marks its deferral tiny (CREW__WATCH_TINY, with CREW__WATCH_WANTED, in the
  * same fetch_or), and while the mark is up an idle worker does not poll: it sleeps at once (its
- * last look first), and the caller runs its rounds alone. The mark is cleared with WANTED by the
+ * last look first), and the caller runs its rounds alone. (Other threads' submissions to the
+ * pool meanwhile find no poller either and wake a sleeper, as under a spin of 0.) The mark is cleared with WANTED by the
  * next watcher's claim, and set again only by the next tiny round, so it outlives the tiny
  * rounds by one watch at most (CREW__WAKE_WATCH_NS). Rounds of longer tasks (CREW__WAKE_TINY_NS
  * or more, below CREW__WAKE_DEFER_NS) are deferred as before, and a worker that finds their
