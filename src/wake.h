@@ -85,11 +85,13 @@ void crew__wake_pushed_back(crew_pool *p, size_t *n);
  * CREW__WAKE_TINY_NS marks its deferral tiny (CREW__WATCH_TINY, with CREW__WATCH_WANTED, in the
  * same fetch_or), and while the mark is up an idle worker does not poll: it sleeps at once (its
  * last look first), and the caller runs its rounds alone. (Other threads' submissions to the
- * pool meanwhile find no poller either and wake a sleeper, as under a spin of 0.) The mark is cleared with WANTED by the
- * next watcher's claim, and set again only by the next tiny round, so it outlives the tiny
- * rounds by one watch at most (CREW__WAKE_WATCH_NS). Rounds of longer tasks (CREW__WAKE_TINY_NS
- * or more, below CREW__WAKE_DEFER_NS) are deferred as before, and a worker that finds their
- * offers polls after them as after any task: there the parallel round is the faster one. */
+ * pool meanwhile find no poller either and wake a sleeper, as under a spin of 0.) The mark is
+ * cleared with WANTED by the next watcher's claim, and set again only by the next tiny round
+ * of a thread on this pool (a thread's tiny rounds on another pool do not count), so it
+ * outlives the tiny rounds by one watch at most (the one under way: up to
+ * CREW__WAKE_WATCH_TINY_NS). Rounds of longer tasks (CREW__WAKE_TINY_NS or more, below
+ * CREW__WAKE_DEFER_NS) are deferred as before, and a worker that finds their offers polls
+ * after them as after any task: there the parallel round is the faster one. */
 #define CREW__WAKE_TINY_NS 1000u
 /* The watcher's sleep when the rounds it watches are tiny. Its look after the sleep lands in a
  * round of the caller's about every other time and takes that round's offer: a round that then

@@ -9,7 +9,7 @@
 // watcher takes it); and a pool whose rounds have stopped goes back to using no CPU. A caller
 // whose rounds' own tasks are tiny marks its deferral so (wake.h: TINY ROUNDS), a caller of
 // longer rounds never does, and once tiny rounds stop the mark goes and every worker sleeps
-// without a time-out.
+// without a time-out; a thread's tiny rounds on one pool do not mark its rounds on another.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -347,4 +347,48 @@ TEST(Rounds, TinyRoundsMarkTheDeferralAndThePoolSleepsAfter) {
     EXPECT_FALSE(set_after_clear) << "rounds of 5 us tasks marked the deferral tiny";
     EXPECT_EQ(crew_wait_all(p), CREW_OK);
     crew_destroy(p);
+}
+
+namespace {
+
+// The one worker of a pool held in a task until released.
+struct Hold {
+    std::atomic<bool> started{false}, release{false};
+    static void task(void *a) {
+        auto *h = static_cast<Hold *>(a);
+        h->started = true;
+        while (!h->release.load())
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+};
+
+} // namespace
+
+// One thread's tiny rounds on one pool do not mark its rounds on another pool tiny: rounds
+// that alternate between pool a (two trivial tasks) and pool b (two 5 us tasks) leave b's
+// watch word without the tiny mark. b's one worker is held in a task meanwhile, so that no
+// watcher's claim can clear a mark that was set. Only the work-stealing strategy defers
+// rounds (the others' long way would also queue b's rounds behind the held worker).
+TEST(Rounds, TinyRoundsOnOnePoolDoNotMarkAnother) {
+    if (crewtest::scheduler() != "steal")
+        GTEST_SKIP() << "only the work-stealing strategy defers rounds";
+    crew_pool *a = crewtest::make_pool(2);
+    crew_pool *b = crewtest::make_pool(1);
+    Hold hold;
+    ASSERT_EQ(crew_submit(b, Hold::task, &hold, 0, nullptr), CREW_OK);
+    while (!hold.started.load())
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::atomic<long> sum_a{0}, sum_b{0};
+    const int rounds = crewtest::slow_build() ? 200 : 2000;
+    for (int i = 0; i < rounds && !(crew__wake_watch_word(b) & kTiny); i++) {
+        rounds_marked(a, add_one, 1, &sum_a, nullptr);
+        rounds_marked(b, five_us, 1, &sum_b, nullptr);
+    }
+    EXPECT_EQ(crew__wake_watch_word(b) & kTiny, 0u)
+        << "pool b's rounds of 5 us tasks were marked tiny after tiny rounds on pool a";
+    hold.release = true;
+    EXPECT_EQ(crew_wait_all(b), CREW_OK);
+    EXPECT_EQ(crew_wait_all(a), CREW_OK);
+    crew_destroy(b);
+    crew_destroy(a);
 }
