@@ -244,7 +244,10 @@ typedef struct crew_task {
  * (above), and sleeps at once while they are more, since each poll would then take CPU time from a
  * thread that still has a task. Decided as each idle stretch begins, from counts the pool keeps
  * anyway (no system call); callers that wait, other pools' and other processes' threads are not
- * counted, and a worker blocked inside its task counts as awake. */
+ * counted, and a worker blocked inside its task counts as awake. A worker also sleeps at once
+ * while a thread outside the pool runs rounds of crew_enqueue_tasks_wait whose own tasks take
+ * under about a microsecond: that thread runs such rounds alone faster than it could hand a
+ * task to another CPU and see it end there, and a polling worker would take its tasks. */
 #define CREW_SPIN_AUTO 0xFFFFFFFFu
 
 /* Settings for crew_create. Always start from crew_config_init(), then change fields. */

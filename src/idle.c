@@ -32,3 +32,5 @@ unsigned crew__idle_polls(crew_pool *p) {
     unsigned awake = threads > asleep ? threads - asleep : 0;
     return awake <= p->cpus ? CREW__IDLE_POLLS : 0;
 }
+
+unsigned crew__idle_asleep(crew_pool *p) { return crew__ec_sleepers_hint(&p->work); }

@@ -17,5 +17,8 @@
 /* CREW_SPIN_AUTO: the polls of an idle stretch that begins now, for a worker of p or a caller
  * waiting on p: CREW__IDLE_POLLS while p's awake workers are no more than its CPUs, else 0. */
 unsigned crew__idle_polls(crew_pool *p);
+/* The threads asleep on p->work now (workers, and waiters that may take any task): the guess
+ * crew__idle_polls reads, for tests. */
+unsigned crew__idle_asleep(crew_pool *p);
 
 #endif /* CREW_IDLE_H */

@@ -92,8 +92,10 @@ struct crew_pool {
     _Atomic unsigned lookers;
     /* The deferred wake-up's watcher (wake.h): CREW__WATCHING while a sleeping worker watches
      * for deferred offers, CREW__WATCH_WANTED once a caller deferred (or wanted to) since the
-     * watcher last looked. Every write is a read-modify-write (the claim's first relaxed read
-     * is a guess its CAS checks), so release sequences are unbroken: a caller's release
+     * watcher last looked, CREW__WATCH_TINY with it if that caller's rounds are tiny (idle
+     * workers then do not poll: read relaxed, a hint). Every write is a read-modify-write (the
+     * claim's first relaxed read is a guess its CAS checks), so release sequences are
+     * unbroken: a caller's release
      * fetch_or (after its offers' pushes), the watcher's relaxed claim under the lock, and its
      * acquire fetch_and on resigning, which so sees every offer a caller deferred to it. */
     _Atomic unsigned watch;

@@ -96,25 +96,37 @@ void crew__wake_all(crew_pool *p) {
  * pattern. */
 #define CREW__WAKE_LONG_ROUNDS 2u
 static CREW__TLS unsigned rounds_long;
+/* The pool of this thread's last round of offers if that round's own tasks ran under
+ * CREW__WAKE_TINY_NS (wake.h: TINY ROUNDS), else NULL: its next deferral to that pool sets
+ * CREW__WATCH_TINY. Per pool: a thread's tiny rounds on one pool say nothing of its rounds on
+ * another (whose watcher would sleep CREW__WAKE_WATCH_TINY_NS, its workers not poll). A plain
+ * thread-local, as rounds_long. */
+static CREW__TLS crew_pool *rounds_tiny_in;
 
 crew__defer crew__wake_offered(crew_pool *p, size_t n) {
     crew__defer d = {crew__now_ns(), false};
+    unsigned want = CREW__WATCH_WANTED | (rounds_tiny_in == p ? CREW__WATCH_TINY : 0u);
     /* Release: the offers' pushes before it, for the watcher's acquire on resigning (pool.h). */
     if (rounds_long >= CREW__WAKE_LONG_ROUNDS ||
-        !(crew__fetch_or_release(&p->watch, CREW__WATCH_WANTED) & CREW__WATCHING)) {
+        !(crew__fetch_or_release(&p->watch, want) & CREW__WATCHING)) {
         crew__wake_work(p, n, 0); /* long rounds, or nobody watches: as any offer */
         d.woke = true;
     }
     return d;
 }
 
-bool crew__wake_watch_claim(crew_pool *p) {
+uint64_t crew__wake_watch_claim(crew_pool *p) {
     unsigned v = crew__load_relaxed(&p->watch); /* relaxed: a guess, the CAS decides */
-    /* Relaxed: the claim publishes nothing; only one claimer wins (see pool.h). */
-    while (v == CREW__WATCH_WANTED)
+    /* Relaxed: the claim publishes nothing; only one claimer wins (see pool.h). It clears the
+     * tiny mark with the want: only a tiny round after it sets it again. */
+    while ((v & ~CREW__WATCH_TINY) == CREW__WATCH_WANTED)
         if (crew__cas_relaxed(&p->watch, &v, CREW__WATCHING))
-            return true;
-    return false;
+            return v & CREW__WATCH_TINY ? CREW__WAKE_WATCH_TINY_NS : CREW__WAKE_WATCH_NS;
+    return 0;
+}
+
+unsigned crew__wake_watch_word(crew_pool *p) {
+    return crew__load_relaxed(&p->watch); /* relaxed: a look for tests */
 }
 
 void crew__wake_watch_resign(crew_pool *p) {
@@ -123,10 +135,13 @@ void crew__wake_watch_resign(crew_pool *p) {
 }
 
 void crew__wake_if_long_slow(crew_pool *p, crew__defer *d, size_t left) {
-    if (crew__now_ns() - d->since < CREW__WAKE_DEFER_NS) {
+    uint64_t ran = crew__now_ns() - d->since;
+    if (ran < CREW__WAKE_DEFER_NS) {
         rounds_long = 0;
+        rounds_tiny_in = ran < CREW__WAKE_TINY_NS ? p : NULL; /* the round's last call decides */
         return;
     }
+    rounds_tiny_in = NULL;
     d->since = 0;
     if (rounds_long < CREW__WAKE_LONG_ROUNDS)
         rounds_long++;

@@ -318,7 +318,7 @@ typedef struct last_look_ctx {
     crew_task *t;
     crew__take_ctx tc; /* the takes' inputs and outputs (schedule.h) */
     bool slept;        /* the look found nothing: it sleeps */
-    bool watch;        /* the look found nothing and made it the watcher (wake.h) */
+    uint64_t watch;    /* the look found nothing and made it the watcher for this long, ns */
     uint64_t slept_at; /* under a trace: when it went to sleep, for the timeline */
 } last_look_ctx;
 
@@ -330,8 +330,8 @@ static bool last_look(void *ctx) {
     if (c->t || c->tc.retry)
         return true;
     crew__debug_yield(); /* lock held: lets others pile up behind the sleeper */
-    if (__builtin_expect(crew__wake_watch_claim(c->p), 0))
-        return c->watch = true; /* sleep_for_work sleeps again, timed */
+    if (__builtin_expect((c->watch = crew__wake_watch_claim(c->p)) != 0, 0))
+        return true; /* sleep_for_work sleeps again, timed */
     c->slept = true;
     if (__builtin_expect(crew__tracing(c->p), 0) && c->slept_at == 0) /* a trace records it */
         c->slept_at = crew__now_ns();
@@ -345,14 +345,14 @@ static bool last_look(void *ctx) {
  * (a task found, a race lost, or it must leave); *watched true when it was the watcher. */
 static crew_task *sleep_for_work(crew_pool *p, crew__worker *w, bool *woken_out, bool *slept,
                                  bool *watched) {
-    last_look_ctx c = {p, w, NULL, {.may_batch = true}, false, false, 0}; /* runs no task */
+    last_look_ctx c = {p, w, NULL, {.may_batch = true}, false, 0, 0}; /* runs no task */
     pthread_mutex_lock(&p->lock);
     enum crew__ec_end end = crew__ec_wait(&w->sleeper, &p->lock, last_look, &c, NULL);
-    while (__builtin_expect(c.watch, 0)) { /* the watcher of deferred offers (wake.h) */
-        struct timespec until = crew__timespec_of(crew__now_ns() + CREW__WAKE_WATCH_NS);
+    while (__builtin_expect(c.watch != 0, 0)) { /* the watcher of deferred offers (wake.h) */
+        struct timespec until = crew__timespec_of(crew__now_ns() + c.watch);
         end = crew__ec_wait(&w->sleeper, &p->lock, last_look, &c, &until);
         crew__wake_watch_resign(p);
-        c.watch = false;
+        c.watch = 0;
         *watched = true;
         if (end == CREW__EC_TIMEDOUT) /* looks once more here, not in the polls; may watch */
             end = crew__ec_wait(&w->sleeper, &p->lock, last_look, &c, NULL);
@@ -520,12 +520,13 @@ static bool worker_run(void *ctx, crew_task *t, crew__take_ctx *tc) {
     return false;
 }
 
-/* CREW_SPIN_AUTO's polls for a worker (idle.h); none right after it watched (wake.h). */
+/* CREW_SPIN_AUTO's polls for a worker (idle.h); none right after it watched, nor while a
+ * caller runs tiny rounds (wake.h: TINY ROUNDS). */
 static unsigned worker_polls(void *ctx) {
     worker_ctx *c = ctx;
     bool watched = c->watched;
     c->watched = false;
-    return watched ? 0 : crew__idle_polls(c->p);
+    return watched || crew__wake_rounds_tiny(c->p) ? 0 : crew__idle_polls(c->p);
 }
 
 static const crew__policy worker_policy = {.take = worker_take,

@@ -6,7 +6,10 @@
 // short rounds below it, spreads its leaves over the workers from its first call. A round
 // whose tasks wait for each other (a producer and its consumer, a barrier of two) completes in
 // either order, although its caller runs the first task and wakes nobody for the other (the
-// watcher takes it); and a pool whose rounds have stopped goes back to using no CPU.
+// watcher takes it); and a pool whose rounds have stopped goes back to using no CPU. A caller
+// whose rounds' own tasks are tiny marks its deferral so (wake.h: TINY ROUNDS), a caller of
+// longer rounds never does, and once tiny rounds stop the mark goes and every worker sleeps
+// without a time-out; a thread's tiny rounds on one pool do not mark its rounds on another.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -20,6 +23,10 @@
 #include <vector>
 
 #include "common.h"
+
+// The pool's state for the tiny rounds' tests (wake.h: the watch word; idle.h: the sleepers).
+extern "C" unsigned crew__wake_watch_word(crew_pool *p);
+extern "C" unsigned crew__idle_asleep(crew_pool *p);
 
 namespace {
 
@@ -268,4 +275,120 @@ TEST(Rounds, ABarrierOfSeveralTasksAfterShortRoundsCompletes) {
         EXPECT_EQ(crew_wait_all(p), CREW_OK);
         crew_destroy(p);
     }
+}
+
+namespace {
+
+constexpr unsigned kTiny = 4; // CREW__WATCH_TINY (wake.h)
+
+void add_one(void *a) { static_cast<std::atomic<long> *>(a)->fetch_add(1); }
+
+// A task that runs for about 5 us by the clock: longer than a tiny round's own task (1 us),
+// shorter than a long one's (20 us), whatever the machine's load.
+void five_us(void *a) {
+    auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(5);
+    while (std::chrono::steady_clock::now() < until)
+        ;
+    static_cast<std::atomic<long> *>(a)->fetch_add(1);
+}
+
+// Rounds of two tasks of fn on p from this thread; how many ended with the tiny mark up.
+int rounds_marked(crew_pool *p, crew_fn fn, int rounds, std::atomic<long> *sum,
+                  bool *set_after_clear) {
+    int marked = 0;
+    bool cleared = false;
+    for (int i = 0; i < rounds; i++) {
+        crew_task t[2] = {};
+        for (auto &x : t)
+            x.fn = fn, x.arg = sum;
+        EXPECT_EQ(crew_enqueue_tasks_wait(p, t, 2), CREW_OK);
+        bool up = (crew__wake_watch_word(p) & kTiny) != 0;
+        marked += up;
+        if (up && cleared && set_after_clear)
+            *set_after_clear = true;
+        cleared |= !up && i > 0;
+    }
+    return marked;
+}
+
+} // namespace
+
+// Tiny rounds (two trivial tasks) mark the deferral tiny, under the work-stealing strategy (the
+// others go the group way, which defers nothing, so never); once they stop, the mark goes, no
+// worker watches, and both workers sleep on the pool's work (no timed sleep, no polls). Rounds
+// of 5 us tasks, from the same thread, never set it again once a watcher's claim cleared it.
+TEST(Rounds, TinyRoundsMarkTheDeferralAndThePoolSleepsAfter) {
+    const bool steal = crewtest::scheduler() == "steal";
+    crew_pool *p = crewtest::make_pool(2);
+    std::atomic<long> sum{0};
+    const int rounds = crewtest::slow_build() ? 2000 : 20000;
+    int marked = rounds_marked(p, add_one, rounds, &sum, nullptr);
+    EXPECT_EQ(sum.load(), 2L * rounds);
+    if (!steal) {
+        EXPECT_EQ(marked, 0) << "a strategy without offers deferred a round";
+    } else if (!crewtest::slow_build()) { // instrumented, a trivial task may take over 1 us
+        EXPECT_GT(marked, 0) << "20000 rounds of trivial tasks were never marked tiny";
+    }
+    // After the rounds: the mark is cleared by the next claim, the watcher resigns, and the
+    // workers sleep untimed. A generous bound: this is about reaching the state, not speed.
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    unsigned watch = 0, asleep = 0;
+    while (((watch = crew__wake_watch_word(p)) != 0 || (asleep = crew__idle_asleep(p)) != 2) &&
+           std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_EQ(watch, 0u) << "the watch word stayed up after the rounds stopped (1 watching, "
+                            "2 wanted, 4 tiny)";
+    EXPECT_EQ(asleep, 2u) << "not every worker went to sleep after the rounds stopped";
+    // Rounds of 5 us tasks: deferred, never tiny (only the first may carry this thread's last
+    // tiny round's mark, until a claim clears it).
+    bool set_after_clear = false;
+    sum = 0;
+    rounds_marked(p, five_us, crewtest::slow_build() ? 200 : 2000, &sum, &set_after_clear);
+    EXPECT_FALSE(set_after_clear) << "rounds of 5 us tasks marked the deferral tiny";
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    crew_destroy(p);
+}
+
+namespace {
+
+// The one worker of a pool held in a task until released.
+struct Hold {
+    std::atomic<bool> started{false}, release{false};
+    static void task(void *a) {
+        auto *h = static_cast<Hold *>(a);
+        h->started = true;
+        while (!h->release.load())
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+};
+
+} // namespace
+
+// One thread's tiny rounds on one pool do not mark its rounds on another pool tiny: rounds
+// that alternate between pool a (two trivial tasks) and pool b (two 5 us tasks) leave b's
+// watch word without the tiny mark. b's one worker is held in a task meanwhile, so that no
+// watcher's claim can clear a mark that was set. Only the work-stealing strategy defers
+// rounds (the others' long way would also queue b's rounds behind the held worker).
+TEST(Rounds, TinyRoundsOnOnePoolDoNotMarkAnother) {
+    if (crewtest::scheduler() != "steal")
+        GTEST_SKIP() << "only the work-stealing strategy defers rounds";
+    crew_pool *a = crewtest::make_pool(2);
+    crew_pool *b = crewtest::make_pool(1);
+    Hold hold;
+    ASSERT_EQ(crew_submit(b, Hold::task, &hold, 0, nullptr), CREW_OK);
+    while (!hold.started.load())
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::atomic<long> sum_a{0}, sum_b{0};
+    const int rounds = crewtest::slow_build() ? 200 : 2000;
+    for (int i = 0; i < rounds && !(crew__wake_watch_word(b) & kTiny); i++) {
+        rounds_marked(a, add_one, 1, &sum_a, nullptr);
+        rounds_marked(b, five_us, 1, &sum_b, nullptr);
+    }
+    EXPECT_EQ(crew__wake_watch_word(b) & kTiny, 0u)
+        << "pool b's rounds of 5 us tasks were marked tiny after tiny rounds on pool a";
+    hold.release = true;
+    EXPECT_EQ(crew_wait_all(b), CREW_OK);
+    EXPECT_EQ(crew_wait_all(a), CREW_OK);
+    crew_destroy(b);
+    crew_destroy(a);
 }
