@@ -345,8 +345,6 @@ static inline void wait_loop(crew_pool *p, waiter_ctx *c) {
      * one task at a time (docs/design.md says why it holds no claimed batch). */
     crew__take_ctx tc = {.may_batch = false};
     c->general = true; /* quiet_policy's, which never sets it (the sleep reads it) */
-    c->value = (crew_task){.crew_flags_ = CREW__TASK_COPY}; /* priority 0, group slot 0 */
-    c->own_ext = crew__sched_own_ext(p);
     if (__builtin_expect(crew__tracing(p), 0))
         dispatch_traced(p, c, &tc);
     else if (!c->sl && !c->flag && !c->self && c->shallow && crew__tls_bthread != p) {
