@@ -9,6 +9,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "common.h"
@@ -205,6 +206,83 @@ TEST(WaitOwn, AStaleOrForgedHandleRunsNoneOfTheSlotsTasks) {
         EXPECT_EQ(c.b, CREW_OK) << sched;
         EXPECT_EQ(c.b_ran.load(), kTen) << sched;
         EXPECT_EQ(crew_wait_all(p), CREW_OK);
+        crew_destroy(p);
+    }
+}
+
+// A worker whose own tasks end its group (the end that holds no slot) while another thread
+// cancels the group: the cancel lands (CREW_OK) exactly when the waits answer CREW_ECANCELED,
+// else it answers CREW_ESTALE and the waits CREW_OK; the group's callback runs once either way.
+struct RaceCase {
+    crew_pool *p;
+    std::atomic<int> ran{0};
+    std::atomic<int> notified{0};
+    std::atomic<bool> published{false}, go{false};
+    crew_handle g = CREW_HANDLE_NONE;
+    int first = -1, notify_rc = -1, spin = 0;
+};
+
+void race_leaf(void *a) {
+    auto *c = static_cast<RaceCase *>(a);
+    for (int k = 0; k < c->spin; k++)
+        std::this_thread::yield();
+    c->ran.fetch_add(1);
+}
+
+void race_notified(void *a) {
+    static_cast<RaceCase *>(a)->notified.fetch_add(1);
+}
+
+void race_root(void *a) {
+    auto *c = static_cast<RaceCase *>(a);
+    crew_task t[kTen];
+    for (auto &x : t) {
+        x = crew_task{};
+        x.fn = race_leaf, x.arg = c;
+    }
+    crew_handle g = CREW_HANDLE_NONE;
+    if (crew_enqueue_tasks(c->p, t, kTen, &g) != CREW_OK)
+        return;
+    c->notify_rc = crew_notify(c->p, g, race_notified, c);
+    c->g = g;
+    c->published.store(true);
+    while (!c->go.load()) // the cancel comes while this thread runs the group's tasks
+        std::this_thread::yield();
+    c->first = crew_wait(c->p, g);
+}
+
+TEST(WaitOwn, ACancelRacingTheEndOfAWorkersOwnTasksLandsOrIsStale) {
+    const int rounds = crewtest::scaled(300);
+    for (unsigned sched : kSchedulers) {
+        crew_pool *p = make_pool(2, sched);
+        int landed = 0, stale = 0;
+        for (int i = 0; i < rounds; i++) {
+            RaceCase c;
+            c.p = p;
+            c.spin = i % 3;
+            crew_handle root = CREW_HANDLE_NONE;
+            ASSERT_EQ(crew_submit(p, race_root, &c, 0, &root), CREW_OK);
+            while (!c.published.load() && crew_wait_timed(p, root, 0) == CREW_ETIMEDOUT)
+                std::this_thread::yield();
+            ASSERT_TRUE(c.published.load());
+            c.go.store(true);
+            for (int k = 0; k < i % 7; k++)
+                std::this_thread::yield();
+            int cancel_rc = crew_cancel(p, c.g);
+            int second = crew_wait(p, c.g);
+            EXPECT_EQ(crew_wait(p, root), CREW_OK);
+            ASSERT_TRUE(cancel_rc == CREW_OK || cancel_rc == CREW_ESTALE) << cancel_rc;
+            int want = cancel_rc == CREW_OK ? CREW_ECANCELED : CREW_OK;
+            (cancel_rc == CREW_OK ? landed : stale)++;
+            EXPECT_EQ(c.first, want) << sched << " round " << i << " cancel " << cancel_rc;
+            EXPECT_EQ(second, want) << sched << " round " << i << " cancel " << cancel_rc;
+            if (cancel_rc == CREW_ESTALE)
+                EXPECT_EQ(c.ran.load(), kTen);
+            EXPECT_EQ(crew_wait_all(p), CREW_OK);
+            EXPECT_EQ(c.notify_rc, CREW_OK);
+            EXPECT_EQ(c.notified.load(), 1) << sched << " round " << i;
+        }
+        RecordProperty("landed_stale_" + std::to_string(sched), std::to_string(landed) + "/" + std::to_string(stale));
         crew_destroy(p);
     }
 }
