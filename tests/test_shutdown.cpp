@@ -326,6 +326,25 @@ TEST(Shutdown, CancelDropsTasksAWaiterClaimedAndDidNotStart) {
 extern "C" void (*crew__test_shutdown_closing)(void); // the checked library's hook (debug.h)
 
 namespace {
+// The window between a cancelling shutdown's flag and its sweep, held open until a thread has
+// run or dropped a task of `ran`/`dropped` (10 s at most: then the test's checks fail).
+Cell *window_ran;
+std::atomic<int> *window_dropped;
+void hold_window() {
+    auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (window_ran->runs.load() + window_dropped->load() == 0 &&
+           std::chrono::steady_clock::now() < give_up)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+// crew_shutdown(p, CREW_CANCEL) with that window held open.
+void cancel_holding_the_window(crew_pool *p, Cell *ran, std::atomic<int> *dropped) {
+    window_ran = ran;
+    window_dropped = dropped;
+    crew__test_shutdown_closing = hold_window;
+    EXPECT_EQ(crew_shutdown(p, CREW_CANCEL), CREW_OK);
+    crew__test_shutdown_closing = nullptr;
+}
+
 std::atomic<int> after_seen_dropped{0};
 Cell after_seen_ran;
 void spin_until_cancelled(void *started) {
@@ -353,15 +372,7 @@ TEST(Shutdown, NoQueuedTaskStartsOnceAThreadHasSeenTheCancel) {
     const int n = 4;
     for (int i = 0; i < n; i++)
         ASSERT_EQ(crew_submit(p, bump, &after_seen_ran, 0, nullptr), CREW_OK);
-    crew__test_shutdown_closing = [] {
-        // Until the worker has run or dropped a task (10 s at most: then the checks fail).
-        auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-        while (after_seen_ran.runs.load() + after_seen_dropped.load() == 0 &&
-               std::chrono::steady_clock::now() < give_up)
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    };
-    EXPECT_EQ(crew_shutdown(p, CREW_CANCEL), CREW_OK);
-    crew__test_shutdown_closing = nullptr;
+    cancel_holding_the_window(p, &after_seen_ran, &after_seen_dropped);
     EXPECT_EQ(after_seen_ran.runs.load(), 0);
     EXPECT_EQ(after_seen_dropped.load(), n);
     EXPECT_EQ(crew_wait_all(p), CREW_ECANCELED);
@@ -389,17 +400,10 @@ TEST(Shutdown, AHelpingWaiterThatHasSeenTheCancelStartsNoQueuedTask) {
     // queued: its helping wait takes them (wait.c), and must drop them, not run them.
     after_seen_dropped = 0;
     after_seen_ran.runs = 0;
-    crew_hooks h{};
-    h.size = sizeof h;
-    h.on_drop = [](crew_fn fn, void *, void *) {
+    crew_pool *p = crewtest::make_pool_on_drop(1, [](crew_fn fn, void *, void *) {
         if (fn == bump)
             after_seen_dropped.fetch_add(1);
-    };
-    crew_config cfg;
-    crew_config_init(&cfg);
-    cfg.threads = 1;
-    cfg.hooks = &h;
-    crew_pool *p = make_pool(cfg);
+    });
     SeesThenWaits s;
     s.p = p;
     ASSERT_EQ(crew_submit(p, see_cancel_then_wait, &s, 0, nullptr), CREW_OK);
@@ -409,14 +413,7 @@ TEST(Shutdown, AHelpingWaiterThatHasSeenTheCancelStartsNoQueuedTask) {
     for (int i = 0; i < n; i++)
         ASSERT_EQ(crew_submit(p, bump, &after_seen_ran, 0, &s.g), CREW_OK);
     s.go.store(true);
-    crew__test_shutdown_closing = [] {
-        auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-        while (after_seen_ran.runs.load() + after_seen_dropped.load() == 0 &&
-               std::chrono::steady_clock::now() < give_up)
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    };
-    EXPECT_EQ(crew_shutdown(p, CREW_CANCEL), CREW_OK);
-    crew__test_shutdown_closing = nullptr;
+    cancel_holding_the_window(p, &after_seen_ran, &after_seen_dropped);
     EXPECT_EQ(after_seen_ran.runs.load(), 0);
     EXPECT_EQ(after_seen_dropped.load(), n);
     EXPECT_EQ(s.wait_rc.load(), CREW_ECANCELED);
@@ -435,17 +432,10 @@ TEST(Shutdown, ACallbackTakenOnceAThreadHasSeenTheCancelRuns) {
     // one (before the sweep, held off by the hook) runs it, as the drain after the sweep would.
     callback_ran.runs = 0;
     callback_dropped = 0;
-    crew_hooks h{};
-    h.size = sizeof h;
-    h.on_drop = [](crew_fn fn, void *, void *) {
+    crew_pool *p = crewtest::make_pool_on_drop(1, [](crew_fn fn, void *, void *) {
         if (fn == callback)
             callback_dropped.fetch_add(1);
-    };
-    crew_config cfg;
-    crew_config_init(&cfg);
-    cfg.threads = 1;
-    cfg.hooks = &h;
-    crew_pool *p = make_pool(cfg);
+    });
     Cell ran;
     crew_handle g = CREW_HANDLE_NONE;
     ASSERT_EQ(crew_submit(p, bump, &ran, 0, &g), CREW_OK);
@@ -455,14 +445,7 @@ TEST(Shutdown, ACallbackTakenOnceAThreadHasSeenTheCancelRuns) {
     while (!started.load())
         std::this_thread::yield();
     ASSERT_EQ(crew_notify(p, g, callback, &callback_ran), CREW_OK);
-    crew__test_shutdown_closing = [] {
-        auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-        while (callback_ran.runs.load() + callback_dropped.load() == 0 &&
-               std::chrono::steady_clock::now() < give_up)
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    };
-    EXPECT_EQ(crew_shutdown(p, CREW_CANCEL), CREW_OK);
-    crew__test_shutdown_closing = nullptr;
+    cancel_holding_the_window(p, &callback_ran, &callback_dropped);
     EXPECT_EQ(callback_ran.runs.load(), 1);
     EXPECT_EQ(callback_dropped.load(), 0);
     crew_destroy(p);
