@@ -304,6 +304,18 @@ void crew__group_lost(crew__slotmap *m, uint32_t slot) {
     mark_lost(crew__slot_at(m, slot), CREW__LOST);
 }
 
+/* The group of sl ended with the decrement whose previous state was prev (crew__group_done,
+ * crew__group_done_all): its callbacks, if any, and its slot; true. */
+static inline __attribute__((always_inline)) bool ended(crew__slotmap *m, crew__slot *sl,
+                                                        uint32_t slot, uint64_t prev,
+                                                        crew__slot_cache *cache) {
+    /* Seq_cst: the finisher's half of crew_notify's protocol (see crew__slot.notify). */
+    if (__builtin_expect(crew__load_seq_cst(&sl->notify) != NULL, 0))
+        return end_group_notify(m, sl, slot, prev, cache); /* a tail call */
+    end_group(m, sl, slot, prev, cache);
+    return true;
+}
+
 bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, enum crew__end how,
                       crew__slot_cache *cache) {
     crew__slot *sl = crew__slot_at(m, slot);
@@ -321,12 +333,9 @@ bool crew__group_done(crew__slotmap *m, uint32_t slot, uint32_t n, enum crew__en
     crew__assert(crew__gen_issued(sl, crew__gen_of(prev)));
     if (crew__open_of(prev) != n)
         return false;
-    /* Seq_cst: the finisher's half of crew_notify's protocol (see crew__slot.notify). */
-    if (__builtin_expect(crew__load_seq_cst(&sl->notify) != NULL, 0))
-        return end_group_notify(m, sl, slot, prev, cache); /* a tail call */
-    end_group(m, sl, slot, prev, cache);
-    return true;
+    return ended(m, sl, slot, prev, cache);
 }
+
 bool crew__group_done_all(crew__slotmap *m, uint32_t slot, uint32_t n, uint64_t *prev,
                           crew__slot_cache *cache) {
     crew__slot *sl = crew__slot_at(m, slot);
@@ -344,11 +353,7 @@ bool crew__group_done_all(crew__slotmap *m, uint32_t slot, uint32_t n, uint64_t 
     *prev = st;
     /* Its tasks ran, so the group was opened (its generation issued) before: see crew__slot. */
     crew__assert(crew__gen_issued(sl, crew__gen_of(st)));
-    /* Seq_cst: the finisher's half of crew_notify's protocol (see crew__slot.notify). */
-    if (__builtin_expect(crew__load_seq_cst(&sl->notify) != NULL, 0))
-        return end_group_notify(m, sl, slot, st, cache);
-    end_group(m, sl, slot, st, cache);
-    return true;
+    return ended(m, sl, slot, st, cache);
 }
 
 int crew__group_cancel(crew__slotmap *m, crew_handle h) {

@@ -580,7 +580,7 @@ int crew__join_tasks(crew_pool *p, crew_task *t, size_t n) {
 
 /* crew_enqueue_tasks_wait: a few tasks through crew__join_tasks (above), else a group. */
 int crew_enqueue_tasks_wait(crew_pool *p, crew_task *t, size_t n) {
-    int rc = crew__join_tasks(p, t, n); /* a few tasks: no group (join.c) */
+    int rc = crew__join_tasks(p, t, n); /* a few tasks: no group (above) */
     if (rc == CREW_OK)
         return rc;
     if (rc == CREW_ECANCELED)

@@ -25,7 +25,8 @@
  * cancelling shutdown sets them aside and queues them again once it has emptied the queues
  * (schedule.c), a thread that takes one once that shutdown began runs it (crew__hold_back,
  * where it drops any other task), and a full queue that drops its oldest task runs a callback
- * it meets instead (bounded.c). They are not timed nor counted in crew_stats (no submission stamps them).
+ * it meets instead (bounded.c). They are not timed nor counted in crew_stats (no submission
+ * stamps them).
  */
 #include "atomic.h"
 #include "notify.h"

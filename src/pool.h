@@ -66,7 +66,7 @@ struct crew_pool {
     /* Why threads start no task (CREW__HALT_*): crew_pause (takers find no work; the bit is
      * read before each take and again after it, crew__held_back, since a task pushed after
      * crew_pause was taken with acquire) and a cancelling shutdown (set before its sweep,
-     * never cleared: crew_cancelled, and after each take). One word, so that the check after
+     * never cleared: crew_cancelled, and after each take). One byte, so that the check after
      * every take is one load. Written under lock (read-modify-writes, relaxed); read relaxed
      * anywhere (a sleeper's last look and crew_resume's wake-up are both under lock; a thread
      * that saw the cancel bit sees it on every later look, by coherence, so it starts no
@@ -95,8 +95,7 @@ struct crew_pool {
      * watcher last looked, CREW__WATCH_TINY with it if that caller's rounds are tiny (idle
      * workers then do not poll: read relaxed, a hint). Every write is a read-modify-write (the
      * claim's first relaxed read is a guess its CAS checks), so release sequences are
-     * unbroken: a caller's release
-     * fetch_or (after its offers' pushes), the watcher's relaxed claim under the lock, and its
+     * unbroken: a caller's release fetch_or (after its offers' pushes), the watcher's relaxed claim under the lock, and its
      * acquire fetch_and on resigning, which so sees every offer a caller deferred to it. */
     _Atomic unsigned watch;
     /* A cancelling shutdown dropped tasks: crew_wait_all's CREW_ECANCELED (relaxed: set before
