@@ -43,6 +43,16 @@ void run_on_worker(crew_pool *p, crew_fn fn, void *arg) {
 
 constexpr int kTen = 10;
 
+// Queue ten tasks fn(arg), made in t (the caller's: queued by address, it must outlive them),
+// into a new group (*g); false if crew_enqueue_tasks refused them.
+bool enqueue_ten(crew_pool *p, crew_task (&t)[kTen], crew_fn fn, void *arg, crew_handle *g) {
+    for (auto &x : t) {
+        x = crew_task{};
+        x.fn = fn, x.arg = arg;
+    }
+    return crew_enqueue_tasks(p, t, kTen, g) == CREW_OK;
+}
+
 // Ten tasks into a new group; the last of them to run cancels it (the group is open: its own
 // task has not ended), and each notes the group it ran in.
 struct LossCase {
@@ -66,17 +76,21 @@ void loss_leaf(void *a) {
         c->cancel_rc.store(crew_cancel(c->p, cur));
 }
 
+// loss_leaf's ten (in t, as enqueue_ten's) into c's group, its handle published for the
+// leaves' check.
+bool enqueue_losses(LossCase *c, crew_task (&t)[kTen]) {
+    if (!enqueue_ten(c->p, t, loss_leaf, c, &c->g))
+        return false;
+    c->g_gen.store(c->g.gen);
+    c->g_slot.store(c->g.slot);
+    return true;
+}
+
 void loss_root(void *a) {
     auto *c = static_cast<LossCase *>(a);
     crew_task t[kTen];
-    for (auto &x : t) {
-        x = crew_task{};
-        x.fn = loss_leaf, x.arg = c;
-    }
-    if (crew_enqueue_tasks(c->p, t, kTen, &c->g) != CREW_OK)
+    if (!enqueue_losses(c, t))
         return;
-    c->g_gen.store(c->g.gen);
-    c->g_slot.store(c->g.slot);
     c->first = crew_wait(c->p, c->g);
     c->second = crew_wait(c->p, c->g);
 }
@@ -114,14 +128,8 @@ void shared_root(void *a) {
     auto *s = static_cast<SharedCase *>(a);
     LossCase *c = &s->c;
     crew_task t[kTen];
-    for (auto &x : t) {
-        x = crew_task{};
-        x.fn = loss_leaf, x.arg = c;
-    }
-    if (crew_enqueue_tasks(c->p, t, kTen, &c->g) != CREW_OK)
+    if (!enqueue_losses(c, t))
         return;
-    c->g_gen.store(c->g.gen);
-    c->g_slot.store(c->g.slot);
     s->published.store(true);
     c->first = crew_wait(c->p, c->g);
 }
@@ -178,12 +186,8 @@ void stale_root(void *a) {
         return;
     c->a = crew_wait(c->p, ga);
     crew_task tb[kTen];
-    for (auto &x : tb) {
-        x = crew_task{};
-        x.fn = b_leaf, x.arg = c;
-    }
     crew_handle gb = CREW_HANDLE_NONE;
-    if (crew_enqueue_tasks(c->p, tb, kTen, &gb) != CREW_OK)
+    if (!enqueue_ten(c->p, tb, b_leaf, c, &gb))
         return;
     c->same_slot = gb.slot == ga.slot;
     in_other_wait = true;
@@ -236,12 +240,8 @@ void race_notified(void *a) {
 void race_root(void *a) {
     auto *c = static_cast<RaceCase *>(a);
     crew_task t[kTen];
-    for (auto &x : t) {
-        x = crew_task{};
-        x.fn = race_leaf, x.arg = c;
-    }
     crew_handle g = CREW_HANDLE_NONE;
-    if (crew_enqueue_tasks(c->p, t, kTen, &g) != CREW_OK)
+    if (!enqueue_ten(c->p, t, race_leaf, c, &g))
         return;
     c->notify_rc = crew_notify(c->p, g, race_notified, c);
     c->g = g;
@@ -276,13 +276,15 @@ TEST(WaitOwn, ACancelRacingTheEndOfAWorkersOwnTasksLandsOrIsStale) {
             (cancel_rc == CREW_OK ? landed : stale)++;
             EXPECT_EQ(c.first, want) << sched << " round " << i << " cancel " << cancel_rc;
             EXPECT_EQ(second, want) << sched << " round " << i << " cancel " << cancel_rc;
-            if (cancel_rc == CREW_ESTALE)
+            if (cancel_rc == CREW_ESTALE) {
                 EXPECT_EQ(c.ran.load(), kTen);
+            }
             EXPECT_EQ(crew_wait_all(p), CREW_OK);
             EXPECT_EQ(c.notify_rc, CREW_OK);
             EXPECT_EQ(c.notified.load(), 1) << sched << " round " << i;
         }
-        RecordProperty("landed_stale_" + std::to_string(sched), std::to_string(landed) + "/" + std::to_string(stale));
+        RecordProperty("landed_stale_" + std::to_string(sched),
+                       std::to_string(landed) + "/" + std::to_string(stale));
         crew_destroy(p);
     }
 }
