@@ -55,11 +55,20 @@ command -v valgrind >/dev/null || {
 }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+total() { awk '/^(summary|totals):/ {print $2; exit}' "$1"; } # callgrind's file -> instructions
+row() { # width label a b n -> the row "label (b - a) / n", or "n/a" if a count is missing
+    if [ -z "$3" ] || [ -z "$4" ]; then
+        printf "%-${1}s %12s\n" "$2" "n/a (not built)"
+        return
+    fi
+    awk -v w="$1" -v l="$2" -v a="$3" -v b="$4" -v n="$5" \
+        'BEGIN { printf "%-" w "s %12.0f\n", l, (b - a) / n }'
+}
 count() { # peer n -> total instructions, or nothing if the peer is absent
     "$bin" -p "$1" -w empty -t 1 -r 1 -n "$2" 2>/dev/null | grep -q "^$1 " || return 0
     valgrind --tool=callgrind --callgrind-out-file="$tmp/out" "$bin" -p "$1" -w empty -t 1 -r 1 \
         -n "$2" >/dev/null 2>&1
-    awk '/^(summary|totals):/ {print $2; exit}' "$tmp/out"
+    total "$tmp/out"
 }
 # A task graph's run, per node: bench_graph --instr N builds a chain of N nodes on one thread
 # and runs it R times; (Ir(R = 3) - Ir(R = 1)) / (2 N) leaves out the build and the first run
@@ -71,7 +80,7 @@ if [ $graph = 1 ]; then
     count_graph() { # lib runs -> total instructions, or nothing
         valgrind --tool=callgrind --callgrind-out-file="$tmp/out" "$gbin" --libs "$1" \
             --instr "$nodes" --reps "$2" >/dev/null 2>&1 || return 0
-        awk '/^(summary|totals):/ {print $2; exit}' "$tmp/out"
+        total "$tmp/out"
     }
     printf '%-34s %12s\n' "task graph run, chain, one thread" "instr/node"
     for lib in crew groups onetbb; do
@@ -80,12 +89,7 @@ if [ $graph = 1 ]; then
             a=$(count_graph "$lib" 1)
             b=$(count_graph "$lib" 3)
         fi
-        if [ -z "$a" ] || [ -z "$b" ]; then
-            printf '%-34s %12s\n' "$lib" "n/a (not built)"
-            continue
-        fi
-        awk -v l="$lib" -v a="$a" -v b="$b" -v n="$nodes" \
-            'BEGIN { printf "%-34s %12.0f\n", l, (b - a) / (2 * n) }'
+        row 34 "$lib" "$a" "$b" $((2 * nodes))
     done
     exit 0
 fi
@@ -102,7 +106,7 @@ if [ $skynet = 1 ]; then
     sky() { # peer depth out -> total instructions, or nothing if the peer is absent
         valgrind --tool=callgrind --callgrind-out-file="$3" "$bin" -p "$1" -w skynet -t 1 -r 1 \
             -D "$2" >/dev/null 2>&1 || return 0
-        awk '/^(summary|totals):/ {print $2; exit}' "$3"
+        total "$3"
     }
     printf '%-18s %12s\n' "skynet, 1 worker" "instr/leaf"
     for p in "${peers[@]}"; do
@@ -111,12 +115,7 @@ if [ $skynet = 1 ]; then
             a=$(sky "$p" $((deep - 1)) "$tmp/$p.a")
             b=$(sky "$p" "$deep" "$tmp/$p.b")
         fi
-        if [ -z "$a" ] || [ -z "$b" ]; then
-            printf '%-18s %12s\n' "$p" "n/a (not built)"
-            continue
-        fi
-        awk -v p="$p" -v a="$a" -v b="$b" -v n="$leaves" \
-            'BEGIN { printf "%-18s %12.0f\n", p, (b - a) / n }'
+        row 18 "$p" "$a" "$b" "$leaves"
     done
     command -v callgrind_annotate >/dev/null || exit 0
     split() { # out -> "instructions function" per function (inlined code merged in)
@@ -144,12 +143,7 @@ printf '%-18s %12s\n' peer "instr/task"
 for p in "${peers[@]}"; do
     a=$(count "$p" "$small")
     b=$(count "$p" "$big")
-    if [ -z "$a" ] || [ -z "$b" ]; then
-        printf '%-18s %12s\n' "$p" "n/a (not built)"
-        continue
-    fi
-    awk -v p="$p" -v a="$a" -v b="$b" -v n=$((big - small)) \
-        'BEGIN { printf "%-18s %12.0f\n", p, (b - a) / n }'
+    row 18 "$p" "$a" "$b" $((big - small))
 done
 
 # What monitoring costs (the goal: "when off it costs nothing measurable"): crew_submit of empty
@@ -169,7 +163,7 @@ count_et() { # binary extra-args n -> total instructions
     # shellcheck disable=SC2086 # extra-args: zero or more words
     valgrind --tool=callgrind --callgrind-out-file="$tmp/out" "$1" -t 1 -r 1 -n "$3" $2 \
         >/dev/null 2>&1 || return 0
-    awk '/^(summary|totals):/ {print $2; exit}' "$tmp/out"
+    total "$tmp/out"
 }
 echo
 printf '%-34s %12s\n' "crew_submit, one worker" "instr/task"
