@@ -10,8 +10,9 @@ usage() {
     cat <<'EOF'
 usage: bench/check_ratios.sh [-q] REPORT.md...
 Recomputes every ratio in a benchmark report from the medians printed beside it (Fig. 7, the
-peer and strategy tables, the primitives, HTTP, the sizing study, the blocking mixes, the I/O
-time-outs, the slot search, the summary, the goals table and the task graphs' goals) and
+peer and strategy tables, skynet as users write it and the bounded queue, the primitives,
+HTTP, the sizing study, the blocking mixes, the I/O time-outs, the slot search, the summary,
+the goals table and the task graphs' goals) and
 prints each that disagrees with its medians beyond their rounding, and each summary row whose
 "leads" contradicts its figures. Reports written before ratios were taken from the medians
 (no "Every ratio beside two medians" line in the header) print medians of run-by-run ratios in
@@ -70,14 +71,16 @@ for report in "$@"; do
     /^## / {
         sec = ""; tbl = ""; fig = ""
         if ($0 ~ /^## Pool vs thread-per-request/) sec = "fig7"
-        else if ($0 ~ /^## crew against the pools/ || $0 ~ /^## Scheduling strategies/) sec = "peers"
+        else if ($0 ~ /^## crew against the pools/ || $0 ~ /^## Scheduling strategies/ ||
+                 $0 ~ /^## Skynet as users write it/) sec = "peers"
         else if ($0 ~ /^## Parallel primitives/) sec = "prim"
         else if ($0 ~ /^## HTTP server/) sec = "http"
         else if ($0 ~ /^## Pool size, idle time/) sec = "sizing"
         else if ($0 ~ /^## Blocking file I\/O/) sec = "mix"
         else if ($0 ~ /^## I\/O-bound tasks/) sec = "io"
         else if ($0 ~ /^## Finding a slot/) sec = "fig9"
-        else if ($0 ~ /^## Summary/ || $0 ~ /^### Fork-join and wake-up goals/) sec = "summary"
+        else if ($0 ~ /^## Summary/ || $0 ~ /^### Fork-join and wake-up goals/ ||
+                 $0 ~ /^### Goals of the fast paths/) sec = "summary"
         next
     }
     # The summary (new: crew/peer, leads; old: crew / best as crew s advantage) and the goals.
