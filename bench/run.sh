@@ -39,6 +39,7 @@ if [ $quick = 1 ]; then
     prim_args="-r 3 -s 10,1000,100000" http_runs=3 http_secs=1
     http_eps="/static,/slow?ms=5"
     sizing_args="-q" timer_args="-q" timer_secs=0.3 io_rounds=""
+    users_args="-r 5 -D 5 -J 400" users_jobs=400
     graph_scale=0.02 graph_reps=2 graph_size="a fiftieth of the full size"
 else
     repeats=9 work=20000 empty_n=1000000 peers_args="-r 5"
@@ -47,11 +48,14 @@ else
     # The sizing study, HTTP and the I/O time-outs at 3 rounds (their defaults are 5): the same
     # answers in three fifths of the time (docs/benchmarks.md, "How long the report takes").
     sizing_args="-r 3" timer_args="-r 3" timer_secs=10 io_rounds="-r 3"
+    users_args="-r 9" users_jobs=2000
     graph_scale=1 graph_reps=3 graph_size="full size: 10^6 in the chain, 2^20 - 1 in the tree, 1024 x 1024, 10^5 x 4 edges"
 fi
 cores=$(nproc)
 # The peers section's providers: bench_peers' defaults and crew-join (fib and skynet through
-# crew_join), which the goals table below compares with oneTBB and with crew-coro.
+# crew_join), which the goals table below compares with oneTBB and with crew-coro. Skynet's
+# other shape, crew-tasks-wait, runs in the section after it (skynet only: cheaper than every
+# workload here).
 peers_list=crew,crew-join,crew-coro,openmp,onetbb,boost.asio,glib,textbook,thread/task
 
 {
@@ -153,6 +157,26 @@ step "crew against peer pools (empty, fork-join, fib, matmul)"
     tee "$out/peers.txt" | tee -a "$report"
 printf '```\n\n' >>"$report"
 plots_here peers
+
+step "skynet as users write it, and an oversubscribed bounded queue"
+{
+    echo "## Skynet as users write it, and an oversubscribed bounded queue"
+    echo
+    echo "Skynet with each inner task's ten children queued as a user writes it after reading"
+    echo "crew.h: crew_enqueue_tasks into a fresh group, then crew_wait (crew), or one"
+    echo "crew_enqueue_tasks_wait call (crew-tasks-wait), beside oneTBB's task_group. Then the"
+    echo "shape of zstd's compression on a pool with a bounded queue: one producer offers"
+    echo "$users_jobs jobs of ~0.5 ms of CPU work to four threads per core through a queue of 1"
+    echo "place, each with a try-add and, when full, a blocking add; crew"
+    echo "(queue_capacity 1, CREW_FULL_BLOCK) against the textbook pool with a bounded FIFO. Runs"
+    echo "interleaved; the goals table takes its skynet and bounded-queue ratios from here."
+    echo
+    echo '```'
+} >>"$report"
+# shellcheck disable=SC2086
+"$bin/bench_peers" $users_args -w skynet,bounded -p crew,crew-tasks-wait,onetbb,textbook \
+    -c "$out/users.csv" | tee "$out/users.txt" | tee -a "$report"
+printf '```\n\n' >>"$report"
 
 step "scheduling strategies side by side (Jendersie et al. Fig. 10, Palaniappan et al. Fig. 5)"
 {
@@ -532,128 +556,9 @@ if grep '^| ' "$out/summary.md" | tail -n +3 | grep -qvE '\| (crew|even) \|$'; t
         echo "the gap."
     } >>"$out/summary.md"
 fi
-# Fork-join and wake-up goals, each figure from this run: time ratios are medians over the peers
-# section's runs (peers.csv; a ratio below 1: crew faster), the wake-up's p99 over all its trials
-# (peers.txt), the rate's spread from empty_tasks (empty_tasks.txt), instructions from
-# bench/instr.sh (instr.txt). A figure the run did not produce is n/a (a peer not built, or
-# valgrind absent).
-goals_table() {
-    local inputs=() f
-    for f in peers.csv peers.txt empty_tasks.txt instr.txt; do
-        [ -f "$out/$f" ] && inputs+=("$out/$f")
-    done
-    [ ${#inputs[@]} -gt 0 ] || inputs=(/dev/null)
-    awk -v runs="$repeats" '
-        function med(k,   n, i, j, t, a) { # the median as bench_peers takes it: v[n / 2]
-            n = cnt[k]
-            if (!n) return -1
-            for (i = 1; i <= n; i++) a[i] = val[k, i]
-            for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
-                if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-            return a[int(n / 2) + 1]
-        }
-        function num(x) { return sprintf(x >= 1000 ? "%.0f" : "%.4g", x) } # no exponent
-        function row(what, fig, goal, met) {
-            printf "| %s | %s | %s | %s |\n", what, fig, goal, met
-        }
-        function na(what, goal, why) { row(what, "n/a (" why ")", goal, "n/a") }
-        # A time ratio a / b (medians of workload w) against the most it may be.
-        function ratio(what, w, a, b, most, unit, scale,   x, y, r) {
-            x = med(w SUBSEP a); y = med(w SUBSEP b)
-            if (x <= 0 || y <= 0) {
-                na(what, "<= " most "x", (x <= 0 ? a : b) " did not run")
-                return
-            }
-            r = sprintf("%.2f", x / y) # met or not as printed
-            row(what, sprintf("%sx (%s %s %s, %s %s %s)", r, a, num(x * scale), unit, b,
-                num(y * scale), unit), "<= " most "x", r + 0 <= most ? "met" : "not met")
-        }
-        FILENAME ~ /peers\.csv$/ && FNR > 1 {
-            split($0, f, ","); k = f[1] SUBSEP f[2]; val[k, ++cnt[k]] = f[5]; next
-        }
-        FILENAME ~ /peers\.txt$/ {
-            if ($1 == "crew" && $2 == "p99") p99 = $3
-            if ($0 ~ /^fib\([0-9]+\) \(s\)$/) fib = $1
-            if ($0 ~ /^skynet, [0-9]+ tasks \(s\)$/) sky = $1 " " $2 " " $3
-            if ($0 ~ /^[0-9]+ fork-join rounds/) rounds = $1
-            next
-        }
-        FILENAME ~ /empty_tasks\.txt$/ {
-            if (match($0, /[0-9]+ tasks\/s median \(min [0-9]+/)) {
-                split(substr($0, RSTART, RLENGTH), e, " ")
-                mode = $0; sub(/^empty tasks \(/, "", mode); sub(/,.*/, "", mode)
-                if (e[1] > 0 && (spread == "" || e[5] / e[1] < spread)) {
-                    spread = e[5] / e[1]; spread_mode = mode
-                }
-            }
-            next
-        }
-        FILENAME ~ /instr\.txt$/ {
-            if (NF == 0) block++
-            if (block == 0 && $1 == "crew" && $2 ~ /^[0-9]+$/) ins_submit = $2
-            if ($0 ~ /^one array \(monitoring off\) +[0-9]+$/) ins_array = $NF
-            if ($0 ~ /^spawn-and-wait pair/ && $NF ~ /^[0-9]+$/) ins_join = $NF
-            if ($0 ~ /^  of which fib_join/ && $NF ~ /^[0-9]+$/) ins_body = $NF
-            next
-        }
-        END {
-            print "### Fork-join and wake-up goals"
-            print ""
-            print "Each goal of the fork-join and wake-up work with its figure from this run"
-            print "(docs/benchmarks.md, \"Reading the report\"). A time ratio is the median time of"
-            print "the first over that of the second in the peers section below (below 1: the first"
-            print "is faster)."
-            print ""
-            print "| goal | this run | goal | met |"
-            print "|---|---|---|---|"
-            ratio((fib == "" ? "fib" : fib) ", crew-join / oneTBB time", "fib", "crew-join",
-                "onetbb", 0.15, "ms", 1000)
-            if (ins_join == "") na("instructions per spawn-and-wait pair (callgrind, one worker)",
-                "<= 100", "not counted")
-            else row("instructions per spawn-and-wait pair (callgrind, one worker)", ins_join \
-                (ins_body == "" ? "" : " (" ins_body " of them in the benchmark fib_join)"),
-                "<= 100", ins_join <= 100 ? "met" : "not met")
-            ratio((sky == "" ? "skynet" : sky) ", crew-join / oneTBB time", "skynet", "crew-join",
-                "onetbb", 0.4, "ms", 1000)
-            ratio((rounds == "" ? "" : rounds " ") "fork-join rounds from outside, crew / oneTBB",
-                "forkjoin", "crew", "onetbb", 0.8, "us/round", 1)
-            if (ins_submit == "") na("instructions per empty crew_submit task", "<= 150",
-                "not counted")
-            else row("instructions per empty crew_submit task", ins_submit, "<= 150",
-                ins_submit <= 150 ? "met" : "not met")
-            if (ins_array == "") na("instructions per array task", "<= 60", "not counted")
-            else row("instructions per array task", ins_array, "<= 60",
-                ins_array <= 60 ? "met" : "not met")
-            ratio("coroutine fib, crew-coro / crew-join time", "fib", "crew-coro", "crew-join",
-                1.5, "ms", 1000)
-            ratio("wake-up of an idle pool, median: crew / textbook", "wakeup", "crew",
-                "textbook", 0.7, "us", 1)
-            if (p99 == "") na("wake-up of an idle pool, p99 (crew)", "<= 40 us", "not run")
-            else row("wake-up of an idle pool, p99 (crew)", num(p99) " us", "<= 40 us",
-                p99 + 0 <= 40 ? "met" : "not met")
-            for (P = 1; P <= 64; P++)
-                if (("burst-P" P, "crew") in cnt)
-                    ratio("burst P=" P ", crew / oneTBB time per call", "burst-P" P, "crew",
-                        "onetbb", 1, "us", 1)
-            # The one-producer rate (tasks/s, higher is better): crew over the best peer.
-            c = med("empty" SUBSEP "crew"); best = ""
-            for (k in cnt) {
-                split(k, kk, SUBSEP)
-                if (kk[1] != "empty" || kk[2] ~ /^crew/) continue
-                m = med(k); if (best == "" || m > bm) { best = kk[2]; bm = m }
-            }
-            if (c <= 0 || best == "") na("one-producer rate, crew / best peer", ">= 3x", "not run")
-            else row("one-producer rate, crew / best peer",
-                sprintf("%.2fx (crew %.3g M/s, %s %.3g M/s)", c / bm, c / 1e6, best, bm / 1e6),
-                ">= 3x", sprintf("%.2f", c / bm) + 0 >= 3 ? "met" : "not met")
-            if (spread == "") na("one-producer rate, slowest of " runs " / median", ">= 0.6",
-                "not run")
-            else row("one-producer rate, slowest of " runs " / median (the worse mode)",
-                sprintf("%.2f (%s)", spread, spread_mode), ">= 0.6",
-                sprintf("%.2f", spread) + 0 >= 0.6 ? "met" : "not met")
-        }' "${inputs[@]}"
-}
-{ echo; goals_table; } >>"$out/summary.md"
+# The goals table (bench/goals.sh), each figure from this run's files: peers.csv and peers.txt,
+# users.csv and users.txt, empty_tasks.txt, instr.txt, timers.csv.
+{ echo; bench/goals.sh "$out"; } >>"$out/summary.md"
 sed -i -e "/<!-- summary -->/r $out/summary.md" -e "/<!-- summary -->/d" "$report"
 bench/check_ratios.sh -q "$report" >&2 ||
     echo "[bench] warning: a ratio above disagrees with its medians (bench/check_ratios.sh)" >&2

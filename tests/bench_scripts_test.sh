@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The scripts a user runs by hand (bench/run.sh, http.sh, instr.sh, summary.sh, check_ratios.sh,
-# tools/*.sh): --help and -h print the usage on stdout with status 0 and start nothing; an unknown
-# option gets the usage on stderr and status 2. (run.sh used to start the full 15-minute report
-# on --help.)
+# goals.sh, tools/*.sh): --help and -h print the usage on stdout with status 0 and start
+# nothing; an unknown option gets the usage on stderr and status 2. (run.sh used to start the
+# full 15-minute report on --help.)
 set -uo pipefail
 src=$1
 work=$(mktemp -d)
@@ -16,7 +16,7 @@ run() {
         >"$work/stdout" 2>"$work/stderr" </dev/null
     rc=$? out=$(cat "$work/stdout") err=$(cat "$work/stderr")
 }
-for script in run.sh http.sh instr.sh summary.sh check_ratios.sh; do
+for script in run.sh http.sh instr.sh summary.sh check_ratios.sh goals.sh; do
     for help in --help -h; do
         run "$script" "$help"
         [ "$rc" = 0 ] || fail "$script $help: exit status $rc, not 0: $err"
