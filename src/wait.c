@@ -477,7 +477,7 @@ static inline __attribute__((always_inline)) int wait_group(crew_pool *p, crew_h
      * (then the look below is the first made under it), or, if those tasks ended the group,
      * answers from their end, holding nothing: a look made while this thread held one of the
      * group's tasks found it open, and the answer is the end's own. */
-    if (timed)
+    if (timed && timeout_ns != UINT64_MAX) /* no limit: crew_wait's way, first steps too */
         crew__slot_hold(sl);
     else if ((st = crew__wait_first(p, crew__self(p), group, sl, mark_of(p))) != 1)
         return group_answer(p, who, given, group, st);

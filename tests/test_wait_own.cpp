@@ -63,6 +63,7 @@ struct LossCase {
     crew_handle g = CREW_HANDLE_NONE;
     std::atomic<uint32_t> g_slot{0}, g_gen{0};
     int first = -1, second = -1;
+    bool unlimited = false; // the first wait is crew_wait_timed(UINT64_MAX): crew_wait's way
 };
 
 void loss_leaf(void *a) {
@@ -91,16 +92,18 @@ void loss_root(void *a) {
     crew_task t[kTen];
     if (!enqueue_losses(c, t))
         return;
-    c->first = crew_wait(c->p, c->g);
+    c->first = c->unlimited ? crew_wait_timed(c->p, c->g, UINT64_MAX) : crew_wait(c->p, c->g);
     c->second = crew_wait(c->p, c->g);
 }
 
 TEST(WaitOwn, ALossByTheGroupsLastTaskIsEveryWaitsAnswer) {
     for (unsigned sched : kSchedulers) {
         crew_pool *p = make_pool(1, sched);
-        for (int worker = 0; worker < 2; worker++) { // in a task on a worker, then from outside
+        for (int way = 0; way < 4; way++) { // on a worker or outside; crew_wait or timed, no limit
+            int worker = way & 1;
             LossCase c;
             c.p = p;
+            c.unlimited = way >> 1;
             if (worker)
                 run_on_worker(p, loss_root, &c);
             else
@@ -108,7 +111,7 @@ TEST(WaitOwn, ALossByTheGroupsLastTaskIsEveryWaitsAnswer) {
             EXPECT_EQ(c.ran.load(), kTen) << sched;
             EXPECT_EQ(c.cancel_rc.load(), CREW_OK) << sched;
             EXPECT_EQ(c.wrong_group.load(), 0) << "crew_current_group in its tasks, " << sched;
-            EXPECT_EQ(c.first, CREW_ECANCELED) << sched << " " << worker;
+            EXPECT_EQ(c.first, CREW_ECANCELED) << sched << " " << worker << " " << c.unlimited;
             EXPECT_EQ(c.second, CREW_ECANCELED) << "kept once reported, " << sched;
             EXPECT_EQ(crew_wait(p, c.g), CREW_ECANCELED) << "another thread's wait, " << sched;
         }
