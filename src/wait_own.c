@@ -61,15 +61,21 @@ static int own_end(crew_pool *p, crew_handle group, crew__slot *sl, size_t ran, 
     return 1;
 }
 
-/* The next task: the newest above mark on the worker's own deque (own), else the strategy's
- * group take; a task a pause or a cancelling shutdown holds back goes back (NULL). Tasks a take
- * put back are woken for at once. */
+/* The next task: the newest above mark on the worker's own deque (own), else, for a thread
+ * outside the pool under STEAL (ext: crew__sched.ext), the newest of its own external slot if it
+ * is of the group (inline, steal_ext.h: what the strategy's group take looks at first; a task of
+ * the group in another queue is left to wait.c's loop), else the strategy's group take; a task a
+ * pause or a cancelling shutdown holds back goes back (NULL). Tasks a take put back are woken
+ * for at once. */
 static inline crew_task *own_take(crew_pool *p, crew__worker *self, crew__steal_local *own,
-                                  crew_handle group, int64_t mark, crew_task *buf,
-                                  crew__take_ctx *tc) {
+                                  struct crew__ext_slot *ext, crew_handle group, int64_t mark,
+                                  crew_task *buf, crew__take_ctx *tc) {
     if (own)
         return crew__steal_take_above(own, mark, buf);
-    crew_task *t = crew__sched_take_group_as(p, self, group.slot, mark, tc);
+    crew_task *t = !ext ? crew__sched_take_group_as(p, self, group.slot, mark, tc)
+                   : crew__paused(p)
+                       ? NULL
+                       : crew__ext_take_group(ext, group.slot, buf, &tc->retry, &tc->pushed_back);
     if (!t || crew__held_back(p, t, &tc->pushed_back))
         return NULL;
     if (__builtin_expect(tc->pushed_back != 0, 0))
@@ -97,8 +103,8 @@ static inline crew_task *own_take(crew_pool *p, crew__worker *self, crew__steal_
  * to) the same look is made at the first task of the slot, and again after an end (own_other);
  * a task of the slot that is not the group's goes the general way. */
 static inline __attribute__((always_inline)) int
-first_steps(crew_pool *p, crew__worker *self, crew__steal_local *own, crew_handle group,
-            crew__slot *sl, int64_t mark) {
+first_steps(crew_pool *p, crew__worker *self, crew__steal_local *own, struct crew__ext_slot *ext,
+            crew_handle group, crew__slot *sl, int64_t mark) {
     bool held = false;
     if (!own) { /* the hold, then the first look */
         hold_once(sl, &held);
@@ -114,7 +120,7 @@ first_steps(crew_pool *p, crew__worker *self, crew__steal_local *own, crew_handl
     /* Relaxed: paused or cancelling (see struct crew_pool.halt); the worker's own state. */
     while (!crew__halted(p) &&
            ((!own && !self) || crew__load_relaxed(&self->state) == CREW__W_RUNNING) &&
-           !crew__tracing(p) && (t = own_take(p, self, own, group, mark, &buf, &tc)) != NULL) {
+           !crew__tracing(p) && (t = own_take(p, self, own, ext, group, mark, &buf, &tc)) != NULL) {
         /* A plain task (by address, no flag, or by value, a copy): no node, timed or kind. */
         bool mine = (t->crew_flags_ & ~CREW__TASK_COPY) == 0 && t->crew_private_.slot == group.slot;
         if (__builtin_expect(!open, 0)) { /* the look: see above */
@@ -165,7 +171,9 @@ first_steps(crew_pool *p, crew__worker *self, crew__steal_local *own, crew_handl
 int crew__wait_first(crew_pool *p, crew__worker *self, crew_handle group, crew__slot *sl,
                      int64_t mark) {
     crew__steal_local *own = crew__sched_join_own(p, self);
-    /* Two copies of the loop, each with its own take inline. */
-    return own ? first_steps(p, self, own, group, sl, mark)
-               : first_steps(p, self, NULL, group, sl, mark);
+    struct crew__ext_slot *ext = self ? NULL : p->sched.ext; /* NULL: not STEAL, or forked */
+    /* Three copies of the loop, each with its own take inline. */
+    return own   ? first_steps(p, self, own, NULL, group, sl, mark)
+           : ext ? first_steps(p, NULL, NULL, ext, group, sl, mark)
+                 : first_steps(p, self, NULL, NULL, group, sl, mark);
 }
