@@ -104,8 +104,8 @@ if [ $skynet = 1 ]; then
     [ $# -gt 0 ] || peers=(crew-enqueue-wait crew-tasks-wait crew-join-task onetbb)
     leaves=$((9 * 10 ** (deep - 1)))
     sky() { # peer depth out -> total instructions, or nothing if the peer is absent
-        valgrind --tool=callgrind --callgrind-out-file="$3" "$bin" -p "$1" -w skynet -t 1 -r 1 \
-            -D "$2" >/dev/null 2>&1 || return 0
+        valgrind --tool=callgrind --fair-sched=yes --callgrind-out-file="$3" "$bin" -p "$1" \
+            -w skynet -t 1 -r 1 -D "$2" >/dev/null 2>&1 || return 0
         total "$3"
     }
     printf '%-18s %12s\n' "skynet, 1 worker" "instr/leaf"
