@@ -96,6 +96,16 @@ static inline crew_task *crew__ext_take_group(crew__ext_slot *ext, uint32_t slot
     crew__spinlock_release(&x->lock);
     return t;
 }
+/* Put t, a task crew__ext_take_group returned, back on top of the calling thread's slot among
+ * those at ext (where it was, unless a thread that shares the slot pushed meanwhile): CREW_OK,
+ * or CREW_ENOMEM if the slot had to grow and could not (then the caller keeps t). */
+static inline int crew__ext_put_back(crew__ext_slot *ext, crew_task *t) {
+    crew__ext_slot *x = crew__ext_slot_of_thread(ext);
+    crew__spinlock_acquire(&x->lock);
+    int rc = crew__deque_push1(&x->deque, t);
+    crew__spinlock_release(&x->lock);
+    return rc;
+}
 /* The deque of the calling thread's slot among those at ext, whose oldest task a thread outside
  * the pool that helps while it waits claims inline, as a thief does (sched_calls.h's
  * crew__sched_take_own_ext). */

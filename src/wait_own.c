@@ -91,22 +91,23 @@ static inline crew_task *own_take(crew_pool *p, crew__worker *self, crew__steal_
  * trace, or the group's end (own_other).
  *
  * The hold (crew__slot.holds) comes before the wait's first look at the state, as in wait.c,
- * except on a worker's own deque (own): there the first look is made holding the newest task
- * above mark, if it is of the group's slot. Such a task was queued by this thread or by a task
- * it ran, so if the slot is at the group's generation and open it is the group's, and the group
- * is open at the look; the hold then waits until the wait must look again, still holding a task
- * (own_end, own_other, or the general loop), or is never taken, if this thread's tasks end the
- * group (own_end). A first task that is not so goes back on top of the deque, untouched, and the
- * wait takes its hold and goes on as wait.c's (a finished or forged handle: its answer). Once a
- * task of the group has been found, a later one of its slot is the group's too while this
- * thread holds one (the group cannot end meanwhile). Elsewhere (a queue other threads push
- * to) the same look is made at the first task of the slot, and again after an end (own_other);
- * a task of the slot that is not the group's goes the general way. */
+ * except on a worker's own deque (own) and a thread's own external slot (ext): there the first
+ * look is made holding a plain task of the group's slot (the newest above mark; the newest of
+ * the slot). A slot is reused only once its group has ended, which a task not yet ended keeps
+ * from happening, so if the slot is at the group's generation and open that task is the
+ * group's, and the group is open at the look; the hold then waits until the wait must look
+ * again, still holding a task (own_end, own_other, or the general loop), or is never taken, if
+ * this thread's tasks end the group (own_end). A first task that is not so goes back on top of
+ * the deque or the slot, untouched, and the wait takes its hold and goes on as wait.c's (a
+ * finished or forged handle: its answer). Once a task of the group has been found, a later one
+ * of its slot is the group's too while this thread holds one (the group cannot end meanwhile).
+ * Elsewhere (a queue other threads push to), the look is made after the hold, and again after
+ * an end (own_other); a task of the slot that is not the group's goes the general way. */
 static inline __attribute__((always_inline)) int
 first_steps(crew_pool *p, crew__worker *self, crew__steal_local *own, struct crew__ext_slot *ext,
             crew_handle group, crew__slot *sl, int64_t mark) {
     bool held = false;
-    if (!own) { /* the hold, then the first look */
+    if (!own && !ext) { /* the hold, then the first look */
         hold_once(sl, &held);
         if (crew__slot_status(sl, group.gen) != 1)
             return 1;
@@ -130,6 +131,12 @@ first_steps(crew_pool *p, crew__worker *self, crew__steal_local *own, struct cre
                     int rc = crew__deque_push1(&own->deque, t);
                     crew__assert(rc == CREW_OK);
                     (void)rc;
+                    break; /* ran is 0 */
+                }
+                /* The first look on ext, holding nothing: it goes back on top of the slot (and
+                 * is woken for: a worker may have looked meanwhile), unless out of memory. */
+                if (ext && !held && crew__ext_put_back(ext, t) == CREW_OK) {
+                    tc.pushed_back++;
                     break; /* ran is 0 */
                 }
                 mine = false; /* another group's (or generation's): the general way */
