@@ -2,9 +2,10 @@
  * wait_own.c -- crew_wait's first steps (crew__wait_first): the tasks of the awaited group that
  * the waiter queued itself run here, one after another, before wait.c's general loop (which
  * finishes the wait), and end in the group together. On a worker with a deque of its own (the
- * default strategy, sched_steal.c) they are the tasks on top of that deque; on any other thread
- * (outside the pool, or a worker of another strategy) those the strategy's group take finds
- * (under STEAL, from outside: the newest task of the thread's external slot, if of the group).
+ * default strategy, sched_steal.c) they are the tasks on top of that deque; on a thread outside
+ * the pool under it, the newest tasks of the thread's external slot, if of the group (taken
+ * inline: steal_ext.h); on any other thread (a worker of another strategy) those the strategy's
+ * group take finds.
  * A task that queues an array and waits for it (crew_enqueue_tasks, then crew_wait) so costs
  * about what crew_enqueue_tasks_wait does. These steps also decide when the wait takes its hold
  * on the group's slot (crew__slot.holds): only once it must, and never while the group may have
