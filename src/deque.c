@@ -160,6 +160,36 @@ int crew__deque_push(crew__deque *d, crew_task *t, size_t n) {
     return push(d, t, NULL, n, NULL, NULL, 0);
 }
 
+/* Places e[0..n) := t[0..n) by value, of group slot (entry_put's orders). */
+static inline void put_values(crew__deque_entry *e, const crew_task *t, size_t n, uint32_t slot) {
+    for (const crew_task *end = t + n; t < end; t++, e++) {
+        crew__assert(t->fn != NULL); /* fn NULL is a task by address (deque.h) */
+        entry_put(e, t->fn, t->arg, crew__deque_aux(slot, t->priority));
+    }
+}
+
+int crew__deque_push_values(crew__deque *d, const crew_task *t, size_t n, uint32_t slot) {
+    /* Relaxed bottom and array: the owner's own. Top is read (acquire, as in push) only when n
+     * more may not fit by the last look at it (top_seen: see crew__deque_room_at). */
+    int64_t b = crew__load_relaxed(&d->bottom);
+    crew__deque_array *a = crew__load_relaxed(&d->array);
+    crew__assert(d->top_seen <= b);
+    if (__builtin_expect((size_t)(b - d->top_seen) + n > a->mask + 1, 0)) {
+        int64_t top = crew__load_acquire(&d->top);
+        d->top_seen = top;
+        if (!(a = reserve(d, a, top, b, n)))
+            return CREW_ENOMEM;
+    }
+    /* Places b .. b + n - 1: up to the array's end, then from its start. */
+    size_t at = (size_t)b & a->mask, first = a->mask + 1 - at;
+    first = first < n ? first : n;
+    put_values(&a->slot[at], t, first, slot);
+    put_values(a->slot, t + first, n - first, slot);
+    /* Release: the tasks are visible to a thief that reads the new bottom. */
+    crew__store_release(&d->bottom, b + (int64_t)n);
+    return CREW_OK;
+}
+
 int crew__deque_push_slow(crew__deque *d, crew_fn fn, void *arg, uint64_t aux) {
     if (!fn) /* by address */
         return push(d, arg, NULL, 1, NULL, NULL, 0);

@@ -63,6 +63,10 @@ int crew__deque_init(crew__deque *d);
 void crew__deque_free(crew__deque *d);
 /* Owner: push t[0..n) by address (all or nothing: CREW_OK or CREW_ENOMEM). */
 int crew__deque_push(crew__deque *d, crew_task *t, size_t n);
+/* Owner: push t[0..n) by value (each task's fn, which must not be NULL, arg and priority, all
+ * in group slot), all or nothing (CREW_OK or CREW_ENOMEM), with one release store of bottom:
+ * the caller's tasks are not referred to once it returns. */
+int crew__deque_push_values(crew__deque *d, const crew_task *t, size_t n, uint32_t slot);
 /* Owner: push one entry when the array is full (the general push grows it). */
 int crew__deque_push_slow(crew__deque *d, crew_fn fn, void *arg, uint64_t aux);
 /* Owner: push one task by value (fn, arg, aux as in crew__deque_entry) at b, the bottom the

@@ -25,6 +25,14 @@ static inline int crew__sched_push_shared(crew_pool *p, crew_task *t, size_t n) 
     return p->sched.ops->push(p, NULL, t, n);
 }
 
+/* Queue t[0..n) for self (crew__self) by value, where the strategy can (its push_values),
+ * else CREW__SCHED_DECLINED, nothing done. */
+static inline int crew__sched_push_values(crew_pool *p, crew__worker *self, const crew_task *t,
+                                          size_t n, uint32_t slot, uint32_t prio) {
+    const crew__sched_ops *ops = p->sched.ops;
+    return ops->push_values ? ops->push_values(p, self, t, n, slot, prio) : CREW__SCHED_DECLINED;
+}
+
 /* Queue one crew_submit task (no flags; group slot, 0 for none) for self (crew__self): by value
  * where the strategy can hold it so, else in a node. CREW_OK, CREW_ENOMEM or the push's error.
  * Always inlined: submit.c's fast path has a copy per public call, and a call here would cost

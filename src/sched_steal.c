@@ -134,6 +134,22 @@ static int push_value(crew_pool *p, crew__worker *self, crew_fn fn, void *arg, u
     return rc;
 }
 
+/* An array's tasks by value (crew_enqueue_tasks' short arrays): into the caller's deque (a
+ * worker), or its slot if all are of priority 0; the injection queue holds tasks by address
+ * only (declined). A worker's own state is read relaxed (see push). */
+static int push_values(crew_pool *p, crew__worker *self, const crew_task *t, size_t n,
+                       uint32_t slot, uint32_t prio) {
+    if (self && crew__load_relaxed(&self->state) != CREW__W_EXITED)
+        return crew__deque_push_values(deque_of(self), t, n, slot);
+    if (prio != 0)
+        return CREW__SCHED_DECLINED;
+    ext_slot *x = ext_of_thread(p);
+    crew__spinlock_acquire(&x->lock);
+    int rc = crew__deque_push_values(&x->deque, t, n, slot);
+    crew__spinlock_release(&x->lock);
+    return rc;
+}
+
 #define EXT_BATCH 16u /* most tasks a worker claims from a slot at a time */
 
 /* The batch worker w claims from a slot that holds len tasks: none (0: one steal) unless w
@@ -225,23 +241,9 @@ static inline void gave_way(ext_slot *x, crew__take_ctx *tc) {
         tc->retry = true;
 }
 
-/* A waiting submitter: the newest task of its own slot if it is of group slot. */
+/* A waiting submitter: the newest task of its own slot if it is of group slot (steal_ext.h). */
 static crew_task *take_external_group(crew_pool *p, uint32_t slot, crew__take_ctx *tc) {
-    ext_slot *x = ext_of_thread(p);
-    if (crew__deque_size(&x->deque) == 0)
-        return NULL;
-    crew__spinlock_acquire(&x->lock);
-    crew_task *t = crew__deque_take_unless(&x->deque, &taken, &x->claimers);
-    if (!t) /* NULL also while a worker claims a batch (claim_batch): look again, not sleep */
-        gave_way(x, tc);
-    if (t && t->crew_private_.slot != slot) {
-        int rc = crew__deque_push1(&x->deque, t); /* its place is free: */
-        crew__assert(rc == CREW_OK);
-        tc->pushed_back++;
-        t = NULL;
-    }
-    crew__spinlock_release(&x->lock);
-    return t;
+    return crew__ext_take_group(state_of(p)->ext, slot, &taken, &tc->retry, &tc->pushed_back);
 }
 
 /* A joining thread outside the pool (crew_join): the newest task of its external slot, if it
@@ -503,6 +505,7 @@ const crew__sched_ops crew__sched_steal = {
     .worker_free = worker_free,
     .push = push,
     .push_value = push_value,
+    .push_values = push_values,
     .take = take,
     .take_group = take_group,
     .mark_at = offsetof(crew__steal_local, deque.bottom), /* not 0: top comes first */

@@ -103,6 +103,9 @@ typedef struct crew__sched_local {
     _Static_assert(sizeof(type) <= CREW__SCHED_LOCAL_SIZE && _Alignof(type) <= 64,               \
                    #type " must fit crew__sched_local")
 
+/* push_values' answer for tasks it cannot hold by value (no error code is positive). */
+#define CREW__SCHED_DECLINED 1
+
 /*
  * A strategy. self is the calling thread's worker record if it is a worker of the pool, else
  * NULL. "Take" functions return NULL when they found nothing, and report in *tc (see
@@ -137,6 +140,11 @@ typedef struct crew__sched_ops {
      * by value: CREW_OK or CREW_ENOMEM. Without it, crew_submit gives the task a node. */
     int (*push_value)(crew_pool *p, crew__worker *self, crew_fn fn, void *arg, uint32_t priority,
                       uint32_t slot);
+    /* Optional: queue t[0..n) (fn checked, of group slot; prio: their priorities or-ed) by
+     * value, all or nothing, without writing t, which the queues then no longer refer to:
+     * CREW_OK, CREW_ENOMEM, or CREW__SCHED_DECLINED (nothing done: queue them with push). */
+    int (*push_values)(crew_pool *p, crew__worker *self, const crew_task *t, size_t n,
+                       uint32_t slot, uint32_t prio);
     crew_task *(*take)(crew_pool *p, crew__worker *self, crew__take_ctx *tc);
     /* A queued task of group slot, newest first (STEAL: or one this thread pushed after
      * mark, its own descendants; with slot 0, only those). */

@@ -70,6 +70,42 @@ static inline bool crew__ext_try_push_value(crew__ext_slot *ext, crew_fn fn, voi
     return a != NULL;
 }
 
+/* A thread outside the pool that waits for group slot (STEAL's take_group; crew_wait's first
+ * steps, wait_own.c, inline): the newest task of its own slot among those at ext if it is of
+ * that group, else NULL; one of another group goes back where it was, counted in *pushed_back.
+ * A task held by value is copied into buf. NULL also while a worker claims a batch from the slot
+ * (the take gives way, crew__deque_take_newest): then *retry is set, since the claim may leave
+ * the task where it was and nobody would wake a sleeper for it. */
+static inline crew_task *crew__ext_take_group(crew__ext_slot *ext, uint32_t slot, crew_task *buf,
+                                              bool *retry, size_t *pushed_back) {
+    crew__ext_slot *x = crew__ext_slot_of_thread(ext);
+    if (crew__deque_size(&x->deque) == 0)
+        return NULL;
+    crew__spinlock_acquire(&x->lock);
+    crew_task *t = crew__deque_take_newest(&x->deque, buf, &x->claimers);
+    if (!t) {
+        if (crew__load_acquire(&x->claimers) != 0) /* acquire: as the take's read of the count */
+            *retry = true;
+    } else if (t->crew_private_.slot != slot) {
+        int rc = crew__deque_push1(&x->deque, t); /* its place is free */
+        crew__assert(rc == CREW_OK);
+        (void)rc;
+        ++*pushed_back;
+        t = NULL;
+    }
+    crew__spinlock_release(&x->lock);
+    return t;
+}
+/* Put t, a task crew__ext_take_group returned, back on top of the calling thread's slot among
+ * those at ext (where it was, unless a thread that shares the slot pushed meanwhile): CREW_OK,
+ * or CREW_ENOMEM if the slot had to grow and could not (then the caller keeps t). */
+static inline int crew__ext_put_back(crew__ext_slot *ext, crew_task *t) {
+    crew__ext_slot *x = crew__ext_slot_of_thread(ext);
+    crew__spinlock_acquire(&x->lock);
+    int rc = crew__deque_push1(&x->deque, t);
+    crew__spinlock_release(&x->lock);
+    return rc;
+}
 /* The deque of the calling thread's slot among those at ext, whose oldest task a thread outside
  * the pool that helps while it waits claims inline, as a thief does (sched_calls.h's
  * crew__sched_take_own_ext). */

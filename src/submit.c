@@ -100,12 +100,9 @@ static inline int join(crew_pool *p, crew_handle *group, bool *open_new, uint32_
 
 /* Undo join, and the count in pending, for n tasks that were not queued after all. */
 static void unjoin(crew_pool *p, bool open_new, crew_handle h, size_t n) {
-    if (open_new) {
+    if (open_new) /* then its tasks end in pending only */
         crew__group_abandon(&p->groups, crew__slot_index(h.slot), own_slots(p));
-        crew__tasks_finished(p, 0, n, CREW__RAN);
-    } else {
-        crew__tasks_finished(p, crew__slot_index(h.slot), n, CREW__RAN);
-    }
+    crew__tasks_finished(p, open_new ? 0 : crew__slot_index(h.slot), n, CREW__RAN);
 }
 
 /* The group whose waiters a submission into h may have to wake: none for a group this call
@@ -113,6 +110,23 @@ static void unjoin(crew_pool *p, bool open_new, crew_handle h, size_t n) {
  * that group finished, and wants nothing of these tasks). */
 static inline uint32_t notify_slot(bool open_new, crew_handle h) {
     return open_new ? 0 : crew__slot_index(h.slot);
+}
+
+/* The first checks of a submission of n tasks into *group (enqueue, enqueue_short): CREW_OK,
+ * with *open_new set (a new group), or the refusal (how: for its count), reported. */
+static inline int first_checks(crew_pool *p, size_t n, crew_handle *group, bool *open_new,
+                               const admit_how *how, const char *who) {
+    *open_new = group && group->slot == 0 && group->gen == 0;
+    if (n > CREW__OPEN_MAX) /* the open count of a group (group.h) */
+        return crew__submit_fail(who, p, CREW_ERANGE, n, CREW_HANDLE_NONE, how);
+    if (group && !*open_new && !crew__handle_valid(&p->groups, *group))
+        return crew__submit_fail(who, p, CREW_EINVAL, n, *group, how);
+    /* Seq_cst: an early answer for a closed pool; the check that counts is below. */
+    int state = crew__load_seq_cst(&p->state);
+    if (state != CREW__OPEN)
+        return crew__submit_fail(who, p, state == CREW__FORKED ? CREW_EFORKED : CREW_ESHUTDOWN, n,
+                                 CREW_HANDLE_NONE, how);
+    return CREW_OK;
 }
 
 /* Queue n tasks (their fn already checked) into *group. All or nothing: room in a bounded
@@ -129,20 +143,13 @@ static inline uint32_t notify_slot(bool open_new, crew_handle h) {
 static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uint32_t flags,
                    uint64_t submitted, unsigned user_flags, const admit_how *how, const char *who,
                    crew_lane *lane, uint64_t when) {
-    if (n > CREW__OPEN_MAX) /* the open count of a group (group.h) */
-        return crew__submit_fail(who, p, CREW_ERANGE, n, CREW_HANDLE_NONE, how);
     crew__assert(!lane || n == 1); /* crew__lane_push below takes one task */
     crew__assert(!when || (n == 1 && !submitted && !lane));
-    bool open_new = group && group->slot == 0 && group->gen == 0;
-    if (group && !open_new && !crew__handle_valid(&p->groups, *group))
-        return crew__submit_fail(who, p, CREW_EINVAL, n, *group, how);
-    /* Seq_cst: an early answer for a closed pool; the check that counts is below. */
-    int state = crew__load_seq_cst(&p->state);
-    if (state != CREW__OPEN)
-        return crew__submit_fail(who, p, state == CREW__FORKED ? CREW_EFORKED : CREW_ESHUTDOWN, n,
-                            CREW_HANDLE_NONE, how);
+    bool open_new;
+    int rc = first_checks(p, n, group, &open_new, how, who);
+    if (rc != CREW_OK)
+        return rc;
     bool blocking = user_flags & CREW_TASK_BLOCKING, caller_runs = false, bounded = false;
-    int rc = CREW_OK;
     bool start_runner = false;
     if (p->bounded.capacity && !blocking && !lane && !when) {
         if ((rc = crew__bounded_admit(p, n, how, &caller_runs)) != CREW_OK)
@@ -203,56 +210,52 @@ static int enqueue(crew_pool *p, crew_task *t, size_t n, crew_handle *group, uin
     return CREW_OK;
 }
 
-/* enqueue for a long array (array.h: at least CREW__ARRAY_MIN tasks, all of priority 0, their
- * fn checked; no bounded queue, nothing timed, not blocking): the same steps, but what is
- * counted in pending are the tasks plus the array's m runners (the group counts the tasks
- * only: it finishes with the last of them, array.c), and only the runners are queued: one
- * pending add, one push and one wake-up check for the array. Apart from enqueue so that
- * enqueue's other paths (a lane's task, crew_submit's long way) keep their registers. Returns
- * DECLINED (no error code is positive) when the array cannot go this way (no memory for its
- * record, or more tasks than a group's count holds, CREW__OPEN_MAX): the caller then uses
- * enqueue. */
-#define DECLINED 1
-static __attribute__((noinline)) int enqueue_array(crew_pool *p, crew_task *t, size_t n,
-                                                   crew_handle *group, const char *who) {
-    if (n > CREW__OPEN_MAX)
-        return DECLINED; /* enqueue answers ERANGE */
-    size_t m = crew__array_runners(p, n);
-    bool open_new = group && group->slot == 0 && group->gen == 0;
-    if (group && !open_new && !crew__handle_valid(&p->groups, *group))
-        return crew__submit_fail(who, p, CREW_EINVAL, n, *group, &admit_default);
-    /* Seq_cst: an early answer for a closed pool; the check that counts is below. */
-    int state = crew__load_seq_cst(&p->state);
-    if (state != CREW__OPEN)
-        return crew__submit_fail(who, p, state == CREW__FORKED ? CREW_EFORKED : CREW_ESHUTDOWN, n,
-                            CREW_HANDLE_NONE, &admit_default);
-    crew__array *arr = crew__array_new(p, t, n, m);
-    if (!arr)
-        return DECLINED;
+/* enqueue for an array (fn checked; prio: the priorities or-ed), not timed, bounded or blocking,
+ * apart so that enqueue's other paths keep their registers. A long one (array.h) goes as the m
+ * runners of a record (array.c): pending counts the tasks and the runners, the group the tasks.
+ * Else the strategy queues the tasks by value where it can (crew__sched_push_values), with no
+ * write to t, else by address as enqueue does. One pending add, push and wake-up check each. */
+static __attribute__((noinline)) int enqueue_short(crew_pool *p, crew_task *t, size_t n,
+                                                   crew_handle *group, uint32_t prio,
+                                                   const char *who) {
+    bool open_new;
+    int rc = first_checks(p, n, group, &open_new, &admit_default, who);
+    if (rc != CREW_OK)
+        return rc;
+    size_t m = prio == 0 && n >= CREW__ARRAY_MIN ? crew__array_runners(p, n) : 0;
+    crew__array *arr = m ? crew__array_new(p, t, n, m) : NULL; /* NULL: no memory, by value */
+    m = arr ? m : 0;
     crew_handle h;
-    int rc = join(p, group, &open_new, (uint32_t)n, &h);
-    if (rc != CREW_OK) {
-        crew__array_free(arr);
+    if ((rc = join(p, group, &open_new, (uint32_t)n, &h)) != CREW_OK) {
+        if (arr)
+            crew__array_free(arr);
         return crew__submit_join_fail(who, p, rc, n, h, &admit_default);
     }
     uint32_t slot = crew__slot_index(h.slot);
-    for (size_t i = 0; i < n; i++) {
-        t[i].crew_flags_ = 0;
-        t[i].crew_private_.slot = slot;
+    if (arr)
+        crew__array_set_group(arr, crew__handle_local(h)); /* {0, 0}: no group */
+    crew__worker *self = crew__self(p);
+    crew__pending_add(p, self, n + m); /* then the state, as in enqueue */
+    if (crew__load_seq_cst(&p->state) != CREW__OPEN)
+        rc = CREW_ESHUTDOWN;
+    else if (arr || (rc = crew__sched_push_values(p, self, t, n, slot, prio)) ==
+                        CREW__SCHED_DECLINED) {
+        for (size_t i = 0; i < n; i++) { /* by address: the array's, or the tasks */
+            t[i].crew_flags_ = 0;
+            t[i].crew_private_.slot = slot;
+        }
+        rc = arr ? crew__sched_push(p, crew__array_tasks(arr), m) : crew__sched_push(p, t, n);
     }
-    crew__array_set_group(arr, crew__handle_local(h)); /* {0, 0}: no group */
-    crew__pending_add(p, crew__self(p), n + m); /* then the state, as in enqueue */
-    rc = crew__load_seq_cst(&p->state) != CREW__OPEN
-             ? CREW_ESHUTDOWN
-             : crew__sched_push(p, crew__array_tasks(arr), m);
     if (rc != CREW_OK) {
         unjoin(p, open_new, h, n);
-        crew__tasks_finished(p, 0, m, CREW__RAN); /* the runners' units of pending */
-        crew__array_free(arr);
+        if (arr) {
+            crew__tasks_finished(p, 0, m, CREW__RAN); /* the runners' units of pending */
+            crew__array_free(arr);
+        }
         return crew__submit_fail(who, p, rc, n, h, &admit_default);
     }
     hand_out(p, open_new, group, h);
-    crew__wake_work(p, m, notify_slot(open_new, h)); /* a thread for each runner */
+    crew__wake_work(p, arr ? m : n, notify_slot(open_new, h)); /* a thread for each queued */
     return CREW_OK;
 }
 
@@ -305,15 +308,12 @@ static inline __attribute__((always_inline)) int enqueue_tasks_with(crew_pool *p
         prio |= t[i].priority;
     }
     uint64_t submitted = stamp(p);
-    /* Not for timed tasks (autosize reads each task's times as it starts), nor bounded ones (a
-     * full queue drops its oldest entry, which would be the whole array), nor blocking ones
-     * (their own queue). */
-    if (prio == 0 && n >= CREW__ARRAY_MIN && !submitted && !p->bounded.capacity &&
-        !(flags & CREW_TASK_BLOCKING)) {
-        int rc = enqueue_array(p, t, n, group, who);
-        if (rc != DECLINED)
-            return rejected(p, rc, n);
-    }
+    /* The short ways (a long array's runners, or the tasks by value) are not for timed tasks
+     * (autosize reads each task's times as it starts), nor bounded ones (each takes a place and
+     * a flag of its own; a full queue would drop a long array's runner, the whole array), nor
+     * blocking ones (their own queue). */
+    if (!submitted && !p->bounded.capacity && !(flags & CREW_TASK_BLOCKING))
+        return rejected(p, enqueue_short(p, t, n, group, prio, who), n);
     admit_how timed;
     return rejected(p, enqueue(p, t, n, group, 0, submitted, flags, admit_of(o, &timed), who,
                                NULL, 0),

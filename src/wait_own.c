@@ -2,9 +2,10 @@
  * wait_own.c -- crew_wait's first steps (crew__wait_first): the tasks of the awaited group that
  * the waiter queued itself run here, one after another, before wait.c's general loop (which
  * finishes the wait), and end in the group together. On a worker with a deque of its own (the
- * default strategy, sched_steal.c) they are the tasks on top of that deque; on any other thread
- * (outside the pool, or a worker of another strategy) those the strategy's group take finds
- * (under STEAL, from outside: the newest task of the thread's external slot, if of the group).
+ * default strategy, sched_steal.c) they are the tasks on top of that deque; on a thread outside
+ * the pool under it, the newest tasks of the thread's external slot, if of the group (taken
+ * inline: steal_ext.h); on any other thread (a worker of another strategy) those the strategy's
+ * group take finds.
  * A task that queues an array and waits for it (crew_enqueue_tasks, then crew_wait) so costs
  * about what crew_enqueue_tasks_wait does. These steps also decide when the wait takes its hold
  * on the group's slot (crew__slot.holds): only once it must, and never while the group may have
@@ -61,15 +62,21 @@ static int own_end(crew_pool *p, crew_handle group, crew__slot *sl, size_t ran, 
     return 1;
 }
 
-/* The next task: the newest above mark on the worker's own deque (own), else the strategy's
- * group take; a task a pause or a cancelling shutdown holds back goes back (NULL). Tasks a take
- * put back are woken for at once. */
+/* The next task: the newest above mark on the worker's own deque (own), else, for a thread
+ * outside the pool under STEAL (ext: crew__sched.ext), the newest of its own external slot if it
+ * is of the group (inline, steal_ext.h: what the strategy's group take looks at first; a task of
+ * the group in another queue is left to wait.c's loop), else the strategy's group take; a task a
+ * pause or a cancelling shutdown holds back goes back (NULL). Tasks a take put back are woken
+ * for at once. */
 static inline crew_task *own_take(crew_pool *p, crew__worker *self, crew__steal_local *own,
-                                  crew_handle group, int64_t mark, crew_task *buf,
-                                  crew__take_ctx *tc) {
+                                  struct crew__ext_slot *ext, crew_handle group, int64_t mark,
+                                  crew_task *buf, crew__take_ctx *tc) {
     if (own)
         return crew__steal_take_above(own, mark, buf);
-    crew_task *t = crew__sched_take_group_as(p, self, group.slot, mark, tc);
+    crew_task *t = !ext ? crew__sched_take_group_as(p, self, group.slot, mark, tc)
+                   : crew__paused(p)
+                       ? NULL
+                       : crew__ext_take_group(ext, group.slot, buf, &tc->retry, &tc->pushed_back);
     if (!t || crew__held_back(p, t, &tc->pushed_back))
         return NULL;
     if (__builtin_expect(tc->pushed_back != 0, 0))
@@ -85,22 +92,23 @@ static inline crew_task *own_take(crew_pool *p, crew__worker *self, crew__steal_
  * trace, or the group's end (own_other).
  *
  * The hold (crew__slot.holds) comes before the wait's first look at the state, as in wait.c,
- * except on a worker's own deque (own): there the first look is made holding the newest task
- * above mark, if it is of the group's slot. Such a task was queued by this thread or by a task
- * it ran, so if the slot is at the group's generation and open it is the group's, and the group
- * is open at the look; the hold then waits until the wait must look again, still holding a task
- * (own_end, own_other, or the general loop), or is never taken, if this thread's tasks end the
- * group (own_end). A first task that is not so goes back on top of the deque, untouched, and the
- * wait takes its hold and goes on as wait.c's (a finished or forged handle: its answer). Once a
- * task of the group has been found, a later one of its slot is the group's too while this
- * thread holds one (the group cannot end meanwhile). Elsewhere (a queue other threads push
- * to) the same look is made at the first task of the slot, and again after an end (own_other);
- * a task of the slot that is not the group's goes the general way. */
+ * except on a worker's own deque (own) and a thread's own external slot (ext): there the first
+ * look is made holding a plain task of the group's slot (the newest above mark; the newest of
+ * the slot). A slot is reused only once its group has ended, which a task not yet ended keeps
+ * from happening, so if the slot is at the group's generation and open that task is the
+ * group's, and the group is open at the look; the hold then waits until the wait must look
+ * again, still holding a task (own_end, own_other, or the general loop), or is never taken, if
+ * this thread's tasks end the group (own_end). A first task that is not so goes back on top of
+ * the deque or the slot, untouched, and the wait takes its hold and goes on as wait.c's (a
+ * finished or forged handle: its answer). Once a task of the group has been found, a later one
+ * of its slot is the group's too while this thread holds one (the group cannot end meanwhile).
+ * Elsewhere (a queue other threads push to), the look is made after the hold, and again after
+ * an end (own_other); a task of the slot that is not the group's goes the general way. */
 static inline __attribute__((always_inline)) int
-first_steps(crew_pool *p, crew__worker *self, crew__steal_local *own, crew_handle group,
-            crew__slot *sl, int64_t mark) {
+first_steps(crew_pool *p, crew__worker *self, crew__steal_local *own, struct crew__ext_slot *ext,
+            crew_handle group, crew__slot *sl, int64_t mark) {
     bool held = false;
-    if (!own) { /* the hold, then the first look */
+    if (!own && !ext) { /* the hold, then the first look */
         hold_once(sl, &held);
         if (crew__slot_status(sl, group.gen) != 1)
             return 1;
@@ -114,7 +122,7 @@ first_steps(crew_pool *p, crew__worker *self, crew__steal_local *own, crew_handl
     /* Relaxed: paused or cancelling (see struct crew_pool.halt); the worker's own state. */
     while (!crew__halted(p) &&
            ((!own && !self) || crew__load_relaxed(&self->state) == CREW__W_RUNNING) &&
-           !crew__tracing(p) && (t = own_take(p, self, own, group, mark, &buf, &tc)) != NULL) {
+           !crew__tracing(p) && (t = own_take(p, self, own, ext, group, mark, &buf, &tc)) != NULL) {
         /* A plain task (by address, no flag, or by value, a copy): no node, timed or kind. */
         bool mine = (t->crew_flags_ & ~CREW__TASK_COPY) == 0 && t->crew_private_.slot == group.slot;
         if (__builtin_expect(!open, 0)) { /* the look: see above */
@@ -124,6 +132,12 @@ first_steps(crew_pool *p, crew__worker *self, crew__steal_local *own, crew_handl
                     int rc = crew__deque_push1(&own->deque, t);
                     crew__assert(rc == CREW_OK);
                     (void)rc;
+                    break; /* ran is 0 */
+                }
+                /* The first look on ext, holding nothing: it goes back on top of the slot (and
+                 * is woken for: a worker may have looked meanwhile), unless out of memory. */
+                if (ext && !held && crew__ext_put_back(ext, t) == CREW_OK) {
+                    tc.pushed_back++;
                     break; /* ran is 0 */
                 }
                 mine = false; /* another group's (or generation's): the general way */
@@ -165,7 +179,9 @@ first_steps(crew_pool *p, crew__worker *self, crew__steal_local *own, crew_handl
 int crew__wait_first(crew_pool *p, crew__worker *self, crew_handle group, crew__slot *sl,
                      int64_t mark) {
     crew__steal_local *own = crew__sched_join_own(p, self);
-    /* Two copies of the loop, each with its own take inline. */
-    return own ? first_steps(p, self, own, group, sl, mark)
-               : first_steps(p, self, NULL, group, sl, mark);
+    struct crew__ext_slot *ext = self ? NULL : p->sched.ext; /* NULL: not STEAL, or forked */
+    /* Three copies of the loop, each with its own take inline. */
+    return own   ? first_steps(p, self, own, NULL, group, sl, mark)
+           : ext ? first_steps(p, NULL, NULL, ext, group, sl, mark)
+                 : first_steps(p, self, NULL, NULL, group, sl, mark);
 }
