@@ -360,6 +360,9 @@ static __attribute__((noinline)) crew_task *take_queued(crew_pool *p, crew__work
                                                         crew__take_ctx *tc) {
     ext_slot *x = &state_of(p)->ext[last];
     size_t len = crew__deque_size(&x->deque);
+    /* A worker that would chase a submitting producer waits for a batch (steal_ext.h). */
+    if (__builtin_expect(len - 1 < CREW__EXT_GATHER - 1, 0) && w && tc->may_batch)
+        len = crew__ext_gather(&x->deque, len);
     if (len != 0 && batch_size(p, w, tc, len) == 0) {
         crew_task *t = crew__deque_steal(&x->deque, &taken, &tc->retry);
         if (t)

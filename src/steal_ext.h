@@ -70,6 +70,38 @@ static inline bool crew__ext_try_push_value(crew__ext_slot *ext, crew_fn fn, voi
     return a != NULL;
 }
 
+/* GATHERING. A worker that finds only a few tasks in a slot whose producer is submitting would
+ * chase it: one steal per task, each a read of the bottom the producer writes next and of the
+ * line it is filling, so every push of the producer's misses in its cache (the "chasing" regime
+ * of docs/benchmarks.md, where the producer's time per task triples and the workers run dry,
+ * sleep and are woken by it thousands of times a run). It waits instead, a bounded moment, for a
+ * batch to form, and claims it with one compare-and-swap: it pauses, looks at bottom again, and
+ * goes on only while bottom moved since its last look (the producer is still submitting) and the
+ * slot holds fewer than CREW__EXT_GATHER tasks, at most CREW__EXT_GATHER_ROUNDS looks of
+ * CREW__EXT_GATHER_PAUSES pauses each (well under a microsecond). A slot whose producer has
+ * stopped is taken at once (one look), and an empty one never waited for: an idle pool spends
+ * nothing here. */
+#define CREW__EXT_GATHER 12u       /* enough for a batch (sched_steal.c's batch_size) */
+#define CREW__EXT_GATHER_ROUNDS 6u /* looks at most */
+#define CREW__EXT_GATHER_PAUSES 4u /* pauses between looks: a few tasks of a busy producer */
+
+/* Wait as above for slot deque d, which held len tasks (1 <= len < CREW__EXT_GATHER) at the
+ * caller's look; returns how many it holds now. Relaxed loads: a hint, as crew__deque_size's;
+ * the claim that follows reads what it takes with the deque's own orders. */
+static inline size_t crew__ext_gather(crew__deque *d, size_t len) {
+    int64_t b = crew__load_relaxed(&d->bottom); /* relaxed: a hint (see above) */
+    for (unsigned r = 0; r < CREW__EXT_GATHER_ROUNDS && len < CREW__EXT_GATHER; r++) {
+        for (unsigned k = 0; k < CREW__EXT_GATHER_PAUSES; k++)
+            crew__cpu_relax();
+        int64_t now = crew__load_relaxed(&d->bottom); /* relaxed: a hint */
+        if (now == b)
+            break; /* the producer has stopped: take what is there */
+        b = now;
+        len = crew__deque_size(d);
+    }
+    return len;
+}
+
 /* The deque of the calling thread's slot among those at ext, whose oldest task a thread outside
  * the pool that helps while it waits claims inline, as a thief does (sched_calls.h's
  * crew__sched_take_own_ext). */
