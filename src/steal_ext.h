@@ -5,7 +5,8 @@
  * pool, so sched_calls.h's crew__sched_push_value makes it in place (through crew__sched.ext)
  * rather than through the strategy's table: no indirect call, no frame of its own. Everything
  * else about the slots (steals, batch claims, a waiting submitter's takes) is sched_steal.c's,
- * but for one steal: a helping waiter's from its own slot (crew__ext_own_deque), inline too.
+ * but for one steal: a helping waiter's from its own slot (crew__ext_own_deque), inline too;
+ * and a worker's bounded wait for a batch to form in a producer's slot (GATHERING, below).
  *
  * A slot is a Chase-Lev deque (deque.h) whose owner side (push, and the pop of a waiting
  * submitter) is serialised by a spinlock that one submitting thread keeps in its cache; thieves
@@ -78,11 +79,11 @@ static inline bool crew__ext_try_push_value(crew__ext_slot *ext, crew_fn fn, voi
  * batch to form, and claims it with one compare-and-swap: it pauses, looks at bottom again, and
  * goes on only while bottom moved since its last look (the producer is still submitting) and the
  * slot holds fewer than CREW__EXT_GATHER tasks, at most CREW__EXT_GATHER_ROUNDS looks of
- * CREW__EXT_GATHER_PAUSES pauses each (well under a microsecond). A slot whose producer has
- * stopped is taken at once (one look), and an empty one never waited for: an idle pool spends
- * nothing here. */
-#define CREW__EXT_GATHER 12u       /* enough for a batch (sched_steal.c's batch_size) */
-#define CREW__EXT_GATHER_ROUNDS 6u /* looks at most */
+ * CREW__EXT_GATHER_PAUSES pauses each (about a microsecond at most on a 2-core VM). A slot
+ * whose producer has stopped is taken at once (one look), and an empty one never waited for:
+ * an idle pool spends nothing here. */
+#define CREW__EXT_GATHER 48u       /* a full batch (16) for one of two workers: batch_size */
+#define CREW__EXT_GATHER_ROUNDS 8u /* looks at most */
 #define CREW__EXT_GATHER_PAUSES 4u /* pauses between looks: a few tasks of a busy producer */
 
 /* Wait as above for slot deque d, which held len tasks (1 <= len < CREW__EXT_GATHER) at the
