@@ -2,7 +2,8 @@
 // wakes enough of them: a burst of as many tasks as workers runs on all of them at once, although
 // a submission wakes nobody while a worker is looking for work (the lookers hand the wake-up
 // on: pool.h, worker.c). And CREW_SPIN_AUTO's choice (idle.c): no polls while the pool's awake
-// threads outnumber its CPUs, polls once they fit.
+// threads outnumber its CPUs, polls once they fit. And a worker's wait for a batch in a
+// producer's slot (steal_ext.h: gathering) loses no task and leaves no worker awake.
 #include <gtest/gtest.h>
 
 #include <atomic>
