@@ -201,6 +201,8 @@ static __attribute__((noinline)) crew_task *claim_batch(crew__worker *w, ext_slo
 
 /* The slot that last had work for this thread (steal_external, take_queued). */
 static CREW__TLS unsigned last;
+/* take_queued's last look at that slot found tasks (a plain thread-local: its own history). */
+static CREW__TLS bool fed;
 
 /* Steal the oldest task of any slot (a batch of them for a worker, batch_size), starting with
  * the one that last had work for this thread (usually the only busy one: one submitting
@@ -362,6 +364,12 @@ static __attribute__((noinline)) crew_task *take_queued(crew_pool *p, crew__work
                                                         crew__take_ctx *tc) {
     ext_slot *x = &state_of(p)->ext[last];
     size_t len = crew__deque_size(&x->deque);
+    /* A worker that would chase a submitting producer waits for a batch (steal_ext.h), from
+     * its second find in a row on: not on its first after an idle stretch (a wake-up, a
+     * fork-join round's offer), whose task waits for nothing. */
+    if (__builtin_expect(len - 1 < CREW__EXT_GATHER - 1, 0) && w && tc->may_batch && fed)
+        len = crew__ext_gather(&x->deque, len);
+    fed = len != 0;
     if (len != 0 && batch_size(p, w, tc, len) == 0) {
         crew_task *t = crew__deque_steal(&x->deque, &taken, &tc->retry);
         if (t)

@@ -5,7 +5,8 @@
  * pool, so sched_calls.h's crew__sched_push_value makes it in place (through crew__sched.ext)
  * rather than through the strategy's table: no indirect call, no frame of its own. Everything
  * else about the slots (steals, batch claims, a waiting submitter's takes) is sched_steal.c's,
- * but for one steal: a helping waiter's from its own slot (crew__ext_own_deque), inline too.
+ * but for one steal: a helping waiter's from its own slot (crew__ext_own_deque), inline too;
+ * and a worker's bounded wait for a batch to form in a producer's slot (GATHERING, below).
  *
  * A slot is a Chase-Lev deque (deque.h) whose owner side (push, and the pop of a waiting
  * submitter) is serialised by a spinlock that one submitting thread keeps in its cache; thieves
@@ -106,6 +107,39 @@ static inline int crew__ext_put_back(crew__ext_slot *ext, crew_task *t) {
     crew__spinlock_release(&x->lock);
     return rc;
 }
+
+/* GATHERING. A worker that finds only a few tasks in a slot whose producer is submitting would
+ * chase it: one steal per task, each a read of the bottom the producer writes next and of the
+ * line it is filling, so every push of the producer's misses in its cache (the "chasing" regime
+ * of docs/benchmarks.md, where the producer's time per task triples and the workers run dry,
+ * sleep and are woken by it thousands of times a run). It waits instead, a bounded moment, for a
+ * batch to form, and claims it with one compare-and-swap: it pauses, looks at bottom again, and
+ * goes on only while bottom moved since its last look (the producer is still submitting) and the
+ * slot holds fewer than CREW__EXT_GATHER tasks, at most CREW__EXT_GATHER_ROUNDS looks of
+ * CREW__EXT_GATHER_PAUSES pauses each (about a microsecond at most on a 2-core VM). A slot
+ * whose producer has stopped is taken at once (one look), and an empty one never waited for:
+ * an idle pool spends nothing here. */
+#define CREW__EXT_GATHER 48u       /* a full batch (16) for one of two workers: batch_size */
+#define CREW__EXT_GATHER_ROUNDS 8u /* looks at most */
+#define CREW__EXT_GATHER_PAUSES 4u /* pauses between looks: a few tasks of a busy producer */
+
+/* Wait as above for slot deque d, which held len tasks (1 <= len < CREW__EXT_GATHER) at the
+ * caller's look; returns how many it holds now. Relaxed loads: a hint, as crew__deque_size's;
+ * the claim that follows reads what it takes with the deque's own orders. */
+static inline size_t crew__ext_gather(crew__deque *d, size_t len) {
+    int64_t b = crew__load_relaxed(&d->bottom); /* relaxed: a hint (see above) */
+    for (unsigned r = 0; r < CREW__EXT_GATHER_ROUNDS && len < CREW__EXT_GATHER; r++) {
+        for (unsigned k = 0; k < CREW__EXT_GATHER_PAUSES; k++)
+            crew__cpu_relax();
+        int64_t now = crew__load_relaxed(&d->bottom); /* relaxed: a hint */
+        if (now == b)
+            break; /* the producer has stopped: take what is there */
+        b = now;
+        len = crew__deque_size(d);
+    }
+    return len;
+}
+
 /* The deque of the calling thread's slot among those at ext, whose oldest task a thread outside
  * the pool that helps while it waits claims inline, as a thief does (sched_calls.h's
  * crew__sched_take_own_ext). */

@@ -2,7 +2,8 @@
 // wakes enough of them: a burst of as many tasks as workers runs on all of them at once, although
 // a submission wakes nobody while a worker is looking for work (the lookers hand the wake-up
 // on: pool.h, worker.c). And CREW_SPIN_AUTO's choice (idle.c): no polls while the pool's awake
-// threads outnumber its CPUs, polls once they fit.
+// threads outnumber its CPUs, polls once they fit. And a worker's wait for a batch in a
+// producer's slot (steal_ext.h: gathering) loses no task and leaves no worker awake.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -20,6 +21,7 @@
 // idle.c's (internal: the tests link the library's checked build).
 extern "C" unsigned crew__idle_polls(crew_pool *p);
 extern "C" unsigned crew__cpus_count(const crew_hooks *h);
+extern "C" unsigned crew__idle_asleep(crew_pool *p);
 
 static double cpu_seconds() {
     timespec ts;
@@ -167,4 +169,48 @@ TEST(Idle, AutoSpinCountsThePinnedCpus) {
 #else
     GTEST_SKIP() << "no CPU affinity here";
 #endif
+}
+
+// A worker that finds a few tasks in the slot of a producer that is submitting waits a bounded
+// moment for more (steal_ext.h: gathering). Each shape here must end with every task run once
+// and every worker asleep, whatever the timing: a producer's long burst, then its wait; a
+// producer that stops after a few tasks and does not help (it watches a count), so only the
+// workers can take them, from a slot nobody adds to any more; and a shutdown right after a
+// burst, which runs what is queued.
+TEST(Idle, AfterAProducersBurstEveryTaskRunsAndEveryWorkerSleeps) {
+    static std::atomic<long> ran{0};
+    auto count = [](void *) { ran.fetch_add(1, std::memory_order_relaxed); };
+    auto all_asleep = [](crew_pool *p, unsigned n) {
+        // A generous bound: this is about reaching the state, not speed.
+        auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        unsigned asleep = 0;
+        while ((asleep = crew__idle_asleep(p)) != n && std::chrono::steady_clock::now() < until)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        return asleep;
+    };
+    const long burst = crewtest::scaled(200000) < 1000 ? 1000 : crewtest::scaled(200000);
+    crew_pool *p = crewtest::make_pool(2);
+    ran = 0;
+    for (long i = 0; i < burst; i++)
+        ASSERT_EQ(crew_submit(p, count, nullptr, 0, nullptr), CREW_OK);
+    ASSERT_EQ(crew_wait_all(p), CREW_OK);
+    EXPECT_EQ(ran.load(), burst) << "crew_wait_all returned before every task ran";
+    EXPECT_EQ(all_asleep(p, 2), 2u) << "a worker stayed awake after the burst";
+    for (long k : {1L, 2L, 3L, 5L, 11L}) { // fewer than a gathered batch: taken without more
+        long before = ran.load();
+        for (long i = 0; i < k; i++)
+            ASSERT_EQ(crew_submit(p, count, nullptr, 0, nullptr), CREW_OK);
+        auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (ran.load() < before + k && std::chrono::steady_clock::now() < until)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        EXPECT_EQ(ran.load(), before + k) << k << " tasks of a producer that stopped: not run";
+        EXPECT_EQ(all_asleep(p, 2), 2u) << "a worker stayed awake after " << k << " tasks";
+    }
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    long before = ran.load();
+    for (long i = 0; i < burst; i++)
+        ASSERT_EQ(crew_submit(p, count, nullptr, 0, nullptr), CREW_OK);
+    ASSERT_EQ(crew_shutdown(p, CREW_DRAIN), CREW_OK);
+    EXPECT_EQ(ran.load(), before + burst) << "crew_shutdown returned before every task ran";
+    crew_destroy(p);
 }
