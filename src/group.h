@@ -29,11 +29,11 @@ typedef struct crew__slot {
     /* Waits (crew_wait, crew_wait_timed) in progress on this slot, whatever their generation:
      * a slot kept for a reported loss is not freed while one is (group.c, keep_reported), so
      * a wait that began while its group was open gets the group's answer. Seq_cst, taken
-     * before the wait's first look at state (or, on a worker, while the wait holds one of the
-     * group's tasks, so the slot is on no kept list: wait_own.c) and dropped after its answer;
-     * a wait whose own tasks end the group takes none. A freer that reads 0 here comes, in the
-     * single total order, before the wait's increment, so the wait began after the slot was
-     * let go. */
+     * before the wait's first look at state (or, on a worker's own deque or a thread's own
+     * external slot, while the wait holds one of the group's tasks, so the slot is on no kept
+     * list: wait_own.c) and dropped after its answer; a wait whose own tasks end the group
+     * takes none. A freer that reads 0 here comes, in the single total order, before the
+     * wait's increment, so the wait began after the slot was let go. */
     _Atomic uint32_t holds;
     /* Central queue's lock: newest task of the group queued there, linked by
      * crew_private_.gnext (schedule.c). */

@@ -4,9 +4,11 @@
  * into it, inline. That push is crew_submit's whole queueing step from a thread outside the
  * pool, so sched_calls.h's crew__sched_push_value makes it in place (through crew__sched.ext)
  * rather than through the strategy's table: no indirect call, no frame of its own. Everything
- * else about the slots (steals, batch claims, a waiting submitter's takes) is sched_steal.c's,
- * but for one steal: a helping waiter's from its own slot (crew__ext_own_deque), inline too;
- * and a worker's bounded wait for a batch to form in a producer's slot (GATHERING, below).
+ * else about the slots (steals, batch claims) is sched_steal.c's, but for a waiting submitter's
+ * takes, inline too: a helping waiter's steal from its own slot (crew__ext_own_deque), and the
+ * take of its group's newest task and its put-back (crew__ext_take_group, crew__ext_put_back:
+ * sched_steal.c's group take and crew_wait's first steps, wait_own.c); and a worker's bounded
+ * wait for a batch to form in a producer's slot (GATHERING, below).
  *
  * A slot is a Chase-Lev deque (deque.h) whose owner side (push, and the pop of a waiting
  * submitter) is serialised by a spinlock that one submitting thread keeps in its cache; thieves

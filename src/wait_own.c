@@ -66,19 +66,29 @@ static int own_end(crew_pool *p, crew_handle group, crew__slot *sl, size_t ran, 
  * outside the pool under STEAL (ext: crew__sched.ext), the newest of its own external slot if it
  * is of the group (inline, steal_ext.h: what the strategy's group take looks at first; a task of
  * the group in another queue is left to wait.c's loop), else the strategy's group take; a task a
- * pause or a cancelling shutdown holds back goes back (NULL). Tasks a take put back are woken
- * for at once. */
+ * pause or a cancelling shutdown holds back goes back (NULL). A cancelling shutdown drops it: a
+ * loss of the group, perhaps its end, which this wait must answer, so the wait takes its hold
+ * on sl first (while the task keeps the group open, if it is the group's): a loss is let go
+ * only once no wait holds its slot (crew__slot.holds). Tasks a take put back are woken for at
+ * once. */
 static inline crew_task *own_take(crew_pool *p, crew__worker *self, crew__steal_local *own,
                                   struct crew__ext_slot *ext, crew_handle group, int64_t mark,
-                                  crew_task *buf, crew__take_ctx *tc) {
+                                  crew_task *buf, crew__take_ctx *tc, crew__slot *sl,
+                                  bool *held) {
     if (own)
         return crew__steal_take_above(own, mark, buf);
     crew_task *t = !ext ? crew__sched_take_group_as(p, self, group.slot, mark, tc)
                    : crew__paused(p)
                        ? NULL
                        : crew__ext_take_group(ext, group.slot, buf, &tc->retry, &tc->pushed_back);
-    if (!t || crew__held_back(p, t, &tc->pushed_back))
+    if (!t)
         return NULL;
+    /* Relaxed: see struct crew_pool.halt (crew__held_back's look). */
+    if (__builtin_expect(crew__halted(p), 0)) {
+        hold_once(sl, held);
+        if (crew__hold_back(p, t, &tc->pushed_back))
+            return NULL;
+    }
     if (__builtin_expect(tc->pushed_back != 0, 0))
         crew__wake_pushed_back(p, &tc->pushed_back);
     return t;
@@ -122,7 +132,8 @@ first_steps(crew_pool *p, crew__worker *self, crew__steal_local *own, struct cre
     /* Relaxed: paused or cancelling (see struct crew_pool.halt); the worker's own state. */
     while (!crew__halted(p) &&
            ((!own && !self) || crew__load_relaxed(&self->state) == CREW__W_RUNNING) &&
-           !crew__tracing(p) && (t = own_take(p, self, own, ext, group, mark, &buf, &tc)) != NULL) {
+           !crew__tracing(p) &&
+           (t = own_take(p, self, own, ext, group, mark, &buf, &tc, sl, &held)) != NULL) {
         /* A plain task (by address, no flag, or by value, a copy): no node, timed or kind. */
         bool mine = (t->crew_flags_ & ~CREW__TASK_COPY) == 0 && t->crew_private_.slot == group.slot;
         if (__builtin_expect(!open, 0)) { /* the look: see above */

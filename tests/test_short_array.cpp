@@ -248,4 +248,38 @@ TEST(ShortArray, ABadElementQueuesNothing) {
     }
 }
 
+// A thread outside the pool whose first look finds on top of its own queue a task of the
+// awaited group's slot that is not the group's (a later group in that slot, or a forged
+// generation): the task goes back untouched while the workers take from the same queue, and
+// the wait answers for the handle it was given. Every task runs exactly once.
+TEST(ShortArray, AStaleOrForgedWaitPutsTheSlotsTaskBack) {
+    for (unsigned sched : kSchedulers) {
+        crew_pool *p = make_pool(2, sched);
+        int reused = 0;
+        for (int round = 0; round < (slow_build() ? 100 : 1000); round++) {
+            std::atomic<long> first{0}, runs[kTen] = {};
+            crew_task one = {};
+            one.fn = bump, one.arg = &first;
+            crew_handle old = CREW_HANDLE_NONE, g = CREW_HANDLE_NONE;
+            ASSERT_EQ(crew_enqueue_tasks(p, &one, 1, &old), CREW_OK);
+            ASSERT_EQ(crew_wait(p, old), CREW_OK);
+            crew_task t[kTen] = {};
+            for (int i = 0; i < kTen; i++)
+                t[i].fn = bump, t[i].arg = &runs[i];
+            ASSERT_EQ(crew_enqueue_tasks(p, t, kTen, &g), CREW_OK);
+            reused += g.slot == old.slot;
+            EXPECT_EQ(crew_wait(p, old), CREW_OK); // finished: its slot has moved on
+            crew_handle forged{g.slot, g.gen + 1000};
+            EXPECT_EQ(crew_wait(p, forged), CREW_EINVAL);
+            EXPECT_EQ(crew_wait(p, g), CREW_OK);
+            EXPECT_EQ(crew_wait_all(p), CREW_OK);
+            ASSERT_EQ(first.load(), 1);
+            for (int i = 0; i < kTen; i++)
+                ASSERT_EQ(runs[i].load(), 1) << "sched " << sched << " round " << round;
+        }
+        EXPECT_GT(reused, 0) << "a finished group's slot was never reused";
+        crew_destroy(p);
+    }
+}
+
 } // namespace
