@@ -234,15 +234,6 @@ static bool external_queued(crew_pool *p) {
     return false;
 }
 
-/* A waiting thread's take from its own slot x found nothing: if a batch claim runs (the take
- * gave way to it, crew__deque_take_unless), the waiter must look again rather than sleep, since
- * the claim may leave its task where it was (claim_batch), and nobody would wake it for that.
- * Acquire: as the take's read of the count. */
-static inline void gave_way(ext_slot *x, crew__take_ctx *tc) {
-    if (crew__load_acquire(&x->claimers) != 0)
-        tc->retry = true;
-}
-
 /* A waiting submitter: the newest task of its own slot if it is of group slot (steal_ext.h). */
 static crew_task *take_external_group(crew_pool *p, uint32_t slot, crew__take_ctx *tc) {
     return crew__ext_take_group(state_of(p)->ext, slot, &taken, &tc->retry, &tc->pushed_back);
@@ -260,8 +251,8 @@ static crew_task *take_external_own(crew_pool *p, int64_t mark, crew__take_ctx *
     crew_task *t = NULL;
     if (crew__load_relaxed(&x->deque.bottom) > mark) { /* relaxed: the owner side, locked */
         t = crew__deque_take_unless(&x->deque, &taken, &x->claimers);
-        if (!t) /* NULL also while a worker claims a batch: look again (gave_way) */
-            gave_way(x, tc);
+        if (!t) /* NULL also while a worker claims a batch: look again */
+            crew__ext_gave_way(x, &tc->retry);
     }
     crew__spinlock_release(&x->lock);
     return t;

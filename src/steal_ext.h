@@ -73,6 +73,15 @@ static inline bool crew__ext_try_push_value(crew__ext_slot *ext, crew_fn fn, voi
     return a != NULL;
 }
 
+/* A waiting thread's take from its own slot x found nothing: if a batch claim runs (the take
+ * gave way to it, crew__deque_take_newest or _take_unless), the waiter must look again rather
+ * than sleep, since the claim may leave its task where it was (claim_batch) and nobody would
+ * wake it for that: *retry is set. Acquire: as the take's read of the count. */
+static inline void crew__ext_gave_way(crew__ext_slot *x, bool *retry) {
+    if (crew__load_acquire(&x->claimers) != 0)
+        *retry = true;
+}
+
 /* A thread outside the pool that waits for group slot (STEAL's take_group; crew_wait's first
  * steps, wait_own.c, inline): the newest task of its own slot among those at ext if it is of
  * that group, else NULL; one of another group goes back where it was, counted in *pushed_back.
@@ -87,8 +96,7 @@ static inline crew_task *crew__ext_take_group(crew__ext_slot *ext, uint32_t slot
     crew__spinlock_acquire(&x->lock);
     crew_task *t = crew__deque_take_newest(&x->deque, buf, &x->claimers);
     if (!t) {
-        if (crew__load_acquire(&x->claimers) != 0) /* acquire: as the take's read of the count */
-            *retry = true;
+        crew__ext_gave_way(x, retry);
     } else if (t->crew_private_.slot != slot) {
         int rc = crew__deque_push1(&x->deque, t); /* its place is free */
         crew__assert(rc == CREW_OK);
