@@ -3,7 +3,8 @@
 // a submission wakes nobody while a worker is looking for work (the lookers hand the wake-up
 // on: pool.h, worker.c). And CREW_SPIN_AUTO's choice (idle.c): no polls while the pool's awake
 // threads outnumber its CPUs, polls once they fit. And a worker's wait for a batch in a
-// producer's slot (steal_ext.h: gathering) loses no task and leaves no worker awake.
+// producer's slot (steal_ext.h: gathering) loses no task and leaves no worker awake, and is
+// made only where a batch may be claimed (not while tasks are timed).
 #include <gtest/gtest.h>
 
 #include <atomic>
