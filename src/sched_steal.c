@@ -178,8 +178,12 @@ static inline size_t batch_size(crew_pool *p, crew__worker *w, const crew__take_
  * just before (after 0) and after (1) it claims, so that a test can hold that window open. */
 void (*crew__test_claim)(int after);
 #define TEST_CLAIM(after) (crew__test_claim ? crew__test_claim(after) : (void)0)
+/* Tests only: called as a worker begins to wait for a batch in a slot (take_queued). */
+void (*crew__test_gather)(void);
+#define TEST_GATHER() (crew__test_gather ? crew__test_gather() : (void)0)
 #else
 #define TEST_CLAIM(after) ((void)0)
+#define TEST_GATHER() ((void)0)
 #endif
 
 /* A join's offered half (crew__join_half) is claimed only as the batch's first task, which the
@@ -357,9 +361,13 @@ static __attribute__((noinline)) crew_task *take_queued(crew_pool *p, crew__work
     size_t len = crew__deque_size(&x->deque);
     /* A worker that would chase a submitting producer waits for a batch (steal_ext.h), from
      * its second find in a row on: not on its first after an idle stretch (a wake-up, a
-     * fork-join round's offer), whose task waits for nothing. */
-    if (__builtin_expect(len - 1 < CREW__EXT_GATHER - 1, 0) && w && tc->may_batch && fed)
+     * fork-join round's offer), whose task waits for nothing; and only if it may claim one
+     * (batch_size: not while tasks are timed, nor when marked to leave, nor as a waiter). */
+    if (__builtin_expect(len - 1 < CREW__EXT_GATHER - 1, 0) && fed &&
+        batch_size(p, w, tc, CREW__EXT_GATHER) != 0) {
+        TEST_GATHER();
         len = crew__ext_gather(&x->deque, len);
+    }
     fed = len != 0;
     if (len != 0 && batch_size(p, w, tc, len) == 0) {
         crew_task *t = crew__deque_steal(&x->deque, &taken, &tc->retry);

@@ -3,7 +3,8 @@
 // a submission wakes nobody while a worker is looking for work (the lookers hand the wake-up
 // on: pool.h, worker.c). And CREW_SPIN_AUTO's choice (idle.c): no polls while the pool's awake
 // threads outnumber its CPUs, polls once they fit. And a worker's wait for a batch in a
-// producer's slot (steal_ext.h: gathering) loses no task and leaves no worker awake.
+// producer's slot (steal_ext.h: gathering) loses no task and leaves no worker awake, and is
+// made only where a batch may be claimed (not while tasks are timed).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -213,4 +214,47 @@ TEST(Idle, AfterAProducersBurstEveryTaskRunsAndEveryWorkerSleeps) {
     ASSERT_EQ(crew_shutdown(p, CREW_DRAIN), CREW_OK);
     EXPECT_EQ(ran.load(), before + burst) << "crew_shutdown returned before every task ran";
     crew_destroy(p);
+}
+
+// A worker waits for a batch to form (gathering) only where it may claim one: not while tasks
+// are timed (monitoring here; also autosize, a trace), when every task is taken alone
+// (sched_steal.c's batch_size), so that a wait would only delay each take. The checked
+// library's hook counts the waits begun.
+extern "C" void (*crew__test_gather)(void);
+static std::atomic<long> g_gathers{0};
+static void count_gather() { g_gathers.fetch_add(1, std::memory_order_relaxed); }
+
+TEST(Idle, NoWaitForABatchWhileTasksAreTimed) {
+    static std::atomic<long> ran{0};
+    auto count = [](void *) { ran.fetch_add(1, std::memory_order_relaxed); };
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 2;
+    cfg.monitoring = 1;
+    cfg.scheduler = CREW_SCHED_STEAL; // the only strategy with slots
+    g_gathers = 0;
+    ran = 0;
+    crew__test_gather = count_gather; // set and cleared while no worker runs (a plain pointer)
+    crew_pool *p = nullptr;
+    int rc = crew_create(&p, &cfg);
+    if (rc == CREW_ENOTSUP) {
+        crew__test_gather = nullptr;
+        GTEST_SKIP() << "this build leaves monitoring out";
+    }
+    ASSERT_EQ(rc, CREW_OK);
+    const long burst = crewtest::scaled(20000) < 500 ? 500 : crewtest::scaled(20000);
+    long total = 0;
+    for (int round = 0; round < 10; round++) { // each backlog drains through short lengths
+        for (long i = 0; i < burst; i++)
+            ASSERT_EQ(crew_submit(p, count, nullptr, 0, nullptr), CREW_OK);
+        total += burst;
+        auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (ran.load() < total && std::chrono::steady_clock::now() < until)
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        EXPECT_EQ(ran.load(), total) << "round " << round << ": tasks not run";
+    }
+    EXPECT_EQ(crew_wait_all(p), CREW_OK);
+    crew_destroy(p);
+    crew__test_gather = nullptr;
+    EXPECT_EQ(g_gathers.load(), 0) << "workers waited for batches they could not claim";
 }
