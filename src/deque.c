@@ -58,12 +58,15 @@ static crew__deque_array *array_new(unsigned log) {
      * is written once, place after place, as it fills, and in 4 KiB pages each first write of a
      * page was a page fault: a pool's first backlog cost its producer twice the time of the
      * next ones (6,000 faults, half its time, on a 2-core VM). Aligned to a huge page and
-     * advised so; any failure just leaves small pages. */
+     * advised so; any failure just leaves small pages (malloc's, if the aligned block was
+     * refused). */
+    a = NULL;
     if (bytes >= HUGE_BYTES) {
-        bytes = (bytes + HUGE_BYTES - 1) & ~(HUGE_BYTES - 1);
-        if ((a = aligned_alloc(HUGE_BYTES, bytes)) != NULL)
-            (void)madvise(a, bytes, MADV_HUGEPAGE);
-    } else
+        size_t whole = (bytes + HUGE_BYTES - 1) & ~(HUGE_BYTES - 1);
+        if ((a = aligned_alloc(HUGE_BYTES, whole)) != NULL)
+            (void)madvise(a, whole, MADV_HUGEPAGE);
+    }
+    if (!a)
 #endif
         a = malloc(bytes);
     if (!a)
