@@ -4,13 +4,15 @@
 # a few tasks, divided by the difference (start-up and teardown cancel out). Polling by idle
 # threads counts too, as it does on the machine. One run each: counts vary by a few percent
 # with thread interleaving, not by the machine's load. Then, for crew alone: crew_submit built
-# without monitoring and with it off and on, one array (crew_enqueue_tasks) per task, and one
-# spawn-and-wait pair (crew_join, in the fib of bench_peers' crew-join-task).
+# without monitoring and with it off and on, crew_submit's tasks run by the worker alone and by
+# the helping waiter alone, one array (crew_enqueue_tasks) per task, and one spawn-and-wait
+# pair (crew_join, in the fib of bench_peers' crew-join-task).
 # usage: bench/instr.sh [--quick] [peer ...]   (default: crew's strategies, crew's tasks through
 #                                             a lane (crew-lane), each in a group of its own
 #                                             (crew-group) with a crew_notify callback on it
 #                                             (crew-notify), and the peers; then crew_submit
-#                                             with monitoring off and on, and one array)
+#                                             with monitoring off and on, run by the
+#                                             worker and by a helping waiter, one array)
 #        bench/instr.sh --graph [--quick]      instructions per node of a task graph's run: a
 #                                             chain of 100,000 empty nodes (--quick 20,000) on
 #                                             one thread, run 3 times and once (bench_graph
@@ -178,6 +180,21 @@ for row in "built without monitoring|$nomon|" "monitoring off (the default)|$et|
     b=$(count_et "$binary" "$extra" "$big")
     awk -v l="$label" -v a="$a" -v b="$b" -v n=$((big - small)) \
         'BEGIN { printf "%-34s %12.0f\n", l, (b - a) / n }'
+done
+
+# Who runs crew_submit's tasks: in the first table's "crew" row the worker and the waiting
+# producer (crew_wait_all helps) share them as their race goes, so the figure mixes two paths.
+# Each path alone here (empty_tasks -w): the worker runs them all (the producer waits without
+# helping, asleep), or the helping waiter does (the worker held in a task of its own).
+echo
+printf '%-42s %12s\n' "crew_submit + crew_wait_all, one worker" "instr/task"
+for row in "crew_submit, the worker runs them|-w worker" \
+    "crew_submit, a helping waiter runs them|-w waiter"; do
+    IFS='|' read -r label extra <<<"$row"
+    [ -x "$et" ] || { printf '%-42s %12s\n' "$label" "n/a (not built)"; continue; }
+    a=$(count_et "$et" "$extra" "$small")
+    b=$(count_et "$et" "$extra" "$big")
+    row 42 "$label" "$a" "$b" $((big - small))
 done
 
 # One array: crew_enqueue_tasks of N empty tasks, then crew_wait_all, on one worker.
