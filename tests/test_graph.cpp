@@ -820,6 +820,10 @@ TEST(Graph, StressOverlappingRunsWithResizePauseCancelShutdown) {
         std::vector<std::thread> ts;
         for (int k = 0; k < 3; k++)
             ts.emplace_back(runner, k + 1);
+        // The runners' first runs before the storm (on a loaded machine a thread may not start
+        // within the rounds below): up to 10 s, after which EXPECT_GT(runs, 0) fails.
+        for (int i = 0; i < 10000 && accepted.load() == 0; i++)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
         const int rounds = int(scaled(40));
         for (int r = 0; r < rounds; r++) {
             crew_resize(p, 1 + unsigned(r % 4));
