@@ -108,11 +108,7 @@ static int push_external(crew_pool *p, crew_task *t, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (t[i].priority != 0)
             return crew__lq_push_n(central_of(p), t, n);
-    ext_slot *x = ext_of_thread(p);
-    crew__spinlock_acquire(&x->lock);
-    int rc = n == 1 ? crew__deque_push1(&x->deque, t) : crew__deque_push(&x->deque, t, n);
-    crew__spinlock_release(&x->lock);
-    return rc;
+    return crew__ext_push(state_of(p)->ext, t, NULL, n, 0);
 }
 
 /* A crew_submit task by value: into the caller's deque (a worker) or its slot (priority 0);
@@ -143,11 +139,7 @@ static int push_values(crew_pool *p, crew__worker *self, const crew_task *t, siz
         return crew__deque_push_values(deque_of(self), t, n, slot);
     if (prio != 0)
         return CREW__SCHED_DECLINED;
-    ext_slot *x = ext_of_thread(p);
-    crew__spinlock_acquire(&x->lock);
-    int rc = crew__deque_push_values(&x->deque, t, n, slot);
-    crew__spinlock_release(&x->lock);
-    return rc;
+    return crew__ext_push(state_of(p)->ext, NULL, t, n, slot);
 }
 
 #define EXT_BATCH 16u /* most tasks a worker claims from a slot at a time */

@@ -1,14 +1,15 @@
 /*
  * steal_ext.h -- the external submission slots of the work-stealing strategy (STEAL,
- * sched_steal.c): their type, the slot of the calling thread, and the push of one task by value
- * into it, inline. That push is crew_submit's whole queueing step from a thread outside the
- * pool, so sched_calls.h's crew__sched_push_value makes it in place (through crew__sched.ext)
- * rather than through the strategy's table: no indirect call, no frame of its own. Everything
- * else about the slots (steals, batch claims) is sched_steal.c's, but for a waiting submitter's
- * takes, inline too: a helping waiter's steal from its own slot (crew__ext_own_deque), and the
- * take of its group's newest task and its put-back (crew__ext_take_group, crew__ext_put_back:
- * sched_steal.c's group take and crew_wait's first steps, wait_own.c); and a worker's bounded
- * wait for a batch to form in a producer's slot (GATHERING, below).
+ * sched_steal.c): their type, the slot of the calling thread, and the owner side's pushes into
+ * it under its lock (crew__ext_push_value, one task by value, inline, with a variant that never
+ * waits: crew_submit's whole queueing step from a thread outside the pool, which sched_calls.h's
+ * crew__sched_push_value makes in place rather than through the strategy's table: no indirect
+ * call, no frame of its own; crew__ext_push, arrays and put-backs). Everything else about the
+ * slots (steals, batch claims) is sched_steal.c's, but for a waiting submitter's takes, inline
+ * too: a helping waiter's steal from its own slot (crew__ext_own_deque), and the take of its
+ * group's newest task and its put-back (crew__ext_take_group, crew__ext_put_back: sched_steal.c's
+ * group take and crew_wait's first steps, wait_own.c); and a worker's bounded wait for a batch
+ * to form in a producer's slot (GATHERING, below).
  *
  * A slot is a Chase-Lev deque (deque.h) whose owner side (push, and the pop of a waiting
  * submitter) is serialised by a spinlock that one submitting thread keeps in its cache; thieves
@@ -43,12 +44,26 @@ static inline crew__ext_slot *crew__ext_slot_of_thread(crew__ext_slot *ext) {
     return &ext[crew__thread_number() % CREW__EXT_SLOTS];
 }
 
-/* Push fn(arg) (aux: crew__deque_aux) by value into the calling thread's slot among those at
- * ext: CREW_OK, or CREW_ENOMEM (nothing pushed). */
+/* The owner side's pushes into the calling thread's slot among those at ext, under its lock
+ * (the one place that takes it to push), all or nothing (CREW_OK or CREW_ENOMEM):
+ * - crew__ext_push_value: fn(arg) by value (aux: crew__deque_aux);
+ * - crew__ext_push: either t[0..n) by address (one task by value if it is a take's copy,
+ *   crew__deque_push1: a put-back) or, with t NULL, values[0..n) by value in group slot (the
+ *   caller's array is not referred to once it returns). */
 static inline int crew__ext_push_value(crew__ext_slot *ext, crew_fn fn, void *arg, uint64_t aux) {
     crew__ext_slot *x = crew__ext_slot_of_thread(ext);
     crew__spinlock_acquire(&x->lock);
     int rc = crew__deque_push_value(&x->deque, fn, arg, aux);
+    crew__spinlock_release(&x->lock);
+    return rc;
+}
+static inline int crew__ext_push(crew__ext_slot *ext, crew_task *t, const crew_task *values,
+                                 size_t n, uint32_t slot) {
+    crew__ext_slot *x = crew__ext_slot_of_thread(ext);
+    crew__spinlock_acquire(&x->lock);
+    int rc = !t        ? crew__deque_push_values(&x->deque, values, n, slot)
+             : n == 1 ? crew__deque_push1(&x->deque, t)
+                      : crew__deque_push(&x->deque, t, n);
     crew__spinlock_release(&x->lock);
     return rc;
 }
@@ -111,11 +126,7 @@ static inline crew_task *crew__ext_take_group(crew__ext_slot *ext, uint32_t slot
  * those at ext (where it was, unless a thread that shares the slot pushed meanwhile): CREW_OK,
  * or CREW_ENOMEM if the slot had to grow and could not (then the caller keeps t). */
 static inline int crew__ext_put_back(crew__ext_slot *ext, crew_task *t) {
-    crew__ext_slot *x = crew__ext_slot_of_thread(ext);
-    crew__spinlock_acquire(&x->lock);
-    int rc = crew__deque_push1(&x->deque, t);
-    crew__spinlock_release(&x->lock);
-    return rc;
+    return crew__ext_push(ext, t, NULL, 1, 0);
 }
 
 /* GATHERING. A worker that finds only a few tasks in a slot whose producer is submitting would
