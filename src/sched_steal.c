@@ -197,6 +197,25 @@ static __attribute__((noinline)) crew_task *claim_batch(crew__worker *w, ext_slo
 
 /* The slot that last had work for this thread (steal_external, take_queued). */
 static CREW__TLS unsigned last;
+/* Takes in a row from slot `last` (a plain thread-local: this thread's own count, across
+ * pools, like `last`: both are hints that order a search, never what it finds). */
+static CREW__TLS unsigned streak;
+
+#define EXT_TURN 16u /* takes in a row from one slot before the search starts past it */
+
+/* This thread took from slot k. After EXT_TURN takes in a row from it, its next search starts
+ * at the slot after k (and comes back round to k): a producer that keeps its slot full would
+ * otherwise have every worker's search end there, and another producer's tasks wait as long as
+ * it keeps submitting. */
+static inline void took_from(unsigned k) {
+    if (k != last) {
+        last = k;
+        streak = 0;
+    } else if (__builtin_expect(++streak == EXT_TURN, 0)) {
+        streak = 0;
+        last = (k + 1) % EXT_SLOTS;
+    }
+}
 /* take_queued's last look at that slot found tasks (a plain thread-local: its own history). */
 static CREW__TLS bool fed;
 
@@ -215,7 +234,7 @@ static inline __attribute__((always_inline)) crew_task *steal_external(crew_pool
                                ? claim_batch(w, x, n, tc)
                                : crew__deque_steal(&x->deque, &taken, &tc->retry);
             if (t) {
-                last = k;
+                took_from(k);
                 return t;
             }
         }
@@ -363,8 +382,10 @@ static __attribute__((noinline)) crew_task *take_queued(crew_pool *p, crew__work
     fed = len != 0;
     if (len != 0 && batch_size(p, w, tc, len) == 0) {
         crew_task *t = crew__deque_steal(&x->deque, &taken, &tc->retry);
-        if (t)
+        if (t) {
+            took_from(last);
             return t;
+        }
     }
     return take_queued_rest(p, w, tc);
 }
