@@ -99,9 +99,9 @@ typedef struct crew__take_ctx {
  * its own type (checked there with crew__sched_local_fits): a fixed area in the record rather
  * than a pointer to one, since STEAL's deque is read by every push and take of its worker, and
  * a pointer would cost a dependent load each time. Sized for STEAL's deque (two lines: top and
- * bottom, each on its own) and its shared batch (steal_batch.h: seven lines), plus a line to
- * spare. */
-#define CREW__SCHED_LOCAL_SIZE 640u
+ * bottom, each on its own) and its shared batch (steal_batch.h: thirteen lines), plus a line
+ * to spare. */
+#define CREW__SCHED_LOCAL_SIZE 1024u
 typedef struct crew__sched_local {
     _Alignas(64) unsigned char bytes[CREW__SCHED_LOCAL_SIZE];
 } crew__sched_local;

@@ -37,7 +37,8 @@ crew_task *crew__batch_run(crew_pool *p, crew__worker *w, crew__frame *frame) {
     crew__tls_frame = frame; /* the plain tasks' frame (as crew__call_in enters it per task) */
     for (;;) {
         /* Relaxed: w's own deque, as crew__deque_take's first look. */
-        if (crew__load_relaxed(&d->top) < crew__load_relaxed(&d->bottom))
+        int64_t bottom = crew__load_relaxed(&d->bottom);
+        if (crew__load_relaxed(&d->top) < bottom)
             break;
         crew_fn fn;
         void *arg;
@@ -53,7 +54,7 @@ crew_task *crew__batch_run(crew_pool *p, crew__worker *w, crew__frame *frame) {
             t = crew__deque_task(fn, arg, aux, &handed);
             break;
         }
-        frame->mark = crew__load_relaxed(&d->bottom); /* crew__sched_mark: STEAL's */
+        frame->mark = bottom; /* crew__sched_mark: STEAL's (only w moves it) */
         crew__debug_yield();
         fn(arg);
         crew__debug_yield();
