@@ -180,8 +180,9 @@ static inline size_t batch_size(crew_pool *p, crew__worker *w, const crew__take_
  * and keeps the rest in its shared batch (steal_batch.h), where it takes them in order and every
  * other thread can take them too (oldest first): a share, not the backlog, so the others keep
  * finding work in the slot. One claim instead of one per task, and the producer, whose pushes
- * read top, sees it move once a batch. The slot's owner side (a waiting submitter's take) gives way to the claim while it
- * runs (x->claimers, crew__deque_steal_batch); the producer's pushes do not wait for it. */
+ * read top, sees it move once a batch. The slot's owner side (a waiting submitter's take) gives
+ * way to the claim while it runs (x->claimers, crew__deque_steal_batch); the producer's pushes
+ * do not wait for it. */
 #if defined(CREW_ASSERT) && CREW_ASSERT
 /* Tests only (the checked library the tests link, debug.h): called by a worker's batch claim
  * just before (after 0) and after (1) it claims, so that a test can hold that window open. */
@@ -201,9 +202,9 @@ void (*crew__test_gather)(void);
 static __attribute__((noinline)) crew_task *claim_batch(crew__worker *w, ext_slot *x, size_t n,
                                                         crew__take_ctx *tc) {
     crew__steal_batch *b = batch_of(w);
-    /* Its places are written only while it is exhausted (steal_batch.h); w's take looked at it
-     * first, so it is, unless a waiter's take of w's own found it so and a claim ... (never:
-     * only w fills it, and w runs no task here): one task then, as a guard. */
+    /* Its places are written only while it is exhausted, as seen by an acquire (steal_batch.h).
+     * It is: w's take looked at its batch before the queues, only w fills it, and w runs no
+     * task here (may_batch). A guard all the same: else one task, and no batch. */
     if (!crew__steal_batch_exhausted(b))
         return crew__deque_steal(&x->deque, &taken, &tc->retry);
     TEST_CLAIM(0);
@@ -301,8 +302,9 @@ static crew_task *steal_batch_of(crew__worker *v) {
     return crew__deque_task(fn, arg, aux, &taken);
 }
 
-/* Steal one task from another worker's shared batch or deque, starting at a random one. tc->retry is set if a
- * race was lost (a task may remain). */
+/* Steal one task from another worker's shared batch or deque, starting at a random one.
+ * tc->retry is set if a race was lost on a deque (a task may remain; a batch's claim tries
+ * again until it wins or finds the batch empty). */
 static crew_task *steal_any(crew_pool *p, crew__worker *self, crew__take_ctx *tc) {
     unsigned nw = crew__nworkers(p);
     if (nw == 0)

@@ -66,7 +66,9 @@ typedef struct crew__steal_batch {
 
 /* A claim's change of the index: next + 1, left - 1. */
 #define CREW__STEAL_BATCH_CLAIM (((uint64_t)1 << 16) - 1u)
-static inline uint32_t crew__steal_batch_next_of(uint64_t x) { return (uint32_t)(x >> 16) & 0xffffu; }
+static inline uint32_t crew__steal_batch_next_of(uint64_t x) {
+    return (uint32_t)(x >> 16) & 0xffffu;
+}
 static inline uint32_t crew__steal_batch_left_of(uint64_t x) { return (uint32_t)x & 0xffffu; }
 
 static inline void crew__steal_batch_init(crew__steal_batch *b) {
