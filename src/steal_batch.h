@@ -47,6 +47,7 @@
 
 #include "atomic.h"
 #include "base.h"
+#include "debug.h"
 #include "deque.h"
 
 /* The most tasks a worker claims from a slot at a time (sched_steal.c's EXT_BATCH): 32, where
@@ -109,6 +110,7 @@ static inline bool crew__steal_batch_claim(crew__steal_batch *b, crew_fn *fn, vo
         crew_fn f = crew__load_relaxed(&e->fn); /* relaxed: before the claim (file comment) */
         void *g = crew__load_relaxed(&e->arg);
         uint64_t a = crew__load_relaxed(&e->aux);
+        crew__debug_yield(); /* tests: widen the window another claim (or a refill) can hit */
         /* Acq_rel: release orders the reads above before the claim (the owner's rewrite waits
          * for it); acquire, also on failure: the new value's fill, as the load above. */
         if (crew__cas_acq_rel(&b->index, &x, x + CREW__STEAL_BATCH_CLAIM)) {
