@@ -14,9 +14,14 @@
  *
  * A worker takes from its deque, except that when a slot or the injection queue holds a
  * strictly higher priority than the task it popped it takes that one first (so a priority-0
- * task never waits behind a backlog of lower-priority local work); then the slots, oldest
- * first, a batch at a time when a slot's backlog is long (claim_batch); then a batch from the
- * injection queue; then it steals from the other workers, starting at a random one.
+ * task never waits behind a backlog of lower-priority local work); then from its shared batch
+ * (steal_batch.h: the rest of a share of a slot it claimed, in order); then the slots, oldest
+ * first, a batch at a time when a slot's backlog is long (claim_batch: the oldest is run, the
+ * rest kept in the worker's shared batch); then a batch from the injection queue; then it
+ * steals from the other workers, starting at a random one: from a worker's shared batch, then
+ * its deque. Every thread that looks for any task (steal_any: idle workers, helping waiters,
+ * take_any: a cancelling shutdown's sweep, a full queue's drop) looks at the batches, and
+ * queued and visit count them, so a task a worker claimed but has not started is never hidden.
  *
  * A crew_submit task of priority 0 (from outside, into a slot) or of any priority (from a worker,
  * into its deque) is held in the deque by value (deque.h): no node. A take copies it into the
@@ -55,6 +60,9 @@ _Static_assert(offsetof(steal_state, ext) == 0, "ext_of_thread reads the slots a
 static inline steal_state *state_of(crew_pool *p) { return p->sched.state; }
 static inline crew__lq *central_of(crew_pool *p) { return &state_of(p)->central; }
 static inline crew__deque *deque_of(crew__worker *w) { return &crew__steal_local_of(w)->deque; }
+static inline crew__steal_batch *batch_of(crew__worker *w) {
+    return &crew__steal_local_of(w)->batch;
+}
 
 static int init(crew_pool *p, const crew_config *cfg, unsigned threads) {
     crew__unused(cfg);
@@ -84,6 +92,7 @@ static void free_queues(crew_pool *p) {
 
 static int worker_init(crew_pool *p, crew__worker *w) {
     crew__unused(p);
+    crew__steal_batch_init(batch_of(w));
     return crew__deque_init(deque_of(w));
 }
 
@@ -142,7 +151,7 @@ static int push_values(crew_pool *p, crew__worker *self, const crew_task *t, siz
     return crew__ext_push(state_of(p)->ext, NULL, t, n, slot);
 }
 
-#define EXT_BATCH 16u /* most tasks a worker claims from a slot at a time */
+#define EXT_BATCH CREW__STEAL_BATCH /* most tasks a worker claims from a slot at a time */
 
 /* The batch worker w claims from a slot that holds len tasks: none (0: one steal) unless w
  * runs no task (tc->may_batch: its main loop; a waiter inside a task takes one at a time), is
@@ -160,11 +169,12 @@ static inline size_t batch_size(crew_pool *p, crew__worker *w, const crew__take_
 }
 
 /* Worker w claims up to n of slot x's oldest tasks with one compare-and-swap, runs the oldest
- * and pushes the rest into its deque, where it takes them in order and idle workers can steal
- * them (newest first). A share, not the backlog: the others keep finding work in the slot. One
- * claim instead of one per task, and the producer, whose pushes read top, sees it move once a
- * batch. The slot's owner side (a waiting submitter's take) gives way to the claim while it
- * runs (x->claimers, crew__deque_steal_batch); the producer's pushes do not wait for it. */
+ * and keeps the rest in its shared batch (steal_batch.h), where it takes them in order and every
+ * other thread can take them too (oldest first): a share, not the backlog, so the others keep
+ * finding work in the slot. One claim instead of one per task, and the producer, whose pushes
+ * read top, sees it move once a batch. The slot's owner side (a waiting submitter's take) gives
+ * way to the claim while it runs (x->claimers, crew__deque_steal_batch); the producer's pushes
+ * do not wait for it. */
 #if defined(CREW_ASSERT) && CREW_ASSERT
 /* Tests only (the checked library the tests link, debug.h): called by a worker's batch claim
  * just before (after 0) and after (1) it claims, so that a test can hold that window open. */
@@ -183,15 +193,26 @@ void (*crew__test_gather)(void);
  * deque, where neither its caller nor a draining shutdown can count on it. */
 static __attribute__((noinline)) crew_task *claim_batch(crew__worker *w, ext_slot *x, size_t n,
                                                         crew__take_ctx *tc) {
-    if (crew__deque_reserve(deque_of(w), n - 1) != CREW_OK) /* no room: one task */
+    crew__steal_batch *b = batch_of(w);
+    /* Its places are written only while it is exhausted, as seen by an acquire (steal_batch.h).
+     * It is: w's take looked at its batch before the queues, only w fills it, and w runs no
+     * task here (may_batch). A guard all the same: else one task, and no batch. */
+    if (!crew__steal_batch_exhausted(b))
         return crew__deque_steal(&x->deque, &taken, &tc->retry);
     TEST_CLAIM(0);
-    size_t moved;
-    crew_task *t = crew__deque_steal_batch_into(&x->deque, deque_of(w), &taken, n,
-                                                crew__join_half, &x->claimers, &tc->retry,
-                                                &moved);
+    size_t got = crew__deque_steal_batch(&x->deque, b->place, n, crew__join_half, &x->claimers,
+                                         &tc->retry);
     TEST_CLAIM(1);
-    tc->pushed_back += moved; /* others may steal them: wake a sleeper */
+    if (got == 0)
+        return NULL; /* the places written are never claimable: the index is unchanged */
+    /* The oldest is w's: copied before the publication, after which only w writes places
+     * again (its next fill), and w runs it first. */
+    crew_task *t = crew__deque_entry_task(&b->place[0], &taken);
+    if (got > 1) {
+        crew__steal_batch_publish(b, got);
+        tc->pushed_back += got - 1; /* others may take them: wake a sleeper */
+        tc->batch = true;
+    }
     return t;
 }
 
@@ -282,8 +303,19 @@ static int push(crew_pool *p, crew__worker *self, crew_task *t, size_t n) {
     return push_external(p, t, n);
 }
 
-/* Steal one task from another worker's deque, starting at a random one. tc->retry is set if a
- * race was lost (a task may remain). */
+/* The next task of worker v's shared batch (steal_batch.h), or NULL. */
+static crew_task *steal_batch_of(crew__worker *v) {
+    crew_fn fn;
+    void *arg;
+    uint64_t aux;
+    if (!crew__steal_batch_claim(batch_of(v), &fn, &arg, &aux))
+        return NULL;
+    return crew__deque_task(fn, arg, aux, &taken);
+}
+
+/* Steal one task from another worker's shared batch or deque, starting at a random one.
+ * tc->retry is set if a race was lost on a deque (a task may remain; a batch's claim tries
+ * again until it wins or finds the batch empty). */
 static crew_task *steal_any(crew_pool *p, crew__worker *self, crew__take_ctx *tc) {
     unsigned nw = crew__nworkers(p);
     if (nw == 0)
@@ -291,9 +323,15 @@ static crew_task *steal_any(crew_pool *p, crew__worker *self, crew__take_ctx *tc
     unsigned start = crew__rand_below(nw);
     for (unsigned i = 0; i < nw; i++) {
         crew__worker *v = crew__worker_at(p, (start + i) % nw);
-        if (v == self || crew__deque_size(deque_of(v)) == 0)
+        crew_task *t = NULL;
+        if (v == self)
             continue;
-        crew_task *t = crew__deque_steal(deque_of(v), &taken, &tc->retry);
+        /* Its shared batch first: older tasks than its deque's (claimed from a slot before its
+         * running task pushed any), and held up behind that task. */
+        if (crew__steal_batch_size(batch_of(v)) != 0)
+            t = steal_batch_of(v);
+        if (!t && crew__deque_size(deque_of(v)) != 0)
+            t = crew__deque_steal(deque_of(v), &taken, &tc->retry);
         if (t) {
             if (self) /* relaxed: only this worker writes it; statistics read it */
                 crew__store_relaxed(&self->stolen, crew__load_relaxed(&self->stolen) + 1);
@@ -390,6 +428,21 @@ static __attribute__((noinline)) crew_task *take_queued(crew_pool *p, crew__work
     return take_queued_rest(p, w, tc);
 }
 
+/* take's claim on worker w's shared batch, which holds a task by the look in take: its next
+ * task, in order (priority 0, as every slot's task: none is better), the caller told to run the
+ * batch's next ones too (tc->batch); else the queues (others took the rest). */
+static __attribute__((noinline)) crew_task *take_batch(crew_pool *p, crew__worker *w,
+                                                       crew__take_ctx *tc) {
+    crew_fn fn;
+    void *arg;
+    uint64_t aux;
+    if (crew__steal_batch_claim(batch_of(w), &fn, &arg, &aux)) {
+        tc->batch = true;
+        return crew__deque_task(fn, arg, aux, &taken);
+    }
+    return take_queued(p, w, tc);
+}
+
 /* take's claim on worker w's own deque, which holds a task by the look in take. */
 static __attribute__((noinline)) crew_task *take_own(crew_pool *p, crew__worker *w,
                                                      crew__take_ctx *tc) {
@@ -408,6 +461,8 @@ static crew_task *take(crew_pool *p, crew__worker *w, crew__take_ctx *tc) {
         /* Relaxed: see crew__deque_take. */
         if (crew__load_relaxed(&d->top) < crew__load_relaxed(&d->bottom))
             return take_own(p, w, tc);
+        if (crew__steal_batch_size(batch_of(w)) != 0)
+            return take_batch(p, w, tc);
     }
     return take_queued(p, w, tc);
 }
@@ -471,7 +526,8 @@ static int requeue(crew_pool *p, crew__worker *self, crew_task *t) {
 
 static int worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_task **orphan) {
     crew_task *t;
-    while ((t = crew__deque_take(deque_of(w), &taken)) != NULL) {
+    /* Its batch's rest (others may be taking from it too), then its deque. */
+    while ((t = steal_batch_of(w)) != NULL || (t = crew__deque_take(deque_of(w), &taken)) != NULL) {
         /* Into the injection queue (requeue, below), a task held by value in a node. */
         if (crew__sched_requeue(p, t) != CREW_OK) {
             *orphan = t;
@@ -504,6 +560,9 @@ static size_t queued(crew_pool *p) {
     size_t n = crew__lq_len(central_of(p));
     for (unsigned i = 0; i < EXT_SLOTS; i++)
         n += crew__deque_size(&state_of(p)->ext[i].deque);
+    /* The workers' shared batches (their deques: the strategy's own queues, schedule.c). */
+    for (unsigned i = 0, nw = crew__nworkers(p); i < nw; i++)
+        n += crew__steal_batch_size(batch_of(crew__worker_at(p, i)));
     return n;
 }
 
@@ -512,6 +571,13 @@ static void visit(crew_pool *p, crew__queue_visitor fn, void *ctx) {
     for (unsigned i = 0; i < EXT_SLOTS; i++)
         crew__sched_visit_deque(&state_of(p)->ext[i].deque, "external submission slot", (int)i,
                                 fn, ctx);
+    for (unsigned i = 0, nw = crew__nworkers(p); i < nw; i++) {
+        crew__worker *w = crew__worker_at(p, i);
+        crew__queue_view v = {"the batch of worker", (int)w->index,
+                              crew__steal_batch_size(batch_of(w)), 0, NULL};
+        if (v.n != 0)
+            fn(ctx, &v);
+    }
 }
 
 const crew__sched_ops crew__sched_steal = {

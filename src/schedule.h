@@ -84,6 +84,11 @@ typedef struct crew__take_ctx {
      * take may move a batch of tasks into the worker's own queue; a thread inside a task (a
      * waiter that helps) takes one at a time. */
     bool may_batch;
+    /* Out (a worker's take with may_batch): the task returned came from the worker's shared
+     * batch (STEAL: steal_batch.h), which may hold more; the caller's loop then runs the
+     * batch's next tasks (worker_batch.c) before its next take. Set only, never cleared, by
+     * the take: the caller clears it. */
+    bool batch;
     /* Out, added to: tasks the take put (back) where other threads take them. The caller wakes
      * sleepers for them once it holds no lock (crew__wake_pushed_back), at the latest
      * before it runs the task taken, sleeps or stops looking. */
@@ -94,8 +99,9 @@ typedef struct crew__take_ctx {
  * its own type (checked there with crew__sched_local_fits): a fixed area in the record rather
  * than a pointer to one, since STEAL's deque is read by every push and take of its worker, and
  * a pointer would cost a dependent load each time. Sized for STEAL's deque (two lines: top and
- * bottom, each on its own) plus a line to spare. */
-#define CREW__SCHED_LOCAL_SIZE 192u
+ * bottom, each on its own) and its shared batch (steal_batch.h: thirteen lines), plus a line
+ * to spare. */
+#define CREW__SCHED_LOCAL_SIZE 1024u
 typedef struct crew__sched_local {
     _Alignas(64) unsigned char bytes[CREW__SCHED_LOCAL_SIZE];
 } crew__sched_local;

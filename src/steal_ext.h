@@ -141,7 +141,7 @@ static inline int crew__ext_put_back(crew__ext_slot *ext, crew_task *t) {
  * whose producer has stopped is taken at once (one look), and an empty one never waited for:
  * an idle pool spends nothing here. Only a worker that may claim a batch waits (sched_steal.c's
  * take_queued asks batch_size): not while tasks are timed, where each is taken alone. */
-#define CREW__EXT_GATHER 48u       /* a full batch (16) for one of two workers: batch_size */
+#define CREW__EXT_GATHER 48u       /* a batch of 16 for one of two workers: batch_size */
 #define CREW__EXT_GATHER_ROUNDS 8u /* looks at most */
 #define CREW__EXT_GATHER_PAUSES 4u /* pauses between looks: a few tasks of a busy producer */
 

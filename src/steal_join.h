@@ -25,11 +25,14 @@
 #include "deque.h"
 #include "pool.h"
 #include "schedule.h"
+#include "steal_batch.h"
 
 /* STEAL's part of each worker record (crew__worker.sched, schedule.h): the worker's own deque,
- * read by every push and take of the worker (in the record, not behind a pointer). */
+ * read by every push and take of the worker (in the record, not behind a pointer), and its
+ * shared batch (steal_batch.h: a share of a slot's backlog that it runs and others may take). */
 typedef struct crew__steal_local {
     crew__deque deque;
+    crew__steal_batch batch;
 } crew__steal_local;
 crew__sched_local_fits(crew__steal_local);
 

@@ -468,8 +468,7 @@ static crew_task *worker_sleep(void *ctx, crew__take_ctx *tc, bool *stop) {
 }
 
 #if defined(CREW_ASSERT) && CREW_ASSERT
-/* Tests only (the checked library the tests link, debug.h): called with each task a worker has
- * taken, before it checks whether resize marked it, so that a test can hold that window open. */
+/* Tests only (worker.h): so that a test can hold the window before the check open. */
 void (*crew__test_after_take)(crew_task *t);
 #endif
 
@@ -495,6 +494,7 @@ static __attribute__((noinline, cold)) int put_back_marked(worker_ctx *c, crew_t
 static bool worker_run(void *ctx, crew_task *t, crew__take_ctx *tc) {
     worker_ctx *c = ctx;
     crew_pool *p = c->p;
+again:
 #if defined(CREW_ASSERT) && CREW_ASSERT
     if (crew__test_after_take)
         crew__test_after_take(t);
@@ -517,6 +517,13 @@ static bool worker_run(void *ctx, crew_task *t, crew__take_ctx *tc) {
     if (__builtin_expect(tc->pushed_back != 0, 0))
         crew__wake_pushed_back(p, &tc->pushed_back);
     run_task_in(p, c->w, t, NULL, &c->frame, CREW__RUNNERS_WHOLE);
+    if (tc->batch) { /* t came from the worker's shared batch: its next tasks (worker.h) */
+        tc->batch = false;
+        if ((t = crew__batch_run(p, c->w, &c->frame)) != NULL) {
+            tc->batch = true; /* a task of the batch, to run as taken, and then the rest */
+            goto again;
+        }
+    }
     return false;
 }
 
