@@ -58,13 +58,24 @@ static crew__deque_array *array_new(unsigned log) {
      * is written once, place after place, as it fills, and in 4 KiB pages each first write of a
      * page was a page fault: a pool's first backlog cost its producer twice the time of the
      * next ones (6,000 faults, half its time, on a 2-core VM). Aligned to a huge page and
-     * advised so; any failure just leaves small pages (malloc's, if the aligned block was
-     * refused). */
+     * advised so, rounded up to whole huge pages; but where the places alone fill whole huge
+     * pages (2^18 places or more, 24 bytes each), the header's 16 bytes past them would take a
+     * huge page of their own (2 MiB resident once the last place is written): then only the
+     * places' huge pages are asked and advised, and those 16 bytes lie in a small page after
+     * them. posix_memalign, not aligned_alloc, which may refuse a size that is not a multiple
+     * of its alignment. Any failure just leaves small pages (malloc's, if the aligned block
+     * was refused). */
     a = NULL;
     if (bytes >= HUGE_BYTES) {
         size_t whole = (bytes + HUGE_BYTES - 1) & ~(HUGE_BYTES - 1);
-        if ((a = aligned_alloc(HUGE_BYTES, whole)) != NULL)
-            (void)madvise(a, whole, MADV_HUGEPAGE);
+        size_t advised = whole;
+        if (bytes - (bytes & ~(HUGE_BYTES - 1)) <= sizeof(crew__deque_array))
+            whole = bytes, advised = bytes & ~(HUGE_BYTES - 1);
+        void *block;
+        if (posix_memalign(&block, HUGE_BYTES, whole) == 0) {
+            a = block;
+            (void)madvise(a, advised, MADV_HUGEPAGE);
+        }
     }
     if (!a)
 #endif

@@ -62,6 +62,18 @@ static int own_end(crew_pool *p, crew_handle group, crew__slot *sl, size_t ran, 
     return 1;
 }
 
+#if defined(CREW_ASSERT) && CREW_ASSERT
+/* Tests only (the checked library the tests link, debug.h): called by own_take on a thread that
+ * took a task of the queues (not of a worker's own deque), holding no lock of the pool, with 0
+ * before its look at the halt (the window in which a cancelling shutdown may begin) and with 1
+ * once a cancelling shutdown or a pause held that task back (dropped or put back), before the
+ * wait looks again; so that a test can hold either window open. */
+void (*crew__test_own_take)(int held_back);
+#define TEST_OWN_TAKE(held_back) (crew__test_own_take ? crew__test_own_take(held_back) : (void)0)
+#else
+#define TEST_OWN_TAKE(held_back) ((void)0)
+#endif
+
 /* The next task: the newest above mark on the worker's own deque (own), else, for a thread
  * outside the pool under STEAL (ext: crew__sched.ext), the newest of its own external slot if it
  * is of the group (inline, steal_ext.h: what the strategy's group take looks at first; a task of
@@ -83,11 +95,14 @@ static inline crew_task *own_take(crew_pool *p, crew__worker *self, crew__steal_
                        : crew__ext_take_group(ext, group.slot, buf, &tc->retry, &tc->pushed_back);
     if (!t)
         return NULL;
+    TEST_OWN_TAKE(0);
     /* Relaxed: see struct crew_pool.halt (crew__held_back's look). */
     if (__builtin_expect(crew__halted(p), 0)) {
         hold_once(sl, held);
-        if (crew__hold_back(p, t, &tc->pushed_back))
+        if (crew__hold_back(p, t, &tc->pushed_back)) {
+            TEST_OWN_TAKE(1);
             return NULL;
+        }
     }
     if (__builtin_expect(tc->pushed_back != 0, 0))
         crew__wake_pushed_back(p, &tc->pushed_back);

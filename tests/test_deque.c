@@ -4,10 +4,15 @@
  * the owner's takes giving way to them) batches. First the order on one thread; then every task
  * must be taken exactly once while two thieves race the owner, through array growth, with tasks
  * pushed by address and by value (a copy taken must come out whole: its three words from one
- * push). Exits non-zero on failure. */
+ * push). And a big array's block (src/deque.c's array_new): what it asks of the allocator and
+ * advises as huge pages (the test wraps posix_memalign, aligned_alloc and madvise with
+ * -Wl,--wrap) is the huge pages its places need, not one more for its header. Exits non-zero
+ * on failure. */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "deque.h"
 #include "lock.h"
@@ -57,6 +62,75 @@ static void took(crew_task *t) {
         return;
     }
     atomic_fetch_add(&taken[t - tasks], 1);
+}
+
+/* The last block of at least 2 MiB asked with an alignment, and the last range advised as huge
+ * pages (this thread's calls only: the test's other threads ask for none). */
+#define HUGE ((size_t)2 << 20)
+static size_t asked_size, asked_align, advised_len;
+static void *asked_at, *advised_at;
+int __real_posix_memalign(void **to, size_t align, size_t n);
+int __real_madvise(void *at, size_t len, int advice);
+int __wrap_posix_memalign(void **to, size_t align, size_t n) {
+    int rc = __real_posix_memalign(to, align, n);
+    if (n >= HUGE) {
+        asked_size = n, asked_align = align;
+        asked_at = rc == 0 ? *to : NULL;
+    }
+    return rc;
+}
+void *__real_aligned_alloc(size_t align, size_t n);
+void *__wrap_aligned_alloc(size_t align, size_t n) {
+    void *at = __real_aligned_alloc(align, n);
+    if (n >= HUGE)
+        asked_size = n, asked_align = align, asked_at = at;
+    return at;
+}
+int __wrap_madvise(void *at, size_t len, int advice) {
+    if (advice == MADV_HUGEPAGE)
+        advised_at = at, advised_len = len;
+    return __real_madvise(at, len, advice);
+}
+
+/* An owner pushes 2^log tasks by value into a new deque, whose last array then holds 2^log
+ * places (24 bytes each, after a 16-byte header): it was asked aligned to a huge page, with
+ * the huge pages the places need and at most a small page more (never a huge page for the
+ * header alone), and those huge pages advised; every task comes back whole, newest first. */
+static int huge_array(unsigned log) {
+    size_t n = (size_t)1 << log, places = n * sizeof(crew__deque_entry);
+    size_t need = (places + HUGE - 1) & ~(HUGE - 1); /* the places' huge pages */
+    crew__deque d;
+    crew_task buf, *t;
+    if (crew__deque_init(&d) != CREW_OK)
+        return fail("init", (long)log);
+    asked_at = advised_at = NULL;
+    asked_size = asked_align = advised_len = 0;
+    for (size_t i = 0; i < n; i++)
+        if (push_value(&d, (long)(i % N)) != CREW_OK)
+            return fail("huge array: push", (long)i);
+    crew__deque_array *a = crew__load_relaxed(&d.array);
+    if (a->mask + 1 != n)
+        return fail("huge array: the array has the wrong size", (long)(a->mask + 1));
+    if (asked_at != (void *)a || asked_align != HUGE)
+        return fail("huge array: not asked aligned to a huge page", (long)asked_align);
+    if ((uintptr_t)a % HUGE != 0)
+        return fail("huge array: the block is not aligned to a huge page", (long)log);
+    printf("test_deque: 2^%u places (%zu bytes): asked %zu bytes, advised %zu\n", log, places,
+           asked_size, advised_len);
+    if (asked_size < sizeof *a + places || asked_size > need + 4096)
+        return fail("huge array: the size asked is not the places' huge pages", (long)asked_size);
+    if (advised_at != (void *)a || advised_len > need || advised_len < (places & ~(HUGE - 1)))
+        return fail("huge array: the range advised is not the places' huge pages",
+                    (long)advised_len);
+    for (size_t i = n; i-- > 0;) {
+        if ((t = crew__deque_take(&d, &buf)) != &buf)
+            return fail("huge array: take", (long)i);
+        long want = (long)(i % N);
+        if (t->arg != &tasks[want] || t->crew_private_.slot != (uint32_t)want)
+            return fail("huge array: a task came back wrong", (long)i);
+    }
+    crew__deque_free(&d);
+    return 0;
 }
 
 /* One thread: thieves take the oldest, the owner the newest. */
@@ -406,6 +480,11 @@ int main(int argc, char **argv) {
     }
     if (order() || batch_into_wraps())
         return 1;
+#if defined(__linux__) && defined(MADV_HUGEPAGE) /* where deque.c asks for huge pages */
+    /* 2^17 places (3 MiB) end inside a huge page, 2^18 (6 MiB) fill three. */
+    if (huge_array(17) || huge_array(18))
+        return 1;
+#endif
     for (int round = 0; round < 12; round++) {
         batches = round >= 4;
         into = round >= 8;

@@ -4,13 +4,17 @@
  * CREW_EAGAIN (or succeed), never crash, hang, lose or duplicate a task, or leak (the sanitizer
  * and valgrind runs of this binary check the leaks).
  *
- * The test links with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=pthread_create, so
- * the calls made from crew's object files (and this file) go through the shims below; the C
- * library's own allocations are untouched. Exits non-zero on failure.
+ * The test links with -Wl,--wrap= for malloc, calloc, realloc, aligned_alloc, posix_memalign and
+ * pthread_create, so the calls made from crew's object files (and this file) go through the
+ * shims below; the C library's own allocations are untouched. A last sweep fails the k-th
+ * allocation of a huge page or more (a deque's array for a backlog of some 90,000 tasks, which
+ * asks for huge-page alignment and falls back to malloc): every task still runs once.
+ * Exits non-zero on failure.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,23 +25,51 @@
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t n, size_t size);
 void *__real_realloc(void *p, size_t n);
+void *__real_aligned_alloc(size_t align, size_t n);
+int __real_posix_memalign(void **to, size_t align, size_t n);
 int __real_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg);
 
 /* Which allocation / thread creation fails (0 = none), and how many have been made. Atomics:
  * workers may run the shims too (they do not allocate today, but the test must not race). */
 static atomic_long fail_alloc_at, allocs, fail_thread_at, threads_made;
+/* The same for allocations of at least BIG bytes only (their own count; -1: every one fails),
+ * and how many of them were asked with an alignment (aligned_alloc, posix_memalign) and how many
+ * were refused. */
+#define BIG ((size_t)2 << 20)
+static atomic_long fail_big_at, bigs, big_aligned, big_refused, big_refused_aligned;
 
 static int should_fail_alloc(void) {
     long k = atomic_load(&fail_alloc_at);
     return k != 0 && atomic_fetch_add(&allocs, 1) + 1 == k;
 }
+static int should_fail(size_t n, int aligned) {
+    if (n >= BIG) {
+        atomic_fetch_add(&big_aligned, aligned);
+        long k = atomic_load(&fail_big_at);
+        long made = atomic_fetch_add(&bigs, 1) + 1;
+        if (k < 0 || (k != 0 && made == k)) { /* k < 0: all of them */
+            atomic_fetch_add(&big_refused, 1);
+            atomic_fetch_add(&big_refused_aligned, aligned);
+            return 1;
+        }
+    }
+    return should_fail_alloc();
+}
 
-void *__wrap_malloc(size_t n) { return should_fail_alloc() ? NULL : __real_malloc(n); }
+void *__wrap_malloc(size_t n) { return should_fail(n, 0) ? NULL : __real_malloc(n); }
 void *__wrap_calloc(size_t n, size_t size) {
-    return should_fail_alloc() ? NULL : __real_calloc(n, size);
+    return should_fail(size && n > SIZE_MAX / size ? SIZE_MAX : n * size, 0)
+               ? NULL
+               : __real_calloc(n, size);
 }
 void *__wrap_realloc(void *p, size_t n) {
-    return should_fail_alloc() ? NULL : __real_realloc(p, n);
+    return should_fail(n, 0) ? NULL : __real_realloc(p, n);
+}
+void *__wrap_aligned_alloc(size_t align, size_t n) {
+    return should_fail(n, 1) ? NULL : __real_aligned_alloc(align, n);
+}
+int __wrap_posix_memalign(void **to, size_t align, size_t n) {
+    return should_fail(n, 1) ? ENOMEM : __real_posix_memalign(to, align, n);
 }
 int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg) {
     long j = atomic_load(&fail_thread_at);
@@ -196,6 +228,65 @@ static void bounded_faults(void) {
         CHECK(atomic_load(&runs[i]) == 1, "bounded task %d ran %d times", i, atomic_load(&runs[i]));
 }
 
+/* A backlog of BIG_TASKS tasks queued by this thread on a paused pool (under work stealing: its
+ * external slot's deque grows past a huge page), with the k-th allocation of at least BIG bytes
+ * refused: each submission is accepted or answers CREW_ENOMEM, and every accepted task runs once
+ * after the resume. */
+#define BIG_TASKS 100000
+static atomic_uchar big_runs[BIG_TASKS];
+static unsigned char big_accepted[BIG_TASKS];
+static void big_bump(void *arg) { atomic_fetch_add(&big_runs[(size_t)arg], 1); }
+static int big_scenario(long k) {
+    atomic_store(&bigs, 0);
+    atomic_store(&big_refused_aligned, 0);
+    atomic_store(&fail_big_at, k);
+    for (size_t i = 0; i < BIG_TASKS; i++)
+        atomic_store(&big_runs[i], 0);
+    crew_pool *p = NULL;
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 2;
+    int rc = crew_create(&p, &cfg);
+    CHECK(rc == CREW_OK, "k=%ld big create: %s", k, crew_err_name(rc));
+    if (rc != CREW_OK) {
+        atomic_store(&fail_big_at, 0);
+        return 0;
+    }
+    CHECK(crew_pause(p) == CREW_OK, "k=%ld pause", k);
+    long refused = 0;
+    for (size_t i = 0; i < BIG_TASKS; i++) {
+        rc = crew_submit(p, big_bump, (void *)i, 0, NULL);
+        CHECK(rc == CREW_OK || rc == CREW_ENOMEM, "k=%ld big submit: %s", k, crew_err_name(rc));
+        big_accepted[i] = rc == CREW_OK;
+        refused += rc != CREW_OK;
+    }
+    int reached = atomic_load(&bigs) >= k;
+    atomic_store(&fail_big_at, 0);
+    /* A refused aligned block has a fallback (malloc): only a refusal of that loses room. */
+    CHECK(k < 0 || !reached || atomic_load(&big_refused_aligned) == 0 || refused == 0,
+          "k=%ld the aligned block was refused and %ld submissions failed for it", k, refused);
+    CHECK(crew_resume(p) == CREW_OK, "k=%ld resume", k);
+    CHECK(crew_wait_all(p) == CREW_OK, "k=%ld big wait_all", k);
+    CHECK(crew_destroy(p) == CREW_OK, "k=%ld big destroy", k);
+    long wrong = 0;
+    for (size_t i = 0; i < BIG_TASKS; i++)
+        wrong += atomic_load(&big_runs[i]) != big_accepted[i];
+    CHECK(wrong == 0, "k=%ld %ld of the big backlog's tasks ran a wrong number of times", k, wrong);
+    errors_seen += refused != 0;
+    return reached;
+}
+static void big_faults(void) {
+    atomic_store(&big_aligned, 0);
+    atomic_store(&big_refused, 0);
+    long k = 1;
+    while (big_scenario(k) && failures == 0 && k < 100)
+        k++;
+    big_scenario(-1); /* and with no big block to be had at all */
+    printf("test_faults: big backlog: swept failures of allocations of 2 MiB or more k = 1..%ld "
+           "(%ld of them aligned, %ld refused)\n",
+           k - 1, atomic_load(&big_aligned), atomic_load(&big_refused));
+}
+
 /* The j-th thread creation fails: create rolls back, resize keeps what it has. */
 static void thread_faults(void) {
     for (long j = 1; j <= 4; j++) {
@@ -244,6 +335,7 @@ int main(int argc, char **argv) {
           errors_seen, k - 1);
     thread_faults();
     bounded_faults();
+    big_faults();
     if (failures) {
         printf("test_faults: %d failures\n", failures);
         return 1;

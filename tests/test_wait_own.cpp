@@ -3,7 +3,9 @@
 // worker whose own tasks end the group answers from their end. The answers must be those of
 // any wait: a loss (a cancel by the group's last task) answered by every wait, before and after
 // its report, also by another thread's wait on the same handle; a handle whose group has ended
-// (its slot now another group's) or was never issued runs none of the slot's tasks.
+// (its slot now another group's) or was never issued runs none of the slot's tasks. And a
+// thread outside the pool whose own queued task, its group's last, a cancelling shutdown drops
+// from under its wait answers CREW_ECANCELED, however many losses are reported meanwhile.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -288,6 +290,122 @@ TEST(WaitOwn, ACancelRacingTheEndOfAWorkersOwnTasksLandsOrIsStale) {
         }
         RecordProperty("landed_stale_" + std::to_string(sched),
                        std::to_string(landed) + "/" + std::to_string(stale));
+        crew_destroy(p);
+    }
+}
+
+// The checked library's hooks (debug.h): wait_own.c's own_take, after a take (0) and after a
+// task it took was held back (1); crew_shutdown, once the pool's halt is set.
+extern "C" void (*crew__test_own_take)(int held_back);
+extern "C" void (*crew__test_shutdown_closing)(void);
+
+// A waiter outside the pool (thread W) took its group's last task from its own queue; a
+// cancelling shutdown begins before W looks at the halt, so W drops the task: the group ends
+// with a loss that W's wait must answer. Meanwhile another thread reports that loss and more
+// than 256 others (crew.h: a reported loss is kept only so long, unless a wait holds it): W
+// holds its wait on the group from before the drop, so its answer stays CREW_ECANCELED.
+struct DropCase {
+    std::mutex m;
+    std::condition_variable cv;
+    int step = 0; // 1: W took its task; 2: go on; 3: W dropped it; 4: go on
+    bool halted = false, w_done = false;
+    int w_rc = -1;
+    crew_handle g = CREW_HANDLE_NONE; // W's group
+    void set(int s) {
+        std::lock_guard<std::mutex> g(m);
+        step = s;
+        cv.notify_all();
+    }
+    template <class F> void until(F f) {
+        std::unique_lock<std::mutex> g(m);
+        cv.wait(g, f);
+    }
+};
+DropCase *drop_case;
+thread_local bool is_drop_waiter = false;
+
+void on_own_take(int held_back) {
+    if (!is_drop_waiter)
+        return;
+    DropCase *c = drop_case;
+    int at = held_back ? 3 : 1;
+    {
+        std::lock_guard<std::mutex> g(c->m);
+        if (c->step >= at) // a later take (the wait goes on after a put-back): not held
+            return;
+    }
+    c->set(at);
+    c->until([&] { return c->step >= at + 1; });
+}
+
+void on_closing() {
+    std::lock_guard<std::mutex> g(drop_case->m);
+    drop_case->halted = true;
+    drop_case->cv.notify_all();
+}
+
+TEST(WaitOwn, AnOutsideWaitersTaskDroppedByAShutdownIsItsLoss) {
+    constexpr int kOthers = 300; // losses reported while W waits: more than the 256 kept
+    for (unsigned sched : kSchedulers) {
+        crew_pool *p = make_pool(1, sched);
+        crewtest::Gate gate;
+        gate.hold(p, 1); // the one worker: nothing else takes a queued task
+        std::vector<crew_handle> others(kOthers, CREW_HANDLE_NONE);
+        for (auto &h : others)
+            ASSERT_EQ(crew_submit(p, crewtest::noop_task, nullptr, 0, &h), CREW_OK);
+        DropCase c;
+        drop_case = &c;
+        crew__test_own_take = on_own_take; // set before the threads that call them start
+        crew__test_shutdown_closing = on_closing;
+        std::thread w([&] {
+            is_drop_waiter = true;
+            crew_handle mine = CREW_HANDLE_NONE; // its own task, the newest in its queue
+            int rc = crew_submit(p, crewtest::noop_task, nullptr, 0, &mine);
+            {
+                std::lock_guard<std::mutex> l(c.m);
+                c.g = mine;
+            }
+            if (rc == CREW_OK)
+                rc = crew_wait(p, mine);
+            std::lock_guard<std::mutex> l(c.m);
+            c.w_rc = rc;
+            c.w_done = true;
+            c.cv.notify_all();
+        });
+        c.until([&] { return c.step == 1 || c.w_done; });
+        bool reached = c.step == 1;
+        std::thread s;
+        int group_rc = -1;
+        if (reached) {
+            s = std::thread([&] { EXPECT_EQ(crew_shutdown(p, CREW_CANCEL), CREW_OK); });
+            c.until([&] { return c.halted; });
+            gate.open();
+            c.set(2); // W looks at the halt: it drops its task
+            c.until([&] { return c.step == 3 || c.w_done; });
+            EXPECT_EQ(c.step, 3) << sched << ": W's task was not held back";
+            group_rc = crew_wait(p, c.g); // W's loss, reported first (before the others)
+            for (auto &h : others)
+                EXPECT_EQ(crew_wait(p, h), CREW_ECANCELED) << sched;
+            c.set(4);
+        } else {
+            gate.open();
+        }
+        w.join();
+        if (s.joinable())
+            s.join();
+        crew__test_own_take = nullptr;
+        crew__test_shutdown_closing = nullptr;
+        if (reached) {
+            EXPECT_EQ(c.w_rc, CREW_ECANCELED) << sched;
+            EXPECT_EQ(group_rc, CREW_ECANCELED) << sched;
+        } else {
+            EXPECT_EQ(c.w_rc, CREW_OK) << sched; // it ran its task before any shutdown
+        }
+        // Under work stealing W takes its task from its own external slot: the window is there.
+        if (sched == CREW_SCHED_STEAL) {
+            EXPECT_TRUE(reached);
+        }
+        RecordProperty("reached_" + std::to_string(sched), reached ? 1 : 0);
         crew_destroy(p);
     }
 }
