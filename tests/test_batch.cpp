@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <mutex>
 #include <pthread.h>
 #include <semaphore.h>
@@ -589,4 +590,34 @@ TEST(Batch, TheTasksAMarkedWorkerHandsBackKeepTheirOrder) {
     for (int i : o.seen)
         seen += std::to_string(i) + " ";
     EXPECT_LE(downs, 1) << "run order: " << seen;
+}
+
+TEST(Batch, RunningCountsOnlyTheTaskBeingRunAfterABatchsFirstTasks) {
+    // One worker, monitoring off (so work stealing claims batches): a backlog of a few plain
+    // tasks, a task that blocks, then many more. Once the blocking task runs, the tasks before
+    // it have ended: crew_stats.running ("tasks running now") is 1, however the worker took
+    // them (one by one, or in a batch).
+    for (unsigned sched : crewtest::kSchedulers) {
+        crew_pool *p = make_pool(1, sched);
+        Gate gate;
+        std::atomic<long> ran{0};
+        ASSERT_EQ(crew_pause(p), CREW_OK);
+        for (int i = 0; i < 5; i++)
+            ASSERT_EQ(crew_submit(p, bump, &ran, 0, nullptr), CREW_OK);
+        ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, nullptr), CREW_OK);
+        for (int i = 0; i < kQueued; i++)
+            ASSERT_EQ(crew_submit(p, bump, &ran, 0, nullptr), CREW_OK);
+        ASSERT_EQ(crew_resume(p), CREW_OK);
+        gate.wait_arrivals(1);
+        crew_stats s;
+        std::memset(&s, 0, sizeof s);
+        s.size = sizeof s;
+        ASSERT_EQ(crew_stats_get(p, &s), CREW_OK);
+        long before = ran.load(); // the tasks that ran before the blocking one (5 in order)
+        EXPECT_EQ(s.running, 1u) << "scheduler " << sched << ", " << before << " ran before";
+        gate.open();
+        ASSERT_EQ(crew_wait_all(p), CREW_OK);
+        EXPECT_EQ(ran.load(), 5 + kQueued);
+        crew_destroy(p);
+    }
 }
