@@ -510,9 +510,8 @@ static int requeue(crew_pool *p, crew__worker *self, crew_task *t) {
 }
 
 static int worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_task **orphan) {
-    /* Its batch's rest (others may be taking from it too) newest first, as each requeue goes in
-     * front (so they keep their order); then its deque. One without memory is the orphan (the
-     * batch's older ones go back into it, where every thread takes them). */
+    /* Its batch's rest newest first, as each requeue goes in front (so in order), then its
+     * deque. One without memory is the orphan; the batch's older ones go back into it. */
     crew__deque_entry rest[CREW__STEAL_BATCH];
     size_t n = crew__steal_batch_drain(batch_of(w), rest);
     crew_task *t;

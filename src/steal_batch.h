@@ -13,7 +13,8 @@
  * tasks, oldest first; gen counts the fills. Who writes what, in which order:
  *   - the places: only the owner (the worker whose record holds the buffer), and only while
  *     the batch is exhausted (left == 0), as the owner has seen with an acquire read
- *     (crew__steal_batch_exhausted); a failed fill leaves the index as it was (still
+ *     (crew__steal_batch_exhausted, or the last claim of a leaving owner's drain, whose
+ *     put-back refills it as a fill does); a failed fill leaves the index as it was (still
  *     exhausted: the written places are never claimable);
  *   - the index: the owner's fill publishes (gen + 1, 1, n - 1) with a release store once the n
  *     places are written (place 0 is the owner's at once: the task its take returns, so the
