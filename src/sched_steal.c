@@ -525,12 +525,17 @@ static int requeue(crew_pool *p, crew__worker *self, crew_task *t) {
 }
 
 static int worker_exit(crew_pool *p, crew__worker *w, size_t *moved, crew_task **orphan) {
+    /* Its batch's rest newest first, as each requeue goes in front (so in order), then its
+     * deque. One without memory is the orphan; the batch's older ones go back into it. */
+    crew__deque_entry rest[CREW__STEAL_BATCH];
+    size_t n = crew__steal_batch_drain(batch_of(w), rest);
     crew_task *t;
-    /* Its batch's rest (others may be taking from it too), then its deque. */
-    while ((t = steal_batch_of(w)) != NULL || (t = crew__deque_take(deque_of(w), &taken)) != NULL) {
+    while ((t = n ? crew__deque_entry_task(&rest[--n], &taken)
+                  : crew__deque_take(deque_of(w), &taken)) != NULL) {
         /* Into the injection queue (requeue, below), a task held by value in a node. */
         if (crew__sched_requeue(p, t) != CREW_OK) {
             *orphan = t;
+            crew__steal_batch_put_back(batch_of(w), rest, n);
             return CREW_ENOMEM;
         }
         ++*moved;

@@ -13,7 +13,8 @@
  * tasks, oldest first; gen counts the fills. Who writes what, in which order:
  *   - the places: only the owner (the worker whose record holds the buffer), and only while
  *     the batch is exhausted (left == 0), as the owner has seen with an acquire read
- *     (crew__steal_batch_exhausted); a failed fill leaves the index as it was (still
+ *     (crew__steal_batch_exhausted, or the last claim of a leaving owner's drain, whose
+ *     put-back refills it as a fill does); a failed fill leaves the index as it was (still
  *     exhausted: the written places are never claimable);
  *   - the index: the owner's fill publishes (gen + 1, 1, n - 1) with a release store once the n
  *     places are written (place 0 is the owner's at once: the task its take returns, so the
@@ -121,6 +122,38 @@ static inline bool crew__steal_batch_claim(crew__steal_batch *b, crew_fn *fn, vo
             return true;
         }
     }
+}
+
+/* Owner (leaving: sched_steal.c's worker_exit): claim every task b still holds into e, oldest
+ * first; returns how many (fewer than CREW__STEAL_BATCH). b is then exhausted, as the owner has
+ * seen (the claim's acquire read): its places are the owner's to write again. */
+static inline size_t crew__steal_batch_drain(crew__steal_batch *b, crew__deque_entry *e) {
+    size_t n = 0;
+    crew_fn fn;
+    void *arg;
+    uint64_t aux;
+    while (n < CREW__STEAL_BATCH && crew__steal_batch_claim(b, &fn, &arg, &aux)) {
+        crew__store_relaxed(&e[n].fn, fn); /* relaxed: e is the caller's own */
+        crew__store_relaxed(&e[n].arg, arg);
+        crew__store_relaxed(&e[n].aux, aux);
+        n++;
+    }
+    return n;
+}
+
+/* Owner: put e[0..n) (oldest first) back into b, exhausted since crew__steal_batch_drain, as
+ * places 1..n of a fill (place 0 is the owner's, as after a claim): every thread takes them. */
+static inline void crew__steal_batch_put_back(crew__steal_batch *b, const crew__deque_entry *e,
+                                              size_t n) {
+    crew__assert(n < CREW__STEAL_BATCH);
+    if (n == 0)
+        return;
+    for (size_t i = 0; i < n; i++) { /* relaxed: published by the release store below */
+        crew__store_relaxed(&b->place[i + 1].fn, crew__load_relaxed(&e[i].fn));
+        crew__store_relaxed(&b->place[i + 1].arg, crew__load_relaxed(&e[i].arg));
+        crew__store_relaxed(&b->place[i + 1].aux, crew__load_relaxed(&e[i].aux));
+    }
+    crew__steal_batch_publish(b, n + 1);
 }
 
 #endif /* CREW_STEAL_BATCH_H */

@@ -8,8 +8,10 @@
  * (crew__steal_batch_claim: a compare-and-swap), one at a time, just before it runs: what the
  * worker has not started stays where idle workers, helping waiters and a cancelling shutdown
  * take it. A plain task (held by value, of no group) claimed while nothing is to be checked
- * runs here under the loop's frame, entered once for the run, and the plain tasks run here are
- * counted in the worker's credit at once when the run ends (pending.h). Anything else comes
+ * runs here under the loop's frame, entered once for the run, and ends as the loop's run ends a
+ * plain task (crew__end_plain: its unit back in the worker's credit at once, so that pending
+ * less the queued tasks and the credit counts the tasks running, crew_stats.running, even while
+ * a later task of the batch blocks). Anything else comes
  * back to the worker loop's run (worker.c's worker_run) as a taken task, with every check a
  * taken task gets: a task by address or of a group, or any task once resize has marked the
  * worker, a pause or a cancelling shutdown began (crew__held_back), or a test hooks the takes.
@@ -32,7 +34,6 @@ crew_task *crew__batch_run(crew_pool *p, crew__worker *w, crew__frame *frame) {
     crew__steal_local *own = crew__steal_local_of(w);
     crew__deque *d = &own->deque;
     crew_task *t = NULL;
-    size_t ran = 0; /* plain tasks run, not yet counted in w's credit */
     frame->group = (crew_handle){0, 0};
     crew__tls_frame = frame; /* the plain tasks' frame (as crew__call_in enters it per task) */
     for (;;) {
@@ -58,11 +59,8 @@ crew_task *crew__batch_run(crew_pool *p, crew__worker *w, crew__frame *frame) {
         crew__debug_yield();
         fn(arg);
         crew__debug_yield();
-        ran++;
+        crew__end_plain(p, w, NULL); /* its end, at once (see the file comment) */
     }
     crew__tls_frame = frame->up;
-    /* Their ends, as crew__end_plain counts one each. */
-    if (ran != 0 && !crew__credit_back(w, ran))
-        crew__tasks_finished(p, 0, ran, CREW__RAN);
     return t;
 }

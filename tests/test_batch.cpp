@@ -11,9 +11,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <mutex>
 #include <pthread.h>
 #include <semaphore.h>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -528,4 +530,98 @@ TEST(Batch, EachTaskRunsOnceUnderLoadWithPausesAndResizes) {
 TEST(Batch, EachTaskRunsOrIsDroppedOnceUnderACancellingShutdown) {
     for (long r = 0, n = crewtest::scaled(8); r < n; r++)
         load_round(true, int(r % 4) * 500);
+}
+
+namespace {
+// The order test's worker 1, once it has left (on_stop).
+std::atomic<bool> g_second_stopped{false};
+void note_stop(unsigned index, void *) {
+    if (index == 1)
+        g_second_stopped = true;
+}
+} // namespace
+
+TEST(Batch, TheTasksAMarkedWorkerHandsBackKeepTheirOrder) {
+    // Work stealing. Worker 0 is held; worker 1 takes a backlog's first task A and a batch behind
+    // it, and the hook holds it at X, the batch's second task; a resize marks worker 1, which
+    // hands X and the rest of its batch to the injection queue and leaves. Then worker 0 alone
+    // (the wait does not help) runs the backlog: the slot's rest, then what worker 1 handed
+    // back. Each part keeps one thread's submission order, as the worker's own deque did: the
+    // indices seen (X aside) rise but for one step down, from the slot's rest to the batch's.
+    Marked m;
+    g_marked = &m;
+    g_second_stopped = false;
+    crew__test_after_take = hold_x;
+    crew_config cfg;
+    crew_config_init(&cfg);
+    cfg.threads = 1;
+    cfg.scheduler = CREW_SCHED_STEAL;
+    crew_hooks hooks{};
+    hooks.size = sizeof hooks;
+    hooks.on_stop = note_stop;
+    cfg.hooks = &hooks;
+    crew_pool *p = make_pool(cfg);
+    Gate gate;
+    gate.hold(p, 1); // worker 0
+    ASSERT_EQ(crew_resize(p, 2), CREW_OK);
+    Order o;
+    const int n = kQueued + 1;
+    std::vector<Step> steps(n);
+    ASSERT_EQ(crew_pause(p), CREW_OK);
+    steps[0] = {&o, 0};
+    ASSERT_EQ(crew_submit(p, record, &steps[0], 0, nullptr), CREW_OK); // A
+    ASSERT_EQ(crew_submit(p, x_task, &m, 0, nullptr), CREW_OK);
+    for (int i = 1; i < n; i++) {
+        steps[i] = {&o, i};
+        ASSERT_EQ(crew_submit(p, record, &steps[i], 0, nullptr), CREW_OK);
+    }
+    ASSERT_EQ(crew_resume(p), CREW_OK);
+    ASSERT_TRUE(eventually([&] { return m.taken.load(); })) << "no worker took X";
+    ASSERT_EQ(crew_resize(p, 1), CREW_OK); // marks worker 1, which holds X
+    m.shrunk = true;
+    ASSERT_TRUE(eventually([&] { return g_second_stopped.load(); })) << "worker 1 never left";
+    gate.open();
+    ASSERT_EQ(crew_wait_all_timed(p, 60000000000ull), CREW_OK); // a minute: a hang
+    crew__test_after_take = nullptr;
+    g_marked = nullptr;
+    crew_destroy(p);
+    ASSERT_EQ(o.seen.size(), size_t(n));
+    EXPECT_EQ(m.x_runs.load(), 1);
+    int downs = 0;
+    for (size_t i = 1; i < o.seen.size(); i++)
+        downs += o.seen[i] < o.seen[i - 1];
+    std::string seen;
+    for (int i : o.seen)
+        seen += std::to_string(i) + " ";
+    EXPECT_LE(downs, 1) << "run order: " << seen;
+}
+
+TEST(Batch, RunningCountsOnlyTheTaskBeingRunAfterABatchsFirstTasks) {
+    // One worker, monitoring off (so work stealing claims batches): a backlog of a few plain
+    // tasks, a task that blocks, then many more. Once the blocking task runs, the tasks before
+    // it have ended: crew_stats.running ("tasks running now") is 1, however the worker took
+    // them (one by one, or in a batch).
+    for (unsigned sched : crewtest::kSchedulers) {
+        crew_pool *p = make_pool(1, sched);
+        Gate gate;
+        std::atomic<long> ran{0};
+        ASSERT_EQ(crew_pause(p), CREW_OK);
+        for (int i = 0; i < 5; i++)
+            ASSERT_EQ(crew_submit(p, bump, &ran, 0, nullptr), CREW_OK);
+        ASSERT_EQ(crew_submit(p, Gate::block, &gate, 0, nullptr), CREW_OK);
+        for (int i = 0; i < kQueued; i++)
+            ASSERT_EQ(crew_submit(p, bump, &ran, 0, nullptr), CREW_OK);
+        ASSERT_EQ(crew_resume(p), CREW_OK);
+        gate.wait_arrivals(1);
+        crew_stats s;
+        std::memset(&s, 0, sizeof s);
+        s.size = sizeof s;
+        ASSERT_EQ(crew_stats_get(p, &s), CREW_OK);
+        long before = ran.load(); // the tasks that ran before the blocking one (5 in order)
+        EXPECT_EQ(s.running, 1u) << "scheduler " << sched << ", " << before << " ran before";
+        gate.open();
+        ASSERT_EQ(crew_wait_all(p), CREW_OK);
+        EXPECT_EQ(ran.load(), 5 + kQueued);
+        crew_destroy(p);
+    }
 }
