@@ -303,16 +303,6 @@ static int push(crew_pool *p, crew__worker *self, crew_task *t, size_t n) {
     return push_external(p, t, n);
 }
 
-/* The next task of worker v's shared batch (steal_batch.h), or NULL. */
-static crew_task *steal_batch_of(crew__worker *v) {
-    crew_fn fn;
-    void *arg;
-    uint64_t aux;
-    if (!crew__steal_batch_claim(batch_of(v), &fn, &arg, &aux))
-        return NULL;
-    return crew__deque_task(fn, arg, aux, &taken);
-}
-
 /* Steal one task from another worker's shared batch or deque, starting at a random one.
  * tc->retry is set if a race was lost on a deque (a task may remain; a batch's claim tries
  * again until it wins or finds the batch empty). */
@@ -329,7 +319,7 @@ static crew_task *steal_any(crew_pool *p, crew__worker *self, crew__take_ctx *tc
         /* Its shared batch first: older tasks than its deque's (claimed from a slot before its
          * running task pushed any), and held up behind that task. */
         if (crew__steal_batch_size(batch_of(v)) != 0)
-            t = steal_batch_of(v);
+            t = crew__steal_batch_take(batch_of(v), &taken);
         if (!t && crew__deque_size(deque_of(v)) != 0)
             t = crew__deque_steal(deque_of(v), &taken, &tc->retry);
         if (t) {
@@ -433,14 +423,10 @@ static __attribute__((noinline)) crew_task *take_queued(crew_pool *p, crew__work
  * batch's next ones too (tc->batch); else the queues (others took the rest). */
 static __attribute__((noinline)) crew_task *take_batch(crew_pool *p, crew__worker *w,
                                                        crew__take_ctx *tc) {
-    crew_fn fn;
-    void *arg;
-    uint64_t aux;
-    if (crew__steal_batch_claim(batch_of(w), &fn, &arg, &aux)) {
+    crew_task *t = crew__steal_batch_take(batch_of(w), &taken);
+    if (t)
         tc->batch = true;
-        return crew__deque_task(fn, arg, aux, &taken);
-    }
-    return take_queued(p, w, tc);
+    return t ? t : take_queued(p, w, tc);
 }
 
 /* take's claim on worker w's own deque, which holds a task by the look in take. */

@@ -124,6 +124,15 @@ static inline bool crew__steal_batch_claim(crew__steal_batch *b, crew_fn *fn, vo
     }
 }
 
+/* Anyone: crew__steal_batch_claim's task as a take returns it (by value, in buf), or NULL. */
+static inline crew_task *crew__steal_batch_take(crew__steal_batch *b, crew_task *buf) {
+    crew_fn fn;
+    void *arg;
+    uint64_t aux;
+    return crew__steal_batch_claim(b, &fn, &arg, &aux) ? crew__deque_task(fn, arg, aux, buf)
+                                                       : NULL;
+}
+
 /* Owner (leaving: sched_steal.c's worker_exit): claim every task b still holds into e, oldest
  * first; returns how many (fewer than CREW__STEAL_BATCH). b is then exhausted, as the owner has
  * seen (the claim's acquire read): its places are the owner's to write again. */
