@@ -135,15 +135,21 @@ static inline int crew__ext_put_back(crew__ext_slot *ext, crew_task *t) {
  * of docs/benchmarks.md, where the producer's time per task triples and the workers run dry,
  * sleep and are woken by it thousands of times a run). It waits instead, a bounded moment, for a
  * batch to form, and claims it with one compare-and-swap: it pauses, looks at bottom again, and
- * goes on only while bottom moved since its last look (the producer is still submitting) and the
- * slot holds fewer than CREW__EXT_GATHER tasks, at most CREW__EXT_GATHER_ROUNDS looks of
- * CREW__EXT_GATHER_PAUSES pauses each (about a microsecond at most on a 2-core VM). A slot
- * whose producer has stopped is taken at once (one look), and an empty one never waited for:
- * an idle pool spends nothing here. Only a worker that may claim a batch waits (sched_steal.c's
- * take_queued asks batch_size): not while tasks are timed, where each is taken alone. */
-#define CREW__EXT_GATHER 48u       /* a batch of 16 for one of two workers: batch_size */
-#define CREW__EXT_GATHER_ROUNDS 8u /* looks at most */
-#define CREW__EXT_GATHER_PAUSES 4u /* pauses between looks: a few tasks of a busy producer */
+ * goes on only while the producer is still submitting fast (at least CREW__EXT_GATHER_GROWTH
+ * tasks since its last look) and the slot holds fewer than CREW__EXT_GATHER tasks, at most
+ * CREW__EXT_GATHER_ROUNDS looks of CREW__EXT_GATHER_PAUSES pauses each. Each look costs the
+ * producer a cache miss on its next push (the line of bottom moves to the looker), so the looks
+ * are far apart (about 0.8 us on a 2-core VM, where a pause takes 25 ns; 4 pauses, a look
+ * every 0.1 us, cost the one-producer rate about 30%); a slower producer (fewer tasks since the
+ * last look) or one that has stopped is taken at once after one look: its tasks wait at most
+ * one look (0.8 us), a fast producer's at most eight (about 6 us). An empty slot is never waited
+ * for: an idle pool spends nothing here. Only a worker that may claim a batch waits
+ * (sched_steal.c's take_queued asks batch_size): not while tasks are timed, where each is taken
+ * alone. */
+#define CREW__EXT_GATHER 96u        /* a full batch (32) for one of two workers: batch_size */
+#define CREW__EXT_GATHER_ROUNDS 8u  /* looks at most */
+#define CREW__EXT_GATHER_PAUSES 32u /* pauses between looks (above) */
+#define CREW__EXT_GATHER_GROWTH 8   /* tasks pushed since the last look: a fast producer */
 
 /* Wait as above for slot deque d, which held len tasks (1 <= len < CREW__EXT_GATHER) at the
  * caller's look; returns how many it holds now. Relaxed loads: a hint, as crew__deque_size's;
@@ -156,8 +162,10 @@ static inline size_t crew__ext_gather(crew__deque *d, size_t len) {
         int64_t now = crew__load_relaxed(&d->bottom); /* relaxed: a hint */
         if (now == b)
             break; /* the producer has stopped: take what is there */
-        b = now;
         len = crew__deque_size(d);
+        if (now - b < CREW__EXT_GATHER_GROWTH)
+            break; /* a slower producer: take what is there */
+        b = now;
     }
     return len;
 }
