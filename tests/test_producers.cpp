@@ -56,10 +56,12 @@ TEST(Producers, ASingleTaskIsNotHeldBehindABusyProducersBacklog) {
         while (f.started.load() < 100) // the flood runs, its backlog formed
             std::this_thread::yield();
         long before = 0;
+        // `before` is read once the task is queued: read before the submission, a preemption
+        // in between would count tasks that started before it was queued.
         std::thread single([&] {
-            before = f.started.load();
             if (crew_submit(p, single_task, &f, 0, nullptr) != CREW_OK)
                 std::abort();
+            before = f.started.load();
         });
         single.join();
         // Wait (not through the pool: a waiting submitter would run its own task) until the
@@ -73,7 +75,12 @@ TEST(Producers, ASingleTaskIsNotHeldBehindABusyProducersBacklog) {
         ASSERT_EQ(crew_wait_all(p), CREW_OK);
         long at = f.started_at_b.load();
         ASSERT_GE(at, 0) << "the single task never started";
-        EXPECT_LT(at - before, 3 * backlog)
+        // The MultiQueue's order is relaxed by design (a take pops the better of two random
+        // queues): the single task waits behind its own queue's share of the backlog and loses
+        // some draws, so its bound is looser; it must still start long before the limit.
+        bool relaxed = sched == CREW_SCHED_SHARED_LOCKFREE ||
+                       (sched == CREW_SCHED_DEFAULT && !strict_priority());
+        EXPECT_LT(at - before, (relaxed ? 15 : 3) * backlog)
             << "the single task started after " << (at - before)
             << " of the busy producer's tasks (its backlog: about " << backlog << ")";
         EXPECT_EQ(f.started.load(), submitted);
