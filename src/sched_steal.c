@@ -584,6 +584,7 @@ const crew__sched_ops crew__sched_steal = {
     .push_value = push_value,
     .push_values = push_values,
     .take = take,
+    .run_batch = crew__batch_run,
     .take_group = take_group,
     .mark_at = offsetof(crew__steal_local, deque.bottom), /* not 0: top comes first */
     .offer = offer,

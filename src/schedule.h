@@ -76,6 +76,8 @@ typedef struct crew__sched_own {
 
 /* A take's context, owned by its caller (a thread's dispatch loop, a sleeper's last look):
  * what the take may do, and what it did. */
+struct crew__frame; /* worker.h */
+
 typedef struct crew__take_ctx {
     /* Out: a lost race may have hidden a task (the caller clears it). First: the deques'
      * steal writes it through a pointer, which is then the context's own address. */
@@ -152,6 +154,11 @@ typedef struct crew__sched_ops {
     int (*push_values)(crew_pool *p, crew__worker *self, const crew_task *t, size_t n,
                        uint32_t slot, uint32_t prio);
     crew_task *(*take)(crew_pool *p, crew__worker *self, crew__take_ctx *tc);
+    /* With a take that sets tc->batch (STEAL: its shared batch, worker_batch.c): after the task
+     * that take returned, worker w's loop runs the batch's next tasks through this, in frame
+     * (the loop's), once per batch: it returns a task it took but did not run (the loop runs
+     * it as taken, then calls again), or NULL (the batch is done, or w has other work). */
+    crew_task *(*run_batch)(crew_pool *p, crew__worker *w, struct crew__frame *frame);
     /* A queued task of group slot, newest first (STEAL: or one this thread pushed after
      * mark, its own descendants; with slot 0, only those). */
     crew_task *(*take_group)(crew_pool *p, crew__worker *self, uint32_t slot, int64_t mark,

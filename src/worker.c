@@ -517,9 +517,10 @@ again:
     if (__builtin_expect(tc->pushed_back != 0, 0))
         crew__wake_pushed_back(p, &tc->pushed_back);
     run_task_in(p, c->w, t, NULL, &c->frame, CREW__RUNNERS_WHOLE);
-    if (tc->batch) { /* t came from the worker's shared batch: its next tasks (worker.h) */
+    if (tc->batch) { /* t came from a batch the take claimed: its next tasks (run_batch) */
         tc->batch = false;
-        if ((t = crew__batch_run(p, c->w, &c->frame)) != NULL) {
+        crew__assert(p->sched.ops->run_batch != NULL);
+        if ((t = p->sched.ops->run_batch(p, c->w, &c->frame)) != NULL) {
             tc->batch = true; /* a task of the batch, to run as taken, and then the rest */
             goto again;
         }

@@ -88,11 +88,12 @@ void crew__run(crew_pool *p, crew_task *t);
 void crew__run_helping(crew_pool *p, crew__worker *self, crew_task *t, size_t *finished,
                        crew__frame *top, uint32_t whole);
 
-/* Worker w's loop runs its shared batch (work stealing: steal_batch.h, worker_batch.c) after a
- * task that its take said came from one (crew__take_ctx.batch): the batch's plain tasks, each
- * claimed as it comes up, in frame (the loop's: pool, up and depth set). Returns a task it
- * claimed but did not run (not plain, or something to check: the caller runs it as a taken
- * task, then calls again), or NULL: the batch is empty, or w's own deque holds a task. */
+/* STEAL's run_batch (schedule.h; sched_steal.c's table): worker w's loop runs its shared batch
+ * (steal_batch.h, worker_batch.c) after a task that its take said came from one
+ * (crew__take_ctx.batch): the batch's plain tasks, each claimed as it comes up, in frame (the
+ * loop's: pool, up and depth set). Returns a task it claimed but did not run (not plain, or
+ * something to check: the caller runs it as a taken task, then calls again), or NULL: the
+ * batch is empty, or w's own deque holds a task. */
 crew_task *crew__batch_run(crew_pool *p, crew__worker *w, crew__frame *frame);
 
 #if defined(CREW_ASSERT) && CREW_ASSERT
