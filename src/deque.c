@@ -267,23 +267,11 @@ crew_task *crew__deque_take_unless(crew__deque *d, crew_task *buf, atomic_uint *
  * still t when the compare-and-swap succeeds (it only grows), so none was rewritten before the
  * claim; a replaced array is never written again. Other thieves: the same compare-and-swap
  * orders every claim. */
-/* Where a batch claim's places go: into out (crew__deque_steal_batch), or the oldest into fn,
- * arg and aux and the others into the deque own (_into). The batch ends before a place holding
+/* Claim places [t, t + n) of the victim's array into out[0..n), n at most max: the places are
+ * read before the claim (as a steal reads its one), and the batch ends before a place holding
  * stop, unless that place is the first. */
-typedef struct steal_fill {
-    crew_fn stop;
-    crew__deque_entry *out; /* crew__deque_steal_batch's */
-    crew__deque *own;       /* _into's: the thief's own deque */
-    crew_fn fn;             /* _into's: the oldest place's task */
-    void *arg;
-    uint64_t aux;
-} steal_fill;
-
-/* The claim of crew__deque_steal_batch and _into: places [t, t + n) of a read by fill(f, ...),
- * which returns how many it took (fewer: the batch ends before a place holding stop). */
-static inline __attribute__((always_inline)) size_t
-steal_batch(crew__deque *d, size_t max, atomic_uint *claimers, bool *contended,
-            size_t (*fill)(steal_fill *, crew__deque_array *, int64_t, size_t), steal_fill *f) {
+size_t crew__deque_steal_batch(crew__deque *d, crew__deque_entry *out, size_t max,
+                               crew_fn stop, atomic_uint *claimers, bool *contended) {
     /* Seq_cst read-modify-write (a full barrier): the claimer's half of the protocol above. */
     crew__fetch_add_seq_cst(claimers, 1u);
     int64_t t, b = crew__deque_thief_look(d, &t);
@@ -293,7 +281,22 @@ steal_batch(crew__deque *d, size_t max, atomic_uint *claimers, bool *contended,
     }
     size_t n = (size_t)(b - t) < max ? (size_t)(b - t) : max;
     crew__deque_array *a = crew__load_acquire(&d->array); /* acquire: as in steal */
-    n = fill(f, a, t, n);
+    /* The first place always; a later one unless its function is stop (deque.h), tested in a
+     * loop of its own so that a claim without stop copies as it did before there was one. */
+    size_t i = 0;
+    if (stop) {
+        for (; i < n; i++) {
+            crew__deque_entry *e = &a->slot[(size_t)(t + (int64_t)i) & a->mask];
+            crew_fn fn = crew__load_relaxed(&e->fn);
+            if (fn == stop && i > 0)
+                break; /* the batch ends before it */
+            entry_put(&out[i], fn, crew__load_relaxed(&e->arg), crew__load_relaxed(&e->aux));
+        }
+        n = i;
+    } else {
+        for (; i < n; i++)
+            entry_copy(&out[i], &a->slot[(size_t)(t + (int64_t)i) & a->mask]);
+    }
     crew__debug_yield(); /* tests: widen the window an owner's take could hit */
     /* Seq_cst on success, as in steal. */
     bool won = crew__cas_seq_cst(&d->top, &t, t + (int64_t)n);
@@ -303,98 +306,6 @@ steal_batch(crew__deque *d, size_t max, atomic_uint *claimers, bool *contended,
         return 0;
     }
     return n;
-}
-
-static inline __attribute__((always_inline)) size_t fill_entries(steal_fill *c,
-                                                                 crew__deque_array *a, int64_t t,
-                                                                 size_t n) {
-    /* The first place always; a later one unless its function is stop (deque.h), tested in a
-     * loop of its own so that a claim without stop copies as it did before there was one. */
-    size_t i = 0;
-    if (c->stop) {
-        for (; i < n; i++) {
-            crew__deque_entry *e = &a->slot[(size_t)(t + (int64_t)i) & a->mask];
-            crew_fn fn = crew__load_relaxed(&e->fn);
-            if (fn == c->stop && i > 0)
-                break; /* the batch ends before it */
-            entry_put(&c->out[i], fn, crew__load_relaxed(&e->arg), crew__load_relaxed(&e->aux));
-        }
-        return i;
-    }
-    for (; i < n; i++)
-        entry_copy(&c->out[i], &a->slot[(size_t)(t + (int64_t)i) & a->mask]);
-    return n;
-}
-
-size_t crew__deque_steal_batch(crew__deque *d, crew__deque_entry *out, size_t max,
-                               crew_fn stop, atomic_uint *claimers, bool *contended) {
-    steal_fill f = {.stop = stop, .out = out};
-    return steal_batch(d, max, claimers, contended, fill_entries, &f);
-}
-
-/* The oldest place into c's fields; the others straight into the owner's deque c->own, above
- * its bottom, the oldest last (as crew__deque_push_entries_reversed puts them), unpublished
- * until the claim succeeds. One pass reads, tests for stop and copies each place, assuming the
- * whole batch; a place holding stop (rare: a join's half) ends the batch there, and the places
- * copied so far move down to the bottom, as the shorter batch puts them. */
-static inline __attribute__((always_inline)) size_t fill_into(steal_fill *c, crew__deque_array *a,
-                                                              int64_t t, size_t n) {
-    size_t mask = a->mask;
-    crew__deque_entry *e = &a->slot[(size_t)t & mask];
-    c->fn = crew__load_relaxed(&e->fn);
-    c->arg = crew__load_relaxed(&e->arg);
-    c->aux = crew__load_relaxed(&e->aux);
-    /* Relaxed: the owner's own bottom and array (see crew__deque_push_entries_reversed). */
-    crew__deque_array *o = crew__load_relaxed(&c->own->array);
-    size_t omask = o->mask;
-    size_t to = (size_t)crew__load_relaxed(&c->own->bottom) + n - 2; /* place t + 1's */
-    size_t from = (size_t)t + 1;
-    crew_fn stop = c->stop;
-    for (size_t i = 1; i < n; i++, from++, to--) {
-        crew__deque_entry *s = &a->slot[from & mask];
-        crew_fn fn = crew__load_relaxed(&s->fn);
-        if (__builtin_expect(fn == stop, 0) && stop) { /* the batch ends before it */
-            /* Places t + i - 1 ... t + 1 lie at to + 1 ... to + i - 1, and go n - i places
-             * down (to the bottom up), lowest first since they move down. */
-            for (size_t j = 1; j < i; j++)
-                entry_copy(&o->slot[(to + j - (n - i)) & omask], &o->slot[(to + j) & omask]);
-            return i;
-        }
-        entry_put(&o->slot[to & omask], fn, crew__load_relaxed(&s->arg),
-                  crew__load_relaxed(&s->aux));
-    }
-    return n;
-}
-
-crew_task *crew__deque_steal_batch_into(crew__deque *d, crew__deque *own, crew_task *buf,
-                                        size_t max, crew_fn stop, atomic_uint *claimers,
-                                        bool *contended, size_t *moved) {
-    steal_fill c = {.stop = stop, .own = own};
-    size_t n = steal_batch(d, max, claimers, contended, fill_into, &c);
-    *moved = 0;
-    if (n == 0)
-        return NULL;
-    if (n > 1) {
-        /* Relaxed: the owner's own bottom; room was reserved, so no grow. */
-        int64_t b = crew__load_relaxed(&own->bottom);
-        crew__assert((size_t)(b - crew__load_relaxed(&own->top)) + n - 1 <=
-                     crew__load_relaxed(&own->array)->mask + 1);
-        /* Release: the tasks are visible to a thief that reads the new bottom. */
-        crew__store_release(&own->bottom, b + (int64_t)(n - 1));
-        *moved = n - 1;
-    }
-    return crew__deque_task(c.fn, c.arg, c.aux, buf);
-}
-
-void crew__deque_push_entries_reversed(crew__deque *d, const crew__deque_entry *e, size_t n) {
-    /* Relaxed bottom and array: the owner's own; room was reserved, so no grow. */
-    int64_t b = crew__load_relaxed(&d->bottom);
-    crew__deque_array *a = crew__load_relaxed(&d->array);
-    crew__assert((size_t)(b - crew__load_relaxed(&d->top)) + n <= a->mask + 1); /* reserved */
-    for (size_t i = 0; i < n; i++)
-        entry_copy(&a->slot[(size_t)(b + (int64_t)i) & a->mask], &e[n - 1 - i]);
-    /* Release: the tasks are visible to a thief that reads the new bottom. */
-    crew__store_release(&d->bottom, b + (int64_t)n);
 }
 
 int64_t crew__deque_top(crew__deque *d) {

@@ -316,20 +316,8 @@ static inline crew_task *crew__deque_steal(crew__deque *d, crew_task *buf, bool 
  * several could take one of them too. */
 size_t crew__deque_steal_batch(crew__deque *d, crew__deque_entry *out, size_t max, crew_fn stop,
                                atomic_uint *claimers, bool *contended);
-/* The same claim by the owner of deque own (a worker): the oldest task is returned (by value:
- * copied into buf, as a take does), the others are copied straight into own above its bottom,
- * the oldest last (as crew__deque_push_entries_reversed), and published there once the claim
- * succeeded; *moved says how many. Room for max - 1 must have been reserved in own
- * (crew__deque_reserve). NULL: empty, or a race lost (*contended set). */
-crew_task *crew__deque_steal_batch_into(crew__deque *d, crew__deque *own, crew_task *buf,
-                                        size_t max, crew_fn stop, atomic_uint *claimers,
-                                        bool *contended, size_t *moved);
 /* Owner: crew__deque_take, but NULL also while a batch claim counted in claimers runs. */
 crew_task *crew__deque_take_unless(crew__deque *d, crew_task *buf, atomic_uint *claimers);
-/* Owner: push e[n-1], e[n-2], ..., e[0] (the oldest last, so that the owner's takes run them
- * in order e[0], e[1], ... and thieves take the newest); the room must have been reserved
- * (crew__deque_reserve), so it cannot fail. */
-void crew__deque_push_entries_reversed(crew__deque *d, const crew__deque_entry *e, size_t n);
 /* A place's task, as a take returns it (see crew__deque_task). */
 static inline crew_task *crew__deque_entry_task(const crew__deque_entry *e, crew_task *buf) {
     return crew__deque_task(crew__load_relaxed(&e->fn), crew__load_relaxed(&e->arg),

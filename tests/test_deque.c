@@ -39,10 +39,10 @@ static _Atomic int torn; /* copies whose words came from different pushes (seq_c
 static void by_value(void *arg) { (void)arg; }
 /* A batch ends before a task of this function that is not its first (its own body: distinct). */
 static void stop_mark(void *arg) { atomic_fetch_add(&torn, arg == NULL); }
-static bool into;             /* this round: a thief claims batches into a deque of its own */
-/* Task i's function when pushed by value: in the rounds with batches into a deque, every
+static bool stops;            /* this round: batches end before stop marks */
+/* Task i's function when pushed by value: in the rounds with stop marks, every
  * seventh is the stop mark, which ends a batch before it (a join's half, in the pool). */
-static crew_fn fn_of(long i) { return into && i % 7 == 3 ? stop_mark : by_value; }
+static crew_fn fn_of(long i) { return stops && i % 7 == 3 ? stop_mark : by_value; }
 /* Task i pushed by value: its words name it three times (function, argument, slot and
  * priority), so a torn copy shows. */
 static int push_value(crew__deque *d, long i) {
@@ -188,7 +188,7 @@ static int order(void) {
     }
     if (crew__deque_size(&d) != 0)
         return fail("a drained deque's size", (long)crew__deque_size(&d));
-    /* Batches: the oldest first, whole copies, then the rest in its own deque in order. */
+    /* Batches: the oldest first, whole copies, in order. */
     atomic_uint nobody = 0;
     for (long i = 0; i < 40; i++)
         if ((i % 2 ? push_value(&d, i) : crew__deque_push1(&d, &tasks[i])) != CREW_OK)
@@ -197,18 +197,13 @@ static int order(void) {
     if (crew__deque_steal_batch(&d, e, 16, NULL, &nobody, &contended) != 16 || contended ||
         crew__deque_size(&d) != 24 || atomic_load(&nobody) != 0)
         return fail("a batch claims 16 of 40 and leaves the count as it was", 0);
-    crew__deque o;
-    if (crew__deque_init(&o) != CREW_OK || crew__deque_reserve(&o, 15) != CREW_OK)
-        return fail("init", 0);
-    crew__deque_push_entries_reversed(&o, e + 1, 15);
     for (long i = 0; i < 16; i++) {
-        t = i == 0 ? crew__deque_entry_task(&e[0], &buf) : crew__deque_take(&o, &buf);
+        t = crew__deque_entry_task(&e[i], &buf);
         if (i % 2 ? t != &buf || t->arg != &tasks[i] || t->crew_private_.slot != (uint32_t)i ||
                         t->priority != ((uint32_t)i ^ 0x5a5au)
                   : t != &tasks[i])
             return fail("a batch's tasks come out oldest first, whole", i);
     }
-    crew__deque_free(&o);
     atomic_store(&nobody, 1); /* a claim in progress: the owner's take gives way */
     if (crew__deque_take_unless(&d, &buf, &nobody) != NULL || crew__deque_size(&d) != 24)
         return fail("an owner's take while a batch is claimed", 0);
@@ -230,32 +225,6 @@ static int order(void) {
         crew__deque_steal_batch(&d, e, 16, stop_mark, &nobody, &contended) != 3 ||
         e[0].arg != &tasks[3] || e[2].arg != &tasks[5])
         return fail("a batch ends before a stop mark that is not its first task", 0);
-    /* The same into an owner's deque (crew__deque_steal_batch_into): the places claimed before
-     * the stop mark land above the owner's bottom, taken back oldest first, whatever the
-     * owner's array held and wherever its bottom was. */
-    if (crew__deque_init(&o) != CREW_OK)
-        return fail("init", 0);
-    for (long i = 0; i < 300; i++) /* the owner's bottom far from 0, its array wrapped */
-        if (crew__deque_push_value(&o, by_value, &tasks[0], 0) != CREW_OK ||
-            crew__deque_take(&o, &buf) != &buf)
-            return fail("the owner's pushes and takes", i);
-    for (long i = 0; i < 10; i++)
-        if (crew__deque_push_value(&d, i == 4 ? stop_mark : by_value, &tasks[i], 0) != CREW_OK)
-            return fail("push for a stopped batch into a deque", i);
-    for (long first = 0, end = 4, round = 0; round < 2; round++, first = 4, end = 10) {
-        size_t moved = 99;
-        if (crew__deque_reserve(&o, 8) != CREW_OK ||
-            crew__deque_steal_batch_into(&d, &o, &buf, 8, stop_mark, &nobody, &contended,
-                                         &moved) != &buf ||
-            buf.arg != &tasks[first] || moved != (size_t)(end - first - 1))
-            return fail("a batch into a deque ends before a stop mark", round);
-        for (long i = first + 1; i < end; i++)
-            if (crew__deque_take(&o, &buf) != &buf || buf.arg != &tasks[i])
-                return fail("a batch into a deque is taken back oldest first", i);
-        if (crew__deque_take(&o, &buf) != NULL)
-            return fail("a batch into a deque holds no more", round);
-    }
-    crew__deque_free(&o);
     crew__deque_free(&d);
     return 0;
 }
@@ -273,61 +242,48 @@ static int deque_at(crew__deque *d, long at) {
     return 0;
 }
 
-/* crew__deque_steal_batch_into, every case near the wraps: the owner's bottom and the victim's
- * top on either side of the end of their arrays, every batch size, every backlog, a stop mark at
- * every place or none. The first task comes back, the others land above the owner's bottom and
- * are taken oldest first, the owner's own older tasks stay below them, and the victim keeps
- * the rest, starting at the first task not claimed. */
-static int batch_into_wraps(void) {
+/* crew__deque_steal_batch, every case near the wrap: the victim's top on either side of the end
+ * of its array, every batch size, every backlog, a stop mark at every place or none. The batch
+ * comes out oldest first and whole, and the victim keeps the rest, starting at the first task
+ * not claimed. */
+static int batch_wraps(void) {
     static const size_t maxes[] = {2, 3, 5, 8, 16};
     atomic_uint nobody = 0;
-    crew_task buf, *t;
+    crew_task buf;
     long cases = 0;
-    for (long ob = 248; ob <= 258; ob++)
-        for (long vt = 250; vt <= 256; vt += 3)
-            for (size_t mi = 0; mi < sizeof maxes / sizeof maxes[0]; mi++)
-                for (long len = 1; len <= 18; len++)
-                    for (long stop = -1; stop < len; stop++, cases++) {
-                        size_t max = maxes[mi];
-                        crew__deque d, o;
-                        if (deque_at(&d, vt) || deque_at(&o, ob))
-                            return fail("init at an offset", cases);
-                        /* Two older tasks of the owner's own, below its bottom. */
-                        if (crew__deque_push_value(&o, by_value, &tasks[100], 0) != CREW_OK ||
-                            crew__deque_push_value(&o, by_value, &tasks[101], 0) != CREW_OK)
-                            return fail("the owner's own tasks", cases);
-                        for (long i = 0; i < len; i++)
-                            if (crew__deque_push_value(&d, i == stop ? stop_mark : by_value,
-                                                       &tasks[i], 0) != CREW_OK)
-                                return fail("the victim's tasks", cases);
-                        long k = len < (long)max ? len : (long)max; /* the batch expected */
-                        if (stop > 0 && stop < k)
-                            k = stop;
-                        bool contended = false;
-                        size_t moved = 99;
-                        if (crew__deque_reserve(&o, max - 1) != CREW_OK ||
-                            (t = crew__deque_steal_batch_into(&d, &o, &buf, max, stop_mark,
-                                                              &nobody, &contended, &moved)) !=
-                                &buf ||
-                            contended || buf.arg != &tasks[0] || moved != (size_t)(k - 1))
-                            return fail("a batch into a deque near the wraps", cases);
-                        for (long i = 1; i < k; i++)
-                            if (crew__deque_take(&o, &buf) != &buf || buf.arg != &tasks[i] ||
-                                buf.fn != (i == stop ? stop_mark : by_value))
-                                return fail("a wrapped batch is taken back oldest first", cases);
-                        if (crew__deque_take(&o, &buf) != &buf || buf.arg != &tasks[101] ||
-                            crew__deque_take(&o, &buf) != &buf || buf.arg != &tasks[100] ||
-                            crew__deque_take(&o, &buf) != NULL)
-                            return fail("the owner's own tasks stay below a batch", cases);
-                        for (long i = k; i < len; i++)
-                            if (crew__deque_steal(&d, &buf, &contended) != &buf ||
-                                buf.arg != &tasks[i])
-                                return fail("the victim keeps the rest, in order", cases);
-                        if (crew__deque_steal(&d, &buf, &contended) != NULL)
-                            return fail("the victim holds no more", cases);
-                        crew__deque_free(&o);
-                        crew__deque_free(&d);
-                    }
+    for (long vt = 248; vt <= 258; vt++)
+        for (size_t mi = 0; mi < sizeof maxes / sizeof maxes[0]; mi++)
+            for (long len = 1; len <= 18; len++)
+                for (long stop = -1; stop < len; stop++, cases++) {
+                    size_t max = maxes[mi];
+                    crew__deque d;
+                    if (deque_at(&d, vt))
+                        return fail("init at an offset", cases);
+                    for (long i = 0; i < len; i++)
+                        if (crew__deque_push_value(&d, i == stop ? stop_mark : by_value,
+                                                   &tasks[i], 0) != CREW_OK)
+                            return fail("the victim's tasks", cases);
+                    long k = len < (long)max ? len : (long)max; /* the batch expected */
+                    if (stop > 0 && stop < k)
+                        k = stop;
+                    bool contended = false;
+                    crew__deque_entry e[16];
+                    if (crew__deque_steal_batch(&d, e, max, stop_mark, &nobody, &contended) !=
+                            (size_t)k ||
+                        contended)
+                        return fail("a batch near the wrap", cases);
+                    for (long i = 0; i < k; i++)
+                        if (crew__deque_entry_task(&e[i], &buf) != &buf || buf.arg != &tasks[i] ||
+                            buf.fn != (i == stop ? stop_mark : by_value))
+                            return fail("a wrapped batch comes out oldest first, whole", cases);
+                    for (long i = k; i < len; i++)
+                        if (crew__deque_steal(&d, &buf, &contended) != &buf ||
+                            buf.arg != &tasks[i])
+                            return fail("the victim keeps the rest, in order", cases);
+                    if (crew__deque_steal(&d, &buf, &contended) != NULL)
+                        return fail("the victim holds no more", cases);
+                    crew__deque_free(&d);
+                }
     return 0;
 }
 
@@ -367,7 +323,8 @@ static void *owner(void *arg) {
     return NULL;
 }
 
-/* A thief: single steals, or (arg non-NULL) batches of 2..16 tasks. */
+/* A thief: single steals, or (arg non-NULL) batches of 2..16 tasks, which end before a stop
+ * mark in the rounds with stops. */
 static void *thief(void *arg) {
     unsigned seed = 7;
     for (;;) {
@@ -376,8 +333,8 @@ static void *thief(void *arg) {
         crew_task buf, *t;
         if (arg) {
             crew__deque_entry e[16];
-            size_t n = crew__deque_steal_batch(&deque, e, 2 + rand_r(&seed) % 15, NULL, &claimers,
-                                               &contended);
+            size_t n = crew__deque_steal_batch(&deque, e, 2 + rand_r(&seed) % 15,
+                                               stops ? stop_mark : NULL, &claimers, &contended);
             for (size_t i = 0; i < n; i++)
                 took(crew__deque_entry_task(&e[i], &buf));
             got = n != 0;
@@ -389,76 +346,18 @@ static void *thief(void *arg) {
     }
 }
 
-/* With into: a worker's batch claims (crew__deque_steal_batch_into, stop marks included) into
- * a deque of its own, own, from which it takes its tasks back while own_thief steals from it:
- * the copies above own's bottom must never show to a thief of own before the claim succeeds,
- * nor land on a place such a thief is reading. */
-static crew__deque own;
-static _Atomic int own_done; /* the claiming thief has finished (seq_cst) */
-static void *thief_into(void *arg) {
-    (void)arg;
-    unsigned seed = 11;
-    for (;;) {
-        int finished = atomic_load(&done);
-        bool contended = false;
-        size_t max = 2 + rand_r(&seed) % 15, moved;
-        crew_task buf, *t;
-        if (crew__deque_reserve(&own, max - 1) != CREW_OK) {
-            fprintf(stderr, "test_deque: out of memory\n");
-            exit(1);
-        }
-        t = crew__deque_steal_batch_into(&deque, &own, &buf, max, stop_mark, &claimers,
-                                         &contended, &moved);
-        bool got = t != NULL;
-        if (got)
-            took(t);
-        for (size_t i = 0, n = rand_r(&seed) % 2 ? moved : moved / 2; i < n; i++)
-            if ((t = crew__deque_take(&own, &buf)) != NULL)
-                took(t);
-        if (!got && finished && !contended && crew__deque_size(&deque) == 0)
-            break;
-    }
-    crew_task buf, *t;
-    while ((t = crew__deque_take(&own, &buf)) != NULL)
-        took(t);
-    atomic_store(&own_done, 1);
-    return NULL;
-}
-static void *own_thief(void *arg) {
-    (void)arg;
-    for (;;) {
-        int finished = atomic_load(&own_done);
-        bool contended = false;
-        crew_task buf, *t = crew__deque_steal(&own, &buf, &contended);
-        if (t)
-            took(t);
-        else if (finished && !contended && crew__deque_size(&own) == 0)
-            return NULL;
-    }
-}
-
 static int race(bool spin) {
     for (long i = 0; i < n_tasks; i++)
         atomic_store(&taken[i], 0);
     atomic_store(&done, 0);
     if (crew__deque_init(&deque) != CREW_OK || crew__lock_init(&lock, spin) != 0)
         return fail("init", 0);
-    atomic_store(&own_done, 0);
-    if (into && crew__deque_init(&own) != CREW_OK)
-        return fail("init", 0);
-    pthread_t th[4];
+    pthread_t th[3];
     pthread_create(&th[0], NULL, owner, NULL);
     pthread_create(&th[1], NULL, thief, NULL);
-    if (into) {
-        pthread_create(&th[2], NULL, thief_into, NULL);
-        pthread_create(&th[3], NULL, own_thief, NULL);
-    } else {
-        pthread_create(&th[2], NULL, thief, batches ? &batches : NULL);
-    }
-    for (int i = 0; i < (into ? 4 : 3); i++)
+    pthread_create(&th[2], NULL, thief, batches ? &batches : NULL);
+    for (int i = 0; i < 3; i++)
         pthread_join(th[i], NULL);
-    if (into)
-        crew__deque_free(&own);
     crew__deque_free(&deque);
     crew__lock_destroy(&lock);
     if (atomic_load(&torn) != 0)
@@ -478,7 +377,7 @@ int main(int argc, char **argv) {
         if (n_tasks < 2000)
             n_tasks = 2000;
     }
-    if (order() || batch_into_wraps())
+    if (order() || batch_wraps())
         return 1;
 #if defined(__linux__) && defined(MADV_HUGEPAGE) /* where deque.c asks for huge pages */
     /* 2^17 places (3 MiB) end inside a huge page, 2^18 (6 MiB) fill three. */
@@ -487,7 +386,7 @@ int main(int argc, char **argv) {
 #endif
     for (int round = 0; round < 12; round++) {
         batches = round >= 4;
-        into = round >= 8;
+        stops = round >= 8;
         if (race(round % 2 == 0))
             return 1;
     }
